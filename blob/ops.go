@@ -1,0 +1,100 @@
+package blob
+
+import (
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// Where the blob arithmetic runs: as in Caffe, on the side that holds the
+// current copy, so that a GPU-resident blob is never copied down just to be
+// summed. The device halves live in gpu_cuda.go (and cannot be reached in a
+// build without CUDA, where no head can be on the device).
+
+// Update computes data -= diff, the step every solver ends with. It panics
+// if the data was never initialised: a parameter blob is always filled
+// before it is updated.
+func (b *Blob[T]) Update() {
+	switch b.data.Head() {
+	case syncedmem.HeadAtCPU:
+		mathfn.Axpy(b.count, -1, b.CPUDiff(), b.MutableCPUData())
+	case syncedmem.HeadAtGPU, syncedmem.Synced:
+		gpuAxpy[T](b.count, -1, b.diff, b.data)
+	default:
+		panic("blob: Update of a blob whose data is uninitialized")
+	}
+}
+
+// AsumData returns the sum of the absolute values of the data (0 if it was
+// never initialised).
+func (b *Blob[T]) AsumData() T { return asum[T](b.data, b.count) }
+
+// AsumDiff returns the sum of the absolute values of the diff.
+func (b *Blob[T]) AsumDiff() T { return asum[T](b.diff, b.count) }
+
+// SumsqData returns the sum of the squares of the data.
+func (b *Blob[T]) SumsqData() T { return sumsq[T](b.data, b.count) }
+
+// SumsqDiff returns the sum of the squares of the diff.
+func (b *Blob[T]) SumsqDiff() T { return sumsq[T](b.diff, b.count) }
+
+// ScaleData multiplies the data by f.
+func (b *Blob[T]) ScaleData(f T) { scale(b.data, b.count, f) }
+
+// ScaleDiff multiplies the diff by f.
+func (b *Blob[T]) ScaleDiff(f T) { scale(b.diff, b.count, f) }
+
+func asum[T Float](m *syncedmem.SyncedMemory, n int) T {
+	switch m.Head() {
+	case syncedmem.HeadAtCPU:
+		return mathfn.Asum(n, asT[T](m.CPUData(), n))
+	case syncedmem.HeadAtGPU, syncedmem.Synced:
+		return gpuAsum[T](n, m)
+	}
+	return 0
+}
+
+func sumsq[T Float](m *syncedmem.SyncedMemory, n int) T {
+	switch m.Head() {
+	case syncedmem.HeadAtCPU:
+		x := asT[T](m.CPUData(), n)
+		return mathfn.Dot(n, x, x)
+	case syncedmem.HeadAtGPU, syncedmem.Synced:
+		return gpuDot[T](n, m, m)
+	}
+	return 0
+}
+
+func scale[T Float](m *syncedmem.SyncedMemory, n int, f T) {
+	switch m.Head() {
+	case syncedmem.HeadAtCPU:
+		mathfn.Scal(n, f, asT[T](m.MutableCPUData(), n))
+	case syncedmem.HeadAtGPU, syncedmem.Synced:
+		gpuScal(n, f, m)
+	}
+}
+
+// CopyFrom copies src's data, or its diff if copyDiff, into b's data or
+// diff. If the shapes differ, b is first reshaped like src when reshape is
+// true; otherwise it is an error. A GPU-mode blob (see SetDevice) copies on
+// the device, any other on the host.
+func (b *Blob[T]) CopyFrom(src *Blob[T], copyDiff, reshape bool) error {
+	if src.count != b.count || !b.SameShape(src) {
+		if !reshape {
+			return fmt.Errorf("blob: trying to copy blobs of different sizes: %s from %s", b.ShapeString(), src.ShapeString())
+		}
+		if err := b.ReshapeLike(src); err != nil {
+			return err
+		}
+	}
+	from, to := src.data, b.data
+	if copyDiff {
+		from, to = src.diff, b.diff
+	}
+	if b.dev != nil {
+		return gpuCopy(b.count*elemSize[T](), from, to)
+	}
+	copy(to.MutableCPUData()[:b.count*elemSize[T]()], from.CPUData())
+	return nil
+}

@@ -1,0 +1,162 @@
+package blob
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// ToProto returns the blob as a BlobProto: its shape in shape.dim and its
+// data (and diff, if writeDiff) in the float fields for float32 blobs and
+// the double fields for float64 blobs, exactly as Caffe writes them. The
+// legacy num/channels/height/width fields are not written.
+func (b *Blob[T]) ToProto(writeDiff bool) *caffepb.BlobProto {
+	dims := make([]int64, len(b.shape))
+	for i, d := range b.shape {
+		dims[i] = int64(d)
+	}
+	p := &caffepb.BlobProto{Shape: &caffepb.BlobShape{Dim: dims}}
+	switch data := any(b.CPUData()).(type) {
+	case []float32:
+		p.Data = append([]float32(nil), data...)
+		if writeDiff {
+			p.Diff = append([]float32(nil), any(b.CPUDiff()).([]float32)...)
+		}
+	case []float64:
+		p.DoubleData = append([]float64(nil), data...)
+		if writeDiff {
+			p.DoubleDiff = append([]float64(nil), any(b.CPUDiff()).([]float64)...)
+		}
+	}
+	return p
+}
+
+// hasLegacyShape reports whether p uses the old 4-D shape fields.
+func hasLegacyShape(p *caffepb.BlobProto) bool {
+	return p.Num != nil || p.Channels != nil || p.Height != nil || p.Width != nil
+}
+
+// protoShape returns the shape p describes: its legacy 4-D fields if any is
+// set, its shape.dim otherwise.
+func protoShape(p *caffepb.BlobProto) []int64 {
+	if hasLegacyShape(p) {
+		return []int64{int64(p.GetNum()), int64(p.GetChannels()), int64(p.GetHeight()), int64(p.GetWidth())}
+	}
+	return p.GetShape().GetDim()
+}
+
+// ShapeEquals reports whether the blob has the shape p describes. For
+// protos with the legacy 4-D fields it compares them with the blob's last
+// four legacy dimensions, as Caffe does, so that a blob of shape {11} equals
+// a proto of 1x1x1x11 (old parameter blobs were 1x1xMxN).
+func (b *Blob[T]) ShapeEquals(p *caffepb.BlobProto) bool {
+	if hasLegacyShape(p) {
+		if len(b.shape) > 4 {
+			return false
+		}
+		want := protoShape(p)
+		for i := range 4 {
+			d, _ := b.LegacyShape(i - 4)
+			if int64(d) != want[i] {
+				return false
+			}
+		}
+		return true
+	}
+	dims := p.GetShape().GetDim()
+	if len(dims) != len(b.shape) {
+		return false
+	}
+	for i, d := range dims {
+		if int64(b.shape[i]) != d {
+			return false
+		}
+	}
+	return true
+}
+
+// FromProto loads the blob from p. With reshape the blob takes p's shape;
+// without it p's shape must already equal the blob's. The data come from
+// double_data if it is non-empty, from data otherwise, converted to T, and
+// must number exactly Count; the diff likewise if p has one.
+func (b *Blob[T]) FromProto(p *caffepb.BlobProto, reshape bool) error {
+	// Everything is checked before anything changes, so a bad proto leaves
+	// the blob as it was.
+	var shape []int
+	count := b.count
+	if reshape {
+		var err error
+		if shape, err = dimsToShape(protoShape(p)); err != nil {
+			return err
+		}
+		if count, err = shapeCount(shape); err != nil {
+			return fmt.Errorf("blob: BlobProto: %w", err)
+		}
+	} else if !b.ShapeEquals(p) {
+		return fmt.Errorf("blob: shape mismatch (reshape not set): blob is %s, BlobProto is %v", b.ShapeString(), protoShape(p))
+	}
+	data, err := protoValues[T](p.GetDoubleData(), p.GetData(), count, "data")
+	if err != nil {
+		return err
+	}
+	var diff []T
+	if len(p.GetDoubleDiff()) > 0 || len(p.GetDiff()) > 0 {
+		if diff, err = protoValues[T](p.GetDoubleDiff(), p.GetDiff(), count, "diff"); err != nil {
+			return err
+		}
+	}
+	if reshape {
+		if err := b.Reshape(shape); err != nil {
+			return err
+		}
+	}
+	copy(b.MutableCPUData(), data)
+	if diff != nil {
+		copy(b.MutableCPUDiff(), diff)
+	}
+	return nil
+}
+
+// dimsToShape converts proto dimensions to a shape, rejecting ones that no
+// blob can have.
+func dimsToShape(dims []int64) ([]int, error) {
+	if len(dims) > MaxAxes {
+		return nil, fmt.Errorf("blob: BlobShape has %d axes, at most %d are allowed", len(dims), MaxAxes)
+	}
+	shape := make([]int, len(dims))
+	for i, d := range dims {
+		if d < 0 || d > math.MaxInt32 {
+			return nil, fmt.Errorf("blob: BlobShape %v: dimension %d at axis %d is out of range", dims, d, i)
+		}
+		shape[i] = int(d)
+	}
+	return shape, nil
+}
+
+// protoValues returns the double values if there are any, the float values
+// otherwise, as T; there must be exactly count of them.
+func protoValues[T Float](doubles []float64, floats []float32, count int, what string) ([]T, error) {
+	if len(doubles) > 0 {
+		if len(doubles) != count {
+			return nil, fmt.Errorf("blob: BlobProto has %d double_%s values, its shape needs %d", len(doubles), what, count)
+		}
+		return convert[T](doubles), nil
+	}
+	if len(floats) != count {
+		return nil, fmt.Errorf("blob: BlobProto has %d %s values, its shape needs %d", len(floats), what, count)
+	}
+	return convert[T](floats), nil
+}
+
+// convert returns v as a slice of T, without copying when it already is.
+func convert[T Float, S Float](v []S) []T {
+	if t, ok := any(v).([]T); ok {
+		return t
+	}
+	out := make([]T, len(v))
+	for i, x := range v {
+		out[i] = T(x)
+	}
+	return out
+}

@@ -1,0 +1,326 @@
+// Package syncedmem provides SyncedMemory, Caffe's lazily synchronised pair
+// of host and device buffers.
+//
+// A SyncedMemory holds up to two copies of the same bytes, one in host memory
+// and one on a CUDA device, and a head that says which copy is current:
+//
+//	Uninitialized  nothing allocated yet
+//	HeadAtCPU      the host copy is current (the device copy, if any, is stale)
+//	HeadAtGPU      the device copy is current (the host copy, if any, is stale)
+//	Synced         both copies hold the same bytes
+//
+// Buffers are allocated on first access and zero filled. Reading a copy that
+// is stale copies the current one over it; asking for a mutable copy moves
+// the head there. The transitions are exactly those of Caffe's
+// syncedmem.cpp.
+//
+// In a build without the `cuda` tag every device operation returns an error
+// wrapping cuda.ErrNoCUDA and leaves the state unchanged.
+package syncedmem
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+// Head says which copy of a SyncedMemory is current.
+type Head int
+
+// The four heads of Caffe's SyncedMemory.
+const (
+	Uninitialized Head = iota
+	HeadAtCPU
+	HeadAtGPU
+	Synced
+)
+
+// String returns Caffe's name for the head.
+func (h Head) String() string {
+	switch h {
+	case Uninitialized:
+		return "UNINITIALIZED"
+	case HeadAtCPU:
+		return "HEAD_AT_CPU"
+	case HeadAtGPU:
+		return "HEAD_AT_GPU"
+	case Synced:
+		return "SYNCED"
+	}
+	return fmt.Sprintf("Head(%d)", int(h))
+}
+
+// DeviceError is the panic value of the host accessors (CPUData,
+// MutableCPUData) when copying the device copy down fails. Those accessors
+// return no error because on a healthy device the copy cannot fail; a failure
+// means the device itself is broken. Callers at API boundaries (a net's
+// Forward, a solver's Step) recover it and return it as an error.
+type DeviceError struct {
+	Op  string // what was being done, e.g. "copy device to host"
+	Err error  // the CUDA error
+}
+
+func (e *DeviceError) Error() string { return "syncedmem: " + e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying CUDA error.
+func (e *DeviceError) Unwrap() error { return e.Err }
+
+// SyncedMemory is a host buffer and a device buffer of Size bytes kept in
+// sync lazily. The zero value is not usable; create one with New.
+//
+// A SyncedMemory is not safe for concurrent use.
+type SyncedMemory struct {
+	size int
+	head Head
+
+	cpu    []byte       // host copy, len(cpu) >= size once allocated
+	ownCPU bool         // cpu was allocated here (and is released by Close)
+	pinDev *cuda.Device // non-nil when cpu is pinned memory of that device
+
+	gpu    cuda.DevicePtr // device copy
+	hasGPU bool           // gpu is valid (a size-0 buffer may be the null pointer)
+	ownGPU bool           // gpu was allocated here (and is freed by Close)
+	gpuDev *cuda.Device   // the device gpu lives on
+
+	// dev is the device this memory belongs to: device buffers are allocated
+	// there and, because the memory then serves a GPU-mode blob, the host
+	// buffer is pinned. nil means host-only until a device buffer is asked
+	// for, which then uses cuda.DefaultDevice.
+	dev *cuda.Device
+}
+
+// New returns a SyncedMemory of size bytes with nothing allocated yet.
+// It panics if size is negative.
+func New(size int) *SyncedMemory {
+	if size < 0 {
+		panic(fmt.Sprintf("syncedmem: negative size %d", size))
+	}
+	return &SyncedMemory{size: size}
+}
+
+// Pinned reports whether the host copy is pinned (page-locked) memory.
+func (m *SyncedMemory) Pinned() bool { return m.pinDev != nil }
+
+// Size returns the size in bytes.
+func (m *SyncedMemory) Size() int { return m.size }
+
+// Head returns which copy is current.
+func (m *SyncedMemory) Head() Head { return m.head }
+
+// SetDevice makes this memory belong to device d: device buffers are
+// allocated on d and the host buffer, if allocated after this call, is pinned
+// so that copies to and from d are fast and can be asynchronous. It does not
+// move memory that is already allocated.
+func (m *SyncedMemory) SetDevice(d *cuda.Device) { m.dev = d }
+
+// Device returns the device set by SetDevice, or nil.
+func (m *SyncedMemory) Device() *cuda.Device { return m.dev }
+
+// CPUData returns the host copy for reading, bringing it up to date first.
+// The caller must not write to it; use MutableCPUData for that. The slice
+// has length Size.
+func (m *SyncedMemory) CPUData() []byte {
+	m.toCPU()
+	return m.cpu[:m.size]
+}
+
+// MutableCPUData returns the host copy for writing, bringing it up to date
+// first and marking it as the only current copy.
+func (m *SyncedMemory) MutableCPUData() []byte {
+	m.toCPU()
+	m.head = HeadAtCPU
+	return m.cpu[:m.size]
+}
+
+// SetCPUData makes buf the host copy. The memory does not take ownership:
+// Close never releases buf. buf must hold at least Size bytes.
+func (m *SyncedMemory) SetCPUData(buf []byte) error {
+	if len(buf) < m.size {
+		return fmt.Errorf("syncedmem: SetCPUData: buffer of %d bytes is smaller than the memory's size %d", len(buf), m.size)
+	}
+	if err := m.releaseCPU(); err != nil {
+		return err
+	}
+	m.cpu, m.ownCPU, m.pinDev = buf, false, nil
+	m.head = HeadAtCPU
+	return nil
+}
+
+// GPUData returns the device copy for reading, bringing it up to date first.
+func (m *SyncedMemory) GPUData() (cuda.DevicePtr, error) {
+	if err := m.toGPU(); err != nil {
+		return 0, err
+	}
+	return m.gpu, nil
+}
+
+// MutableGPUData returns the device copy for writing, bringing it up to date
+// first and marking it as the only current copy.
+func (m *SyncedMemory) MutableGPUData() (cuda.DevicePtr, error) {
+	if err := m.toGPU(); err != nil {
+		return 0, err
+	}
+	m.head = HeadAtGPU
+	return m.gpu, nil
+}
+
+// SetGPUData makes p, an allocation of at least Size bytes on this memory's
+// device, the device copy. The memory does not take ownership: Close never
+// frees p.
+func (m *SyncedMemory) SetGPUData(p cuda.DevicePtr) error {
+	d, err := m.device("SetGPUData")
+	if err != nil {
+		return err
+	}
+	if err := m.releaseGPU(); err != nil {
+		return err
+	}
+	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = p, true, false, d
+	m.head = HeadAtGPU
+	return nil
+}
+
+// AsyncGPUPush starts copying the host copy to the device on stream s and
+// marks the memory Synced. The caller must synchronise s before the device
+// copy is read. The head must be HeadAtCPU.
+func (m *SyncedMemory) AsyncGPUPush(s *cuda.Stream) error {
+	if m.head != HeadAtCPU {
+		return fmt.Errorf("syncedmem: AsyncGPUPush needs the head at HEAD_AT_CPU, it is %v", m.head)
+	}
+	if err := m.allocGPU(); err != nil {
+		return err
+	}
+	if err := m.gpuDev.CopyHtoDAsync(m.gpu, m.cpu[:m.size], s); err != nil {
+		return fmt.Errorf("syncedmem: async push of %d bytes: %w", m.size, err)
+	}
+	m.head = Synced
+	return nil
+}
+
+// Close releases the buffers this memory allocated (adopted buffers are left
+// alone) and returns it to Uninitialized. Device memory is not managed by
+// the garbage collector, so a memory that ever held a device copy should be
+// closed when it is no longer needed.
+func (m *SyncedMemory) Close() error {
+	errCPU := m.releaseCPU()
+	errGPU := m.releaseGPU()
+	m.head = Uninitialized
+	if errCPU != nil {
+		return errCPU
+	}
+	return errGPU
+}
+
+// toCPU brings the host copy up to date (Caffe's to_cpu).
+func (m *SyncedMemory) toCPU() {
+	switch m.head {
+	case Uninitialized:
+		m.allocCPU()
+		m.head = HeadAtCPU
+	case HeadAtGPU:
+		if m.cpu == nil {
+			m.allocCPU()
+		}
+		if err := m.gpuDev.CopyDtoH(m.cpu[:m.size], m.gpu); err != nil {
+			panic(&DeviceError{Op: fmt.Sprintf("copy %d bytes device to host", m.size), Err: err})
+		}
+		m.head = Synced
+	}
+}
+
+// toGPU brings the device copy up to date (Caffe's to_gpu).
+func (m *SyncedMemory) toGPU() error {
+	switch m.head {
+	case Uninitialized:
+		if err := m.allocGPU(); err != nil {
+			return err
+		}
+		if err := m.gpuDev.Memset(m.gpu, 0, m.size); err != nil {
+			return fmt.Errorf("syncedmem: zero %d bytes on the device: %w", m.size, err)
+		}
+		m.head = HeadAtGPU
+	case HeadAtCPU:
+		if err := m.allocGPU(); err != nil {
+			return err
+		}
+		if err := m.gpuDev.CopyHtoD(m.gpu, m.cpu[:m.size]); err != nil {
+			return fmt.Errorf("syncedmem: copy %d bytes host to device: %w", m.size, err)
+		}
+		m.head = Synced
+	}
+	return nil
+}
+
+// allocCPU allocates a zeroed host buffer: pinned when the memory belongs to
+// a device, from the Go heap otherwise (or when pinning fails, which only
+// costs speed).
+func (m *SyncedMemory) allocCPU() {
+	if m.dev != nil {
+		if buf, err := m.dev.HostAlloc(m.size); err == nil {
+			clear(buf)
+			m.cpu, m.ownCPU, m.pinDev = buf, true, m.dev
+			return
+		}
+	}
+	m.cpu, m.ownCPU, m.pinDev = alignedBytes(m.size), true, nil
+}
+
+// allocGPU allocates the device buffer if there is none yet.
+func (m *SyncedMemory) allocGPU() error {
+	if m.hasGPU {
+		return nil
+	}
+	d, err := m.device("allocate device memory")
+	if err != nil {
+		return err
+	}
+	p, err := d.Alloc(m.size)
+	if err != nil {
+		return fmt.Errorf("syncedmem: allocate %d bytes on the device: %w", m.size, err)
+	}
+	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = p, true, true, d
+	return nil
+}
+
+// device returns the device to use for a device buffer.
+func (m *SyncedMemory) device(op string) (*cuda.Device, error) {
+	if m.gpuDev != nil {
+		return m.gpuDev, nil
+	}
+	if m.dev != nil {
+		return m.dev, nil
+	}
+	d, err := cuda.DefaultDevice()
+	if err != nil {
+		return nil, fmt.Errorf("syncedmem: %s: %w", op, err)
+	}
+	return d, nil
+}
+
+func (m *SyncedMemory) releaseCPU() error {
+	var err error
+	if m.pinDev != nil && m.ownCPU {
+		err = m.pinDev.HostFree(m.cpu)
+	}
+	m.cpu, m.ownCPU, m.pinDev = nil, false, nil
+	return err
+}
+
+func (m *SyncedMemory) releaseGPU() error {
+	var err error
+	if m.hasGPU && m.ownGPU {
+		err = m.gpuDev.Free(m.gpu)
+	}
+	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = 0, false, false, nil
+	return err
+}
+
+// alignedBytes returns n zeroed bytes aligned for float64, whatever n is.
+func alignedBytes(n int) []byte {
+	words := make([]uint64, (n+7)/8)
+	if len(words) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+}
