@@ -25,7 +25,9 @@ func mustNew[T Float](t *testing.T, shape ...int) *Blob[T] {
 	return b
 }
 
-func TestInitialization(t *testing.T) { forBothTypes(t, testInitialization[float32], testInitialization[float64]) }
+func TestInitialization(t *testing.T) {
+	forBothTypes(t, testInitialization[float32], testInitialization[float64])
+}
 
 func testInitialization[T Float](t *testing.T) {
 	b := mustNew[T](t, 2, 3, 4, 5)
@@ -69,7 +71,9 @@ func testReshape[T Float](t *testing.T) {
 	}
 }
 
-func TestReshapeErrors(t *testing.T) { forBothTypes(t, testReshapeErrors[float32], testReshapeErrors[float64]) }
+func TestReshapeErrors(t *testing.T) {
+	forBothTypes(t, testReshapeErrors[float32], testReshapeErrors[float64])
+}
 
 func testReshapeErrors[T Float](t *testing.T) {
 	b := mustNew[T](t, 2, 3)
@@ -164,7 +168,9 @@ func testAxes[T Float](t *testing.T) {
 	assertPanics(t, "CountRange(0, 5)", func() { b.CountRange(0, 5) })
 }
 
-func TestLegacyShape(t *testing.T) { forBothTypes(t, testLegacyShape[float32], testLegacyShape[float64]) }
+func TestLegacyShape(t *testing.T) {
+	forBothTypes(t, testLegacyShape[float32], testLegacyShape[float64])
+}
 
 func testLegacyShape[T Float](t *testing.T) {
 	b := mustNew[T](t, 6, 7)

@@ -77,7 +77,9 @@ func TestToProtoFields(t *testing.T) {
 	}
 }
 
-func TestProtoRoundTrip(t *testing.T) { forBothTypes(t, testProtoRoundTrip[float32], testProtoRoundTrip[float64]) }
+func TestProtoRoundTrip(t *testing.T) {
+	forBothTypes(t, testProtoRoundTrip[float32], testProtoRoundTrip[float64])
+}
 
 func testProtoRoundTrip[T Float](t *testing.T) {
 	src := mustNew[T](t, 2, 1, 3)

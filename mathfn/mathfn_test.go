@@ -170,7 +170,9 @@ func testLevel1[T Float](t *testing.T) {
 	closeTo(t, "Set 0", got[:n], expect(func(int) float64 { return 0 }))
 }
 
-func TestElementwise(t *testing.T) { forBothTypes(t, testElementwise[float32], testElementwise[float64]) }
+func TestElementwise(t *testing.T) {
+	forBothTypes(t, testElementwise[float32], testElementwise[float64])
+}
 
 func testElementwise[T Float](t *testing.T) {
 	const n = 41
