@@ -48,3 +48,6 @@ func (d *Device) HostAlloc(n int) ([]byte, error) { return nil, ErrNoCUDA }
 
 // HostFree returns ErrNoCUDA in a build without the `cuda` tag.
 func (d *Device) HostFree(b []byte) error { return ErrNoCUDA }
+
+// Properties returns ErrNoCUDA in a build without the `cuda` tag.
+func (d *Device) Properties() (*Properties, error) { return nil, ErrNoCUDA }

@@ -20,6 +20,7 @@ package syncedmem
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/gocaffe/gocaffe/cuda"
@@ -83,6 +84,10 @@ type SyncedMemory struct {
 	ownGPU bool           // gpu was allocated here (and is freed by Close)
 	gpuDev *cuda.Device   // the device gpu lives on
 
+	// Safety nets for memory that is dropped without Close: the garbage
+	// collector then frees the device and pinned buffers. Close stops them.
+	gpuCleanup, cpuCleanup runtime.Cleanup
+
 	// dev is the device this memory belongs to: device buffers are allocated
 	// there and, because the memory then serves a GPU-mode blob, the host
 	// buffer is pinned. nil means host-only until a device buffer is asked
@@ -98,6 +103,10 @@ func New(size int) *SyncedMemory {
 	}
 	return &SyncedMemory{size: size}
 }
+
+// GPUDevice returns the device that holds the device copy, or nil if there
+// is none.
+func (m *SyncedMemory) GPUDevice() *cuda.Device { return m.gpuDev }
 
 // Pinned reports whether the host copy is pinned (page-locked) memory.
 func (m *SyncedMemory) Pinned() bool { return m.pinDev != nil }
@@ -260,6 +269,7 @@ func (m *SyncedMemory) allocCPU() {
 		if buf, err := m.dev.HostAlloc(m.size); err == nil {
 			clear(buf)
 			m.cpu, m.ownCPU, m.pinDev = buf, true, m.dev
+			m.cpuCleanup = runtime.AddCleanup(m, freePinned, pinnedBuffer{m.dev, buf})
 			return
 		}
 	}
@@ -280,6 +290,7 @@ func (m *SyncedMemory) allocGPU() error {
 		return fmt.Errorf("syncedmem: allocate %d bytes on the device: %w", m.size, err)
 	}
 	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = p, true, true, d
+	m.gpuCleanup = runtime.AddCleanup(m, freeDevice, deviceBuffer{d, p})
 	return nil
 }
 
@@ -301,6 +312,7 @@ func (m *SyncedMemory) device(op string) (*cuda.Device, error) {
 func (m *SyncedMemory) releaseCPU() error {
 	var err error
 	if m.pinDev != nil && m.ownCPU {
+		m.cpuCleanup.Stop()
 		err = m.pinDev.HostFree(m.cpu)
 	}
 	m.cpu, m.ownCPU, m.pinDev = nil, false, nil
@@ -310,11 +322,27 @@ func (m *SyncedMemory) releaseCPU() error {
 func (m *SyncedMemory) releaseGPU() error {
 	var err error
 	if m.hasGPU && m.ownGPU {
+		m.gpuCleanup.Stop()
 		err = m.gpuDev.Free(m.gpu)
 	}
 	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = 0, false, false, nil
 	return err
 }
+
+// deviceBuffer and pinnedBuffer are what the cleanups free; they must not
+// refer to the SyncedMemory itself, or it would never be collected.
+type deviceBuffer struct {
+	dev *cuda.Device
+	p   cuda.DevicePtr
+}
+
+type pinnedBuffer struct {
+	dev *cuda.Device
+	buf []byte
+}
+
+func freeDevice(b deviceBuffer) { b.dev.Free(b.p) }
+func freePinned(b pinnedBuffer) { b.dev.HostFree(b.buf) }
 
 // alignedBytes returns n zeroed bytes aligned for float64, whatever n is.
 func alignedBytes(n int) []byte {

@@ -1,0 +1,103 @@
+// Command gocaffe is gocaffe's command line tool, with the commands and
+// flags of Caffe's `caffe` tool:
+//
+//	gocaffe device_query -gpu 0
+//
+// Flags take one dash or two (-gpu or --gpu). Errors go to standard error
+// and the exit status is non-zero.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one gocaffe subcommand.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{
+	"device_query": {"show GPU diagnostic information", runDeviceQuery},
+}
+
+// errUsage marks errors for which the command's usage is printed.
+var errUsage = errors.New("usage")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes a command line and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		return 2
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "gocaffe: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err := cmd.run(args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+			return 2
+		}
+		fmt.Fprintf(stderr, "gocaffe %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: gocaffe <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-14s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'gocaffe <command> -h' for a command's flags.")
+}
+
+// newFlagSet returns a flag set that reports errors to stderr and returns
+// them instead of exiting.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("gocaffe "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseGPUs parses Caffe's -gpu flag: a comma-separated list of device
+// ordinals, or "all" (count devices).
+func parseGPUs(s string, count func() (int, error)) ([]int, error) {
+	if s == "all" {
+		n, err := count()
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]int, n)
+		for i := range ids {
+			ids[i] = i
+		}
+		return ids, nil
+	}
+	var ids []int
+	for _, f := range strings.Split(s, ",") {
+		var id int
+		if _, err := fmt.Sscanf(strings.TrimSpace(f), "%d", &id); err != nil || id < 0 {
+			return nil, fmt.Errorf("-gpu %q: %q is not a device number (want e.g. 0, 0,1 or all)", s, f)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}

@@ -1,0 +1,128 @@
+// Element-wise kernels and random number generation for package mathfn,
+// compiled at run time by NVRTC for the device's own architecture. Each
+// operation is instantiated for float (_f32) and double (_f64) with C names
+// so the Go side can look them up.
+
+typedef unsigned int uint32;
+typedef unsigned long long uint64;
+
+// Grid-stride loop over n elements, as Caffe's CUDA_KERNEL_LOOP.
+#define KERNEL_LOOP(i, n)                                                  \
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;     \
+       i < (n); i += (long long)blockDim.x * gridDim.x)
+
+#define BOTH_TYPES(MACRO) MACRO(float, f32) MACRO(double, f64)
+
+// y[i] = alpha
+#define SET(T, S)                                                          \
+  extern "C" __global__ void set_##S(int n, T alpha, T *y) {               \
+    KERNEL_LOOP(i, n) { y[i] = alpha; }                                    \
+  }
+BOTH_TYPES(SET)
+
+// y[i] += alpha
+#define ADD_SCALAR(T, S)                                                   \
+  extern "C" __global__ void add_scalar_##S(int n, T alpha, T *y) {        \
+    KERNEL_LOOP(i, n) { y[i] += alpha; }                                   \
+  }
+BOTH_TYPES(ADD_SCALAR)
+
+// Binary element-wise operations y[i] = a[i] OP b[i].
+#define BINARY(NAME, EXPR)                                                 \
+  template <typename T>                                                    \
+  __device__ __forceinline__ T NAME##_op(T a, T b) { return EXPR; }        \
+  extern "C" __global__ void NAME##_f32(int n, const float *a,             \
+                                        const float *b, float *y) {        \
+    KERNEL_LOOP(i, n) { y[i] = NAME##_op<float>(a[i], b[i]); }             \
+  }                                                                        \
+  extern "C" __global__ void NAME##_f64(int n, const double *a,            \
+                                        const double *b, double *y) {      \
+    KERNEL_LOOP(i, n) { y[i] = NAME##_op<double>(a[i], b[i]); }            \
+  }
+BINARY(add, a + b)
+BINARY(sub, a - b)
+BINARY(mul, a * b)
+BINARY(div, a / b)
+
+// Unary element-wise operations y[i] = f(a[i]), with the float and double
+// versions of the math function given separately.
+#define UNARY(NAME, EXPR_F, EXPR_D)                                        \
+  extern "C" __global__ void NAME##_f32(int n, const float *a, float *y) { \
+    KERNEL_LOOP(i, n) { float x = a[i]; y[i] = EXPR_F; }                   \
+  }                                                                        \
+  extern "C" __global__ void NAME##_f64(int n, const double *a,            \
+                                        double *y) {                       \
+    KERNEL_LOOP(i, n) { double x = a[i]; y[i] = EXPR_D; }                  \
+  }
+UNARY(abs, fabsf(x), fabs(x))
+UNARY(exp, expf(x), exp(x))
+UNARY(log, logf(x), log(x))
+UNARY(sqr, x * x, x * x)
+UNARY(sqrt, sqrtf(x), sqrt(x))
+UNARY(sign, (float)((0.0f < x) - (x < 0.0f)), (double)((0.0 < x) - (x < 0.0)))
+UNARY(sgnbit, (float)(signbit(x) != 0), (double)(signbit(x) != 0))
+
+// y[i] = a[i]^b
+extern "C" __global__ void powx_f32(int n, const float *a, float b, float *y) {
+  KERNEL_LOOP(i, n) { y[i] = powf(a[i], b); }
+}
+extern "C" __global__ void powx_f64(int n, const double *a, double b, double *y) {
+  KERNEL_LOOP(i, n) { y[i] = pow(a[i], b); }
+}
+
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
+// 3", SC 2011): a counter-based generator, so element i's numbers depend
+// only on (key, i) and every thread can draw its own without shared state.
+struct uint4x { uint32 x, y, z, w; };
+
+__device__ __forceinline__ uint4x philox(uint64 counter, uint64 key) {
+  uint32 c0 = (uint32)counter, c1 = (uint32)(counter >> 32), c2 = 0, c3 = 0;
+  uint32 k0 = (uint32)key, k1 = (uint32)(key >> 32);
+  for (int round = 0; round < 10; round++) {
+    uint32 hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+    uint32 hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+    uint32 n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
+    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+  }
+  uint4x r = {c0, c1, c2, c3};
+  return r;
+}
+
+// Uniform in (0, 1]: never 0, so log() is safe for Box-Muller.
+__device__ __forceinline__ float unit_f32(uint32 x) {
+  return ((x >> 8) + 1) * (1.0f / 16777216.0f);
+}
+__device__ __forceinline__ double unit_f64(uint32 hi, uint32 lo) {
+  uint64 bits = (((uint64)hi << 32) | lo) >> 11;
+  return (bits + 1) * (1.0 / 9007199254740992.0);
+}
+
+// r[i] ~ U(a, b)
+extern "C" __global__ void rng_uniform_f32(int n, float a, float b, float *r, uint64 key) {
+  KERNEL_LOOP(i, n) { r[i] = a + (b - a) * unit_f32(philox(i, key).x); }
+}
+extern "C" __global__ void rng_uniform_f64(int n, double a, double b, double *r, uint64 key) {
+  KERNEL_LOOP(i, n) { uint4x v = philox(i, key); r[i] = a + (b - a) * unit_f64(v.x, v.y); }
+}
+
+// r[i] ~ N(mu, sigma^2) by Box-Muller on one element's own pair of uniforms.
+extern "C" __global__ void rng_gaussian_f32(int n, float mu, float sigma, float *r, uint64 key) {
+  KERNEL_LOOP(i, n) {
+    uint4x v = philox(i, key);
+    float u1 = unit_f32(v.x), u2 = unit_f32(v.y);
+    r[i] = mu + sigma * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+  }
+}
+extern "C" __global__ void rng_gaussian_f64(int n, double mu, double sigma, double *r, uint64 key) {
+  KERNEL_LOOP(i, n) {
+    uint4x v = philox(i, key);
+    double u1 = unit_f64(v.x, v.y), u2 = unit_f64(v.z, v.w);
+    r[i] = mu + sigma * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+  }
+}
+
+// r[i] = 1 with probability p, else 0 (unsigned masks, as Dropout uses).
+extern "C" __global__ void rng_bernoulli(int n, double p, uint32 *r, uint64 key) {
+  KERNEL_LOOP(i, n) { uint4x v = philox(i, key); r[i] = unit_f64(v.x, v.y) <= p ? 1u : 0u; }
+}
