@@ -192,6 +192,10 @@ extern "C" __global__ void axpb(int n, float a, double b, const float *x, float 
   if (i < n) y[i] = a * x[i] + (float)b;
 }
 extern "C" __global__ void nothing() {}
+struct five { int v[5]; };
+extern "C" __global__ void sum_struct(float scale, five f, int extra, float *out) {
+  out[0] = scale * (f.v[0] + f.v[1] + f.v[2] + f.v[3] + f.v[4]) + extra;
+}
 `
 
 func f32bytes(v []float32) []byte {
@@ -237,6 +241,31 @@ func TestCompileAndLaunch(t *testing.T) {
 	}
 	if err := f.Launch(cuda.Dim3{X: 1}, cuda.Dim3{X: 4096}, 0, nil, &args); err == nil {
 		t.Error("launch with 4096 threads per block succeeded")
+	}
+}
+
+// A struct passed by value takes several argument slots; arguments after it
+// must still arrive.
+func TestStructArgument(t *testing.T) {
+	d := cudatest.Device(t)
+	mod, err := d.Compile("test_kernels", testKernels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := mod.Function("sum_struct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := cudatest.Alloc(t, d, 4)
+	var args cuda.Args
+	args.Float32(0.5).Int32s([]int32{1, 2, 3, 4, 100}).Int(7).Ptr(out)
+	if err := f.Launch(cuda.Dim3{X: 1}, cuda.Dim3{X: 1}, 0, nil, &args); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 1)
+	d.CopyDtoH(f32bytes(got), out)
+	if got[0] != 62 {
+		t.Errorf("sum_struct = %v, want 0.5*110+7 = 62", got[0])
 	}
 }
 

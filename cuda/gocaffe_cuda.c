@@ -85,13 +85,17 @@ CUresult gc_module_function(CUcontext c, CUfunction *f, CUmodule m, const char *
 
 CUresult gc_launch(CUcontext c, CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                    unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
-                   CUstream s, unsigned long long *slots, int nargs) {
-  // Each argument sits in its own 8-byte slot; the driver reads as many
-  // bytes from each as the kernel's parameter has (little-endian, so 4-byte
-  // ints and floats are the low half). It copies them before returning.
+                   CUstream s, unsigned long long *slots, int *offsets, int nargs) {
+  // Argument i starts at slot offsets[i]; the driver reads as many bytes
+  // from there as the kernel's parameter has (little-endian, so 4-byte ints
+  // and floats are the low half of their slot) and copies them before
+  // returning.
   void *params[GC_MAX_ARGS];
   if (nargs > GC_MAX_ARGS) return CUDA_ERROR_INVALID_VALUE;
-  for (int i = 0; i < nargs; i++) params[i] = &slots[i];
+  for (int i = 0; i < nargs; i++) {
+    if (offsets[i] < 0 || offsets[i] >= GC_ARG_SLOTS) return CUDA_ERROR_INVALID_VALUE;
+    params[i] = &slots[offsets[i]];
+  }
   WITH_CTX(c, cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL));
 }
 

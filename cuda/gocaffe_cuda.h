@@ -12,6 +12,7 @@
 #include <nvrtc.h>
 
 #define GC_MAX_ARGS 24
+#define GC_ARG_SLOTS 64
 
 const char *gc_error_name(CUresult r);
 const char *gc_error_string(CUresult r);
@@ -56,7 +57,7 @@ CUresult gc_module_unload(CUcontext c, CUmodule m);
 CUresult gc_module_function(CUcontext c, CUfunction *f, CUmodule m, const char *name);
 CUresult gc_launch(CUcontext c, CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                    unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
-                   CUstream s, unsigned long long *slots, int nargs);
+                   CUstream s, unsigned long long *slots, int *offsets, int nargs);
 
 // cuBLAS wrappers return the cuBLAS status (>= 0), or minus the CUresult
 // when the context could not be made current.

@@ -155,23 +155,38 @@ func (m *Module) Function(name string) (*Function, error) {
 	return f, nil
 }
 
-// MaxArgs is the most arguments a kernel launch can pass.
-const MaxArgs = 24 // GC_MAX_ARGS in gocaffe_cuda.h
+// MaxArgs is the most arguments a kernel launch can pass; argSlots is the
+// room they have, in 8-byte slots (a struct argument takes several).
+const (
+	MaxArgs  = 24 // GC_MAX_ARGS in gocaffe_cuda.h
+	argSlots = 64 // GC_ARG_SLOTS in gocaffe_cuda.h
+)
 
-// Args holds a kernel's arguments in order, one 8-byte slot each. Build it
-// on the stack and pass its address to Launch: launching allocates nothing.
+// Args holds a kernel's arguments in order. Scalars and pointers take one
+// 8-byte slot each; Bytes arguments (structs passed by value) take as many
+// as they need. Build it on the stack and pass its address to Launch:
+// launching allocates nothing.
 type Args struct {
-	slots [MaxArgs]uint64
-	n     int
+	slots [argSlots]uint64
+	off   [MaxArgs]int32 // first slot of each argument
+	n     int            // arguments
+	used  int            // slots
 }
 
 func (a *Args) push(v uint64) *Args {
-	if a.n == MaxArgs {
-		panic(fmt.Sprintf("cuda: more than %d kernel arguments", MaxArgs))
-	}
-	a.slots[a.n] = v
-	a.n++
+	a.begin(1)
+	a.slots[a.used] = v
+	a.used++
 	return a
+}
+
+// begin records the start of an argument of the given number of slots.
+func (a *Args) begin(slots int) {
+	if a.n == MaxArgs || a.used+slots > argSlots {
+		panic(fmt.Sprintf("cuda: kernel arguments exceed %d arguments or %d bytes", MaxArgs, 8*argSlots))
+	}
+	a.off[a.n] = int32(a.used)
+	a.n++
 }
 
 // Int appends a 32-bit int argument.
@@ -189,6 +204,17 @@ func (a *Args) Float32(v float32) *Args { return a.push(uint64(*(*uint32)(unsafe
 // Float64 appends a double argument.
 func (a *Args) Float64(v float64) *Args { return a.push(*(*uint64)(unsafe.Pointer(&v))) }
 
+// Int32s appends a struct argument made of the given ints, as a kernel
+// parameter such as `struct { int v[8]; }` passed by value.
+func (a *Args) Int32s(v []int32) *Args {
+	slots := (len(v) + 1) / 2
+	a.begin(slots)
+	dst := unsafe.Slice((*int32)(unsafe.Pointer(&a.slots[a.used])), 2*slots)
+	copy(dst, v)
+	a.used += slots
+	return a
+}
+
 func dim(v int) C.uint {
 	if v <= 0 {
 		return 1
@@ -203,7 +229,7 @@ func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args *Args
 		s = f.mod.dev.stream
 	}
 	r := C.gc_launch(f.mod.dev.ctx, f.f, dim(grid.X), dim(grid.Y), dim(grid.Z), dim(block.X), dim(block.Y), dim(block.Z),
-		C.uint(sharedMem), s.s, (*C.ulonglong)(unsafe.Pointer(&args.slots[0])), C.int(args.n))
+		C.uint(sharedMem), s.s, (*C.ulonglong)(unsafe.Pointer(&args.slots[0])), (*C.int)(unsafe.Pointer(&args.off[0])), C.int(args.n))
 	if r != C.CUDA_SUCCESS {
 		return driverError(fmt.Sprintf("cuLaunchKernel(%s, grid %v, block %v)", f.name, grid, block), r)
 	}

@@ -16,6 +16,9 @@ import (
 //go:embed kernels/math.cu
 var mathSource string
 
+//go:embed kernels/im2col.cu
+var im2colSource string
+
 // GPU runs Caffe's math_functions (caffe_gpu_*) on a device: cuBLAS for
 // BLAS, our kernels for the rest, all queued on the device's compute stream.
 // Arguments are device pointers to arrays of T; counts and layouts are as
@@ -51,6 +54,14 @@ func NewGPU[T Float](d *cuda.Device) GPU[T] {
 // Err returns the first error of the sequence, or nil.
 func (g *GPU[T]) Err() error { return g.err }
 
+// ResetErr clears the recorded error (after kernel loading failed, the
+// error stays), so that a long-lived GPU can start a new sequence.
+func (g *GPU[T]) ResetErr() {
+	if g.k != nil && g.blas != nil {
+		g.err = nil
+	}
+}
+
 // Device returns the device the operations run on.
 func (g *GPU[T]) Device() *cuda.Device { return g.dev }
 
@@ -74,11 +85,16 @@ const (
 	kPowx
 	kRngUniform
 	kRngGaussian
+	kIm2col2D
+	kCol2im2D
+	kIm2colND
+	kCol2imND
 	numKernels
 )
 
 var kernelNames = [numKernels]string{"set", "add_scalar", "add", "sub", "mul", "div", "abs", "exp", "log",
-	"sqr", "sqrt", "sign", "sgnbit", "powx", "rng_uniform", "rng_gaussian"}
+	"sqr", "sqrt", "sign", "sgnbit", "powx", "rng_uniform", "rng_gaussian",
+	"im2col_2d", "col2im_2d", "im2col_nd", "col2im_nd"}
 
 // deviceKernels holds one device's kernels, [id][0] for float32 and [id][1]
 // for float64, resolved once so a launch costs no lookup.
@@ -98,7 +114,8 @@ func kernelsFor(d *cuda.Device) (*deviceKernels, error) {
 	if k, ok := kernels[d]; ok {
 		return k, nil
 	}
-	mod, err := d.Compile("mathfn/kernels/math.cu", mathSource)
+	// One module: im2col.cu uses math.cu's KERNEL_LOOP and BOTH_TYPES.
+	mod, err := d.Compile("mathfn/kernels", mathSource+im2colSource)
 	if err != nil {
 		return nil, err
 	}
@@ -343,6 +360,57 @@ func (g *GPU[T]) Powx(n int, a cuda.DevicePtr, b T, y cuda.DevicePtr) {
 	var args cuda.Args
 	g.launch(kPowx, n, scalar(args.Int(n).Ptr(a), b).Ptr(y))
 }
+
+// Offset returns a advanced by n elements of T.
+func (g *GPU[T]) Offset(a cuda.DevicePtr, n int) cuda.DevicePtr {
+	var z T
+	return a.Add(n * sizeOf(z))
+}
+
+// Im2col copies the image's patches into the column buffer (see the CPU
+// Im2col).
+func (g *GPU[T]) Im2col(im cuda.DevicePtr, geo *ConvGeometry, col cuda.DevicePtr) {
+	var args cuda.Args
+	if geo.use2D() {
+		n := geo.Channels * geo.Out[0] * geo.Out[1]
+		g.launch(kIm2col2D, n, geo.args2D(args.Int(n).Ptr(im)).Ptr(col))
+		return
+	}
+	n := geo.ColSize()
+	g.launch(kIm2colND, n, geo.argsND(args.Int(n).Ptr(im)).Ptr(col))
+}
+
+// Col2im sums the column buffer back into the image (see the CPU Col2im).
+func (g *GPU[T]) Col2im(col cuda.DevicePtr, geo *ConvGeometry, im cuda.DevicePtr) {
+	var args cuda.Args
+	n := geo.ImSize()
+	if geo.use2D() {
+		g.launch(kCol2im2D, n, geo.args2D(args.Int(n).Ptr(col)).Ptr(im))
+		return
+	}
+	g.launch(kCol2imND, n, geo.argsND(args.Int(n).Ptr(col)).Ptr(im))
+}
+
+// args2D appends the 2-D kernels' geometry arguments.
+func (geo *ConvGeometry) args2D(a *cuda.Args) *cuda.Args {
+	return a.Int(geo.In[0]).Int(geo.In[1]).Int(geo.Kernel[0]).Int(geo.Kernel[1]).
+		Int(geo.Pad[0]).Int(geo.Pad[1]).Int(geo.Stride[0]).Int(geo.Stride[1]).
+		Int(geo.Dilation[0]).Int(geo.Dilation[1]).Int(geo.Out[0]).Int(geo.Out[1])
+}
+
+// argsND appends the geometry as the kernels' struct ConvGeom, by value.
+func (geo *ConvGeometry) argsND(a *cuda.Args) *cuda.Args {
+	var p [2 + 6*MaxSpatialAxes]int32
+	p[0], p[1] = int32(len(geo.In)), int32(geo.Channels)
+	for i, list := range [][]int{geo.In, geo.Out, geo.Kernel, geo.Pad, geo.Stride, geo.Dilation} {
+		for a, v := range list {
+			p[2+i*MaxSpatialAxes+a] = int32(v)
+		}
+	}
+	return a.Int32s(p[:])
+}
+
+var _ Engine[float32, cuda.DevicePtr] = (*GPU[float32])(nil)
 
 // The device generators are counter-based (Philox4x32-10): each call draws
 // one 64-bit key from rng, so a seeded rng makes GPU runs reproducible too,

@@ -244,3 +244,33 @@ func BenchmarkGPUSgemmRowMajor(b *testing.B) {
 		})
 	}
 }
+
+func TestGPUIm2col(t *testing.T) { forBothTypes(t, testGPUIm2col[float32], testGPUIm2col[float64]) }
+
+// The device im2col and col2im, 2-D and N-D, equal the host ones.
+func testGPUIm2col[T Float](t *testing.T) {
+	d := cudatest.Device(t)
+	for i, geo := range testGeometries {
+		for _, forceND := range []bool{false, true} {
+			geo.ForceND = forceND
+			im := randSlice[T](geo.ImSize(), -1, 1, uint64(i))
+			col := randSlice[T](geo.ColSize(), -1, 1, uint64(i+10))
+			pim, pcol := upload(t, d, im), upload(t, d, col)
+			cpuCol := make([]T, geo.ColSize())
+			Im2col(im, geo, cpuCol)
+			cpuIm := make([]T, geo.ImSize())
+			Col2im(col, geo, cpuIm)
+			g := NewGPU[T](d)
+			outCol := cudatest.Alloc(t, d, len(bytesOf(cpuCol)))
+			outIm := cudatest.Alloc(t, d, len(bytesOf(cpuIm)))
+			g.Im2col(pim, geo, outCol)
+			g.Col2im(pcol, geo, outIm)
+			if err := g.Err(); err != nil {
+				t.Fatal(err)
+			}
+			sameAsCPU(t, "Im2col", download[T](t, d, outCol, geo.ColSize()), cpuCol)
+			sameAsCPU(t, "Col2im", download[T](t, d, outIm, geo.ImSize()), cpuIm)
+		}
+		geo.ForceND = false
+	}
+}

@@ -1,0 +1,175 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("InnerProduct", newInnerProduct[float32], newInnerProduct[float64]) }
+
+// InnerProduct is a fully connected layer: the axes from `axis` on are
+// flattened to K inputs, and top = bottom * W^T + b with W of shape N x K
+// (K x N with transpose), N = num_output. The axes before `axis` are batch.
+type InnerProduct[T Float] struct {
+	Base[T]
+	numOutput      int
+	biasTerm       bool
+	transpose      bool
+	m, k           int // batch rows and inputs per row
+	biasMultiplier *blob.Blob[T]
+}
+
+func newInnerProduct[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &InnerProduct[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	ip := p.GetInnerProductParam()
+	if ip.GetNumOutput() == 0 {
+		return nil, errors.New("inner_product_param.num_output must be set and positive")
+	}
+	l.numOutput, l.biasTerm, l.transpose = int(ip.GetNumOutput()), ip.GetBiasTerm(), ip.GetTranspose()
+	return l, nil
+}
+
+// Type returns "InnerProduct".
+func (*InnerProduct[T]) Type() string { return "InnerProduct" }
+
+// Counts returns one bottom and one top.
+func (*InnerProduct[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(1), Top: Exactly(1)} }
+
+func (l *InnerProduct[T]) axis(bottom *blob.Blob[T]) (int, error) {
+	return bottom.CanonicalAxisIndex(int(l.param.GetInnerProductParam().GetAxis()))
+}
+
+// LayerSetUp creates and fills the weights (N x K, or K x N when
+// transposed) and the bias (N), unless they came with the model.
+func (l *InnerProduct[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	axis, err := l.axis(bottom[0])
+	if err != nil {
+		return err
+	}
+	l.k = bottom[0].CountFrom(axis)
+	weightShape := []int{l.numOutput, l.k}
+	if l.transpose {
+		weightShape = []int{l.k, l.numOutput}
+	}
+	if len(l.blobs) > 0 {
+		if l.biasTerm {
+			return l.checkParamShapes([]string{"weight", "bias"}, weightShape, []int{l.numOutput})
+		}
+		return l.checkParamShapes([]string{"weight"}, weightShape)
+	}
+	ip := l.param.GetInnerProductParam()
+	w, err := l.NewParamBlob(ip.GetWeightFiller(), weightShape...)
+	if err != nil {
+		return fmt.Errorf("weight filler: %w", err)
+	}
+	l.blobs = append(l.blobs, w)
+	if l.biasTerm {
+		b, err := l.NewParamBlob(ip.GetBiasFiller(), l.numOutput)
+		if err != nil {
+			return fmt.Errorf("bias filler: %w", err)
+		}
+		l.blobs = append(l.blobs, b)
+	}
+	return nil
+}
+
+// Reshape sizes the top: the bottom's shape up to axis, then N.
+func (l *InnerProduct[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	axis, err := l.axis(bottom[0])
+	if err != nil {
+		return err
+	}
+	if k := bottom[0].CountFrom(axis); k != l.k {
+		return fmt.Errorf("input size incompatible with inner product parameters: %d inputs from axis %d of %s, the weights take %d",
+			k, axis, bottom[0].ShapeString(), l.k)
+	}
+	l.m = bottom[0].CountRange(0, axis)
+	shape := append(append(make([]int, 0, axis+1), bottom[0].Shape()[:axis]...), l.numOutput)
+	if err := top[0].Reshape(shape); err != nil {
+		return err
+	}
+	if l.biasTerm {
+		return l.ensureOnes(&l.biasMultiplier, l.m)
+	}
+	return nil
+}
+
+// ensureOnes keeps *b a vector of n ones, refilling it only when n changes,
+// so that a steady-state pass writes nothing on the host.
+func (b *Base[T]) ensureOnes(ones **blob.Blob[T], n int) error {
+	if *ones != nil && (*ones).Count() == n && (*ones).NumAxes() == 1 {
+		return nil
+	}
+	if *ones == nil {
+		nb, err := b.NewBlob()
+		if err != nil {
+			return err
+		}
+		*ones = nb
+	}
+	if err := (*ones).Reshape([]int{n}); err != nil {
+		return err
+	}
+	data := (*ones).MutableCPUData()
+	for i := range data {
+		data[i] = 1
+	}
+	return nil
+}
+
+// ForwardCPU computes the product on the host.
+func (l *InnerProduct[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	return innerProductForward[T](l, host[T]{}, bottom, top)
+}
+
+// BackwardCPU computes the gradients on the host.
+func (l *InnerProduct[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return innerProductBackward[T](l, host[T]{}, top, propagateDown, bottom)
+}
+
+// weightTrans is how the stored weights enter top = bottom * W^T.
+func (l *InnerProduct[T]) weightTrans() blas.Transpose {
+	if l.transpose {
+		return blas.NoTrans
+	}
+	return blas.Trans
+}
+
+func innerProductForward[T Float, A any](l *InnerProduct[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
+	out := d.mutableData(top[0])
+	d.Gemm(blas.NoTrans, l.weightTrans(), l.m, l.numOutput, l.k, 1, d.data(bottom[0]), d.data(l.blobs[0]), 0, out)
+	if l.biasTerm {
+		d.Gemm(blas.NoTrans, blas.NoTrans, l.m, l.numOutput, 1, 1, d.data(l.biasMultiplier), d.data(l.blobs[1]), 1, out)
+	}
+	return d.Err()
+}
+
+func innerProductBackward[T Float, A any](l *InnerProduct[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	dy := d.diff(top[0])
+	if l.ParamPropagateDown(0) {
+		if l.transpose {
+			d.Gemm(blas.Trans, blas.NoTrans, l.k, l.numOutput, l.m, 1, d.data(bottom[0]), dy, 1, d.mutableDiff(l.blobs[0]))
+		} else {
+			d.Gemm(blas.Trans, blas.NoTrans, l.numOutput, l.k, l.m, 1, dy, d.data(bottom[0]), 1, d.mutableDiff(l.blobs[0]))
+		}
+	}
+	if l.biasTerm && l.ParamPropagateDown(1) {
+		d.Gemv(blas.Trans, l.m, l.numOutput, 1, dy, d.data(l.biasMultiplier), 1, d.mutableDiff(l.blobs[1]))
+	}
+	if propagateDown[0] {
+		wt := blas.NoTrans
+		if l.transpose {
+			wt = blas.Trans
+		}
+		d.Gemm(blas.NoTrans, wt, l.m, l.k, l.numOutput, 1, dy, d.data(l.blobs[0]), 0, d.mutableDiff(bottom[0]))
+	}
+	return d.Err()
+}

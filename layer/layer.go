@@ -1,0 +1,414 @@
+// Package layer holds gocaffe's layers: the Layer interface and its
+// lifecycle, the registry that builds a layer from its LayerParameter's
+// type string, and one file per layer type.
+//
+// # Lifecycle
+//
+// As in Caffe, a layer is set up once and then run many times:
+//
+//	l, err := layer.New[float32](param)      // from the registry
+//	err = layer.SetUp(l, bottom, top)         // check blob counts, LayerSetUp, Reshape, loss weights
+//	loss, err := layer.Forward(l, bottom, top) // Reshape, forward, weighted loss
+//	err = layer.Backward(l, top, propagateDown, bottom)
+//
+// SetUp, Forward and Backward are functions rather than methods so that the
+// sequence Caffe's Layer base class enforces is written once, for every
+// layer. Errors they return name the layer and its type.
+//
+// # CPU and GPU
+//
+// Every layer has a CPU half (ForwardCPU, BackwardCPU). A layer with a GPU
+// half also implements GPULayer, in its _cuda.go file (built with the
+// `cuda` tag). A layer runs on the GPU when its Base has a device (SetDevice)
+// and it implements GPULayer; a layer without a GPU half still runs in GPU
+// mode through its CPU half, and the blobs' SyncedMemory moves the data.
+// Layers whose two halves differ only in which device does the arithmetic
+// (convolution, inner product) write it once against a device view
+// (mathfn.Engine plus blob accessors) and call it from both halves.
+//
+// # Writing a layer
+//
+// Embed Base (or LossBase for a loss layer), implement Layer, and Register
+// a constructor for each element type; see relu.go for a small example.
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/filler"
+	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// Float is the element type of a layer's blobs.
+type Float = blob.Float
+
+// Layer is one layer type's behaviour. Base provides the state common to
+// all layers.
+type Layer[T Float] interface {
+	// LayerBase returns the layer's common state.
+	LayerBase() *Base[T]
+	// Type returns the layer's type string, e.g. "Convolution".
+	Type() string
+	// Counts returns how many bottom and top blobs the layer takes.
+	Counts() BlobCounts
+	// LayerSetUp does the layer-specific one-time setup: read parameters,
+	// create and fill learnable blobs.
+	LayerSetUp(bottom, top []*blob.Blob[T]) error
+	// Reshape sizes the tops (and internal buffers) for the bottoms' shapes.
+	// It runs before every forward pass.
+	Reshape(bottom, top []*blob.Blob[T]) error
+	// ForwardCPU computes the tops from the bottoms.
+	ForwardCPU(bottom, top []*blob.Blob[T]) error
+	// BackwardCPU computes the bottoms' diffs (where propagateDown says) and
+	// the learnable blobs' diffs (where ParamPropagateDown says) from the
+	// tops' diffs. Parameter diffs are accumulated, not overwritten.
+	BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error
+}
+
+// GPULayer is implemented by layers with a GPU half.
+type GPULayer[T Float] interface {
+	ForwardGPU(bottom, top []*blob.Blob[T]) error
+	BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error
+}
+
+// ForceBackwardAllower is implemented by layers that cannot propagate to
+// some bottom even when the net forces backward (a loss layer's labels).
+type ForceBackwardAllower interface {
+	AllowForceBackward(bottomIndex int) bool
+}
+
+// AllowForceBackward reports whether force_backward may make l propagate to
+// bottom i.
+func AllowForceBackward[T Float](l Layer[T], i int) bool {
+	if a, ok := l.(ForceBackwardAllower); ok {
+		return a.AllowForceBackward(i)
+	}
+	return true
+}
+
+// Range bounds a number of blobs. Max < 0 means no upper bound.
+type Range struct{ Min, Max int }
+
+// Exactly is the range of exactly n blobs.
+func Exactly(n int) Range { return Range{n, n} }
+
+// AtLeast is the range of n or more blobs.
+func AtLeast(n int) Range { return Range{n, -1} }
+
+// Between is the range of min to max blobs, inclusive.
+func Between(min, max int) Range { return Range{min, max} }
+
+// check returns an error if n is outside the range.
+func (r Range) check(n int, what string) error {
+	switch {
+	case r.Min == r.Max && n != r.Min:
+		return fmt.Errorf("takes %d %s blob(s), got %d", r.Min, what, n)
+	case n < r.Min:
+		return fmt.Errorf("takes at least %d %s blob(s), got %d", r.Min, what, n)
+	case r.Max >= 0 && n > r.Max:
+		return fmt.Errorf("takes at most %d %s blob(s), got %d", r.Max, what, n)
+	}
+	return nil
+}
+
+// BlobCounts says how many bottoms and tops a layer takes (Caffe's
+// ExactNum/Min/Max Bottom/Top Blobs).
+type BlobCounts struct {
+	Bottom, Top Range
+	// EqualBottomTop: one top for each bottom.
+	EqualBottomTop bool
+	// AutoTop: the net adds anonymous tops up to Top.Min when the layer
+	// lists fewer.
+	AutoTop bool
+}
+
+// Base is the state every layer has: its parameter, learnable blobs, loss
+// weights, device and random number generator. Layers embed it.
+type Base[T Float] struct {
+	param              *caffepb.LayerParameter
+	blobs              []*blob.Blob[T]
+	paramPropagateDown []bool
+	loss               []T
+	dev                *cuda.Device
+	rng                *rand.Rand
+	gpu                any // the layer's cached device math (device_cuda.go)
+}
+
+// Init sets the base up from p, which it copies: layers may fill in
+// defaults without touching the caller's parameter. Learnable blobs stored
+// in p (a model's weights) are loaded.
+func (b *Base[T]) Init(p *caffepb.LayerParameter) error {
+	b.param = proto.Clone(p).(*caffepb.LayerParameter)
+	b.blobs = b.blobs[:0]
+	for i, bp := range b.param.Blobs {
+		nb, err := blob.New[T]()
+		if err != nil {
+			return err
+		}
+		if err := nb.FromProto(bp, true); err != nil {
+			return fmt.Errorf("layer %q: blob %d: %w", p.GetName(), i, err)
+		}
+		b.blobs = append(b.blobs, nb)
+	}
+	b.param.Blobs = nil // now in b.blobs; no second copy
+	return nil
+}
+
+// LayerBase returns b, so that layers embedding Base satisfy Layer.
+func (b *Base[T]) LayerBase() *Base[T] { return b }
+
+// Param returns the layer's parameter (the layer's own copy).
+func (b *Base[T]) Param() *caffepb.LayerParameter { return b.param }
+
+// Name returns the layer's name.
+func (b *Base[T]) Name() string { return b.param.GetName() }
+
+// Phase returns the phase the layer runs in (TRAIN or TEST).
+func (b *Base[T]) Phase() caffepb.Phase { return b.param.GetPhase() }
+
+// Blobs returns the learnable blobs (weights, biases, ...). A net shares a
+// parameter between layers by making these blobs share memory.
+func (b *Base[T]) Blobs() []*blob.Blob[T] { return b.blobs }
+
+// SetBlobs replaces the learnable blobs.
+func (b *Base[T]) SetBlobs(blobs []*blob.Blob[T]) { b.blobs = blobs }
+
+// Loss returns the loss weight of top i (0 if the top is not a loss).
+func (b *Base[T]) Loss(i int) T {
+	if i < len(b.loss) {
+		return b.loss[i]
+	}
+	return 0
+}
+
+// ParamPropagateDown reports whether Backward computes the diff of
+// learnable blob i (true unless switched off).
+func (b *Base[T]) ParamPropagateDown(i int) bool {
+	return i >= len(b.paramPropagateDown) || b.paramPropagateDown[i]
+}
+
+// SetParamPropagateDown switches the diff of learnable blob i on or off.
+func (b *Base[T]) SetParamPropagateDown(i int, v bool) {
+	for len(b.paramPropagateDown) <= i {
+		b.paramPropagateDown = append(b.paramPropagateDown, true)
+	}
+	b.paramPropagateDown[i] = v
+}
+
+// Device returns the device the layer runs on, nil for the CPU.
+func (b *Base[T]) Device() *cuda.Device { return b.dev }
+
+// SetDevice puts the layer in GPU mode on d (nil for CPU mode). Call it
+// before SetUp, so that the buffers the layer creates belong to d.
+func (b *Base[T]) SetDevice(d *cuda.Device) {
+	b.dev = d
+	b.gpu = nil
+	for _, bl := range b.blobs {
+		bl.SetDevice(d)
+	}
+}
+
+// RNG returns the layer's random number generator (for fillers, dropout
+// masks, stochastic pooling), seeded from the clock unless SetRNG gave one.
+func (b *Base[T]) RNG() *rand.Rand {
+	if b.rng == nil {
+		b.rng = mathfn.NewRNG(uint64(time.Now().UnixNano()))
+	}
+	return b.rng
+}
+
+// SetRNG sets the layer's random number generator.
+func (b *Base[T]) SetRNG(r *rand.Rand) { b.rng = r }
+
+// NewBlob returns a blob of the given shape on the layer's device.
+func (b *Base[T]) NewBlob(shape ...int) (*blob.Blob[T], error) {
+	nb, err := blob.New[T](shape...)
+	if err != nil {
+		return nil, err
+	}
+	if b.dev != nil {
+		nb.SetDevice(b.dev)
+	}
+	return nb, nil
+}
+
+// NewParamBlob returns a learnable blob of the given shape filled by the
+// filler fp describes (Caffe's default, constant 0, when fp is nil).
+func (b *Base[T]) NewParamBlob(fp *caffepb.FillerParameter, shape ...int) (*blob.Blob[T], error) {
+	nb, err := b.NewBlob(shape...)
+	if err != nil {
+		return nil, err
+	}
+	f, err := filler.New[T](fp)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Fill(nb, b.RNG()); err != nil {
+		return nil, err
+	}
+	return nb, nil
+}
+
+// checkParamShapes checks learnable blobs loaded from a model against the
+// shapes the layer needs.
+func (b *Base[T]) checkParamShapes(names []string, shapes ...[]int) error {
+	if len(b.blobs) != len(shapes) {
+		return fmt.Errorf("incorrect number of weight blobs: %d, want %d (%s)", len(b.blobs), len(shapes), strings.Join(names, ", "))
+	}
+	for i, want := range shapes {
+		if !slices.Equal(b.blobs[i].Shape(), want) {
+			return fmt.Errorf("incorrect %s shape: expected %v, got %s", names[i], want, b.blobs[i].ShapeString())
+		}
+	}
+	return nil
+}
+
+// errorf wraps an error with the layer's name and type.
+func errorf[T Float](l Layer[T], err error) error {
+	return fmt.Errorf("layer %q (%s): %w", l.LayerBase().Name(), l.Type(), err)
+}
+
+// lossLayer is implemented by LossBase: such layers get loss weight 1 on
+// their first top unless the parameter says otherwise.
+type lossLayer interface{ isLossLayer() }
+
+// SetUp checks the blob counts, then runs the layer's LayerSetUp and
+// Reshape and sets up its loss weights (Caffe's Layer::SetUp).
+func SetUp[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (err error) {
+	defer recoverDeviceError(l, &err)
+	if err := checkBlobCounts(l, len(bottom), len(top)); err != nil {
+		return errorf(l, err)
+	}
+	if err := l.LayerSetUp(bottom, top); err != nil {
+		return errorf(l, err)
+	}
+	if err := l.Reshape(bottom, top); err != nil {
+		return errorf(l, err)
+	}
+	if err := setLossWeights(l, top); err != nil {
+		return errorf(l, err)
+	}
+	return nil
+}
+
+func checkBlobCounts[T Float](l Layer[T], nBottom, nTop int) error {
+	c := l.Counts()
+	if err := c.Bottom.check(nBottom, "bottom"); err != nil {
+		return err
+	}
+	if err := c.Top.check(nTop, "top"); err != nil {
+		return err
+	}
+	if c.EqualBottomTop && nBottom != nTop {
+		return fmt.Errorf("produces one top for each bottom, got %d bottoms and %d tops", nBottom, nTop)
+	}
+	return nil
+}
+
+// setLossWeights records each top's loss weight and stores it in the top's
+// diff, where the layer's backward pass reads it (Caffe's SetLossWeights).
+func setLossWeights[T Float](l Layer[T], top []*blob.Blob[T]) error {
+	b := l.LayerBase()
+	if _, ok := l.(lossLayer); ok && len(b.param.LossWeight) == 0 {
+		b.param.LossWeight = []float32{1}
+	}
+	weights := b.param.LossWeight
+	if len(weights) > 0 && len(weights) != len(top) {
+		return fmt.Errorf("loss_weight must be unspecified or given once per top blob: %d weights for %d tops", len(weights), len(top))
+	}
+	b.loss = make([]T, len(top))
+	for i, w := range weights {
+		if w == 0 {
+			continue
+		}
+		b.loss[i] = T(w)
+		mathfn.Set(top[i].Count(), T(w), top[i].MutableCPUDiff())
+	}
+	return nil
+}
+
+// Forward reshapes the layer, runs its forward pass on its device and
+// returns the weighted loss of its loss tops: sum over tops of
+// loss weight * sum(top data).
+func Forward[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (loss T, err error) {
+	defer recoverDeviceError(l, &err)
+	if err := l.Reshape(bottom, top); err != nil {
+		return 0, errorf(l, err)
+	}
+	b := l.LayerBase()
+	if g, ok := l.(GPULayer[T]); ok && b.dev != nil {
+		if err := g.ForwardGPU(bottom, top); err != nil {
+			return 0, errorf(l, err)
+		}
+		return gpuLoss(b, top)
+	}
+	if err := l.ForwardCPU(bottom, top); err != nil {
+		return 0, errorf(l, err)
+	}
+	for i, t := range top {
+		if b.Loss(i) != 0 {
+			loss += mathfn.Dot(t.Count(), t.CPUData(), t.CPUDiff())
+		}
+	}
+	return loss, nil
+}
+
+// Backward runs the layer's backward pass on its device.
+func Backward[T Float](l Layer[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) (err error) {
+	defer recoverDeviceError(l, &err)
+	if len(propagateDown) != len(bottom) {
+		return errorf(l, fmt.Errorf("Backward: %d propagate_down flags for %d bottoms", len(propagateDown), len(bottom)))
+	}
+	if g, ok := l.(GPULayer[T]); ok && l.LayerBase().dev != nil {
+		err = g.BackwardGPU(top, propagateDown, bottom)
+	} else {
+		err = l.BackwardCPU(top, propagateDown, bottom)
+	}
+	if err != nil {
+		return errorf(l, err)
+	}
+	return nil
+}
+
+// recoverDeviceError turns the panic of a failed device copy inside a blob
+// accessor into the layer's error; other panics go on.
+func recoverDeviceError[T Float](l Layer[T], err *error) {
+	if r := recover(); r != nil {
+		var de *syncedmem.DeviceError
+		if e, ok := r.(error); ok && errors.As(e, &de) {
+			*err = errorf(l, de)
+			return
+		}
+		panic(r)
+	}
+}
+
+// LossBase is Base for loss layers: two bottoms (predictions and labels or
+// targets), one top holding the loss, loss weight 1 by default, and no
+// propagation to the labels even when backward is forced. Loss layers embed
+// it instead of Base.
+type LossBase[T Float] struct{ Base[T] }
+
+func (*LossBase[T]) isLossLayer() {}
+
+// Counts returns Caffe's LossLayer counts: 2 bottoms, 1 top.
+func (*LossBase[T]) Counts() BlobCounts {
+	return BlobCounts{Bottom: Exactly(2), Top: Exactly(1)}
+}
+
+// AllowForceBackward refuses the label bottom (index 1).
+func (*LossBase[T]) AllowForceBackward(i int) bool { return i != 1 }
+
+// lossShape is the shape of a loss top: a scalar.
+var lossShape = []int{}

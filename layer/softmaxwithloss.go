@@ -1,0 +1,153 @@
+package layer
+
+import (
+	"fmt"
+	"math"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("SoftmaxWithLoss", newSoftmaxWithLoss[float32], newSoftmaxWithLoss[float64]) }
+
+// SoftmaxWithLoss is the multinomial logistic loss of a softmax: bottom 0
+// holds scores with the classes along softmax_param.axis (default 1),
+// bottom 1 the labels, one per outer x inner position. The loss is
+// -sum log(max(p[label], FLT_MIN)) over positions whose label is not
+// loss_param.ignore_label, divided by the normalizer (VALID by default, or
+// FULL, BATCH_SIZE, NONE, or the legacy normalize flag). An optional second
+// top receives the probabilities.
+type SoftmaxWithLoss[T Float] struct {
+	LossBase[T]
+	softmax                *Softmax[T]
+	prob                   *blob.Blob[T]
+	hasIgnore              bool
+	ignore                 int
+	mode                   caffepb.LossParameter_NormalizationMode
+	outer, channels, inner int
+	lossData, counts       *blob.Blob[T] // per-position scratch for the GPU
+}
+
+// fltMin is C's FLT_MIN, Caffe's floor on probabilities (for float and
+// double alike).
+const fltMin = 1.17549435082228750797e-38
+
+func newSoftmaxWithLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &SoftmaxWithLoss[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	lp := p.GetLossParam()
+	l.hasIgnore, l.ignore = lp != nil && lp.IgnoreLabel != nil, int(lp.GetIgnoreLabel())
+	l.mode = normalization(lp, caffepb.LossParameter_VALID)
+	sp := proto.Clone(p).(*caffepb.LayerParameter)
+	sp.Type, sp.Blobs, sp.LossWeight = proto.String("Softmax"), nil, nil
+	sm, err := newSoftmax[T](sp)
+	if err != nil {
+		return nil, err
+	}
+	l.softmax = sm.(*Softmax[T])
+	return l, nil
+}
+
+// Type returns "SoftmaxWithLoss".
+func (*SoftmaxWithLoss[T]) Type() string { return "SoftmaxWithLoss" }
+
+// Counts returns scores and labels in, the loss (and optionally the
+// probabilities) out.
+func (*SoftmaxWithLoss[T]) Counts() BlobCounts {
+	return BlobCounts{Bottom: Exactly(2), Top: Between(1, 2)}
+}
+
+// LayerSetUp sets up the inner softmax on the layer's device.
+func (l *SoftmaxWithLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	l.softmax.SetDevice(l.dev)
+	var err error
+	if l.prob, err = l.NewBlob(); err != nil {
+		return err
+	}
+	return SetUp[T](l.softmax, bottom[:1], []*blob.Blob[T]{l.prob})
+}
+
+// Reshape checks that there is one label per position.
+func (l *SoftmaxWithLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	if err := l.softmax.Reshape(bottom[:1], []*blob.Blob[T]{l.prob}); err != nil {
+		return err
+	}
+	l.outer, l.channels, l.inner = l.softmax.outer, l.softmax.channels, l.softmax.inner
+	if bottom[1].Count() != l.outer*l.inner {
+		return fmt.Errorf("number of labels must match number of predictions: %d labels (%s) for %d positions of %s (softmax axis %d)",
+			bottom[1].Count(), bottom[1].ShapeString(), l.outer*l.inner, bottom[0].ShapeString(), l.param.GetSoftmaxParam().GetAxis())
+	}
+	if err := top[0].Reshape(lossShape); err != nil {
+		return err
+	}
+	if len(top) == 2 {
+		return top[1].ReshapeLike(bottom[0])
+	}
+	return nil
+}
+
+// ForwardCPU computes the probabilities and the loss on the host.
+func (l *SoftmaxWithLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	if _, err := Forward[T](l.softmax, bottom[:1], []*blob.Blob[T]{l.prob}); err != nil {
+		return err
+	}
+	prob, labels := l.prob.CPUData(), bottom[1].CPUData()
+	dim := l.channels * l.inner
+	var loss float64
+	valid := 0
+	for i := range l.outer {
+		for j := range l.inner {
+			v := labels[i*l.inner+j]
+			if err := checkLabel(v, i*l.inner+j, l.channels, l.hasIgnore, l.ignore); err != nil {
+				return err
+			}
+			if l.hasIgnore && int(v) == l.ignore {
+				continue
+			}
+			loss -= math.Log(max(float64(prob[i*dim+int(v)*l.inner+j]), fltMin))
+			valid++
+		}
+	}
+	top[0].MutableCPUData()[0] = T(loss / normalizer(l.mode, l.outer, l.inner, valid))
+	if len(top) == 2 {
+		return top[1].ShareData(l.prob)
+	}
+	return nil
+}
+
+// BackwardCPU computes (p - onehot(label)) * loss weight / normalizer, zero
+// at ignored positions. The labels get no gradient.
+func (l *SoftmaxWithLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if propagateDown[1] {
+		return fmt.Errorf("%s layer cannot backpropagate to label inputs", l.Type())
+	}
+	if !propagateDown[0] {
+		return nil
+	}
+	dx, labels := bottom[0].MutableCPUDiff(), bottom[1].CPUData()
+	copy(dx, l.prob.CPUData())
+	dim := l.channels * l.inner
+	valid := 0
+	for i := range l.outer {
+		for j := range l.inner {
+			v := int(labels[i*l.inner+j])
+			if l.hasIgnore && v == l.ignore {
+				for c := range l.channels {
+					dx[i*dim+c*l.inner+j] = 0
+				}
+				continue
+			}
+			dx[i*dim+v*l.inner+j]--
+			valid++
+		}
+	}
+	scale := T(float64(top[0].CPUDiff()[0]) / normalizer(l.mode, l.outer, l.inner, valid))
+	for i := range dx {
+		dx[i] *= scale
+	}
+	return nil
+}

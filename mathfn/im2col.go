@@ -1,0 +1,202 @@
+package mathfn
+
+import "fmt"
+
+// MaxSpatialAxes is the most spatial axes an N-D convolution can have here
+// (the GPU kernels take the geometry by value in a fixed-size struct).
+const MaxSpatialAxes = 6
+
+// ConvGeometry describes how im2col lays out the patches of one image: an
+// image of Channels x In[0] x In[1] ... becomes a column buffer of
+// (Channels * prod(Kernel)) rows by prod(Out) columns, row (c, k0, k1, ...)
+// and column (o0, o1, ...) holding
+// image[c][o0*Stride[0] - Pad[0] + k0*Dilation[0]][...], or 0 in the padding.
+// The per-axis slices all have one entry per spatial axis.
+type ConvGeometry struct {
+	Channels                      int
+	In, Out                       []int
+	Kernel, Pad, Stride, Dilation []int
+	// ForceND makes 2-D geometries use the general N-D code, as Caffe's
+	// force_nd_im2col (the results are the same).
+	ForceND bool
+}
+
+// ConvOutputSize returns Caffe's convolution output size for one axis:
+// (in + 2*pad - (dilation*(kernel-1) + 1)) / stride + 1.
+func ConvOutputSize(in, kernel, pad, stride, dilation int) int {
+	return (in+2*pad-(dilation*(kernel-1)+1))/stride + 1
+}
+
+// Validate checks that the geometry is consistent: one entry per axis
+// everywhere, positive kernel, stride and dilation, and Out matching the
+// convolution output size of In.
+func (g *ConvGeometry) Validate() error {
+	n := len(g.In)
+	if n == 0 || n > MaxSpatialAxes {
+		return fmt.Errorf("im2col: %d spatial axes, want 1 to %d", n, MaxSpatialAxes)
+	}
+	for _, s := range [][]int{g.Out, g.Kernel, g.Pad, g.Stride, g.Dilation} {
+		if len(s) != n {
+			return fmt.Errorf("im2col: geometry has %d spatial axes but a per-axis list of %d", n, len(s))
+		}
+	}
+	for i := range n {
+		if g.Kernel[i] <= 0 || g.Stride[i] <= 0 || g.Dilation[i] <= 0 || g.Pad[i] < 0 {
+			return fmt.Errorf("im2col: axis %d: kernel %d, stride %d, dilation %d and pad %d must be positive (pad >= 0)", i, g.Kernel[i], g.Stride[i], g.Dilation[i], g.Pad[i])
+		}
+		if want := ConvOutputSize(g.In[i], g.Kernel[i], g.Pad[i], g.Stride[i], g.Dilation[i]); g.Out[i] != want {
+			return fmt.Errorf("im2col: axis %d: output size %d, the input of %d gives %d", i, g.Out[i], g.In[i], want)
+		}
+	}
+	return nil
+}
+
+// KernelDim is the number of column rows: Channels * prod(Kernel).
+func (g *ConvGeometry) KernelDim() int { return g.Channels * prod(g.Kernel) }
+
+// ColSize is the number of elements of the column buffer.
+func (g *ConvGeometry) ColSize() int { return g.KernelDim() * prod(g.Out) }
+
+// ImSize is the number of elements of the image.
+func (g *ConvGeometry) ImSize() int { return g.Channels * prod(g.In) }
+
+func prod(v []int) int {
+	p := 1
+	for _, d := range v {
+		p *= d
+	}
+	return p
+}
+
+// use2D reports whether the fast 2-D code applies.
+func (g *ConvGeometry) use2D() bool { return len(g.In) == 2 && !g.ForceND }
+
+// Im2col copies the image's patches into the column buffer (Caffe's
+// im2col_cpu and im2col_nd_cpu).
+func Im2col[T Float](im []T, g *ConvGeometry, col []T) {
+	if g.use2D() {
+		im2col2D(im, g, col)
+		return
+	}
+	imcolND(im, g, col, true)
+}
+
+// Col2im sums the column buffer back into the image it was taken from: the
+// adjoint of Im2col (Caffe's col2im_cpu and col2im_nd_cpu). The image is
+// overwritten.
+func Col2im[T Float](col []T, g *ConvGeometry, im []T) {
+	clear(im[:g.ImSize()])
+	if g.use2D() {
+		col2im2D(col, g, im)
+		return
+	}
+	imcolND(col, g, im, false)
+}
+
+// im2col2D walks the column buffer in order, row (c, ki, kj) by row, so
+// that its writes are sequential.
+func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
+	h, w := g.In[0], g.In[1]
+	oh, ow := g.Out[0], g.Out[1]
+	next := 0
+	for c := range g.Channels {
+		plane := im[c*h*w : (c+1)*h*w]
+		for ki := range g.Kernel[0] {
+			for kj := range g.Kernel[1] {
+				row := col[next : next+oh*ow]
+				next += oh * ow
+				for y := range oh {
+					iy := y*g.Stride[0] - g.Pad[0] + ki*g.Dilation[0]
+					out := row[y*ow : (y+1)*ow]
+					if iy < 0 || iy >= h {
+						clear(out)
+						continue
+					}
+					src := plane[iy*w : (iy+1)*w]
+					ix := kj*g.Dilation[1] - g.Pad[1]
+					for x := range out {
+						if ix >= 0 && ix < w {
+							out[x] = src[ix]
+						} else {
+							out[x] = 0
+						}
+						ix += g.Stride[1]
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im2D is im2col2D with the copy reversed into a sum.
+func col2im2D[T Float](col []T, g *ConvGeometry, im []T) {
+	h, w := g.In[0], g.In[1]
+	oh, ow := g.Out[0], g.Out[1]
+	next := 0
+	for c := range g.Channels {
+		plane := im[c*h*w : (c+1)*h*w]
+		for ki := range g.Kernel[0] {
+			for kj := range g.Kernel[1] {
+				row := col[next : next+oh*ow]
+				next += oh * ow
+				for y := range oh {
+					iy := y*g.Stride[0] - g.Pad[0] + ki*g.Dilation[0]
+					if iy < 0 || iy >= h {
+						continue
+					}
+					dst := plane[iy*w : (iy+1)*w]
+					ix := kj*g.Dilation[1] - g.Pad[1]
+					for _, v := range row[y*ow : (y+1)*ow] {
+						if ix >= 0 && ix < w {
+							dst[ix] += v
+						}
+						ix += g.Stride[1]
+					}
+				}
+			}
+		}
+	}
+}
+
+// imcolND is the N-D im2col (toCol) and col2im (!toCol): for every column
+// row (c, k...) and column position (o...), it maps the image element at
+// o*stride - pad + k*dilation on each axis, skipping the padding.
+func imcolND[T Float](src []T, g *ConvGeometry, dst []T, toCol bool) {
+	n := len(g.In)
+	kernelSize := prod(g.Kernel)
+	outSize := prod(g.Out)
+	var k, o [MaxSpatialAxes]int // kernel offset and output position, per axis
+	for row := range g.KernelDim() {
+		c := row / kernelSize
+		rem := row % kernelSize
+		for a := n - 1; a >= 0; a-- {
+			k[a] = rem % g.Kernel[a]
+			rem /= g.Kernel[a]
+		}
+		clear(o[:n])
+		for pos := range outSize {
+			imIndex, inside := c, true
+			for a := range n {
+				x := o[a]*g.Stride[a] - g.Pad[a] + k[a]*g.Dilation[a]
+				inside = inside && x >= 0 && x < g.In[a]
+				imIndex = imIndex*g.In[a] + x
+			}
+			colIndex := row*outSize + pos
+			switch {
+			case toCol && inside:
+				dst[colIndex] = src[imIndex]
+			case toCol:
+				dst[colIndex] = 0
+			case inside:
+				dst[imIndex] += src[colIndex]
+			}
+			// Advance o like an odometer, last axis fastest.
+			for a := n - 1; a >= 0; a-- {
+				if o[a]++; o[a] < g.Out[a] {
+					break
+				}
+				o[a] = 0
+			}
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package mathfn
+
+import (
+	"math"
+	"testing"
+)
+
+// geometry builds a valid geometry from input sizes and per-axis settings.
+func geometry(channels int, in, kernel, pad, stride, dilation []int) *ConvGeometry {
+	g := &ConvGeometry{Channels: channels, In: in, Kernel: kernel, Pad: pad, Stride: stride, Dilation: dilation}
+	for i := range in {
+		g.Out = append(g.Out, ConvOutputSize(in[i], kernel[i], pad[i], stride[i], dilation[i]))
+	}
+	return g
+}
+
+var testGeometries = []*ConvGeometry{
+	geometry(3, []int{7, 9}, []int{3, 2}, []int{1, 0}, []int{2, 1}, []int{1, 2}),
+	geometry(2, []int{5, 5}, []int{5, 5}, []int{2, 2}, []int{1, 1}, []int{1, 1}),
+	geometry(1, []int{6, 4}, []int{1, 1}, []int{0, 0}, []int{3, 2}, []int{1, 1}),
+	geometry(2, []int{11}, []int{3}, []int{1}, []int{2}, []int{2}),
+	geometry(2, []int{4, 5, 6}, []int{2, 3, 2}, []int{1, 0, 1}, []int{1, 2, 2}, []int{2, 1, 1}),
+}
+
+// naiveIm2col is the definition in ConvGeometry's documentation, element
+// by element.
+func naiveIm2col(im []float64, g *ConvGeometry) []float64 {
+	n := len(g.In)
+	col := make([]float64, g.ColSize())
+	outSize, kernelSize := prod(g.Out), prod(g.Kernel)
+	for row := range g.KernelDim() {
+		for pos := range outSize {
+			k, o := make([]int, n), make([]int, n)
+			kr, pr := row%kernelSize, pos
+			for a := n - 1; a >= 0; a-- {
+				k[a], kr = kr%g.Kernel[a], kr/g.Kernel[a]
+				o[a], pr = pr%g.Out[a], pr/g.Out[a]
+			}
+			idx, inside := row/kernelSize, true
+			for a := range n {
+				x := o[a]*g.Stride[a] - g.Pad[a] + k[a]*g.Dilation[a]
+				inside = inside && x >= 0 && x < g.In[a]
+				idx = idx*g.In[a] + x
+			}
+			if inside {
+				col[row*outSize+pos] = im[idx]
+			}
+		}
+	}
+	return col
+}
+
+func TestIm2colMatchesDefinition(t *testing.T) {
+	for i, g := range testGeometries {
+		if err := g.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		im := randSlice[float64](g.ImSize(), -1, 1, uint64(i))
+		want := naiveIm2col(im, g)
+		for _, forceND := range []bool{false, true} {
+			g.ForceND = forceND
+			col := randSlice[float64](g.ColSize(), 5, 6, 99) // poison: every element must be written
+			Im2col(im, g, col)
+			closeTo(t, "Im2col", col, want)
+		}
+		g.ForceND = false
+	}
+}
+
+// Col2im is the adjoint of Im2col: <Im2col(x), y> == <x, Col2im(y)>.
+func TestCol2imIsTheAdjoint(t *testing.T) {
+	for i, g := range testGeometries {
+		for _, forceND := range []bool{false, true} {
+			g.ForceND = forceND
+			x := randSlice[float64](g.ImSize(), -1, 1, uint64(i))
+			y := randSlice[float64](g.ColSize(), -1, 1, uint64(i+50))
+			col := make([]float64, g.ColSize())
+			Im2col(x, g, col)
+			im := randSlice[float64](g.ImSize(), 5, 6, 98) // poison: Col2im overwrites
+			Col2im(y, g, im)
+			lhs, rhs := Dot(len(col), col, y), Dot(len(im), x, im)
+			if math.Abs(lhs-rhs) > 1e-10*math.Max(1, math.Abs(lhs)) {
+				t.Errorf("geometry %d forceND=%v: <im2col x, y> = %v, <x, col2im y> = %v", i, forceND, lhs, rhs)
+			}
+		}
+		g.ForceND = false
+	}
+}
+
+func TestGeometryValidate(t *testing.T) {
+	good := geometry(1, []int{5, 5}, []int{3, 3}, []int{0, 0}, []int{1, 1}, []int{1, 1})
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := []*ConvGeometry{
+		{Channels: 1, In: []int{5}, Out: []int{3}, Kernel: []int{3, 3}, Pad: []int{0}, Stride: []int{1}, Dilation: []int{1}},
+		{Channels: 1, In: []int{5}, Out: []int{3}, Kernel: []int{3}, Pad: []int{0}, Stride: []int{0}, Dilation: []int{1}},
+		{Channels: 1, In: []int{5}, Out: []int{4}, Kernel: []int{3}, Pad: []int{0}, Stride: []int{1}, Dilation: []int{1}},
+		{Channels: 1, In: make([]int, 7), Out: make([]int, 7), Kernel: make([]int, 7), Pad: make([]int, 7), Stride: make([]int, 7), Dilation: make([]int, 7)},
+	}
+	for i, g := range bad {
+		if g.Validate() == nil {
+			t.Errorf("bad geometry %d validated", i)
+		}
+	}
+}
