@@ -51,3 +51,9 @@ func (d *Device) HostFree(b []byte) error { return ErrNoCUDA }
 
 // Properties returns ErrNoCUDA in a build without the `cuda` tag.
 func (d *Device) Properties() (*Properties, error) { return nil, ErrNoCUDA }
+
+// Stream returns nil in a build without the `cuda` tag.
+func (d *Device) Stream() *Stream { return nil }
+
+// Synchronize returns ErrNoCUDA in a build without the `cuda` tag.
+func (s *Stream) Synchronize() error { return ErrNoCUDA }

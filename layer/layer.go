@@ -142,7 +142,8 @@ type Base[T Float] struct {
 	loss               []T
 	dev                *cuda.Device
 	rng                *rand.Rand
-	gpu                any // the layer's cached device math (device_cuda.go)
+	src                *rand.PCG // rng's source, kept so Reseed allocates nothing
+	gpu                any       // the layer's cached device math (device_cuda.go)
 }
 
 // Init sets the base up from p, which it copies: layers may fill in
@@ -220,16 +221,30 @@ func (b *Base[T]) SetDevice(d *cuda.Device) {
 }
 
 // RNG returns the layer's random number generator (for fillers, dropout
-// masks, stochastic pooling), seeded from the clock unless SetRNG gave one.
+// masks, stochastic pooling), seeded from the clock unless Reseed or SetRNG
+// gave it a seed.
 func (b *Base[T]) RNG() *rand.Rand {
 	if b.rng == nil {
-		b.rng = mathfn.NewRNG(uint64(time.Now().UnixNano()))
+		b.Reseed(uint64(time.Now().UnixNano()))
 	}
 	return b.rng
 }
 
-// SetRNG sets the layer's random number generator.
-func (b *Base[T]) SetRNG(r *rand.Rand) { b.rng = r }
+// Reseed restarts the layer's random number generator from seed, as
+// mathfn.NewRNG(seed) would, without allocating: a solver reseeds every
+// layer at every iteration so that a run resumed from a snapshot draws the
+// same numbers as an uninterrupted one.
+func (b *Base[T]) Reseed(seed uint64) {
+	if b.src == nil {
+		b.src = &rand.PCG{}
+		b.rng = rand.New(b.src)
+	}
+	mathfn.SeedPCG(b.src, seed)
+}
+
+// SetRNG sets the layer's random number generator (Reseed then starts a
+// fresh one).
+func (b *Base[T]) SetRNG(r *rand.Rand) { b.rng, b.src = r, nil }
 
 // NewBlob returns a blob of the given shape on the layer's device.
 func (b *Base[T]) NewBlob(shape ...int) (*blob.Blob[T], error) {

@@ -30,7 +30,7 @@ func init() {
 		addGradCases(gradCase{name: "SoftmaxWithLoss/" + extra, layer: sprintf(loss, extra),
 			bottom: [][]int{{10, 5, 2, 3}, {10, 1, 2, 3}}, fill: labelFill(5), firstBottomOnly: true, threshold: 1e-2})
 	}
-	addParityCases(layertest.Parity{Layer: sprintf(loss, "loss_param { ignore_label: 1 } top: \"prob\""),
+	addParityCases(layertest.Parity{Layer: sprintf(loss, "loss_param { ignore_label: 1 } top: \"prob\" loss_weight: 1 loss_weight: 0"),
 		Bottom: [][]int{{16, 7, 3, 2}, {16, 3, 2}}, NoPropagate: []int{1},
 		Fill: func(i int, v []float64) {
 			for j := range v {

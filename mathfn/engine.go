@@ -29,6 +29,7 @@ type Engine[T Float, A any] interface {
 	Sqr(n int, a, y A)
 	Sqrt(n int, a, y A)
 	Exp(n int, a, y A)
+	Sign(n int, a, y A)
 	Powx(n int, a A, b T, y A)
 	Im2col(im A, g *ConvGeometry, col A)
 	Col2im(col A, g *ConvGeometry, im A)
@@ -65,6 +66,7 @@ func (CPU[T]) Div(n int, a, b, y []T)                     { Div(n, a, b, y) }
 func (CPU[T]) Sqr(n int, a, y []T)                        { Sqr(n, a, y) }
 func (CPU[T]) Sqrt(n int, a, y []T)                       { Sqrt(n, a, y) }
 func (CPU[T]) Exp(n int, a, y []T)                        { Exp(n, a, y) }
+func (CPU[T]) Sign(n int, a, y []T)                       { Sign(n, a, y) }
 func (CPU[T]) Powx(n int, a []T, b T, y []T)              { Powx(n, a, b, y) }
 func (CPU[T]) Im2col(im []T, g *ConvGeometry, col []T)    { Im2col(im, g, col) }
 func (CPU[T]) Col2im(col []T, g *ConvGeometry, im []T)    { Col2im(col, g, im) }

@@ -9,8 +9,13 @@ import (
 // gives the same sequence on every platform, which is what makes a CPU run
 // reproducible.
 func NewRNG(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	src := &rand.PCG{}
+	SeedPCG(src, seed)
+	return rand.New(src)
 }
+
+// SeedPCG seeds src as NewRNG seeds its generator.
+func SeedPCG(src *rand.PCG, seed uint64) { src.Seed(seed, seed^0x9e3779b97f4a7c15) }
 
 // RngUniform fills the first n elements of r with samples from U(a, b).
 // It panics unless a <= b.

@@ -1,6 +1,9 @@
 // Command gocaffe is gocaffe's command line tool, with the commands and
 // flags of Caffe's `caffe` tool:
 //
+//	gocaffe train -solver solver.prototxt [-weights a.caffemodel,b.caffemodel | -snapshot x.solverstate] [-gpu 0]
+//	gocaffe test -model train_val.prototxt -weights x.caffemodel [-iterations 50] [-gpu 0]
+//	gocaffe time -model train_val.prototxt [-iterations 50] [-gpu 0]
 //	gocaffe device_query -gpu 0
 //
 // Flags take one dash or two (-gpu or --gpu). Errors go to standard error
@@ -24,6 +27,9 @@ type command struct {
 }
 
 var commands = map[string]command{
+	"train":        {"train or finetune a model", runTrain},
+	"test":         {"score a model", runTest},
+	"time":         {"benchmark model execution time", runTime},
 	"device_query": {"show GPU diagnostic information", runDeviceQuery},
 }
 
@@ -75,6 +81,17 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gocaffe "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return fs
+}
+
+// splitList splits a comma-separated list, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // parseGPUs parses Caffe's -gpu flag: a comma-separated list of device

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// netFlags are the flags shared by the commands that build a net.
+type netFlags struct {
+	gpu    string
+	level  int
+	stages string
+}
+
+func (f *netFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.gpu, "gpu", "", "run on these GPUs: a device number (0), a list (0,1) or 'all'; empty for the CPU")
+	fs.IntVar(&f.level, "level", 0, "the level of the net state, for include/exclude rules")
+	fs.StringVar(&f.stages, "stage", "", "comma-separated stages of the net state, for include/exclude rules")
+}
+
+func (f *netFlags) stageList() []string {
+	var out []string
+	for _, s := range strings.Split(f.stages, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// state returns the net state for a phase with the flags' level and stages.
+func (f *netFlags) state(phase caffepb.Phase) *caffepb.NetState {
+	st := &caffepb.NetState{Phase: phase.Enum(), Stage: f.stageList()}
+	if f.level != 0 {
+		lv := int32(f.level)
+		st.Level = &lv
+	}
+	return st
+}
+
+// device resolves -gpu to a device, or nil for the CPU. gocaffe trains on
+// one GPU; a list of several is refused rather than silently using one.
+func (f *netFlags) device() (*cuda.Device, error) {
+	if f.gpu == "" {
+		return nil, nil
+	}
+	ids, err := parseGPUs(f.gpu, cuda.DeviceCount)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) != 1 {
+		return nil, fmt.Errorf("-gpu %s: training on %d GPUs is not supported yet; give one device", f.gpu, len(ids))
+	}
+	d, err := cuda.GetDevice(ids[0])
+	if err != nil {
+		return nil, err
+	}
+	glog.Infof("Using GPU %d", ids[0])
+	return d, nil
+}
+
+// solverDevice is Caffe's rule for train: -gpu wins; otherwise a solver in
+// GPU mode (the default) uses its device_id. A binary built without CUDA
+// runs such a solver on the CPU, with a warning, rather than refusing the
+// files of every Caffe user; an explicit -gpu still fails there.
+func (f *netFlags) solverDevice(p *caffepb.SolverParameter) (*cuda.Device, error) {
+	if f.gpu != "" {
+		return f.device()
+	}
+	if p.GetSolverMode() != caffepb.SolverParameter_GPU {
+		glog.Infof("Use CPU.")
+		return nil, nil
+	}
+	d, err := cuda.GetDevice(int(p.GetDeviceId()))
+	if errors.Is(err, cuda.ErrNoCUDA) {
+		glog.Warningf("solver_mode is GPU but gocaffe was built without CUDA support; training on the CPU")
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	glog.Infof("Using GPU %d", p.GetDeviceId())
+	return d, nil
+}

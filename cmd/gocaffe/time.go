@@ -1,0 +1,135 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/layer"
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// runTime benchmarks a model's layers (Caffe's `caffe time`): one warm-up
+// forward-backward, then -iterations passes timing each layer's forward and
+// backward. On a GPU each layer's time is measured to the end of its device
+// work. A last line times whole passes without per-layer waits, which is
+// what training costs.
+func runTime(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("time", stderr)
+	model := fs.String("model", "", "the model definition protocol buffer text file")
+	iterations := fs.Int("iterations", 50, "the number of iterations to run")
+	phase := fs.String("phase", "TRAIN", "the net phase: TRAIN or TEST")
+	var nf netFlags
+	nf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *model == "" {
+		fs.Usage()
+		return fmt.Errorf("need -model: %w", errUsage)
+	}
+	if *iterations < 1 {
+		return fmt.Errorf("-iterations %d: want at least 1", *iterations)
+	}
+	ph, ok := caffepb.Phase_value[*phase]
+	if !ok {
+		return fmt.Errorf("-phase %q: want TRAIN or TEST", *phase)
+	}
+	dev, err := nf.device()
+	if err != nil {
+		return err
+	}
+	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase(ph)), Device: dev, Seed: 1701})
+	if err != nil {
+		return err
+	}
+	sync := func() error {
+		if dev == nil {
+			return nil
+		}
+		return dev.Stream().Synchronize()
+	}
+	glog.Infof("Performing Forward")
+	loss, err := n.Forward()
+	if err != nil {
+		return err
+	}
+	glog.Infof("Initial loss: %s", num(loss))
+	glog.Infof("Performing Backward")
+	if err := n.Backward(); err != nil {
+		return err
+	}
+	if err := sync(); err != nil {
+		return err
+	}
+	return timeLayers(n, *iterations, sync, stdout)
+}
+
+// timeLayers is the benchmark proper.
+func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout io.Writer) error {
+	layers := n.Layers()
+	fwd, bwd := make([]time.Duration, len(layers)), make([]time.Duration, len(layers))
+	var fwdTotal, bwdTotal time.Duration
+	glog.Infof("*** Benchmark begins ***")
+	glog.Infof("Testing for %d iterations.", iterations)
+	total := time.Now()
+	for it := range iterations {
+		iterStart := time.Now()
+		for i := range layers {
+			t := time.Now()
+			if _, err := layer.Forward(layers[i], n.Bottoms(i), n.Tops(i)); err != nil {
+				return err
+			}
+			if err := sync(); err != nil {
+				return err
+			}
+			fwd[i] += time.Since(t)
+		}
+		fwdTotal += time.Since(iterStart)
+		backStart := time.Now()
+		for i := len(layers) - 1; i >= 0; i-- {
+			t := time.Now()
+			if err := layer.Backward(layers[i], n.Tops(i), n.BottomNeedBackward(i), n.Bottoms(i)); err != nil {
+				return err
+			}
+			if err := sync(); err != nil {
+				return err
+			}
+			bwd[i] += time.Since(t)
+		}
+		bwdTotal += time.Since(backStart)
+		glog.Infof("Iteration: %d forward-backward time: %s ms.", it+1, ms(time.Since(iterStart), 1))
+	}
+	elapsed := time.Since(total)
+	glog.Infof("Average time per layer: ")
+	for i, name := range n.LayerNames() {
+		glog.Infof("%10s\tforward: %s ms.", name, ms(fwd[i], iterations))
+		glog.Infof("%10s\tbackward: %s ms.", name, ms(bwd[i], iterations))
+	}
+	glog.Infof("Average Forward pass: %s ms.", ms(fwdTotal, iterations))
+	glog.Infof("Average Backward pass: %s ms.", ms(bwdTotal, iterations))
+	glog.Infof("Average Forward-Backward: %s ms.", ms(elapsed, iterations))
+	glog.Infof("Total Time: %s ms.", ms(elapsed, 1))
+	glog.Infof("*** Benchmark ends ***")
+	// Whole passes, waiting for the device only at the end of each.
+	start := time.Now()
+	for range iterations {
+		if _, err := n.ForwardBackward(); err != nil {
+			return err
+		}
+		if err := sync(); err != nil {
+			return err
+		}
+	}
+	pass := ms(time.Since(start), iterations)
+	glog.Infof("Average Forward-Backward without per-layer synchronisation: %s ms.", pass)
+	fmt.Fprintf(stdout, "forward-backward: %s ms (per layer, synchronised: %s ms)\n", pass, ms(elapsed, iterations))
+	return nil
+}
+
+// ms formats d/n in milliseconds as Caffe does.
+func ms(d time.Duration, n int) string {
+	return fmt.Sprintf("%.6g", float64(d.Microseconds())/1000/float64(n))
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/solver"
+)
+
+// runTrain trains a net from a solver prototxt (Caffe's `caffe train`).
+func runTrain(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("train", stderr)
+	solverFile := fs.String("solver", "", "the solver definition protocol buffer text file")
+	weights := fs.String("weights", "", "pretrained weights to finetune from: comma-separated .caffemodel files (not with -snapshot)")
+	snapshot := fs.String("snapshot", "", "a .solverstate snapshot to resume training from (not with -weights)")
+	iterations := fs.Int("iterations", 0, "train for this many iterations instead of the solver's max_iter (0: max_iter)")
+	sigint := fs.String("sigint_effect", "stop", "what to do on SIGINT: stop, snapshot or none")
+	sighup := fs.String("sighup_effect", "snapshot", "what to do on SIGHUP: stop, snapshot or none")
+	var nf netFlags
+	nf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *solverFile == "" {
+		fs.Usage()
+		return fmt.Errorf("need -solver: the solver prototxt: %w", errUsage)
+	}
+	if *weights != "" && *snapshot != "" {
+		return errors.New("give -snapshot or -weights, not both: -snapshot resumes a run, -weights starts a new one from trained weights")
+	}
+	onInt, err := parseEffect("sigint_effect", *sigint)
+	if err != nil {
+		return err
+	}
+	onHup, err := parseEffect("sighup_effect", *sighup)
+	if err != nil {
+		return err
+	}
+	param := &caffepb.SolverParameter{}
+	if err := protoio.ReadProtoFromTextFile(*solverFile, param); err != nil {
+		return err
+	}
+	if *iterations > 0 {
+		param.MaxIter = int32Ptr(int32(*iterations))
+	}
+	dev, err := nf.solverDevice(param)
+	if err != nil {
+		return err
+	}
+	glog.Infof("Starting Optimization")
+	s, err := solver.New[float32](param, solver.Options{Device: dev, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level)})
+	if err != nil {
+		return fmt.Errorf("%s: %w", *solverFile, err)
+	}
+	if *weights != "" {
+		if err := s.LoadWeights(*weights); err != nil {
+			return err
+		}
+	}
+	stop := handleSignals(s, onInt, onHup)
+	defer stop()
+	return s.Solve(*snapshot)
+}
+
+func int32Ptr(v int32) *int32 { return &v }
+
+// parseEffect reads a -sigint_effect/-sighup_effect value.
+func parseEffect(flagName, v string) (solver.Action, error) {
+	switch v {
+	case "stop":
+		return solver.Stop, nil
+	case "snapshot":
+		return solver.Snapshot, nil
+	case "none":
+		return solver.None, nil
+	}
+	return solver.None, fmt.Errorf("-%s %q: want stop, snapshot or none", flagName, v)
+}
+
+// handleSignals makes SIGINT and SIGHUP request their actions between
+// iterations, as Caffe's SignalHandler; the returned function undoes it.
+func handleSignals(s *solver.Solver[float32], onInt, onHup solver.Action) func() {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, os.Interrupt, syscall.SIGHUP)
+	s.SetActionFunc(func() solver.Action {
+		select {
+		case sig := <-ch:
+			if sig == syscall.SIGHUP {
+				glog.Infof("Caught SIGHUP: %v", onHup)
+				return onHup
+			}
+			glog.Infof("Caught SIGINT: %v", onInt)
+			return onInt
+		default:
+			return solver.None
+		}
+	})
+	return func() { signal.Stop(ch) }
+}

@@ -1,0 +1,134 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("Bias", newBias[float32], newBias[float64]) }
+
+// Bias adds a vector broadcast over the bottom: top = x + b, with b's axes
+// lining up with the bottom's from bias_param.axis (default 1). b is a
+// learnable blob of shape bottom.shape[axis : axis+num_axes] (num_axes
+// default 1, -1 for all remaining axes, 0 for a scalar), filled by
+// bias_param.filler (default constant 0), or the second bottom. It works in
+// place.
+type Bias[T Float] struct {
+	Base[T]
+	shape broadcastShape
+	buf   broadcastBuffers[T]
+}
+
+func newBias[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &Bias[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Type returns "Bias".
+func (*Bias[T]) Type() string { return "Bias" }
+
+// Counts returns the data and optionally the bias in, one top out.
+func (*Bias[T]) Counts() BlobCounts { return BlobCounts{Bottom: Between(1, 2), Top: Exactly(1)} }
+
+// LayerSetUp creates and fills the learnable bias (one bottom), unless it
+// came with the model.
+func (l *Bias[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	if len(bottom) == 2 {
+		if len(l.blobs) > 0 {
+			return fmt.Errorf("the bias is bottom[1], so the layer has no learnable blobs; the model gives %d", len(l.blobs))
+		}
+		return nil
+	}
+	bp := l.param.GetBiasParam()
+	shape, err := learnedVectorShape("bias", bottom[0], int(bp.GetAxis()), int(bp.GetNumAxes()))
+	if err != nil {
+		return err
+	}
+	if len(l.blobs) > 0 {
+		return l.checkParamShapes([]string{"bias"}, shape)
+	}
+	b, err := l.newParamBlobOfShape(bp.GetFiller(), shape)
+	if err != nil {
+		return fmt.Errorf("bias filler: %w", err)
+	}
+	l.blobs = append(l.blobs, b)
+	return nil
+}
+
+// vector returns the bias: bottom[1] or the learnable blob.
+func (l *Bias[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
+	if len(bottom) == 2 {
+		return bottom[1]
+	}
+	return l.blobs[0]
+}
+
+// Reshape checks the bias against the bottom and sizes the top.
+func (l *Bias[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	if len(bottom) == 1 && len(l.blobs) == 0 {
+		return errors.New("no bias blob: the layer is not set up")
+	}
+	s, err := broadcastGeometry("bias", bottom[0], l.vector(bottom), int(l.param.GetBiasParam().GetAxis()))
+	if err != nil {
+		return err
+	}
+	l.shape = s
+	if top[0] != bottom[0] {
+		if err := top[0].ReshapeLike(bottom[0]); err != nil {
+			return err
+		}
+	}
+	return l.buf.reshape(&l.Base, s)
+}
+
+// ForwardCPU adds the bias on the host.
+func (l *Bias[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	return biasLayerForward[T](l, hostBroadcaster[T]{}, bottom, top)
+}
+
+// BackwardCPU computes the gradients on the host.
+func (l *Bias[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return biasLayerBackward[T](l, hostBroadcaster[T]{}, top, propagateDown, bottom)
+}
+
+func biasLayerForward[T Float, A any](l *Bias[T], d broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
+	x := d.data(bottom[0])
+	if err := addBias(d, l.shape, x, d.data(l.vector(bottom)), d.mutableData(top[0])); err != nil {
+		return err
+	}
+	return d.Err()
+}
+
+func biasLayerBackward[T Float, A any](l *Bias[T], d broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	dy := d.diff(top[0])
+	// In place, the bottom's diff is the top's: nothing to do.
+	if propagateDown[0] && bottom[0] != top[0] {
+		d.Copy(bottom[0].Count(), dy, d.mutableDiff(bottom[0]))
+	}
+	if len(bottom) == 2 && propagateDown[1] {
+		biasGradient(d, l.shape, &l.buf, dy, 0, d.mutableDiff(bottom[1]))
+	}
+	if len(bottom) == 1 && l.ParamPropagateDown(0) {
+		biasGradient(d, l.shape, &l.buf, dy, 1, d.mutableDiff(l.blobs[0]))
+	}
+	return d.Err()
+}
+
+// addBias computes y = x + b broadcast as s says (x may be y). It is the
+// Bias arithmetic, shared with Scale's bias term.
+func addBias[T Float, A any](d broadcaster[T, A], s broadcastShape, x, b, y A) error {
+	return d.broadcast(broadcastAdd, s.count(), s.dim, s.inner, x, b, y)
+}
+
+// biasGradient computes the bias gradient from the top diff dy:
+// db = beta*db + sum of dy over outer and inner (beta 1 for a learnable
+// bias, whose diff accumulates; 0 for a bottom).
+func biasGradient[T Float, A any](d device[T, A], s broadcastShape, bb *broadcastBuffers[T], dy A, beta T, db A) {
+	sumBroadcast(d, s, bb, dy, beta, db)
+}

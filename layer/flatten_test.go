@@ -1,0 +1,84 @@
+package layer_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/layer"
+	"github.com/gocaffe/gocaffe/layer/layertest"
+)
+
+func init() {
+	addGradCases(
+		gradCase{name: "Flatten", layer: `type: "Flatten" bottom: "a" top: "b"`,
+			bottom: [][]int{{2, 3, 6, 5}}, mode: eltwise, threshold: 1e-2},
+		gradCase{name: "Flatten/axes", layer: `type: "Flatten" bottom: "a" top: "b" flatten_param { axis: 0 end_axis: -2 }`,
+			bottom: [][]int{{2, 3, 6, 5}}, mode: eltwise, threshold: 1e-2},
+		gradCase{name: "Flatten/exhaustive", layer: `type: "Flatten" bottom: "a" top: "b" flatten_param { axis: 2 }`,
+			bottom: [][]int{{2, 2, 3, 2}}},
+	)
+	addParityCases(
+		layertest.Parity{Layer: `type: "Flatten" bottom: "a" top: "b"`, Bottom: [][]int{{4, 5, 20, 17}}},
+		layertest.Parity{Layer: `type: "Flatten" bottom: "a" top: "b" flatten_param { axis: 1 end_axis: 2 }`, Bottom: [][]int{{4, 5, 20, 17}}},
+	)
+}
+
+// TestFlattenSetUp follows Caffe's test_flatten_layer setup cases.
+func TestFlattenSetUp(t *testing.T) {
+	cases := []struct {
+		param string
+		want  []int
+	}{
+		{``, []int{2, 90}},
+		{`flatten_param { axis: 2 }`, []int{2, 3, 30}},
+		{`flatten_param { end_axis: -2 }`, []int{2, 18, 5}},
+		{`flatten_param { axis: 0 end_axis: -2 }`, []int{36, 5}},
+		{`flatten_param { axis: 3 }`, []int{2, 3, 6, 5}},
+		{`flatten_param { axis: 0 }`, []int{180}},
+		{`flatten_param { axis: -3 end_axis: 2 }`, []int{2, 18, 5}},
+	}
+	for _, c := range cases {
+		l := layertest.New[float64](t, `type: "Flatten" `+c.param)
+		top := layertest.Blob[float64](t)
+		layertest.SetUp(t, l, []*blobF64{stGaussBlob(t, 1, 2, 3, 6, 5)}, []*blobF64{top})
+		stCheckShape(t, c.param, top, c.want...)
+	}
+}
+
+func TestFlattenForwardBackward(t *testing.T) {
+	l := layertest.New[float64](t, `type: "Flatten"`)
+	bottom := stGaussBlob(t, 1, 2, 3, 6, 5)
+	top := layertest.Blob[float64](t)
+	stRun(t, l, []*blobF64{bottom}, []*blobF64{top})
+	for c := range 90 {
+		for n := range 2 {
+			if top.CPUData()[n*90+c] != bottom.CPUData()[bottom.Offset(n, c/30, (c/5)%6, c%5)] {
+				t.Fatalf("top (%d, %d) differs from the bottom's element", n, c)
+			}
+		}
+	}
+	for j := range top.Count() {
+		top.MutableCPUDiff()[j] = float64(j)
+	}
+	layertest.Backward(t, l, []*blobF64{top}, []bool{true}, []*blobF64{bottom})
+	for j, v := range bottom.CPUDiff() {
+		if v != float64(j) {
+			t.Fatalf("bottom diff[%d] = %v, want %d", j, v, j)
+		}
+	}
+	if !stSharesMemory(bottom, top, true) {
+		t.Error("the top should share the bottom's data and diff")
+	}
+}
+
+func TestFlattenErrors(t *testing.T) {
+	in := [][]int{{2, 3, 6, 5}}
+	stExpectError(t, `type: "Flatten" flatten_param { axis: 2 end_axis: 1 }`, in, 1, "end_axis 1", "comes before axis 2")
+	stExpectError(t, `type: "Flatten" flatten_param { axis: 4 }`, in, 1, "flatten_param.axis", "axis 4 out of range")
+	stExpectError(t, `type: "Flatten" flatten_param { end_axis: -5 }`, in, 1, "flatten_param.end_axis")
+	l := layertest.New[float64](t, `name: "bad" type: "Flatten"`)
+	b := stGaussBlob(t, 1, 2, 3)
+	if err := layer.SetUp(l, []*blobF64{b}, []*blobF64{b}); err == nil || !strings.Contains(err.Error(), `"bad"`) || !strings.Contains(err.Error(), "in-place") {
+		t.Errorf("in-place flatten: err = %v", err)
+	}
+}

@@ -1,0 +1,27 @@
+// Copies between a part blob and its place along one axis of a whole blob
+// (Concat's bottoms into the top, Slice's tops out of the bottom). The whole
+// is outer blocks of whole_axis * inner elements; the part's block is
+// part_axis * inner elements starting offset * inner into the whole's.
+// Thread i handles element i of the part.
+
+template <typename T>
+__device__ void axis_copy(int n, int inner, int part_axis, int whole_axis, int offset, int to_whole,
+                          const T *src, T *dst) {
+  long long block = (long long)part_axis * inner;
+  KERNEL_LOOP(i, n) {
+    long long o = i / block, r = i % block;
+    long long w = (o * whole_axis + offset) * inner + r;
+    if (to_whole) {
+      dst[w] = src[i];
+    } else {
+      dst[i] = src[w];
+    }
+  }
+}
+
+#define CONCAT(T, S)                                                                            \
+  extern "C" __global__ void axis_copy_##S(int n, int inner, int part_axis, int whole_axis,     \
+                                           int offset, int to_whole, const T *src, T *dst) {    \
+    axis_copy<T>(n, inner, part_axis, whole_axis, offset, to_whole, src, dst);                  \
+  }
+BOTH_TYPES(CONCAT)

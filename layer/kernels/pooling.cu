@@ -1,0 +1,216 @@
+// Pooling over the channel planes of a 4-D blob. Forward kernels run one
+// thread per output element; backward kernels one thread per bottom
+// element, which gathers from the outputs whose windows cover it (no
+// atomics, and the same order of additions as the CPU half's scatter).
+// Indices (MAX's mask, STOCHASTIC's sample) are plane offsets h*width + w
+// stored as T, -1 for none.
+
+// The geometry, packed by the Go side in this field order.
+struct PoolGeom {
+  int channels, height, width, pooled_h, pooled_w;
+  int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+};
+
+// A window clipped to the image, [h0, h1) x [w0, w1), and its size
+// clipped only to the padded image (AVE's divisor).
+struct PoolWindow {
+  int h0, h1, w0, w1, size;
+};
+
+__device__ PoolWindow pool_window(const PoolGeom &g, int ph, int pw) {
+  PoolWindow r;
+  int h0 = ph * g.stride_h - g.pad_h, w0 = pw * g.stride_w - g.pad_w;
+  int h1 = min(h0 + g.kernel_h, g.height + g.pad_h), w1 = min(w0 + g.kernel_w, g.width + g.pad_w);
+  r.size = (h1 - h0) * (w1 - w0);
+  r.h0 = max(h0, 0);
+  r.h1 = min(h1, g.height);
+  r.w0 = max(w0, 0);
+  r.w1 = min(w1, g.width);
+  return r;
+}
+
+// The outputs whose windows cover bottom row h (or column): [start, end).
+__device__ void pool_cover(int h, int kernel, int stride, int pad, int pooled, int *start, int *end) {
+  int hp = h + pad;
+  *start = hp < kernel ? 0 : (hp - kernel) / stride + 1;
+  *end = min(hp / stride + 1, pooled);
+}
+
+template <typename T>
+__device__ void max_pool_forward(int n, const T *x, PoolGeom g, T *y, T *idx) {
+  KERNEL_LOOP(i, n) {
+    int pw = i % g.pooled_w, ph = (i / g.pooled_w) % g.pooled_h;
+    long long plane = i / ((long long)g.pooled_w * g.pooled_h);
+    const T *xp = x + plane * g.height * g.width;
+    PoolWindow win = pool_window(g, ph, pw);
+    T best = T(-3.40282346638528859811704183484516925440e+38);  // -FLT_MAX: an empty window's value, as in Caffe
+    int arg = -1;
+    for (int h = win.h0; h < win.h1; h++) {
+      for (int w = win.w0; w < win.w1; w++) {
+        T v = xp[h * g.width + w];
+        if (arg < 0 || v > best || best != best) {  // first maximum wins; NaNs are skipped
+          best = v;
+          arg = h * g.width + w;
+        }
+      }
+    }
+    y[i] = best;
+    idx[i] = T(arg);
+  }
+}
+
+template <typename T>
+__device__ void ave_pool_forward(int n, const T *x, PoolGeom g, T *y) {
+  KERNEL_LOOP(i, n) {
+    int pw = i % g.pooled_w, ph = (i / g.pooled_w) % g.pooled_h;
+    long long plane = i / ((long long)g.pooled_w * g.pooled_h);
+    const T *xp = x + plane * g.height * g.width;
+    PoolWindow win = pool_window(g, ph, pw);
+    T sum = 0;
+    for (int h = win.h0; h < win.h1; h++) {
+      for (int w = win.w0; w < win.w1; w++) sum += xp[h * g.width + w];
+    }
+    int size = (win.h0 >= win.h1 || win.w0 >= win.w1) ? 1 : win.size;  // an empty window averages to 0
+    y[i] = sum / T(size);
+  }
+}
+
+// s holds a uniform draw per output on entry and the sampled index on exit.
+template <typename T>
+__device__ void sto_pool_forward_train(int n, const T *x, PoolGeom g, T *y, T *s) {
+  KERNEL_LOOP(i, n) {
+    int pw = i % g.pooled_w, ph = (i / g.pooled_w) % g.pooled_h;
+    long long plane = i / ((long long)g.pooled_w * g.pooled_h);
+    const T *xp = x + plane * g.height * g.width;
+    PoolWindow win = pool_window(g, ph, pw);
+    T sum = 0;
+    for (int h = win.h0; h < win.h1; h++) {
+      for (int w = win.w0; w < win.w1; w++) sum += xp[h * g.width + w];
+    }
+    T thres = s[i] * sum, cum = 0;
+    int arg = -1;
+    bool found = false;
+    for (int h = win.h0; h < win.h1 && !found; h++) {
+      for (int w = win.w0; w < win.w1; w++) {
+        arg = h * g.width + w;
+        cum += xp[arg];
+        if (cum >= thres) {
+          found = true;
+          break;
+        }
+      }
+    }
+    y[i] = arg >= 0 ? xp[arg] : T(0);
+    s[i] = T(arg);
+  }
+}
+
+// y = sum(x^2) / s with s = FLT_MIN + sum(x), kept for backward.
+template <typename T>
+__device__ void sto_pool_forward_test(int n, const T *x, PoolGeom g, T *y, T *s) {
+  KERNEL_LOOP(i, n) {
+    int pw = i % g.pooled_w, ph = (i / g.pooled_w) % g.pooled_h;
+    long long plane = i / ((long long)g.pooled_w * g.pooled_h);
+    const T *xp = x + plane * g.height * g.width;
+    PoolWindow win = pool_window(g, ph, pw);
+    T sum = T(1.17549435082228750797e-38), sq = 0;  // FLT_MIN
+    for (int h = win.h0; h < win.h1; h++) {
+      for (int w = win.w0; w < win.w1; w++) {
+        T v = xp[h * g.width + w];
+        sum += v;
+        sq += v * v;
+      }
+    }
+    y[i] = sq / sum;
+    s[i] = sum;
+  }
+}
+
+// MAX and STOCHASTIC (TRAIN): the gradients of the outputs whose index
+// names this element.
+template <typename T>
+__device__ void index_pool_backward(int n, const T *dy, const T *idx, PoolGeom g, T *dx) {
+  KERNEL_LOOP(i, n) {
+    int w = i % g.width, h = (i / g.width) % g.height;
+    long long plane = i / ((long long)g.width * g.height);
+    int ph0, ph1, pw0, pw1;
+    pool_cover(h, g.kernel_h, g.stride_h, g.pad_h, g.pooled_h, &ph0, &ph1);
+    pool_cover(w, g.kernel_w, g.stride_w, g.pad_w, g.pooled_w, &pw0, &pw1);
+    long long off = plane * g.pooled_h * g.pooled_w;
+    T here = T(h * g.width + w), grad = 0;
+    for (int ph = ph0; ph < ph1; ph++) {
+      for (int pw = pw0; pw < pw1; pw++) {
+        long long o = off + ph * g.pooled_w + pw;
+        if (idx[o] == here) grad += dy[o];
+      }
+    }
+    dx[i] = grad;
+  }
+}
+
+template <typename T>
+__device__ void ave_pool_backward(int n, const T *dy, PoolGeom g, T *dx) {
+  KERNEL_LOOP(i, n) {
+    int w = i % g.width, h = (i / g.width) % g.height;
+    long long plane = i / ((long long)g.width * g.height);
+    int ph0, ph1, pw0, pw1;
+    pool_cover(h, g.kernel_h, g.stride_h, g.pad_h, g.pooled_h, &ph0, &ph1);
+    pool_cover(w, g.kernel_w, g.stride_w, g.pad_w, g.pooled_w, &pw0, &pw1);
+    long long off = plane * g.pooled_h * g.pooled_w;
+    T grad = 0;
+    for (int ph = ph0; ph < ph1; ph++) {
+      for (int pw = pw0; pw < pw1; pw++) {
+        grad += dy[off + ph * g.pooled_w + pw] / T(pool_window(g, ph, pw).size);
+      }
+    }
+    dx[i] = grad;
+  }
+}
+
+// STOCHASTIC (TEST): the derivative of sum(x^2) / s, dy * (2x - y) / s.
+template <typename T>
+__device__ void sto_pool_backward_test(int n, const T *dy, const T *x, const T *y, const T *s, PoolGeom g,
+                                       T *dx) {
+  KERNEL_LOOP(i, n) {
+    int w = i % g.width, h = (i / g.width) % g.height;
+    long long plane = i / ((long long)g.width * g.height);
+    int ph0, ph1, pw0, pw1;
+    pool_cover(h, g.kernel_h, g.stride_h, g.pad_h, g.pooled_h, &ph0, &ph1);
+    pool_cover(w, g.kernel_w, g.stride_w, g.pad_w, g.pooled_w, &pw0, &pw1);
+    long long off = plane * g.pooled_h * g.pooled_w;
+    T v = x[i], grad = 0;
+    for (int ph = ph0; ph < ph1; ph++) {
+      for (int pw = pw0; pw < pw1; pw++) {
+        long long o = off + ph * g.pooled_w + pw;
+        grad += dy[o] * (2 * v - y[o]) / s[o];
+      }
+    }
+    dx[i] = grad;
+  }
+}
+
+#define POOLING(T, S)                                                                                 \
+  extern "C" __global__ void max_pool_forward_##S(int n, const T *x, PoolGeom g, T *y, T *idx) {      \
+    max_pool_forward<T>(n, x, g, y, idx);                                                             \
+  }                                                                                                   \
+  extern "C" __global__ void ave_pool_forward_##S(int n, const T *x, PoolGeom g, T *y) {              \
+    ave_pool_forward<T>(n, x, g, y);                                                                  \
+  }                                                                                                   \
+  extern "C" __global__ void sto_pool_forward_train_##S(int n, const T *x, PoolGeom g, T *y, T *s) {  \
+    sto_pool_forward_train<T>(n, x, g, y, s);                                                         \
+  }                                                                                                   \
+  extern "C" __global__ void sto_pool_forward_test_##S(int n, const T *x, PoolGeom g, T *y, T *s) {   \
+    sto_pool_forward_test<T>(n, x, g, y, s);                                                          \
+  }                                                                                                   \
+  extern "C" __global__ void index_pool_backward_##S(int n, const T *dy, const T *idx, PoolGeom g,    \
+                                                     T *dx) {                                         \
+    index_pool_backward<T>(n, dy, idx, g, dx);                                                        \
+  }                                                                                                   \
+  extern "C" __global__ void ave_pool_backward_##S(int n, const T *dy, PoolGeom g, T *dx) {           \
+    ave_pool_backward<T>(n, dy, g, dx);                                                               \
+  }                                                                                                   \
+  extern "C" __global__ void sto_pool_backward_test_##S(int n, const T *dy, const T *x, const T *y,   \
+                                                        const T *s, PoolGeom g, T *dx) {              \
+    sto_pool_backward_test<T>(n, dy, x, y, s, g, dx);                                                 \
+  }
+BOTH_TYPES(POOLING)

@@ -1,0 +1,162 @@
+package layer
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("LRN", newLRN[float32], newLRN[float64]) }
+
+// LRN is local response normalization of a 4-D (num, channels, height,
+// width) bottom: y = x * scale^(-beta), where
+//
+//   - ACROSS_CHANNELS: scale = k + alpha/local_size * the sum of x^2 over
+//     the local_size channels centred on x's (zero beyond the edges);
+//   - WITHIN_CHANNEL: scale = 1 + alpha * the average of x^2 over the
+//     local_size x local_size square centred on x in its plane. Caffe
+//     builds this from average pooling with pad (local_size-1)/2, whose
+//     divisor counts the padding, so it is always local_size^2; k is not
+//     used.
+//
+// local_size must be odd. The window sums are computed directly for each
+// element rather than as running sums, so that no rounding error carries
+// from one channel to the next.
+type LRN[T Float] struct {
+	Base[T]
+	within                       bool
+	size                         int
+	alpha, beta, k               T
+	num, channels, height, width int
+	// scale holds each element's scale for backward.
+	scale *blob.Blob[T]
+}
+
+func newLRN[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &LRN[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	lp := p.GetLrnParam()
+	l.size = int(lp.GetLocalSize())
+	if l.size%2 != 1 {
+		return nil, fmt.Errorf("LRN only supports odd values for local_size, got %d", l.size)
+	}
+	switch lp.GetNormRegion() {
+	case caffepb.LRNParameter_ACROSS_CHANNELS:
+	case caffepb.LRNParameter_WITHIN_CHANNEL:
+		l.within = true
+	default:
+		return nil, fmt.Errorf("unknown normalization region %v", lp.GetNormRegion())
+	}
+	l.alpha, l.beta, l.k = T(lp.GetAlpha()), T(lp.GetBeta()), T(lp.GetK())
+	return l, nil
+}
+
+// Type returns "LRN".
+func (*LRN[T]) Type() string { return "LRN" }
+
+// Counts returns one bottom and one top.
+func (*LRN[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(1), Top: Exactly(1)} }
+
+// LayerSetUp creates the scale buffer.
+func (l *LRN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	var err error
+	l.scale, err = l.NewBlob()
+	return err
+}
+
+// Reshape gives the top and the scale buffer the bottom's shape.
+func (l *LRN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	b := bottom[0]
+	if b.NumAxes() != 4 {
+		return fmt.Errorf("input must have 4 axes, corresponding to (num, channels, height, width), got %s", b.ShapeString())
+	}
+	s := b.Shape()
+	l.num, l.channels, l.height, l.width = s[0], s[1], s[2], s[3]
+	if err := top[0].ReshapeLike(b); err != nil {
+		return err
+	}
+	return l.scale.ReshapeLike(b)
+}
+
+// lrnWindow is the geometry of LRN's windows over a 4-D blob.
+type lrnWindow struct {
+	within                  bool
+	half                    int // (local_size - 1) / 2
+	channels, height, width int
+}
+
+func (l *LRN[T]) window() lrnWindow {
+	return lrnWindow{l.within, (l.size - 1) / 2, l.channels, l.height, l.width}
+}
+
+// lrnSum returns the sum of f over the window centred on element i
+// (clipped to the blob), adding the elements in ascending order as the
+// kernels do.
+func lrnSum[T Float](g lrnWindow, i int, f func(j int) T) T {
+	plane := g.height * g.width
+	var s T
+	if !g.within {
+		c := i / plane % g.channels
+		base := i - c*plane
+		for cc := max(c-g.half, 0); cc <= min(c+g.half, g.channels-1); cc++ {
+			s += f(base + cc*plane)
+		}
+		return s
+	}
+	w, h := i%g.width, i/g.width%g.height
+	base := i - h*g.width - w
+	for hh := max(h-g.half, 0); hh <= min(h+g.half, g.height-1); hh++ {
+		for ww := max(w-g.half, 0); ww <= min(w+g.half, g.width-1); ww++ {
+			s += f(base + hh*g.width + ww)
+		}
+	}
+	return s
+}
+
+// coeffs returns the factor of the window's sum of squares in the scale,
+// the scale's constant term, and the factor 2*alpha*beta/(window size) of
+// the backward pass.
+func (l *LRN[T]) coeffs() (sumFactor, constant, backFactor T) {
+	n := T(l.size)
+	if l.within {
+		n *= T(l.size)
+		return l.alpha / n, 1, 2 * l.alpha * l.beta / n
+	}
+	return l.alpha / n, l.k, 2 * l.alpha * l.beta / n
+}
+
+// ForwardCPU computes each element's scale and output.
+func (l *LRN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	x, y, scale := bottom[0].CPUData(), top[0].MutableCPUData(), l.scale.MutableCPUData()
+	win := l.window()
+	sumFactor, constant, _ := l.coeffs()
+	sq := func(j int) T { return x[j] * x[j] }
+	for i, v := range x {
+		s := constant + sumFactor*lrnSum(win, i, sq)
+		scale[i] = s
+		y[i] = v * T(math.Pow(float64(s), float64(-l.beta)))
+	}
+	return nil
+}
+
+// BackwardCPU computes dx = dy * scale^-beta - 2*alpha*beta/n * x * (the
+// window's sum of dy * y / scale), n being the window's size.
+func (l *LRN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !propagateDown[0] {
+		return nil
+	}
+	x, dx := bottom[0].CPUData(), bottom[0].MutableCPUDiff()
+	y, dy, scale := top[0].CPUData(), top[0].CPUDiff(), l.scale.CPUData()
+	win := l.window()
+	_, _, backFactor := l.coeffs()
+	ratio := func(j int) T { return dy[j] * y[j] / scale[j] }
+	for i, v := range x {
+		acc := lrnSum(win, i, ratio)
+		dx[i] = dy[i]*T(math.Pow(float64(scale[i]), float64(-l.beta))) - backFactor*v*acc
+	}
+	return nil
+}

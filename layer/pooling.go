@@ -1,0 +1,490 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("Pooling", newPooling[float32], newPooling[float64]) }
+
+// Pooling reduces each kernel_h x kernel_w window of every channel plane of
+// a 4-D (num, channels, height, width) bottom to one value:
+//
+//   - MAX: the window's maximum (the first one, in row-major order, on
+//     ties); a second top, if given, receives the argmax as a float index
+//     h*width + w within the plane (Caffe's mask top).
+//   - AVE: the sum over the window clipped to the image divided by the
+//     window's size clipped only to the padded image, so padding counts.
+//   - STOCHASTIC: in TRAIN an element drawn with probability proportional
+//     to its (non-negative) value; in TEST sum(x^2) / sum(x).
+//
+// The output size is ceil((in + 2*pad - kernel) / stride) + 1 (floor with
+// round_mode FLOOR), less one where padding would make the last window
+// start beyond the image and its left padding. global_pooling makes the
+// kernel the whole plane.
+type Pooling[T Float] struct {
+	Base[T]
+	method caffepb.PoolingParameter_PoolMethod
+	global bool
+	ceil   bool
+	poolGeom
+	// geomArgs is poolGeom packed for the kernels (pooling_cuda.go).
+	geomArgs [poolGeomInts]int32
+	// mask holds MAX's argmax when there is no mask top.
+	mask *blob.Blob[T]
+	// sample holds STOCHASTIC's per-output state: in TRAIN the uniform
+	// draw, which forward replaces by the sampled index; in TEST the
+	// window's sum, which backward needs.
+	sample *blob.Blob[T]
+}
+
+// poolGeom is the pooling geometry of one bottom shape.
+type poolGeom struct {
+	num, channels, height, width int
+	pooledH, pooledW             int
+	kernelH, kernelW             int
+	strideH, strideW             int
+	padH, padW                   int
+}
+
+// poolGeomInts is the number of ints the kernels' struct PoolGeom holds.
+const poolGeomInts = 11
+
+func newPooling[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &Pooling[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	if err := l.readParam(p.GetPoolingParam()); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// readParam reads and checks pooling_param; the kernel of global pooling
+// waits for the bottom's shape.
+func (l *Pooling[T]) readParam(pp *caffepb.PoolingParameter) error {
+	l.method, l.global = pp.GetPool(), pp.GetGlobalPooling()
+	switch l.method {
+	case caffepb.PoolingParameter_MAX, caffepb.PoolingParameter_AVE, caffepb.PoolingParameter_STOCHASTIC:
+	default:
+		return fmt.Errorf("unknown pooling method %v", l.method)
+	}
+	switch pp.GetRoundMode() {
+	case caffepb.PoolingParameter_CEIL:
+		l.ceil = true
+	case caffepb.PoolingParameter_FLOOR:
+	default:
+		return fmt.Errorf("unknown rounding mode %v", pp.GetRoundMode())
+	}
+	var err error
+	if l.global {
+		if pp.KernelSize != nil || pp.KernelH != nil || pp.KernelW != nil {
+			return errors.New("with global_pooling: true, the filter size cannot be specified")
+		}
+	} else if l.kernelH, l.kernelW, err = sizePair("kernel_size", "kernel", pp.KernelSize, pp.KernelH, pp.KernelW, -1); err != nil {
+		return err
+	}
+	if l.padH, l.padW, err = sizePair("pad", "pad", pp.Pad, pp.PadH, pp.PadW, 0); err != nil {
+		return err
+	}
+	if l.strideH, l.strideW, err = sizePair("stride", "stride", pp.Stride, pp.StrideH, pp.StrideW, 1); err != nil {
+		return err
+	}
+	if l.strideH <= 0 || l.strideW <= 0 {
+		return fmt.Errorf("stride must be positive, got %d x %d", l.strideH, l.strideW)
+	}
+	if l.global {
+		if l.padH != 0 || l.padW != 0 || l.strideH != 1 || l.strideW != 1 {
+			return fmt.Errorf("with global_pooling: true, only pad = 0 and stride = 1 are allowed, got pad %d x %d and stride %d x %d",
+				l.padH, l.padW, l.strideH, l.strideW)
+		}
+		return nil
+	}
+	return l.checkKernel()
+}
+
+// checkKernel checks the kernel against the padding (known once the
+// kernel is).
+func (l *Pooling[T]) checkKernel() error {
+	if l.kernelH <= 0 || l.kernelW <= 0 {
+		return fmt.Errorf("filter dimensions cannot be zero: kernel %d x %d", l.kernelH, l.kernelW)
+	}
+	if l.padH == 0 && l.padW == 0 {
+		return nil
+	}
+	if l.method == caffepb.PoolingParameter_STOCHASTIC {
+		return errors.New("padding is implemented only for average and max pooling")
+	}
+	if l.padH >= l.kernelH || l.padW >= l.kernelW {
+		return fmt.Errorf("pad %d x %d must be smaller than the kernel %d x %d", l.padH, l.padW, l.kernelH, l.kernelW)
+	}
+	return nil
+}
+
+// sizePair reads one of pooling's 2-D sizes: the square field or both of
+// the _h/_w fields, never both forms. def < 0 means the size is required.
+func sizePair(name, hw string, square, h, w *uint32, def int) (int, int, error) {
+	switch {
+	case square != nil && (h != nil || w != nil):
+		return 0, 0, fmt.Errorf("%s is %s OR %s_h and %s_w; not both", hw, name, hw, hw)
+	case square != nil:
+		return int(*square), int(*square), nil
+	case h != nil && w != nil:
+		return int(*h), int(*w), nil
+	case h != nil || w != nil:
+		return 0, 0, fmt.Errorf("for non-square %ss both %s_h and %s_w are required", hw, hw, hw)
+	case def < 0:
+		return 0, 0, fmt.Errorf("%s (or %s_h and %s_w) must be specified", name, hw, hw)
+	}
+	return def, def, nil
+}
+
+// Type returns "Pooling".
+func (*Pooling[T]) Type() string { return "Pooling" }
+
+// Counts returns one bottom and one top, or two tops (the mask) for MAX.
+func (l *Pooling[T]) Counts() BlobCounts {
+	if l.method == caffepb.PoolingParameter_MAX {
+		return BlobCounts{Bottom: Exactly(1), Top: Between(1, 2)}
+	}
+	return BlobCounts{Bottom: Exactly(1), Top: Exactly(1)}
+}
+
+// LayerSetUp creates the internal index buffers.
+func (l *Pooling[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	var err error
+	switch {
+	case l.method == caffepb.PoolingParameter_MAX && len(top) == 1:
+		l.mask, err = l.NewBlob()
+	case l.method == caffepb.PoolingParameter_STOCHASTIC:
+		l.sample, err = l.NewBlob()
+	}
+	return err
+}
+
+// Reshape computes the output size and sizes the tops and buffers.
+func (l *Pooling[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	b := bottom[0]
+	if b.NumAxes() != 4 {
+		return fmt.Errorf("input must have 4 axes, corresponding to (num, channels, height, width), got %s", b.ShapeString())
+	}
+	s := b.Shape()
+	l.num, l.channels, l.height, l.width = s[0], s[1], s[2], s[3]
+	if l.global {
+		l.kernelH, l.kernelW = l.height, l.width
+		if err := l.checkKernel(); err != nil {
+			return err
+		}
+	}
+	var err error
+	if l.pooledH, err = pooledSize("height", l.height, l.kernelH, l.padH, l.strideH, l.ceil); err != nil {
+		return err
+	}
+	if l.pooledW, err = pooledSize("width", l.width, l.kernelW, l.padW, l.strideW, l.ceil); err != nil {
+		return err
+	}
+	if err := l.checkIndexable(); err != nil {
+		return err
+	}
+	l.geomArgs = l.poolGeom.pack()
+	if err := top[0].Reshape4(l.num, l.channels, l.pooledH, l.pooledW); err != nil {
+		return err
+	}
+	for _, b := range [...]*blob.Blob[T]{l.indexBlob(top), l.sample} {
+		if b != nil {
+			if err := b.ReshapeLike(top[0]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkIndexable refuses planes whose offsets T cannot hold exactly: MAX
+// and STOCHASTIC keep indices in blobs of T, and a float32 holds every
+// integer only up to 2^24.
+func (l *Pooling[T]) checkIndexable() error {
+	var zero T
+	if _, ok := any(zero).(float32); !ok || l.method == caffepb.PoolingParameter_AVE || l.height*l.width <= 1<<24 {
+		return nil
+	}
+	return fmt.Errorf("a %d x %d plane has more elements than float32 indices can address (2^24)", l.height, l.width)
+}
+
+// pooledSize is the number of windows along one axis.
+func pooledSize(axis string, in, kernel, pad, stride int, ceil bool) (int, error) {
+	span := in + 2*pad - kernel
+	q := span / stride // rounds towards zero
+	if q*stride != span {
+		switch {
+		case span < 0 && !ceil:
+			q--
+		case span > 0 && ceil:
+			q++
+		}
+	}
+	out := q + 1
+	// With padding, the last window must start inside the image or its
+	// left padding.
+	if pad > 0 && (out-1)*stride >= in+pad {
+		out--
+	}
+	if out < 1 {
+		return 0, fmt.Errorf("kernel %d with pad %d and stride %d leaves no output for input %s %d", kernel, pad, stride, axis, in)
+	}
+	return out, nil
+}
+
+// pack lays the geometry out as the kernels' struct PoolGeom.
+func (g *poolGeom) pack() [poolGeomInts]int32 {
+	return [poolGeomInts]int32{
+		int32(g.channels), int32(g.height), int32(g.width), int32(g.pooledH), int32(g.pooledW),
+		int32(g.kernelH), int32(g.kernelW), int32(g.strideH), int32(g.strideW), int32(g.padH), int32(g.padW),
+	}
+}
+
+// window returns the rows [h0, h1) and columns [w0, w1) of output (ph, pw)
+// clipped to the image, and the size of the window clipped only to the
+// padded image (AVE's divisor). A window may be empty when the stride
+// exceeds the kernel without padding.
+func (g *poolGeom) window(ph, pw int) (h0, h1, w0, w1, size int) {
+	h0, w0 = ph*g.strideH-g.padH, pw*g.strideW-g.padW
+	h1, w1 = min(h0+g.kernelH, g.height+g.padH), min(w0+g.kernelW, g.width+g.padW)
+	size = (h1 - h0) * (w1 - w0)
+	return max(h0, 0), min(h1, g.height), max(w0, 0), min(w1, g.width), size
+}
+
+// planes returns the number of channel planes and the elements of one
+// bottom and one top plane.
+func (g *poolGeom) planes() (n, in, out int) {
+	return g.num * g.channels, g.height * g.width, g.pooledH * g.pooledW
+}
+
+// ForwardCPU pools every window.
+func (l *Pooling[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
+	switch l.method {
+	case caffepb.PoolingParameter_MAX:
+		maxPoolForward(&l.poolGeom, x, y, l.indexBlob(top).MutableCPUData())
+	case caffepb.PoolingParameter_AVE:
+		avePoolForward(&l.poolGeom, x, y)
+	case caffepb.PoolingParameter_STOCHASTIC:
+		s := l.sample.MutableCPUData()
+		if l.Phase() == caffepb.Phase_TRAIN {
+			mathfn.RngUniform(len(s), 0, 1, s, l.RNG())
+			stoPoolForwardTrain(&l.poolGeom, x, y, s)
+		} else {
+			stoPoolForwardTest(&l.poolGeom, x, y, s)
+		}
+	}
+	return nil
+}
+
+// indexBlob is where MAX keeps its argmax: the mask top if there is one.
+func (l *Pooling[T]) indexBlob(top []*blob.Blob[T]) *blob.Blob[T] {
+	if len(top) > 1 {
+		return top[1]
+	}
+	return l.mask
+}
+
+// maxPoolForward writes each window's maximum and its index. NaNs are
+// skipped unless the whole window is NaN; an empty window gives -FLT_MAX
+// and index -1, as in Caffe.
+func maxPoolForward[T Float](g *poolGeom, x, y, idx []T) {
+	n, in, out := g.planes()
+	for p := range n {
+		xp, yp, ip := x[p*in:(p+1)*in], y[p*out:(p+1)*out], idx[p*out:(p+1)*out]
+		for ph := range g.pooledH {
+			for pw := range g.pooledW {
+				h0, h1, w0, w1, _ := g.window(ph, pw)
+				best, arg := T(-math.MaxFloat32), -1
+				for h := h0; h < h1; h++ {
+					for w := w0; w < w1; w++ {
+						if v := xp[h*g.width+w]; arg < 0 || v > best || math.IsNaN(float64(best)) {
+							best, arg = v, h*g.width+w
+						}
+					}
+				}
+				yp[ph*g.pooledW+pw], ip[ph*g.pooledW+pw] = best, T(arg)
+			}
+		}
+	}
+}
+
+// avePoolForward writes each window's sum divided by its padded size.
+func avePoolForward[T Float](g *poolGeom, x, y []T) {
+	n, in, out := g.planes()
+	for p := range n {
+		xp, yp := x[p*in:(p+1)*in], y[p*out:(p+1)*out]
+		for ph := range g.pooledH {
+			for pw := range g.pooledW {
+				h0, h1, w0, w1, size := g.window(ph, pw)
+				var sum T
+				for h := h0; h < h1; h++ {
+					for w := w0; w < w1; w++ {
+						sum += xp[h*g.width+w]
+					}
+				}
+				if h0 >= h1 || w0 >= w1 {
+					size = 1 // an empty window averages to 0
+				}
+				yp[ph*g.pooledW+pw] = sum / T(size)
+			}
+		}
+	}
+}
+
+// stoPoolForwardTrain samples one element of each window: the first whose
+// running sum reaches u times the window's sum, u being the uniform draw
+// in s, which it replaces by the sampled index (-1 for an empty window).
+func stoPoolForwardTrain[T Float](g *poolGeom, x, y, s []T) {
+	n, in, out := g.planes()
+	for p := range n {
+		xp, yp, sp := x[p*in:(p+1)*in], y[p*out:(p+1)*out], s[p*out:(p+1)*out]
+		for ph := range g.pooledH {
+			for pw := range g.pooledW {
+				h0, h1, w0, w1, _ := g.window(ph, pw)
+				var sum T
+				for h := h0; h < h1; h++ {
+					for w := w0; w < w1; w++ {
+						sum += xp[h*g.width+w]
+					}
+				}
+				o := ph*g.pooledW + pw
+				arg := sampleWindow(xp, g.width, h0, h1, w0, w1, sp[o]*sum)
+				yp[o], sp[o] = 0, T(arg)
+				if arg >= 0 {
+					yp[o] = xp[arg]
+				}
+			}
+		}
+	}
+}
+
+// sampleWindow returns the index of the first element of the window whose
+// running sum reaches thres, the last element if rounding lets none reach
+// it, or -1 for an empty window.
+func sampleWindow[T Float](xp []T, width, h0, h1, w0, w1 int, thres T) int {
+	var cum T
+	arg := -1
+	for h := h0; h < h1; h++ {
+		for w := w0; w < w1; w++ {
+			arg = h*width + w
+			if cum += xp[arg]; cum >= thres {
+				return arg
+			}
+		}
+	}
+	return arg
+}
+
+// stoPoolForwardTest writes sum(x^2) / sum(x) for each window, the sum
+// starting at FLT_MIN as in Caffe so that an all-zero window gives 0, and
+// keeps that sum in s for backward.
+func stoPoolForwardTest[T Float](g *poolGeom, x, y, s []T) {
+	n, in, out := g.planes()
+	for p := range n {
+		xp, yp, sp := x[p*in:(p+1)*in], y[p*out:(p+1)*out], s[p*out:(p+1)*out]
+		for ph := range g.pooledH {
+			for pw := range g.pooledW {
+				h0, h1, w0, w1, _ := g.window(ph, pw)
+				sum, sq := T(fltMin), T(0)
+				for h := h0; h < h1; h++ {
+					for w := w0; w < w1; w++ {
+						v := xp[h*g.width+w]
+						sum += v
+						sq += v * v
+					}
+				}
+				o := ph*g.pooledW + pw
+				yp[o], sp[o] = sq/sum, sum
+			}
+		}
+	}
+}
+
+// BackwardCPU routes the gradient: MAX and STOCHASTIC (TRAIN) to the
+// recorded index, AVE spread over the window, STOCHASTIC (TEST) through
+// the derivative of sum(x^2)/sum(x).
+func (l *Pooling[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !propagateDown[0] {
+		return nil
+	}
+	dy, dx := top[0].CPUDiff(), bottom[0].MutableCPUDiff()
+	clear(dx)
+	switch l.method {
+	case caffepb.PoolingParameter_MAX:
+		indexPoolBackward(&l.poolGeom, dy, l.indexBlob(top).CPUData(), dx)
+	case caffepb.PoolingParameter_AVE:
+		avePoolBackward(&l.poolGeom, dy, dx)
+	case caffepb.PoolingParameter_STOCHASTIC:
+		if l.Phase() == caffepb.Phase_TRAIN {
+			indexPoolBackward(&l.poolGeom, dy, l.sample.CPUData(), dx)
+		} else {
+			stoPoolBackwardTest(&l.poolGeom, dy, bottom[0].CPUData(), top[0].CPUData(), l.sample.CPUData(), dx)
+		}
+	}
+	return nil
+}
+
+// indexPoolBackward adds each output's gradient to the bottom element its
+// index names (none for index -1).
+func indexPoolBackward[T Float](g *poolGeom, dy, idx, dx []T) {
+	n, in, out := g.planes()
+	for p := range n {
+		dxp := dx[p*in : (p+1)*in]
+		for o, d := range dy[p*out : (p+1)*out] {
+			if i := int(idx[p*out+o]); i >= 0 {
+				dxp[i] += d
+			}
+		}
+	}
+}
+
+// avePoolBackward spreads each output's gradient divided by the window's
+// padded size over the window.
+func avePoolBackward[T Float](g *poolGeom, dy, dx []T) {
+	n, in, out := g.planes()
+	for p := range n {
+		dyp, dxp := dy[p*out:(p+1)*out], dx[p*in:(p+1)*in]
+		for ph := range g.pooledH {
+			for pw := range g.pooledW {
+				h0, h1, w0, w1, size := g.window(ph, pw)
+				d := dyp[ph*g.pooledW+pw] / T(size)
+				for h := h0; h < h1; h++ {
+					for w := w0; w < w1; w++ {
+						dxp[h*g.width+w] += d
+					}
+				}
+			}
+		}
+	}
+}
+
+// stoPoolBackwardTest is the gradient of y = sum(x^2) / s with s = FLT_MIN
+// + sum(x): dy * (2x - y) / s for each element of the window.
+func stoPoolBackwardTest[T Float](g *poolGeom, dy, x, y, s, dx []T) {
+	n, in, out := g.planes()
+	for p := range n {
+		xp, dxp := x[p*in:(p+1)*in], dx[p*in:(p+1)*in]
+		for ph := range g.pooledH {
+			for pw := range g.pooledW {
+				h0, h1, w0, w1, _ := g.window(ph, pw)
+				o := p*out + ph*g.pooledW + pw
+				for h := h0; h < h1; h++ {
+					for w := w0; w < w1; w++ {
+						i := h*g.width + w
+						dxp[i] += dy[o] * (2*xp[i] - y[o]) / s[o]
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("Scale", newScale[float32], newScale[float64]) }
+
+// Scale multiplies the bottom by a vector broadcast over it: top = x * s,
+// with s's axes lining up with the bottom's from scale_param.axis (default
+// 1). s is a learnable blob of shape bottom.shape[axis : axis+num_axes]
+// (num_axes default 1, -1 for all remaining axes, 0 for a scalar), filled
+// by scale_param.filler (default constant 1), or the second bottom, which
+// then gets a gradient. With bias_term a learnable bias of s's shape
+// (bias_filler, default constant 0) is added, as a Bias layer would. It
+// works in place.
+type Scale[T Float] struct {
+	Base[T]
+	biasIndex int // index of the bias among the learnable blobs, -1 if none
+	shape     broadcastShape
+	buf       broadcastBuffers[T]
+	// temp holds the bottom when in place (backward needs it), and the
+	// product dy*x in backward when no diff can hold it.
+	temp *blob.Blob[T]
+}
+
+func newScale[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &Scale[T]{biasIndex: -1}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Type returns "Scale".
+func (*Scale[T]) Type() string { return "Scale" }
+
+// Counts returns the data and optionally the scale in, one top out.
+func (*Scale[T]) Counts() BlobCounts { return BlobCounts{Bottom: Between(1, 2), Top: Exactly(1)} }
+
+// LayerSetUp creates and fills the learnable scale (one bottom) and bias
+// (bias_term) that did not come with the model. As in Caffe, a model's
+// blobs are the scale (one bottom) then the bias; a missing bias is filled.
+func (l *Scale[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	sp := l.param.GetScaleParam()
+	want := 0
+	if len(bottom) == 1 {
+		want++
+	}
+	if sp.GetBiasTerm() {
+		want++
+	}
+	if len(l.blobs) > want {
+		return fmt.Errorf("incorrect number of learnable blobs: the model gives %d, the layer has %d (scale from a bottom: %v, bias_term: %v)",
+			len(l.blobs), want, len(bottom) == 2, sp.GetBiasTerm())
+	}
+	var err error
+	if l.temp, err = l.NewBlob(); err != nil {
+		return err
+	}
+	vecShape, err := l.setUpScale(bottom, sp)
+	if err != nil {
+		return err
+	}
+	if !sp.GetBiasTerm() {
+		return nil
+	}
+	if len(l.blobs) < want {
+		b, err := l.newParamBlobOfShape(sp.GetBiasFiller(), vecShape)
+		if err != nil {
+			return fmt.Errorf("bias filler: %w", err)
+		}
+		l.blobs = append(l.blobs, b)
+	}
+	l.biasIndex = len(l.blobs) - 1
+	return nil
+}
+
+// setUpScale creates the learnable scale if there is one to create and
+// returns the shape of the scale vector (which the bias shares).
+func (l *Scale[T]) setUpScale(bottom []*blob.Blob[T], sp *caffepb.ScaleParameter) ([]int, error) {
+	if len(bottom) == 2 {
+		return slices.Clone(bottom[1].Shape()), nil
+	}
+	if len(l.blobs) > 0 {
+		return slices.Clone(l.blobs[0].Shape()), nil
+	}
+	shape, err := learnedVectorShape("scale", bottom[0], int(sp.GetAxis()), int(sp.GetNumAxes()))
+	if err != nil {
+		return nil, err
+	}
+	fp := sp.GetFiller()
+	if fp == nil {
+		// Identity by default.
+		fp = &caffepb.FillerParameter{Type: proto.String("constant"), Value: proto.Float32(1)}
+	}
+	s, err := l.newParamBlobOfShape(fp, shape)
+	if err != nil {
+		return nil, fmt.Errorf("scale filler: %w", err)
+	}
+	l.blobs = append(l.blobs, s)
+	return shape, nil
+}
+
+// vector returns the scale: bottom[1] or the learnable blob.
+func (l *Scale[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
+	if len(bottom) == 2 {
+		return bottom[1]
+	}
+	return l.blobs[0]
+}
+
+// Reshape checks the scale (and bias) against the bottom and sizes the top
+// and the buffers.
+func (l *Scale[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	if l.temp == nil {
+		return errors.New("the layer is not set up")
+	}
+	vec := l.vector(bottom)
+	s, err := broadcastGeometry("scale", bottom[0], vec, int(l.param.GetScaleParam().GetAxis()))
+	if err != nil {
+		return err
+	}
+	if l.biasIndex >= 0 && !slices.Equal(l.blobs[l.biasIndex].Shape(), vec.Shape()) {
+		return fmt.Errorf("bias shape %s differs from the scale's %s", l.blobs[l.biasIndex].ShapeString(), vec.ShapeString())
+	}
+	l.shape = s
+	if top[0] != bottom[0] {
+		if err := top[0].ReshapeLike(bottom[0]); err != nil {
+			return err
+		}
+	}
+	// Memory is allocated on first use, so sizing temp costs nothing when
+	// it is not needed.
+	if err := l.temp.ReshapeLike(bottom[0]); err != nil {
+		return err
+	}
+	return l.buf.reshape(&l.Base, s)
+}
+
+// ForwardCPU scales on the host.
+func (l *Scale[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	return scaleForward[T](l, hostBroadcaster[T]{}, bottom, top)
+}
+
+// BackwardCPU computes the gradients on the host.
+func (l *Scale[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return scaleBackward[T](l, hostBroadcaster[T]{}, top, propagateDown, bottom)
+}
+
+func scaleForward[T Float, A any](l *Scale[T], d broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
+	n := bottom[0].Count()
+	x := d.data(bottom[0])
+	if bottom[0] == top[0] {
+		// Backward needs x, which the output is about to replace.
+		d.Copy(n, x, d.mutableData(l.temp))
+	}
+	y := d.mutableData(top[0])
+	if err := d.broadcast(broadcastMul, n, l.shape.dim, l.shape.inner, x, d.data(l.vector(bottom)), y); err != nil {
+		return err
+	}
+	if l.biasIndex >= 0 {
+		if err := addBias(d, l.shape, y, d.data(l.blobs[l.biasIndex]), y); err != nil {
+			return err
+		}
+	}
+	return d.Err()
+}
+
+// scaleBackward computes, in this order because in place the bottom's diff
+// is the top's: the bias gradient, the scale gradient (sum over outer and
+// inner of dy*x), then dx = dy*s.
+func scaleBackward[T Float, A any](l *Scale[T], d broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	dy := d.diff(top[0])
+	if l.biasIndex >= 0 && l.ParamPropagateDown(l.biasIndex) {
+		biasGradient(d, l.shape, &l.buf, dy, 1, d.mutableDiff(l.blobs[l.biasIndex]))
+	}
+	vec := l.vector(bottom)
+	fromBottom := len(bottom) == 2
+	if (fromBottom && propagateDown[1]) || (!fromBottom && l.ParamPropagateDown(0)) {
+		scaleGradient[T](l, d, dy, propagateDown[0], bottom[0], top[0], vec, !fromBottom)
+	}
+	if propagateDown[0] {
+		n := bottom[0].Count()
+		if err := d.broadcast(broadcastMul, n, l.shape.dim, l.shape.inner, dy, d.data(vec), d.mutableDiff(bottom[0])); err != nil {
+			return err
+		}
+	}
+	return d.Err()
+}
+
+// scaleGradient adds (learnable scale) or assigns (bottom scale) the sum
+// over outer and inner of dy*x to the scale's diff. The product dy*x goes
+// to the bottom's diff when dx overwrites it afterwards, else to temp
+// (which in place holds x: each element is read before it is replaced).
+func scaleGradient[T Float, A any](l *Scale[T], d device[T, A], dy A, dxWanted bool, bottom, top, vec *blob.Blob[T], learnable bool) {
+	n := bottom.Count()
+	inPlace := bottom == top
+	x := d.data(bottom)
+	if inPlace {
+		x = d.data(l.temp)
+	}
+	var product A
+	if dxWanted && !inPlace {
+		product = d.mutableDiff(bottom)
+	} else {
+		product = d.mutableData(l.temp)
+	}
+	d.Mul(n, dy, x, product)
+	var beta T
+	if learnable {
+		beta = 1
+	}
+	sumBroadcast(d, l.shape, &l.buf, product, beta, d.mutableDiff(vec))
+}

@@ -1,0 +1,187 @@
+package net
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// CopyTrainedLayersFrom loads the weights of a trained net (a NetParameter
+// with blobs, as read from a .caffemodel) into the layers of the same name.
+// Layers of the model that this net lacks are skipped; every blob must have
+// the shape this net's layer expects. Everything is checked before anything
+// is copied, so a mismatch leaves the net as it was.
+func (n *Net[T]) CopyTrainedLayersFrom(model *caffepb.NetParameter) error {
+	type copyJob struct {
+		target *blob.Blob[T]
+		source *caffepb.BlobProto
+	}
+	var jobs []copyJob
+	for _, src := range model.Layer {
+		id, ok := n.layerIndex[src.GetName()]
+		if !ok {
+			glog.Infof("Ignoring source layer %s", src.GetName())
+			continue
+		}
+		targets := n.layers[id].LayerBase().Blobs()
+		if len(targets) != len(src.Blobs) {
+			return fmt.Errorf("incompatible number of blobs for layer %q: the model has %d, the net's layer %d", src.GetName(), len(src.Blobs), len(targets))
+		}
+		for j, t := range targets {
+			if !t.ShapeEquals(src.Blobs[j]) {
+				return fmt.Errorf("cannot copy param %d weights from layer %q; shape mismatch. Source param shape is %s; target param shape is %s. "+
+					"To learn this layer's parameters from scratch rather than copying from a saved net, rename the layer",
+					j, src.GetName(), protoShapeString(src.Blobs[j]), t.ShapeString())
+			}
+			jobs = append(jobs, copyJob{t, src.Blobs[j]})
+		}
+	}
+	for _, j := range jobs {
+		if err := j.target.FromProto(j.source, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// protoShapeString renders a BlobProto's shape as ShapeString does.
+func protoShapeString(p *caffepb.BlobProto) string {
+	b, _ := blob.New[float32]()
+	dims := p.GetShape().GetDim()
+	if p.Num != nil || p.Channels != nil || p.Height != nil || p.Width != nil {
+		dims = []int64{int64(p.GetNum()), int64(p.GetChannels()), int64(p.GetHeight()), int64(p.GetWidth())}
+	}
+	shape := make([]int, len(dims))
+	for i, d := range dims {
+		shape[i] = int(d)
+	}
+	if err := b.Reshape(shape); err != nil {
+		return fmt.Sprint(dims)
+	}
+	return b.ShapeString()
+}
+
+// CopyTrainedLayersFromFile loads weights from a .caffemodel (binary
+// NetParameter, upgraded from older formats as needed).
+func (n *Net[T]) CopyTrainedLayersFromFile(path string) error {
+	if strings.HasSuffix(path, ".h5") {
+		return fmt.Errorf("%s: HDF5 weight files are not supported; use a binary .caffemodel", path)
+	}
+	model, err := ReadNetParamsFromBinaryFile(path)
+	if err != nil {
+		return err
+	}
+	if err := n.CopyTrainedLayersFrom(model); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// ToProto returns the net as a NetParameter holding every layer's parameter
+// and learnable blobs (and their diffs if writeDiff): the content of a
+// .caffemodel.
+func (n *Net[T]) ToProto(writeDiff bool) *caffepb.NetParameter {
+	p := &caffepb.NetParameter{Name: proto.String(n.name)}
+	for _, l := range n.layers {
+		lp := proto.Clone(l.LayerBase().Param()).(*caffepb.LayerParameter)
+		lp.Blobs = nil
+		for _, b := range l.LayerBase().Blobs() {
+			lp.Blobs = append(lp.Blobs, b.ToProto(writeDiff))
+		}
+		p.Layer = append(p.Layer, lp)
+	}
+	return p
+}
+
+// ShareTrainedLayersWith makes this net's layers use the learnable blobs of
+// other's layers of the same name (a solver's test nets share the train
+// net's weights this way).
+func (n *Net[T]) ShareTrainedLayersWith(other *Net[T]) error {
+	for i, src := range other.layers {
+		id, ok := n.layerIndex[other.layerNames[i]]
+		if !ok {
+			continue
+		}
+		targets, sources := n.layers[id].LayerBase().Blobs(), src.LayerBase().Blobs()
+		if len(targets) != len(sources) {
+			return fmt.Errorf("incompatible number of blobs for layer %q: %d here, %d in the shared net", other.layerNames[i], len(targets), len(sources))
+		}
+		for j, t := range targets {
+			if !t.SameShape(sources[j]) {
+				return fmt.Errorf("layer %q param %d: shape %s here, %s in the shared net", other.layerNames[i], j, t.ShapeString(), sources[j].ShapeString())
+			}
+			if err := t.ShareData(sources[j]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// zeroDiff zeroes a parameter's diff where it lives: on the device for a
+// GPU net, so that no copy moves it.
+func zeroDiff[T Float](p *blob.Blob[T], n *Net[T]) error {
+	if n.dev == nil {
+		clear(p.MutableCPUDiff())
+		return nil
+	}
+	ptr, err := p.MutableGPUDiff()
+	if err != nil {
+		return err
+	}
+	var z T
+	return n.dev.Memset(ptr, 0, p.Count()*int(unsafe.Sizeof(z)))
+}
+
+// recoverDevice turns a device failure inside a blob operation (a panic
+// with *syncedmem.DeviceError) into an error; other panics go on.
+func recoverDevice(err *error) {
+	if r := recover(); r != nil {
+		var de *syncedmem.DeviceError
+		if e, ok := r.(error); ok && errors.As(e, &de) {
+			*err = de
+			return
+		}
+		panic(r)
+	}
+}
+
+// forwardDebugInfo logs the mean absolute value of layer i's tops and
+// parameters (NetParameter.debug_info).
+func (n *Net[T]) forwardDebugInfo(i int) {
+	for j, t := range n.tops[i] {
+		glog.Infof("    [Forward] Layer %s, top blob %s data: %v", n.layerNames[i], n.blobNames[n.topIDs[i][j]], meanAbs(t.AsumData(), t.Count()))
+	}
+	for j, p := range n.layers[i].LayerBase().Blobs() {
+		glog.Infof("    [Forward] Layer %s, param blob %d data: %v", n.layerNames[i], j, meanAbs(p.AsumData(), p.Count()))
+	}
+}
+
+// backwardDebugInfo logs the mean absolute gradients of layer i.
+func (n *Net[T]) backwardDebugInfo(i int) {
+	for j, b := range n.bottoms[i] {
+		if n.bottomNeedBackward[i][j] {
+			glog.Infof("    [Backward] Layer %s, bottom blob %s diff: %v", n.layerNames[i], n.blobNames[n.bottomIDs[i][j]], meanAbs(b.AsumDiff(), b.Count()))
+		}
+	}
+	for j, p := range n.layers[i].LayerBase().Blobs() {
+		if n.layers[i].LayerBase().ParamPropagateDown(j) {
+			glog.Infof("    [Backward] Layer %s, param blob %d diff: %v", n.layerNames[i], j, meanAbs(p.AsumDiff(), p.Count()))
+		}
+	}
+}
+
+func meanAbs[T Float](asum T, count int) float64 {
+	if count == 0 {
+		return 0
+	}
+	return float64(asum) / float64(count)
+}

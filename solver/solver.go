@@ -1,0 +1,715 @@
+// Package solver trains nets the way Caffe's solvers do: SGD, Nesterov,
+// AdaGrad, RMSProp, AdaDelta and Adam with Caffe's exact update rules; the
+// learning rate policies fixed, step, exp, inv, multistep, poly and
+// sigmoid; L2 and L1 weight decay; gradient clipping; iter_size gradient
+// accumulation; periodic testing; and snapshots in Caffe's own formats
+// (<prefix>_iter_<N>.caffemodel and .solverstate), from which training
+// resumes exactly where it stopped.
+//
+// Log lines keep Caffe's wording ("Iteration 100, loss = 0.3", "Test net
+// output #0: accuracy = 0.98") so tools that parse Caffe logs work.
+package solver
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// Action is what the solver does when asked between iterations (by a
+// signal, in the command line tool).
+type Action int
+
+// The actions, as Caffe's SolverAction.
+const (
+	None Action = iota
+	Stop
+	Snapshot
+)
+
+// Options configures a solver.
+type Options struct {
+	// Device runs the nets on a GPU; nil runs them on the CPU.
+	Device *cuda.Device
+	// SolverFile is the solver prototxt the parameter came from; an empty
+	// or directory snapshot_prefix is completed from its name, as Caffe
+	// does.
+	SolverFile string
+	// Stages and Level are added to the train and test nets' states (the
+	// command line's -stage and -level).
+	Stages []string
+	Level  int32
+}
+
+// Solver trains a net.
+type Solver[T blob.Float] struct {
+	param    *caffepb.SolverParameter
+	typ      string
+	dev      *cuda.Device
+	net      *net.Net[T]
+	testNets []*net.Net[T]
+
+	iter, currentStep int
+	losses            []T
+	smoothedLoss      T
+	history           []*blob.Blob[T] // historyPerParam runs of one blob per learnable param
+	update, temp      []*blob.Blob[T] // scratch, one per learnable param
+	seed              uint64
+	seeded            bool
+
+	action    func() Action
+	earlyExit bool
+	gpu       any // the device view's engine, kept between iterations (update_cuda.go)
+}
+
+// NewFromFile reads a solver prototxt and builds the solver.
+func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
+	p := &caffepb.SolverParameter{}
+	if err := protoio.ReadProtoFromTextFile(path, p); err != nil {
+		return nil, err
+	}
+	opts.SolverFile = path
+	s, err := New[T](p, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// New builds a solver: its train net and test nets (with the weights listed
+// in the parameter's weights field), and the history its update rule needs.
+func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
+	p = proto.Clone(p).(*caffepb.SolverParameter)
+	s := &Solver[T]{param: p, dev: opts.Device, action: func() Action { return None }}
+	var err error
+	if s.typ, err = solverType(p); err != nil {
+		return nil, err
+	}
+	if err := checkPolicy(p); err != nil {
+		return nil, err
+	}
+	if p.GetAverageLoss() < 1 || p.GetIterSize() < 1 {
+		return nil, fmt.Errorf("average_loss (%d) and iter_size (%d) must be at least 1", p.GetAverageLoss(), p.GetIterSize())
+	}
+	if err := s.setSnapshotPrefix(opts.SolverFile); err != nil {
+		return nil, err
+	}
+	if p.GetRandomSeed() >= 0 {
+		s.seed, s.seeded = uint64(p.GetRandomSeed()), true
+	} else {
+		s.seed = uint64(time.Now().UnixNano())
+	}
+	glog.Infof("Initializing solver from parameters: %s", prototext.MarshalOptions{}.Format(p))
+	if err := s.initTrainNet(opts); err != nil {
+		return nil, err
+	}
+	if err := s.initTestNets(opts); err != nil {
+		return nil, err
+	}
+	if err := s.initHistory(); err != nil {
+		return nil, err
+	}
+	glog.Infof("Solver scaffolding done.")
+	return s, nil
+}
+
+// netSeed is the seed of net i's layers (0 train, 1.. test).
+func (s *Solver[T]) netSeed(i int) int64 { return int64((s.seed + uint64(i)*0x9e3779b97f4a7c15) >> 1) }
+
+// trainNetParam picks the train net from the one of net, net_param,
+// train_net and train_net_param that is given.
+func (s *Solver[T]) trainNetParam() (*caffepb.NetParameter, error) {
+	p := s.param
+	given := 0
+	for _, set := range []bool{p.Net != nil, p.NetParam != nil, p.TrainNet != nil, p.TrainNetParam != nil} {
+		if set {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, fmt.Errorf("SolverParameter must specify exactly one train net using one of these fields: net, net_param, train_net, train_net_param (%d given)", given)
+	}
+	switch {
+	case p.TrainNetParam != nil:
+		return proto.Clone(p.TrainNetParam).(*caffepb.NetParameter), nil
+	case p.TrainNet != nil:
+		return net.ReadNetParamsFromTextFile(p.GetTrainNet())
+	case p.NetParam != nil:
+		return proto.Clone(p.NetParam).(*caffepb.NetParameter), nil
+	}
+	return net.ReadNetParamsFromTextFile(p.GetNet())
+}
+
+// netState merges the solver's default phase, the net's own state and the
+// solver's state for the net, lowest precedence first (Caffe's rule), plus
+// the command line's stages and level.
+func netState(phase caffepb.Phase, own, override *caffepb.NetState, opts Options) *caffepb.NetState {
+	st := &caffepb.NetState{Phase: phase.Enum()}
+	proto.Merge(st, own)
+	if override != nil {
+		proto.Merge(st, override)
+	}
+	st.Stage = append(st.Stage, opts.Stages...)
+	if opts.Level != 0 {
+		st.Level = proto.Int32(opts.Level)
+	}
+	return st
+}
+
+func (s *Solver[T]) initTrainNet(opts Options) error {
+	np, err := s.trainNetParam()
+	if err != nil {
+		return err
+	}
+	np.State = netState(caffepb.Phase_TRAIN, np.GetState(), s.param.TrainState, opts)
+	glog.Infof("Creating training net")
+	if s.net, err = net.New[T](np, net.Options{Device: s.dev, Seed: s.netSeed(0)}); err != nil {
+		return fmt.Errorf("train net: %w", err)
+	}
+	for _, w := range s.param.Weights {
+		if err := s.LoadWeights(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadWeights copies trained weights into the train net (the test nets
+// share them): a comma-separated list of .caffemodel files, applied in
+// order.
+func (s *Solver[T]) LoadWeights(files string) error {
+	for _, f := range strings.Split(files, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		glog.Infof("Finetuning from %s", f)
+		if err := s.net.CopyTrainedLayersFromFile(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// initTestNets builds the test nets: test_net_param, test_net, then as many
+// instances of net/net_param as test_iter has entries left.
+func (s *Solver[T]) initTestNets(opts Options) error {
+	p := s.param
+	generic := 0
+	if p.Net != nil {
+		generic++
+	}
+	if p.NetParam != nil {
+		generic++
+	}
+	specific := len(p.TestNetParam) + len(p.TestNet)
+	switch {
+	case generic > 1:
+		return errors.New("both net_param and net may not be specified")
+	case generic == 0 && len(p.TestIter) != specific:
+		return fmt.Errorf("test_iter must be specified for each test network: %d test_iter for %d test nets", len(p.TestIter), specific)
+	case generic == 1 && len(p.TestIter) < specific:
+		return fmt.Errorf("test_iter must be specified for each test network: %d test_iter for at least %d test nets", len(p.TestIter), specific)
+	}
+	total := len(p.TestIter)
+	if generic == 0 {
+		total = specific
+	}
+	if len(p.TestState) > 0 && len(p.TestState) != total {
+		return fmt.Errorf("test_state must be unspecified or specified once per test net: %d test_state for %d test nets", len(p.TestState), total)
+	}
+	if total > 0 && p.GetTestInterval() <= 0 {
+		return fmt.Errorf("test nets need a positive test_interval, got %d", p.GetTestInterval())
+	}
+	var params []*caffepb.NetParameter
+	for _, tp := range p.TestNetParam {
+		params = append(params, proto.Clone(tp).(*caffepb.NetParameter))
+	}
+	for _, f := range p.TestNet {
+		np, err := net.ReadNetParamsFromTextFile(f)
+		if err != nil {
+			return err
+		}
+		params = append(params, np)
+	}
+	for len(params) < total {
+		np, err := s.trainNetParamGeneric()
+		if err != nil {
+			return err
+		}
+		params = append(params, np)
+	}
+	for i, np := range params {
+		var override *caffepb.NetState
+		if len(p.TestState) > 0 {
+			override = p.TestState[i]
+		}
+		np.State = netState(caffepb.Phase_TEST, np.GetState(), override, opts)
+		glog.Infof("Creating test net (#%d)", i)
+		tn, err := net.New[T](np, net.Options{Device: s.dev, Seed: s.netSeed(i + 1)})
+		if err != nil {
+			return fmt.Errorf("test net #%d: %w", i, err)
+		}
+		s.testNets = append(s.testNets, tn)
+	}
+	return nil
+}
+
+// trainNetParamGeneric returns the net/net_param net for a test instance.
+func (s *Solver[T]) trainNetParamGeneric() (*caffepb.NetParameter, error) {
+	if s.param.NetParam != nil {
+		return proto.Clone(s.param.NetParam).(*caffepb.NetParameter), nil
+	}
+	return net.ReadNetParamsFromTextFile(s.param.GetNet())
+}
+
+// initHistory makes the history and scratch blobs, shaped like the params
+// and on their device.
+func (s *Solver[T]) initHistory() error {
+	params := s.net.LearnableParams()
+	newLike := func(p *blob.Blob[T]) (*blob.Blob[T], error) {
+		b, err := blob.New[T](p.Shape()...)
+		if err != nil {
+			return nil, err
+		}
+		if s.dev != nil {
+			b.SetDevice(s.dev)
+		}
+		return b, nil
+	}
+	for range historyPerParam(s.typ) {
+		for _, p := range params {
+			h, err := newLike(p)
+			if err != nil {
+				return err
+			}
+			s.history = append(s.history, h)
+		}
+	}
+	for _, p := range params {
+		u, err := newLike(p)
+		if err != nil {
+			return err
+		}
+		t, err := newLike(p)
+		if err != nil {
+			return err
+		}
+		s.update, s.temp = append(s.update, u), append(s.temp, t)
+	}
+	return nil
+}
+
+// setSnapshotPrefix checks the snapshot settings and completes an empty or
+// directory prefix with the solver file's name (Caffe's
+// UpgradeSnapshotPrefixProperty), then makes sure snapshots can be written.
+func (s *Solver[T]) setSnapshotPrefix(solverFile string) error {
+	p := s.param
+	if p.GetSnapshotFormat() == caffepb.SolverParameter_HDF5 {
+		return errors.New("snapshot_format HDF5 is not supported; use BINARYPROTO")
+	}
+	prefix := p.GetSnapshotPrefix()
+	stem := strings.TrimSuffix(filepath.Base(solverFile), filepath.Ext(solverFile))
+	if solverFile != "" {
+		if prefix == "" {
+			prefix = filepath.Join(filepath.Dir(solverFile), stem)
+		} else if fi, err := os.Stat(prefix); strings.HasSuffix(prefix, "/") || (err == nil && fi.IsDir()) {
+			prefix = filepath.Join(prefix, stem)
+		}
+		p.SnapshotPrefix = proto.String(prefix)
+	}
+	if p.GetSnapshot() <= 0 && !p.GetSnapshotAfterTrain() {
+		return nil
+	}
+	if prefix == "" {
+		return errors.New("snapshots are asked for (snapshot or snapshot_after_train) but snapshot_prefix is not set and there is no solver file to name them after")
+	}
+	probe := s.snapshotFilename(".tempfile")
+	f, err := os.Create(probe)
+	if err != nil {
+		return fmt.Errorf("cannot write to snapshot prefix %q: make sure that the directory exists and is writeable: %w", prefix, err)
+	}
+	f.Close()
+	return os.Remove(probe)
+}
+
+// SetActionFunc sets the function consulted once per iteration (and during
+// tests) for a requested stop or snapshot.
+func (s *Solver[T]) SetActionFunc(f func() Action) { s.action = f }
+
+// Net returns the train net.
+func (s *Solver[T]) Net() *net.Net[T] { return s.net }
+
+// TestNets returns the test nets.
+func (s *Solver[T]) TestNets() []*net.Net[T] { return s.testNets }
+
+// Iter returns the number of updates applied so far.
+func (s *Solver[T]) Iter() int { return s.iter }
+
+// Param returns the solver's parameter (with its snapshot prefix completed).
+func (s *Solver[T]) Param() *caffepb.SolverParameter { return s.param }
+
+// Solve trains until max_iter, resuming from a .solverstate first if
+// resumeFile is not empty, then snapshots (snapshot_after_train) and runs a
+// final display and test pass (Caffe's Solver::Solve).
+func (s *Solver[T]) Solve(resumeFile string) (err error) {
+	defer recoverDevice(&err)
+	glog.Infof("Solving %s", s.net.Name())
+	glog.Infof("Learning Rate Policy: %s", s.param.GetLrPolicy())
+	s.earlyExit = false
+	if resumeFile != "" {
+		glog.Infof("Restoring previous solver status from %s", resumeFile)
+		if err := s.Restore(resumeFile); err != nil {
+			return err
+		}
+	}
+	startIter := s.iter
+	if err := s.Step(int(s.param.GetMaxIter()) - s.iter); err != nil {
+		return err
+	}
+	if s.param.GetSnapshotAfterTrain() && (s.param.GetSnapshot() == 0 || s.iter%int(s.param.GetSnapshot()) != 0) {
+		if _, _, err := s.Snapshot(); err != nil {
+			return err
+		}
+	}
+	if s.earlyExit {
+		glog.Infof("Optimization stopped early.")
+		return nil
+	}
+	if d := int(s.param.GetDisplay()); d > 0 && s.iter%d == 0 {
+		s.reseed()
+		loss, err := s.net.Forward()
+		if err != nil {
+			return err
+		}
+		s.updateSmoothedLoss(loss, startIter)
+		glog.Infof("Iteration %d, loss = %s", s.iter, num(s.smoothedLoss))
+	}
+	if ti := int(s.param.GetTestInterval()); ti > 0 && s.iter%ti == 0 {
+		if err := s.TestAll(); err != nil {
+			return err
+		}
+	}
+	glog.Infof("Optimization Done.")
+	return nil
+}
+
+// reseed gives every layer of the train net a seed derived from the
+// solver's seed and the iteration, so that stochastic layers draw the same
+// numbers at the same iteration whether or not the run was resumed.
+func (s *Solver[T]) reseed() {
+	s.net.Reseed(s.seed ^ uint64(s.iter)*0xbf58476d1ce4e5b9)
+}
+
+// Step runs iters iterations: test when due, forward-backward iter_size
+// times, display, update, snapshot when due, and obey requested actions
+// (Caffe's Solver::Step). A loss that is NaN or infinite stops training
+// with an error naming the iteration, and nothing is snapshotted.
+func (s *Solver[T]) Step(iters int) (err error) {
+	defer recoverDevice(&err)
+	start, stop := s.iter, s.iter+iters
+	s.losses, s.smoothedLoss = s.losses[:0], 0
+	timer, lastIter := time.Now(), s.iter
+	for s.iter < stop {
+		if err := s.net.ClearParamDiffs(); err != nil {
+			return err
+		}
+		if ti := int(s.param.GetTestInterval()); ti > 0 && s.iter%ti == 0 && (s.iter > 0 || s.param.GetTestInitialization()) {
+			if err := s.TestAll(); err != nil {
+				return err
+			}
+			if s.earlyExit {
+				break
+			}
+		}
+		display := s.param.GetDisplay() > 0 && s.iter%int(s.param.GetDisplay()) == 0
+		s.reseed()
+		var loss T
+		for range s.param.GetIterSize() {
+			l, err := s.net.ForwardBackward()
+			if err != nil {
+				return fmt.Errorf("iteration %d: %w", s.iter, err)
+			}
+			loss += l
+		}
+		loss /= T(s.param.GetIterSize())
+		if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+			return fmt.Errorf("iteration %d: loss is %v; stopping (no snapshot written): lower base_lr or check the data", s.iter, loss)
+		}
+		s.updateSmoothedLoss(loss, start)
+		if display {
+			lapse := time.Since(timer).Seconds()
+			perSec := float64(s.iter-lastIter) / max(lapse, 1e-9)
+			glog.Infof("Iteration %d (%s iter/s, %ss/%d iters), loss = %s", s.iter, num(perSec), num(lapse), s.param.GetDisplay(), num(s.smoothedLoss))
+			timer, lastIter = time.Now(), s.iter
+			logOutputs(s.net, "Train")
+		}
+		if err := s.applyUpdate(display); err != nil {
+			return fmt.Errorf("iteration %d: %w", s.iter, err)
+		}
+		s.iter++
+		request := s.action()
+		if (s.param.GetSnapshot() > 0 && s.iter%int(s.param.GetSnapshot()) == 0) || request == Snapshot {
+			if _, _, err := s.Snapshot(); err != nil {
+				return err
+			}
+		}
+		if request == Stop {
+			s.earlyExit = true
+			break
+		}
+	}
+	return nil
+}
+
+// updateSmoothedLoss keeps the mean of the last average_loss losses.
+func (s *Solver[T]) updateSmoothedLoss(loss T, start int) {
+	avg := int(s.param.GetAverageLoss())
+	if len(s.losses) < avg {
+		s.losses = append(s.losses, loss)
+		n := T(len(s.losses))
+		s.smoothedLoss = (s.smoothedLoss*(n-1) + loss) / n
+		return
+	}
+	i := (s.iter - start) % avg
+	s.smoothedLoss += (loss - s.losses[i]) / T(avg)
+	s.losses[i] = loss
+}
+
+// logOutputs logs a net's output blobs, element by element, as Caffe's
+// "Train net output #k" lines.
+func logOutputs[T blob.Float](n *net.Net[T], kind string) {
+	k := 0
+	names := n.OutputBlobNames()
+	for j, b := range n.OutputBlobs() {
+		w := n.OutputLossWeight(j)
+		for _, v := range b.CPUData() {
+			logOutput(kind, k, names[j], v, w)
+			k++
+		}
+	}
+}
+
+func logOutput[T blob.Float](kind string, k int, name string, v, w T) {
+	msg := ""
+	if w != 0 {
+		msg = fmt.Sprintf(" (* %s = %s loss)", num(w), num(w*v))
+	}
+	glog.Infof("    %s net output #%d: %s = %s%s", kind, k, name, num(v), msg)
+}
+
+// num formats a number as C++ streams do by default (6 significant digits).
+func num[F float32 | float64](v F) string { return fmt.Sprintf("%.6g", float64(v)) }
+
+// applyUpdate computes the learning rate, logs it when displaying, turns
+// the gradients into updates and applies them.
+func (s *Solver[T]) applyUpdate(display bool) error {
+	rate := learningRate(s.param, s.iter, &s.currentStep)
+	if display {
+		glog.Infof("Iteration %d, lr = %s", s.iter, num(rate))
+	}
+	var err error
+	if s.dev == nil {
+		err = applyUpdate[T](s, blob.HostView[T]{}, rate)
+	} else {
+		err = s.applyUpdateGPU(rate)
+	}
+	if err != nil {
+		return err
+	}
+	return s.net.Update()
+}
+
+// clipGradients scales all gradients down when their joint L2 norm exceeds
+// clip_gradients.
+func (s *Solver[T]) clipGradients() {
+	clip := float64(s.param.GetClipGradients())
+	if clip < 0 {
+		return
+	}
+	var sumsq float64
+	for _, p := range s.net.LearnableParams() {
+		sumsq += float64(p.SumsqDiff())
+	}
+	norm := math.Sqrt(sumsq)
+	if norm <= clip {
+		return
+	}
+	factor := clip / norm
+	glog.Infof("Gradient clipping: scaling down gradients (L2 norm %s > %s) by scale factor %s", num(norm), num(clip), num(factor))
+	for _, p := range s.net.LearnableParams() {
+		p.ScaleDiff(T(factor))
+	}
+}
+
+// TestAll runs every test net.
+func (s *Solver[T]) TestAll() error {
+	for i := range s.testNets {
+		if s.earlyExit {
+			break
+		}
+		if err := s.Test(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Test runs test net i for its test_iter iterations with the train net's
+// weights and logs the mean of each output (Caffe's Solver::Test).
+func (s *Solver[T]) Test(i int) error {
+	glog.Infof("Iteration %d, Testing net (#%d)", s.iter, i)
+	tn := s.testNets[i]
+	if err := tn.ShareTrainedLayersWith(s.net); err != nil {
+		return err
+	}
+	iters := int(s.param.TestIter[i])
+	var scores []T
+	var loss T
+	for it := range iters {
+		for req := s.action(); req != None; req = s.action() {
+			if req == Snapshot {
+				if _, _, err := s.Snapshot(); err != nil {
+					return err
+				}
+			} else {
+				s.earlyExit = true
+			}
+		}
+		if s.earlyExit {
+			glog.Infof("Test interrupted.")
+			return nil
+		}
+		tn.Reseed(s.seed ^ uint64(it)*0x94d049bb133111eb)
+		l, err := tn.Forward()
+		if err != nil {
+			return fmt.Errorf("test net #%d, test iteration %d: %w", i, it, err)
+		}
+		loss += l
+		k := 0
+		for _, b := range tn.OutputBlobs() {
+			for _, v := range b.CPUData() {
+				if it == 0 {
+					scores = append(scores, v)
+				} else {
+					scores[k] += v
+				}
+				k++
+			}
+		}
+	}
+	if s.param.GetTestComputeLoss() {
+		glog.Infof("Test loss: %s", num(loss/T(iters)))
+	}
+	k := 0
+	names := tn.OutputBlobNames()
+	for j, b := range tn.OutputBlobs() {
+		w := tn.OutputLossWeight(j)
+		for range b.Count() {
+			logOutput("Test", k, names[j], scores[k]/T(iters), w)
+			k++
+		}
+	}
+	return nil
+}
+
+// snapshotFilename is <prefix>_iter_<iter><ext>.
+func (s *Solver[T]) snapshotFilename(ext string) string {
+	return fmt.Sprintf("%s_iter_%d%s", s.param.GetSnapshotPrefix(), s.iter, ext)
+}
+
+// Snapshot writes the train net's weights (.caffemodel) and the solver's
+// state (.solverstate) and returns their paths. Each file is written to a
+// temporary file and renamed, so an interrupted snapshot never replaces a
+// good one with a broken one.
+func (s *Solver[T]) Snapshot() (model, state string, err error) {
+	defer recoverDevice(&err)
+	model = s.snapshotFilename(".caffemodel")
+	glog.Infof("Snapshotting to binary proto file %s", model)
+	if err := protoio.WriteProtoToBinaryFile(s.net.ToProto(s.param.GetSnapshotDiff()), model); err != nil {
+		return "", "", err
+	}
+	st := &caffepb.SolverState{Iter: proto.Int32(int32(s.iter)), LearnedNet: proto.String(model), CurrentStep: proto.Int32(int32(s.currentStep))}
+	for _, h := range s.history {
+		st.History = append(st.History, h.ToProto(false))
+	}
+	state = s.snapshotFilename(".solverstate")
+	glog.Infof("Snapshotting solver state to binary proto file %s", state)
+	if err := protoio.WriteProtoToBinaryFile(st, state); err != nil {
+		return "", "", err
+	}
+	return model, state, nil
+}
+
+// Restore resumes from a .solverstate: the iteration, the learning rate
+// step, the update history and (from the state's learned_net) the weights.
+// A relative learned_net that does not exist from the working directory is
+// also looked for next to the state file.
+func (s *Solver[T]) Restore(path string) error {
+	if strings.HasSuffix(path, ".h5") {
+		return fmt.Errorf("%s: HDF5 solver states are not supported", path)
+	}
+	st := &caffepb.SolverState{}
+	if err := protoio.ReadProtoFromBinaryFile(path, st); err != nil {
+		return err
+	}
+	if len(st.History) != len(s.history) {
+		return fmt.Errorf("%s: incorrect length of history blobs: %d, the %s solver of this net needs %d", path, len(st.History), s.typ, len(s.history))
+	}
+	for i, h := range st.History {
+		if !s.history[i].ShapeEquals(h) {
+			return fmt.Errorf("%s: history blob %d has shape %v, the net's parameter is %s", path, i, h.GetShape().GetDim(), s.history[i].ShapeString())
+		}
+	}
+	if st.LearnedNet != nil {
+		model := st.GetLearnedNet()
+		if _, err := os.Stat(model); err != nil && !filepath.IsAbs(model) {
+			if alt := filepath.Join(filepath.Dir(path), filepath.Base(model)); fileExists(alt) {
+				model = alt
+			}
+		}
+		if err := s.net.CopyTrainedLayersFromFile(model); err != nil {
+			return err
+		}
+	}
+	for i, h := range st.History {
+		if err := s.history[i].FromProto(h, false); err != nil {
+			return fmt.Errorf("%s: history blob %d: %w", path, i, err)
+		}
+	}
+	s.iter, s.currentStep = int(st.GetIter()), int(st.GetCurrentStep())
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// recoverDevice turns a device failure inside a blob operation into an
+// error.
+func recoverDevice(err *error) {
+	if r := recover(); r != nil {
+		var de *syncedmem.DeviceError
+		if e, ok := r.(error); ok && errors.As(e, &de) {
+			*err = de
+			return
+		}
+		panic(r)
+	}
+}

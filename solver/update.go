@@ -1,0 +1,178 @@
+package solver
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// Types lists the solver types (SolverParameter.type).
+var Types = []string{"SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"}
+
+// legacyTypes maps the deprecated solver_type enum to type strings.
+var legacyTypes = map[caffepb.SolverParameter_SolverType]string{
+	caffepb.SolverParameter_SGD: "SGD", caffepb.SolverParameter_NESTEROV: "Nesterov",
+	caffepb.SolverParameter_ADAGRAD: "AdaGrad", caffepb.SolverParameter_RMSPROP: "RMSProp",
+	caffepb.SolverParameter_ADADELTA: "AdaDelta", caffepb.SolverParameter_ADAM: "Adam",
+}
+
+// solverType resolves the solver type, honouring the deprecated enum, and
+// checks the parameters the type constrains.
+func solverType(p *caffepb.SolverParameter) (string, error) {
+	typ := p.GetType()
+	if p.SolverType != nil && p.Type == nil {
+		typ = legacyTypes[p.GetSolverType()]
+	}
+	switch typ {
+	case "SGD", "Nesterov", "AdaDelta", "Adam":
+	case "AdaGrad", "RMSProp":
+		if p.GetMomentum() != 0 {
+			return "", fmt.Errorf("momentum cannot be used with %s (momentum = %v)", typ, p.GetMomentum())
+		}
+		if typ == "RMSProp" && (p.GetRmsDecay() < 0 || p.GetRmsDecay() >= 1) {
+			return "", fmt.Errorf("rms_decay should lie between 0 and 1, got %v", p.GetRmsDecay())
+		}
+	default:
+		return "", fmt.Errorf("unknown solver type %q (known: %v)", typ, Types)
+	}
+	switch p.GetRegularizationType() {
+	case "L1", "L2":
+	default:
+		return "", fmt.Errorf("unknown regularization type %q (want L1 or L2)", p.GetRegularizationType())
+	}
+	return typ, nil
+}
+
+// historyPerParam is how many history blobs each parameter has: AdaDelta
+// and Adam keep two (they are stored as two consecutive runs in the
+// .solverstate, as Caffe does).
+func historyPerParam(typ string) int {
+	if typ == "AdaDelta" || typ == "Adam" {
+		return 2
+	}
+	return 1
+}
+
+// applyUpdate is Caffe's ApplyUpdate after the learning rate is known:
+// clip the gradients, then for each parameter normalise (iter_size),
+// regularise (weight decay) and turn the gradient into the update, left in
+// the diff for Net.Update. It is written once for both devices.
+func applyUpdate[T blob.Float, A any](s *Solver[T], v blob.View[T, A], rate float64) error {
+	s.clipGradients()
+	params := s.net.LearnableParams()
+	for id, p := range params {
+		n := p.Count()
+		if size := s.param.GetIterSize(); size > 1 {
+			v.Scal(n, T(1/float64(size)), v.MutableDiff(p))
+		}
+		regularize(s, v, id, p)
+		computeUpdate(s, v, id, p, rate)
+	}
+	return v.Err()
+}
+
+// regularize adds the weight decay gradient: L2 adds decay*w, L1
+// decay*sign(w).
+func regularize[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id int, p *blob.Blob[T]) {
+	decay := T(s.param.GetWeightDecay() * s.net.ParamsWeightDecay()[id])
+	if decay == 0 {
+		return
+	}
+	n := p.Count()
+	if s.param.GetRegularizationType() == "L2" {
+		v.Axpy(n, decay, v.Data(p), v.MutableDiff(p))
+		return
+	}
+	signs := v.MutableData(s.temp[id])
+	v.Sign(n, v.Data(p), signs)
+	v.Axpy(n, decay, signs, v.MutableDiff(p))
+}
+
+// computeUpdate turns parameter id's gradient into its update with the
+// solver's rule (Caffe's ComputeUpdateValue), local_rate = rate * lr_mult.
+func computeUpdate[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id int, p *blob.Blob[T], rate float64) {
+	n := p.Count()
+	localRate := T(rate * float64(s.net.ParamsLR()[id]))
+	momentum := T(s.param.GetMomentum())
+	delta := T(s.param.GetDelta())
+	h := s.history[id]
+	diff := v.MutableDiff(p)
+	switch s.typ {
+	case "SGD":
+		// h = momentum*h + local_rate*g; the update is h.
+		v.Axpby(n, localRate, diff, momentum, v.MutableData(h))
+		v.Copy(n, v.Data(h), diff)
+	case "Nesterov":
+		// Step back along the old momentum, then over-step along the new.
+		prev := v.MutableData(s.update[id])
+		v.Copy(n, v.Data(h), prev)
+		v.Axpby(n, localRate, diff, momentum, v.MutableData(h))
+		v.Axpby(n, 1+momentum, v.Data(h), -momentum, prev)
+		v.Copy(n, prev, diff)
+	case "AdaGrad":
+		// h += g^2; update = local_rate * g / (sqrt(h) + delta).
+		u := v.MutableData(s.update[id])
+		v.Powx(n, diff, 2, u)
+		v.Add(n, u, v.Data(h), v.MutableData(h))
+		scaledByRMS(v, n, v.Data(h), delta, diff, u, localRate)
+	case "RMSProp":
+		// h = rms_decay*h + (1-rms_decay)*g^2; update as AdaGrad's.
+		decay := T(s.param.GetRmsDecay())
+		u := v.MutableData(s.update[id])
+		v.Powx(n, diff, 2, u)
+		v.Axpby(n, 1-decay, u, decay, v.MutableData(h))
+		scaledByRMS(v, n, v.Data(h), delta, diff, u, localRate)
+	case "AdaDelta":
+		adaDelta(s, v, id, n, diff, momentum, delta, localRate)
+	case "Adam":
+		adam(s, v, id, n, diff, localRate)
+	}
+}
+
+// scaledByRMS sets diff = rate * g / (sqrt(h) + delta), using u as scratch.
+func scaledByRMS[T blob.Float, A any](v blob.View[T, A], n int, h A, delta T, diff, u A, rate T) {
+	v.Powx(n, h, 0.5, u)
+	v.AddScalar(n, delta, u)
+	v.Div(n, diff, u, u)
+	v.Axpby(n, rate, u, 0, diff)
+}
+
+// adaDelta is Zeiler's AdaDelta: h1 (gradients) and h2 (updates) are decayed
+// averages of squares; the update is g * sqrt(h2 + delta) / sqrt(h1 + delta),
+// then h2 takes the square of the update.
+func adaDelta[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id, n int, diff A, momentum, delta, rate T) {
+	h1 := v.MutableData(s.history[id])
+	h2 := v.MutableData(s.history[id+len(s.net.LearnableParams())])
+	u, tmp := v.MutableData(s.update[id]), v.MutableData(s.temp[id])
+	v.Powx(n, diff, 2, u)
+	v.Axpby(n, 1-momentum, u, momentum, h1)
+	v.Set(n, delta, tmp)
+	v.Add(n, tmp, h2, u)
+	v.Add(n, tmp, h1, tmp)
+	v.Div(n, u, tmp, u)
+	v.Powx(n, u, 0.5, u)
+	v.Mul(n, diff, u, diff)
+	v.Powx(n, diff, 2, u)
+	v.Axpby(n, 1-momentum, u, momentum, h2)
+	v.Scale(n, rate, diff, diff)
+}
+
+// adam is Kingma and Ba's Adam with Caffe's bias correction
+// sqrt(1 - beta2^t) / (1 - beta1^t), t = iter + 1.
+func adam[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id, n int, diff A, rate T) {
+	beta1, beta2 := float64(s.param.GetMomentum()), float64(s.param.GetMomentum2())
+	t := float64(s.iter + 1)
+	correction := math.Sqrt(1-math.Pow(beta2, t)) / (1 - math.Pow(beta1, t))
+	m := v.MutableData(s.history[id])
+	vv := v.MutableData(s.history[id+len(s.net.LearnableParams())])
+	tmp := v.MutableData(s.temp[id])
+	v.Axpby(n, T(1-beta1), diff, T(beta1), m)
+	v.Mul(n, diff, diff, tmp)
+	v.Axpby(n, T(1-beta2), tmp, T(beta2), vv)
+	v.Powx(n, vv, 0.5, tmp)
+	v.AddScalar(n, T(s.param.GetDelta()), tmp)
+	v.Div(n, m, tmp, tmp)
+	v.Scale(n, rate*T(correction), tmp, diff)
+}
