@@ -1,0 +1,121 @@
+package data
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	_ "image/gif" // registered for encoded datums and image lists
+	_ "image/jpeg"
+	_ "image/png"
+
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// DatumShape returns a raw datum's (channels, height, width) after checking
+// that its payload, bytes or float_data, holds exactly that many values.
+// Encoded datums must be decoded first (DecodeDatum).
+func DatumShape(d *caffepb.Datum) (c, h, w int, err error) {
+	if d.GetEncoded() {
+		return 0, 0, 0, fmt.Errorf("datum is encoded: decode it first")
+	}
+	c, h, w = int(d.GetChannels()), int(d.GetHeight()), int(d.GetWidth())
+	if c <= 0 || h <= 0 || w <= 0 {
+		return 0, 0, 0, fmt.Errorf("datum has shape %dx%dx%d: every dimension must be positive", c, h, w)
+	}
+	n := c * h * w
+	switch {
+	case len(d.GetData()) > 0 && len(d.GetData()) != n:
+		return 0, 0, 0, fmt.Errorf("datum of shape %dx%dx%d holds %d bytes, want %d", c, h, w, len(d.GetData()), n)
+	case len(d.GetData()) == 0 && len(d.GetFloatData()) != n:
+		return 0, 0, 0, fmt.Errorf("datum of shape %dx%dx%d holds %d float values, want %d", c, h, w, len(d.GetFloatData()), n)
+	}
+	return c, h, w, nil
+}
+
+// DatumValues writes a raw datum's values, in its (c, h, w) order, into
+// dst, which must hold channels*height*width values.
+func DatumValues[T float32 | float64](d *caffepb.Datum, dst []T) error {
+	c, h, w, err := DatumShape(d)
+	if err != nil {
+		return err
+	}
+	if len(dst) != c*h*w {
+		return fmt.Errorf("datum of shape %dx%dx%d into %d values", c, h, w, len(dst))
+	}
+	if b := d.GetData(); len(b) > 0 {
+		for i, v := range b {
+			dst[i] = T(v)
+		}
+		return nil
+	}
+	for i, v := range d.GetFloatData() {
+		dst[i] = T(v)
+	}
+	return nil
+}
+
+// ColorMode says how images become channels: as they are (Native: 1 for
+// grayscale, 3 otherwise), or forced to 3 (Color) or 1 (Gray).
+type ColorMode int
+
+const (
+	Native ColorMode = iota
+	Color
+	Gray
+)
+
+// DecodeDatum returns an encoded datum's image as a raw datum with the same
+// label (channels in Caffe's B, G, R order, as OpenCV gives them); a raw
+// datum is returned as it is.
+func DecodeDatum(d *caffepb.Datum, mode ColorMode) (*caffepb.Datum, error) {
+	if !d.GetEncoded() {
+		return d, nil
+	}
+	img, _, err := image.Decode(bytes.NewReader(d.GetData()))
+	if err != nil {
+		return nil, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(d.GetData()), err)
+	}
+	out := ImageToDatum(img, mode)
+	out.Label = d.Label
+	return out, nil
+}
+
+// ImageToDatum stores an image as a raw datum of bytes in Caffe's layout:
+// channel-major, channels B, G, R for colour. Native mode keeps grayscale
+// images at one channel.
+func ImageToDatum(img image.Image, mode ColorMode) *caffepb.Datum {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	channels := 3
+	if mode == Gray || (mode == Native && isGray(img)) {
+		channels = 1
+	}
+	plane := w * h
+	buf := make([]byte, channels*plane)
+	for y := range h {
+		for x := range w {
+			i := y*w + x
+			if channels == 1 {
+				buf[i] = color.GrayModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.Gray).Y
+				continue
+			}
+			r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+			buf[i], buf[plane+i], buf[2*plane+i] = byte(bl>>8), byte(g>>8), byte(r>>8)
+		}
+	}
+	return &caffepb.Datum{Channels: i32(channels), Height: i32(h), Width: i32(w), Data: buf}
+}
+
+func isGray(img image.Image) bool {
+	switch img.ColorModel() {
+	case color.GrayModel, color.Gray16Model:
+		return true
+	}
+	return false
+}
+
+func i32(v int) *int32 {
+	x := int32(v)
+	return &x
+}

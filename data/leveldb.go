@@ -1,0 +1,84 @@
+package data
+
+import (
+	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/iterator"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { RegisterBackend(caffepb.DataParameter_LEVELDB, openLevelDB) }
+
+// levelDB is a LevelDB database through goleveldb, whose files Caffe's
+// LevelDB backend reads and writes.
+type levelDB struct{ db *leveldb.DB }
+
+// openLevelDB opens with Caffe's options: 100 MB write buffer, a missing
+// database created only for writing, an existing one refused for New.
+func openLevelDB(path string, mode Mode) (DB, error) {
+	o := &opt.Options{WriteBuffer: 100 << 20}
+	switch mode {
+	case Read:
+		o.ReadOnly, o.ErrorIfMissing = true, true
+	case New:
+		o.ErrorIfExist = true
+	}
+	db, err := leveldb.OpenFile(path, o)
+	if err != nil {
+		return nil, err
+	}
+	return &levelDB{db}, nil
+}
+
+func (l *levelDB) NewCursor() (Cursor, error) {
+	c := &levelCursor{it: l.db.NewIterator(nil, &opt.ReadOptions{DontFillCache: true})}
+	return c, c.SeekToFirst()
+}
+
+func (l *levelDB) NewTransaction() (Transaction, error) {
+	return &levelTxn{db: l.db, batch: new(leveldb.Batch)}, nil
+}
+
+func (l *levelDB) Close() error { return l.db.Close() }
+
+type levelCursor struct {
+	it    iterator.Iterator
+	valid bool
+}
+
+func (c *levelCursor) SeekToFirst() error {
+	c.valid = c.it.First()
+	return c.it.Error()
+}
+
+func (c *levelCursor) Next() error {
+	c.valid = c.it.Next()
+	return c.it.Error()
+}
+
+func (c *levelCursor) Valid() bool   { return c.valid }
+func (c *levelCursor) Key() []byte   { return c.it.Key() }
+func (c *levelCursor) Value() []byte { return c.it.Value() }
+
+func (c *levelCursor) Close() error {
+	c.it.Release()
+	return c.it.Error()
+}
+
+type levelTxn struct {
+	db    *leveldb.DB
+	batch *leveldb.Batch
+}
+
+// Put copies key and value into the batch (goleveldb's Batch.Put does).
+func (t *levelTxn) Put(key, value []byte) error {
+	t.batch.Put(key, value)
+	return nil
+}
+
+func (t *levelTxn) Commit() error {
+	err := t.db.Write(t.batch, nil)
+	t.batch.Reset()
+	return err
+}
