@@ -20,10 +20,15 @@ import "fmt"
 // column-major; these are thin wrappers with cuBLAS's own conventions (the
 // row-major Caffe-style calls are in package mathfn). Scalars are passed
 // from the host; Dot and Asum return their result to the host, so they wait
-// for the stream.
+// for the stream. Like the stream it is bound to, a Blas is for one
+// goroutine at a time.
 type Blas struct {
 	dev *Device
 	h   C.cublasHandle_t
+	// Results of dot and asum land here rather than in a local: the address
+	// of a local passed to C escapes, costing an allocation per call.
+	resF C.float
+	resD C.double
 }
 
 // blasError turns a wrapper's result (see gocaffe_cuda.h) into an *Error.
@@ -145,38 +150,34 @@ func (b *Blas) Dscal(n int, alpha float64, x DevicePtr, incx int) error {
 
 // Sdot returns x . y.
 func (b *Blas) Sdot(n int, x DevicePtr, incx int, y DevicePtr, incy int) (float32, error) {
-	var r C.float
-	if s := C.gc_sdot(b.dev.ctx, b.h, C.int(n), dp(x), C.int(incx), dp(y), C.int(incy), &r); s != 0 {
+	if s := C.gc_sdot(b.dev.ctx, b.h, C.int(n), dp(x), C.int(incx), dp(y), C.int(incy), &b.resF); s != 0 {
 		return 0, blasError(fmt.Sprintf("cublasSdot(n=%d)", n), s)
 	}
-	return float32(r), nil
+	return float32(b.resF), nil
 }
 
 // Ddot is Sdot for float64.
 func (b *Blas) Ddot(n int, x DevicePtr, incx int, y DevicePtr, incy int) (float64, error) {
-	var r C.double
-	if s := C.gc_ddot(b.dev.ctx, b.h, C.int(n), dp(x), C.int(incx), dp(y), C.int(incy), &r); s != 0 {
+	if s := C.gc_ddot(b.dev.ctx, b.h, C.int(n), dp(x), C.int(incx), dp(y), C.int(incy), &b.resD); s != 0 {
 		return 0, blasError(fmt.Sprintf("cublasDdot(n=%d)", n), s)
 	}
-	return float64(r), nil
+	return float64(b.resD), nil
 }
 
 // Sasum returns the sum of |x|.
 func (b *Blas) Sasum(n int, x DevicePtr, incx int) (float32, error) {
-	var r C.float
-	if s := C.gc_sasum(b.dev.ctx, b.h, C.int(n), dp(x), C.int(incx), &r); s != 0 {
+	if s := C.gc_sasum(b.dev.ctx, b.h, C.int(n), dp(x), C.int(incx), &b.resF); s != 0 {
 		return 0, blasError(fmt.Sprintf("cublasSasum(n=%d)", n), s)
 	}
-	return float32(r), nil
+	return float32(b.resF), nil
 }
 
 // Dasum is Sasum for float64.
 func (b *Blas) Dasum(n int, x DevicePtr, incx int) (float64, error) {
-	var r C.double
-	if s := C.gc_dasum(b.dev.ctx, b.h, C.int(n), dp(x), C.int(incx), &r); s != 0 {
+	if s := C.gc_dasum(b.dev.ctx, b.h, C.int(n), dp(x), C.int(incx), &b.resD); s != 0 {
 		return 0, blasError(fmt.Sprintf("cublasDasum(n=%d)", n), s)
 	}
-	return float64(r), nil
+	return float64(b.resD), nil
 }
 
 // Scopy copies x to y.

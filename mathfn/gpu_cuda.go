@@ -4,6 +4,7 @@ package mathfn
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -89,12 +90,15 @@ const (
 	kCol2im2D
 	kIm2colND
 	kCol2imND
+	kIm2col2DBatch
+	kCol2im2DBatch
 	numKernels
 )
 
 var kernelNames = [numKernels]string{"set", "add_scalar", "add", "sub", "mul", "div", "abs", "exp", "log",
 	"sqr", "sqrt", "sign", "sgnbit", "powx", "rng_uniform", "rng_gaussian",
-	"im2col_2d", "col2im_2d", "im2col_nd", "col2im_nd"}
+	"im2col_2d", "col2im_2d", "im2col_nd", "col2im_nd",
+	"im2col_2d_batch", "col2im_2d_batch"}
 
 // deviceKernels holds one device's kernels, [id][0] for float32 and [id][1]
 // for float64, resolved once so a launch costs no lookup.
@@ -378,6 +382,35 @@ func (g *GPU[T]) Im2col(im cuda.DevicePtr, geo *ConvGeometry, col cuda.DevicePtr
 	}
 	n := geo.ColSize()
 	g.launch(kIm2colND, n, geo.argsND(args.Int(n).Ptr(im)).Ptr(col))
+}
+
+// Im2colBatch writes the im2col of nb images, imStride elements apart, into
+// one column buffer whose columns run image by image: entry (row,
+// b*outSize + p) is entry (row, p) of image b's own buffer. One GEMM then
+// covers the whole batch instead of one small GEMM per image. Only 2-D
+// geometries (geo.Batchable) have it.
+func (g *GPU[T]) Im2colBatch(im cuda.DevicePtr, imStride, nb int, geo *ConvGeometry, col cuda.DevicePtr) {
+	if g.err == nil && !geo.Batchable() {
+		g.err = errors.New("mathfn: Im2colBatch needs a 2-D geometry")
+		return
+	}
+	var args cuda.Args
+	n := geo.Channels * nb * geo.Out[0] * geo.Out[1]
+	args.Int(n).Ptr(im).Int(imStride).Int(nb)
+	g.launch(kIm2col2DBatch, n, geo.args2D(&args).Ptr(col))
+}
+
+// Col2imBatch is the reverse of Im2colBatch: it sums each image's columns
+// back into that image.
+func (g *GPU[T]) Col2imBatch(col cuda.DevicePtr, geo *ConvGeometry, nb int, im cuda.DevicePtr, imStride int) {
+	if g.err == nil && !geo.Batchable() {
+		g.err = errors.New("mathfn: Col2imBatch needs a 2-D geometry")
+		return
+	}
+	var args cuda.Args
+	n := nb * geo.ImSize()
+	args.Int(n).Ptr(col).Int(nb).Int(geo.Channels)
+	g.launch(kCol2im2DBatch, n, geo.args2D(&args).Ptr(im).Int(imStride))
 }
 
 // Col2im sums the column buffer back into the image (see the CPU Col2im).

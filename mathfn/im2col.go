@@ -71,6 +71,10 @@ func prod(v []int) int {
 // use2D reports whether the fast 2-D code applies.
 func (g *ConvGeometry) use2D() bool { return len(g.In) == 2 && !g.ForceND }
 
+// Batchable reports whether the GPU's batched im2col (GPU.Im2colBatch)
+// handles the geometry: 2-D, not forced to the N-D path.
+func (g *ConvGeometry) Batchable() bool { return g.use2D() }
+
 // Im2col copies the image's patches into the column buffer (Caffe's
 // im2col_cpu and im2col_nd_cpu).
 func Im2col[T Float](im []T, g *ConvGeometry, col []T) {

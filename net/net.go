@@ -12,7 +12,9 @@
 package net
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"time"
 
@@ -626,3 +628,27 @@ func (n *Net[T]) ParamOwners() []int { return n.paramOwners }
 // ParamDisplayNames returns each entry of Params' ParamSpec name, or its
 // index in its layer when unnamed.
 func (n *Net[T]) ParamDisplayNames() []string { return n.paramDisplayNames }
+
+// Close releases what the net holds outside Go's heap: it stops and closes
+// the layers that own resources (data layers' prefetch goroutines and
+// databases) and frees the activation blobs' device memory. Learnable
+// parameters are left to the garbage collector's cleanup, because a test
+// net shares them with its train net (ShareTrainedLayersWith) and freeing
+// them here would pull them from under the other. Close is safe to call
+// twice.
+func (n *Net[T]) Close() error {
+	var errs []error
+	for i, l := range n.layers {
+		if c, ok := l.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("layer %q: %w", n.layerNames[i], err))
+			}
+		}
+	}
+	if n.dev != nil {
+		for _, b := range n.blobs {
+			errs = append(errs, b.Close())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -713,3 +713,12 @@ func recoverDevice(err *error) {
 		panic(r)
 	}
 }
+
+// Close closes the test nets and the train net (see net.Net.Close).
+func (s *Solver[T]) Close() error {
+	errs := []error{}
+	for _, tn := range s.testNets {
+		errs = append(errs, tn.Close())
+	}
+	return errors.Join(append(errs, s.net.Close())...)
+}

@@ -36,6 +36,7 @@ func runTest(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer n.Close()
 	if err := loadWeightList(n, *weights); err != nil {
 		return err
 	}

@@ -45,6 +45,7 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer n.Close()
 	sync := func() error {
 		if dev == nil {
 			return nil

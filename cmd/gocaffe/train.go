@@ -59,6 +59,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *solverFile, err)
 	}
+	defer s.Close()
 	if *weights != "" {
 		if err := s.LoadWeights(*weights); err != nil {
 			return err

@@ -107,6 +107,62 @@ __device__ void col2im_nd(int n, const T *col, ConvGeom g, T *im) {
   }
 }
 
+// Batched 2-D im2col: nb images, im_stride elements apart, into one column
+// buffer whose columns run image by image (entry (row, b*oh*ow + p)), so a
+// single GEMM covers the whole batch. One thread per (channel, image,
+// output position).
+template <typename T>
+__device__ void im2col_2d_batch(int n, const T *im, int im_stride, int nb, int h, int w,
+                                int kh, int kw, int ph, int pw, int sh, int sw, int dh, int dw,
+                                int oh, int ow, T *col) {
+  long long ohw = (long long)oh * ow, row_len = ohw * nb;
+  KERNEL_LOOP(index, n) {
+    int x = index % ow, y = (index / ow) % oh;
+    int b = (index / ohw) % nb, c = index / (ohw * nb);
+    int y0 = y * sh - ph, x0 = x * sw - pw;
+    T *out = col + (long long)c * kh * kw * row_len + b * ohw + y * ow + x;
+    const T *plane = im + (long long)b * im_stride + (long long)c * h * w;
+    for (int i = 0; i < kh; i++) {
+      for (int j = 0; j < kw; j++) {
+        int iy = y0 + i * dh, ix = x0 + j * dw;
+        *out = (iy >= 0 && ix >= 0 && iy < h && ix < w) ? plane[iy * w + ix] : T(0);
+        out += row_len;
+      }
+    }
+  }
+}
+
+// Batched 2-D col2im, the reverse of im2col_2d_batch: one thread per image
+// element of every image.
+template <typename T>
+__device__ void col2im_2d_batch(int n, const T *col, int nb, int channels, int h, int w,
+                                int kh, int kw, int ph, int pw, int sh, int sw, int dh, int dw,
+                                int oh, int ow, T *im, int im_stride) {
+  long long ohw = (long long)oh * ow, row_len = ohw * nb, chw = (long long)channels * h * w;
+  KERNEL_LOOP(index, n) {
+    int b = index / chw;
+    long long rem = index % chw;
+    int x = rem % w + pw, y = (rem / w) % h + ph, c = rem / (w * h);
+    int extent_h = (kh - 1) * dh + 1, extent_w = (kw - 1) * dw + 1;
+    int y_start = y < extent_h ? 0 : (y - extent_h) / sh + 1;
+    int x_start = x < extent_w ? 0 : (x - extent_w) / sw + 1;
+    int y_end = min(y / sh + 1, oh), x_end = min(x / sw + 1, ow);
+    const T *cb = col + b * ohw;
+    T sum = 0;
+    for (int oy = y_start; oy < y_end; oy++) {
+      for (int ox = x_start; ox < x_end; ox++) {
+        int ki = y - oy * sh, kj = x - ox * sw;
+        if (ki % dh == 0 && kj % dw == 0) {
+          ki /= dh;
+          kj /= dw;
+          sum += cb[((long long)(c * kh + ki) * kw + kj) * row_len + oy * ow + ox];
+        }
+      }
+    }
+    im[(long long)b * im_stride + rem] = sum;
+  }
+}
+
 #define IM2COL_KERNELS(T, S)                                                                   \
   extern "C" __global__ void im2col_2d_##S(int n, const T *im, int h, int w, int kh, int kw,   \
       int ph, int pw, int sh, int sw, int dh, int dw, int oh, int ow, T *col) {                \
@@ -115,6 +171,17 @@ __device__ void col2im_nd(int n, const T *col, ConvGeom g, T *im) {
   extern "C" __global__ void col2im_2d_##S(int n, const T *col, int h, int w, int kh, int kw,  \
       int ph, int pw, int sh, int sw, int dh, int dw, int oh, int ow, T *im) {                 \
     col2im_2d<T>(n, col, h, w, kh, kw, ph, pw, sh, sw, dh, dw, oh, ow, im);                    \
+  }                                                                                            \
+  extern "C" __global__ void im2col_2d_batch_##S(int n, const T *im, int im_stride, int nb,    \
+      int h, int w, int kh, int kw, int ph, int pw, int sh, int sw, int dh, int dw, int oh,    \
+      int ow, T *col) {                                                                        \
+    im2col_2d_batch<T>(n, im, im_stride, nb, h, w, kh, kw, ph, pw, sh, sw, dh, dw, oh, ow, col);\
+  }                                                                                            \
+  extern "C" __global__ void col2im_2d_batch_##S(int n, const T *col, int nb, int channels,    \
+      int h, int w, int kh, int kw, int ph, int pw, int sh, int sw, int dh, int dw, int oh,    \
+      int ow, T *im, int im_stride) {                                                          \
+    col2im_2d_batch<T>(n, col, nb, channels, h, w, kh, kw, ph, pw, sh, sw, dh, dw, oh, ow, im, \
+                       im_stride);                                                             \
   }                                                                                            \
   extern "C" __global__ void im2col_nd_##S(int n, const T *im, ConvGeom g, T *col) {           \
     im2col_nd<T>(n, im, g, col);                                                               \

@@ -27,12 +27,28 @@ test_status=${PIPESTATUS[0]}
 
 if [ "$bench" != "none" ]; then
   section "benchmarks"
-  go test -tags cuda -run XXX -bench "$bench" -benchmem ./cuda/ ./mathfn/ 2>&1 | tee "$out/bench.log" | grep -E '^(Benchmark|ok|FAIL|---)'
+  go test -tags cuda -run XXX -bench "$bench" -benchmem ./cuda/ ./mathfn/ ./layer/ 2>&1 | tee "$out/bench.log" | grep -E '^(Benchmark|ok|FAIL|---)'
   section "PyTorch reference (same machine, same run)"
   python3 tools/gpu/torch_reference.py 2>&1 | tee "$out/torch.log"
 fi
 
 section "gocaffe device_query -gpu 0"
-go run -tags cuda ./cmd/gocaffe device_query -gpu 0 2>&1 | tee "$out/device_query.log"
+bin="$(mktemp -d)/gocaffe"
+go build -tags cuda -o "$bin" ./cmd/gocaffe
+"$bin" device_query -gpu 0 2>&1 | tee "$out/device_query.log"
+
+if [ "${TIME_NETS:-1}" = 1 ]; then
+  section "gocaffe time and train on the models (GPU, data-free copies)"
+  nets=$(mktemp -d)
+  python3 tools/gpu/time_nets.py "$nets" >/dev/null
+  for m in lenet cifar10_quick caffenet; do
+    echo "--- $m: gocaffe time -gpu 0"
+    "$bin" time -model "$nets/${m}_time.prototxt" -gpu 0 -iterations 50 2>&1 | tee -a "$out/time.log" |
+      grep -E 'forward:|backward:|Average|without per-layer' | sed 's/^.*\] //'
+    echo "--- $m: gocaffe train -gpu 0 (200 iterations)"
+    "$bin" train -solver "$nets/${m}_time_solver.prototxt" -gpu 0 2>&1 | tee -a "$out/train.log" |
+      grep -E 'Iteration (50|100|150|200).*loss|Optimization Done|rror' | sed 's/^.*\] //'
+  done
+fi
 
 exit "$test_status"
