@@ -12,6 +12,7 @@ package blob
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -79,17 +80,20 @@ func (b *Blob[T]) Reshape(shape []int) error {
 }
 
 // shapeCount checks a shape as Caffe's Reshape does and returns its count.
+// Its errors format a copy of the shape, so that shape does not escape and
+// a caller's []int{...} literal stays off the heap (Reshape is called every
+// iteration).
 func shapeCount(shape []int) (int, error) {
 	if len(shape) > MaxAxes {
-		return 0, fmt.Errorf("blob: shape %v has %d axes, at most %d are allowed", shape, len(shape), MaxAxes)
+		return 0, fmt.Errorf("blob: shape %v has %d axes, at most %d are allowed", slices.Clone(shape), len(shape), MaxAxes)
 	}
 	count := 1
 	for i, d := range shape {
 		if d < 0 {
-			return 0, fmt.Errorf("blob: shape %v has negative dimension %d at axis %d", shape, d, i)
+			return 0, fmt.Errorf("blob: shape %v has negative dimension %d at axis %d", slices.Clone(shape), d, i)
 		}
 		if d != 0 && count > math.MaxInt32/d {
-			return 0, fmt.Errorf("blob: shape %v: blob size exceeds INT_MAX (%d)", shape, math.MaxInt32)
+			return 0, fmt.Errorf("blob: shape %v: blob size exceeds INT_MAX (%d)", slices.Clone(shape), math.MaxInt32)
 		}
 		count *= d
 	}

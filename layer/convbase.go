@@ -35,6 +35,7 @@ type convBase[T Float] struct {
 	convOutSpatial, outSpatial int
 	colOffset, outputOffset    int
 	geo                        mathfn.ConvGeometry
+	outShape, topShape         []int // reused by every Reshape
 	col                        *blob.Blob[T]
 	biasMultiplier             *blob.Blob[T]
 	batch                      convBatch[T]
@@ -209,7 +210,8 @@ func (l *convBase[T]) setUpParams(weightShape []int) error {
 // size, or for deconvolution stride*(in-1) + extent - 2*pad. A kernel
 // larger than the padded input is an error.
 func (l *convBase[T]) outputShape(in []int) ([]int, error) {
-	out := make([]int, len(in))
+	out := slices.Grow(l.outShape[:0], len(in))[:len(in)]
+	l.outShape = out
 	for i, d := range in {
 		extent := l.dilation[i]*(l.kernel[i]-1) + 1
 		if l.reverse {
@@ -248,9 +250,9 @@ func (l *convBase[T]) reshape(bottom, top []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	topShape := append(append(append([]int{}, b0.Shape()[:l.channelAxis]...), l.numOutput), out...)
+	l.topShape = append(append(append(l.topShape[:0], b0.Shape()[:l.channelAxis]...), l.numOutput), out...)
 	for _, t := range top {
-		if err := t.Reshape(topShape); err != nil {
+		if err := t.Reshape(l.topShape); err != nil {
 			return err
 		}
 	}
@@ -260,7 +262,8 @@ func (l *convBase[T]) reshape(bottom, top []*blob.Blob[T]) error {
 	if l.reverse {
 		imSpatial, colSpatial = out, in
 	}
-	l.geo = mathfn.ConvGeometry{Channels: l.convInChannels, In: slices.Clone(imSpatial), Out: slices.Clone(colSpatial),
+	// In and Out keep their arrays from pass to pass: no allocation.
+	l.geo = mathfn.ConvGeometry{Channels: l.convInChannels, In: append(l.geo.In[:0], imSpatial...), Out: append(l.geo.Out[:0], colSpatial...),
 		Kernel: l.kernel, Pad: l.pad, Stride: l.stride, Dilation: l.dilation,
 		ForceND: l.param.GetConvolutionParam().GetForceNdIm2Col()}
 	if err := l.geo.Validate(); err != nil {

@@ -22,6 +22,7 @@ type InnerProduct[T Float] struct {
 	transpose      bool
 	m, k           int // batch rows and inputs per row
 	biasMultiplier *blob.Blob[T]
+	topShape       []int // reused by every Reshape
 }
 
 func newInnerProduct[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -92,8 +93,8 @@ func (l *InnerProduct[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 			k, axis, bottom[0].ShapeString(), l.k)
 	}
 	l.m = bottom[0].CountRange(0, axis)
-	shape := append(append(make([]int, 0, axis+1), bottom[0].Shape()[:axis]...), l.numOutput)
-	if err := top[0].Reshape(shape); err != nil {
+	l.topShape = append(append(l.topShape[:0], bottom[0].Shape()[:axis]...), l.numOutput)
+	if err := top[0].Reshape(l.topShape); err != nil {
 		return err
 	}
 	if l.biasTerm {

@@ -23,6 +23,7 @@ type SoftmaxWithLoss[T Float] struct {
 	LossBase[T]
 	softmax                *Softmax[T]
 	prob                   *blob.Blob[T]
+	probTop                []*blob.Blob[T] // {prob}: the softmax's top list, made once
 	hasIgnore              bool
 	ignore                 int
 	mode                   caffepb.LossParameter_NormalizationMode
@@ -68,12 +69,13 @@ func (l *SoftmaxWithLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if l.prob, err = l.NewBlob(); err != nil {
 		return err
 	}
-	return SetUp[T](l.softmax, bottom[:1], []*blob.Blob[T]{l.prob})
+	l.probTop = []*blob.Blob[T]{l.prob}
+	return SetUp[T](l.softmax, bottom[:1], l.probTop)
 }
 
 // Reshape checks that there is one label per position.
 func (l *SoftmaxWithLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	if err := l.softmax.Reshape(bottom[:1], []*blob.Blob[T]{l.prob}); err != nil {
+	if err := l.softmax.Reshape(bottom[:1], l.probTop); err != nil {
 		return err
 	}
 	l.outer, l.channels, l.inner = l.softmax.outer, l.softmax.channels, l.softmax.inner
@@ -92,7 +94,7 @@ func (l *SoftmaxWithLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU computes the probabilities and the loss on the host.
 func (l *SoftmaxWithLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	if _, err := Forward[T](l.softmax, bottom[:1], []*blob.Blob[T]{l.prob}); err != nil {
+	if _, err := Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
 	prob, labels := l.prob.CPUData(), bottom[1].CPUData()

@@ -50,7 +50,7 @@ func (l *SoftmaxWithLoss[T]) validCount(g gpu[T]) int {
 // An invalid label makes its position's loss NaN; only then are the labels
 // read back to say which one.
 func (l *SoftmaxWithLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	if _, err := Forward[T](l.softmax, bottom[:1], []*blob.Blob[T]{l.prob}); err != nil {
+	if _, err := Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
 	if err := l.scratch(); err != nil {
