@@ -27,7 +27,7 @@ test_status=${PIPESTATUS[0]}
 
 if [ "$bench" != "none" ]; then
   section "benchmarks"
-  go test -tags cuda -run XXX -bench "$bench" -benchmem ./cuda/ ./mathfn/ ./layer/ 2>&1 | tee "$out/bench.log" | grep -E '^(Benchmark|ok|FAIL|---)'
+  go test -tags cuda -run XXX -bench "$bench" -benchmem ./cuda/ ./mathfn/ ./layer/ ./models/ 2>&1 | tee "$out/bench.log" | grep -E '^(Benchmark|ok|FAIL|---)'
   section "PyTorch reference (same machine, same run)"
   python3 tools/gpu/torch_reference.py 2>&1 | tee "$out/torch.log"
 fi
