@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"image/color"
 	_ "image/gif" // registered for encoded datums and image lists
 	_ "image/jpeg"
 	_ "image/png"
@@ -19,18 +18,7 @@ func DatumShape(d *caffepb.Datum) (c, h, w int, err error) {
 	if d.GetEncoded() {
 		return 0, 0, 0, fmt.Errorf("datum is encoded: decode it first")
 	}
-	c, h, w = int(d.GetChannels()), int(d.GetHeight()), int(d.GetWidth())
-	if c <= 0 || h <= 0 || w <= 0 {
-		return 0, 0, 0, fmt.Errorf("datum has shape %dx%dx%d: every dimension must be positive", c, h, w)
-	}
-	n := c * h * w
-	switch {
-	case len(d.GetData()) > 0 && len(d.GetData()) != n:
-		return 0, 0, 0, fmt.Errorf("datum of shape %dx%dx%d holds %d bytes, want %d", c, h, w, len(d.GetData()), n)
-	case len(d.GetData()) == 0 && len(d.GetFloatData()) != n:
-		return 0, 0, 0, fmt.Errorf("datum of shape %dx%dx%d holds %d float values, want %d", c, h, w, len(d.GetFloatData()), n)
-	}
-	return c, h, w, nil
+	return checkShape(int(d.GetChannels()), int(d.GetHeight()), int(d.GetWidth()), len(d.GetData()), len(d.GetFloatData()))
 }
 
 // DatumValues writes a raw datum's values, in its (c, h, w) order, into
@@ -85,34 +73,8 @@ func DecodeDatum(d *caffepb.Datum, mode ColorMode) (*caffepb.Datum, error) {
 // channel-major, channels B, G, R for colour. Native mode keeps grayscale
 // images at one channel.
 func ImageToDatum(img image.Image, mode ColorMode) *caffepb.Datum {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	channels := 3
-	if mode == Gray || (mode == Native && isGray(img)) {
-		channels = 1
-	}
-	plane := w * h
-	buf := make([]byte, channels*plane)
-	for y := range h {
-		for x := range w {
-			i := y*w + x
-			if channels == 1 {
-				buf[i] = color.GrayModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.Gray).Y
-				continue
-			}
-			r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
-			buf[i], buf[plane+i], buf[2*plane+i] = byte(bl>>8), byte(g>>8), byte(r>>8)
-		}
-	}
-	return &caffepb.Datum{Channels: i32(channels), Height: i32(h), Width: i32(w), Data: buf}
-}
-
-func isGray(img image.Image) bool {
-	switch img.ColorModel() {
-	case color.GrayModel, color.Gray16Model:
-		return true
-	}
-	return false
+	c, h, w, buf := ImagePixels(img, mode, nil)
+	return &caffepb.Datum{Channels: i32(c), Height: i32(h), Width: i32(w), Data: buf}
 }
 
 func i32(v int) *int32 {

@@ -1,0 +1,297 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
+)
+
+// Transformer applies a TransformationParameter to datums, as Caffe's
+// DataTransformer: for each datum, in this order, decode (encoded datums,
+// honouring force_color and force_gray), crop to crop_size x crop_size (a
+// random offset in TRAIN, the centre in TEST), mirror horizontally (at
+// random, in either phase, when mirror is set), subtract the mean (the
+// mean_file blob at the cropped position, or one mean_value per channel, a
+// single one standing for every channel) and multiply by scale.
+//
+// Its random draws come from its own generator, seeded at construction or
+// by Reseed, so a run is reproducible. A Transformer is not safe for
+// concurrent use: a Data layer's prefetch goroutine owns its transformer.
+type Transformer[T blob.Float] struct {
+	phase      caffepb.Phase
+	crop       int
+	scale      T
+	mirror     bool
+	mode       ColorMode
+	forced     bool // force_color or force_gray: only meaningful for encoded datums
+	warnedRaw  bool
+	meanFile   string
+	mean       []T    // mean_file values, nil without one
+	meanShape  [3]int // its channels, height, width
+	meanValues []T
+
+	src *rand.PCG
+	rng *rand.Rand
+
+	dec     ImageReader // decodes encoded datums, reusing its buffers
+	decoded DatumRecord // the last decoded datum
+}
+
+// NewTransformer builds a transformer for phase from p (nil means the
+// defaults: no transformation). It reads the mean file, if any. seed seeds
+// the random crops and mirrors.
+func NewTransformer[T blob.Float](p *caffepb.TransformationParameter, phase caffepb.Phase, seed uint64) (*Transformer[T], error) {
+	t := &Transformer[T]{
+		phase: phase, crop: int(p.GetCropSize()), scale: T(p.GetScale()), mirror: p.GetMirror(),
+		src: &rand.PCG{},
+	}
+	t.rng = rand.New(t.src)
+	t.Reseed(seed)
+	if err := t.setColor(p); err != nil {
+		return nil, err
+	}
+	if p.GetMeanFile() != "" && len(p.GetMeanValue()) > 0 {
+		return nil, errors.New("transform_param: cannot specify mean_file and mean_value at the same time")
+	}
+	for _, v := range p.GetMeanValue() {
+		t.meanValues = append(t.meanValues, T(v))
+	}
+	if p.GetMeanFile() != "" {
+		if err := t.readMean(p.GetMeanFile()); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Reseed restarts the random crops and mirrors from seed.
+func (t *Transformer[T]) Reseed(seed uint64) { mathfn.SeedPCG(t.src, seed) }
+
+func (t *Transformer[T]) setColor(p *caffepb.TransformationParameter) error {
+	switch {
+	case p.GetForceColor() && p.GetForceGray():
+		return errors.New("transform_param: cannot set both force_color and force_gray")
+	case p.GetForceColor():
+		t.mode = Color
+	case p.GetForceGray():
+		t.mode = Gray
+	}
+	t.forced = t.mode != Native
+	t.dec.Mode = t.mode
+	return nil
+}
+
+// readMean loads the mean blob, a BlobProto of one datum's shape (Caffe's
+// compute_image_mean writes 1 x C x H x W).
+func (t *Transformer[T]) readMean(path string) error {
+	bp := &caffepb.BlobProto{}
+	if err := protoio.ReadProtoFromBinaryFile(path, bp); err != nil {
+		return fmt.Errorf("transform_param.mean_file %s: %w", path, err)
+	}
+	b, err := blob.New[T]()
+	if err != nil {
+		return err
+	}
+	if err := b.FromProto(bp, true); err != nil {
+		return fmt.Errorf("transform_param.mean_file %s: %w", path, err)
+	}
+	if b.NumAxes() > 4 || b.Count() == 0 {
+		return fmt.Errorf("transform_param.mean_file %s: mean blob of shape %s is not a C x H x W image", path, b.ShapeString())
+	}
+	t.meanFile = path
+	t.meanShape = [3]int{b.Channels(), b.Height(), b.Width()}
+	t.mean = append([]T(nil), b.CPUData()...)
+	return nil
+}
+
+// InferBlobShape returns the shape of one transformed datum as Caffe does,
+// 1 x C x H x W (H and W are crop_size when cropping), checking the datum
+// against the crop size and the mean. An encoded datum is decoded.
+func (t *Transformer[T]) InferBlobShape(d *caffepb.Datum) ([]int, error) {
+	var r DatumRecord
+	r.SetDatum(d)
+	return t.InferRecordShape(&r)
+}
+
+// InferRecordShape is InferBlobShape for a DatumRecord.
+func (t *Transformer[T]) InferRecordShape(r *DatumRecord) ([]int, error) {
+	raw, err := t.decode(r)
+	if err != nil {
+		return nil, err
+	}
+	c, h, w, err := t.ItemShape(raw)
+	if err != nil {
+		return nil, err
+	}
+	return []int{1, c, h, w}, nil
+}
+
+// ItemShape returns the (channels, height, width) that a raw (decoded)
+// record transforms to, after checking it against the crop size and the
+// mean.
+func (t *Transformer[T]) ItemShape(r *DatumRecord) (c, h, w int, err error) {
+	c, h, w, err = r.Shape()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if t.crop > 0 && (h < t.crop || w < t.crop) {
+		return 0, 0, 0, fmt.Errorf("crop_size %d is larger than the datum (%dx%dx%d)", t.crop, c, h, w)
+	}
+	if t.mean != nil && t.meanShape != [3]int{c, h, w} {
+		return 0, 0, 0, fmt.Errorf("the mean in mean_file %s has shape %dx%dx%d, the datum %dx%dx%d: they must be equal",
+			t.meanFile, t.meanShape[0], t.meanShape[1], t.meanShape[2], c, h, w)
+	}
+	if n := len(t.meanValues); n > 1 && n != c {
+		return 0, 0, 0, fmt.Errorf("specify either 1 mean_value or as many as channels: %d (got %d)", c, n)
+	}
+	if t.crop > 0 {
+		h, w = t.crop, t.crop
+	}
+	return c, h, w, nil
+}
+
+// Transform transforms one datum into dst, which must hold exactly one
+// item (C x H x W of InferBlobShape): typically a slice of a batch blob.
+func (t *Transformer[T]) Transform(d *caffepb.Datum, dst []T) error {
+	var r DatumRecord
+	r.SetDatum(d)
+	return t.TransformRecord(&r, dst)
+}
+
+// TransformRecord is Transform for a DatumRecord. For a raw record it
+// allocates nothing.
+func (t *Transformer[T]) TransformRecord(r *DatumRecord, dst []T) error {
+	raw, err := t.decode(r)
+	if err != nil {
+		return err
+	}
+	return t.TransformImage(raw, dst)
+}
+
+// ColorMode is how encoded datums are decoded: Color for force_color, Gray
+// for force_gray, Native otherwise. Callers that decode encoded datums
+// themselves (on several goroutines, say) decode in this mode and pass the
+// result to TransformImage.
+func (t *Transformer[T]) ColorMode() ColorMode { return t.mode }
+
+// TransformImage transforms a decoded image (a raw record, from
+// ImageReader or a decoded datum) into dst. force_color and force_gray do
+// not apply: the image was decoded already.
+func (t *Transformer[T]) TransformImage(raw *DatumRecord, dst []T) error {
+	c, oh, ow, err := t.ItemShape(raw)
+	if err != nil {
+		return err
+	}
+	if len(dst) != c*oh*ow {
+		return fmt.Errorf("datum of shape %dx%dx%d transforms to %dx%dx%d (%d values), but the output item holds %d",
+			raw.Channels, raw.Height, raw.Width, c, oh, ow, c*oh*ow, len(dst))
+	}
+	g := t.geometry(c, raw.Height, raw.Width)
+	if len(raw.Data) > 0 {
+		transformPlanes(raw.Data, dst, g, t.mean, t.meanValues, t.scale)
+	} else {
+		transformPlanes(raw.FloatData, dst, g, t.mean, t.meanValues, t.scale)
+	}
+	return nil
+}
+
+// decode returns r itself when raw, or its decoded image.
+func (t *Transformer[T]) decode(r *DatumRecord) (*DatumRecord, error) {
+	if !r.Encoded {
+		if t.forced && !t.warnedRaw {
+			t.warnedRaw = true
+			glog.Errorf("force_color and force_gray only for encoded datum")
+		}
+		return r, nil
+	}
+	dec, err := t.dec.Decode(r.Data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(r.Data), err)
+	}
+	dec.Label = r.Label
+	t.decoded = dec
+	return &t.decoded, nil
+}
+
+// geometry draws this datum's random choices in Caffe's order: the mirror
+// coin first, then the crop offsets (rows, then columns).
+func (t *Transformer[T]) geometry(c, h, w int) planeGeometry {
+	g := planeGeometry{c: c, h: h, w: w, oh: h, ow: w}
+	g.mirror = t.mirror && t.rng.IntN(2) == 1
+	if t.crop > 0 {
+		g.oh, g.ow = t.crop, t.crop
+		if t.phase == caffepb.Phase_TRAIN {
+			g.hOff = t.rng.IntN(h - t.crop + 1)
+			g.wOff = t.rng.IntN(w - t.crop + 1)
+		} else {
+			g.hOff, g.wOff = (h-t.crop)/2, (w-t.crop)/2
+		}
+	}
+	return g
+}
+
+// planeGeometry is one datum's crop window and mirror choice.
+type planeGeometry struct {
+	c, h, w    int // source
+	oh, ow     int // output
+	hOff, wOff int
+	mirror     bool
+}
+
+// transformPlanes writes dst[c][y][x] = (src[c][y+hOff][x'+wOff] - mean) *
+// scale, with x' = x or, mirrored, ow-1-x. The mean is the mean blob at
+// the source position, else the channel's mean value, else 0 (subtracting
+// 0 leaves the value exactly as it was, so one loop serves both).
+func transformPlanes[S byte | float32, T blob.Float](src []S, dst []T, g planeGeometry, mean, meanValues []T, scale T) {
+	for c := range g.c {
+		var mv T
+		if len(meanValues) > 0 {
+			mv = meanValues[min(c, len(meanValues)-1)]
+		}
+		for y := range g.oh {
+			si := (c*g.h+g.hOff+y)*g.w + g.wOff
+			in := src[si : si+g.ow]
+			out := dst[(c*g.oh+y)*g.ow : (c*g.oh+y+1)*g.ow]
+			if mean != nil {
+				rowMinusMean(in, mean[si:si+g.ow], out, scale, g.mirror)
+			} else {
+				rowMinusValue(in, mv, out, scale, g.mirror)
+			}
+		}
+	}
+}
+
+func rowMinusMean[S byte | float32, T blob.Float](in []S, mean, out []T, scale T, mirror bool) {
+	mean = mean[:len(in)]
+	out = out[:len(in)]
+	if mirror {
+		last := len(out) - 1
+		for x, v := range in {
+			out[last-x] = (T(v) - mean[x]) * scale
+		}
+		return
+	}
+	for x, v := range in {
+		out[x] = (T(v) - mean[x]) * scale
+	}
+}
+
+func rowMinusValue[S byte | float32, T blob.Float](in []S, mv T, out []T, scale T, mirror bool) {
+	out = out[:len(in)]
+	if mirror {
+		last := len(out) - 1
+		for x, v := range in {
+			out[last-x] = (T(v) - mv) * scale
+		}
+		return
+	}
+	for x, v := range in {
+		out[x] = (T(v) - mv) * scale
+	}
+}

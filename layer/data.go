@@ -1,0 +1,291 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("Data", newData[float32], newData[float64]) }
+
+// Data reads Datum records from a LevelDB or LMDB database, in key order
+// from data_param.source, and produces batches of data_param.batch_size
+// transformed items (transform_param) and, with a second top, their labels
+// (Caffe's DataLayer). At the end of the database it starts again from the
+// first record. data_param.rand_skip skips a random number of records in
+// [0, rand_skip) at the start, so that parallel runs see the data in
+// different phases.
+//
+// A goroutine loads data_param.prefetch batches ahead (default 4; 0 loads
+// each batch in Forward). Its random crops, mirrors and skip come from its
+// own generator, seeded from the layer's at setup, so a fixed seed gives a
+// fixed sequence of batches. Call Close to stop it and close the database.
+type Data[T Float] struct {
+	Base[T]
+	prefetching[T]
+}
+
+func newData[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &Data[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Type returns "Data".
+func (*Data[T]) Type() string { return "Data" }
+
+// Counts returns no bottoms and one or two tops (data, labels).
+func (*Data[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(0), Top: Between(1, 2)} }
+
+// LayerSetUp opens the database, shapes the tops from its first record and
+// starts prefetching.
+func (l *Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	if err := l.Close(); err != nil { // set up again: drop the old source
+		return err
+	}
+	dp := l.param.GetDataParam()
+	batchSize := int(dp.GetBatchSize())
+	if batchSize <= 0 {
+		return errors.New("data_param.batch_size must be positive")
+	}
+	rng := l.RNG()
+	tf, err := data.NewTransformer[T](l.param.GetTransformParam(), l.Phase(), rng.Uint64())
+	if err != nil {
+		return err
+	}
+	src, err := openDatumSource(dp, tf, rng.Uint64())
+	if err != nil {
+		return err
+	}
+	shape := []int{batchSize, src.item[0], src.item[1], src.item[2]}
+	glog.Infof("output data size: %d,%d,%d,%d", shape[0], shape[1], shape[2], shape[3])
+	var labelShape []int
+	if len(top) > 1 {
+		labelShape = []int{batchSize}
+	}
+	if err := shapeDataTops(top, shape, labelShape); err != nil {
+		src.close()
+		return err
+	}
+	return startPrefetching(l, &l.prefetching, &l.Base, src, shape, labelShape)
+}
+
+// shapeDataTops shapes the data top and, when labelShape is not nil, the
+// label top.
+func shapeDataTops[T Float](top []*blob.Blob[T], shape, labelShape []int) error {
+	if err := top[0].Reshape(shape); err != nil {
+		return err
+	}
+	if labelShape != nil {
+		return top[1].Reshape(labelShape)
+	}
+	return nil
+}
+
+// Reshape has nothing to do: Forward shapes the tops like the batch.
+func (*Data[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+
+// ForwardCPU copies the next prefetched batch into the tops.
+func (l *Data[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
+
+// BackwardCPU has nothing to do: data layers have no bottoms.
+func (*Data[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return nil
+}
+
+// datumSource reads a database's records for the prefetch goroutine.
+type datumSource[T Float] struct {
+	source  string
+	db      data.DB
+	cursor  data.Cursor
+	tf      *data.Transformer[T]
+	rec     data.DatumRecord
+	item    [3]int          // channels, height, width of a transformed record
+	encoded []*encodedDatum // the encoded records of the batch being loaded
+}
+
+// encodedDatum is an encoded record waiting to be decoded: JPEG decoding
+// dominates the cost of a batch of encoded images, so a batch's records
+// are decoded on several goroutines, each item with its own decoder and
+// buffers (reused from batch to batch).
+type encodedDatum struct {
+	index   int    // position in the batch
+	key     []byte // copies: the cursor's bytes change with the next record
+	encoded []byte
+	dec     data.ImageReader
+	img     data.DatumRecord
+	err     error
+}
+
+// openDatumSource opens the database, skips rand_skip records at random
+// (seed) and reads the item shape from the record found there.
+func openDatumSource[T Float](dp *caffepb.DataParameter, tf *data.Transformer[T], seed uint64) (*datumSource[T], error) {
+	db, err := data.Open(dp.GetBackend(), dp.GetSource(), data.Read)
+	if err != nil {
+		return nil, err
+	}
+	s := &datumSource[T]{source: dp.GetSource(), db: db, tf: tf}
+	if s.cursor, err = db.NewCursor(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", s.source, err)
+	}
+	if err := s.start(dp.GetRandSkip(), seed); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *datumSource[T]) start(randSkip uint32, seed uint64) error {
+	if !s.cursor.Valid() {
+		return fmt.Errorf("database %s is empty", s.source)
+	}
+	if randSkip > 0 {
+		skip := mathfn.NewRNG(seed).IntN(int(randSkip))
+		glog.Infof("Skipping first %d data points.", skip)
+		for range skip {
+			if err := s.next(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.rec.Parse(s.cursor.Value()); err != nil {
+		return s.recordError(err)
+	}
+	shape, err := s.tf.InferRecordShape(&s.rec)
+	if err != nil {
+		return s.recordError(err)
+	}
+	s.item = [3]int{shape[1], shape[2], shape[3]}
+	return nil
+}
+
+// load fills a batch with the next records (Caffe's load_batch). Raw
+// records are transformed as they are read; encoded ones are copied aside,
+// decoded in parallel, then transformed in batch order, so the random
+// crops and mirrors are drawn in the same order whatever the scheduling.
+func (s *datumSource[T]) load(b *batch[T]) error {
+	dst := b.data.MutableCPUData()
+	var labels []T
+	if b.label != nil {
+		labels = b.label.MutableCPUData()
+	}
+	n := b.data.Shape()[0]
+	size := len(dst) / n
+	pending := 0
+	for i := range n {
+		if err := s.rec.Parse(s.cursor.Value()); err != nil {
+			return s.recordError(err)
+		}
+		if s.rec.Encoded {
+			s.setAside(pending, i)
+			pending++
+		} else if err := s.readRaw(dst[i*size : (i+1)*size]); err != nil {
+			return err
+		}
+		if labels != nil {
+			labels[i] = T(s.rec.Label)
+		}
+		if err := s.next(); err != nil {
+			return err
+		}
+	}
+	return s.transformEncoded(s.encoded[:pending], dst, size)
+}
+
+// setAside copies the encoded record under the cursor, item i of the
+// batch, into slot k.
+func (s *datumSource[T]) setAside(k, i int) {
+	if k == len(s.encoded) {
+		s.encoded = append(s.encoded, &encodedDatum{})
+	}
+	e := s.encoded[k]
+	e.index, e.err = i, nil
+	e.key = append(e.key[:0], s.cursor.Key()...)
+	e.encoded = append(e.encoded[:0], s.rec.Data...)
+	e.dec.Mode = s.tf.ColorMode()
+}
+
+// transformEncoded decodes the set-aside records in parallel and
+// transforms them in order.
+func (s *datumSource[T]) transformEncoded(items []*encodedDatum, dst []T, size int) error {
+	if len(items) == 0 { // raw records: keep the closures below from allocating
+		return nil
+	}
+	inParallel(len(items), func(k int) (err error) {
+		items[k].img, err = items[k].dec.Decode(items[k].encoded)
+		return err
+	}, func(k int, err error) { items[k].err = err })
+	for _, e := range items {
+		if e.err != nil {
+			return s.keyError(e.key, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(e.encoded), e.err))
+		}
+		if err := s.checkItem(&e.img); err != nil {
+			return s.keyError(e.key, err)
+		}
+		if err := s.tf.TransformImage(&e.img, dst[e.index*size:(e.index+1)*size]); err != nil {
+			return s.keyError(e.key, err)
+		}
+	}
+	return nil
+}
+
+// readRaw transforms the raw record under the cursor.
+func (s *datumSource[T]) readRaw(dst []T) error {
+	if err := s.checkItem(&s.rec); err != nil {
+		return s.recordError(err)
+	}
+	if err := s.tf.TransformRecord(&s.rec, dst); err != nil {
+		return s.recordError(err)
+	}
+	return nil
+}
+
+// checkItem checks that a raw or decoded record gives items of the shape
+// the first record gave.
+func (s *datumSource[T]) checkItem(r *data.DatumRecord) error {
+	c, h, w, err := s.tf.ItemShape(r)
+	if err != nil {
+		return err
+	}
+	if [3]int{c, h, w} != s.item {
+		return fmt.Errorf("datum of shape %dx%dx%d gives items of %dx%dx%d, the first record's give %dx%dx%d: every record must give the same",
+			r.Channels, r.Height, r.Width, c, h, w, s.item[0], s.item[1], s.item[2])
+	}
+	return nil
+}
+
+// next moves to the next record, back to the first after the last.
+func (s *datumSource[T]) next() error {
+	if err := s.cursor.Next(); err != nil {
+		return fmt.Errorf("database %s: %w", s.source, err)
+	}
+	if s.cursor.Valid() {
+		return nil
+	}
+	glog.Infof("Restarting data prefetching from start.")
+	if err := s.cursor.SeekToFirst(); err != nil {
+		return fmt.Errorf("database %s: %w", s.source, err)
+	}
+	if !s.cursor.Valid() {
+		return fmt.Errorf("database %s is empty", s.source)
+	}
+	return nil
+}
+
+func (s *datumSource[T]) recordError(err error) error { return s.keyError(s.cursor.Key(), err) }
+
+func (s *datumSource[T]) keyError(key []byte, err error) error {
+	return fmt.Errorf("database %s, record %q: %w", s.source, key, err)
+}
+
+func (s *datumSource[T]) close() error {
+	return errors.Join(s.cursor.Close(), s.db.Close())
+}

@@ -1,0 +1,264 @@
+package layer
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("ImageData", newImageData[float32], newImageData[float64]) }
+
+// ImageData reads image files listed in image_data_param.source, one
+// `path label` line per image (the label after the last space), and
+// produces batches of transformed images and their labels (Caffe's
+// ImageDataLayer). Paths are prefixed with root_folder as written (give it
+// a trailing slash). Images are decoded in colour (is_color, the default)
+// or grayscale and, when new_height and new_width are set, resized to that
+// size with bilinear interpolation. With shuffle the list is shuffled at
+// the start and again at every epoch; rand_skip skips a random number of
+// images in [0, rand_skip) at the start.
+//
+// Loading runs ahead on a goroutine, as in the Data layer
+// (data_param.prefetch batches, default 4), with its own generator for the
+// shuffles, skip, crops and mirrors, seeded from the layer's at setup.
+// Call Close to stop it.
+type ImageData[T Float] struct {
+	Base[T]
+	prefetching[T]
+}
+
+func newImageData[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &ImageData[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Type returns "ImageData".
+func (*ImageData[T]) Type() string { return "ImageData" }
+
+// Counts returns no bottoms and two tops (data, labels).
+func (*ImageData[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(0), Top: Exactly(2)} }
+
+// LayerSetUp reads the list, shapes the tops from the first image and
+// starts prefetching.
+func (l *ImageData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	if err := l.Close(); err != nil {
+		return err
+	}
+	ip := l.param.GetImageDataParam()
+	batchSize := int(ip.GetBatchSize())
+	if batchSize <= 0 {
+		return errors.New("image_data_param.batch_size must be positive")
+	}
+	if (ip.GetNewHeight() == 0) != (ip.GetNewWidth() == 0) {
+		return errors.New("image_data_param: new_height and new_width must be set together")
+	}
+	rng := l.RNG()
+	tf, err := data.NewTransformer[T](l.param.GetTransformParam(), l.Phase(), rng.Uint64())
+	if err != nil {
+		return err
+	}
+	src, err := openImageSource(ip, tf, rng.Uint64())
+	if err != nil {
+		return err
+	}
+	shape := []int{batchSize, src.item[0], src.item[1], src.item[2]}
+	glog.Infof("output data size: %d,%d,%d,%d", shape[0], shape[1], shape[2], shape[3])
+	labelShape := []int{batchSize}
+	if err := shapeDataTops(top, shape, labelShape); err != nil {
+		return err
+	}
+	return startPrefetching(l, &l.prefetching, &l.Base, src, shape, labelShape)
+}
+
+// Reshape has nothing to do: Forward shapes the tops like the batch.
+func (*ImageData[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+
+// ForwardCPU copies the next prefetched batch into the tops.
+func (l *ImageData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
+
+// BackwardCPU has nothing to do: data layers have no bottoms.
+func (*ImageData[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return nil
+}
+
+// imageLine is one entry of the list file.
+type imageLine struct {
+	path  string
+	label int32
+	line  int // line number in the list file, for errors
+}
+
+// imageSource reads the listed images for the prefetch goroutine.
+type imageSource[T Float] struct {
+	list, root string
+	lines      []imageLine
+	pos        int
+	shuffle    bool
+	rng        *rand.Rand
+	reader     data.ImageReader
+	tf         *data.Transformer[T]
+	item       [3]int // channels, height, width of a transformed image
+}
+
+// openImageSource reads the list, shuffles it and skips as asked, and
+// reads the item shape from the first image to be served.
+func openImageSource[T Float](ip *caffepb.ImageDataParameter, tf *data.Transformer[T], seed uint64) (*imageSource[T], error) {
+	lines, err := readImageList(ip.GetSource())
+	if err != nil {
+		return nil, err
+	}
+	s := &imageSource[T]{
+		list: ip.GetSource(), root: ip.GetRootFolder(), lines: lines, shuffle: ip.GetShuffle(),
+		rng: mathfn.NewRNG(seed), tf: tf,
+		reader: data.ImageReader{Mode: data.Gray, Height: int(ip.GetNewHeight()), Width: int(ip.GetNewWidth())},
+	}
+	if ip.GetIsColor() {
+		s.reader.Mode = data.Color
+	}
+	if s.shuffle {
+		glog.Infof("Shuffling data")
+		s.shuffleLines()
+	}
+	glog.Infof("A total of %d images.", len(lines))
+	if skip := ip.GetRandSkip(); skip > 0 {
+		s.pos = s.rng.IntN(int(skip))
+		glog.Infof("Skipping first %d data points.", s.pos)
+		if s.pos >= len(lines) {
+			return nil, fmt.Errorf("image list %s: not enough images (%d) to skip %d", s.list, len(lines), s.pos)
+		}
+	}
+	rec, err := s.read(s.lines[s.pos])
+	if err != nil {
+		return nil, err
+	}
+	c, h, w, err := tf.ItemShape(&rec)
+	if err != nil {
+		return nil, s.imageError(s.lines[s.pos], err)
+	}
+	s.item = [3]int{c, h, w}
+	return s, nil
+}
+
+// readImageList parses a list file of `path label` lines. Blank lines are
+// skipped; a line without an integer label is an error naming the file and
+// line.
+func readImageList(path string) ([]imageLine, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("image_data_param.source: %w", err)
+	}
+	defer f.Close()
+	var lines []imageLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		text := strings.TrimRight(sc.Text(), " \t\r")
+		if text == "" {
+			continue
+		}
+		l, err := parseImageLine(text)
+		if err != nil {
+			return nil, fmt.Errorf("image list %s, line %d: %w", path, n, err)
+		}
+		l.line = n
+		lines = append(lines, l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("image list %s: %w", path, err)
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("image list %s is empty", path)
+	}
+	return lines, nil
+}
+
+// parseImageLine splits a line at its last space, as Caffe does, so paths
+// may contain spaces.
+func parseImageLine(text string) (imageLine, error) {
+	i := strings.LastIndexAny(text, " \t")
+	if i < 0 {
+		return imageLine{}, fmt.Errorf("%q has no label (want \"path label\")", text)
+	}
+	label, err := strconv.ParseInt(text[i+1:], 10, 32)
+	if err != nil {
+		return imageLine{}, fmt.Errorf("label %q of %q is not an integer", text[i+1:], text)
+	}
+	path := strings.TrimRight(text[:i], " \t")
+	if path == "" {
+		return imageLine{}, fmt.Errorf("%q has no image path", text)
+	}
+	return imageLine{path: path, label: int32(label)}, nil
+}
+
+func (s *imageSource[T]) shuffleLines() {
+	s.rng.Shuffle(len(s.lines), func(i, j int) { s.lines[i], s.lines[j] = s.lines[j], s.lines[i] })
+}
+
+// read decodes one listed image; errors name the image and the list line.
+func (s *imageSource[T]) read(l imageLine) (data.DatumRecord, error) {
+	rec, err := s.reader.Read(s.root + l.path)
+	if err != nil {
+		return rec, fmt.Errorf("image list %s, line %d: %w", s.list, l.line, err)
+	}
+	return rec, nil
+}
+
+func (s *imageSource[T]) imageError(l imageLine, err error) error {
+	return fmt.Errorf("image list %s, line %d, image %s: %w", s.list, l.line, s.root+l.path, err)
+}
+
+// load fills a batch with the next images (Caffe's load_batch).
+func (s *imageSource[T]) load(b *batch[T]) error {
+	dst := b.data.MutableCPUData()
+	labels := b.label.MutableCPUData()
+	n := b.data.Shape()[0]
+	size := len(dst) / n
+	for i := range n {
+		l := s.lines[s.pos]
+		if err := s.readItem(l, dst[i*size:(i+1)*size]); err != nil {
+			return err
+		}
+		labels[i] = T(l.label)
+		if s.pos++; s.pos == len(s.lines) {
+			s.pos = 0
+			if s.shuffle {
+				s.shuffleLines()
+			}
+		}
+	}
+	return nil
+}
+
+func (s *imageSource[T]) readItem(l imageLine, dst []T) error {
+	rec, err := s.read(l)
+	if err != nil {
+		return err
+	}
+	c, h, w, err := s.tf.ItemShape(&rec)
+	if err != nil {
+		return s.imageError(l, err)
+	}
+	if [3]int{c, h, w} != s.item {
+		return s.imageError(l, fmt.Errorf("image of %dx%dx%d gives items of %dx%dx%d, the first image's give %dx%dx%d: set new_height and new_width, or crop_size, to make them equal",
+			rec.Channels, rec.Height, rec.Width, c, h, w, s.item[0], s.item[1], s.item[2]))
+	}
+	if err := s.tf.TransformRecord(&rec, dst); err != nil {
+		return s.imageError(l, err)
+	}
+	return nil
+}
+
+func (s *imageSource[T]) close() error { return nil }

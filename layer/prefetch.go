@@ -1,0 +1,317 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocaffe/gocaffe/blob"
+)
+
+// This file is Caffe's BasePrefetchingDataLayer for Go: a goroutine fills
+// batches ahead of the net while Forward hands out the ones that are ready.
+//
+// A fixed set of batches circulates between two channels, free and full,
+// each with room for all of them, so a send never blocks: the goroutine
+// takes a batch from free, loads it (and in GPU mode pushes it to the
+// device on its own stream), and sends it to full; Forward receives from
+// full, copies the batch into its tops and sends it back to free. Nothing
+// is allocated per batch once the set is made.
+//
+// A loading error travels in the batch: the goroutine sends the failed
+// batch to full and exits, and Forward returns the error, then and on
+// every later call. The goroutine recovers panics into such errors, so a
+// bad record can never take the process down or leave Forward waiting.
+
+// errClosed is returned by Forward after Close.
+var errClosed = errors.New("the layer is closed")
+
+// batch is one prefetched batch: data and, for layers with a label top,
+// labels.
+type batch[T Float] struct {
+	data, label *blob.Blob[T]
+	err         error
+	dev         batchDevice // per build: device-side state (prefetch_cuda.go)
+}
+
+// batchLoader is what a data layer's reading state provides: load fills a
+// batch (Caffe's load_batch), close releases the source. Both run on the
+// prefetch goroutine (or, without prefetching, in Forward), never
+// concurrently.
+type batchLoader[T Float] interface {
+	load(b *batch[T]) error
+	close() error
+}
+
+// prefetcher runs a batchLoader ahead of Forward.
+type prefetcher[T Float] struct {
+	loader   batchLoader[T]
+	batches  []*batch[T]
+	async    bool // a goroutine loads ahead; otherwise Forward loads
+	free     chan *batch[T]
+	full     chan *batch[T]
+	stop     chan struct{}
+	done     chan struct{}
+	loaded   atomic.Int64 // batches loaded so far, for tests
+	err      error        // the first loading error, returned ever after
+	dev      prefetchDevice
+	once     sync.Once
+	closeErr error
+}
+
+// newPrefetcher makes the batches (ahead of them, or one when ahead is 0
+// and Forward loads synchronously) on b's device, shaped dataShape and
+// labelShape (nil: no labels), and starts loading. On error the loader is
+// closed.
+func newPrefetcher[T Float](b *Base[T], loader batchLoader[T], ahead int, dataShape, labelShape []int) (*prefetcher[T], error) {
+	p := &prefetcher[T]{loader: loader, async: ahead > 0}
+	fail := func(err error) (*prefetcher[T], error) {
+		p.releaseAll()
+		loader.close()
+		return nil, err
+	}
+	for range max(ahead, 1) {
+		bt, err := newBatch(b, dataShape, labelShape)
+		if err != nil {
+			return fail(err)
+		}
+		p.batches = append(p.batches, bt)
+	}
+	if err := initDevice(p, b.Device()); err != nil {
+		return fail(err)
+	}
+	if p.async {
+		p.start()
+	}
+	return p, nil
+}
+
+func newBatch[T Float](b *Base[T], dataShape, labelShape []int) (*batch[T], error) {
+	bt := &batch[T]{}
+	var err error
+	if bt.data, err = b.NewBlob(dataShape...); err != nil {
+		return nil, err
+	}
+	if labelShape != nil {
+		if bt.label, err = b.NewBlob(labelShape...); err != nil {
+			return nil, err
+		}
+	}
+	return bt, nil
+}
+
+func (p *prefetcher[T]) start() {
+	n := len(p.batches)
+	p.free, p.full = make(chan *batch[T], n), make(chan *batch[T], n)
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	for _, b := range p.batches {
+		p.free <- b
+	}
+	go p.run()
+}
+
+// run is the prefetch goroutine.
+func (p *prefetcher[T]) run() {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+		var b *batch[T]
+		select {
+		case <-p.stop:
+			return
+		case b = <-p.free:
+		}
+		b.err = p.fill(b)
+		p.full <- b // never blocks: full has room for every batch
+		if b.err != nil {
+			return
+		}
+	}
+}
+
+// fill loads one batch and moves it to the device, turning a panic into
+// an error.
+func (p *prefetcher[T]) fill(b *batch[T]) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic while loading a batch: %v\n%s", r, debug.Stack())
+		}
+	}()
+	if err := p.loader.load(b); err != nil {
+		return err
+	}
+	p.loaded.Add(1)
+	return pushToDevice(p, b)
+}
+
+// next returns the next loaded batch; give it back with release.
+func (p *prefetcher[T]) next() (*batch[T], error) {
+	if p.closed() {
+		return nil, errClosed
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	if !p.async {
+		b := p.batches[0]
+		if p.err = p.fill(b); p.err != nil {
+			return nil, p.err
+		}
+		return b, nil
+	}
+	// The goroutine only exits after sending a failed batch (or on Close,
+	// checked above), so this receive always ends.
+	b := <-p.full
+	if b.err != nil {
+		p.err = b.err
+		return nil, p.err
+	}
+	return b, nil
+}
+
+// release gives a batch back for loading.
+func (p *prefetcher[T]) release(b *batch[T]) {
+	if p.async {
+		p.free <- b // never blocks: free has room for every batch
+	}
+}
+
+func (p *prefetcher[T]) closed() bool { return p.batches == nil }
+
+// close stops the goroutine, then releases the source and the batches'
+// device and pinned memory. It is safe to call more than once, and from
+// the layer's cleanup.
+func (p *prefetcher[T]) close() error {
+	p.once.Do(func() {
+		if p.async {
+			close(p.stop)
+			<-p.done
+		}
+		p.closeErr = errors.Join(p.loader.close(), closeDevice(p), p.releaseAll())
+	})
+	return p.closeErr
+}
+
+// releaseAll frees the batches' blobs.
+func (p *prefetcher[T]) releaseAll() error {
+	var errs []error
+	for _, b := range p.batches {
+		errs = append(errs, b.data.Close())
+		if b.label != nil {
+			errs = append(errs, b.label.Close())
+		}
+	}
+	p.batches = nil
+	return errors.Join(errs...)
+}
+
+// copyBatch copies a batch into the tops on the host (the tops' own
+// memory: a later layer may write into them in place).
+func copyBatch[T Float](b *batch[T], top []*blob.Blob[T]) error {
+	if err := top[0].CopyFrom(b.data, false, true); err != nil {
+		return err
+	}
+	if len(top) > 1 && b.label != nil {
+		return top[1].CopyFrom(b.label, false, true)
+	}
+	return nil
+}
+
+// forwardBatch is the CPU forward of every prefetching layer.
+func forwardBatch[T Float](p *prefetcher[T], top []*blob.Blob[T]) error {
+	b, err := p.next()
+	if err != nil {
+		return err
+	}
+	defer p.release(b)
+	return copyBatch(b, top)
+}
+
+// prefetching is the state every prefetching layer embeds: its
+// prefetcher, and the cleanup that stops the goroutine should the layer be
+// dropped without Close.
+type prefetching[T Float] struct {
+	pf      *prefetcher[T]
+	cleanup runtime.Cleanup
+}
+
+var errNotSetUp = errors.New("the layer is not set up")
+
+// startPrefetching starts loading from src into batches on b's device and
+// attaches the cleanup to owner, the layer. The goroutine holds the
+// prefetcher, never the layer, so a dropped layer can be collected and its
+// cleanup then stops the goroutine and closes the source.
+func startPrefetching[T Float, L any](owner *L, pp *prefetching[T], b *Base[T], src batchLoader[T], shape, labelShape []int) error {
+	pf, err := newPrefetcher(b, src, prefetchCount(b), shape, labelShape)
+	if err != nil {
+		return err
+	}
+	pp.pf = pf
+	pp.cleanup = runtime.AddCleanup(owner, func(p *prefetcher[T]) { p.close() }, pf)
+	return nil
+}
+
+// forward is the CPU forward of a prefetching layer.
+func (pp *prefetching[T]) forward(top []*blob.Blob[T]) error {
+	if pp.pf == nil {
+		return errNotSetUp
+	}
+	return forwardBatch(pp.pf, top)
+}
+
+// Close stops prefetching and closes the layer's source (database, list
+// of images). It is safe to call more than once; Forward fails afterwards.
+func (pp *prefetching[T]) Close() error {
+	if pp.pf == nil {
+		return nil
+	}
+	pp.cleanup.Stop()
+	return pp.pf.close()
+}
+
+// inParallel runs work(0), ..., work(n-1) on up to GOMAXPROCS goroutines
+// and waits for them. A panic in work(i) becomes failed(i, err): it must
+// not take the process down, and fill's recover only covers the calling
+// goroutine.
+func inParallel(n int, work func(i int) error, failed func(i int, err error)) {
+	safe := func(i int) {
+		defer func() {
+			if r := recover(); r != nil {
+				failed(i, fmt.Errorf("panic: %v\n%s", r, debug.Stack()))
+			}
+		}()
+		if err := work(i); err != nil {
+			failed(i, err)
+		}
+	}
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			safe(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				safe(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// prefetchCount is data_param.prefetch, which Caffe reads for every
+// prefetching layer (ImageData included).
+func prefetchCount[T Float](b *Base[T]) int {
+	return int(b.param.GetDataParam().GetPrefetch())
+}
