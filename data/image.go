@@ -194,7 +194,7 @@ type ImageReader struct {
 	file    []byte
 	pix     []byte
 	resized []byte
-	rs      resizer
+	rs      Resizer
 }
 
 // Read reads the image file at path. Errors name the path.
@@ -225,8 +225,12 @@ func (r *ImageReader) Decode(encoded []byte) (DatumRecord, error) {
 	c, h, w, pix := ImagePixels(img, r.Mode, r.pix)
 	r.pix = pix
 	if r.Height > 0 && r.Width > 0 && (r.Height != h || r.Width != w) {
-		r.resized = r.rs.resize(pix, c, h, w, r.resized, r.Height, r.Width)
-		pix, h, w = r.resized, r.Height, r.Width
+		resized, err := r.rs.Resize(r.resized, pix, c, h, w, r.Height, r.Width)
+		if err != nil {
+			return DatumRecord{}, err
+		}
+		r.resized = resized
+		pix, h, w = resized, r.Height, r.Width
 	}
 	return DatumRecord{Channels: c, Height: h, Width: w, Data: pix}, nil
 }

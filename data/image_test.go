@@ -104,11 +104,12 @@ func TestImageToDatumNative(t *testing.T) {
 	}
 }
 
-// TestResizeOpenCVValues checks hand-computed INTER_LINEAR values:
+// TestResizerReusedAcrossSizes checks hand-computed INTER_LINEAR values
+// through one Resizer, whose cached tables must follow each new size:
 // enlarging samples at (d + 0.5)/2 - 0.5 with edge clamping, shrinking by
 // 2 averages pairs, and weights round to 11 bits.
-func TestResizeOpenCVValues(t *testing.T) {
-	var r resizer
+func TestResizerReusedAcrossSizes(t *testing.T) {
+	var r Resizer
 	cases := []struct {
 		src          []byte
 		h, w, oh, ow int
@@ -123,15 +124,15 @@ func TestResizeOpenCVValues(t *testing.T) {
 		{[]byte{0, 100, 200, 40}, 2, 2, 1, 1, []byte{85}}, // centre: mean of four
 	}
 	for _, c := range cases {
-		got := r.resize(c.src, 1, c.h, c.w, nil, c.oh, c.ow)
-		if !bytes.Equal(got, c.want) {
-			t.Errorf("resize %v (%dx%d) to %dx%d = %v, want %v", c.src, c.h, c.w, c.oh, c.ow, got, c.want)
+		got, err := r.Resize(nil, c.src, 1, c.h, c.w, c.oh, c.ow)
+		if err != nil || !bytes.Equal(got, c.want) {
+			t.Errorf("resize %v (%dx%d) to %dx%d = %v, %v; want %v", c.src, c.h, c.w, c.oh, c.ow, got, err, c.want)
 		}
 	}
 	// Channels are resized independently.
-	got := r.resize([]byte{0, 100, 50, 50}, 2, 1, 2, nil, 1, 4)
-	if !bytes.Equal(got, []byte{0, 25, 75, 100, 50, 50, 50, 50}) {
-		t.Errorf("two channels: %v", got)
+	got, err := r.Resize(nil, []byte{0, 100, 50, 50}, 2, 1, 2, 1, 4)
+	if err != nil || !bytes.Equal(got, []byte{0, 25, 75, 100, 50, 50, 50, 50}) {
+		t.Errorf("two channels: %v, %v", got, err)
 	}
 }
 

@@ -1,96 +1,160 @@
 package data
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
-// Bilinear resizing of 8-bit planes as OpenCV's cv::resize with
-// INTER_LINEAR, which Caffe's ImageData layer and convert_imageset use:
-// destination pixel d samples the source at (d + 0.5) * src/dst - 0.5,
-// clamped to the edge pixels, with weights in 11-bit fixed point and the
-// result rounded. Like OpenCV (and unlike an antialiasing resampler) it
-// reads only the two nearest source pixels per axis when shrinking.
-// Results can differ from OpenCV's vectorised code by one grey level.
-
+// OpenCV's INTER_LINEAR works on 8-bit images in fixed point, with weights
+// scaled by 2^11; Resizer does the same so that its results match the ones
+// Caffe's convert_imageset and ImageData layer get from cv::resize.
 const (
 	resizeCoefBits  = 11
 	resizeCoefScale = 1 << resizeCoefBits
 )
 
-// axisTaps are, per destination index, the first source index and the
-// fixed-point weight of that index (the next one gets the rest).
-type axisTaps struct {
-	src []int
-	w0  []int32
+// ResizeBilinear resizes an 8-bit image stored as a raw Datum stores it
+// (channels planes of h rows of w bytes) to nh x nw, with bilinear
+// interpolation as OpenCV's cv::resize with INTER_LINEAR, which Caffe uses
+// for convert_imageset's -resize_width/-resize_height and the ImageData
+// layer's new_height/new_width:
+//
+//   - pixel centres are aligned: destination x maps to source
+//     (x + 0.5) * w/nw - 0.5, so the image is neither shifted nor cropped;
+//   - coordinates past the edges are clamped to the border pixels;
+//   - shrinking does not average over the source pixels a destination
+//     pixel covers (no antialiasing), as in OpenCV;
+//   - weights are 11-bit fixed point and the result is rounded, as in
+//     OpenCV's reference (non-SIMD) code; its vectorised paths may differ
+//     by one grey level in rare pixels.
+//
+// Resizing to the same size returns a copy of src.
+func ResizeBilinear(src []byte, channels, h, w, nh, nw int) ([]byte, error) {
+	var r Resizer
+	return r.Resize(nil, src, channels, h, w, nh, nw)
 }
 
-// plan fills the taps for resizing n source pixels to m.
-func (a *axisTaps) plan(n, m int) {
-	a.src, a.w0 = resizeSlice(a.src, m), resizeSlice(a.w0, m)
-	scale := float64(n) / float64(m)
-	for d := range m {
-		f := (float64(d)+0.5)*scale - 0.5
-		s := int(math.Floor(f))
-		frac := f - float64(s)
-		if s < 0 {
-			s, frac = 0, 0
+// Resizer resizes as ResizeBilinear does, keeping its interpolation tables
+// and row buffers between calls so that resizing a stream of images of one
+// size allocates nothing. The zero value is ready to use; a Resizer is not
+// safe for concurrent use.
+type Resizer struct {
+	xt, yt     taps
+	row0, row1 []int
+}
+
+// Resize resizes src (channels x h x w bytes) to channels x nh x nw into
+// dst, reusing dst's storage when it is large enough, and returns the
+// resized planes.
+func (r *Resizer) Resize(dst, src []byte, channels, h, w, nh, nw int) ([]byte, error) {
+	if channels <= 0 || h <= 0 || w <= 0 || nh <= 0 || nw <= 0 {
+		return nil, fmt.Errorf("resizing a %dx%dx%d image to %dx%d: every size must be positive", channels, h, w, nh, nw)
+	}
+	if len(src) != channels*h*w {
+		return nil, fmt.Errorf("resizing a %dx%dx%d image: it holds %d bytes, want %d", channels, h, w, len(src), channels*h*w)
+	}
+	dst = grown(dst, channels*nh*nw)
+	if nh == h && nw == w {
+		copy(dst, src)
+		return dst, nil
+	}
+	r.xt.plan(w, nw)
+	r.yt.plan(h, nh)
+	r.row0, r.row1 = grown(r.row0, nw), grown(r.row1, nw)
+	for c := range channels {
+		r.resizePlane(dst[c*nh*nw:(c+1)*nh*nw], src[c*h*w:(c+1)*h*w], w, nw)
+	}
+	return dst, nil
+}
+
+// resizePlane does the horizontal pass into rows of fixed-point values,
+// then the vertical pass, as OpenCV's resizeGeneric_ does. Consecutive
+// destination rows mostly read the same two source rows, so each
+// interpolated source row is kept and reused while it is still needed.
+func (r *Resizer) resizePlane(out, plane []byte, w, nw int) {
+	const round = 1 << (2*resizeCoefBits - 1)
+	row0, row1 := r.row0, r.row1
+	have0, have1 := -1, -1 // the source rows in row0 and row1
+	for y := range r.yt.i0 {
+		y0, y1 := r.yt.i0[y], r.yt.i1[y]
+		switch {
+		case y0 == have0:
+		case y0 == have1:
+			row0, row1 = row1, row0
+			have0, have1 = have1, have0
+		default:
+			hresize(row0, plane[y0*w:(y0+1)*w], &r.xt)
+			have0 = y0
 		}
-		if s >= n-1 {
-			s, frac = n-1, 0
+		if y1 != have1 {
+			if y1 == have0 {
+				copy(row1, row0)
+			} else {
+				hresize(row1, plane[y1*w:(y1+1)*w], &r.xt)
+			}
+			have1 = y1
 		}
-		a.src[d] = s
-		a.w0[d] = int32((1-frac)*resizeCoefScale + 0.5)
+		b0, b1 := r.yt.w0[y], r.yt.w1[y]
+		o := out[y*nw : (y+1)*nw]
+		r0, r1 := row0[:len(o)], row1[:len(o)]
+		for x := range o {
+			v := (b0*r0[x] + b1*r1[x] + round) >> (2 * resizeCoefBits)
+			o[x] = byte(min(max(v, 0), 255))
+		}
 	}
 }
 
-func resizeSlice[E any](s []E, n int) []E {
+// taps are, for each destination position along an axis, the two source
+// indices it interpolates between and their fixed-point weights.
+type taps struct {
+	i0, i1 []int
+	w0, w1 []int
+	// src and dst are the sizes the taps were planned for.
+	src, dst int
+}
+
+// hresize interpolates one source row at the destination columns.
+func hresize(dst []int, row []byte, t *taps) {
+	n := len(t.i0)
+	dst, i1, w0, w1 := dst[:n], t.i1[:n], t.w0[:n], t.w1[:n]
+	for x, s := range t.i0 {
+		dst[x] = w0[x]*int(row[s]) + w1[x]*int(row[i1[x]])
+	}
+}
+
+// plan computes the taps for dst destination positions along an axis of
+// src source pixels as OpenCV's resize computes them (in float32, then
+// rounded to 11 bits); past the edges both indices are the border pixel.
+// Taps already planned for the same sizes are kept.
+func (t *taps) plan(src, dst int) {
+	if t.src == src && t.dst == dst && len(t.i0) == dst {
+		return
+	}
+	t.src, t.dst = src, dst
+	t.i0, t.i1 = grown(t.i0, dst), grown(t.i1, dst)
+	t.w0, t.w1 = grown(t.w0, dst), grown(t.w1, dst)
+	scale := float64(src) / float64(dst)
+	for d := range dst {
+		f := float32((float64(d)+0.5)*scale - 0.5)
+		s := int(math.Floor(float64(f)))
+		f -= float32(s)
+		if s < 0 {
+			s, f = 0, 0
+		}
+		if s >= src-1 {
+			s, f = src-1, 0
+		}
+		a0 := int(math.RoundToEven(float64((1 - f) * resizeCoefScale)))
+		t.i0[d], t.i1[d] = s, min(s+1, src-1)
+		t.w0[d], t.w1[d] = a0, resizeCoefScale-a0
+	}
+}
+
+// grown returns s with length n, reusing its storage when it is large
+// enough.
+func grown[E any](s []E, n int) []E {
 	if cap(s) < n {
 		return make([]E, n)
 	}
 	return s[:n]
-}
-
-// resizer keeps its tables and row buffers between calls.
-type resizer struct {
-	x, y       axisTaps
-	row0, row1 []int32
-}
-
-// resize resizes c planes of h x w bytes in src to oh x ow, into dst
-// (reused when large enough), and returns the resized planes.
-func (r *resizer) resize(src []byte, c, h, w int, dst []byte, oh, ow int) []byte {
-	dst = resizeSlice(dst, c*oh*ow)
-	r.x.plan(w, ow)
-	r.y.plan(h, oh)
-	r.row0, r.row1 = resizeSlice(r.row0, ow), resizeSlice(r.row1, ow)
-	for k := range c {
-		r.resizePlane(src[k*h*w:(k+1)*h*w], w, dst[k*oh*ow:(k+1)*oh*ow], ow)
-	}
-	return dst
-}
-
-// resizePlane interpolates each destination row from two horizontally
-// interpolated source rows (OpenCV's two-pass scheme).
-func (r *resizer) resizePlane(src []byte, w int, dst []byte, ow int) {
-	const round = 1 << (2*resizeCoefBits - 1)
-	for d := range r.y.src {
-		s := r.y.src[d]
-		s1 := min(s+1, len(src)/w-1)
-		r.hpass(src[s*w:(s+1)*w], r.row0)
-		r.hpass(src[s1*w:(s1+1)*w], r.row1)
-		b0 := r.y.w0[d]
-		b1 := resizeCoefScale - b0
-		out := dst[d*ow : (d+1)*ow]
-		for x := range out {
-			out[x] = byte((b0*r.row0[x] + b1*r.row1[x] + round) >> (2 * resizeCoefBits))
-		}
-	}
-}
-
-// hpass interpolates one source row to the destination width, scaled by
-// 2^11.
-func (r *resizer) hpass(row []byte, out []int32) {
-	last := len(row) - 1
-	for x, s := range r.x.src {
-		a0 := r.x.w0[x]
-		out[x] = a0*int32(row[s]) + (resizeCoefScale-a0)*int32(row[min(s+1, last)])
-	}
 }

@@ -5,6 +5,13 @@
 //	gocaffe test -model train_val.prototxt -weights x.caffemodel [-iterations 50] [-gpu 0]
 //	gocaffe time -model train_val.prototxt [-iterations 50] [-gpu 0]
 //	gocaffe device_query -gpu 0
+//	gocaffe convert_mnist_data [-backend lmdb|leveldb] images labels db
+//	gocaffe convert_imageset [-gray] [-shuffle] [-resize_width W -resize_height H] [-encoded] ROOTFOLDER/ LISTFILE DB_NAME
+//	gocaffe compute_image_mean [-backend lmdb|leveldb] DB [MEAN_FILE]
+//
+// The last three are Caffe's dataset tools (convert_mnist_data,
+// convert_imageset, compute_image_mean) as subcommands; their flags may also
+// follow the positional arguments, as gflags allows.
 //
 // Flags take one dash or two (-gpu or --gpu). Errors go to standard error
 // and the exit status is non-zero.
@@ -31,6 +38,10 @@ var commands = map[string]command{
 	"test":         {"score a model", runTest},
 	"time":         {"benchmark model execution time", runTime},
 	"device_query": {"show GPU diagnostic information", runDeviceQuery},
+
+	"convert_mnist_data": {"convert MNIST-format IDX files into a Datum database", runConvertMNIST},
+	"convert_imageset":   {"convert a list of labelled images into a Datum database", runConvertImageset},
+	"compute_image_mean": {"compute the mean image of a Datum database", runComputeImageMean},
 }
 
 // errUsage marks errors for which the command's usage is printed.
@@ -70,7 +81,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		fmt.Fprintf(w, "  %-14s %s\n", name, commands[name].summary)
+		fmt.Fprintf(w, "  %-19s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'gocaffe <command> -h' for a command's flags.")
 }

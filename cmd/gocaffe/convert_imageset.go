@@ -1,0 +1,436 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// jpegQuality is OpenCV's default for cv::imencode(".jpg"), which Caffe
+// uses when it re-encodes images.
+const jpegQuality = 95
+
+// imagesetOptions are convert_imageset's flags.
+type imagesetOptions struct {
+	gray, shuffle, checkSize, encoded bool
+	encodeType                        string // "", "png" or "jpg"
+	resizeWidth, resizeHeight         int
+	seed                              int64
+	backend                           caffepb.DataParameter_DB
+}
+
+// runConvertImageset converts a list of labelled images into a database of
+// Datums, as Caffe's tools/convert_imageset.
+func runConvertImageset(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("convert_imageset", stderr)
+	var o imagesetOptions
+	fs.BoolVar(&o.gray, "gray", false, "store images as grayscale (one channel) instead of colour (three, in B, G, R order)")
+	fs.BoolVar(&o.shuffle, "shuffle", false, "shuffle the list's order (see -seed)")
+	fs.Int64Var(&o.seed, "seed", -1, "the seed of -shuffle; -1 for a random one, logged so that the order can be repeated")
+	backendName := fs.String("backend", "lmdb", "the database backend to write: lmdb or leveldb")
+	fs.IntVar(&o.resizeWidth, "resize_width", 0, "resize images to this width (with -resize_height; bilinear); 0 keeps their size")
+	fs.IntVar(&o.resizeHeight, "resize_height", 0, "resize images to this height (with -resize_width; bilinear); 0 keeps their size")
+	fs.BoolVar(&o.checkSize, "check_size", false, "check that all images have the same size (after any resizing)")
+	fs.BoolVar(&o.encoded, "encoded", false, "store the image files' encoded bytes (PNG, JPEG) instead of raw pixels")
+	fs.StringVar(&o.encodeType, "encode_type", "", "with -encoded, the encoding to store: png or jpg; empty keeps each file's own (implies -encoded)")
+	setUsage(fs, stderr, "gocaffe convert_imageset [flags] ROOTFOLDER/ LISTFILE DB_NAME",
+		"Converts the images listed in LISTFILE, one \"<path> <integer label>\" a line with\n"+
+			"paths relative to ROOTFOLDER, into a database of Datums with keys\n"+
+			"%08d_<path>, as Caffe's convert_imageset. Images that cannot be read are\n"+
+			"skipped and counted.")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 3 {
+		return usageError(fs, stderr, "want 3 arguments (root folder, list file, database), got %d", len(pos))
+	}
+	if o.backend, err = parseBackendFlag(*backendName); err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	_, err = convertImageset(pos[0], pos[1], pos[2], &o, stderr)
+	return err
+}
+
+// check validates and normalises the flags.
+func (o *imagesetOptions) check() error {
+	if o.resizeWidth < 0 || o.resizeHeight < 0 {
+		return fmt.Errorf("-resize_width %d -resize_height %d: sizes must not be negative", o.resizeWidth, o.resizeHeight)
+	}
+	// Caffe resizes only when both are set and silently ignores one alone;
+	// that is always a mistake, so say so.
+	if (o.resizeWidth > 0) != (o.resizeHeight > 0) {
+		return fmt.Errorf("-resize_width %d -resize_height %d: give both sizes to resize, or neither", o.resizeWidth, o.resizeHeight)
+	}
+	if o.encodeType != "" {
+		enc, ok := normalizeEncoding(o.encodeType)
+		if !ok {
+			return fmt.Errorf("-encode_type %q: gocaffe encodes png and jpg", o.encodeType)
+		}
+		if !o.encoded {
+			glog.Infof("encode_type specified, assuming encoded=true.")
+		}
+		o.encodeType, o.encoded = enc, true
+	}
+	return nil
+}
+
+// normalizeEncoding maps an encoding or file extension (any case, with or
+// without the dot) to "png" or "jpg"; ok is false for anything gocaffe
+// cannot encode.
+func normalizeEncoding(s string) (string, bool) {
+	switch strings.ToLower(strings.TrimPrefix(s, ".")) {
+	case "png":
+		return "png", true
+	case "jpg", "jpeg":
+		return "jpg", true
+	}
+	return "", false
+}
+
+// listEntry is one line of the list file.
+type listEntry struct {
+	name  string // the path as written, relative to the root folder
+	label int32
+	line  int // 1-based line number in the list file
+}
+
+// readImageList parses a list file: one "<path> <label>" a line, the label
+// after the last run of blanks so that paths may hold spaces (as Caffe
+// reads it since its list parsing learnt spaces). Blank lines are skipped;
+// a line without an integer label is an error naming the file and line.
+func readImageList(path string) ([]listEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("list file: %w", err)
+	}
+	defer f.Close()
+	var out []listEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		i := strings.LastIndexAny(line, " \t")
+		if i < 0 {
+			return nil, fmt.Errorf("%s:%d: %q has no label: want \"<image path> <integer label>\"", path, n, line)
+		}
+		name, lab := strings.TrimSpace(line[:i]), line[i+1:]
+		v, err := strconv.ParseInt(lab, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: label %q of %s is not a 32-bit integer: want \"<image path> <integer label>\"", path, n, lab, name)
+		}
+		out = append(out, listEntry{name: name, label: int32(v), line: n})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("list file %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// imageResult is the outcome of converting one list entry: a record, or
+// skip, the reason the image could not be read (logged and counted, as
+// Caffe skips such images), or err, a failure that stops the conversion.
+type imageResult struct {
+	value   []byte
+	c, h, w int // the image's shape as stored (before any encoding)
+	skip    error
+	err     error
+}
+
+// convertImageset writes the listed images into a new database and returns
+// the number stored.
+func convertImageset(root, listPath, dbPath string, o *imagesetOptions, stderr io.Writer) (stored int, err error) {
+	lines, err := readImageList(listPath)
+	if err != nil {
+		return 0, err
+	}
+	if len(lines) == 0 {
+		return 0, fmt.Errorf("list file %s lists no images", listPath)
+	}
+	if o.shuffle {
+		seed := o.seed
+		if seed < 0 {
+			seed = time.Now().UnixNano() & (1<<63 - 1)
+		}
+		glog.Infof("Shuffling data (seed %d: -seed %d repeats this order)", seed, seed)
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
+		rng.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+	}
+	glog.Infof("A total of %d images.", len(lines))
+	// Caffe prepends the root folder as written, so "images" and "list
+	// entry a.jpg" make "imagesa.jpg"; add the separator it needs when the
+	// root is a directory, and otherwise keep Caffe's plain prefix.
+	if root != "" && !strings.HasSuffix(root, "/") && !strings.HasSuffix(root, string(filepath.Separator)) {
+		if st, err := os.Stat(root); err == nil && st.IsDir() {
+			root += string(filepath.Separator)
+		}
+	}
+
+	db, err := createDB(o.backend, dbPath)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			db.abort()
+		}
+	}()
+	rep, stop := startProgress(stderr, "convert_imageset", "images", len(lines))
+	defer stop()
+
+	pipe := startImagePipeline(root, lines, o)
+	defer pipe.stop()
+	var (
+		skipped                int
+		firstC, firstH, firstW int
+		firstName              string
+		key                    []byte
+	)
+	for i, e := range lines {
+		r := pipe.result(i)
+		switch {
+		case r.err != nil:
+			return stored, fmt.Errorf("%s:%d: %s: %w", listPath, e.line, e.name, r.err)
+		case r.skip != nil:
+			// Caffe logs and skips images it cannot read; they are counted
+			// and reported at the end.
+			glog.Errorf("%s:%d: skipping %v", listPath, e.line, r.skip)
+			skipped++
+			rep.Add(1)
+			continue
+		}
+		if o.checkSize {
+			if firstName == "" {
+				firstC, firstH, firstW, firstName = r.c, r.h, r.w, e.name
+			} else if r.c != firstC || r.h != firstH || r.w != firstW {
+				return stored, fmt.Errorf("%s:%d: image %s is %dx%dx%d (channels x height x width) but the first image, %s, is %dx%dx%d: -check_size wants them all the same (-resize_width and -resize_height make them so)",
+					listPath, e.line, e.name, r.c, r.h, r.w, firstName, firstC, firstH, firstW)
+			}
+		}
+		// The key's number is the position in the (shuffled) list,
+		// skipped images included, as in Caffe.
+		key = fmt.Appendf(key[:0], "%08d_%s", i, e.name)
+		if err := db.put(key, r.value); err != nil {
+			return stored, err
+		}
+		stored++
+		rep.Add(1)
+	}
+	if stored == 0 {
+		return 0, fmt.Errorf("none of the %d images listed in %s could be read", len(lines), listPath)
+	}
+	if err := db.finish(); err != nil {
+		return stored, err
+	}
+	rep.Finish()
+	if skipped > 0 {
+		glog.Warningf("%d of %d images could not be read and were skipped; %d stored in %s", skipped, len(lines), stored, dbPath)
+	}
+	return stored, nil
+}
+
+// imagePipeline converts list entries on all CPUs, since decoding and
+// resizing dominate the time, while the database is still written in list
+// order: result(i) waits for the i-th entry. At most len(slots) entries are
+// in flight, which bounds memory for large images; slot i%len(slots) holds
+// entry i's result, free again once result(i) has returned (entry
+// i+len(slots) is only started after that).
+type imagePipeline struct {
+	slots  []chan imageResult
+	window chan struct{}
+	done   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+func startImagePipeline(root string, lines []listEntry, o *imagesetOptions) *imagePipeline {
+	workers := runtime.GOMAXPROCS(0)
+	p := &imagePipeline{
+		slots:  make([]chan imageResult, 4*workers),
+		window: make(chan struct{}, 4*workers),
+		done:   make(chan struct{}),
+	}
+	for i := range p.slots {
+		p.slots[i] = make(chan imageResult, 1)
+	}
+	jobs := make(chan int)
+	for range workers {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for i := range jobs {
+				p.slots[i%len(p.slots)] <- convertImage(root+lines[i].name, lines[i].label, o)
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for i := range lines {
+			select {
+			case p.window <- struct{}{}:
+			case <-p.done:
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-p.done:
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// result waits for entry i's result; entries must be taken in order.
+func (p *imagePipeline) result(i int) imageResult {
+	r := <-p.slots[i%len(p.slots)]
+	<-p.window
+	return r
+}
+
+// stop ends the work early (or after the last result) and waits for the
+// workers.
+func (p *imagePipeline) stop() {
+	p.once.Do(func() {
+		close(p.done)
+		p.wg.Wait()
+	})
+}
+
+// convertImage reads one image and makes its record: raw pixels (B, G, R
+// planes, or one grey plane), or with -encoded the image file's bytes when
+// they are already what was asked for, re-encoded otherwise.
+func convertImage(path string, label int32, o *imagesetOptions) imageResult {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return imageResult{skip: fmt.Errorf("could not open or find file %s: %w", path, err)}
+	}
+	img, _, err := image.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return imageResult{skip: fmt.Errorf("could not decode image %s: %w", path, err)}
+	}
+	// OpenCV's imread, which Caffe uses, gives three channels for colour
+	// whatever the file holds, and one for -gray.
+	mode := data.Color
+	if o.gray {
+		mode = data.Gray
+	}
+	d := data.ImageToDatum(img, mode)
+	c, h, w := int(d.GetChannels()), int(d.GetHeight()), int(d.GetWidth())
+	resized := false
+	if o.resizeWidth > 0 && (w != o.resizeWidth || h != o.resizeHeight) {
+		px, err := data.ResizeBilinear(d.Data, c, h, w, o.resizeHeight, o.resizeWidth)
+		if err != nil {
+			return imageResult{err: err}
+		}
+		h, w, resized = o.resizeHeight, o.resizeWidth, true
+		d = &caffepb.Datum{Channels: proto.Int32(int32(c)), Height: proto.Int32(int32(h)), Width: proto.Int32(int32(w)), Data: px}
+	}
+	res := imageResult{c: c, h: h, w: w}
+	if !o.encoded {
+		d.Label = proto.Int32(label)
+		res.value, res.err = proto.Marshal(d)
+		return res
+	}
+
+	// Caffe stores the file's bytes when they already hold the image as it
+	// would be stored: not resized, in the requested encoding (or the
+	// file's own), and with the requested number of channels. Caffe's own
+	// channel test can never fail, because OpenCV converts on reading; it
+	// is applied here so that a -gray database never holds colour images
+	// (nor a colour one grey images), which the Data layer would otherwise
+	// decode with the wrong number of channels.
+	enc, known := o.encodeType, true
+	if enc == "" {
+		enc, known = normalizeEncoding(filepath.Ext(path))
+	}
+	sameEncoding := known && (o.encodeType == "" || matchesExt(path, enc))
+	if !resized && sameEncoding && nativeChannels(img) == c {
+		res.value, res.err = proto.Marshal(&caffepb.Datum{Data: raw, Label: proto.Int32(label), Encoded: proto.Bool(true)})
+		return res
+	}
+	if !known {
+		// The file's own format (GIF, or a name without an extension) is
+		// one gocaffe decodes but does not encode; PNG loses nothing.
+		enc = "png"
+	}
+	var buf bytes.Buffer
+	if err := encodeImage(&buf, datumImage(d), enc); err != nil {
+		return imageResult{err: fmt.Errorf("encoding %s as %s: %w", path, enc, err)}
+	}
+	res.value, res.err = proto.Marshal(&caffepb.Datum{Data: buf.Bytes(), Label: proto.Int32(label), Encoded: proto.Bool(true)})
+	return res
+}
+
+// matchesExt reports whether path's extension names the encoding enc
+// ("jpg" matches .jpg and .jpeg), as Caffe's matchExt.
+func matchesExt(path, enc string) bool {
+	e, ok := normalizeEncoding(filepath.Ext(path))
+	return ok && e == enc
+}
+
+// nativeChannels is the number of channels the Data layer gets when it
+// decodes the image in its native colour (data.DecodeDatum with Native).
+func nativeChannels(img image.Image) int {
+	switch img.ColorModel() {
+	case color.GrayModel, color.Gray16Model:
+		return 1
+	}
+	return 3
+}
+
+// datumImage turns a raw byte datum back into an image: one grey plane, or
+// B, G, R planes.
+func datumImage(d *caffepb.Datum) image.Image {
+	c, h, w := int(d.GetChannels()), int(d.GetHeight()), int(d.GetWidth())
+	px := d.GetData()
+	r := image.Rect(0, 0, w, h)
+	if c == 1 {
+		return &image.Gray{Pix: px, Stride: w, Rect: r}
+	}
+	img := image.NewNRGBA(r)
+	plane := w * h
+	for i := range plane {
+		img.Pix[4*i] = px[2*plane+i]
+		img.Pix[4*i+1] = px[plane+i]
+		img.Pix[4*i+2] = px[i]
+		img.Pix[4*i+3] = 255
+	}
+	return img
+}
+
+func encodeImage(w io.Writer, img image.Image, enc string) error {
+	switch enc {
+	case "png":
+		return png.Encode(w, img)
+	case "jpg":
+		return jpeg.Encode(w, img, &jpeg.Options{Quality: jpegQuality})
+	}
+	return errors.New("unsupported encoding " + enc)
+}
