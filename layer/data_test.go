@@ -37,7 +37,9 @@ func checkItems(t *testing.T, what string, pass [][]float32, size int, idx ...in
 // TestDataReadsInOrderAndWraps: batches hold the records in key order,
 // with their labels, and go on from the first record after the last (in
 // the middle of a batch), with and without prefetching.
-func TestDataReadsInOrderAndWraps(t *testing.T) {
+func TestDataReadsInOrderAndWraps(t *testing.T) { eachBackend(t, testDataReadsInOrderAndWraps) }
+
+func testDataReadsInOrderAndWraps(t *testing.T) {
 	src := writeDatums(t, numbered(5, 1, 2, 3))
 	for _, prefetch := range []int{0, 1, 4} {
 		log := captureLog(t)
@@ -88,7 +90,9 @@ func TestDataTransforms(t *testing.T) {
 
 // TestDataEncoded: encoded datums are decoded (force_gray here) before the
 // transformation.
-func TestDataEncoded(t *testing.T) {
+func TestDataEncoded(t *testing.T) { eachBackend(t, testDataEncoded) }
+
+func testDataEncoded(t *testing.T) {
 	var datums []*caffepb.Datum
 	for i := range 3 {
 		datums = append(datums, &caffepb.Datum{Data: encodePNG(t, grayImage(4, 3, byte(10*i))), Encoded: proto.Bool(true), Label: proto.Int32(int32(i))})
@@ -159,7 +163,9 @@ func TestDataDeterministic(t *testing.T) {
 	}
 }
 
-func TestDataSetUpErrors(t *testing.T) {
+func TestDataSetUpErrors(t *testing.T) { eachBackend(t, testDataSetUpErrors) }
+
+func testDataSetUpErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no_such_db")
 	wantError(t, "missing database", setUpError(t, dataText(missing, "batch_size: 1", ""), 2), `layer "Data" (Data)`, missing)
 
@@ -206,7 +212,9 @@ func forwardError(t *testing.T, text string, okPasses int) error {
 // TestDataRecordErrors: a record that cannot be used fails the Forward
 // that reaches it, naming the layer, the database and the key, after the
 // good batches before it, with and without prefetching.
-func TestDataRecordErrors(t *testing.T) {
+func TestDataRecordErrors(t *testing.T) { eachBackend(t, testDataRecordErrors) }
+
+func testDataRecordErrors(t *testing.T) {
 	datums := numbered(6, 1, 2, 2)
 	datums[4] = numbered(5, 1, 2, 3)[4] // another shape
 	shape := writeDatums(t, datums)
@@ -229,7 +237,9 @@ func TestDataRecordErrors(t *testing.T) {
 // TestDataClose: Close may be called twice, Forward fails afterwards, and
 // the database is closed (LevelDB admits one process-wide reader, so
 // opening it again proves it).
-func TestDataClose(t *testing.T) {
+func TestDataClose(t *testing.T) { eachBackend(t, testDataClose) }
+
+func testDataClose(t *testing.T) {
 	src := writeDatums(t, numbered(4, 1, 1, 1))
 	l, top := setUpSource[float32](t, dataText(src, "batch_size: 2", ""), 1, 2)
 	layertest.Forward(t, l, nil, top)
@@ -274,7 +284,9 @@ func TestDataDroppedLayerIsCleanedUp(t *testing.T) {
 // TestDataForwardDoesNotAllocate: in steady state a forward pass allocates
 // nothing, the prefetch goroutine's reading, parsing and transformation of
 // raw datums included (testing.AllocsPerRun counts every goroutine).
-func TestDataForwardDoesNotAllocate(t *testing.T) {
+func TestDataForwardDoesNotAllocate(t *testing.T) { eachBackend(t, testDataForwardDoesNotAllocate) }
+
+func testDataForwardDoesNotAllocate(t *testing.T) {
 	src := writeDatums(t, numbered(4000, 1, 28, 28))
 	for _, prefetch := range []int{0, 4} {
 		l, top := setUpSource[float32](t, dataText(src, fmt.Sprintf("batch_size: 64 prefetch: %d", prefetch), `transform_param { scale: 0.00390625 }`), 1, 2)

@@ -60,18 +60,26 @@ func BenchmarkDataLayer(b *testing.B) {
 		{"jpeg_3x256x256_crop227_mirror_batch32", func(b *testing.B) []*caffepb.Datum { return jpegDatums(b, 256, 256) },
 			"batch_size: 32", `transform_param { crop_size: 227 mirror: true mean_value: 104 mean_value: 117 mean_value: 123 }`, 32},
 	}
-	for _, c := range cases {
-		src := writeDatums(b, c.datums(b))
-		b.Run(c.name, func(b *testing.B) {
-			l, top := setUpSource[float32](b, dataText(src, c.dataParam, "phase: TRAIN "+c.transform), 1, 2)
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := layer.Forward(l, nil, top); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N*c.batchSize)/b.Elapsed().Seconds(), "images/s")
-			l.(interface{ Close() error }).Close()
-		})
+	for _, backend := range []caffepb.DataParameter_DB{caffepb.DataParameter_LMDB, caffepb.DataParameter_LEVELDB} {
+		testBackend = backend
+		for _, c := range cases {
+			benchDataCase(b, backend.String()+"/"+c.name, writeDatums(b, c.datums(b)), c.dataParam, c.transform, c.batchSize)
+		}
 	}
+	testBackend = caffepb.DataParameter_LEVELDB
+}
+
+// benchDataCase runs one Data layer throughput benchmark over src.
+func benchDataCase(b *testing.B, name, src, dataParam, transform string, batchSize int) {
+	b.Run(name, func(b *testing.B) {
+		l, top := setUpSource[float32](b, dataText(src, dataParam, "phase: TRAIN "+transform), 1, 2)
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := layer.Forward(l, nil, top); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*batchSize)/b.Elapsed().Seconds(), "images/s")
+		l.(interface{ Close() error }).Close()
+	})
 }

@@ -21,10 +21,21 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-// testBackend is the database backend the data layer tests write and read.
-// The tests only go through data.Open, so another backend is a one-line
-// change.
+// testBackend is the database backend the data layer tests write and read;
+// eachBackend runs a test once with each.
 var testBackend = caffepb.DataParameter_LEVELDB
+
+// eachBackend runs test as a subtest for LevelDB and for LMDB, with
+// testBackend set accordingly (the data tests do not run in parallel).
+func eachBackend(t *testing.T, test func(t *testing.T)) {
+	for _, b := range []caffepb.DataParameter_DB{caffepb.DataParameter_LEVELDB, caffepb.DataParameter_LMDB} {
+		t.Run(b.String(), func(t *testing.T) {
+			defer func(old caffepb.DataParameter_DB) { testBackend = old }(testBackend)
+			testBackend = b
+			test(t)
+		})
+	}
+}
 
 // writeRecords writes serialized records under the keys 00000000,
 // 00000001, ... (convert_mnist_data's keys) and returns the database path.

@@ -36,7 +36,7 @@ var models = []model{
 	{"caffenet", "train_val.prototxt", "deploy.prototxt", "solver.prototxt", []int{3, 227, 227}, 1},
 }
 
-func readNet(t *testing.T, path string) *caffepb.NetParameter {
+func readNet(t testing.TB, path string) *caffepb.NetParameter {
 	t.Helper()
 	p := &caffepb.NetParameter{}
 	if err := protoio.ReadProtoFromTextFile(path, p); err != nil {
@@ -48,7 +48,7 @@ func readNet(t *testing.T, path string) *caffepb.NetParameter {
 // withDummyData replaces the Data layers, whose databases the test does not
 // have, by DummyData layers of the same tops, item shape and a small batch:
 // random images and labels 0.
-func withDummyData(t *testing.T, p *caffepb.NetParameter, item []int, batch int) {
+func withDummyData(t testing.TB, p *caffepb.NetParameter, item []int, batch int) {
 	t.Helper()
 	replaced := 0
 	for _, l := range p.Layer {

@@ -11,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -339,4 +341,49 @@ func TestConvertMNISTErrors(t *testing.T) {
 	if code, _, stderr := runCmd("convert_mnist_data", "-backend", "bdb", images, labels, filepath.Join(dir, "x")); code != 1 || !strings.Contains(stderr, `unknown database backend "bdb"`) {
 		t.Errorf("unknown backend: exit %d, %s", code, stderr)
 	}
+}
+
+// TestConvertedMNISTFeedsDataLayer: a database written by convert_mnist_data
+// is read back by a net's Data layer, scaled as LeNet scales it, in key
+// order and wrapping around after the last record.
+func TestConvertedMNISTFeedsDataLayer(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend caffepb.DataParameter_DB, name string) {
+		dir := t.TempDir()
+		set := newMNISTSet(5, 4, 3)
+		ip := writeTestFile(t, dir, "images", set.imagesIDX())
+		lp := writeTestFile(t, dir, "labels", set.labelsIDX())
+		db := filepath.Join(dir, "db")
+		if code, _, stderr := runCmd("convert_mnist_data", "-backend", name, ip, lp, db); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		np := &caffepb.NetParameter{}
+		text := fmt.Sprintf(`layer { name: "mnist" type: "Data" top: "data" top: "label"
+			transform_param { scale: 0.00390625 }
+			data_param { source: %q backend: %v batch_size: 2 } }`, db, backend)
+		if err := prototext.Unmarshal([]byte(text), np); err != nil {
+			t.Fatal(err)
+		}
+		n, err := net.New[float32](np, net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TRAIN.Enum()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer n.Close()
+		size := set.rows * set.cols
+		for b, items := range [][]int{{0, 1}, {2, 3}, {4, 0}} {
+			if _, err := n.Forward(); err != nil {
+				t.Fatal(err)
+			}
+			pix, labels := n.BlobByName("data").CPUData(), n.BlobByName("label").CPUData()
+			for k, i := range items {
+				if labels[k] != float32(set.labels[i]) {
+					t.Fatalf("batch %d item %d: label %v, want %d (record %d)", b, k, labels[k], set.labels[i], i)
+				}
+				for j := range size {
+					if want := float32(set.pixels[i*size+j]) * 0.00390625; pix[k*size+j] != want {
+						t.Fatalf("batch %d item %d pixel %d = %v, want %v (record %d)", b, k, j, pix[k*size+j], want, i)
+					}
+				}
+			}
+		}
+	})
 }
