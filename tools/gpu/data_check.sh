@@ -15,9 +15,9 @@ for f in .device/fm/*.xz; do xz -dc "$f" >"/tmp/fm/$(basename "$f" .xz)"; done
 cp .device/fm/*labels* /tmp/fm/
 
 echo "== LeNet on Fashion-MNIST, GPU"
-start=$(date +%s.%N)
+SECONDS=0
 FASHION_MNIST_DIR=/tmp/fm GOCAFFE_TAGS=cuda timeout 300 examples/lenet/train_fashion_mnist.sh -gpu 0 >"$out/lenet_gpu.log" 2>&1
-echo "exit $? after $(echo "$(date +%s.%N) - $start" | bc) s (build, conversion and training)"
+echo "exit $? after ${SECONDS} s (build, conversion and training)"
 grep -E "Test net output #0|Optimization Done|100 iters" "$out/lenet_gpu.log" | awk 'NR%10==1 || /Done/ || /accuracy/' | tail -30
 
 echo "== LeNet iteration: DummyData, Input, Data (LMDB), GPU"
