@@ -454,9 +454,9 @@ func TestLMDBLiblmdbWritesAfterUs(t *testing.T) {
 // one liblmdb built in random order (half-full pages on its right edge).
 func TestLMDBAppend(t *testing.T) {
 	recs := genRecords(rand.New(rand.NewPCG(9, 10)), 3000)
-	build := map[string]func(dir string, recs []record){
-		"ours": func(dir string, recs []record) { writeLMDB(t, dir, recs, 700) },
-		"liblmdb": func(dir string, recs []record) {
+	build := map[string]func(t *testing.T, dir string, recs []record){
+		"ours": func(t *testing.T, dir string, recs []record) { writeLMDB(t, dir, recs, 700) },
+		"liblmdb": func(t *testing.T, dir string, recs []record) {
 			shuffled := append([]record(nil), recs...)
 			rand.New(rand.NewPCG(1, 1)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 			mdbLoad(t, dir, shuffled)
@@ -465,7 +465,7 @@ func TestLMDBAppend(t *testing.T) {
 	for name, create := range build {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "env")
-			create(dir, recs[:1000])
+			create(t, dir, recs[:1000])
 			for _, part := range [][]record{recs[1000:1001], recs[1001:2500], recs[2500:]} {
 				db, err := Open(caffepb.DataParameter_LMDB, dir, Write)
 				if err != nil {

@@ -18,8 +18,10 @@ import (
 // each with room for all of them, so a send never blocks: the goroutine
 // takes a batch from free, loads it (and in GPU mode pushes it to the
 // device on its own stream), and sends it to full; Forward receives from
-// full, copies the batch into its tops and sends it back to free. Nothing
-// is allocated per batch once the set is made.
+// full, copies the batch into its tops and sends it back to free (in GPU
+// mode the tops share the batch's device memory instead, and the batch
+// goes back at the next Forward). Nothing is allocated per batch once the
+// set is made.
 //
 // A loading error travels in the batch: the goroutine sends the failed
 // batch to full and exits, and Forward returns the error, then and on
@@ -57,7 +59,7 @@ type prefetcher[T Float] struct {
 	done     chan struct{}
 	loaded   atomic.Int64 // batches loaded so far, for tests
 	err      error        // the first loading error, returned ever after
-	dev      prefetchDevice
+	dev      prefetchDevice[T]
 	once     sync.Once
 	closeErr error
 }

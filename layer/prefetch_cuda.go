@@ -5,7 +5,6 @@ package layer
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
@@ -15,22 +14,24 @@ import (
 // In GPU mode a batch's blobs belong to the device, so their host memory is
 // pinned; the prefetch goroutine copies each loaded batch to the device
 // asynchronously on a stream of its own and waits for that stream before
-// handing the batch over, so Forward only copies device to device (Caffe's
-// async_gpu_push in BasePrefetchingDataLayer::InternalThreadEntry). The
+// handing the batch over (Caffe's async_gpu_push in
+// BasePrefetchingDataLayer::InternalThreadEntry), so Forward only points
+// its tops at the batch's device memory. The
 // cuda package binds the context in every call, so the goroutine needs no
 // locked thread.
 
-// batchDevice marks the end of Forward's device copy out of the batch:
-// that copy is queued on the compute stream and may still be running when
-// the batch goes back to the goroutine, which must not overwrite the
-// batch's device memory before it ends.
+// batchDevice marks the end of the compute work that may read the batch's
+// device memory: that work is queued on the compute stream and may still
+// be running when the batch goes back to the goroutine, which must not
+// overwrite the batch's device memory before it ends.
 type batchDevice struct{ copied *cuda.Event }
 
-// prefetchDevice is the device of a GPU-mode prefetcher (nil in CPU mode)
-// and the goroutine's stream.
-type prefetchDevice struct {
-	dev    *cuda.Device
-	stream *cuda.Stream
+// prefetchDevice is the device of a GPU-mode prefetcher (nil in CPU mode),
+// the goroutine's stream and the batch whose device memory the tops hold.
+type prefetchDevice[T Float] struct {
+	dev     *cuda.Device
+	stream  *cuda.Stream
+	current *batch[T]
 }
 
 func initDevice[T Float](p *prefetcher[T], d *cuda.Device) error {
@@ -41,7 +42,7 @@ func initDevice[T Float](p *prefetcher[T], d *cuda.Device) error {
 	if err != nil {
 		return fmt.Errorf("prefetch stream: %w", err)
 	}
-	p.dev = prefetchDevice{dev: d, stream: s}
+	p.dev = prefetchDevice[T]{dev: d, stream: s}
 	for _, b := range p.batches {
 		if b.dev.copied, err = d.NewEvent(); err != nil {
 			return errors.Join(fmt.Errorf("prefetch event: %w", err), closeDevice(p))
@@ -79,13 +80,16 @@ func push[T Float](b *blob.Blob[T], s *cuda.Stream) error {
 	return b.Data().AsyncGPUPush(s)
 }
 
-// closeDevice waits for Forward's last copies (the batches' device memory
-// is freed next), then destroys the events and the stream.
+// closeDevice waits for the compute work that may read the batches (their
+// device memory is freed next), then destroys the events and the stream.
 func closeDevice[T Float](p *prefetcher[T]) error {
 	if p.dev.dev == nil {
 		return nil
 	}
 	var errs []error
+	if b := p.dev.current; b != nil { // its event marks an older iteration
+		errs = append(errs, b.dev.copied.Record(p.dev.dev.Stream()))
+	}
 	for _, b := range p.batches {
 		if b.dev.copied != nil {
 			errs = append(errs, b.dev.copied.Synchronize(), b.dev.copied.Close())
@@ -93,7 +97,7 @@ func closeDevice[T Float](p *prefetcher[T]) error {
 		}
 	}
 	errs = append(errs, p.dev.stream.Close())
-	p.dev = prefetchDevice{}
+	p.dev = prefetchDevice[T]{}
 	return errors.Join(errs...)
 }
 
@@ -105,30 +109,52 @@ func (pp *prefetching[T]) forwardGPU(top []*blob.Blob[T]) error {
 	return forwardBatchGPU(pp.pf, top)
 }
 
-// forwardBatchGPU is the GPU forward of every prefetching layer: device to
-// device copies of a batch already on the device, on the compute stream.
+// forwardBatchGPU is the GPU forward of every prefetching layer. As in
+// Caffe's BasePrefetchingDataLayer::Forward_gpu, the tops take the batch's
+// device memory itself, with no copy: the batch stays with the layer until
+// the next Forward, which gives it back once everything queued on the
+// compute stream so far (all the work that could read it) is marked by its
+// event. A layer computing in place on the data top writes into the batch,
+// which the goroutine reloads before it is used again.
 func forwardBatchGPU[T Float](p *prefetcher[T], top []*blob.Blob[T]) error {
 	d := p.dev.dev
 	if d == nil { // set up in CPU mode: the batches are on the host
 		return forwardBatch(p, top)
 	}
+	if err := p.releaseCurrent(); err != nil {
+		return err
+	}
 	b, err := p.next()
 	if err != nil {
 		return err
 	}
-	defer p.release(b)
-	if err := copyOnDevice(d, b.data, top[0]); err != nil {
+	p.dev.current = b
+	if err := shareOnDevice(b.data, top[0]); err != nil {
 		return err
 	}
 	if len(top) > 1 && b.label != nil {
-		if err := copyOnDevice(d, b.label, top[1]); err != nil {
-			return err
-		}
+		return shareOnDevice(b.label, top[1])
 	}
-	return b.dev.copied.Record(d.Stream())
+	return nil
 }
 
-func copyOnDevice[T Float](d *cuda.Device, src, dst *blob.Blob[T]) error {
+// releaseCurrent gives the batch the tops hold back to the goroutine,
+// after marking the end of the compute work queued so far.
+func (p *prefetcher[T]) releaseCurrent() error {
+	b := p.dev.current
+	if b == nil {
+		return nil
+	}
+	p.dev.current = nil
+	if err := b.dev.copied.Record(p.dev.dev.Stream()); err != nil {
+		return fmt.Errorf("marking the end of the batch's use: %w", err)
+	}
+	p.release(b)
+	return nil
+}
+
+// shareOnDevice makes dst, shaped as src, read src's device memory.
+func shareOnDevice[T Float](src, dst *blob.Blob[T]) error {
 	if err := dst.ReshapeLike(src); err != nil {
 		return err
 	}
@@ -136,10 +162,5 @@ func copyOnDevice[T Float](d *cuda.Device, src, dst *blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	to, err := dst.MutableGPUData()
-	if err != nil {
-		return err
-	}
-	var zero T
-	return d.CopyDtoDAsync(to, from, src.Count()*int(unsafe.Sizeof(zero)), d.Stream())
+	return dst.Data().SetGPUData(from)
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // TestPrefetchOnDevice: GPU-mode batches are pinned, reach Forward already
-// on the device, and Forward's device copies give the loaded values; Close
-// releases the stream and events.
+// on the device, and Forward's tops share their device memory and give the
+// loaded values; Close releases the stream and events.
 func TestPrefetchOnDevice(t *testing.T) {
 	dev := cudatest.Device(t)
 	for _, ahead := range []int{0, 3} {
@@ -39,6 +39,15 @@ func TestPrefetchOnDevice(t *testing.T) {
 			// The batch went back: run the layer's GPU forward on the next one.
 			if err := forwardBatchGPU(p, top); err != nil {
 				t.Fatal(err)
+			}
+			// The tops read the batch's device memory: no copy.
+			cur := p.dev.current
+			for i, pair := range [][2]*blob.Blob[float32]{{top[0], cur.data}, {top[1], cur.label}} {
+				topPtr, err1 := pair[0].GPUData()
+				batchPtr, err2 := pair[1].GPUData()
+				if err1 != nil || err2 != nil || topPtr != batchPtr {
+					t.Fatalf("ahead %d, pass %d: top %d at %#x, batch at %#x (%v, %v); want the batch's memory", ahead, want, i, topPtr, batchPtr, err1, err2)
+				}
 			}
 			for _, v := range top[0].CPUData() {
 				if v != float32(2*want+1) {

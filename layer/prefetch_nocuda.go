@@ -8,7 +8,7 @@ import "github.com/gocaffe/gocaffe/cuda"
 
 type batchDevice struct{}
 
-type prefetchDevice struct{}
+type prefetchDevice[T Float] struct{}
 
 func initDevice[T Float](p *prefetcher[T], d *cuda.Device) error {
 	if d != nil {

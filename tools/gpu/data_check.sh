@@ -20,8 +20,13 @@ FASHION_MNIST_DIR=/tmp/fm GOCAFFE_TAGS=cuda timeout 300 examples/lenet/train_fas
 echo "exit $? after ${SECONDS} s (build, conversion and training)"
 grep -E "Test net output #0|Optimization Done|100 iters" "$out/lenet_gpu.log" | awk 'NR%10==1 || /Done/ || /accuracy/' | tail -30
 
-echo "== LeNet iteration: DummyData, Input, Data (LMDB), GPU"
-timeout 200 go test -tags cuda -run XXX -bench 'LeNetIterationGPU' -benchtime 3000x -count 3 ./models/ 2>&1 | grep -E "Benchmark|ok|FAIL"
+echo "== LeNet iteration: Input against Data (LMDB), GPU, interleaved runs"
+go test -tags cuda -c -o /tmp/models.test ./models/
+for i in 1 2 3 4 5 6; do
+	for feed in Input Data; do
+		(cd models && timeout 60 /tmp/models.test -test.run XXX -test.bench "LeNetIterationGPU$feed\$" -test.benchtime 5000x) | grep Benchmark
+	done
+done | sort | tee "$out/bench_lenet.txt"
 
 echo "== go test -tags cuda ./..."
 timeout 400 go test -tags cuda ./... >"$out/test.log" 2>&1
