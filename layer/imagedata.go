@@ -1,13 +1,9 @@
 package layer
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
@@ -94,17 +90,10 @@ func (*ImageData[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bott
 	return nil
 }
 
-// imageLine is one entry of the list file.
-type imageLine struct {
-	path  string
-	label int32
-	line  int // line number in the list file, for errors
-}
-
 // imageSource reads the listed images for the prefetch goroutine.
 type imageSource[T Float] struct {
 	list, root string
-	lines      []imageLine
+	lines      []data.ImageListEntry
 	pos        int
 	shuffle    bool
 	rng        *rand.Rand
@@ -116,9 +105,12 @@ type imageSource[T Float] struct {
 // openImageSource reads the list, shuffles it and skips as asked, and
 // reads the item shape from the first image to be served.
 func openImageSource[T Float](ip *caffepb.ImageDataParameter, tf *data.Transformer[T], seed uint64) (*imageSource[T], error) {
-	lines, err := readImageList(ip.GetSource())
+	lines, err := data.ReadImageList(ip.GetSource())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("image_data_param.source: %w", err)
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("image list %s is empty", ip.GetSource())
 	}
 	s := &imageSource[T]{
 		list: ip.GetSource(), root: ip.GetRootFolder(), lines: lines, shuffle: ip.GetShuffle(),
@@ -152,72 +144,21 @@ func openImageSource[T Float](ip *caffepb.ImageDataParameter, tf *data.Transform
 	return s, nil
 }
 
-// readImageList parses a list file of `path label` lines. Blank lines are
-// skipped; a line without an integer label is an error naming the file and
-// line.
-func readImageList(path string) ([]imageLine, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("image_data_param.source: %w", err)
-	}
-	defer f.Close()
-	var lines []imageLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimRight(sc.Text(), " \t\r")
-		if text == "" {
-			continue
-		}
-		l, err := parseImageLine(text)
-		if err != nil {
-			return nil, fmt.Errorf("image list %s, line %d: %w", path, n, err)
-		}
-		l.line = n
-		lines = append(lines, l)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("image list %s: %w", path, err)
-	}
-	if len(lines) == 0 {
-		return nil, fmt.Errorf("image list %s is empty", path)
-	}
-	return lines, nil
-}
-
-// parseImageLine splits a line at its last space, as Caffe does, so paths
-// may contain spaces.
-func parseImageLine(text string) (imageLine, error) {
-	i := strings.LastIndexAny(text, " \t")
-	if i < 0 {
-		return imageLine{}, fmt.Errorf("%q has no label (want \"path label\")", text)
-	}
-	label, err := strconv.ParseInt(text[i+1:], 10, 32)
-	if err != nil {
-		return imageLine{}, fmt.Errorf("label %q of %q is not an integer", text[i+1:], text)
-	}
-	path := strings.TrimRight(text[:i], " \t")
-	if path == "" {
-		return imageLine{}, fmt.Errorf("%q has no image path", text)
-	}
-	return imageLine{path: path, label: int32(label)}, nil
-}
-
 func (s *imageSource[T]) shuffleLines() {
 	s.rng.Shuffle(len(s.lines), func(i, j int) { s.lines[i], s.lines[j] = s.lines[j], s.lines[i] })
 }
 
 // read decodes one listed image; errors name the image and the list line.
-func (s *imageSource[T]) read(l imageLine) (data.DatumRecord, error) {
-	rec, err := s.reader.Read(s.root + l.path)
+func (s *imageSource[T]) read(l data.ImageListEntry) (data.DatumRecord, error) {
+	rec, err := s.reader.Read(s.root + l.Path)
 	if err != nil {
-		return rec, fmt.Errorf("image list %s, line %d: %w", s.list, l.line, err)
+		return rec, fmt.Errorf("image list %s, line %d: %w", s.list, l.Line, err)
 	}
 	return rec, nil
 }
 
-func (s *imageSource[T]) imageError(l imageLine, err error) error {
-	return fmt.Errorf("image list %s, line %d, image %s: %w", s.list, l.line, s.root+l.path, err)
+func (s *imageSource[T]) imageError(l data.ImageListEntry, err error) error {
+	return fmt.Errorf("image list %s, line %d, image %s: %w", s.list, l.Line, s.root+l.Path, err)
 }
 
 // load fills a batch with the next images (Caffe's load_batch).
@@ -231,7 +172,7 @@ func (s *imageSource[T]) load(b *batch[T]) error {
 		if err := s.readItem(l, dst[i*size:(i+1)*size]); err != nil {
 			return err
 		}
-		labels[i] = T(l.label)
+		labels[i] = T(l.Label)
 		if s.pos++; s.pos == len(s.lines) {
 			s.pos = 0
 			if s.shuffle {
@@ -242,7 +183,7 @@ func (s *imageSource[T]) load(b *batch[T]) error {
 	return nil
 }
 
-func (s *imageSource[T]) readItem(l imageLine, dst []T) error {
+func (s *imageSource[T]) readItem(l data.ImageListEntry, dst []T) error {
 	rec, err := s.read(l)
 	if err != nil {
 		return err

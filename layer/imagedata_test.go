@@ -225,9 +225,9 @@ func TestImageDataErrors(t *testing.T) {
 	missing := filepath.Join(dir, "missing.txt")
 	wantError(t, "missing list", setUpError(t, imageDataText(root, missing, "", ""), 2), `layer "ImageData" (ImageData)`, missing)
 	noLabel := writeList("nolabel.txt", "img0.png 1\nimg1.png\n")
-	wantError(t, "line without label", setUpError(t, imageDataText(root, noLabel, "", ""), 2), noLabel, "line 2", "no label")
+	wantError(t, "line without label", setUpError(t, imageDataText(root, noLabel, "", ""), 2), noLabel+":2:", "no label")
 	badLabel := writeList("badlabel.txt", "img0.png one\n")
-	wantError(t, "non-integer label", setUpError(t, imageDataText(root, badLabel, "", ""), 2), badLabel, "line 1", "not an integer")
+	wantError(t, "non-integer label", setUpError(t, imageDataText(root, badLabel, "", ""), 2), badLabel+":1:", "not a 32-bit integer")
 	empty := writeList("empty.txt", "\n\n")
 	wantError(t, "empty list", setUpError(t, imageDataText(root, empty, "", ""), 2), empty, "is empty")
 	if err := os.WriteFile(filepath.Join(dir, "bad.png"), []byte("not a png"), 0o644); err != nil {

@@ -68,23 +68,9 @@ func benchLeNet(b *testing.B, opts solver.Options, sync func(), feed func(*caffe
 // withInput replaces the net's Data layers by Input layers with the same
 // tops, shaped batch x item and batch.
 func withInput(tb testing.TB, p *caffepb.NetParameter, item []int, batch int) {
-	tb.Helper()
-	replaced := 0
-	for _, l := range p.Layer {
-		if l.GetType() != "Data" {
-			continue
-		}
-		shape := &caffepb.BlobShape{Dim: []int64{int64(batch)}}
-		for _, d := range item {
-			shape.Dim = append(shape.Dim, int64(d))
-		}
-		ip := &caffepb.InputParameter{Shape: []*caffepb.BlobShape{shape, {Dim: []int64{int64(batch)}}}}
-		l.Type, l.DataParam, l.TransformParam, l.InputParam = ptr("Input"), nil, nil, ip
-		replaced++
-	}
-	if replaced == 0 {
-		tb.Fatal("no Data layer to replace")
-	}
+	replaceDataLayers(tb, p, item, batch, func(l *caffepb.LayerParameter, data, label *caffepb.BlobShape) {
+		l.Type, l.InputParam = ptr("Input"), &caffepb.InputParameter{Shape: []*caffepb.BlobShape{data, label}}
+	})
 }
 
 // withLMDB writes n random 28x28 grey datums with labels 0-9 into an LMDB

@@ -45,11 +45,23 @@ func readNet(t testing.TB, path string) *caffepb.NetParameter {
 	return p
 }
 
-// withDummyData replaces the Data layers, whose databases the test does not
-// have, by DummyData layers of the same tops, item shape and a small batch:
-// random images and labels 0.
-func withDummyData(t testing.TB, p *caffepb.NetParameter, item []int, batch int) {
-	t.Helper()
+// withDummyData replaces the net's Data layers by DummyData layers with
+// the same tops: random batch x item data, constant labels.
+func withDummyData(tb testing.TB, p *caffepb.NetParameter, item []int, batch int) {
+	replaceDataLayers(tb, p, item, batch, func(l *caffepb.LayerParameter, data, label *caffepb.BlobShape) {
+		l.Type, l.DummyDataParam = ptr("DummyData"), &caffepb.DummyDataParameter{
+			Shape:      []*caffepb.BlobShape{data, label},
+			DataFiller: []*caffepb.FillerParameter{{Type: ptr("gaussian"), Std: ptr[float32](1)}, {Type: ptr("constant")}},
+		}
+	})
+}
+
+// replaceDataLayers rewrites each Data layer of the net through replace,
+// given the shapes of its tops (batch x item, batch), after dropping its
+// data and transformation parameters.
+func replaceDataLayers(tb testing.TB, p *caffepb.NetParameter, item []int, batch int,
+	replace func(l *caffepb.LayerParameter, data, label *caffepb.BlobShape)) {
+	tb.Helper()
 	replaced := 0
 	for _, l := range p.Layer {
 		if l.GetType() != "Data" {
@@ -59,15 +71,12 @@ func withDummyData(t testing.TB, p *caffepb.NetParameter, item []int, batch int)
 		for _, d := range item {
 			shape.Dim = append(shape.Dim, int64(d))
 		}
-		dp := &caffepb.DummyDataParameter{
-			Shape:      []*caffepb.BlobShape{shape, {Dim: []int64{int64(batch)}}},
-			DataFiller: []*caffepb.FillerParameter{{Type: ptr("gaussian"), Std: ptr[float32](1)}, {Type: ptr("constant")}},
-		}
-		l.Type, l.DataParam, l.TransformParam, l.DummyDataParam = ptr("DummyData"), nil, nil, dp
+		l.DataParam, l.TransformParam = nil, nil
+		replace(l, shape, &caffepb.BlobShape{Dim: []int64{int64(batch)}})
 		replaced++
 	}
 	if replaced == 0 {
-		t.Fatal("no Data layer to replace")
+		tb.Fatal("no Data layer to replace")
 	}
 }
 

@@ -182,7 +182,10 @@ func TestSetGPUDataAdoptsWithoutOwning(t *testing.T) {
 
 func TestCloseFreesDeviceMemory(t *testing.T) {
 	d := cudatest.Device(t)
-	const size = 256 << 20
+	// Free memory is device-wide and other test processes (go test runs
+	// packages in parallel) allocate at the same time, so the check allows
+	// them a quarter of a large allocation.
+	const size, slack = 1 << 30, 1 << 28
 	before, _, _ := d.MemInfo()
 	m := New(size)
 	if _, err := m.GPUData(); err != nil {
@@ -193,7 +196,7 @@ func TestCloseFreesDeviceMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, _, _ := d.MemInfo()
-	if before-during < size || after < during+size {
+	if before-during < size-slack || after < during+size-slack {
 		t.Errorf("free memory %d -> %d -> %d: Close did not give the %d bytes back", before, during, after, size)
 	}
 	if m.Head() != Uninitialized {

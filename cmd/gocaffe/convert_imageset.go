@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -111,48 +109,6 @@ func normalizeEncoding(s string) (string, bool) {
 	return "", false
 }
 
-// listEntry is one line of the list file.
-type listEntry struct {
-	name  string // the path as written, relative to the root folder
-	label int32
-	line  int // 1-based line number in the list file
-}
-
-// readImageList parses a list file: one "<path> <label>" a line, the label
-// after the last run of blanks so that paths may hold spaces (as Caffe
-// reads it since its list parsing learnt spaces). Blank lines are skipped;
-// a line without an integer label is an error naming the file and line.
-func readImageList(path string) ([]listEntry, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("list file: %w", err)
-	}
-	defer f.Close()
-	var out []listEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		i := strings.LastIndexAny(line, " \t")
-		if i < 0 {
-			return nil, fmt.Errorf("%s:%d: %q has no label: want \"<image path> <integer label>\"", path, n, line)
-		}
-		name, lab := strings.TrimSpace(line[:i]), line[i+1:]
-		v, err := strconv.ParseInt(lab, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: label %q of %s is not a 32-bit integer: want \"<image path> <integer label>\"", path, n, lab, name)
-		}
-		out = append(out, listEntry{name: name, label: int32(v), line: n})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("list file %s: %w", path, err)
-	}
-	return out, nil
-}
-
 // imageResult is the outcome of converting one list entry: a record, or
 // skip, the reason the image could not be read (logged and counted, as
 // Caffe skips such images), or err, a failure that stops the conversion.
@@ -166,7 +122,7 @@ type imageResult struct {
 // convertImageset writes the listed images into a new database and returns
 // the number stored.
 func convertImageset(root, listPath, dbPath string, o *imagesetOptions, stderr io.Writer) (stored int, err error) {
-	lines, err := readImageList(listPath)
+	lines, err := data.ReadImageList(listPath)
 	if err != nil {
 		return 0, err
 	}
@@ -216,26 +172,26 @@ func convertImageset(root, listPath, dbPath string, o *imagesetOptions, stderr i
 		r := pipe.result(i)
 		switch {
 		case r.err != nil:
-			return stored, fmt.Errorf("%s:%d: %s: %w", listPath, e.line, e.name, r.err)
+			return stored, fmt.Errorf("%s:%d: %s: %w", listPath, e.Line, e.Path, r.err)
 		case r.skip != nil:
 			// Caffe logs and skips images it cannot read; they are counted
 			// and reported at the end.
-			glog.Errorf("%s:%d: skipping %v", listPath, e.line, r.skip)
+			glog.Errorf("%s:%d: skipping %v", listPath, e.Line, r.skip)
 			skipped++
 			rep.Add(1)
 			continue
 		}
 		if o.checkSize {
 			if firstName == "" {
-				firstC, firstH, firstW, firstName = r.c, r.h, r.w, e.name
+				firstC, firstH, firstW, firstName = r.c, r.h, r.w, e.Path
 			} else if r.c != firstC || r.h != firstH || r.w != firstW {
 				return stored, fmt.Errorf("%s:%d: image %s is %dx%dx%d (channels x height x width) but the first image, %s, is %dx%dx%d: -check_size wants them all the same (-resize_width and -resize_height make them so)",
-					listPath, e.line, e.name, r.c, r.h, r.w, firstName, firstC, firstH, firstW)
+					listPath, e.Line, e.Path, r.c, r.h, r.w, firstName, firstC, firstH, firstW)
 			}
 		}
 		// The key's number is the position in the (shuffled) list,
 		// skipped images included, as in Caffe.
-		key = fmt.Appendf(key[:0], "%08d_%s", i, e.name)
+		key = fmt.Appendf(key[:0], "%08d_%s", i, e.Path)
 		if err := db.put(key, r.value); err != nil {
 			return stored, err
 		}
@@ -269,7 +225,7 @@ type imagePipeline struct {
 	once   sync.Once
 }
 
-func startImagePipeline(root string, lines []listEntry, o *imagesetOptions) *imagePipeline {
+func startImagePipeline(root string, lines []data.ImageListEntry, o *imagesetOptions) *imagePipeline {
 	workers := runtime.GOMAXPROCS(0)
 	p := &imagePipeline{
 		slots:  make([]chan imageResult, 4*workers),
@@ -285,7 +241,7 @@ func startImagePipeline(root string, lines []listEntry, o *imagesetOptions) *ima
 		go func() {
 			defer p.wg.Done()
 			for i := range jobs {
-				p.slots[i%len(p.slots)] <- convertImage(root+lines[i].name, lines[i].label, o)
+				p.slots[i%len(p.slots)] <- convertImage(root+lines[i].Path, lines[i].Label, o)
 			}
 		}()
 	}
