@@ -68,10 +68,28 @@ func genericPixels(img image.Image, c int, pix []byte) {
 	w, plane := b.Dx(), b.Dx()*b.Dy()
 	for y := range b.Dy() {
 		for x := range w {
-			r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+			r, g, bl := straightRGB(img.At(b.Min.X+x, b.Min.Y+y))
 			putPixel(pix, c, plane, y*w+x, r, g, bl)
 		}
 	}
+}
+
+// straightRGB returns a colour's 16-bit components with no alpha applied.
+// Caffe reads images with OpenCV's imread, which drops a PNG's alpha
+// channel and keeps the stored colour; Go's RGBA method would instead
+// premultiply it (a transparent pixel would come out black). Colours with
+// straight alpha (NRGBA, NRGBA64: PNGs with alpha, and paletted PNGs with
+// transparency) are read as stored; the others are opaque or premultiplied
+// by nature.
+func straightRGB(c color.Color) (r, g, b uint32) {
+	switch v := c.(type) {
+	case color.NRGBA:
+		return uint32(v.R) * 0x101, uint32(v.G) * 0x101, uint32(v.B) * 0x101
+	case color.NRGBA64:
+		return uint32(v.R), uint32(v.G), uint32(v.B)
+	}
+	r, g, b, _ = c.RGBA()
+	return r, g, b
 }
 
 // putPixel stores 16-bit colour components at index i, as B, G, R planes
@@ -164,13 +182,14 @@ func rgbaColor(p []byte) (r, g, b uint32) {
 	return r, g, b
 }
 
+// nrgbaColor is the stored colour of a straight-alpha pixel, alpha dropped
+// (see straightRGB).
 func nrgbaColor(p []byte) (r, g, b uint32) {
-	r, g, b, _ = color.NRGBA{p[0], p[1], p[2], p[3]}.RGBA()
-	return r, g, b
+	return uint32(p[0]) * 0x101, uint32(p[1]) * 0x101, uint32(p[2]) * 0x101
 }
 
 // rgbaPixels reads 4-byte-per-pixel images; conv gives the pixel's 16-bit
-// colour exactly as the image's At would.
+// colour as straightRGB gives the image's At.
 func rgbaPixels(src []byte, stride int, b image.Rectangle, c int, pix []byte, conv func([]byte) (r, g, b uint32)) {
 	w, plane := b.Dx(), b.Dx()*b.Dy()
 	for y := range b.Dy() {

@@ -68,6 +68,28 @@ func TestImagePixelsFastPathsMatchAt(t *testing.T) {
 	}
 }
 
+// TestImagePixelsDropAlpha: as OpenCV's imread (Caffe's reader), a
+// pixel's stored colour is kept and its alpha dropped, whether the image is
+// NRGBA, NRGBA64 or paletted with transparency, through the fast path or At.
+func TestImagePixelsDropAlpha(t *testing.T) {
+	rect := image.Rect(0, 0, 2, 1)
+	nrgba := image.NewNRGBA(rect)
+	copy(nrgba.Pix, []byte{200, 100, 50, 0, 200, 100, 50, 128})
+	nrgba64 := image.NewNRGBA64(rect)
+	for x := range 2 {
+		nrgba64.SetNRGBA64(x, 0, color.NRGBA64{200 * 0x101, 100 * 0x101, 50 * 0x101, uint16(x * 0x8000)})
+	}
+	pal := image.NewPaletted(rect, color.Palette{color.NRGBA{200, 100, 50, 0}, color.NRGBA{200, 100, 50, 128}})
+	pal.Pix[1] = 1
+	want := []byte{50, 50, 100, 100, 200, 200} // B, G, R planes
+	for name, img := range map[string]image.Image{"nrgba": nrgba, "nrgba At": opaque{nrgba}, "nrgba64": nrgba64, "paletted": pal} {
+		c, h, w, got := ImagePixels(img, Color, nil)
+		if c != 3 || h != 1 || w != 2 || !bytes.Equal(got, want) {
+			t.Errorf("%s: %dx%dx%d %v, want 3x1x2 %v", name, c, h, w, got, want)
+		}
+	}
+}
+
 func TestImagePixelsYCbCrGray(t *testing.T) {
 	y := image.NewYCbCr(image.Rect(0, 0, 3, 2), image.YCbCrSubsampleRatio420)
 	copy(y.Y, []byte{1, 2, 3, 4, 5, 6})

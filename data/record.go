@@ -20,11 +20,15 @@ type DatumRecord struct {
 	// Data holds the raw pixels (uint8, channel-major) or, when Encoded,
 	// the bytes of a JPEG, PNG or GIF file.
 	Data []byte
-	// FloatData holds the values of float datums. Its backing array is
-	// reused by the next Parse.
+	// FloatData holds the values of float datums. After Parse its backing
+	// array is the record's own and is reused by the next Parse.
 	FloatData []float32
 	Label     int32
 	Encoded   bool
+
+	// floats is the storage Parse owns for FloatData; SetDatum leaves it
+	// alone, so that parsing never writes into a Datum's arrays.
+	floats []float32
 }
 
 // Datum field numbers (caffe.proto).
@@ -42,7 +46,8 @@ const (
 // a scalar field wins, float_data may be packed or not, unknown fields are
 // skipped.
 func (r *DatumRecord) Parse(b []byte) error {
-	*r = DatumRecord{FloatData: r.FloatData[:0]}
+	*r = DatumRecord{floats: r.floats[:0]}
+	defer func() { r.FloatData = r.floats }()
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -77,7 +82,7 @@ func (r *DatumRecord) field(num protowire.Number, typ protowire.Type, b []byte) 
 	case typ == protowire.Fixed32Type && num == datumFloatData:
 		v, n := protowire.ConsumeFixed32(b)
 		if n >= 0 {
-			r.FloatData = append(r.FloatData, math.Float32frombits(v))
+			r.floats = append(r.floats, math.Float32frombits(v))
 		}
 		return n
 	case typ == protowire.BytesType && num == datumFloatData:
@@ -120,16 +125,18 @@ func (r *DatumRecord) packedFloats(b []byte) int {
 	}
 	for ; len(v) > 0; v = v[4:] {
 		bits, _ := protowire.ConsumeFixed32(v)
-		r.FloatData = append(r.FloatData, math.Float32frombits(bits))
+		r.floats = append(r.floats, math.Float32frombits(bits))
 	}
 	return n
 }
 
-// SetDatum makes r a view of d, without copying its payload.
+// SetDatum makes r a view of d, without copying its payload. A later Parse
+// into r parses into storage of its own, never into d's arrays.
 func (r *DatumRecord) SetDatum(d *caffepb.Datum) {
 	*r = DatumRecord{
 		Channels: int(d.GetChannels()), Height: int(d.GetHeight()), Width: int(d.GetWidth()),
 		Data: d.GetData(), FloatData: d.GetFloatData(), Label: d.GetLabel(), Encoded: d.GetEncoded(),
+		floats: r.floats,
 	}
 }
 

@@ -123,3 +123,26 @@ func TestDatumShapeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestParseAfterSetDatumLeavesDatumAlone: a record made a view of a Datum
+// and then reused for parsing must not write into the Datum's arrays.
+func TestParseAfterSetDatumLeavesDatumAlone(t *testing.T) {
+	d := &caffepb.Datum{Channels: proto.Int32(1), Height: proto.Int32(1), Width: proto.Int32(2),
+		FloatData: make([]float32, 2, 8)}
+	d.FloatData[0], d.FloatData[1] = 1, 2
+	var r DatumRecord
+	r.SetDatum(d)
+	other, err := proto.Marshal(&caffepb.Datum{FloatData: []float32{7, 8, 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Parse(other); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.FloatData[:cap(d.FloatData)]; got[0] != 1 || got[1] != 2 || got[2] != 0 {
+		t.Errorf("the Datum's float_data storage is now %v, want [1 2 0 ...]", got)
+	}
+	if len(r.FloatData) != 3 || r.FloatData[2] != 9 {
+		t.Errorf("parsed float_data %v, want [7 8 9]", r.FloatData)
+	}
+}

@@ -168,9 +168,19 @@ func (p *prefetcher[T]) next() (*batch[T], error) {
 		}
 		return b, nil
 	}
-	// The goroutine only exits after sending a failed batch (or on Close,
-	// checked above), so this receive always ends.
-	b := <-p.full
+	// The goroutine exits after sending a failed batch, or when stopped:
+	// should Close run while this Forward waits (which the layers do not
+	// support, but must not hang on), the goroutine's end ends the wait.
+	var b *batch[T]
+	select {
+	case b = <-p.full:
+	case <-p.done:
+		select {
+		case b = <-p.full: // the failed batch it sent before exiting
+		default:
+			return nil, errClosed
+		}
+	}
 	if b.err != nil {
 		p.err = b.err
 		return nil, p.err
@@ -265,11 +275,17 @@ func (pp *prefetching[T]) forward(top []*blob.Blob[T]) error {
 	if pp.pf == nil {
 		return errNotSetUp
 	}
-	return forwardBatch(pp.pf, top)
+	err := forwardBatch(pp.pf, top)
+	// pp lies inside the layer, whose cleanup closes the prefetcher: were
+	// the caller's last use of the layer this Forward, a collection during
+	// the copy could otherwise free the batch being read.
+	runtime.KeepAlive(pp)
+	return err
 }
 
 // Close stops prefetching and closes the layer's source (database, list
 // of images). It is safe to call more than once; Forward fails afterwards.
+// Like every layer method it must not run concurrently with Forward.
 func (pp *prefetching[T]) Close() error {
 	if pp.pf == nil {
 		return nil

@@ -5,6 +5,7 @@ package layer
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
@@ -106,7 +107,9 @@ func (pp *prefetching[T]) forwardGPU(top []*blob.Blob[T]) error {
 	if pp.pf == nil {
 		return errNotSetUp
 	}
-	return forwardBatchGPU(pp.pf, top)
+	err := forwardBatchGPU(pp.pf, top)
+	runtime.KeepAlive(pp) // as in forward
+	return err
 }
 
 // forwardBatchGPU is the GPU forward of every prefetching layer. As in
@@ -146,11 +149,14 @@ func (p *prefetcher[T]) releaseCurrent() error {
 		return nil
 	}
 	p.dev.current = nil
-	if err := b.dev.copied.Record(p.dev.dev.Stream()); err != nil {
-		return fmt.Errorf("marking the end of the batch's use: %w", err)
+	err := b.dev.copied.Record(p.dev.dev.Stream())
+	if err != nil {
+		// Without the event, wait for the work itself; the batch must go
+		// back in any case, or the goroutine would wait for it forever.
+		err = errors.Join(fmt.Errorf("marking the end of the batch's use: %w", err), p.dev.dev.Stream().Synchronize())
 	}
 	p.release(b)
-	return nil
+	return err
 }
 
 // shareOnDevice makes dst, shaped as src, read src's device memory.

@@ -192,6 +192,34 @@ func TestPrefetchClose(t *testing.T) {
 	}
 }
 
+// TestPrefetchWaitEndsWhenStopped: a Forward waiting for a batch returns
+// errClosed, rather than waiting forever, when the goroutine stops without
+// sending one (as when the layer is closed meanwhile).
+func TestPrefetchWaitEndsWhenStopped(t *testing.T) {
+	p := newTestPrefetcher(t, newFakeLoader(), 1)
+	held, err := p.next() // the only batch: the goroutine now waits for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := p.next()
+		got <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let it wait on the full queue
+	close(p.stop)
+	select {
+	case err := <-got:
+		if !errors.Is(err, errClosed) {
+			t.Errorf("waiting next after the goroutine stopped: %v, want errClosed", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("next still waits after the goroutine stopped")
+	}
+	p.stop = make(chan struct{}) // for the cleanup's close; the goroutine is gone
+	p.release(held)
+}
+
 func closeWithin(t *testing.T, p *prefetcher[float32]) {
 	t.Helper()
 	done := make(chan error)
