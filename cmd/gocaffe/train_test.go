@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
@@ -199,11 +200,21 @@ func TestTrainBadInput(t *testing.T) {
 		netPath := write(name+".prototxt", net)
 		return write(name+"_solver.prototxt", fmt.Sprintf("net: %q lr_policy: \"fixed\" max_iter: 5 snapshot_prefix: %q %s", netPath, filepath.Join(dir, name), extra))
 	}
+	dataNet := func(db string) string {
+		return fmt.Sprintf(`layer { name: "data" type: "Data" top: "x" top: "label" data_param { source: %q backend: LMDB batch_size: 2 } }
+layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y" inner_product_param { num_output: 2 } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "y" bottom: "label" top: "loss" }`, db)
+	}
+	corrupt := corruptRecordDB(t, filepath.Join(dir, "corrupt_lmdb"))
 	cases := []struct {
 		name string
 		args []string
 		want []string
 	}{
+		{"corrupt record", []string{"train", "-solver", netSolver("corrupt", dataNet(corrupt), "base_lr: 0.1")},
+			[]string{`layer "data" (Data)`, corrupt, `record "00000003"`, "malformed Datum"}},
+		{"missing database", []string{"train", "-solver", netSolver("nodb", dataNet(filepath.Join(dir, "no_lmdb")), "base_lr: 0.1")},
+			[]string{`layer "data"`, "no_lmdb"}},
 		{"missing solver", []string{"train", "-solver", filepath.Join(dir, "nope.prototxt")}, []string{"nope.prototxt", "no such file"}},
 		{"syntax error", []string{"train", "-solver", write("syntax.prototxt", "base_lr: 0.1\nmax_iter: {\n")}, []string{"syntax.prototxt", "line 2:"}},
 		{"unknown layer type", []string{"train", "-solver", netSolver("unknown", `layer { name: "d" type: "DummyData" top: "x" dummy_data_param { shape { dim: 1 } } }
@@ -229,6 +240,40 @@ layer { name: "r" type: "ReLU" bottom: "z" top: "y" }`, "base_lr: 0.1")}, []stri
 	if files, _ := filepath.Glob(filepath.Join(dir, "nan_iter_*")); len(files) != 0 {
 		t.Errorf("a diverged run wrote snapshots: %v", files)
 	}
+}
+
+// corruptRecordDB writes an LMDB database of 2x2 datums whose fourth record
+// is not a Datum, and returns its path.
+func corruptRecordDB(t *testing.T, path string) string {
+	t.Helper()
+	db, err := data.Open(caffepb.DataParameter_LMDB, path, data.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn, err := db.NewTransaction()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		v, err := proto.Marshal(&caffepb.Datum{Channels: proto.Int32(1), Height: proto.Int32(2), Width: proto.Int32(2),
+			Data: []byte{1, 2, 3, 4}, Label: proto.Int32(int32(i % 2))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 3 {
+			v = []byte("\xff\xff\xffgarbage")
+		}
+		if err := txn.Put(fmt.Appendf(nil, "%08d", i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestFinetuneShapeMismatch: -weights from a net whose layer has another
