@@ -388,3 +388,50 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncEvent: an ordering-only event waits for the work recorded before
+// it, and refuses to time.
+func TestSyncEvent(t *testing.T) {
+	d := cudatest.Device(t)
+	const n = 64 << 20
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e, err := d.NewSyncEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	host, err := d.HostAlloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.HostFree(host)
+	copy(host, pattern(n, 5))
+	p := cudatest.Alloc(t, d, n)
+	if err := d.CopyHtoDAsync(p, host, s); err != nil {
+		t.Fatal(err)
+	}
+	back, err := d.HostAlloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.HostFree(back)
+	if err := d.CopyDtoHAsync(back, p, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Record(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, host) {
+		t.Error("after the event, the copies it follows have not all happened")
+	}
+	if _, err := cuda.ElapsedMillis(e, e); err == nil {
+		t.Error("ElapsedMillis on an event without timing: no error")
+	}
+}

@@ -71,7 +71,7 @@ CUresult gc_host_free(CUcontext c, void *p) { WITH_CTX(c, cuMemFreeHost(p)); }
 CUresult gc_stream_create(CUcontext c, CUstream *s, unsigned int flags) { WITH_CTX(c, cuStreamCreate(s, flags)); }
 CUresult gc_stream_destroy(CUcontext c, CUstream s) { WITH_CTX(c, cuStreamDestroy(s)); }
 CUresult gc_stream_synchronize(CUcontext c, CUstream s) { WITH_CTX(c, cuStreamSynchronize(s)); }
-CUresult gc_event_create(CUcontext c, CUevent *e) { WITH_CTX(c, cuEventCreate(e, CU_EVENT_DEFAULT)); }
+CUresult gc_event_create(CUcontext c, CUevent *e, unsigned int flags) { WITH_CTX(c, cuEventCreate(e, flags)); }
 CUresult gc_event_destroy(CUcontext c, CUevent e) { WITH_CTX(c, cuEventDestroy(e)); }
 CUresult gc_event_record(CUcontext c, CUevent e, CUstream s) { WITH_CTX(c, cuEventRecord(e, s)); }
 CUresult gc_event_synchronize(CUcontext c, CUevent e) { WITH_CTX(c, cuEventSynchronize(e)); }

@@ -46,7 +46,7 @@ CUresult gc_host_free(CUcontext c, void *p);
 CUresult gc_stream_create(CUcontext c, CUstream *s, unsigned int flags);
 CUresult gc_stream_destroy(CUcontext c, CUstream s);
 CUresult gc_stream_synchronize(CUcontext c, CUstream s);
-CUresult gc_event_create(CUcontext c, CUevent *e);
+CUresult gc_event_create(CUcontext c, CUevent *e, unsigned int flags);
 CUresult gc_event_destroy(CUcontext c, CUevent e);
 CUresult gc_event_record(CUcontext c, CUevent e, CUstream s);
 CUresult gc_event_synchronize(CUcontext c, CUevent e);

@@ -71,9 +71,20 @@ type Event struct {
 }
 
 // NewEvent creates an event (with timing). Close it when done.
-func (d *Device) NewEvent() (*Event, error) {
+func (d *Device) NewEvent() (*Event, error) { return d.newEvent(C.CU_EVENT_DEFAULT) }
+
+// NewSyncEvent creates an event for ordering only, on which Synchronize
+// sleeps instead of spinning (CU_EVENT_BLOCKING_SYNC, CU_EVENT_DISABLE_TIMING):
+// for a background goroutine that waits for the device while another thread
+// launches work, which a spinning wait would compete with. It cannot time
+// (ElapsedMillis fails). Close it when done.
+func (d *Device) NewSyncEvent() (*Event, error) {
+	return d.newEvent(C.CU_EVENT_BLOCKING_SYNC | C.CU_EVENT_DISABLE_TIMING)
+}
+
+func (d *Device) newEvent(flags C.uint) (*Event, error) {
 	e := &Event{dev: d}
-	if err := driverError("cuEventCreate", C.gc_event_create(d.ctx, &e.e)); err != nil {
+	if err := driverError("cuEventCreate", C.gc_event_create(d.ctx, &e.e, flags)); err != nil {
 		return nil, err
 	}
 	return e, nil
