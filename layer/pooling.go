@@ -294,78 +294,83 @@ func (l *Pooling[T]) indexBlob(top []*blob.Blob[T]) *blob.Blob[T] {
 	return l.mask
 }
 
-// maxPoolForward writes each window's maximum and its index. NaNs are
-// skipped unless the whole window is NaN; an empty window gives -FLT_MAX
-// and index -1, as in Caffe.
-func maxPoolForward[T Float](g *poolGeom, x, y, idx []T) {
+// poolWindow is one output of one plane: where the plane starts in the
+// bottom (in), the output's index in the top (out), and its window as
+// poolGeom.window gives it.
+type poolWindow struct {
+	in, out              int
+	h0, h1, w0, w1, size int
+}
+
+// eachWindow calls f for every output of every plane, in top order. (A
+// callback, not an iterator: a returned iterator would be allocated on
+// every Forward.)
+func (g *poolGeom) eachWindow(f func(w poolWindow)) {
 	n, in, out := g.planes()
 	for p := range n {
-		xp, yp, ip := x[p*in:(p+1)*in], y[p*out:(p+1)*out], idx[p*out:(p+1)*out]
 		for ph := range g.pooledH {
 			for pw := range g.pooledW {
-				h0, h1, w0, w1, _ := g.window(ph, pw)
-				best, arg := T(-math.MaxFloat32), -1
-				for h := h0; h < h1; h++ {
-					for w := w0; w < w1; w++ {
-						if v := xp[h*g.width+w]; arg < 0 || v > best || math.IsNaN(float64(best)) {
-							best, arg = v, h*g.width+w
-						}
-					}
+				h0, h1, w0, w1, size := g.window(ph, pw)
+				if h0 >= h1 || w0 >= w1 {
+					h1, w1 = h0, w0 // empty: no row for the callers to slice
 				}
-				yp[ph*g.pooledW+pw], ip[ph*g.pooledW+pw] = best, T(arg)
+				f(poolWindow{in: p * in, out: p*out + ph*g.pooledW + pw, h0: h0, h1: h1, w0: w0, w1: w1, size: size})
 			}
 		}
 	}
 }
 
-// avePoolForward writes each window's sum divided by its padded size.
-func avePoolForward[T Float](g *poolGeom, x, y []T) {
-	n, in, out := g.planes()
-	for p := range n {
-		xp, yp := x[p*in:(p+1)*in], y[p*out:(p+1)*out]
-		for ph := range g.pooledH {
-			for pw := range g.pooledW {
-				h0, h1, w0, w1, size := g.window(ph, pw)
-				var sum T
-				for h := h0; h < h1; h++ {
-					for w := w0; w < w1; w++ {
-						sum += xp[h*g.width+w]
-					}
-				}
-				if h0 >= h1 || w0 >= w1 {
-					size = 1 // an empty window averages to 0
-				}
-				yp[ph*g.pooledW+pw] = sum / T(size)
-			}
+// windowSum is the sum of x over the window w of a plane width wide.
+func windowSum[T Float](x []T, width int, w poolWindow) T {
+	var sum T
+	for h := w.h0; h < w.h1; h++ {
+		for _, v := range x[w.in+h*width+w.w0 : w.in+h*width+w.w1] {
+			sum += v
 		}
 	}
+	return sum
+}
+
+// maxPoolForward writes each window's maximum and its index. NaNs are
+// skipped unless the whole window is NaN; an empty window gives -FLT_MAX
+// and index -1, as in Caffe.
+func maxPoolForward[T Float](g *poolGeom, x, y, idx []T) {
+	g.eachWindow(func(w poolWindow) {
+		best, arg := T(-math.MaxFloat32), -1
+		for h := w.h0; h < w.h1; h++ {
+			for c := w.w0; c < w.w1; c++ {
+				if v := x[w.in+h*g.width+c]; arg < 0 || v > best || math.IsNaN(float64(best)) {
+					best, arg = v, h*g.width+c
+				}
+			}
+		}
+		y[w.out], idx[w.out] = best, T(arg)
+	})
+}
+
+// avePoolForward writes each window's sum divided by its padded size.
+func avePoolForward[T Float](g *poolGeom, x, y []T) {
+	g.eachWindow(func(w poolWindow) {
+		size := w.size
+		if w.h0 == w.h1 {
+			size = 1 // an empty window averages to 0
+		}
+		y[w.out] = windowSum(x, g.width, w) / T(size)
+	})
 }
 
 // stoPoolForwardTrain samples one element of each window: the first whose
 // running sum reaches u times the window's sum, u being the uniform draw
 // in s, which it replaces by the sampled index (-1 for an empty window).
 func stoPoolForwardTrain[T Float](g *poolGeom, x, y, s []T) {
-	n, in, out := g.planes()
-	for p := range n {
-		xp, yp, sp := x[p*in:(p+1)*in], y[p*out:(p+1)*out], s[p*out:(p+1)*out]
-		for ph := range g.pooledH {
-			for pw := range g.pooledW {
-				h0, h1, w0, w1, _ := g.window(ph, pw)
-				var sum T
-				for h := h0; h < h1; h++ {
-					for w := w0; w < w1; w++ {
-						sum += xp[h*g.width+w]
-					}
-				}
-				o := ph*g.pooledW + pw
-				arg := sampleWindow(xp, g.width, h0, h1, w0, w1, sp[o]*sum)
-				yp[o], sp[o] = 0, T(arg)
-				if arg >= 0 {
-					yp[o] = xp[arg]
-				}
-			}
+	g.eachWindow(func(w poolWindow) {
+		xp := x[w.in:]
+		arg := sampleWindow(xp, g.width, w.h0, w.h1, w.w0, w.w1, s[w.out]*windowSum(x, g.width, w))
+		y[w.out], s[w.out] = 0, T(arg)
+		if arg >= 0 {
+			y[w.out] = xp[arg]
 		}
-	}
+	})
 }
 
 // sampleWindow returns the index of the first element of the window whose
@@ -389,25 +394,16 @@ func sampleWindow[T Float](xp []T, width, h0, h1, w0, w1 int, thres T) int {
 // starting at FLT_MIN as in Caffe so that an all-zero window gives 0, and
 // keeps that sum in s for backward.
 func stoPoolForwardTest[T Float](g *poolGeom, x, y, s []T) {
-	n, in, out := g.planes()
-	for p := range n {
-		xp, yp, sp := x[p*in:(p+1)*in], y[p*out:(p+1)*out], s[p*out:(p+1)*out]
-		for ph := range g.pooledH {
-			for pw := range g.pooledW {
-				h0, h1, w0, w1, _ := g.window(ph, pw)
-				sum, sq := T(fltMin), T(0)
-				for h := h0; h < h1; h++ {
-					for w := w0; w < w1; w++ {
-						v := xp[h*g.width+w]
-						sum += v
-						sq += v * v
-					}
-				}
-				o := ph*g.pooledW + pw
-				yp[o], sp[o] = sq/sum, sum
+	g.eachWindow(func(w poolWindow) {
+		sum, sq := T(fltMin), T(0)
+		for h := w.h0; h < w.h1; h++ {
+			for _, v := range x[w.in+h*g.width+w.w0 : w.in+h*g.width+w.w1] {
+				sum += v
+				sq += v * v
 			}
 		}
-	}
+		y[w.out], s[w.out] = sq/sum, sum
+	})
 }
 
 // BackwardCPU routes the gradient: MAX and STOCHASTIC (TRAIN) to the
@@ -451,40 +447,26 @@ func indexPoolBackward[T Float](g *poolGeom, dy, idx, dx []T) {
 // avePoolBackward spreads each output's gradient divided by the window's
 // padded size over the window.
 func avePoolBackward[T Float](g *poolGeom, dy, dx []T) {
-	n, in, out := g.planes()
-	for p := range n {
-		dyp, dxp := dy[p*out:(p+1)*out], dx[p*in:(p+1)*in]
-		for ph := range g.pooledH {
-			for pw := range g.pooledW {
-				h0, h1, w0, w1, size := g.window(ph, pw)
-				d := dyp[ph*g.pooledW+pw] / T(size)
-				for h := h0; h < h1; h++ {
-					for w := w0; w < w1; w++ {
-						dxp[h*g.width+w] += d
-					}
-				}
+	g.eachWindow(func(w poolWindow) {
+		d := dy[w.out] / T(w.size)
+		for h := w.h0; h < w.h1; h++ {
+			row := dx[w.in+h*g.width+w.w0 : w.in+h*g.width+w.w1]
+			for i := range row {
+				row[i] += d
 			}
 		}
-	}
+	})
 }
 
 // stoPoolBackwardTest is the gradient of y = sum(x^2) / s with s = FLT_MIN
 // + sum(x): dy * (2x - y) / s for each element of the window.
 func stoPoolBackwardTest[T Float](g *poolGeom, dy, x, y, s, dx []T) {
-	n, in, out := g.planes()
-	for p := range n {
-		xp, dxp := x[p*in:(p+1)*in], dx[p*in:(p+1)*in]
-		for ph := range g.pooledH {
-			for pw := range g.pooledW {
-				h0, h1, w0, w1, _ := g.window(ph, pw)
-				o := p*out + ph*g.pooledW + pw
-				for h := h0; h < h1; h++ {
-					for w := w0; w < w1; w++ {
-						i := h*g.width + w
-						dxp[i] += dy[o] * (2*xp[i] - y[o]) / s[o]
-					}
-				}
+	g.eachWindow(func(w poolWindow) {
+		o := w.out
+		for h := w.h0; h < w.h1; h++ {
+			for i := w.in + h*g.width + w.w0; i < w.in+h*g.width+w.w1; i++ {
+				dx[i] += dy[o] * (2*x[i] - y[o]) / s[o]
 			}
 		}
-	}
+	})
 }
