@@ -53,7 +53,7 @@ func (l *Bias[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if len(l.blobs) > 0 {
 		return l.checkParamShapes([]string{"bias"}, shape)
 	}
-	b, err := l.newParamBlobOfShape(bp.GetFiller(), shape)
+	b, err := l.NewParamBlob(bp.GetFiller(), shape...)
 	if err != nil {
 		return fmt.Errorf("bias filler: %w", err)
 	}

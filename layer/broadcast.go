@@ -6,8 +6,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/filler"
-	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 // Broadcasting shared by Bias and Scale: a vector v of dim elements applies
@@ -150,24 +148,4 @@ func sumBroadcast[T Float, A any](d device[T, A], s broadcastShape, bb *broadcas
 		d.Gemv(blas.NoTrans, s.outer*s.dim, s.inner, 1, src, ones, 0, sums)
 		d.Gemv(blas.Trans, s.outer, s.dim, 1, sums, ones, beta, dst)
 	}
-}
-
-// newParamBlobOfShape is NewParamBlob for a shape that may have no axes (a
-// scalar, count 1), which NewBlob's variadic form cannot express.
-func (b *Base[T]) newParamBlobOfShape(fp *caffepb.FillerParameter, shape []int) (*blob.Blob[T], error) {
-	nb, err := b.NewBlob()
-	if err != nil {
-		return nil, err
-	}
-	if err := nb.Reshape(shape); err != nil {
-		return nil, err
-	}
-	f, err := filler.New[T](fp)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Fill(nb, b.RNG()); err != nil {
-		return nil, err
-	}
-	return nb, nil
 }

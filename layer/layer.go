@@ -259,10 +259,15 @@ func (b *Base[T]) NewBlob(shape ...int) (*blob.Blob[T], error) {
 }
 
 // NewParamBlob returns a learnable blob of the given shape filled by the
-// filler fp describes (Caffe's default, constant 0, when fp is nil).
+// filler fp describes (Caffe's default, constant 0, when fp is nil). No
+// dimensions make a scalar (no axes, count 1), as Caffe's Blob of an empty
+// shape.
 func (b *Base[T]) NewParamBlob(fp *caffepb.FillerParameter, shape ...int) (*blob.Blob[T], error) {
-	nb, err := b.NewBlob(shape...)
+	nb, err := b.NewBlob()
 	if err != nil {
+		return nil, err
+	}
+	if err := nb.Reshape(shape); err != nil {
 		return nil, err
 	}
 	f, err := filler.New[T](fp)

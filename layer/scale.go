@@ -73,7 +73,7 @@ func (l *Scale[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return nil
 	}
 	if len(l.blobs) < want {
-		b, err := l.newParamBlobOfShape(sp.GetBiasFiller(), vecShape)
+		b, err := l.NewParamBlob(sp.GetBiasFiller(), vecShape...)
 		if err != nil {
 			return fmt.Errorf("bias filler: %w", err)
 		}
@@ -101,7 +101,7 @@ func (l *Scale[T]) setUpScale(bottom []*blob.Blob[T], sp *caffepb.ScaleParameter
 		// Identity by default.
 		fp = &caffepb.FillerParameter{Type: proto.String("constant"), Value: proto.Float32(1)}
 	}
-	s, err := l.newParamBlobOfShape(fp, shape)
+	s, err := l.NewParamBlob(fp, shape...)
 	if err != nil {
 		return nil, fmt.Errorf("scale filler: %w", err)
 	}
