@@ -1,8 +1,7 @@
-//go:build cuda
-
-// Package cudatest holds helpers for tests that run on a GPU (built with
-// the `cuda` tag). Those tests run on a machine with a device; not finding
-// one there is a failure, not a skip.
+// Package cudatest holds helpers for tests that run on a GPU. Such tests
+// compile in every build; in a build without the `cuda` tag they skip (at
+// their first call to Device), and with the tag they run on a machine with
+// a device, where not finding one is a failure, not a skip.
 package cudatest
 
 import (
@@ -11,9 +10,13 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// Device returns device 0 or fails the test.
+// Device returns device 0. It skips the test in a build without the
+// `cuda` tag and fails it when the build has CUDA but no device is found.
 func Device(t testing.TB) *cuda.Device {
 	t.Helper()
+	if !cuda.Available() {
+		t.Skip("built without CUDA (go test -tags cuda runs this test on a GPU machine)")
+	}
 	d, err := cuda.GetDevice(0)
 	if err != nil {
 		t.Fatalf("no CUDA device: %v", err)

@@ -1,0 +1,66 @@
+package cuda
+
+// Both builds, with and without the `cuda` tag, must declare this API with
+// these signatures: the code above the binding compiles against whichever
+// build it gets. A method missing or changed on one side fails this file's
+// compilation in that build (go vet ./... and go vet -tags cuda ./...).
+var (
+	_ func() bool                           = Available
+	_ func() (int, error)                   = DeviceCount
+	_ func() (int, error)                   = DriverVersion
+	_ func(int) (*Device, error)            = GetDevice
+	_ func(int) error                       = SetDefaultDevice
+	_ func() (*Device, error)               = DefaultDevice
+	_ func(*Event, *Event) (float32, error) = ElapsedMillis
+	_ func() string                         = CacheDir
+
+	_ func(*Device) int                                       = (*Device).Ordinal
+	_ func(*Device) (int, int)                                = (*Device).ComputeCapability
+	_ func(*Device) *Stream                                   = (*Device).Stream
+	_ func(*Device) (*Properties, error)                      = (*Device).Properties
+	_ func(*Device) (uint64, uint64, error)                   = (*Device).MemInfo
+	_ func(*Device) error                                     = (*Device).Synchronize
+	_ func(*Device, int) (DevicePtr, error)                   = (*Device).Alloc
+	_ func(*Device, DevicePtr) error                          = (*Device).Free
+	_ func(*Device, DevicePtr, byte, int) error               = (*Device).Memset
+	_ func(*Device, DevicePtr, []byte) error                  = (*Device).CopyHtoD
+	_ func(*Device, []byte, DevicePtr) error                  = (*Device).CopyDtoH
+	_ func(*Device, DevicePtr, DevicePtr, int) error          = (*Device).CopyDtoD
+	_ func(*Device, DevicePtr, []byte, *Stream) error         = (*Device).CopyHtoDAsync
+	_ func(*Device, []byte, DevicePtr, *Stream) error         = (*Device).CopyDtoHAsync
+	_ func(*Device, DevicePtr, DevicePtr, int, *Stream) error = (*Device).CopyDtoDAsync
+	_ func(*Device, int) ([]byte, error)                      = (*Device).HostAlloc
+	_ func(*Device, []byte) error                             = (*Device).HostFree
+	_ func(*Device) (*Stream, error)                          = (*Device).NewStream
+	_ func(*Device) (*Event, error)                           = (*Device).NewEvent
+	_ func(*Device) (*Event, error)                           = (*Device).NewSyncEvent
+	_ func(*Device, string, string) (*Module, error)          = (*Device).Compile
+	_ func(*Device) (*Blas, error)                            = (*Device).Blas
+
+	_ func(*Stream) *Device = (*Stream).Device
+	_ func(*Stream) error   = (*Stream).Synchronize
+	_ func(*Stream) error   = (*Stream).Close
+
+	_ func(*Event, *Stream) error = (*Event).Record
+	_ func(*Event) error          = (*Event).Synchronize
+	_ func(*Event) error          = (*Event).Close
+
+	_ func(*Module, string) (*Function, error)               = (*Module).Function
+	_ func(*Function, Dim3, Dim3, int, *Stream, *Args) error = (*Function).Launch
+
+	_ func(*Blas, bool) error                                                                                    = (*Blas).SetTF32
+	_ func(*Blas, Op, Op, int, int, int, float32, DevicePtr, int, DevicePtr, int, float32, DevicePtr, int) error = (*Blas).Sgemm
+	_ func(*Blas, Op, Op, int, int, int, float64, DevicePtr, int, DevicePtr, int, float64, DevicePtr, int) error = (*Blas).Dgemm
+	_ func(*Blas, Op, int, int, float32, DevicePtr, int, DevicePtr, int, float32, DevicePtr, int) error          = (*Blas).Sgemv
+	_ func(*Blas, Op, int, int, float64, DevicePtr, int, DevicePtr, int, float64, DevicePtr, int) error          = (*Blas).Dgemv
+	_ func(*Blas, int, float32, DevicePtr, int, DevicePtr, int) error                                            = (*Blas).Saxpy
+	_ func(*Blas, int, float64, DevicePtr, int, DevicePtr, int) error                                            = (*Blas).Daxpy
+	_ func(*Blas, int, float32, DevicePtr, int) error                                                            = (*Blas).Sscal
+	_ func(*Blas, int, float64, DevicePtr, int) error                                                            = (*Blas).Dscal
+	_ func(*Blas, int, DevicePtr, int, DevicePtr, int) (float32, error)                                          = (*Blas).Sdot
+	_ func(*Blas, int, DevicePtr, int, DevicePtr, int) (float64, error)                                          = (*Blas).Ddot
+	_ func(*Blas, int, DevicePtr, int) (float32, error)                                                          = (*Blas).Sasum
+	_ func(*Blas, int, DevicePtr, int) (float64, error)                                                          = (*Blas).Dasum
+	_ func(*Blas, int, DevicePtr, int, DevicePtr, int) error                                                     = (*Blas).Scopy
+	_ func(*Blas, int, DevicePtr, int, DevicePtr, int) error                                                     = (*Blas).Dcopy
+)

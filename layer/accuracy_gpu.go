@@ -1,0 +1,64 @@
+package layer
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+// ForwardGPU marks each position correct or not on the device and sums the
+// marks there; only the two sums come back to the host. An invalid label
+// makes its mark NaN; only then are the labels read back to say which.
+// The per-class accuracies are computed on the device too.
+func (l *Accuracy[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	g := gpuOf(&l.Base)
+	n := l.outer * l.inner
+	perClass := 0
+	classCorrect, classNum := g.mutableData(l.classCorrect), g.mutableData(l.classNum)
+	if len(top) == 2 {
+		perClass = 1
+		g.Set(l.classes, 0, classCorrect)
+		g.Set(l.classes, 0, classNum)
+	}
+	has := 0
+	if l.hasIgnore {
+		has = 1
+	}
+	correct, counts := g.mutableData(l.correct), g.mutableData(l.counts)
+	var a cuda.Args
+	a.Int(n).Int(l.classes).Int(l.inner).Int(l.topK).Ptr(g.data(bottom[0])).Ptr(g.data(bottom[1])).
+		Ptr(correct).Ptr(counts).Int(has).Int(l.ignore).Int(perClass).Ptr(classCorrect).Ptr(classNum)
+	if err := g.Err(); err != nil {
+		return err
+	}
+	if err := launch[T](l.dev, "accuracy.cu", "accuracy_forward", n, &a); err != nil {
+		return err
+	}
+	right, count := g.Asum(n, correct), g.Asum(n, counts)
+	if err := g.Err(); err != nil {
+		return err
+	}
+	if math.IsNaN(float64(right)) {
+		if err := checkLabels(bottom[1], l.classes, l.hasIgnore, l.ignore); err != nil {
+			return err
+		}
+		return fmt.Errorf("accuracy is NaN")
+	}
+	top[0].MutableCPUData()[0] = 0
+	if count > 0 {
+		top[0].MutableCPUData()[0] = right / count
+	}
+	if perClass == 0 {
+		return nil
+	}
+	var b cuda.Args
+	b.Int(l.classes).Ptr(classCorrect).Ptr(classNum).Ptr(g.mutableData(top[1]))
+	return launch[T](l.dev, "accuracy.cu", "accuracy_per_class", l.classes, &b)
+}
+
+// BackwardGPU returns an error if asked for any gradient.
+func (l *Accuracy[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return accuracyBackward(propagateDown)
+}

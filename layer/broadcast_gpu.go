@@ -1,0 +1,20 @@
+package layer
+
+import "github.com/gocaffe/gocaffe/cuda"
+
+// gpuBroadcaster is the GPU's broadcaster (kernels/broadcast.cu).
+type gpuBroadcaster[T Float] struct{ gpu[T] }
+
+var broadcastKernels = [...]string{broadcastAdd: "broadcast_add", broadcastMul: "broadcast_mul"}
+
+func (g gpuBroadcaster[T]) broadcast(op broadcastOp, n, dim, inner int, x, v, y cuda.DevicePtr) error {
+	if err := g.Err(); err != nil {
+		return err
+	}
+	var a cuda.Args
+	a.Int(n).Int(dim).Int(inner).Ptr(x).Ptr(v).Ptr(y)
+	return launch[T](g.Device(), "broadcast.cu", broadcastKernels[op], n, &a)
+}
+
+// gpuBroadcasterOf returns the layer's GPU view as a broadcaster.
+func gpuBroadcasterOf[T Float](b *Base[T]) gpuBroadcaster[T] { return gpuBroadcaster[T]{gpuOf(b)} }

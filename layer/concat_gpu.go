@@ -1,0 +1,59 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+// count is the number of elements of the part: one kernel thread each.
+func (p axisPart) count() int { return p.outer * p.partAxis * p.inner }
+
+// copyAxisPartGPU is copyAxisPartCPU on the device: part and whole are
+// device arrays, and the copy goes into whole when toWhole is set.
+func copyAxisPartGPU[T Float](d *cuda.Device, p axisPart, part, whole cuda.DevicePtr, toWhole bool) error {
+	src, dst, flag := whole, part, 0
+	if toWhole {
+		src, dst, flag = part, whole, 1
+	}
+	var a cuda.Args
+	a.Int(p.count()).Int(p.inner).Int(p.partAxis).Int(p.wholeAxis).Int(p.offset).Int(flag).Ptr(src).Ptr(dst)
+	return launch[T](d, "concat.cu", "axis_copy", p.count(), &a)
+}
+
+// ForwardGPU copies each bottom into its range of the top on the device.
+func (l *Concat[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	if len(bottom) == 1 {
+		return nil
+	}
+	g := gpuOf(&l.Base)
+	out := g.mutableData(top[0])
+	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: top[0].Shape()[l.axis]}
+	for _, b := range bottom {
+		p.partAxis = b.Shape()[l.axis]
+		if err := copyAxisPartGPU[T](l.dev, p, g.data(b), out, true); err != nil {
+			return err
+		}
+		p.offset += p.partAxis
+	}
+	return nil
+}
+
+// BackwardGPU hands each bottom its range of the top's diff on the device.
+func (l *Concat[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if len(bottom) == 1 {
+		return nil
+	}
+	g := gpuOf(&l.Base)
+	dy := g.diff(top[0])
+	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: top[0].Shape()[l.axis]}
+	for i, b := range bottom {
+		p.partAxis = b.Shape()[l.axis]
+		if propagateDown[i] {
+			if err := copyAxisPartGPU[T](l.dev, p, g.mutableDiff(b), dy, false); err != nil {
+				return err
+			}
+		}
+		p.offset += p.partAxis
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// ForwardGPU combines the bottoms on the device.
+func (l *Eltwise[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	g := gpuOf(&l.Base)
+	if l.op != caffepb.EltwiseParameter_MAX {
+		return eltwiseForward[T](l, g, bottom, top)
+	}
+	n := top[0].Count()
+	y, mask := g.mutableData(top[0]), g.mutableData(l.mask)
+	var a cuda.Args
+	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.data(bottom[1])).Int(1).Int(1).Ptr(y).Ptr(mask)
+	if err := launch[T](l.dev, "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
+		return err
+	}
+	for i, b := range bottom[2:] {
+		var a cuda.Args
+		a.Int(n).Ptr(y).Ptr(g.data(b)).Int(i + 2).Int(0).Ptr(y).Ptr(mask)
+		if err := launch[T](l.dev, "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BackwardGPU computes the bottoms' gradients on the device.
+func (l *Eltwise[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	g := gpuOf(&l.Base)
+	if l.op != caffepb.EltwiseParameter_MAX {
+		return eltwiseBackward[T](l, g, top, propagateDown, bottom)
+	}
+	n := top[0].Count()
+	dy, mask := g.diff(top[0]), g.data(l.mask)
+	for i, b := range bottom {
+		if !propagateDown[i] {
+			continue
+		}
+		var a cuda.Args
+		a.Int(n).Ptr(dy).Ptr(mask).Int(i).Ptr(g.mutableDiff(b))
+		if err := launch[T](l.dev, "eltwise.cu", "eltwise_max_backward", n, &a); err != nil {
+			return err
+		}
+	}
+	return nil
+}

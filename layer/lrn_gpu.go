@@ -1,0 +1,43 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+// geomArgs packs the window geometry as the kernels' struct LRNGeom.
+func (g lrnWindow) geomArgs(a *cuda.Args) *cuda.Args {
+	within := int32(0)
+	if g.within {
+		within = 1
+	}
+	v := [...]int32{within, int32(g.half), int32(g.channels), int32(g.height), int32(g.width)}
+	return a.Int32s(v[:])
+}
+
+// ForwardGPU normalizes on the device, one thread per element.
+func (l *LRN[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	g := gpuOf(&l.Base)
+	n := bottom[0].Count()
+	sumFactor, constant, _ := l.coeffs()
+	var a cuda.Args
+	l.window().geomArgs(a.Int(n).Ptr(g.data(bottom[0])))
+	scalarArg(scalarArg(scalarArg(&a, sumFactor), constant), l.beta)
+	a.Ptr(g.mutableData(l.scale)).Ptr(g.mutableData(top[0]))
+	return launch[T](l.dev, "lrn.cu", "lrn_forward", n, &a)
+}
+
+// BackwardGPU computes the bottom's gradient on the device.
+func (l *LRN[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !propagateDown[0] {
+		return nil
+	}
+	g := gpuOf(&l.Base)
+	n := bottom[0].Count()
+	_, _, backFactor := l.coeffs()
+	var a cuda.Args
+	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.data(top[0])).Ptr(g.diff(top[0])).Ptr(g.data(l.scale))
+	scalarArg(scalarArg(l.window().geomArgs(&a), backFactor), l.beta)
+	a.Ptr(g.mutableDiff(bottom[0]))
+	return launch[T](l.dev, "lrn.cu", "lrn_backward", n, &a)
+}

@@ -1,0 +1,40 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+// ForwardGPU computes the power on the device.
+func (l *Power[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	g := gpuOf(&l.Base)
+	if l.ignoresInput() {
+		return powerConstant(l, g, top[0])
+	}
+	if l.needsInput() {
+		if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
+			return err
+		}
+	}
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.mutableData(top[0]))
+	scalarArg(scalarArg(scalarArg(&a, T(l.power)), T(l.scale)), T(l.shift))
+	return launch[T](l.dev, "power.cu", "power_forward", n, &a)
+}
+
+// BackwardGPU computes the bottom's gradient on the device.
+func (l *Power[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !propagateDown[0] {
+		return nil
+	}
+	g := gpuOf(&l.Base)
+	if !l.needsInput() {
+		return powerConstantBackward(l, g, top[0], bottom[0])
+	}
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(g.diff(top[0])).Ptr(g.data(l.input.input(bottom[0], top[0]))).Ptr(g.mutableDiff(bottom[0]))
+	scalarArg(scalarArg(scalarArg(scalarArg(&a, T(l.power)), T(l.scale)), T(l.shift)), T(l.diffScale))
+	return launch[T](l.dev, "power.cu", "power_backward", n, &a)
+}

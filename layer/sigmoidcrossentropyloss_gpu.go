@@ -1,0 +1,60 @@
+package layer
+
+import (
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func (l *SigmoidCrossEntropyLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
+	has := 0
+	if l.hasIgnore {
+		has = 1
+	}
+	return a.Int(has).Int(l.ignore)
+}
+
+// ForwardGPU computes the per-element losses on the device and sums them
+// there; only the sum (and, for VALID, the count) comes back.
+func (l *SigmoidCrossEntropyLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	g := gpuOf(&l.Base)
+	n := bottom[0].Count()
+	counts := g.mutableData(l.counts)
+	var a cuda.Args
+	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.data(bottom[1])).Ptr(g.mutableData(l.lossData)).Ptr(counts)
+	if err := launch[T](l.dev, "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_forward", n, l.ignoreArgs(&a)); err != nil {
+		return err
+	}
+	// Ignored elements have loss 0 and count 0, the others count 1: the
+	// dot product is the sum of the losses whatever their signs.
+	loss := g.Dot(n, g.data(l.lossData), counts)
+	valid := -1
+	if l.mode == caffepb.LossParameter_VALID && l.hasIgnore {
+		valid = int(g.Asum(n, counts) + 0.5)
+	}
+	if err := g.Err(); err != nil {
+		return err
+	}
+	l.normalizer = normalizer(l.mode, l.outer, l.inner, valid)
+	top[0].MutableCPUData()[0] = T(float64(loss) / l.normalizer)
+	return nil
+}
+
+// BackwardGPU computes the gradient on the device.
+func (l *SigmoidCrossEntropyLoss[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if propagateDown[1] {
+		return fmt.Errorf("%s layer cannot backpropagate to label inputs", l.Type())
+	}
+	if !propagateDown[0] {
+		return nil
+	}
+	g := gpuOf(&l.Base)
+	n := bottom[0].Count()
+	scale := T(float64(top[0].CPUDiff()[0]) / l.normalizer)
+	var a cuda.Args
+	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.data(bottom[1])).Ptr(g.mutableDiff(bottom[0]))
+	l.ignoreArgs(scalarArg(&a, scale))
+	return launch[T](l.dev, "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_backward", n, &a)
+}

@@ -1,0 +1,20 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+// ForwardGPU computes the step on the device.
+func (l *Threshold[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	g := gpuOf(&l.Base)
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.mutableData(top[0]))
+	return launch[T](l.dev, "threshold.cu", "threshold_forward", n, scalarArg(&a, l.threshold))
+}
+
+// BackwardGPU fails if the bottom's gradient is asked for.
+func (l *Threshold[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return l.BackwardCPU(top, propagateDown, bottom)
+}
