@@ -6,13 +6,16 @@ import (
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
-// The device halves of the blob arithmetic (see ops.go). Like the host
+// The device halves of the blob arithmetic (see ops.go), reached only when a
+// head is on the device, which a build without CUDA never has. Like the host
 // accessors they return no error: a failure here means the device itself
 // failed, and they panic with a *syncedmem.DeviceError, which the net and
 // solver turn back into an error.
 
 // gpuOf returns the GPU math of the device holding m's device copy, and the
-// copy itself for reading (or writing, if mutable).
+// copy itself for reading (or writing, if mutable). The blob arithmetic is
+// all cuBLAS and copies, so the math is BLAS-only: a blob needs no device
+// context and no kernels.
 func gpuOf[T Float](m *syncedmem.SyncedMemory, mutable bool, op string) (mathfn.GPU[T], cuda.DevicePtr) {
 	get := m.GPUData
 	if mutable {
@@ -22,7 +25,7 @@ func gpuOf[T Float](m *syncedmem.SyncedMemory, mutable bool, op string) (mathfn.
 	if err != nil {
 		panic(&syncedmem.DeviceError{Op: op, Err: err})
 	}
-	return mathfn.NewGPU[T](m.GPUDevice()), p
+	return mathfn.NewGPU[T](m.GPUDevice(), nil), p
 }
 
 func check[T Float](g *mathfn.GPU[T], op string) {

@@ -9,7 +9,7 @@ import (
 
 // Where the blob arithmetic runs: as in Caffe, on the side that holds the
 // current copy, so that a GPU-resident blob is never copied down just to be
-// summed. The device halves live in gpu_cuda.go (and cannot be reached in a
+// summed. The device halves live in gpu.go (and cannot be reached in a
 // build without CUDA, where no head can be on the device).
 
 // Update computes data -= diff, the step every solver ends with. It panics

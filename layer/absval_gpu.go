@@ -7,11 +7,11 @@ import (
 
 // ForwardGPU computes the absolute value on the device.
 func (l *AbsVal[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.mutableData(top[0]))
-	return launch[T](l.dev, "absval.cu", "absval_forward", n, &a)
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
+	return launch[T](l.ctx, "absval.cu", "absval_forward", n, &a)
 }
 
 // BackwardGPU computes sign(x) * dy on the device.
@@ -19,9 +19,9 @@ func (l *AbsVal[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, botto
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.diff(top[0])).Ptr(g.data(bottom[0])).Ptr(g.mutableDiff(bottom[0]))
-	return launch[T](l.dev, "absval.cu", "absval_backward", n, &a)
+	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(bottom[0])).Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.ctx, "absval.cu", "absval_backward", n, &a)
 }

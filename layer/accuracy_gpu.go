@@ -13,10 +13,10 @@ import (
 // makes its mark NaN; only then are the labels read back to say which.
 // The per-class accuracies are computed on the device too.
 func (l *Accuracy[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := l.outer * l.inner
 	perClass := 0
-	classCorrect, classNum := g.mutableData(l.classCorrect), g.mutableData(l.classNum)
+	classCorrect, classNum := g.MutableData(l.classCorrect), g.MutableData(l.classNum)
 	if len(top) == 2 {
 		perClass = 1
 		g.Set(l.classes, 0, classCorrect)
@@ -26,14 +26,14 @@ func (l *Accuracy[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	if l.hasIgnore {
 		has = 1
 	}
-	correct, counts := g.mutableData(l.correct), g.mutableData(l.counts)
+	correct, counts := g.MutableData(l.correct), g.MutableData(l.counts)
 	var a cuda.Args
-	a.Int(n).Int(l.classes).Int(l.inner).Int(l.topK).Ptr(g.data(bottom[0])).Ptr(g.data(bottom[1])).
+	a.Int(n).Int(l.classes).Int(l.inner).Int(l.topK).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).
 		Ptr(correct).Ptr(counts).Int(has).Int(l.ignore).Int(perClass).Ptr(classCorrect).Ptr(classNum)
 	if err := g.Err(); err != nil {
 		return err
 	}
-	if err := launch[T](l.dev, "accuracy.cu", "accuracy_forward", n, &a); err != nil {
+	if err := launch[T](l.ctx, "accuracy.cu", "accuracy_forward", n, &a); err != nil {
 		return err
 	}
 	right, count := g.Asum(n, correct), g.Asum(n, counts)
@@ -54,8 +54,8 @@ func (l *Accuracy[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 		return nil
 	}
 	var b cuda.Args
-	b.Int(l.classes).Ptr(classCorrect).Ptr(classNum).Ptr(g.mutableData(top[1]))
-	return launch[T](l.dev, "accuracy.cu", "accuracy_per_class", l.classes, &b)
+	b.Int(l.classes).Ptr(classCorrect).Ptr(classNum).Ptr(g.MutableData(top[1]))
+	return launch[T](l.ctx, "accuracy.cu", "accuracy_per_class", l.classes, &b)
 }
 
 // BackwardGPU returns an error if asked for any gradient.

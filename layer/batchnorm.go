@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -156,7 +157,7 @@ func (l *BatchNorm[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU normalises on the host.
 func (l *BatchNorm[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return batchNormForward[T](l, host[T]{}, bottom, top)
+	return batchNormForward[T](l, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU computes the bottom's gradient on the host.
@@ -164,47 +165,47 @@ func (l *BatchNorm[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bo
 	if !propagateDown[0] {
 		return nil
 	}
-	return batchNormBackward[T](l, host[T]{}, top, bottom)
+	return batchNormBackward[T](l, device.HostView[T]{}, top, bottom)
 }
 
 // bnChannelSum sets dst[c] = alpha * the sum of src (N x C x spatial) over
 // channel c's batch and spatial elements.
-func bnChannelSum[T Float, A any](l *BatchNorm[T], d device[T, A], src A, alpha T, dst A) {
-	nbc := d.mutableData(l.numByChans)
-	d.Gemv(blas.NoTrans, l.num*l.channels, l.spatial, alpha, src, d.data(l.spatialOne), 0, nbc)
-	d.Gemv(blas.Trans, l.num, l.channels, 1, nbc, d.data(l.batchOnes), 0, dst)
+func bnChannelSum[T Float, A any](l *BatchNorm[T], d device.View[T, A], src A, alpha T, dst A) {
+	nbc := d.MutableData(l.numByChans)
+	d.Gemv(blas.NoTrans, l.num*l.channels, l.spatial, alpha, src, d.Data(l.spatialOne), 0, nbc)
+	d.Gemv(blas.Trans, l.num, l.channels, 1, nbc, d.Data(l.batchOnes), 0, dst)
 }
 
 // bnChannelBroadcast sets dst = alpha * v[c] (broadcast over the batch and
 // spatial axes) + beta * dst.
-func bnChannelBroadcast[T Float, A any](l *BatchNorm[T], d device[T, A], v A, alpha, beta T, dst A) {
-	nbc := d.mutableData(l.numByChans)
-	d.Gemm(blas.NoTrans, blas.NoTrans, l.num, l.channels, 1, 1, d.data(l.batchOnes), v, 0, nbc)
-	d.Gemm(blas.NoTrans, blas.NoTrans, l.num*l.channels, l.spatial, 1, alpha, nbc, d.data(l.spatialOne), beta, dst)
+func bnChannelBroadcast[T Float, A any](l *BatchNorm[T], d device.View[T, A], v A, alpha, beta T, dst A) {
+	nbc := d.MutableData(l.numByChans)
+	d.Gemm(blas.NoTrans, blas.NoTrans, l.num, l.channels, 1, 1, d.Data(l.batchOnes), v, 0, nbc)
+	d.Gemm(blas.NoTrans, blas.NoTrans, l.num*l.channels, l.spatial, 1, alpha, nbc, d.Data(l.spatialOne), beta, dst)
 }
 
-func batchNormForward[T Float, A any](l *BatchNorm[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
+func batchNormForward[T Float, A any](l *BatchNorm[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	if n == 0 {
 		return nil
 	}
-	x := d.data(bottom[0])
-	y := d.mutableData(top[0])
+	x := d.Data(bottom[0])
+	y := d.MutableData(top[0])
 	d.Copy(n, x, y)
-	mean, variance := d.mutableData(l.mean), d.mutableData(l.variance)
+	mean, variance := d.MutableData(l.mean), d.MutableData(l.variance)
 	if l.useGlobal {
 		// The scale factor is one number; read it on the host.
 		var f T
 		if s := l.blobs[2].CPUData()[0]; s != 0 {
 			f = 1 / s
 		}
-		d.Scale(l.channels, f, d.data(l.blobs[0]), mean)
-		d.Scale(l.channels, f, d.data(l.blobs[1]), variance)
+		d.Scale(l.channels, f, d.Data(l.blobs[0]), mean)
+		d.Scale(l.channels, f, d.Data(l.blobs[1]), variance)
 	} else {
 		bnChannelSum(l, d, y, 1/T(l.num*l.spatial), mean)
 	}
 	bnChannelBroadcast(l, d, mean, -1, 1, y) // y = x - mean
-	temp := d.mutableData(l.temp)
+	temp := d.MutableData(l.temp)
 	if !l.useGlobal {
 		d.Sqr(n, y, temp)
 		bnChannelSum(l, d, temp, 1/T(l.num*l.spatial), variance)
@@ -214,48 +215,48 @@ func batchNormForward[T Float, A any](l *BatchNorm[T], d device[T, A], bottom, t
 	d.Sqrt(l.channels, variance, variance)
 	bnChannelBroadcast(l, d, variance, 1, 0, temp)
 	d.Div(n, y, temp, y)
-	d.Copy(n, y, d.mutableData(l.xNorm))
+	d.Copy(n, y, d.MutableData(l.xNorm))
 	return d.Err()
 }
 
 // bnUpdateStatistics folds the batch's mean and variance into the running
 // sums, with Bessel's correction m/(m-1) on the variance. The scale factor
 // is updated on the device, so training never copies it to the host.
-func bnUpdateStatistics[T Float, A any](l *BatchNorm[T], d device[T, A], n int, mean, variance A) {
-	s := d.mutableData(l.blobs[2])
+func bnUpdateStatistics[T Float, A any](l *BatchNorm[T], d device.View[T, A], n int, mean, variance A) {
+	s := d.MutableData(l.blobs[2])
 	d.Scal(1, l.maf, s)
 	d.AddScalar(1, 1, s)
-	d.Axpby(l.channels, 1, mean, l.maf, d.mutableData(l.blobs[0]))
+	d.Axpby(l.channels, 1, mean, l.maf, d.MutableData(l.blobs[0]))
 	m := n / l.channels
 	correction := T(1)
 	if m > 1 {
 		correction = T(m) / T(m-1)
 	}
-	d.Axpby(l.channels, correction, variance, l.maf, d.mutableData(l.blobs[1]))
+	d.Axpby(l.channels, correction, variance, l.maf, d.MutableData(l.blobs[1]))
 }
 
 // batchNormBackward computes dx = dy / std with global statistics, else
 // dx = (dy - mean(dy) - y * mean(dy . y)) / std with the means per channel
 // over the batch and spatial axes (y the normalised output).
-func batchNormBackward[T Float, A any](l *BatchNorm[T], d device[T, A], top, bottom []*blob.Blob[T]) error {
+func batchNormBackward[T Float, A any](l *BatchNorm[T], d device.View[T, A], top, bottom []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	if n == 0 {
 		return nil
 	}
-	dy := d.diff(top[0])
+	dy := d.Diff(top[0])
 	if bottom[0] == top[0] {
 		// dx is about to overwrite dy: keep a copy.
-		d.Copy(n, dy, d.mutableDiff(l.xNorm))
-		dy = d.diff(l.xNorm)
+		d.Copy(n, dy, d.MutableDiff(l.xNorm))
+		dy = d.Diff(l.xNorm)
 	}
-	dx := d.mutableDiff(bottom[0])
-	std := d.data(l.temp)
+	dx := d.MutableDiff(bottom[0])
+	std := d.Data(l.temp)
 	if l.useGlobal {
 		d.Div(n, dy, std, dx)
 		return d.Err()
 	}
-	y := d.data(l.xNorm)
-	sum := d.mutableData(l.mean) // the forward's statistics are spent
+	y := d.Data(l.xNorm)
+	sum := d.MutableData(l.mean) // the forward's statistics are spent
 	d.Mul(n, y, dy, dx)
 	bnChannelSum(l, d, dx, 1, sum)
 	bnChannelBroadcast(l, d, sum, 1, 0, dx)

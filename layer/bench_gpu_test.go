@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/layer"
 )
@@ -12,8 +13,9 @@ import (
 // device after each pass so the time is the device's.
 func BenchmarkLayersGPU(b *testing.B) {
 	dev := cudatest.Device(b)
+	ctx := device.New(dev)
 	onGPU := func(l layer.Layer[float32], blobs []*blob.Blob[float32]) {
-		l.LayerBase().SetDevice(dev)
+		l.LayerBase().SetContext(ctx)
 		for _, bl := range blobs {
 			bl.SetDevice(dev)
 		}

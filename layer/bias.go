@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -98,24 +99,24 @@ func (l *Bias[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 }
 
 func biasLayerForward[T Float, A any](l *Bias[T], d broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
-	x := d.data(bottom[0])
-	if err := addBias(d, l.shape, x, d.data(l.vector(bottom)), d.mutableData(top[0])); err != nil {
+	x := d.Data(bottom[0])
+	if err := addBias(d, l.shape, x, d.Data(l.vector(bottom)), d.MutableData(top[0])); err != nil {
 		return err
 	}
 	return d.Err()
 }
 
 func biasLayerBackward[T Float, A any](l *Bias[T], d broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	dy := d.diff(top[0])
+	dy := d.Diff(top[0])
 	// In place, the bottom's diff is the top's: nothing to do.
 	if propagateDown[0] && bottom[0] != top[0] {
-		d.Copy(bottom[0].Count(), dy, d.mutableDiff(bottom[0]))
+		d.Copy(bottom[0].Count(), dy, d.MutableDiff(bottom[0]))
 	}
 	if len(bottom) == 2 && propagateDown[1] {
-		biasGradient(d, l.shape, &l.buf, dy, 0, d.mutableDiff(bottom[1]))
+		biasGradient(d, l.shape, &l.buf, dy, 0, d.MutableDiff(bottom[1]))
 	}
 	if len(bottom) == 1 && l.ParamPropagateDown(0) {
-		biasGradient(d, l.shape, &l.buf, dy, 1, d.mutableDiff(l.blobs[0]))
+		biasGradient(d, l.shape, &l.buf, dy, 1, d.MutableDiff(l.blobs[0]))
 	}
 	return d.Err()
 }
@@ -129,6 +130,6 @@ func addBias[T Float, A any](d broadcaster[T, A], s broadcastShape, x, b, y A) e
 // biasGradient computes the bias gradient from the top diff dy:
 // db = beta*db + sum of dy over outer and inner (beta 1 for a learnable
 // bias, whose diff accumulates; 0 for a bottom).
-func biasGradient[T Float, A any](d device[T, A], s broadcastShape, bb *broadcastBuffers[T], dy A, beta T, db A) {
+func biasGradient[T Float, A any](d device.View[T, A], s broadcastShape, bb *broadcastBuffers[T], dy A, beta T, db A) {
 	sumBroadcast(d, s, bb, dy, beta, db)
 }

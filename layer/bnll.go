@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -43,7 +44,7 @@ func (l *BNLL[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU computes the softplus.
 func (l *BNLL[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	if err := saveBottom(&l.input, host[T]{}, bottom[0], top[0]); err != nil {
+	if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
 		return err
 	}
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()

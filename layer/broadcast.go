@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 )
 
 // Broadcasting shared by Bias and Scale: a vector v of dim elements applies
@@ -25,12 +26,12 @@ const (
 // broadcaster is a device view that can also apply a broadcastOp: for i in
 // [0, n), y[i] = x[i] op v[(i / inner) % dim]. x may be y.
 type broadcaster[T Float, A any] interface {
-	device[T, A]
+	device.View[T, A]
 	broadcast(op broadcastOp, n, dim, inner int, x, v, y A) error
 }
 
 // hostBroadcaster is the CPU's broadcaster.
-type hostBroadcaster[T Float] struct{ host[T] }
+type hostBroadcaster[T Float] struct{ device.HostView[T] }
 
 func (hostBroadcaster[T]) broadcast(op broadcastOp, n, dim, inner int, x, v, y []T) error {
 	x, y = x[:n], y[:n]
@@ -132,8 +133,8 @@ func (bb *broadcastBuffers[T]) reshape(b *Base[T], s broadcastShape) error {
 // src (outer x dim x inner) over outer and inner, as gemvs against a ones
 // vector (beta 1 accumulates into a parameter's diff, 0 assigns: dst's old
 // contents are then never read, so stale NaNs cannot leak in).
-func sumBroadcast[T Float, A any](d device[T, A], s broadcastShape, bb *broadcastBuffers[T], src A, beta T, dst A) {
-	ones := d.data(bb.ones)
+func sumBroadcast[T Float, A any](d device.View[T, A], s broadcastShape, bb *broadcastBuffers[T], src A, beta T, dst A) {
+	ones := d.Data(bb.ones)
 	switch {
 	case s.outer == 1 && s.inner == 1 && beta == 0:
 		d.Copy(s.dim, src, dst)
@@ -144,7 +145,7 @@ func sumBroadcast[T Float, A any](d device[T, A], s broadcastShape, bb *broadcas
 	case s.inner == 1:
 		d.Gemv(blas.Trans, s.outer, s.dim, 1, src, ones, beta, dst)
 	default:
-		sums := d.mutableData(bb.sums)
+		sums := d.MutableData(bb.sums)
 		d.Gemv(blas.NoTrans, s.outer*s.dim, s.inner, 1, src, ones, 0, sums)
 		d.Gemv(blas.Trans, s.outer, s.dim, 1, sums, ones, beta, dst)
 	}

@@ -1,9 +1,15 @@
 package layer
 
-import "github.com/gocaffe/gocaffe/cuda"
+import (
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+)
 
 // gpuBroadcaster is the GPU's broadcaster (kernels/broadcast.cu).
-type gpuBroadcaster[T Float] struct{ gpu[T] }
+type gpuBroadcaster[T Float] struct {
+	*device.GPUView[T]
+	ctx *device.Context
+}
 
 var broadcastKernels = [...]string{broadcastAdd: "broadcast_add", broadcastMul: "broadcast_mul"}
 
@@ -13,8 +19,10 @@ func (g gpuBroadcaster[T]) broadcast(op broadcastOp, n, dim, inner int, x, v, y 
 	}
 	var a cuda.Args
 	a.Int(n).Int(dim).Int(inner).Ptr(x).Ptr(v).Ptr(y)
-	return launch[T](g.Device(), "broadcast.cu", broadcastKernels[op], n, &a)
+	return launch[T](g.ctx, "broadcast.cu", broadcastKernels[op], n, &a)
 }
 
 // gpuBroadcasterOf returns the layer's GPU view as a broadcaster.
-func gpuBroadcasterOf[T Float](b *Base[T]) gpuBroadcaster[T] { return gpuBroadcaster[T]{gpuOf(b)} }
+func gpuBroadcasterOf[T Float](b *Base[T]) gpuBroadcaster[T] {
+	return gpuBroadcaster[T]{b.gpu(), b.ctx}
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
@@ -12,8 +13,9 @@ import (
 // TestGradientsOnGPU runs every gradient case with the layer on the GPU.
 func TestGradientsOnGPU(t *testing.T) {
 	dev := cudatest.Device(t)
+	ctx := device.New(dev)
 	onGPU := func(l layer.Layer[float64], blobs []*blob.Blob[float64]) {
-		l.LayerBase().SetDevice(dev)
+		l.LayerBase().SetContext(ctx)
 		for _, b := range blobs {
 			b.SetDevice(dev)
 		}
@@ -39,8 +41,9 @@ func TestGPUParity(t *testing.T) {
 func TestConvolutionChunksOnGPU(t *testing.T) {
 	// One image: 36 column rows (2 groups of 2 channels x 3x3) by 8x6
 	// output positions.
-	defer layer.SetConvBatchElems(2*36*48 + 1)()
-	c := layertest.Parity{Layer: `type: "Convolution" bottom: "a" bottom: "b" top: "c" top: "d"
+	ctx := device.New(cudatest.Device(t))
+	ctx.SetConvWorkspaceElems(2*36*48 + 1)
+	c := layertest.Parity{Context: ctx, Layer: `type: "Convolution" bottom: "a" bottom: "b" top: "c" top: "d"
 		convolution_param { num_output: 6 kernel_size: 3 stride: 2 pad: 1 group: 2 dilation: 2
 		weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{5, 4, 17, 13}, {5, 4, 17, 13}}}
 	t.Run("float32", func(t *testing.T) { layertest.CheckGPUParity[float32](t, c) })

@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 )
 
 // count is the number of elements of the part: one kernel thread each.
@@ -10,14 +11,14 @@ func (p axisPart) count() int { return p.outer * p.partAxis * p.inner }
 
 // copyAxisPartGPU is copyAxisPartCPU on the device: part and whole are
 // device arrays, and the copy goes into whole when toWhole is set.
-func copyAxisPartGPU[T Float](d *cuda.Device, p axisPart, part, whole cuda.DevicePtr, toWhole bool) error {
+func copyAxisPartGPU[T Float](c *device.Context, p axisPart, part, whole cuda.DevicePtr, toWhole bool) error {
 	src, dst, flag := whole, part, 0
 	if toWhole {
 		src, dst, flag = part, whole, 1
 	}
 	var a cuda.Args
 	a.Int(p.count()).Int(p.inner).Int(p.partAxis).Int(p.wholeAxis).Int(p.offset).Int(flag).Ptr(src).Ptr(dst)
-	return launch[T](d, "concat.cu", "axis_copy", p.count(), &a)
+	return launch[T](c, "concat.cu", "axis_copy", p.count(), &a)
 }
 
 // ForwardGPU copies each bottom into its range of the top on the device.
@@ -25,12 +26,12 @@ func (l *Concat[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	if len(bottom) == 1 {
 		return nil
 	}
-	g := gpuOf(&l.Base)
-	out := g.mutableData(top[0])
+	g := l.gpu()
+	out := g.MutableData(top[0])
 	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: top[0].Shape()[l.axis]}
 	for _, b := range bottom {
 		p.partAxis = b.Shape()[l.axis]
-		if err := copyAxisPartGPU[T](l.dev, p, g.data(b), out, true); err != nil {
+		if err := copyAxisPartGPU[T](l.ctx, p, g.Data(b), out, true); err != nil {
 			return err
 		}
 		p.offset += p.partAxis
@@ -43,13 +44,13 @@ func (l *Concat[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, botto
 	if len(bottom) == 1 {
 		return nil
 	}
-	g := gpuOf(&l.Base)
-	dy := g.diff(top[0])
+	g := l.gpu()
+	dy := g.Diff(top[0])
 	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: top[0].Shape()[l.axis]}
 	for i, b := range bottom {
 		p.partAxis = b.Shape()[l.axis]
 		if propagateDown[i] {
-			if err := copyAxisPartGPU[T](l.dev, p, g.mutableDiff(b), dy, false); err != nil {
+			if err := copyAxisPartGPU[T](l.ctx, p, g.MutableDiff(b), dy, false); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -51,21 +52,16 @@ type convBatch[T Float] struct {
 	ones  *blob.Blob[T] // nb*hw ones, for the bias gradient
 }
 
-// convBatchElems bounds the batched convolution's buffers, in elements:
-// memory for speed, as the chunk grows GEMMs grow and launches shrink, but
-// beyond a few hundred MB nothing is gained.
-var convBatchElems = 1 << 26
-
 // reshapeBatch sizes the batched GPU convolution's buffers; their memory is
 // only allocated when the GPU path first touches them. The CPU, the N-D
 // geometries and Deconvolution use the per-image path.
 func (l *convBase[T]) reshapeBatch() error {
 	l.batch.chunk = 0
-	if l.dev == nil || l.reverse || !l.geo.Batchable() {
+	if !l.ctx.OnGPU() || l.reverse || !l.geo.Batchable() {
 		return nil
 	}
 	perImage := max(l.kernelDim*l.group, l.convOutChannels) * l.convOutSpatial
-	l.batch.chunk = max(1, min(l.num, convBatchElems/perImage))
+	l.batch.chunk = max(1, min(l.num, l.ctx.ConvWorkspaceElems()/perImage))
 	for _, b := range []**blob.Blob[T]{&l.batch.col, &l.batch.wide} {
 		if *b == nil {
 			nb, err := l.NewBlob()
@@ -305,13 +301,13 @@ func prodInts(v []int) int {
 
 // forwardGemm computes output = weights * im2col(input), per group. With
 // skipIm2col the column buffer already holds im2col(input).
-func forwardGemm[T Float, A any](l *convBase[T], d device[T, A], input, weights, output A, skipIm2col bool) {
+func forwardGemm[T Float, A any](l *convBase[T], d device.View[T, A], input, weights, output A, skipIm2col bool) {
 	colBuff := input
 	if !l.is1x1 {
 		if !skipIm2col {
-			d.Im2col(input, &l.geo, d.mutableData(l.col))
+			d.Im2col(input, &l.geo, d.MutableData(l.col))
 		}
-		colBuff = d.data(l.col)
+		colBuff = d.Data(l.col)
 	}
 	for g := range l.group {
 		d.Gemm(blas.NoTrans, blas.NoTrans, l.convOutChannels/l.group, l.convOutSpatial, l.kernelDim,
@@ -321,13 +317,13 @@ func forwardGemm[T Float, A any](l *convBase[T], d device[T, A], input, weights,
 }
 
 // forwardBias adds the bias to every position of one image's output.
-func forwardBias[T Float, A any](l *convBase[T], d device[T, A], output, bias A) {
-	d.Gemm(blas.NoTrans, blas.NoTrans, l.numOutput, l.outSpatial, 1, 1, bias, d.data(l.biasMultiplier), 1, output)
+func forwardBias[T Float, A any](l *convBase[T], d device.View[T, A], output, bias A) {
+	d.Gemm(blas.NoTrans, blas.NoTrans, l.numOutput, l.outSpatial, 1, 1, bias, d.Data(l.biasMultiplier), 1, output)
 }
 
 // backwardGemm computes input = col2im(weights^T * output), per group.
-func backwardGemm[T Float, A any](l *convBase[T], d device[T, A], output, weights, input A) {
-	colBuff := d.mutableData(l.col)
+func backwardGemm[T Float, A any](l *convBase[T], d device.View[T, A], output, weights, input A) {
+	colBuff := d.MutableData(l.col)
 	if l.is1x1 {
 		colBuff = input
 	}
@@ -342,11 +338,11 @@ func backwardGemm[T Float, A any](l *convBase[T], d device[T, A], output, weight
 }
 
 // weightGemm accumulates weights += output * im2col(input)^T, per group.
-func weightGemm[T Float, A any](l *convBase[T], d device[T, A], input, output, weights A) {
+func weightGemm[T Float, A any](l *convBase[T], d device.View[T, A], input, output, weights A) {
 	colBuff := input
 	if !l.is1x1 {
-		d.Im2col(input, &l.geo, d.mutableData(l.col))
-		colBuff = d.data(l.col)
+		d.Im2col(input, &l.geo, d.MutableData(l.col))
+		colBuff = d.Data(l.col)
 	}
 	for g := range l.group {
 		d.Gemm(blas.NoTrans, blas.Trans, l.convOutChannels/l.group, l.kernelDim, l.convOutSpatial,
@@ -356,8 +352,8 @@ func weightGemm[T Float, A any](l *convBase[T], d device[T, A], input, output, w
 }
 
 // backwardBias accumulates the bias gradient of one image.
-func backwardBias[T Float, A any](l *convBase[T], d device[T, A], bias, input A) {
-	d.Gemv(blas.NoTrans, l.numOutput, l.outSpatial, 1, input, d.data(l.biasMultiplier), 1, bias)
+func backwardBias[T Float, A any](l *convBase[T], d device.View[T, A], bias, input A) {
+	d.Gemv(blas.NoTrans, l.numOutput, l.outSpatial, 1, input, d.Data(l.biasMultiplier), 1, bias)
 }
 
 // Counts: any number of bottoms, each with its top, sharing the weights.

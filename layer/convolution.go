@@ -2,6 +2,7 @@ package layer
 
 import (
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -28,35 +29,35 @@ func (*Convolution[T]) Type() string { return "Convolution" }
 
 // ForwardCPU convolves on the host.
 func (l *Convolution[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return convForward[T](&l.convBase, host[T]{}, bottom, top)
+	return convForward[T](&l.convBase, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
 func (l *Convolution[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return convBackward[T](&l.convBase, host[T]{}, top, propagateDown, bottom)
+	return convBackward[T](&l.convBase, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
-func convForward[T Float, A any](l *convBase[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
-	weights := d.data(l.blobs[0])
+func convForward[T Float, A any](l *convBase[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+	weights := d.Data(l.blobs[0])
 	for i := range bottom {
-		in, out := d.data(bottom[i]), d.mutableData(top[i])
+		in, out := d.Data(bottom[i]), d.MutableData(top[i])
 		for n := range l.num {
 			output := d.Offset(out, n*l.topDim)
 			forwardGemm(l, d, d.Offset(in, n*l.bottomDim), weights, output, false)
 			if l.biasTerm {
-				forwardBias(l, d, output, d.data(l.blobs[1]))
+				forwardBias(l, d, output, d.Data(l.blobs[1]))
 			}
 		}
 	}
 	return d.Err()
 }
 
-func convBackward[T Float, A any](l *convBase[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	weights := d.data(l.blobs[0])
+func convBackward[T Float, A any](l *convBase[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	weights := d.Data(l.blobs[0])
 	for i := range top {
-		dy := d.diff(top[i])
+		dy := d.Diff(top[i])
 		if l.biasTerm && l.ParamPropagateDown(1) {
-			biasDiff := d.mutableDiff(l.blobs[1])
+			biasDiff := d.MutableDiff(l.blobs[1])
 			for n := range l.num {
 				backwardBias(l, d, biasDiff, d.Offset(dy, n*l.topDim))
 			}
@@ -64,13 +65,13 @@ func convBackward[T Float, A any](l *convBase[T], d device[T, A], top []*blob.Bl
 		if !l.ParamPropagateDown(0) && !propagateDown[i] {
 			continue
 		}
-		x := d.data(bottom[i])
+		x := d.Data(bottom[i])
 		for n := range l.num {
 			if l.ParamPropagateDown(0) {
-				weightGemm(l, d, d.Offset(x, n*l.bottomDim), d.Offset(dy, n*l.topDim), d.mutableDiff(l.blobs[0]))
+				weightGemm(l, d, d.Offset(x, n*l.bottomDim), d.Offset(dy, n*l.topDim), d.MutableDiff(l.blobs[0]))
 			}
 			if propagateDown[i] {
-				backwardGemm(l, d, d.Offset(dy, n*l.topDim), weights, d.Offset(d.mutableDiff(bottom[i]), n*l.bottomDim))
+				backwardGemm(l, d, d.Offset(dy, n*l.topDim), weights, d.Offset(d.MutableDiff(bottom[i]), n*l.bottomDim))
 			}
 		}
 	}

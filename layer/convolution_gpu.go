@@ -5,38 +5,39 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 )
 
 // ForwardGPU convolves on the device: chunks of images through one batched
 // im2col and one GEMM per group (2-D geometries), or image by image.
 func (l *Convolution[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	if l.batch.chunk > 0 {
-		return l.forwardBatched(gpuOf(&l.Base), bottom, top)
+		return l.forwardBatched(l.gpu(), bottom, top)
 	}
-	return convForward[T](&l.convBase, gpuOf(&l.Base), bottom, top)
+	return convForward[T](&l.convBase, l.gpu(), bottom, top)
 }
 
 // BackwardGPU computes the gradients on the device.
 func (l *Convolution[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if l.batch.chunk > 0 {
-		return l.backwardBatched(gpuOf(&l.Base), top, propagateDown, bottom)
+		return l.backwardBatched(l.gpu(), top, propagateDown, bottom)
 	}
-	return convBackward[T](&l.convBase, gpuOf(&l.Base), top, propagateDown, bottom)
+	return convBackward[T](&l.convBase, l.gpu(), top, propagateDown, bottom)
 }
 
 // forwardBatched: per chunk of nb images, col = im2col of all of them
 // (columns image by image), wide_g = W_g * col_g for each group, and the
 // tops get wide, rearranged to [nb][m][hw], plus the bias.
-func (l *convBase[T]) forwardBatched(g gpu[T], bottom, top []*blob.Blob[T]) error {
-	weights := g.data(l.blobs[0])
+func (l *convBase[T]) forwardBatched(g *device.GPUView[T], bottom, top []*blob.Blob[T]) error {
+	weights := g.Data(l.blobs[0])
 	var bias cuda.DevicePtr
 	if l.biasTerm {
-		bias = g.data(l.blobs[1])
+		bias = g.Data(l.blobs[1])
 	}
-	col, wide := g.mutableData(l.batch.col), g.mutableData(l.batch.wide)
+	col, wide := g.MutableData(l.batch.col), g.MutableData(l.batch.wide)
 	mg := l.convOutChannels / l.group
 	for i := range bottom {
-		in, out := g.data(bottom[i]), g.mutableData(top[i])
+		in, out := g.Data(bottom[i]), g.MutableData(top[i])
 		for n0 := 0; n0 < l.num; n0 += l.batch.chunk {
 			nb := min(l.batch.chunk, l.num-n0)
 			cols := nb * l.convOutSpatial
@@ -58,7 +59,7 @@ func (l *convBase[T]) forwardBatched(g gpu[T], bottom, top []*blob.Blob[T]) erro
 // the bias gradient (one GEMV), the weight gradient (one GEMM per group
 // against the chunk's im2col) and the column gradient (one GEMM per group),
 // which one batched col2im sums into the bottom diffs.
-func (l *convBase[T]) backwardBatched(g gpu[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *convBase[T]) backwardBatched(g *device.GPUView[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	needW, needB := l.ParamPropagateDown(0), l.biasTerm && l.ParamPropagateDown(1)
 	for i := range top {
 		if !needW && !needB && !propagateDown[i] {
@@ -74,18 +75,18 @@ func (l *convBase[T]) backwardBatched(g gpu[T], top []*blob.Blob[T], propagateDo
 	return g.Err()
 }
 
-func (l *convBase[T]) backwardChunk(g gpu[T], top, bottom *blob.Blob[T], n0, nb int, needW, needB, needX bool) error {
-	col, wide := g.mutableData(l.batch.col), g.mutableData(l.batch.wide)
+func (l *convBase[T]) backwardChunk(g *device.GPUView[T], top, bottom *blob.Blob[T], n0, nb int, needW, needB, needX bool) error {
+	col, wide := g.MutableData(l.batch.col), g.MutableData(l.batch.wide)
 	mg, cols := l.convOutChannels/l.group, nb*l.convOutSpatial
-	if err := l.toWide(g, g.Offset(g.diff(top), n0*l.topDim), nb, wide); err != nil {
+	if err := l.toWide(g, g.Offset(g.Diff(top), n0*l.topDim), nb, wide); err != nil {
 		return err
 	}
 	if needB {
-		g.Gemv(blas.NoTrans, l.numOutput, cols, 1, wide, g.data(l.batch.ones), 1, g.mutableDiff(l.blobs[1]))
+		g.Gemv(blas.NoTrans, l.numOutput, cols, 1, wide, g.Data(l.batch.ones), 1, g.MutableDiff(l.blobs[1]))
 	}
 	if needW {
-		g.Im2colBatch(g.Offset(g.data(bottom), n0*l.bottomDim), l.bottomDim, nb, &l.geo, col)
-		dw := g.mutableDiff(l.blobs[0])
+		g.Im2colBatch(g.Offset(g.Data(bottom), n0*l.bottomDim), l.bottomDim, nb, &l.geo, col)
+		dw := g.MutableDiff(l.blobs[0])
 		for grp := range l.group {
 			g.Gemm(blas.NoTrans, blas.Trans, mg, l.kernelDim, cols,
 				1, g.Offset(wide, grp*mg*cols), g.Offset(col, grp*l.kernelDim*cols),
@@ -93,33 +94,33 @@ func (l *convBase[T]) backwardChunk(g gpu[T], top, bottom *blob.Blob[T], n0, nb 
 		}
 	}
 	if needX {
-		weights := g.data(l.blobs[0])
+		weights := g.Data(l.blobs[0])
 		for grp := range l.group {
 			g.Gemm(blas.Trans, blas.NoTrans, l.kernelDim, cols, mg,
 				1, g.Offset(weights, l.weightOffset*grp), g.Offset(wide, grp*mg*cols),
 				0, g.Offset(col, grp*l.kernelDim*cols))
 		}
-		g.Col2imBatch(col, &l.geo, nb, g.Offset(g.mutableDiff(bottom), n0*l.bottomDim), l.bottomDim)
+		g.Col2imBatch(col, &l.geo, nb, g.Offset(g.MutableDiff(bottom), n0*l.bottomDim), l.bottomDim)
 	}
 	return g.Err()
 }
 
 // toWide rearranges nb images of [m][hw] output (diffs), topDim apart, to
 // [m][nb][hw].
-func (l *convBase[T]) toWide(g gpu[T], x cuda.DevicePtr, nb int, wide cuda.DevicePtr) error {
+func (l *convBase[T]) toWide(g *device.GPUView[T], x cuda.DevicePtr, nb int, wide cuda.DevicePtr) error {
 	n := l.numOutput * nb * l.convOutSpatial
 	var a cuda.Args
 	a.Int(n).Ptr(x).Int(nb).Int(l.numOutput).Int(l.convOutSpatial).Int(l.topDim).Ptr(wide)
-	return launch[T](l.dev, "conv_batch.cu", "conv_to_wide", n, &a)
+	return launch[T](l.ctx, "conv_batch.cu", "conv_to_wide", n, &a)
 }
 
 // fromWide is toWide's reverse, adding the bias (when not 0) on the way.
-func (l *convBase[T]) fromWide(g gpu[T], wide cuda.DevicePtr, nb int, bias, y cuda.DevicePtr) error {
+func (l *convBase[T]) fromWide(g *device.GPUView[T], wide cuda.DevicePtr, nb int, bias, y cuda.DevicePtr) error {
 	if err := g.Err(); err != nil {
 		return err
 	}
 	n := l.numOutput * nb * l.convOutSpatial
 	var a cuda.Args
 	a.Int(n).Ptr(wide).Int(nb).Int(l.numOutput).Int(l.convOutSpatial).Ptr(bias).Ptr(y).Int(l.topDim)
-	return launch[T](l.dev, "conv_batch.cu", "conv_from_wide", n, &a)
+	return launch[T](l.ctx, "conv_batch.cu", "conv_from_wide", n, &a)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -115,7 +116,7 @@ func (l *Crop[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // BackwardCPU writes the top's diff into the window of a zeroed bottom 0
 // diff. Bottom 1 only gives a shape: its gradient is zero.
 func (l *Crop[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	if err := zeroPropagatedDiffs[T](host[T]{}, propagateDown, bottom); err != nil {
+	if err := zeroPropagatedDiffs[T](device.HostView[T]{}, propagateDown, bottom); err != nil {
 		return err
 	}
 	if propagateDown[0] {

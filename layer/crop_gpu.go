@@ -27,24 +27,24 @@ func (l *Crop[T]) cropGPU(bottomShape []int, src, dst cuda.DevicePtr, count int,
 	}
 	var a cuda.Args
 	l.cropGeom(a.Int(count), bottomShape).Ptr(src).Ptr(dst).Int(flag)
-	return launch[T](l.dev, "crop.cu", "crop_copy", count, &a)
+	return launch[T](l.ctx, "crop.cu", "crop_copy", count, &a)
 }
 
 // ForwardGPU copies the window into the top on the device.
 func (l *Crop[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
-	return l.cropGPU(bottom[0].Shape(), g.data(bottom[0]), g.mutableData(top[0]), top[0].Count(), false)
+	g := l.gpu()
+	return l.cropGPU(bottom[0].Shape(), g.Data(bottom[0]), g.MutableData(top[0]), top[0].Count(), false)
 }
 
 // BackwardGPU writes the top's diff into the window of a zeroed bottom 0
 // diff on the device; bottom 1's gradient is zero.
 func (l *Crop[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	if err := zeroPropagatedDiffs[T](g, propagateDown, bottom); err != nil {
 		return err
 	}
 	if !propagateDown[0] {
 		return nil
 	}
-	return l.cropGPU(bottom[0].Shape(), g.diff(top[0]), g.mutableDiff(bottom[0]), top[0].Count(), true)
+	return l.cropGPU(bottom[0].Shape(), g.Diff(top[0]), g.MutableDiff(bottom[0]), top[0].Count(), true)
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
@@ -28,7 +29,7 @@ func runSourceOn[T layer.Float](t *testing.T, text string, seed uint64, dev *cud
 	l.LayerBase().SetRNG(mathfn.NewRNG(seed))
 	top := layertest.Blobs[T](t, 2)
 	if dev != nil {
-		l.LayerBase().SetDevice(dev)
+		l.LayerBase().SetContext(device.New(dev))
 		for _, b := range top {
 			b.SetDevice(dev)
 		}

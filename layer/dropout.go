@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -71,7 +72,7 @@ func (l *Dropout[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 // ratio, and applies it (TRAIN), or copies the input (TEST).
 func (l *Dropout[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if !l.train() {
-		return dropoutPass(host[T]{}, bottom[0], top[0], false)
+		return dropoutPass(device.HostView[T]{}, bottom[0], top[0], false)
 	}
 	rng, keep := l.RNG(), 1-l.ratio
 	x, y, mask := bottom[0].CPUData(), top[0].MutableCPUData(), l.mask.MutableCPUData()
@@ -92,28 +93,28 @@ func (l *Dropout[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bott
 	if !propagateDown[0] {
 		return nil
 	}
-	return dropoutBackward(l, host[T]{}, top[0], bottom[0])
+	return dropoutBackward(l, device.HostView[T]{}, top[0], bottom[0])
 }
 
 // dropoutPass copies the data (or, with diff, the top's diff to the
 // bottom's) unchanged, unless the layer runs in place.
-func dropoutPass[T Float, A any](d device[T, A], bottom, top *blob.Blob[T], diff bool) error {
+func dropoutPass[T Float, A any](d device.View[T, A], bottom, top *blob.Blob[T], diff bool) error {
 	if bottom == top {
 		return nil
 	}
 	if diff {
-		d.Copy(top.Count(), d.diff(top), d.mutableDiff(bottom))
+		d.Copy(top.Count(), d.Diff(top), d.MutableDiff(bottom))
 	} else {
-		d.Copy(bottom.Count(), d.data(bottom), d.mutableData(top))
+		d.Copy(bottom.Count(), d.Data(bottom), d.MutableData(top))
 	}
 	return d.Err()
 }
 
 // dropoutBackward computes dx = dy * mask in TRAIN and dx = dy in TEST.
-func dropoutBackward[T Float, A any](l *Dropout[T], d device[T, A], top, bottom *blob.Blob[T]) error {
+func dropoutBackward[T Float, A any](l *Dropout[T], d device.View[T, A], top, bottom *blob.Blob[T]) error {
 	if !l.train() {
 		return dropoutPass(d, bottom, top, true)
 	}
-	d.Mul(bottom.Count(), d.diff(top), d.data(l.mask), d.mutableDiff(bottom))
+	d.Mul(bottom.Count(), d.Diff(top), d.Data(l.mask), d.MutableDiff(bottom))
 	return d.Err()
 }

@@ -9,20 +9,20 @@ import (
 // from the layer's generator), turns them into the mask and applies it
 // (TRAIN), or copies the input (TEST).
 func (l *Dropout[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	if !l.train() {
 		return dropoutPass(g, bottom[0], top[0], false)
 	}
 	n := bottom[0].Count()
-	mask := g.mutableData(l.mask)
+	mask := g.MutableData(l.mask)
 	g.RngUniform(n, 0, 1, mask, l.RNG())
 	if err := g.Err(); err != nil {
 		return err
 	}
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(mask).Ptr(g.mutableData(top[0]))
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(mask).Ptr(g.MutableData(top[0]))
 	scalarArg(scalarArg(&a, T(l.ratio)), l.scale)
-	return launch[T](l.dev, "dropout.cu", "dropout_forward", n, &a)
+	return launch[T](l.ctx, "dropout.cu", "dropout_forward", n, &a)
 }
 
 // BackwardGPU applies the forward pass's mask on the device (TRAIN), or
@@ -31,5 +31,5 @@ func (l *Dropout[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bott
 	if !propagateDown[0] {
 		return nil
 	}
-	return dropoutBackward(l, gpuOf(&l.Base), top[0], bottom[0])
+	return dropoutBackward(l, l.gpu(), top[0], bottom[0])
 }

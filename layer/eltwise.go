@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -88,7 +89,7 @@ func (l *Eltwise[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 		l.maxForwardCPU(bottom, top[0])
 		return nil
 	}
-	return eltwiseForward[T](l, host[T]{}, bottom, top)
+	return eltwiseForward[T](l, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU computes the bottoms' gradients on the host.
@@ -97,24 +98,24 @@ func (l *Eltwise[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bott
 		l.maxBackwardCPU(top[0], propagateDown, bottom)
 		return nil
 	}
-	return eltwiseBackward[T](l, host[T]{}, top, propagateDown, bottom)
+	return eltwiseBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
 // eltwiseForward computes SUM and PROD, which need only the device's
 // element-wise math.
-func eltwiseForward[T Float, A any](l *Eltwise[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
+func eltwiseForward[T Float, A any](l *Eltwise[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	n := top[0].Count()
-	y := d.mutableData(top[0])
+	y := d.MutableData(top[0])
 	switch l.op {
 	case caffepb.EltwiseParameter_PROD:
-		d.Mul(n, d.data(bottom[0]), d.data(bottom[1]), y)
+		d.Mul(n, d.Data(bottom[0]), d.Data(bottom[1]), y)
 		for _, b := range bottom[2:] {
-			d.Mul(n, y, d.data(b), y)
+			d.Mul(n, y, d.Data(b), y)
 		}
 	case caffepb.EltwiseParameter_SUM:
-		d.Scale(n, l.coeffs[0], d.data(bottom[0]), y)
+		d.Scale(n, l.coeffs[0], d.Data(bottom[0]), y)
 		for i, b := range bottom[1:] {
-			d.Axpy(n, l.coeffs[i+1], d.data(b), y)
+			d.Axpy(n, l.coeffs[i+1], d.Data(b), y)
 		}
 	default:
 		return fmt.Errorf("unknown eltwise operation %v", l.op)
@@ -125,14 +126,14 @@ func eltwiseForward[T Float, A any](l *Eltwise[T], d device[T, A], bottom, top [
 // eltwiseBackward computes the gradients of SUM (coeff * dy) and PROD (dy
 // times the product of the other bottoms: re-multiplied when stable, top /
 // bottom otherwise).
-func eltwiseBackward[T Float, A any](l *Eltwise[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func eltwiseBackward[T Float, A any](l *Eltwise[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	n := top[0].Count()
-	dy := d.diff(top[0])
+	dy := d.Diff(top[0])
 	for i, b := range bottom {
 		if !propagateDown[i] {
 			continue
 		}
-		dx := d.mutableDiff(b)
+		dx := d.MutableDiff(b)
 		switch {
 		case l.op == caffepb.EltwiseParameter_SUM && l.coeffs[i] == 1:
 			d.Copy(n, dy, dx)
@@ -142,7 +143,7 @@ func eltwiseBackward[T Float, A any](l *Eltwise[T], d device[T, A], top []*blob.
 			productOfOthers(d, bottom, i, dx)
 			d.Mul(n, dx, dy, dx)
 		default:
-			d.Div(n, d.data(top[0]), d.data(b), dx)
+			d.Div(n, d.Data(top[0]), d.Data(b), dx)
 			d.Mul(n, dx, dy, dx)
 		}
 	}
@@ -150,17 +151,17 @@ func eltwiseBackward[T Float, A any](l *Eltwise[T], d device[T, A], top []*blob.
 }
 
 // productOfOthers writes the product of every bottom but skip into out.
-func productOfOthers[T Float, A any](d device[T, A], bottom []*blob.Blob[T], skip int, out A) {
+func productOfOthers[T Float, A any](d device.View[T, A], bottom []*blob.Blob[T], skip int, out A) {
 	n := bottom[0].Count()
 	first := true
 	for j, b := range bottom {
 		switch {
 		case j == skip:
 		case first:
-			d.Copy(n, d.data(b), out)
+			d.Copy(n, d.Data(b), out)
 			first = false
 		default:
-			d.Mul(n, d.data(b), out, out)
+			d.Mul(n, d.Data(b), out, out)
 		}
 	}
 }

@@ -8,21 +8,21 @@ import (
 
 // ForwardGPU combines the bottoms on the device.
 func (l *Eltwise[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	if l.op != caffepb.EltwiseParameter_MAX {
 		return eltwiseForward[T](l, g, bottom, top)
 	}
 	n := top[0].Count()
-	y, mask := g.mutableData(top[0]), g.mutableData(l.mask)
+	y, mask := g.MutableData(top[0]), g.MutableData(l.mask)
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.data(bottom[1])).Int(1).Int(1).Ptr(y).Ptr(mask)
-	if err := launch[T](l.dev, "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Int(1).Int(1).Ptr(y).Ptr(mask)
+	if err := launch[T](l.ctx, "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
 		return err
 	}
 	for i, b := range bottom[2:] {
 		var a cuda.Args
-		a.Int(n).Ptr(y).Ptr(g.data(b)).Int(i + 2).Int(0).Ptr(y).Ptr(mask)
-		if err := launch[T](l.dev, "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
+		a.Int(n).Ptr(y).Ptr(g.Data(b)).Int(i + 2).Int(0).Ptr(y).Ptr(mask)
+		if err := launch[T](l.ctx, "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
 			return err
 		}
 	}
@@ -31,19 +31,19 @@ func (l *Eltwise[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardGPU computes the bottoms' gradients on the device.
 func (l *Eltwise[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	if l.op != caffepb.EltwiseParameter_MAX {
 		return eltwiseBackward[T](l, g, top, propagateDown, bottom)
 	}
 	n := top[0].Count()
-	dy, mask := g.diff(top[0]), g.data(l.mask)
+	dy, mask := g.Diff(top[0]), g.Data(l.mask)
 	for i, b := range bottom {
 		if !propagateDown[i] {
 			continue
 		}
 		var a cuda.Args
-		a.Int(n).Ptr(dy).Ptr(mask).Int(i).Ptr(g.mutableDiff(b))
-		if err := launch[T](l.dev, "eltwise.cu", "eltwise_max_backward", n, &a); err != nil {
+		a.Int(n).Ptr(dy).Ptr(mask).Int(i).Ptr(g.MutableDiff(b))
+		if err := launch[T](l.ctx, "eltwise.cu", "eltwise_max_backward", n, &a); err != nil {
 			return err
 		}
 	}

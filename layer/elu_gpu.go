@@ -7,11 +7,11 @@ import (
 
 // ForwardGPU computes the activation on the device.
 func (l *ELU[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.mutableData(top[0]))
-	return launch[T](l.dev, "elu.cu", "elu_forward", n, scalarArg(&a, l.alpha))
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
+	return launch[T](l.ctx, "elu.cu", "elu_forward", n, scalarArg(&a, l.alpha))
 }
 
 // BackwardGPU computes the bottom's gradient on the device.
@@ -19,9 +19,9 @@ func (l *ELU[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom [
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.diff(top[0])).Ptr(g.data(top[0])).Ptr(g.data(bottom[0])).Ptr(g.mutableDiff(bottom[0]))
-	return launch[T](l.dev, "elu.cu", "elu_backward", n, scalarArg(&a, l.alpha))
+	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(top[0])).Ptr(g.Data(bottom[0])).Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.ctx, "elu.cu", "elu_backward", n, scalarArg(&a, l.alpha))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -67,18 +68,18 @@ func (l *EuclideanLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU computes the loss on the host.
 func (l *EuclideanLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return euclideanForward[T](l, host[T]{}, bottom, top)
+	return euclideanForward[T](l, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
 func (l *EuclideanLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return euclideanBackward[T](l, host[T]{}, top, propagateDown, bottom)
+	return euclideanBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
-func euclideanForward[T Float, A any](l *EuclideanLoss[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
+func euclideanForward[T Float, A any](l *EuclideanLoss[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
-	diff := d.mutableData(l.diff)
-	d.Sub(n, d.data(bottom[0]), d.data(bottom[1]), diff)
+	diff := d.MutableData(l.diff)
+	d.Sub(n, d.Data(bottom[0]), d.Data(bottom[1]), diff)
 	dot := d.Dot(n, diff, diff)
 	if err := d.Err(); err != nil {
 		return err
@@ -89,12 +90,12 @@ func euclideanForward[T Float, A any](l *EuclideanLoss[T], d device[T, A], botto
 
 // euclideanBackward computes d loss / d a = (a - b) * w / N and
 // d loss / d b = -(a - b) * w / N, w the loss weight.
-func euclideanBackward[T Float, A any](l *EuclideanLoss[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func euclideanBackward[T Float, A any](l *EuclideanLoss[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	w := top[0].CPUDiff()[0]
 	for i, sign := range []T{1, -1} {
 		if propagateDown[i] {
 			alpha := sign * w / T(bottom[i].Shape()[0])
-			d.Scale(bottom[i].Count(), alpha, d.data(l.diff), d.mutableDiff(bottom[i]))
+			d.Scale(bottom[i].Count(), alpha, d.Data(l.diff), d.MutableDiff(bottom[i]))
 		}
 	}
 	return d.Err()

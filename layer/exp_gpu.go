@@ -7,12 +7,12 @@ import (
 
 // ForwardGPU computes the exponential on the device.
 func (l *Exp[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.mutableData(top[0]))
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
 	scalarArg(scalarArg(&a, T(l.inner)), T(l.outer))
-	return launch[T](l.dev, "exp.cu", "exp_forward", n, &a)
+	return launch[T](l.ctx, "exp.cu", "exp_forward", n, &a)
 }
 
 // BackwardGPU computes the bottom's gradient from the top on the device.
@@ -20,9 +20,9 @@ func (l *Exp[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom [
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.diff(top[0])).Ptr(g.data(top[0])).Ptr(g.mutableDiff(bottom[0]))
-	return launch[T](l.dev, "exp.cu", "exp_backward", n, scalarArg(&a, T(l.inner)))
+	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(top[0])).Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.ctx, "exp.cu", "exp_backward", n, scalarArg(&a, T(l.inner)))
 }

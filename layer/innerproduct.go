@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -128,12 +129,12 @@ func (b *Base[T]) ensureOnes(ones **blob.Blob[T], n int) error {
 
 // ForwardCPU computes the product on the host.
 func (l *InnerProduct[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return innerProductForward[T](l, host[T]{}, bottom, top)
+	return innerProductForward[T](l, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
 func (l *InnerProduct[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return innerProductBackward[T](l, host[T]{}, top, propagateDown, bottom)
+	return innerProductBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
 // weightTrans is how the stored weights enter top = bottom * W^T.
@@ -144,33 +145,33 @@ func (l *InnerProduct[T]) weightTrans() blas.Transpose {
 	return blas.Trans
 }
 
-func innerProductForward[T Float, A any](l *InnerProduct[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
-	out := d.mutableData(top[0])
-	d.Gemm(blas.NoTrans, l.weightTrans(), l.m, l.numOutput, l.k, 1, d.data(bottom[0]), d.data(l.blobs[0]), 0, out)
+func innerProductForward[T Float, A any](l *InnerProduct[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+	out := d.MutableData(top[0])
+	d.Gemm(blas.NoTrans, l.weightTrans(), l.m, l.numOutput, l.k, 1, d.Data(bottom[0]), d.Data(l.blobs[0]), 0, out)
 	if l.biasTerm {
-		d.Gemm(blas.NoTrans, blas.NoTrans, l.m, l.numOutput, 1, 1, d.data(l.biasMultiplier), d.data(l.blobs[1]), 1, out)
+		d.Gemm(blas.NoTrans, blas.NoTrans, l.m, l.numOutput, 1, 1, d.Data(l.biasMultiplier), d.Data(l.blobs[1]), 1, out)
 	}
 	return d.Err()
 }
 
-func innerProductBackward[T Float, A any](l *InnerProduct[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	dy := d.diff(top[0])
+func innerProductBackward[T Float, A any](l *InnerProduct[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	dy := d.Diff(top[0])
 	if l.ParamPropagateDown(0) {
 		if l.transpose {
-			d.Gemm(blas.Trans, blas.NoTrans, l.k, l.numOutput, l.m, 1, d.data(bottom[0]), dy, 1, d.mutableDiff(l.blobs[0]))
+			d.Gemm(blas.Trans, blas.NoTrans, l.k, l.numOutput, l.m, 1, d.Data(bottom[0]), dy, 1, d.MutableDiff(l.blobs[0]))
 		} else {
-			d.Gemm(blas.Trans, blas.NoTrans, l.numOutput, l.k, l.m, 1, dy, d.data(bottom[0]), 1, d.mutableDiff(l.blobs[0]))
+			d.Gemm(blas.Trans, blas.NoTrans, l.numOutput, l.k, l.m, 1, dy, d.Data(bottom[0]), 1, d.MutableDiff(l.blobs[0]))
 		}
 	}
 	if l.biasTerm && l.ParamPropagateDown(1) {
-		d.Gemv(blas.Trans, l.m, l.numOutput, 1, dy, d.data(l.biasMultiplier), 1, d.mutableDiff(l.blobs[1]))
+		d.Gemv(blas.Trans, l.m, l.numOutput, 1, dy, d.Data(l.biasMultiplier), 1, d.MutableDiff(l.blobs[1]))
 	}
 	if propagateDown[0] {
 		wt := blas.NoTrans
 		if l.transpose {
 			wt = blas.Trans
 		}
-		d.Gemm(blas.NoTrans, wt, l.m, l.k, l.numOutput, 1, dy, d.data(l.blobs[0]), 0, d.mutableDiff(bottom[0]))
+		d.Gemm(blas.NoTrans, wt, l.m, l.k, l.numOutput, 1, dy, d.Data(l.blobs[0]), 0, d.MutableDiff(bottom[0]))
 	}
 	return d.Err()
 }

@@ -33,7 +33,6 @@
 package layer
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -43,11 +42,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/filler"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
-	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // Float is the element type of a layer's blobs.
@@ -140,10 +138,10 @@ type Base[T Float] struct {
 	blobs              []*blob.Blob[T]
 	paramPropagateDown []bool
 	loss               []T
-	dev                *cuda.Device
+	ctx                *device.Context    // nil: the host
+	view               *device.GPUView[T] // the layer's own view of a GPU context, made once
 	rng                *rand.Rand
 	src                *rand.PCG // rng's source, kept so Reseed allocates nothing
-	gpu                any       // the layer's cached device math (device_cuda.go)
 }
 
 // Init sets the base up from p, which it copies: layers may fill in
@@ -207,16 +205,17 @@ func (b *Base[T]) SetParamPropagateDown(i int, v bool) {
 	b.paramPropagateDown[i] = v
 }
 
-// Device returns the device the layer runs on, nil for the CPU.
-func (b *Base[T]) Device() *cuda.Device { return b.dev }
+// Context returns the device context the layer runs on; nil is the host.
+func (b *Base[T]) Context() *device.Context { return b.ctx }
 
-// SetDevice puts the layer in GPU mode on d (nil for CPU mode). Call it
-// before SetUp, so that the buffers the layer creates belong to d.
-func (b *Base[T]) SetDevice(d *cuda.Device) {
-	b.dev = d
-	b.gpu = nil
+// SetContext puts the layer on c's device (nil: the host). Call it before
+// SetUp, so that the buffers the layer creates belong to that device; a net
+// hands every layer its own context.
+func (b *Base[T]) SetContext(c *device.Context) {
+	b.ctx = c
+	b.view = nil
 	for _, bl := range b.blobs {
-		bl.SetDevice(d)
+		bl.SetDevice(c.Device())
 	}
 }
 
@@ -252,8 +251,8 @@ func (b *Base[T]) NewBlob(shape ...int) (*blob.Blob[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.dev != nil {
-		nb.SetDevice(b.dev)
+	if d := b.ctx.Device(); d != nil {
+		nb.SetDevice(d)
 	}
 	return nb, nil
 }
@@ -306,7 +305,7 @@ type lossLayer interface{ isLossLayer() }
 // SetUp checks the blob counts, then runs the layer's LayerSetUp and
 // Reshape and sets up its loss weights (Caffe's Layer::SetUp).
 func SetUp[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (err error) {
-	defer recoverDeviceError(l, &err)
+	defer recoverDevice(l, &err)
 	if err := checkBlobCounts(l, len(bottom), len(top)); err != nil {
 		return errorf(l, err)
 	}
@@ -362,12 +361,15 @@ func setLossWeights[T Float](l Layer[T], top []*blob.Blob[T]) error {
 // returns the weighted loss of its loss tops: sum over tops of
 // loss weight * sum(top data).
 func Forward[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (loss T, err error) {
-	defer recoverDeviceError(l, &err)
+	defer recoverDevice(l, &err)
 	if err := l.Reshape(bottom, top); err != nil {
 		return 0, errorf(l, err)
 	}
 	b := l.LayerBase()
-	if g, ok := l.(GPULayer[T]); ok && b.dev != nil {
+	if g, ok := l.(GPULayer[T]); ok && b.ctx.OnGPU() {
+		if err := b.makeView(); err != nil {
+			return 0, errorf(l, err)
+		}
 		if err := g.ForwardGPU(bottom, top); err != nil {
 			return 0, errorf(l, err)
 		}
@@ -386,11 +388,14 @@ func Forward[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (loss T, err erro
 
 // Backward runs the layer's backward pass on its device.
 func Backward[T Float](l Layer[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) (err error) {
-	defer recoverDeviceError(l, &err)
+	defer recoverDevice(l, &err)
 	if len(propagateDown) != len(bottom) {
 		return errorf(l, fmt.Errorf("Backward: %d propagate_down flags for %d bottoms", len(propagateDown), len(bottom)))
 	}
-	if g, ok := l.(GPULayer[T]); ok && l.LayerBase().dev != nil {
+	if g, ok := l.(GPULayer[T]); ok && l.LayerBase().ctx.OnGPU() {
+		if err := l.LayerBase().makeView(); err != nil {
+			return errorf(l, err)
+		}
 		err = g.BackwardGPU(top, propagateDown, bottom)
 	} else {
 		err = l.BackwardCPU(top, propagateDown, bottom)
@@ -401,16 +406,11 @@ func Backward[T Float](l Layer[T], top []*blob.Blob[T], propagateDown []bool, bo
 	return nil
 }
 
-// recoverDeviceError turns the panic of a failed device copy inside a blob
-// accessor into the layer's error; other panics go on.
-func recoverDeviceError[T Float](l Layer[T], err *error) {
-	if r := recover(); r != nil {
-		var de *syncedmem.DeviceError
-		if e, ok := r.(error); ok && errors.As(e, &de) {
-			*err = errorf(l, de)
-			return
-		}
-		panic(r)
+// recoverDevice turns the panic of a failed device copy inside a blob
+// accessor into the layer's error (see device.Recover); other panics go on.
+func recoverDevice[T Float](l Layer[T], err *error) {
+	if e := device.PanicError(recover()); e != nil {
+		*err = errorf(l, e)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -53,7 +54,7 @@ func (l *Log[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU computes the logarithm.
 func (l *Log[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	if err := saveBottom(&l.input, host[T]{}, bottom[0], top[0]); err != nil {
+	if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
 		return err
 	}
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()

@@ -7,15 +7,15 @@ import (
 
 // ForwardGPU computes the logarithm on the device.
 func (l *Log[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
 	}
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.mutableData(top[0]))
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
 	scalarArg(scalarArg(scalarArg(&a, T(l.scale)), T(l.shift)), T(l.baseScale))
-	return launch[T](l.dev, "log.cu", "log_forward", n, &a)
+	return launch[T](l.ctx, "log.cu", "log_forward", n, &a)
 }
 
 // BackwardGPU computes the bottom's gradient on the device.
@@ -23,10 +23,10 @@ func (l *Log[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom [
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.diff(top[0])).Ptr(g.data(l.input.input(bottom[0], top[0]))).Ptr(g.mutableDiff(bottom[0]))
+	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(l.input.input(bottom[0], top[0]))).Ptr(g.MutableDiff(bottom[0]))
 	scalarArg(scalarArg(scalarArg(&a, T(l.scale)), T(l.shift)), T(l.backScale))
-	return launch[T](l.dev, "log.cu", "log_backward", n, &a)
+	return launch[T](l.ctx, "log.cu", "log_backward", n, &a)
 }

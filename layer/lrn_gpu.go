@@ -17,14 +17,14 @@ func (g lrnWindow) geomArgs(a *cuda.Args) *cuda.Args {
 
 // ForwardGPU normalizes on the device, one thread per element.
 func (l *LRN[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	sumFactor, constant, _ := l.coeffs()
 	var a cuda.Args
-	l.window().geomArgs(a.Int(n).Ptr(g.data(bottom[0])))
+	l.window().geomArgs(a.Int(n).Ptr(g.Data(bottom[0])))
 	scalarArg(scalarArg(scalarArg(&a, sumFactor), constant), l.beta)
-	a.Ptr(g.mutableData(l.scale)).Ptr(g.mutableData(top[0]))
-	return launch[T](l.dev, "lrn.cu", "lrn_forward", n, &a)
+	a.Ptr(g.MutableData(l.scale)).Ptr(g.MutableData(top[0]))
+	return launch[T](l.ctx, "lrn.cu", "lrn_forward", n, &a)
 }
 
 // BackwardGPU computes the bottom's gradient on the device.
@@ -32,12 +32,12 @@ func (l *LRN[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom [
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	_, _, backFactor := l.coeffs()
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.data(top[0])).Ptr(g.diff(top[0])).Ptr(g.data(l.scale))
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(top[0])).Ptr(g.Diff(top[0])).Ptr(g.Data(l.scale))
 	scalarArg(scalarArg(l.window().geomArgs(&a), backFactor), l.beta)
-	a.Ptr(g.mutableDiff(bottom[0]))
-	return launch[T](l.dev, "lrn.cu", "lrn_backward", n, &a)
+	a.Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.ctx, "lrn.cu", "lrn_backward", n, &a)
 }

@@ -1,6 +1,9 @@
 package layer
 
-import "github.com/gocaffe/gocaffe/blob"
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
+)
 
 // bottomCopy keeps the input of an element-wise layer that runs in place
 // (bottom and top the same blob) and whose backward pass needs x after the
@@ -36,10 +39,10 @@ func (c *bottomCopy[T]) input(bottom, top *blob.Blob[T]) *blob.Blob[T] {
 
 // saveBottom copies x on device d before an in-place forward pass
 // overwrites it; it does nothing out of place.
-func saveBottom[T Float, A any](c *bottomCopy[T], d device[T, A], bottom, top *blob.Blob[T]) error {
+func saveBottom[T Float, A any](c *bottomCopy[T], d device.View[T, A], bottom, top *blob.Blob[T]) error {
 	if bottom != top {
 		return nil
 	}
-	d.Copy(bottom.Count(), d.data(bottom), d.mutableData(c.saved))
+	d.Copy(bottom.Count(), d.Data(bottom), d.MutableData(c.saved))
 	return d.Err()
 }

@@ -8,27 +8,27 @@ import (
 
 // ForwardGPU pools on the device, one thread per output element.
 func (l *Pooling[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := top[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Int32s(l.geomArgs[:]).Ptr(g.mutableData(top[0]))
+	a.Int(n).Ptr(g.Data(bottom[0])).Int32s(l.geomArgs[:]).Ptr(g.MutableData(top[0]))
 	switch l.method {
 	case caffepb.PoolingParameter_MAX:
-		a.Ptr(g.mutableData(l.indexBlob(top)))
-		return launch[T](l.dev, "pooling.cu", "max_pool_forward", n, &a)
+		a.Ptr(g.MutableData(l.indexBlob(top)))
+		return launch[T](l.ctx, "pooling.cu", "max_pool_forward", n, &a)
 	case caffepb.PoolingParameter_AVE:
-		return launch[T](l.dev, "pooling.cu", "ave_pool_forward", n, &a)
+		return launch[T](l.ctx, "pooling.cu", "ave_pool_forward", n, &a)
 	}
-	s := g.mutableData(l.sample)
+	s := g.MutableData(l.sample)
 	a.Ptr(s)
 	if l.Phase() != caffepb.Phase_TRAIN {
-		return launch[T](l.dev, "pooling.cu", "sto_pool_forward_test", n, &a)
+		return launch[T](l.ctx, "pooling.cu", "sto_pool_forward_test", n, &a)
 	}
 	g.RngUniform(n, 0, 1, s, l.RNG())
 	if err := g.Err(); err != nil {
 		return err
 	}
-	return launch[T](l.dev, "pooling.cu", "sto_pool_forward_train", n, &a)
+	return launch[T](l.ctx, "pooling.cu", "sto_pool_forward_train", n, &a)
 }
 
 // BackwardGPU computes the bottom's gradient on the device, one thread per
@@ -37,22 +37,22 @@ func (l *Pooling[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bott
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.diff(top[0]))
+	a.Int(n).Ptr(g.Diff(top[0]))
 	switch {
 	case l.method == caffepb.PoolingParameter_MAX:
-		a.Ptr(g.data(l.indexBlob(top)))
+		a.Ptr(g.Data(l.indexBlob(top)))
 	case l.method == caffepb.PoolingParameter_AVE:
-		a.Int32s(l.geomArgs[:]).Ptr(g.mutableDiff(bottom[0]))
-		return launch[T](l.dev, "pooling.cu", "ave_pool_backward", n, &a)
+		a.Int32s(l.geomArgs[:]).Ptr(g.MutableDiff(bottom[0]))
+		return launch[T](l.ctx, "pooling.cu", "ave_pool_backward", n, &a)
 	case l.Phase() == caffepb.Phase_TRAIN:
-		a.Ptr(g.data(l.sample))
+		a.Ptr(g.Data(l.sample))
 	default:
-		a.Ptr(g.data(bottom[0])).Ptr(g.data(top[0])).Ptr(g.data(l.sample)).Int32s(l.geomArgs[:]).Ptr(g.mutableDiff(bottom[0]))
-		return launch[T](l.dev, "pooling.cu", "sto_pool_backward_test", n, &a)
+		a.Ptr(g.Data(bottom[0])).Ptr(g.Data(top[0])).Ptr(g.Data(l.sample)).Int32s(l.geomArgs[:]).Ptr(g.MutableDiff(bottom[0]))
+		return launch[T](l.ctx, "pooling.cu", "sto_pool_backward_test", n, &a)
 	}
-	a.Int32s(l.geomArgs[:]).Ptr(g.mutableDiff(bottom[0]))
-	return launch[T](l.dev, "pooling.cu", "index_pool_backward", n, &a)
+	a.Int32s(l.geomArgs[:]).Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.ctx, "pooling.cu", "index_pool_backward", n, &a)
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -57,23 +58,23 @@ func (l *Power[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // powerConstant fills the top when the input is ignored: 1 for power 0,
 // shift^power otherwise.
-func powerConstant[T Float, A any](l *Power[T], d device[T, A], top *blob.Blob[T]) error {
+func powerConstant[T Float, A any](l *Power[T], d device.View[T, A], top *blob.Blob[T]) error {
 	c := T(1)
 	if l.power != 0 {
 		c = T(math.Pow(l.shift, l.power))
 	}
-	d.Set(top.Count(), c, d.mutableData(top))
+	d.Set(top.Count(), c, d.MutableData(top))
 	return d.Err()
 }
 
 // powerConstantBackward computes a gradient that does not depend on x: 0
 // when the input is ignored, dy * scale for power 1.
-func powerConstantBackward[T Float, A any](l *Power[T], d device[T, A], top, bottom *blob.Blob[T]) error {
+func powerConstantBackward[T Float, A any](l *Power[T], d device.View[T, A], top, bottom *blob.Blob[T]) error {
 	n := bottom.Count()
 	if l.ignoresInput() {
-		d.Set(n, 0, d.mutableDiff(bottom))
+		d.Set(n, 0, d.MutableDiff(bottom))
 	} else {
-		d.Scale(n, T(l.diffScale), d.diff(top), d.mutableDiff(bottom))
+		d.Scale(n, T(l.diffScale), d.Diff(top), d.MutableDiff(bottom))
 	}
 	return d.Err()
 }
@@ -81,10 +82,10 @@ func powerConstantBackward[T Float, A any](l *Power[T], d device[T, A], top, bot
 // ForwardCPU computes the power of the shifted, scaled input.
 func (l *Power[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if l.ignoresInput() {
-		return powerConstant(l, host[T]{}, top[0])
+		return powerConstant(l, device.HostView[T]{}, top[0])
 	}
 	if l.needsInput() {
-		if err := saveBottom(&l.input, host[T]{}, bottom[0], top[0]); err != nil {
+		if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
 			return err
 		}
 	}
@@ -103,7 +104,7 @@ func (l *Power[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom
 		return nil
 	}
 	if !l.needsInput() {
-		return powerConstantBackward(l, host[T]{}, top[0], bottom[0])
+		return powerConstantBackward(l, device.HostView[T]{}, top[0], bottom[0])
 	}
 	x := l.input.input(bottom[0], top[0]).CPUData()
 	dy, dx := top[0].CPUDiff(), bottom[0].MutableCPUDiff()

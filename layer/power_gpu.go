@@ -7,7 +7,7 @@ import (
 
 // ForwardGPU computes the power on the device.
 func (l *Power[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	if l.ignoresInput() {
 		return powerConstant(l, g, top[0])
 	}
@@ -18,9 +18,9 @@ func (l *Power[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	}
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.mutableData(top[0]))
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
 	scalarArg(scalarArg(scalarArg(&a, T(l.power)), T(l.scale)), T(l.shift))
-	return launch[T](l.dev, "power.cu", "power_forward", n, &a)
+	return launch[T](l.ctx, "power.cu", "power_forward", n, &a)
 }
 
 // BackwardGPU computes the bottom's gradient on the device.
@@ -28,13 +28,13 @@ func (l *Power[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	if !l.needsInput() {
 		return powerConstantBackward(l, g, top[0], bottom[0])
 	}
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.diff(top[0])).Ptr(g.data(l.input.input(bottom[0], top[0]))).Ptr(g.mutableDiff(bottom[0]))
+	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(l.input.input(bottom[0], top[0]))).Ptr(g.MutableDiff(bottom[0]))
 	scalarArg(scalarArg(scalarArg(scalarArg(&a, T(l.power)), T(l.scale)), T(l.shift)), T(l.diffScale))
-	return launch[T](l.dev, "power.cu", "power_backward", n, &a)
+	return launch[T](l.ctx, "power.cu", "power_backward", n, &a)
 }

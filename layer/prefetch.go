@@ -82,7 +82,7 @@ func newPrefetcher[T Float](b *Base[T], loader batchLoader[T], ahead int, dataSh
 		}
 		p.batches = append(p.batches, bt)
 	}
-	if err := initDevice(p, b.Device()); err != nil {
+	if err := initDevice(p, b.Context().Device()); err != nil {
 		return fail(err)
 	}
 	if p.async {

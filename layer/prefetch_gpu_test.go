@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
@@ -15,7 +16,7 @@ func TestPrefetchOnDevice(t *testing.T) {
 	dev := cudatest.Device(t)
 	for _, ahead := range []int{0, 3} {
 		var b Base[float32]
-		b.SetDevice(dev)
+		b.SetContext(device.New(dev))
 		f := newFakeLoader()
 		p, err := newPrefetcher[float32](&b, f, ahead, []int{4, 5}, []int{4})
 		if err != nil {

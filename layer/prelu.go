@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -112,7 +113,7 @@ func (l *PReLU[T]) slopeDiv() int {
 
 // ForwardCPU applies each channel's slope to the negative inputs.
 func (l *PReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	if err := saveBottom(&l.input, host[T]{}, bottom[0], top[0]); err != nil {
+	if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
 		return err
 	}
 	x, y, a := bottom[0].CPUData(), top[0].MutableCPUData(), l.blobs[0].CPUData()

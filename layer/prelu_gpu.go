@@ -7,31 +7,31 @@ import (
 
 // ForwardGPU applies the slopes on the device.
 func (l *PReLU[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
 	}
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Int(l.channels).Int(l.dim).Int(l.slopeDiv())
-	a.Ptr(g.data(bottom[0])).Ptr(g.data(l.blobs[0])).Ptr(g.mutableData(top[0]))
-	return launch[T](l.dev, "prelu.cu", "prelu_forward", n, &a)
+	a.Ptr(g.Data(bottom[0])).Ptr(g.Data(l.blobs[0])).Ptr(g.MutableData(top[0]))
+	return launch[T](l.ctx, "prelu.cu", "prelu_forward", n, &a)
 }
 
 // BackwardGPU accumulates the slopes' gradient (one block of threads per
 // slope sums its elements), then computes the bottom's.
 func (l *PReLU[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
-	x := g.data(l.input.input(bottom[0], top[0]))
-	dy := g.diff(top[0])
+	g := l.gpu()
+	x := g.Data(l.input.input(bottom[0], top[0]))
+	dy := g.Diff(top[0])
 	if l.ParamPropagateDown(0) && l.num > 0 {
 		slopes := l.blobs[0].Count()
 		// Slope s scales, in each of the num items, the run of `inner`
 		// elements starting at s * inner.
 		inner := l.channels * l.dim / slopes
 		var a cuda.Args
-		a.Int(l.num).Int(l.channels * l.dim).Int(inner).Ptr(dy).Ptr(x).Ptr(g.mutableDiff(l.blobs[0]))
-		f, err := kernel[T](l.dev, "prelu.cu", "prelu_param_backward")
+		a.Int(l.num).Int(l.channels * l.dim).Int(inner).Ptr(dy).Ptr(x).Ptr(g.MutableDiff(l.blobs[0]))
+		f, err := kernel[T](l.ctx, "prelu.cu", "prelu_param_backward")
 		if err != nil {
 			return err
 		}
@@ -45,6 +45,6 @@ func (l *PReLU[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Int(l.channels).Int(l.dim).Int(l.slopeDiv())
-	a.Ptr(dy).Ptr(x).Ptr(g.data(l.blobs[0])).Ptr(g.mutableDiff(bottom[0]))
-	return launch[T](l.dev, "prelu.cu", "prelu_backward", n, &a)
+	a.Ptr(dy).Ptr(x).Ptr(g.Data(l.blobs[0])).Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.ctx, "prelu.cu", "prelu_backward", n, &a)
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -157,17 +158,17 @@ func (l *Scale[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom
 
 func scaleForward[T Float, A any](l *Scale[T], d broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
-	x := d.data(bottom[0])
+	x := d.Data(bottom[0])
 	if bottom[0] == top[0] {
 		// Backward needs x, which the output is about to replace.
-		d.Copy(n, x, d.mutableData(l.temp))
+		d.Copy(n, x, d.MutableData(l.temp))
 	}
-	y := d.mutableData(top[0])
-	if err := d.broadcast(broadcastMul, n, l.shape.dim, l.shape.inner, x, d.data(l.vector(bottom)), y); err != nil {
+	y := d.MutableData(top[0])
+	if err := d.broadcast(broadcastMul, n, l.shape.dim, l.shape.inner, x, d.Data(l.vector(bottom)), y); err != nil {
 		return err
 	}
 	if l.biasIndex >= 0 {
-		if err := addBias(d, l.shape, y, d.data(l.blobs[l.biasIndex]), y); err != nil {
+		if err := addBias(d, l.shape, y, d.Data(l.blobs[l.biasIndex]), y); err != nil {
 			return err
 		}
 	}
@@ -178,9 +179,9 @@ func scaleForward[T Float, A any](l *Scale[T], d broadcaster[T, A], bottom, top 
 // is the top's: the bias gradient, the scale gradient (sum over outer and
 // inner of dy*x), then dx = dy*s.
 func scaleBackward[T Float, A any](l *Scale[T], d broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	dy := d.diff(top[0])
+	dy := d.Diff(top[0])
 	if l.biasIndex >= 0 && l.ParamPropagateDown(l.biasIndex) {
-		biasGradient(d, l.shape, &l.buf, dy, 1, d.mutableDiff(l.blobs[l.biasIndex]))
+		biasGradient(d, l.shape, &l.buf, dy, 1, d.MutableDiff(l.blobs[l.biasIndex]))
 	}
 	vec := l.vector(bottom)
 	fromBottom := len(bottom) == 2
@@ -189,7 +190,7 @@ func scaleBackward[T Float, A any](l *Scale[T], d broadcaster[T, A], top []*blob
 	}
 	if propagateDown[0] {
 		n := bottom[0].Count()
-		if err := d.broadcast(broadcastMul, n, l.shape.dim, l.shape.inner, dy, d.data(vec), d.mutableDiff(bottom[0])); err != nil {
+		if err := d.broadcast(broadcastMul, n, l.shape.dim, l.shape.inner, dy, d.Data(vec), d.MutableDiff(bottom[0])); err != nil {
 			return err
 		}
 	}
@@ -200,23 +201,23 @@ func scaleBackward[T Float, A any](l *Scale[T], d broadcaster[T, A], top []*blob
 // over outer and inner of dy*x to the scale's diff. The product dy*x goes
 // to the bottom's diff when dx overwrites it afterwards, else to temp
 // (which in place holds x: each element is read before it is replaced).
-func scaleGradient[T Float, A any](l *Scale[T], d device[T, A], dy A, dxWanted bool, bottom, top, vec *blob.Blob[T], learnable bool) {
+func scaleGradient[T Float, A any](l *Scale[T], d device.View[T, A], dy A, dxWanted bool, bottom, top, vec *blob.Blob[T], learnable bool) {
 	n := bottom.Count()
 	inPlace := bottom == top
-	x := d.data(bottom)
+	x := d.Data(bottom)
 	if inPlace {
-		x = d.data(l.temp)
+		x = d.Data(l.temp)
 	}
 	var product A
 	if dxWanted && !inPlace {
-		product = d.mutableDiff(bottom)
+		product = d.MutableDiff(bottom)
 	} else {
-		product = d.mutableData(l.temp)
+		product = d.MutableData(l.temp)
 	}
 	d.Mul(n, dy, x, product)
 	var beta T
 	if learnable {
 		beta = 1
 	}
-	sumBroadcast(d, l.shape, &l.buf, product, beta, d.mutableDiff(vec))
+	sumBroadcast(d, l.shape, &l.buf, product, beta, d.MutableDiff(vec))
 }

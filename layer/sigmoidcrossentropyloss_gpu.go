@@ -19,17 +19,17 @@ func (l *SigmoidCrossEntropyLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 // ForwardGPU computes the per-element losses on the device and sums them
 // there; only the sum (and, for VALID, the count) comes back.
 func (l *SigmoidCrossEntropyLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
-	counts := g.mutableData(l.counts)
+	counts := g.MutableData(l.counts)
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.data(bottom[1])).Ptr(g.mutableData(l.lossData)).Ptr(counts)
-	if err := launch[T](l.dev, "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_forward", n, l.ignoreArgs(&a)); err != nil {
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(g.MutableData(l.lossData)).Ptr(counts)
+	if err := launch[T](l.ctx, "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_forward", n, l.ignoreArgs(&a)); err != nil {
 		return err
 	}
 	// Ignored elements have loss 0 and count 0, the others count 1: the
 	// dot product is the sum of the losses whatever their signs.
-	loss := g.Dot(n, g.data(l.lossData), counts)
+	loss := g.Dot(n, g.Data(l.lossData), counts)
 	valid := -1
 	if l.mode == caffepb.LossParameter_VALID && l.hasIgnore {
 		valid = int(g.Asum(n, counts) + 0.5)
@@ -50,11 +50,11 @@ func (l *SigmoidCrossEntropyLoss[T]) BackwardGPU(top []*blob.Blob[T], propagateD
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	scale := T(float64(top[0].CPUDiff()[0]) / l.normalizer)
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.data(bottom[1])).Ptr(g.mutableDiff(bottom[0]))
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(g.MutableDiff(bottom[0]))
 	l.ignoreArgs(scalarArg(&a, scale))
-	return launch[T](l.dev, "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_backward", n, &a)
+	return launch[T](l.ctx, "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_backward", n, &a)
 }

@@ -1,6 +1,8 @@
 package layer
 
-import "github.com/gocaffe/gocaffe/blob"
+import (
+	"github.com/gocaffe/gocaffe/blob"
+)
 
 // ForwardGPU copies each top's range of the bottom on the device, with
 // Concat's kernel.
@@ -8,12 +10,12 @@ func (l *Slice[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	if len(top) == 1 {
 		return nil
 	}
-	g := gpuOf(&l.Base)
-	x := g.data(bottom[0])
+	g := l.gpu()
+	x := g.Data(bottom[0])
 	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: bottom[0].Shape()[l.axis]}
 	for _, t := range top {
 		p.partAxis = t.Shape()[l.axis]
-		if err := copyAxisPartGPU[T](l.dev, p, g.mutableData(t), x, false); err != nil {
+		if err := copyAxisPartGPU[T](l.ctx, p, g.MutableData(t), x, false); err != nil {
 			return err
 		}
 		p.offset += p.partAxis
@@ -27,12 +29,12 @@ func (l *Slice[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom
 	if !propagateDown[0] || len(top) == 1 {
 		return nil
 	}
-	g := gpuOf(&l.Base)
-	dx := g.mutableDiff(bottom[0])
+	g := l.gpu()
+	dx := g.MutableDiff(bottom[0])
 	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: bottom[0].Shape()[l.axis]}
 	for _, t := range top {
 		p.partAxis = t.Shape()[l.axis]
-		if err := copyAxisPartGPU[T](l.dev, p, g.diff(t), dx, true); err != nil {
+		if err := copyAxisPartGPU[T](l.ctx, p, g.Diff(t), dx, true); err != nil {
 			return err
 		}
 		p.offset += p.partAxis

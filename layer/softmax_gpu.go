@@ -7,11 +7,11 @@ import (
 
 // ForwardGPU runs one thread per (outer, inner) position over its channels.
 func (l *Softmax[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	var a cuda.Args
 	n := l.outer * l.inner
-	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.data(bottom[0])).Ptr(g.mutableData(top[0]))
-	return launch[T](l.dev, "softmax.cu", "softmax_forward", n, &a)
+	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
+	return launch[T](l.ctx, "softmax.cu", "softmax_forward", n, &a)
 }
 
 // BackwardGPU computes the gradient, one thread per position.
@@ -19,9 +19,9 @@ func (l *Softmax[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bott
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	var a cuda.Args
 	n := l.outer * l.inner
-	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.data(top[0])).Ptr(g.diff(top[0])).Ptr(g.mutableDiff(bottom[0]))
-	return launch[T](l.dev, "softmax.cu", "softmax_backward", n, &a)
+	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.Data(top[0])).Ptr(g.Diff(top[0])).Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.ctx, "softmax.cu", "softmax_backward", n, &a)
 }

@@ -64,7 +64,7 @@ func (*SoftmaxWithLoss[T]) Counts() BlobCounts {
 
 // LayerSetUp sets up the inner softmax on the layer's device.
 func (l *SoftmaxWithLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	l.softmax.SetDevice(l.dev)
+	l.softmax.SetContext(l.ctx)
 	var err error
 	if l.prob, err = l.NewBlob(); err != nil {
 		return err

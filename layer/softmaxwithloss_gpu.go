@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -37,11 +38,11 @@ func (l *SoftmaxWithLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 
 // validCount returns the non-ignored positions for the VALID normalizer
 // (-1, meaning all, when no label can be ignored).
-func (l *SoftmaxWithLoss[T]) validCount(g gpu[T]) int {
+func (l *SoftmaxWithLoss[T]) validCount(g *device.GPUView[T]) int {
 	if l.mode != caffepb.LossParameter_VALID || !l.hasIgnore {
 		return -1
 	}
-	return int(g.Asum(l.counts.Count(), g.data(l.counts)) + 0.5)
+	return int(g.Asum(l.counts.Count(), g.Data(l.counts)) + 0.5)
 }
 
 // ForwardGPU computes the per-position losses on the device and sums them.
@@ -54,14 +55,14 @@ func (l *SoftmaxWithLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	if err := l.scratch(); err != nil {
 		return err
 	}
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := l.outer * l.inner
 	var a cuda.Args
-	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.data(l.prob)).Ptr(g.data(bottom[1])).Ptr(g.mutableData(l.lossData)).Ptr(g.mutableData(l.counts))
-	if err := launch[T](l.dev, "softmax_loss.cu", "softmax_loss_forward", n, l.ignoreArgs(&a)); err != nil {
+	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.Data(l.prob)).Ptr(g.Data(bottom[1])).Ptr(g.MutableData(l.lossData)).Ptr(g.MutableData(l.counts))
+	if err := launch[T](l.ctx, "softmax_loss.cu", "softmax_loss_forward", n, l.ignoreArgs(&a)); err != nil {
 		return err
 	}
-	loss := g.Asum(n, g.data(l.lossData))
+	loss := g.Asum(n, g.Data(l.lossData))
 	valid := l.validCount(g)
 	if err := g.Err(); err != nil {
 		return err
@@ -87,13 +88,13 @@ func (l *SoftmaxWithLoss[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bo
 	if !propagateDown[0] {
 		return nil
 	}
-	g := gpuOf(&l.Base)
-	dx := g.mutableDiff(bottom[0])
-	g.Copy(l.prob.Count(), g.data(l.prob), dx)
+	g := l.gpu()
+	dx := g.MutableDiff(bottom[0])
+	g.Copy(l.prob.Count(), g.Data(l.prob), dx)
 	n := l.outer * l.inner
 	var a cuda.Args
-	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.data(bottom[1])).Ptr(dx).Ptr(g.mutableData(l.counts))
-	if err := launch[T](l.dev, "softmax_loss.cu", "softmax_loss_backward", n, l.ignoreArgs(&a)); err != nil {
+	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.Data(bottom[1])).Ptr(dx).Ptr(g.MutableData(l.counts))
+	if err := launch[T](l.ctx, "softmax_loss.cu", "softmax_loss_backward", n, l.ignoreArgs(&a)); err != nil {
 		return err
 	}
 	valid := l.validCount(g)

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -57,22 +58,22 @@ func (*Split[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
 
 // BackwardCPU sums the tops' diffs into the bottom's.
 func (l *Split[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return splitBackward[T](host[T]{}, top, propagateDown, bottom)
+	return splitBackward[T](device.HostView[T]{}, top, propagateDown, bottom)
 }
 
-func splitBackward[T Float, A any](d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func splitBackward[T Float, A any](d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
 	n := bottom[0].Count()
-	dx := d.mutableDiff(bottom[0])
+	dx := d.MutableDiff(bottom[0])
 	if len(top) == 1 {
-		d.Copy(n, d.diff(top[0]), dx)
+		d.Copy(n, d.Diff(top[0]), dx)
 		return d.Err()
 	}
-	d.Add(n, d.diff(top[0]), d.diff(top[1]), dx)
+	d.Add(n, d.Diff(top[0]), d.Diff(top[1]), dx)
 	for _, t := range top[2:] {
-		d.Axpy(n, 1, d.diff(t), dx)
+		d.Axpy(n, 1, d.Diff(t), dx)
 	}
 	return d.Err()
 }

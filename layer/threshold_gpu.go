@@ -7,11 +7,11 @@ import (
 
 // ForwardGPU computes the step on the device.
 func (l *Threshold[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	g := gpuOf(&l.Base)
+	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.data(bottom[0])).Ptr(g.mutableData(top[0]))
-	return launch[T](l.dev, "threshold.cu", "threshold_forward", n, scalarArg(&a, l.threshold))
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
+	return launch[T](l.ctx, "threshold.cu", "threshold_forward", n, scalarArg(&a, l.threshold))
 }
 
 // BackwardGPU fails if the bottom's gradient is asked for.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -26,26 +25,27 @@ var im2colSource string
 // A GPU records the first error and skips every later call, in the manner
 // of bufio.Writer, so a sequence of operations needs one check:
 //
-//	g := mathfn.NewGPU[float32](dev)
+//	k, err := mathfn.LoadKernels(dev) // once per device: a device context keeps them
+//	g := mathfn.NewGPU[float32](dev, k)
 //	g.Gemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, b, 0, c)
 //	g.AddScalar(m*n, 1, c)
 //	if err := g.Err(); err != nil { ... }
 //
-// A GPU is a small value meant to live on the stack for one sequence.
+// A GPU is a small value meant to live on the stack for one sequence, or in
+// its user (a layer, a solver) for many, with ResetErr between them.
 type GPU[T Float] struct {
 	dev  *cuda.Device
 	blas *cuda.Blas
-	k    *deviceKernels
+	k    *Kernels
 	err  error
 }
 
-// NewGPU returns a GPU for device d. Loading the kernels (compiling them on
-// a device's first use) can fail; the error is then reported by Err.
-func NewGPU[T Float](d *cuda.Device) GPU[T] {
-	g := GPU[T]{dev: d}
-	if g.k, g.err = kernelsFor(d); g.err != nil {
-		return g
-	}
+// NewGPU returns a GPU for device d with the kernels k loaded for it by
+// LoadKernels. With k nil it is a BLAS-only GPU: cuBLAS and the copies
+// work, and the operations that need a kernel of ours fail (Err). Getting
+// the device's cuBLAS handle can fail; the error is then reported by Err.
+func NewGPU[T Float](d *cuda.Device, k *Kernels) GPU[T] {
+	g := GPU[T]{dev: d, k: k}
 	g.blas, g.err = d.Blas()
 	return g
 }
@@ -53,10 +53,11 @@ func NewGPU[T Float](d *cuda.Device) GPU[T] {
 // Err returns the first error of the sequence, or nil.
 func (g *GPU[T]) Err() error { return g.err }
 
-// ResetErr clears the recorded error (after kernel loading failed, the
-// error stays), so that a long-lived GPU can start a new sequence.
+// ResetErr clears the recorded error (after getting the cuBLAS handle
+// failed, the error stays), so that a long-lived GPU can start a new
+// sequence.
 func (g *GPU[T]) ResetErr() {
-	if g.k != nil && g.blas != nil {
+	if g.blas != nil {
 		g.err = nil
 	}
 }
@@ -98,30 +99,24 @@ var kernelNames = [numKernels]string{"set", "add_scalar", "add", "sub", "mul", "
 	"im2col_2d", "col2im_2d", "im2col_nd", "col2im_nd",
 	"im2col_2d_batch", "col2im_2d_batch"}
 
-// deviceKernels holds one device's kernels, [id][0] for float32 and [id][1]
-// for float64, resolved once so a launch costs no lookup.
-type deviceKernels struct {
+// Kernels are the math kernels of one device, compiled (or found in the
+// device's cache) and resolved once by LoadKernels, so a launch costs no
+// lookup: fn[id][0] for float32, fn[id][1] for float64. Whoever owns the
+// device's state (a device context) keeps them; GPUs share them.
+type Kernels struct {
 	fn        [numKernels][2]*cuda.Function
 	bernoulli *cuda.Function
 }
 
-var (
-	kernelsMu sync.Mutex
-	kernels   = map[*cuda.Device]*deviceKernels{}
-)
-
-func kernelsFor(d *cuda.Device) (*deviceKernels, error) {
-	kernelsMu.Lock()
-	defer kernelsMu.Unlock()
-	if k, ok := kernels[d]; ok {
-		return k, nil
-	}
+// LoadKernels compiles the math kernels for d on its first use (see
+// cuda.Device.Compile for the caches) and resolves them.
+func LoadKernels(d *cuda.Device) (*Kernels, error) {
 	// One module: im2col.cu uses math.cu's KERNEL_LOOP and BOTH_TYPES.
 	mod, err := d.Compile("mathfn/kernels", mathSource+im2colSource)
 	if err != nil {
 		return nil, err
 	}
-	k := &deviceKernels{}
+	k := &Kernels{}
 	for id, name := range kernelNames {
 		for t, suffix := range []string{"_f32", "_f64"} {
 			if k.fn[id][t], err = mod.Function(name + suffix); err != nil {
@@ -132,8 +127,19 @@ func kernelsFor(d *cuda.Device) (*deviceKernels, error) {
 	if k.bernoulli, err = mod.Function("rng_bernoulli"); err != nil {
 		return nil, err
 	}
-	kernels[d] = k
 	return k, nil
+}
+
+// errNoKernels is the error of a kernel operation on a BLAS-only GPU.
+var errNoKernels = errors.New("mathfn: a BLAS-only GPU (NewGPU without Kernels) cannot run kernels")
+
+// kernel returns kernel id for T, or records why there is none.
+func (g *GPU[T]) kernel(id kernelID) *cuda.Function {
+	if g.k == nil {
+		g.err = errNoKernels
+		return nil
+	}
+	return g.k.fn[id][typeIndex[T]()]
 }
 
 // threadsPerBlock is Caffe's CAFFE_CUDA_NUM_THREADS.
@@ -162,7 +168,10 @@ func (g *GPU[T]) launch(id kernelID, n int, args *cuda.Args) {
 	if g.err != nil || n == 0 {
 		return
 	}
-	f := g.k.fn[id][typeIndex[T]()]
+	f := g.kernel(id)
+	if f == nil {
+		return
+	}
 	g.err = f.Launch(cuda.Dim3{X: Blocks(n)}, cuda.Dim3{X: threadsPerBlock}, 0, nil, args)
 }
 
@@ -475,6 +484,10 @@ func (g *GPU[T]) RngBernoulli(n int, p float64, r cuda.DevicePtr, rng *rand.Rand
 		panic(fmt.Sprintf("mathfn: RngBernoulli: p = %v is not in [0, 1]", p))
 	}
 	if g.err != nil || n == 0 {
+		return
+	}
+	if g.k == nil {
+		g.err = errNoKernels
 		return
 	}
 	var args cuda.Args

@@ -89,7 +89,7 @@ func testGPUMatchesCPU[T Float](t *testing.T) {
 		if err := d.CopyHtoD(py, bytesOf(y0)); err != nil { // the same starting y
 			t.Fatal(err)
 		}
-		g := NewGPU[T](d)
+		g := newGPU[T](t, d)
 		o.gpu(&g, py)
 		if err := g.Err(); err != nil {
 			t.Fatalf("%s: %v", o.name, err)
@@ -97,7 +97,7 @@ func testGPUMatchesCPU[T Float](t *testing.T) {
 		sameAsCPU(t, o.name, download[T](t, d, py, n), cpu)
 	}
 
-	g := NewGPU[T](d)
+	g := newGPU[T](t, d)
 	dot, asum := g.Dot(n, pa, pb), g.Asum(n, pa)
 	if err := g.Err(); err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func testGPUGemmGemv[T Float](t *testing.T) {
 		for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			a, b, c := randSlice[T](m*k, -1, 1, 31), randSlice[T](k*n, -1, 1, 32), randSlice[T](m*n, -1, 1, 33)
 			pa, pb, pc := upload(t, d, a), upload(t, d, b), upload(t, d, c)
-			g := NewGPU[T](d)
+			g := newGPU[T](t, d)
 			g.Gemm(ta, tb, m, n, k, 1.5, pa, pb, -0.5, pc)
 			if err := g.Err(); err != nil {
 				t.Fatal(err)
@@ -145,7 +145,7 @@ func testGPUGemmGemv[T Float](t *testing.T) {
 		}
 		x, y := randSlice[T](xn, -1, 1, 35), randSlice[T](ym, -1, 1, 36)
 		pa, px, py := upload(t, d, a), upload(t, d, x), upload(t, d, y)
-		g := NewGPU[T](d)
+		g := newGPU[T](t, d)
 		g.Gemv(ta, m, n, 2, pa, px, 0.5, py)
 		if err := g.Err(); err != nil {
 			t.Fatal(err)
@@ -164,7 +164,7 @@ func testGPURNG[T Float](t *testing.T) {
 	const n = 1 << 20
 	var z T
 	p := cudatest.Alloc(t, d, n*int(unsafe.Sizeof(z)))
-	g := NewGPU[T](d)
+	g := newGPU[T](t, d)
 	g.RngUniform(n, -1, 3, p, NewRNG(1))
 	u := download[T](t, d, p, n)
 	g.RngGaussian(n, 2, 0.5, p, NewRNG(2))
@@ -230,7 +230,7 @@ func BenchmarkGPUSgemmRowMajor(b *testing.B) {
 			pa := cudatest.Upload(b, d, bytesOf(randSlice[float32](s.m*s.k, -1, 1, 1)))
 			pb := cudatest.Upload(b, d, bytesOf(randSlice[float32](s.k*s.n, -1, 1, 2)))
 			pc := cudatest.Alloc(b, d, 4*s.m*s.n)
-			g := NewGPU[float32](d)
+			g := newGPU[float32](b, d)
 			for b.Loop() {
 				g.Gemm(blas.NoTrans, blas.NoTrans, s.m, s.n, s.k, 1, pa, pb, 0, pc)
 			}
@@ -258,7 +258,7 @@ func testGPUIm2col[T Float](t *testing.T) {
 			Im2col(im, geo, cpuCol)
 			cpuIm := make([]T, geo.ImSize())
 			Col2im(col, geo, cpuIm)
-			g := NewGPU[T](d)
+			g := newGPU[T](t, d)
 			outCol := cudatest.Alloc(t, d, len(bytesOf(cpuCol)))
 			outIm := cudatest.Alloc(t, d, len(bytesOf(cpuIm)))
 			g.Im2col(pim, geo, outCol)
@@ -271,4 +271,14 @@ func testGPUIm2col[T Float](t *testing.T) {
 		}
 		geo.ForceND = false
 	}
+}
+
+// newGPU returns a GPU with the math kernels, loaded for d.
+func newGPU[T Float](t testing.TB, d *cuda.Device) GPU[T] {
+	t.Helper()
+	k, err := LoadKernels(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewGPU[T](d, k)
 }

@@ -3,6 +3,7 @@ package models_test
 import (
 	"testing"
 
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/solver"
@@ -24,9 +25,9 @@ func BenchmarkLeNetIterationGPUData(b *testing.B) {
 }
 
 func benchLeNetGPU(b *testing.B, feed func(*caffepb.NetParameter)) {
-	dev := cudatest.Device(b)
-	benchLeNet(b, solver.Options{Device: dev}, func() {
-		if err := dev.Stream().Synchronize(); err != nil {
+	ctx := device.New(cudatest.Device(b))
+	benchLeNet(b, solver.Options{Context: ctx}, func() {
+		if err := ctx.Synchronize(); err != nil {
 			b.Fatal(err)
 		}
 	}, feed)

@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/mathfn"
@@ -36,8 +36,9 @@ type Options struct {
 	// State, if not nil, replaces the NetParameter's state (phase, level,
 	// stages), which selects the layers (include/exclude rules).
 	State *caffepb.NetState
-	// Device runs the net on a GPU; nil runs it on the CPU.
-	Device *cuda.Device
+	// Context is the device the net runs on, handed to every layer; nil
+	// runs it on the CPU.
+	Context *device.Context
 	// Seed seeds the layers' random number generators (weight fillers,
 	// dropout); a negative seed uses the clock.
 	Seed int64
@@ -47,7 +48,7 @@ type Options struct {
 type Net[T Float] struct {
 	name  string
 	phase caffepb.Phase
-	dev   *cuda.Device
+	ctx   *device.Context
 
 	layers     []layer.Layer[T]
 	layerNames []string
@@ -110,7 +111,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		return nil, err
 	}
 	n = &Net[T]{
-		name: p.GetName(), phase: p.GetState().GetPhase(), dev: opts.Device,
+		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context,
 		layerIndex: map[string]int{}, blobIndex: map[string]int{}, paramNameIndex: map[string]int{},
 		debugInfo: p.GetDebugInfo(),
 	}
@@ -160,7 +161,7 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 		return err
 	}
 	b := l.LayerBase()
-	b.SetDevice(n.dev)
+	b.SetContext(n.ctx)
 	b.SetRNG(mathfn.NewRNG(rng.Uint64()))
 	n.layers = append(n.layers, l)
 	n.layerNames = append(n.layerNames, lp.GetName())
@@ -252,8 +253,8 @@ func (n *Net[T]) appendAnonymousTop(id int) {
 
 func (n *Net[T]) newBlob(name string) int {
 	b, _ := blob.New[T]()
-	if n.dev != nil {
-		b.SetDevice(n.dev)
+	if d := n.ctx.Device(); d != nil {
+		b.SetDevice(d)
 	}
 	n.blobs = append(n.blobs, b)
 	n.blobNames = append(n.blobNames, name)
@@ -511,7 +512,7 @@ func (n *Net[T]) ClearParamDiffs() error {
 
 // Update applies data -= diff to every learnable parameter.
 func (n *Net[T]) Update() (err error) {
-	defer recoverDevice(&err)
+	defer device.Recover(&err)
 	for _, p := range n.learnableParams {
 		p.Update()
 	}
@@ -524,8 +525,8 @@ func (n *Net[T]) Name() string { return n.name }
 // Phase returns the phase the net was built for.
 func (n *Net[T]) Phase() caffepb.Phase { return n.phase }
 
-// Device returns the GPU the net runs on, nil for the CPU.
-func (n *Net[T]) Device() *cuda.Device { return n.dev }
+// Context returns the device context the net runs on, nil for the CPU.
+func (n *Net[T]) Context() *device.Context { return n.ctx }
 
 // Layers returns the layers in order (Split layers included).
 func (n *Net[T]) Layers() []layer.Layer[T] { return n.layers }
@@ -645,7 +646,7 @@ func (n *Net[T]) Close() error {
 			}
 		}
 	}
-	if n.dev != nil {
+	if n.ctx.OnGPU() {
 		for _, b := range n.blobs {
 			errs = append(errs, b.Close())
 		}

@@ -1,7 +1,6 @@
 package net
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -11,7 +10,6 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
-	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // CopyTrainedLayersFrom loads the weights of a trained net (a NetParameter
@@ -129,7 +127,8 @@ func (n *Net[T]) ShareTrainedLayersWith(other *Net[T]) error {
 // zeroDiff zeroes a parameter's diff where it lives: on the device for a
 // GPU net, so that no copy moves it.
 func zeroDiff[T Float](p *blob.Blob[T], n *Net[T]) error {
-	if n.dev == nil {
+	d := n.ctx.Device()
+	if d == nil {
 		clear(p.MutableCPUDiff())
 		return nil
 	}
@@ -138,20 +137,7 @@ func zeroDiff[T Float](p *blob.Blob[T], n *Net[T]) error {
 		return err
 	}
 	var z T
-	return n.dev.Memset(ptr, 0, p.Count()*int(unsafe.Sizeof(z)))
-}
-
-// recoverDevice turns a device failure inside a blob operation (a panic
-// with *syncedmem.DeviceError) into an error; other panics go on.
-func recoverDevice(err *error) {
-	if r := recover(); r != nil {
-		var de *syncedmem.DeviceError
-		if e, ok := r.(error); ok && errors.As(e, &de) {
-			*err = de
-			return
-		}
-		panic(r)
-	}
+	return d.Memset(ptr, 0, p.Count()*int(unsafe.Sizeof(z)))
 }
 
 // forwardDebugInfo logs the mean absolute value of layer i's tops and

@@ -23,12 +23,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
-	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // Action is what the solver does when asked between iterations (by a
@@ -44,8 +43,9 @@ const (
 
 // Options configures a solver.
 type Options struct {
-	// Device runs the nets on a GPU; nil runs them on the CPU.
-	Device *cuda.Device
+	// Context is the device the nets and the update run on; nil runs them
+	// on the CPU.
+	Context *device.Context
 	// SolverFile is the solver prototxt the parameter came from; an empty
 	// or directory snapshot_prefix is completed from its name, as Caffe
 	// does.
@@ -60,7 +60,7 @@ type Options struct {
 type Solver[T blob.Float] struct {
 	param    *caffepb.SolverParameter
 	typ      string
-	dev      *cuda.Device
+	ctx      *device.Context
 	net      *net.Net[T]
 	testNets []*net.Net[T]
 
@@ -74,7 +74,7 @@ type Solver[T blob.Float] struct {
 
 	action    func() Action
 	earlyExit bool
-	gpu       any // the device view's engine, kept between iterations (update_cuda.go)
+	gpu       *device.GPUView[T] // the update's view of a GPU context, made once (update_gpu.go)
 }
 
 // NewFromFile reads a solver prototxt and builds the solver.
@@ -95,7 +95,7 @@ func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 // in the parameter's weights field), and the history its update rule needs.
 func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
 	p = proto.Clone(p).(*caffepb.SolverParameter)
-	s := &Solver[T]{param: p, dev: opts.Device, action: func() Action { return None }}
+	s := &Solver[T]{param: p, ctx: opts.Context, action: func() Action { return None }}
 	var err error
 	if s.typ, err = solverType(p); err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func (s *Solver[T]) initTrainNet(opts Options) error {
 	}
 	np.State = netState(caffepb.Phase_TRAIN, np.GetState(), s.param.TrainState, opts)
 	glog.Infof("Creating training net")
-	if s.net, err = net.New[T](np, net.Options{Device: s.dev, Seed: s.netSeed(0)}); err != nil {
+	if s.net, err = net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(0)}); err != nil {
 		return fmt.Errorf("train net: %w", err)
 	}
 	for _, w := range s.param.Weights {
@@ -261,7 +261,7 @@ func (s *Solver[T]) initTestNets(opts Options) error {
 		}
 		np.State = netState(caffepb.Phase_TEST, np.GetState(), override, opts)
 		glog.Infof("Creating test net (#%d)", i)
-		tn, err := net.New[T](np, net.Options{Device: s.dev, Seed: s.netSeed(i + 1)})
+		tn, err := net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(i + 1)})
 		if err != nil {
 			return fmt.Errorf("test net #%d: %w", i, err)
 		}
@@ -287,8 +287,8 @@ func (s *Solver[T]) initHistory() error {
 		if err != nil {
 			return nil, err
 		}
-		if s.dev != nil {
-			b.SetDevice(s.dev)
+		if d := s.ctx.Device(); d != nil {
+			b.SetDevice(d)
 		}
 		return b, nil
 	}
@@ -368,7 +368,7 @@ func (s *Solver[T]) Param() *caffepb.SolverParameter { return s.param }
 // resumeFile is not empty, then snapshots (snapshot_after_train) and runs a
 // final display and test pass (Caffe's Solver::Solve).
 func (s *Solver[T]) Solve(resumeFile string) (err error) {
-	defer recoverDevice(&err)
+	defer device.Recover(&err)
 	glog.Infof("Solving %s", s.net.Name())
 	glog.Infof("Learning Rate Policy: %s", s.param.GetLrPolicy())
 	s.earlyExit = false
@@ -421,7 +421,7 @@ func (s *Solver[T]) reseed() {
 // (Caffe's Solver::Step). A loss that is NaN or infinite stops training
 // with an error naming the iteration, and nothing is snapshotted.
 func (s *Solver[T]) Step(iters int) (err error) {
-	defer recoverDevice(&err)
+	defer device.Recover(&err)
 	start, stop := s.iter, s.iter+iters
 	s.losses, s.smoothedLoss = s.losses[:0], 0
 	timer, lastIter := time.Now(), s.iter
@@ -524,8 +524,8 @@ func (s *Solver[T]) applyUpdate(display bool) error {
 		glog.Infof("Iteration %d, lr = %s", s.iter, num(rate))
 	}
 	var err error
-	if s.dev == nil {
-		err = applyUpdate[T](s, blob.HostView[T]{}, rate)
+	if !s.ctx.OnGPU() {
+		err = applyUpdate[T](s, device.HostView[T]{}, rate)
 	} else {
 		err = s.applyUpdateGPU(rate)
 	}
@@ -638,7 +638,7 @@ func (s *Solver[T]) snapshotFilename(ext string) string {
 // temporary file and renamed, so an interrupted snapshot never replaces a
 // good one with a broken one.
 func (s *Solver[T]) Snapshot() (model, state string, err error) {
-	defer recoverDevice(&err)
+	defer device.Recover(&err)
 	model = s.snapshotFilename(".caffemodel")
 	glog.Infof("Snapshotting to binary proto file %s", model)
 	if err := protoio.WriteProtoToBinaryFile(s.net.ToProto(s.param.GetSnapshotDiff()), model); err != nil {
@@ -699,19 +699,6 @@ func (s *Solver[T]) Restore(path string) error {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-// recoverDevice turns a device failure inside a blob operation into an
-// error.
-func recoverDevice(err *error) {
-	if r := recover(); r != nil {
-		var de *syncedmem.DeviceError
-		if e, ok := r.(error); ok && errors.As(e, &de) {
-			*err = de
-			return
-		}
-		panic(r)
-	}
 }
 
 // Close closes the test nets and the train net (see net.Net.Close).

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -59,7 +60,7 @@ func historyPerParam(typ string) int {
 // clip the gradients, then for each parameter normalise (iter_size),
 // regularise (weight decay) and turn the gradient into the update, left in
 // the diff for Net.Update. It is written once for both devices.
-func applyUpdate[T blob.Float, A any](s *Solver[T], v blob.View[T, A], rate float64) error {
+func applyUpdate[T blob.Float, A any](s *Solver[T], v device.View[T, A], rate float64) error {
 	s.clipGradients()
 	params := s.net.LearnableParams()
 	for id, p := range params {
@@ -75,7 +76,7 @@ func applyUpdate[T blob.Float, A any](s *Solver[T], v blob.View[T, A], rate floa
 
 // regularize adds the weight decay gradient: L2 adds decay*w, L1
 // decay*sign(w).
-func regularize[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id int, p *blob.Blob[T]) {
+func regularize[T blob.Float, A any](s *Solver[T], v device.View[T, A], id int, p *blob.Blob[T]) {
 	decay := T(s.param.GetWeightDecay() * s.net.ParamsWeightDecay()[id])
 	if decay == 0 {
 		return
@@ -92,7 +93,7 @@ func regularize[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id int, p 
 
 // computeUpdate turns parameter id's gradient into its update with the
 // solver's rule (Caffe's ComputeUpdateValue), local_rate = rate * lr_mult.
-func computeUpdate[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id int, p *blob.Blob[T], rate float64) {
+func computeUpdate[T blob.Float, A any](s *Solver[T], v device.View[T, A], id int, p *blob.Blob[T], rate float64) {
 	n := p.Count()
 	localRate := T(rate * float64(s.net.ParamsLR()[id]))
 	momentum := T(s.param.GetMomentum())
@@ -132,7 +133,7 @@ func computeUpdate[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id int,
 }
 
 // scaledByRMS sets diff = rate * g / (sqrt(h) + delta), using u as scratch.
-func scaledByRMS[T blob.Float, A any](v blob.View[T, A], n int, h A, delta T, diff, u A, rate T) {
+func scaledByRMS[T blob.Float, A any](v device.View[T, A], n int, h A, delta T, diff, u A, rate T) {
 	v.Powx(n, h, 0.5, u)
 	v.AddScalar(n, delta, u)
 	v.Div(n, diff, u, u)
@@ -142,7 +143,7 @@ func scaledByRMS[T blob.Float, A any](v blob.View[T, A], n int, h A, delta T, di
 // adaDelta is Zeiler's AdaDelta: h1 (gradients) and h2 (updates) are decayed
 // averages of squares; the update is g * sqrt(h2 + delta) / sqrt(h1 + delta),
 // then h2 takes the square of the update.
-func adaDelta[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id, n int, diff A, momentum, delta, rate T) {
+func adaDelta[T blob.Float, A any](s *Solver[T], v device.View[T, A], id, n int, diff A, momentum, delta, rate T) {
 	h1 := v.MutableData(s.history[id])
 	h2 := v.MutableData(s.history[id+len(s.net.LearnableParams())])
 	u, tmp := v.MutableData(s.update[id]), v.MutableData(s.temp[id])
@@ -161,7 +162,7 @@ func adaDelta[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id, n int, d
 
 // adam is Kingma and Ba's Adam with Caffe's bias correction
 // sqrt(1 - beta2^t) / (1 - beta1^t), t = iter + 1.
-func adam[T blob.Float, A any](s *Solver[T], v blob.View[T, A], id, n int, diff A, rate T) {
+func adam[T blob.Float, A any](s *Solver[T], v device.View[T, A], id, n int, diff A, rate T) {
 	beta1, beta2 := float64(s.param.GetMomentum()), float64(s.param.GetMomentum2())
 	t := float64(s.iter + 1)
 	correction := math.Sqrt(1-math.Pow(beta2, t)) / (1 - math.Pow(beta1, t))

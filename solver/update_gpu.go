@@ -1,19 +1,17 @@
 package solver
 
-import (
-	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/mathfn"
-)
+import "github.com/gocaffe/gocaffe/device"
 
-// applyUpdateGPU runs the update on the device, with a GPU engine kept
-// between iterations so that an update allocates nothing.
+// applyUpdateGPU runs the update on the device, with a view of the context
+// kept between iterations so that an update allocates nothing.
 func (s *Solver[T]) applyUpdateGPU(rate float64) error {
-	g, ok := s.gpu.(*mathfn.GPU[T])
-	if !ok {
-		ng := mathfn.NewGPU[T](s.dev)
-		g = &ng
-		s.gpu = g
+	if s.gpu == nil {
+		v, err := device.NewGPUView[T](s.ctx)
+		if err != nil {
+			return err
+		}
+		s.gpu = v
 	}
-	g.ResetErr()
-	return applyUpdate[T](s, blob.GPUView[T]{GPU: g}, rate)
+	s.gpu.ResetErr()
+	return applyUpdate[T](s, s.gpu, rate)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -44,9 +45,10 @@ func (f *netFlags) state(phase caffepb.Phase) *caffepb.NetState {
 	return st
 }
 
-// device resolves -gpu to a device, or nil for the CPU. gocaffe trains on
-// one GPU; a list of several is refused rather than silently using one.
-func (f *netFlags) device() (*cuda.Device, error) {
+// context resolves -gpu to the context of a device, or nil for the CPU.
+// gocaffe trains on one GPU; a list of several is refused rather than
+// silently using one.
+func (f *netFlags) context() (*device.Context, error) {
 	if f.gpu == "" {
 		return nil, nil
 	}
@@ -57,27 +59,27 @@ func (f *netFlags) device() (*cuda.Device, error) {
 	if len(ids) != 1 {
 		return nil, fmt.Errorf("-gpu %s: training on %d GPUs is not supported yet; give one device", f.gpu, len(ids))
 	}
-	d, err := cuda.GetDevice(ids[0])
+	ctx, err := device.Open(ids[0])
 	if err != nil {
 		return nil, err
 	}
 	glog.Infof("Using GPU %d", ids[0])
-	return d, nil
+	return ctx, nil
 }
 
-// solverDevice is Caffe's rule for train: -gpu wins; otherwise a solver in
+// solverContext is Caffe's rule for train: -gpu wins; otherwise a solver in
 // GPU mode (the default) uses its device_id. A binary built without CUDA
 // runs such a solver on the CPU, with a warning, rather than refusing the
 // files of every Caffe user; an explicit -gpu still fails there.
-func (f *netFlags) solverDevice(p *caffepb.SolverParameter) (*cuda.Device, error) {
+func (f *netFlags) solverContext(p *caffepb.SolverParameter) (*device.Context, error) {
 	if f.gpu != "" {
-		return f.device()
+		return f.context()
 	}
 	if p.GetSolverMode() != caffepb.SolverParameter_GPU {
 		glog.Infof("Use CPU.")
 		return nil, nil
 	}
-	d, err := cuda.GetDevice(int(p.GetDeviceId()))
+	ctx, err := device.Open(int(p.GetDeviceId()))
 	if errors.Is(err, cuda.ErrNoCUDA) {
 		glog.Warningf("solver_mode is GPU but gocaffe was built without CUDA support; training on the CPU")
 		return nil, nil
@@ -86,5 +88,5 @@ func (f *netFlags) solverDevice(p *caffepb.SolverParameter) (*cuda.Device, error
 		return nil, err
 	}
 	glog.Infof("Using GPU %d", p.GetDeviceId())
-	return d, nil
+	return ctx, nil
 }

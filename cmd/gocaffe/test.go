@@ -28,11 +28,11 @@ func runTest(args []string, stdout, stderr io.Writer) error {
 	if *iterations < 1 {
 		return fmt.Errorf("-iterations %d: want at least 1", *iterations)
 	}
-	dev, err := nf.device()
+	ctx, err := nf.context()
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase_TEST), Device: dev, Seed: 1701})
+	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase_TEST), Context: ctx, Seed: 1701})
 	if err != nil {
 		return err
 	}

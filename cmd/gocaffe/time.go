@@ -37,21 +37,16 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("-phase %q: want TRAIN or TEST", *phase)
 	}
-	dev, err := nf.device()
+	ctx, err := nf.context()
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase(ph)), Device: dev, Seed: 1701})
+	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase(ph)), Context: ctx, Seed: 1701})
 	if err != nil {
 		return err
 	}
 	defer n.Close()
-	sync := func() error {
-		if dev == nil {
-			return nil
-		}
-		return dev.Stream().Synchronize()
-	}
+	sync := ctx.Synchronize
 	glog.Infof("Performing Forward")
 	loss, err := n.Forward()
 	if err != nil {

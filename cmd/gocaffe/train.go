@@ -50,12 +50,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *iterations > 0 {
 		param.MaxIter = int32Ptr(int32(*iterations))
 	}
-	dev, err := nf.solverDevice(param)
+	ctx, err := nf.solverContext(param)
 	if err != nil {
 		return err
 	}
 	glog.Infof("Starting Optimization")
-	s, err := solver.New[float32](param, solver.Options{Device: dev, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level)})
+	s, err := solver.New[float32](param, solver.Options{Context: ctx, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level)})
 	if err != nil {
 		return fmt.Errorf("%s: %w", *solverFile, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -305,4 +306,6 @@ type Parity struct {
 	// Repeat runs forward and backward this many times (default 2), so that
 	// state carried between passes (running averages) is compared too.
 	Repeat int
+	// Context is the GPU layer's context (default: a new one on device 0).
+	Context *device.Context
 }

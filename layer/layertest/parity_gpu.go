@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/mathfn"
@@ -30,8 +31,13 @@ func CheckGPUParity[T layer.Float](t *testing.T, p Parity) {
 		p.Lo, p.Hi = -1, 1
 	}
 	dev := cudatest.Device(t)
+	ctx := p.Context
+	if ctx == nil {
+		ctx = device.New(dev)
+	}
+	dev = ctx.Device()
 	cpu, gpu := New[T](t, p.Layer), New[T](t, p.Layer)
-	gpu.LayerBase().SetDevice(dev)
+	gpu.LayerBase().SetContext(ctx)
 	cpu.LayerBase().SetRNG(mathfn.NewRNG(1))
 	gpu.LayerBase().SetRNG(mathfn.NewRNG(1))
 	var cpuBottom, gpuBottom []*blob.Blob[T]

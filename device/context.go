@@ -1,0 +1,174 @@
+// Package device holds what gocaffe keeps per device: the Context that
+// every layer, net and solver of that device receives, the View through
+// which arithmetic written once runs on either device, and Recover, the
+// bridge from a device failure inside a blob accessor back to an error.
+//
+// # Contexts
+//
+// A Context is one device's state: the *cuda.Device (none for the host),
+// the math kernels of its GPU views, the kernels of the layers, and the
+// limits that the layers' GPU halves size their workspaces by. A nil
+// *Context is the host's, which is what a layer, net or solver given no
+// context runs on. Make one Context per device and hand it to everything
+// that runs there:
+//
+//	ctx, err := device.Open(0)       // GPU 0; nil ctx (or device.New(nil)) is the CPU
+//	n, err := net.New[float32](p, net.Options{Context: ctx})
+//	s, err := solver.New[float32](sp, solver.Options{Context: ctx})
+//
+// As the device's compute stream and cuBLAS handle it stands for, a
+// Context is for one goroutine at a time (the data layers' prefetch
+// goroutines use streams of their own, not the context's).
+//
+// The cuDNN handle and the multi-GPU communicator, when they come, belong
+// here too: one per device, created on first use, bound to the compute
+// stream.
+package device
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/mathfn"
+)
+
+// DefaultConvWorkspaceElems is the default bound on the batched GPU
+// convolution's buffers, in elements: memory for speed, as the chunk of
+// images grows GEMMs grow and launches shrink, but beyond a few hundred MB
+// nothing is gained.
+const DefaultConvWorkspaceElems = 1 << 26
+
+// Context is the state of one device. The zero value is not usable; a nil
+// *Context is the host's.
+type Context struct {
+	dev *cuda.Device
+
+	convWorkspace int // elements; see SetConvWorkspaceElems
+
+	mathMu sync.Mutex
+	math   *mathfn.Kernels // loaded by the first GPU view
+
+	kernelMu sync.RWMutex
+	kernels  map[kernelKey]*cuda.Function
+}
+
+type kernelKey struct{ program, name string }
+
+var errHostContext = errors.New("device: the host context has no GPU")
+
+// New returns a new context for d, or a host context when d is nil.
+func New(d *cuda.Device) *Context {
+	return &Context{dev: d, convWorkspace: DefaultConvWorkspaceElems, kernels: map[kernelKey]*cuda.Function{}}
+}
+
+// Open returns a new context for GPU ordinal. In a build without CUDA the
+// error is cuda.ErrNoCUDA.
+func Open(ordinal int) (*Context, error) {
+	d, err := cuda.GetDevice(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	return New(d), nil
+}
+
+// Device returns the context's GPU, nil for the host.
+func (c *Context) Device() *cuda.Device {
+	if c == nil {
+		return nil
+	}
+	return c.dev
+}
+
+// OnGPU reports whether the context is a GPU's.
+func (c *Context) OnGPU() bool { return c.Device() != nil }
+
+// String names the context's device, as Caffe's log does: "GPU 0" or "CPU".
+func (c *Context) String() string {
+	if !c.OnGPU() {
+		return "CPU"
+	}
+	return fmt.Sprintf("GPU %d", c.dev.Ordinal())
+}
+
+// Stream returns the device's compute stream, on which the layers' kernels
+// and the math run; nil for the host.
+func (c *Context) Stream() *cuda.Stream {
+	if !c.OnGPU() {
+		return nil
+	}
+	return c.dev.Stream()
+}
+
+// Synchronize waits until the work queued on the compute stream has
+// finished; on the host there is none.
+func (c *Context) Synchronize() error {
+	if !c.OnGPU() {
+		return nil
+	}
+	return c.dev.Stream().Synchronize()
+}
+
+// ConvWorkspaceElems returns the bound, in elements, on the buffers the
+// batched GPU convolution sizes its chunks of images by.
+func (c *Context) ConvWorkspaceElems() int {
+	if c == nil {
+		return DefaultConvWorkspaceElems
+	}
+	return c.convWorkspace
+}
+
+// SetConvWorkspaceElems sets the bound ConvWorkspaceElems returns (n >= 1);
+// layers set up afterwards use it. Tests use a small one to force several
+// chunks.
+func (c *Context) SetConvWorkspaceElems(n int) { c.convWorkspace = max(n, 1) }
+
+// mathKernels returns the math kernels of the context's device, loading
+// them on first use. A failure is not kept: the next call tries again.
+func (c *Context) mathKernels() (*mathfn.Kernels, error) {
+	c.mathMu.Lock()
+	defer c.mathMu.Unlock()
+	if c.math == nil {
+		k, err := mathfn.LoadKernels(c.dev)
+		if err != nil {
+			return nil, err
+		}
+		c.math = k
+	}
+	return c.math, nil
+}
+
+// Kernel returns kernel name of program for the context's device,
+// compiling source(program) when the context first needs the program (the
+// compiled module is cached further by the device and on disk; see
+// cuda.Device.Compile). A package with kernels of its own (the layers)
+// keeps them this way, per device, with no state of its own. source must
+// give the same text for the same program every time.
+func (c *Context) Kernel(program, name string, source func(program string) (string, error)) (*cuda.Function, error) {
+	if !c.OnGPU() {
+		return nil, errHostContext
+	}
+	key := kernelKey{program, name}
+	c.kernelMu.RLock()
+	f, ok := c.kernels[key]
+	c.kernelMu.RUnlock()
+	if ok {
+		return f, nil
+	}
+	src, err := source(program)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := c.dev.Compile(program, src)
+	if err != nil {
+		return nil, err
+	}
+	if f, err = mod.Function(name); err != nil {
+		return nil, err
+	}
+	c.kernelMu.Lock()
+	c.kernels[key] = f
+	c.kernelMu.Unlock()
+	return f, nil
+}
