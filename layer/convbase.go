@@ -39,49 +39,6 @@ type convBase[T Float] struct {
 	outShape, topShape         []int // reused by every Reshape
 	col                        *blob.Blob[T]
 	biasMultiplier             *blob.Blob[T]
-	batch                      convBatch[T]
-}
-
-// convBatch holds the buffers of the batched GPU convolution
-// (convolution_cuda.go), which handles chunks of images with one GEMM per
-// group instead of one small GEMM per image.
-type convBatch[T Float] struct {
-	chunk int           // images per chunk; 0: the per-image path is used
-	col   *blob.Blob[T] // im2col of a chunk, columns image by image
-	wide  *blob.Blob[T] // a chunk's outputs or output diffs as [m][nb][hw]
-	ones  *blob.Blob[T] // nb*hw ones, for the bias gradient
-}
-
-// reshapeBatch sizes the batched GPU convolution's buffers; their memory is
-// only allocated when the GPU path first touches them. The CPU, the N-D
-// geometries and Deconvolution use the per-image path.
-func (l *convBase[T]) reshapeBatch() error {
-	l.batch.chunk = 0
-	if !l.ctx.OnGPU() || l.reverse || !l.geo.Batchable() {
-		return nil
-	}
-	perImage := max(l.kernelDim*l.group, l.convOutChannels) * l.convOutSpatial
-	l.batch.chunk = max(1, min(l.num, l.ctx.ConvWorkspaceElems()/perImage))
-	for _, b := range []**blob.Blob[T]{&l.batch.col, &l.batch.wide} {
-		if *b == nil {
-			nb, err := l.NewBlob()
-			if err != nil {
-				return err
-			}
-			*b = nb
-		}
-	}
-	cols := l.batch.chunk * l.convOutSpatial
-	if err := l.batch.col.Reshape([]int{l.kernelDim * l.group, cols}); err != nil {
-		return err
-	}
-	if err := l.batch.wide.Reshape([]int{l.convOutChannels, cols}); err != nil {
-		return err
-	}
-	if l.biasTerm {
-		return l.ensureOnes(&l.batch.ones, cols)
-	}
-	return nil
 }
 
 // perAxis expands one of Caffe's repeated per-axis fields: given once it
@@ -284,7 +241,7 @@ func (l *convBase[T]) reshape(bottom, top []*blob.Blob[T]) error {
 			return err
 		}
 	}
-	return l.reshapeBatch()
+	return nil
 }
 
 func prodInts(v []int) int {

@@ -8,17 +8,73 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 )
 
-// ForwardGPU convolves on the device: chunks of images through one batched
-// im2col and one GEMM per group (2-D geometries), or image by image.
-func (l *Convolution[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("Convolution", newConvolutionGPU[float32], newConvolutionGPU[float64]) }
+
+// convolutionGPU is Convolution's GPU half: chunks of images through one
+// batched im2col and one GEMM per group (2-D geometries), or image by image
+// through the arithmetic the CPU half shares (convbase.go).
+type convolutionGPU[T Float] struct {
+	*Convolution[T]
+	batch convBatch[T]
+}
+
+func newConvolutionGPU[T Float](l *Convolution[T]) Engine[T] {
+	return &convolutionGPU[T]{Convolution: l}
+}
+
+// convBatch holds the buffers of the batched GPU convolution, which handles
+// chunks of images with one GEMM per group instead of one small GEMM per
+// image.
+type convBatch[T Float] struct {
+	chunk int           // images per chunk; 0: the per-image path is used
+	col   *blob.Blob[T] // im2col of a chunk, columns image by image
+	wide  *blob.Blob[T] // a chunk's outputs or output diffs as [m][nb][hw]
+	ones  *blob.Blob[T] // nb*hw ones, for the bias gradient
+}
+
+// Reshaped sizes the batched convolution's buffers, within the context's
+// workspace bound, after the layer's Reshape; their memory is only
+// allocated when a pass first touches them. N-D geometries use the
+// per-image path.
+func (l *convolutionGPU[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
+	l.batch.chunk = 0
+	if !l.geo.Batchable() {
+		return nil
+	}
+	perImage := max(l.kernelDim*l.group, l.convOutChannels) * l.convOutSpatial
+	l.batch.chunk = max(1, min(l.num, l.ctx.ConvWorkspaceElems()/perImage))
+	for _, b := range []**blob.Blob[T]{&l.batch.col, &l.batch.wide} {
+		if *b == nil {
+			nb, err := l.NewBlob()
+			if err != nil {
+				return err
+			}
+			*b = nb
+		}
+	}
+	cols := l.batch.chunk * l.convOutSpatial
+	if err := l.batch.col.Reshape([]int{l.kernelDim * l.group, cols}); err != nil {
+		return err
+	}
+	if err := l.batch.wide.Reshape([]int{l.convOutChannels, cols}); err != nil {
+		return err
+	}
+	if l.biasTerm {
+		return l.ensureOnes(&l.batch.ones, cols)
+	}
+	return nil
+}
+
+// Forward convolves on the device.
+func (l *convolutionGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if l.batch.chunk > 0 {
 		return l.forwardBatched(l.gpu(), bottom, top)
 	}
 	return convForward[T](&l.convBase, l.gpu(), bottom, top)
 }
 
-// BackwardGPU computes the gradients on the device.
-func (l *Convolution[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the gradients on the device.
+func (l *convolutionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if l.batch.chunk > 0 {
 		return l.backwardBatched(l.gpu(), top, propagateDown, bottom)
 	}
@@ -28,7 +84,7 @@ func (l *Convolution[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, 
 // forwardBatched: per chunk of nb images, col = im2col of all of them
 // (columns image by image), wide_g = W_g * col_g for each group, and the
 // tops get wide, rearranged to [nb][m][hw], plus the bias.
-func (l *convBase[T]) forwardBatched(g *device.GPUView[T], bottom, top []*blob.Blob[T]) error {
+func (l *convolutionGPU[T]) forwardBatched(g *device.GPUView[T], bottom, top []*blob.Blob[T]) error {
 	weights := g.Data(l.blobs[0])
 	var bias cuda.DevicePtr
 	if l.biasTerm {
@@ -59,7 +115,7 @@ func (l *convBase[T]) forwardBatched(g *device.GPUView[T], bottom, top []*blob.B
 // the bias gradient (one GEMV), the weight gradient (one GEMM per group
 // against the chunk's im2col) and the column gradient (one GEMM per group),
 // which one batched col2im sums into the bottom diffs.
-func (l *convBase[T]) backwardBatched(g *device.GPUView[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *convolutionGPU[T]) backwardBatched(g *device.GPUView[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	needW, needB := l.ParamPropagateDown(0), l.biasTerm && l.ParamPropagateDown(1)
 	for i := range top {
 		if !needW && !needB && !propagateDown[i] {
@@ -75,7 +131,7 @@ func (l *convBase[T]) backwardBatched(g *device.GPUView[T], top []*blob.Blob[T],
 	return g.Err()
 }
 
-func (l *convBase[T]) backwardChunk(g *device.GPUView[T], top, bottom *blob.Blob[T], n0, nb int, needW, needB, needX bool) error {
+func (l *convolutionGPU[T]) backwardChunk(g *device.GPUView[T], top, bottom *blob.Blob[T], n0, nb int, needW, needB, needX bool) error {
 	col, wide := g.MutableData(l.batch.col), g.MutableData(l.batch.wide)
 	mg, cols := l.convOutChannels/l.group, nb*l.convOutSpatial
 	if err := l.toWide(g, g.Offset(g.Diff(top), n0*l.topDim), nb, wide); err != nil {

@@ -15,21 +15,83 @@
 // sequence Caffe's Layer base class enforces is written once, for every
 // layer. Errors they return name the layer and its type.
 //
-// # CPU and GPU
+// # Devices and engines
 //
-// Every layer has a CPU half (ForwardCPU, BackwardCPU). A layer with a GPU
-// half also implements GPULayer, in its _cuda.go file (built with the
-// `cuda` tag). A layer runs on the GPU when its Base has a device (SetDevice)
-// and it implements GPULayer; a layer without a GPU half still runs in GPU
-// mode through its CPU half, and the blobs' SyncedMemory moves the data.
-// Layers whose two halves differ only in which device does the arithmetic
-// (convolution, inner product) write it once against a device view
-// (mathfn.Engine plus blob accessors) and call it from both halves.
+// A layer runs on the device context of its Base (SetContext; nil, the
+// default, is the host), which a net hands to each of its layers. Its
+// compute is an Engine, a strategy SetUp chooses for that context from the
+// engines registered for its type and the engine field of its parameter
+// (convolution_param.engine, pooling_param.engine, ...), as Caffe's layer
+// factory does:
+//
+//   - on the host every layer runs its own CPU half, ForwardCPU and
+//     BackwardCPU, which every layer has (Caffe's Forward_cpu);
+//   - on a GPU, DEFAULT takes the best registered engine that accepts the
+//     layer (cuDNN's, then gocaffe's own GPU half), CAFFE takes gocaffe's
+//     GPU half, and CUDNN takes cuDNN's: asking for it where gocaffe has
+//     none for the type is an error, as in a Caffe built without cuDNN,
+//     and so is a layer it refuses, unless its EngineSpec falls back;
+//   - a type with no GPU engine runs its CPU half on a GPU too, and the
+//     blobs' SyncedMemory moves the data, as Caffe's Forward_gpu falls back
+//     to Forward_cpu.
+//
+// RegisterEngine adds an engine; its EngineSpec says which type and engine
+// it is and, through Accepts, which parameters it can take (cuDNN's
+// convolution takes no dilation). Arithmetic that is the same on both
+// devices (convolution, inner product) is written once against a
+// device.View and called with device.HostView from the CPU half and with
+// the layer's GPU view from the GPU half.
 //
 // # Writing a layer
 //
-// Embed Base (or LossBase for a loss layer), implement Layer, and Register
-// a constructor for each element type; see relu.go for a small example.
+// A layer type is one file with its parameters, shapes and CPU half, and,
+// where the GPU has work to do, one <name>_gpu.go file with its GPU half
+// and its kernels in kernels/<name>.cu. It keeps no package-level state:
+// kernels are compiled and cached by the layer's device context. An
+// element-wise layer, y = -x:
+//
+//	// negate.go
+//	func init() { register("Negate", newNegate[float32], newNegate[float64]) }
+//
+//	type Negate[T Float] struct{ neuron[T] } // neuron: one bottom, one top shaped like it
+//
+//	func newNegate[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+//		l := &Negate[T]{}
+//		if err := l.Init(p); err != nil {
+//			return nil, err
+//		}
+//		return l, nil
+//	}
+//	func (*Negate[T]) Type() string { return "Negate" }
+//	func (l *Negate[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+//		x, y := bottom[0].CPUData(), top[0].MutableCPUData()
+//		for i, v := range x {
+//			y[i] = -v
+//		}
+//		return nil
+//	}
+//	// BackwardCPU likewise.
+//
+//	// negate_gpu.go: the GPU half, an Engine registered for the type.
+//	func init() { registerGPU("Negate", newNegateGPU[float32], newNegateGPU[float64]) }
+//
+//	type negateGPU[T Float] struct{ *Negate[T] } // the layer's fields and Base, promoted
+//
+//	func newNegateGPU[T Float](l *Negate[T]) Engine[T] { return negateGPU[T]{l} }
+//
+//	func (l negateGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+//		g, n := l.gpu(), bottom[0].Count() // the layer's view of its GPU context
+//		var a cuda.Args
+//		a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
+//		return launch[T](l.ctx, "negate.cu", "negate_forward", n, &a) // kernels/negate.cu
+//	}
+//	// Backward likewise.
+//
+// A GPU half that is the shared arithmetic calls it with l.gpu() (see
+// innerproduct_gpu.go); one with buffers of its own sizes them in Reshaped
+// (EngineReshaper; see convolution_gpu.go). Layers of other packages are
+// written the same way with the exported names: Register, RegisterEngine,
+// Base.Context, device.NewGPUView and device.Context.Kernel.
 package layer
 
 import (
@@ -140,6 +202,9 @@ type Base[T Float] struct {
 	loss               []T
 	ctx                *device.Context    // nil: the host
 	view               *device.GPUView[T] // the layer's own view of a GPU context, made once
+	engine             Engine[T]          // chosen by SetUp for ctx (engine.go)
+	reshaper           EngineReshaper[T]  // engine, if it has buffers of its own
+	engineOnGPU        bool               // engine computes through view
 	rng                *rand.Rand
 	src                *rand.PCG // rng's source, kept so Reseed allocates nothing
 }
@@ -213,7 +278,7 @@ func (b *Base[T]) Context() *device.Context { return b.ctx }
 // hands every layer its own context.
 func (b *Base[T]) SetContext(c *device.Context) {
 	b.ctx = c
-	b.view = nil
+	b.view, b.engine, b.reshaper, b.engineOnGPU = nil, nil, nil, false
 	for _, bl := range b.blobs {
 		bl.SetDevice(c.Device())
 	}
@@ -312,7 +377,10 @@ func SetUp[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (err error) {
 	if err := l.LayerSetUp(bottom, top); err != nil {
 		return errorf(l, err)
 	}
-	if err := l.Reshape(bottom, top); err != nil {
+	if err := chooseEngine(l); err != nil {
+		return errorf(l, err)
+	}
+	if err := reshape(l, bottom, top); err != nil {
 		return errorf(l, err)
 	}
 	if err := setLossWeights(l, top); err != nil {
@@ -362,21 +430,20 @@ func setLossWeights[T Float](l Layer[T], top []*blob.Blob[T]) error {
 // loss weight * sum(top data).
 func Forward[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (loss T, err error) {
 	defer recoverDevice(l, &err)
-	if err := l.Reshape(bottom, top); err != nil {
-		return 0, errorf(l, err)
-	}
 	b := l.LayerBase()
-	if g, ok := l.(GPULayer[T]); ok && b.ctx.OnGPU() {
-		if err := b.makeView(); err != nil {
+	if b.engine == nil { // not set up on this context
+		if err := chooseEngine(l); err != nil {
 			return 0, errorf(l, err)
 		}
-		if err := g.ForwardGPU(bottom, top); err != nil {
-			return 0, errorf(l, err)
-		}
-		return gpuLoss(b, top)
 	}
-	if err := l.ForwardCPU(bottom, top); err != nil {
+	if err := reshape(l, bottom, top); err != nil {
 		return 0, errorf(l, err)
+	}
+	if err := b.engine.Forward(bottom, top); err != nil {
+		return 0, errorf(l, err)
+	}
+	if b.engineOnGPU {
+		return gpuLoss(b, top)
 	}
 	for i, t := range top {
 		if b.Loss(i) != 0 {
@@ -392,16 +459,25 @@ func Backward[T Float](l Layer[T], top []*blob.Blob[T], propagateDown []bool, bo
 	if len(propagateDown) != len(bottom) {
 		return errorf(l, fmt.Errorf("Backward: %d propagate_down flags for %d bottoms", len(propagateDown), len(bottom)))
 	}
-	if g, ok := l.(GPULayer[T]); ok && l.LayerBase().ctx.OnGPU() {
-		if err := l.LayerBase().makeView(); err != nil {
+	b := l.LayerBase()
+	if b.engine == nil { // not set up on this context
+		if err := chooseEngine(l); err != nil {
 			return errorf(l, err)
 		}
-		err = g.BackwardGPU(top, propagateDown, bottom)
-	} else {
-		err = l.BackwardCPU(top, propagateDown, bottom)
 	}
-	if err != nil {
+	if err := b.engine.Backward(top, propagateDown, bottom); err != nil {
 		return errorf(l, err)
+	}
+	return nil
+}
+
+// reshape runs the layer's Reshape, then its engine's.
+func reshape[T Float](l Layer[T], bottom, top []*blob.Blob[T]) error {
+	if err := l.Reshape(bottom, top); err != nil {
+		return err
+	}
+	if r := l.LayerBase().reshaper; r != nil {
+		return r.Reshaped(bottom, top)
 	}
 	return nil
 }

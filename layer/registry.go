@@ -20,8 +20,9 @@ type constructors struct {
 
 var registry = struct {
 	sync.RWMutex
-	m map[string]constructors
-}{m: map[string]constructors{}}
+	m       map[string]constructors
+	engines map[engineKey]*engineEntry
+}{m: map[string]constructors{}, engines: map[engineKey]*engineEntry{}}
 
 // Register makes a layer type available to New (and so to nets) under typ,
 // the string of LayerParameter.type. Users register their own layer types

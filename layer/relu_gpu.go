@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU computes the activation on the device.
-func (l *ReLU[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("ReLU", newReLUGPU[float32], newReLUGPU[float64]) }
+
+// reluGPU is ReLU's GPU half (kernels/relu.cu).
+type reluGPU[T Float] struct{ *ReLU[T] }
+
+func newReLUGPU[T Float](l *ReLU[T]) Engine[T] { return reluGPU[T]{l} }
+
+// Forward computes the activation on the device.
+func (l reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -14,8 +21,8 @@ func (l *ReLU[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "relu.cu", "relu_forward", n, &a)
 }
 
-// BackwardGPU computes the bottom's gradient on the device.
-func (l *ReLU[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the bottom's gradient on the device.
+func (l reluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

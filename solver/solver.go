@@ -67,14 +67,14 @@ type Solver[T blob.Float] struct {
 	iter, currentStep int
 	losses            []T
 	smoothedLoss      T
-	history           []*blob.Blob[T] // historyPerParam runs of one blob per learnable param
+	history           []*blob.Blob[T] // updater.histories() runs of one blob per learnable param
 	update, temp      []*blob.Blob[T] // scratch, one per learnable param
 	seed              uint64
 	seeded            bool
 
 	action    func() Action
 	earlyExit bool
-	gpu       *device.GPUView[T] // the update's view of a GPU context, made once (update_gpu.go)
+	updater   updater[T] // the update rule on the solver's device (update.go)
 }
 
 // NewFromFile reads a solver prototxt and builds the solver.
@@ -119,6 +119,9 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 		return nil, err
 	}
 	if err := s.initTestNets(opts); err != nil {
+		return nil, err
+	}
+	if s.updater, err = newUpdater(s); err != nil {
 		return nil, err
 	}
 	if err := s.initHistory(); err != nil {
@@ -292,7 +295,7 @@ func (s *Solver[T]) initHistory() error {
 		}
 		return b, nil
 	}
-	for range historyPerParam(s.typ) {
+	for range s.updater.histories() {
 		for _, p := range params {
 			h, err := newLike(p)
 			if err != nil {
@@ -523,13 +526,7 @@ func (s *Solver[T]) applyUpdate(display bool) error {
 	if display {
 		glog.Infof("Iteration %d, lr = %s", s.iter, num(rate))
 	}
-	var err error
-	if !s.ctx.OnGPU() {
-		err = applyUpdate[T](s, device.HostView[T]{}, rate)
-	} else {
-		err = s.applyUpdateGPU(rate)
-	}
-	if err != nil {
+	if err := s.updater.apply(s, rate); err != nil {
 		return err
 	}
 	return s.net.Update()

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -46,32 +47,117 @@ func solverType(p *caffepb.SolverParameter) (string, error) {
 	return typ, nil
 }
 
-// historyPerParam is how many history blobs each parameter has: AdaDelta
-// and Adam keep two (they are stored as two consecutive runs in the
-// .solverstate, as Caffe does).
-func historyPerParam(typ string) int {
-	if typ == "AdaDelta" || typ == "Adam" {
-		return 2
-	}
-	return 1
+// updater applies the solver's update rule on the solver's device: made at
+// New for its context, with the device's view, so that an iteration
+// allocates nothing and decides nothing.
+type updater[T blob.Float] interface {
+	// histories is how many history blobs each parameter has.
+	histories() int
+	// apply is Caffe's ApplyUpdate after the learning rate is known: clip
+	// the gradients, then for each parameter normalise (iter_size),
+	// regularise (weight decay) and turn the gradient into the update,
+	// left in the diff for Net.Update.
+	apply(s *Solver[T], rate float64) error
 }
 
-// applyUpdate is Caffe's ApplyUpdate after the learning rate is known:
-// clip the gradients, then for each parameter normalise (iter_size),
-// regularise (weight decay) and turn the gradient into the update, left in
-// the diff for Net.Update. It is written once for both devices.
-func applyUpdate[T blob.Float, A any](s *Solver[T], v device.View[T, A], rate float64) error {
+// newUpdater makes the updater of the solver's type on its context.
+func newUpdater[T blob.Float](s *Solver[T]) (updater[T], error) {
+	if !s.ctx.OnGPU() {
+		return &viewUpdater[T, []T]{v: device.HostView[T]{}, rule: ruleFor[T, []T](s.typ)}, nil
+	}
+	v, err := device.NewGPUView[T](s.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &viewUpdater[T, cuda.DevicePtr]{v: v, rule: ruleFor[T, cuda.DevicePtr](s.typ)}, nil
+}
+
+// rule is one solver type's update rule (Caffe's ComputeUpdateValue),
+// written once for both devices against the view of a paramUpdate.
+type rule[T blob.Float, A any] interface {
+	// histories is how many history blobs each parameter has: AdaDelta
+	// and Adam keep two (stored as two consecutive runs in the
+	// .solverstate, as Caffe does).
+	histories() int
+	// update turns the gradient in u.diff into the update, left in u.diff.
+	update(u *paramUpdate[T, A])
+}
+
+// paramUpdate is one learnable parameter's update, as a rule sees it.
+type paramUpdate[T blob.Float, A any] struct {
+	s    *Solver[T]
+	v    device.View[T, A]
+	id   int // the parameter's index in Net.LearnableParams
+	n    int // its element count
+	diff A   // its gradient, then its update
+	rate T   // the local rate: the learning rate times the parameter's lr_mult
+}
+
+// history returns the parameter's history blob k (0, or 1 for the rules
+// that keep two).
+func (u *paramUpdate[T, A]) history(k int) *blob.Blob[T] {
+	return u.s.history[u.id+k*len(u.s.net.LearnableParams())]
+}
+
+// viewUpdater is the updater of a device whose arrays are A.
+type viewUpdater[T blob.Float, A any] struct {
+	v    device.View[T, A]
+	rule rule[T, A]
+	u    paramUpdate[T, A] // reused for every parameter
+}
+
+func (up *viewUpdater[T, A]) histories() int { return up.rule.histories() }
+
+func (up *viewUpdater[T, A]) apply(s *Solver[T], rate float64) error {
+	v := up.v
+	v.ResetErr()
 	s.clipGradients()
-	params := s.net.LearnableParams()
-	for id, p := range params {
+	for id, p := range s.net.LearnableParams() {
 		n := p.Count()
 		if size := s.param.GetIterSize(); size > 1 {
 			v.Scal(n, T(1/float64(size)), v.MutableDiff(p))
 		}
 		regularize(s, v, id, p)
-		computeUpdate(s, v, id, p, rate)
+		up.u = paramUpdate[T, A]{s: s, v: v, id: id, n: n, rate: T(rate * float64(s.net.ParamsLR()[id]))}
+		up.u.diff = v.MutableDiff(p)
+		up.rule.update(&up.u)
 	}
 	return v.Err()
+}
+
+// ruleFor returns the rule of solver type typ (one solverType accepts).
+func ruleFor[T blob.Float, A any](typ string) rule[T, A] {
+	switch typ {
+	case "SGD":
+		return sgd[T, A]{}
+	}
+	return legacyRule[T, A]{typ}
+}
+
+// sgd is stochastic gradient descent with momentum: h = momentum*h +
+// local_rate*g, and the update is h.
+type sgd[T blob.Float, A any] struct{}
+
+func (sgd[T, A]) histories() int { return 1 }
+
+func (sgd[T, A]) update(u *paramUpdate[T, A]) {
+	v, h := u.v, u.history(0)
+	v.Axpby(u.n, u.rate, u.diff, T(u.s.param.GetMomentum()), v.MutableData(h))
+	v.Copy(u.n, v.Data(h), u.diff)
+}
+
+// legacyRule runs the rules not yet moved to a type of their own.
+type legacyRule[T blob.Float, A any] struct{ typ string }
+
+func (r legacyRule[T, A]) histories() int {
+	if r.typ == "AdaDelta" || r.typ == "Adam" {
+		return 2
+	}
+	return 1
+}
+
+func (r legacyRule[T, A]) update(u *paramUpdate[T, A]) {
+	computeUpdate(u.s, r.typ, u.v, u.id, u.n, u.diff, u.rate)
 }
 
 // regularize adds the weight decay gradient: L2 adds decay*w, L1
@@ -93,18 +179,11 @@ func regularize[T blob.Float, A any](s *Solver[T], v device.View[T, A], id int, 
 
 // computeUpdate turns parameter id's gradient into its update with the
 // solver's rule (Caffe's ComputeUpdateValue), local_rate = rate * lr_mult.
-func computeUpdate[T blob.Float, A any](s *Solver[T], v device.View[T, A], id int, p *blob.Blob[T], rate float64) {
-	n := p.Count()
-	localRate := T(rate * float64(s.net.ParamsLR()[id]))
+func computeUpdate[T blob.Float, A any](s *Solver[T], typ string, v device.View[T, A], id, n int, diff A, localRate T) {
 	momentum := T(s.param.GetMomentum())
 	delta := T(s.param.GetDelta())
 	h := s.history[id]
-	diff := v.MutableDiff(p)
-	switch s.typ {
-	case "SGD":
-		// h = momentum*h + local_rate*g; the update is h.
-		v.Axpby(n, localRate, diff, momentum, v.MutableData(h))
-		v.Copy(n, v.Data(h), diff)
+	switch typ {
 	case "Nesterov":
 		// Step back along the old momentum, then over-step along the new.
 		prev := v.MutableData(s.update[id])

@@ -1,0 +1,260 @@
+package layer
+
+import (
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// Engine computes a layer's passes on one device: the strategy SetUp
+// chooses for the layer (see "Engines" in the package documentation). A
+// layer type keeps its parameters and shapes; its engines hold the compute.
+type Engine[T Float] interface {
+	// Forward computes the tops from the bottoms (as Layer.ForwardCPU).
+	Forward(bottom, top []*blob.Blob[T]) error
+	// Backward computes the gradients (as Layer.BackwardCPU).
+	Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error
+}
+
+// EngineReshaper is implemented by engines with state of their own that
+// depends on the shapes (a batched convolution's buffers, a cuDNN
+// descriptor): Reshaped runs after the layer's Reshape, at SetUp and before
+// every forward pass. (The name differs from Reshape so that an engine that
+// embeds its layer does not take the layer's Reshape for its own.)
+type EngineReshaper[T Float] interface {
+	Reshaped(bottom, top []*blob.Blob[T]) error
+}
+
+// EngineName is the value of the engine fields of Caffe's layer parameters
+// (convolution_param.engine, pooling_param.engine, ...): the same numbers
+// for every one of them.
+type EngineName int32
+
+// The engines, as Caffe names them.
+const (
+	EngineDefault EngineName = 0 // DEFAULT: the best engine that takes the layer
+	EngineCaffe   EngineName = 1 // CAFFE: gocaffe's own code
+	EngineCuDNN   EngineName = 2 // CUDNN: NVIDIA's cuDNN
+)
+
+func (e EngineName) String() string {
+	switch e {
+	case EngineDefault:
+		return "DEFAULT"
+	case EngineCaffe:
+		return "CAFFE"
+	case EngineCuDNN:
+		return "CUDNN"
+	}
+	return fmt.Sprintf("EngineName(%d)", int32(e))
+}
+
+// EngineSpec describes a registered engine. Registered engines run on a GPU
+// context; on the host every layer runs its own CPU half (ForwardCPU and
+// BackwardCPU), Caffe's engine on the host.
+type EngineSpec struct {
+	// Type is the layer type the engine computes, e.g. "Convolution".
+	Type string
+	// Engine is EngineCaffe (gocaffe's own GPU half) or EngineCuDNN.
+	Engine EngineName
+	// Accepts, if not nil, says whether the engine can run a layer of
+	// parameter p on ctx: nil if it can, or an error saying why not (Caffe's
+	// cuDNN convolution takes no dilation). It must only read p.
+	Accepts func(p *caffepb.LayerParameter, ctx *device.Context) error
+	// Fallback, for an engine asked for by name that does not accept the
+	// layer: true uses Caffe's engine instead, with one line in the log
+	// (as Caffe's cuDNN pooling does for several tops); false is an error
+	// (as Caffe's cuDNN convolution does for dilation).
+	Fallback bool
+}
+
+// EngineConstructor makes the engine of layer l, of the spec's type, on
+// its context. It runs at SetUp, after the layer's LayerSetUp, so the
+// layer's parameters are read; the layer's GPU view (Base.gpu) is made.
+type EngineConstructor[T Float] func(l Layer[T], ctx *device.Context) (Engine[T], error)
+
+type engineEntry struct {
+	spec EngineSpec
+	f32  EngineConstructor[float32]
+	f64  EngineConstructor[float64]
+}
+
+func (e *engineEntry) accepts(p *caffepb.LayerParameter, ctx *device.Context) error {
+	if e.spec.Accepts == nil {
+		return nil
+	}
+	return e.spec.Accepts(p, ctx)
+}
+
+// RegisterEngine adds an engine for a layer type, which need not be
+// registered yet. Each type has at most one engine of each name.
+func RegisterEngine(spec EngineSpec, f32 EngineConstructor[float32], f64 EngineConstructor[float64]) error {
+	if spec.Type == "" || f32 == nil || f64 == nil {
+		return fmt.Errorf("layer: RegisterEngine(%q) needs a type name and both constructors", spec.Type)
+	}
+	if spec.Engine != EngineCaffe && spec.Engine != EngineCuDNN {
+		return fmt.Errorf("layer: RegisterEngine(%q): engine %v, want CAFFE or CUDNN", spec.Type, spec.Engine)
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	key := engineKey{spec.Type, spec.Engine}
+	if _, dup := registry.engines[key]; dup {
+		return fmt.Errorf("layer: engine %v of type %q is already registered", spec.Engine, spec.Type)
+	}
+	registry.engines[key] = &engineEntry{spec, f32, f64}
+	return nil
+}
+
+// registerGPU registers gocaffe's own GPU half of a built-in layer type:
+// new32 and new64 make it from a layer of the type. It is the one line a
+// layer's _gpu.go file adds:
+//
+//	func init() { registerGPU("ReLU", newReLUGPU[float32], newReLUGPU[float64]) }
+func registerGPU[L32 Layer[float32], L64 Layer[float64]](typ string, new32 func(L32) Engine[float32], new64 func(L64) Engine[float64]) {
+	err := RegisterEngine(EngineSpec{Type: typ, Engine: EngineCaffe},
+		func(l Layer[float32], _ *device.Context) (Engine[float32], error) { return new32(l.(L32)), nil },
+		func(l Layer[float64], _ *device.Context) (Engine[float64], error) { return new64(l.(L64)), nil })
+	if err != nil {
+		panic(err)
+	}
+}
+
+type engineKey struct {
+	typ    string
+	engine EngineName
+}
+
+func lookupEngine(typ string, e EngineName) *engineEntry {
+	registry.RLock()
+	defer registry.RUnlock()
+	return registry.engines[engineKey{typ, e}]
+}
+
+// engineField returns the engine a layer's parameter asks for, from the
+// field Caffe's layer factory reads for its type; DEFAULT for the types
+// that have none.
+func engineField(p *caffepb.LayerParameter) EngineName {
+	switch p.GetType() {
+	case "Convolution", "Deconvolution":
+		return EngineName(p.GetConvolutionParam().GetEngine())
+	case "Pooling":
+		return EngineName(p.GetPoolingParam().GetEngine())
+	case "LRN":
+		return EngineName(p.GetLrnParam().GetEngine())
+	case "ReLU":
+		return EngineName(p.GetReluParam().GetEngine())
+	case "Sigmoid":
+		return EngineName(p.GetSigmoidParam().GetEngine())
+	case "Softmax":
+		return EngineName(p.GetSoftmaxParam().GetEngine())
+	case "TanH":
+		return EngineName(p.GetTanhParam().GetEngine())
+	}
+	return EngineDefault
+}
+
+// pickEngine applies Caffe's layer factory rules to the registered engines
+// of p's type, for a layer on a GPU (onGPU) or on the host. nil means the
+// layer's own CPU half. DEFAULT takes the best engine that accepts the
+// layer (cuDNN, then Caffe's GPU half, then the CPU half), CAFFE takes
+// gocaffe's own, and CUDNN takes cuDNN's: where there is none for the type
+// (gocaffe without cuDNN, as Caffe built without it) that is an error, as
+// is a layer it does not accept, unless its spec falls back. On the host a
+// layer asked for as CUDNN runs its CPU half, as Caffe's cuDNN layers run
+// their Caffe parent's in CPU mode.
+func pickEngine(p *caffepb.LayerParameter, ctx *device.Context, onGPU bool) (*engineEntry, error) {
+	typ := p.GetType()
+	caffe, cudnn := lookupEngine(typ, EngineCaffe), lookupEngine(typ, EngineCuDNN)
+	gpuCaffe := func() *engineEntry {
+		if onGPU && caffe != nil && caffe.accepts(p, ctx) == nil {
+			return caffe
+		}
+		return nil
+	}
+	switch want := engineField(p); want {
+	case EngineDefault:
+		if onGPU && cudnn != nil && cudnn.accepts(p, ctx) == nil {
+			return cudnn, nil
+		}
+		return gpuCaffe(), nil
+	case EngineCaffe:
+		return gpuCaffe(), nil
+	case EngineCuDNN:
+		if cudnn == nil {
+			return nil, fmt.Errorf("engine CUDNN: gocaffe has no cuDNN engine for %s layers (use engine: CAFFE or DEFAULT)", typ)
+		}
+		if err := cudnn.accepts(p, ctx); err != nil {
+			if !cudnn.spec.Fallback {
+				return nil, fmt.Errorf("engine CUDNN cannot run this layer: %w", err)
+			}
+			glog.Infof("Layer %s: engine CUDNN cannot run it (%v); using Caffe's own engine", p.GetName(), err)
+			return gpuCaffe(), nil
+		}
+		if !onGPU {
+			return nil, nil
+		}
+		return cudnn, nil
+	default:
+		return nil, fmt.Errorf("unknown engine %v", want)
+	}
+}
+
+// hostEngine is every layer's engine on the host: its own CPU half.
+type hostEngine[T Float] struct{ l Layer[T] }
+
+func (e hostEngine[T]) Forward(bottom, top []*blob.Blob[T]) error { return e.l.ForwardCPU(bottom, top) }
+
+func (e hostEngine[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return e.l.BackwardCPU(top, propagateDown, bottom)
+}
+
+// chooseEngine picks and makes the layer's engine for its context.
+func chooseEngine[T Float](l Layer[T]) error {
+	b := l.LayerBase()
+	b.engine, b.reshaper, b.engineOnGPU = nil, nil, false
+	entry, err := pickEngine(b.param, b.ctx, b.ctx.OnGPU())
+	if err != nil {
+		return err
+	}
+	if entry == nil {
+		if g, ok := l.(GPULayer[T]); ok && b.ctx.OnGPU() {
+			if err := b.makeView(); err != nil {
+				return err
+			}
+			b.engine, b.engineOnGPU = legacyGPU[T]{g}, true
+			return nil
+		}
+		b.engine = hostEngine[T]{l}
+		return nil
+	}
+	if err := b.makeView(); err != nil {
+		return err
+	}
+	var e any
+	switch l := any(l).(type) {
+	case Layer[float32]:
+		e, err = entry.f32(l, b.ctx)
+	case Layer[float64]:
+		e, err = entry.f64(l, b.ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("engine %v: %w", entry.spec.Engine, err)
+	}
+	b.engine = e.(Engine[T])
+	b.reshaper, _ = e.(EngineReshaper[T])
+	b.engineOnGPU = true
+	return nil
+}
+
+// legacyGPU runs a layer's GPU half written as methods of the layer
+// (GPULayer), until every layer has moved to a registered engine.
+type legacyGPU[T Float] struct{ g GPULayer[T] }
+
+func (e legacyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return e.g.ForwardGPU(bottom, top) }
+
+func (e legacyGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return e.g.BackwardGPU(top, propagateDown, bottom)
+}

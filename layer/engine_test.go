@@ -1,0 +1,149 @@
+package layer
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// fakeCuDNN registers a cuDNN engine for Convolution that, like Caffe's,
+// takes no dilation, and removes it when the test ends (the layer tests
+// run one at a time, so no other test sees it).
+func fakeCuDNN(t *testing.T, fallback bool) *engineEntry {
+	t.Helper()
+	noDilation := func(p *caffepb.LayerParameter, _ *device.Context) error {
+		for _, d := range p.GetConvolutionParam().GetDilation() {
+			if d > 1 {
+				return errors.New("cuDNN doesn't support the dilated convolution")
+			}
+		}
+		return nil
+	}
+	never := func(Layer[float32], *device.Context) (Engine[float32], error) { return nil, errors.New("not made") }
+	never64 := func(Layer[float64], *device.Context) (Engine[float64], error) { return nil, errors.New("not made") }
+	spec := EngineSpec{Type: "Convolution", Engine: EngineCuDNN, Accepts: noDilation, Fallback: fallback}
+	if err := RegisterEngine(spec, never, never64); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		registry.Lock()
+		delete(registry.engines, engineKey{"Convolution", EngineCuDNN})
+		registry.Unlock()
+	})
+	return lookupEngine("Convolution", EngineCuDNN)
+}
+
+func convParam(t *testing.T, engine string, dilation int) *caffepb.LayerParameter {
+	t.Helper()
+	p := &caffepb.LayerParameter{}
+	text := `name: "conv" type: "Convolution" convolution_param { num_output: 2 kernel_size: 3 engine: ` + engine
+	if dilation > 1 {
+		text += ` dilation: 2`
+	}
+	if err := prototext.Unmarshal([]byte(text+` }`), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The engine chosen for each engine field, on the host and on a GPU, with
+// and without a cuDNN engine: Caffe's layer factory rules.
+func TestPickEngine(t *testing.T) {
+	caffe := lookupEngine("Convolution", EngineCaffe)
+	if caffe == nil {
+		t.Fatal("Convolution has no CAFFE GPU engine registered")
+	}
+	type want struct {
+		entry *engineEntry
+		err   string
+	}
+	check := func(t *testing.T, name string, p *caffepb.LayerParameter, onGPU bool, w want) {
+		t.Helper()
+		got, err := pickEngine(p, nil, onGPU)
+		switch {
+		case w.err != "" && (err == nil || !strings.Contains(err.Error(), w.err)):
+			t.Errorf("%s: err = %v, want one containing %q", name, err, w.err)
+		case w.err == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case got != w.entry:
+			t.Errorf("%s: picked %v, want %v", name, describe(got), describe(w.entry))
+		}
+	}
+	t.Run("without cuDNN", func(t *testing.T) {
+		for _, onGPU := range []bool{false, true} {
+			gpuCaffe := (*engineEntry)(nil)
+			if onGPU {
+				gpuCaffe = caffe
+			}
+			check(t, "DEFAULT", convParam(t, "DEFAULT", 1), onGPU, want{entry: gpuCaffe})
+			check(t, "CAFFE", convParam(t, "CAFFE", 1), onGPU, want{entry: gpuCaffe})
+			check(t, "CUDNN", convParam(t, "CUDNN", 1), onGPU, want{err: "gocaffe has no cuDNN engine for Convolution layers"})
+		}
+	})
+	t.Run("with cuDNN", func(t *testing.T) {
+		cudnn := fakeCuDNN(t, false)
+		check(t, "GPU DEFAULT", convParam(t, "DEFAULT", 1), true, want{entry: cudnn})
+		check(t, "GPU DEFAULT dilated", convParam(t, "DEFAULT", 2), true, want{entry: caffe})
+		check(t, "GPU CAFFE", convParam(t, "CAFFE", 1), true, want{entry: caffe})
+		check(t, "GPU CUDNN", convParam(t, "CUDNN", 1), true, want{entry: cudnn})
+		check(t, "GPU CUDNN dilated", convParam(t, "CUDNN", 2), true, want{err: "engine CUDNN cannot run this layer: cuDNN doesn't support the dilated convolution"})
+		check(t, "host DEFAULT", convParam(t, "DEFAULT", 1), false, want{})
+		check(t, "host CUDNN", convParam(t, "CUDNN", 1), false, want{})
+		check(t, "host CUDNN dilated", convParam(t, "CUDNN", 2), false, want{err: "dilated"})
+	})
+	t.Run("with cuDNN falling back", func(t *testing.T) {
+		fakeCuDNN(t, true)
+		check(t, "GPU CUDNN dilated", convParam(t, "CUDNN", 2), true, want{entry: caffe})
+		check(t, "host CUDNN dilated", convParam(t, "CUDNN", 2), false, want{})
+	})
+	t.Run("no GPU half", func(t *testing.T) {
+		p := &caffepb.LayerParameter{Name: proto.String("f"), Type: proto.String("Flatten")}
+		check(t, "GPU DEFAULT", p, true, want{})
+	})
+}
+
+func describe(e *engineEntry) string {
+	if e == nil {
+		return "the CPU half"
+	}
+	return e.spec.Type + " " + e.spec.Engine.String()
+}
+
+// Asking for cuDNN where gocaffe has none fails at SetUp with an error
+// naming the layer, as Caffe's "Layer conv has unknown engine".
+func TestCuDNNRequestedWithoutCuDNN(t *testing.T) {
+	l, err := New[float64](convParam(t, "CUDNN", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bottom, _ := blob.New[float64](1, 1, 5, 5)
+	top, _ := blob.New[float64]()
+	err = SetUp(l, []*blob.Blob[float64]{bottom}, []*blob.Blob[float64]{top})
+	if err == nil || !strings.Contains(err.Error(), `layer "conv" (Convolution): engine CUDNN: gocaffe has no cuDNN engine`) {
+		t.Errorf("SetUp: err = %v", err)
+	}
+}
+
+func TestRegisterEngineRefuses(t *testing.T) {
+	f32 := func(Layer[float32], *device.Context) (Engine[float32], error) { return nil, nil }
+	f64 := func(Layer[float64], *device.Context) (Engine[float64], error) { return nil, nil }
+	for _, c := range []struct {
+		spec EngineSpec
+		err  string
+	}{
+		{EngineSpec{Type: "ReLU", Engine: EngineCaffe}, `engine CAFFE of type "ReLU" is already registered`},
+		{EngineSpec{Type: "ReLU", Engine: EngineDefault}, "want CAFFE or CUDNN"},
+		{EngineSpec{Engine: EngineCuDNN}, "needs a type name"},
+	} {
+		if err := RegisterEngine(c.spec, f32, f64); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("RegisterEngine(%+v): err = %v, want %q", c.spec, err, c.err)
+		}
+	}
+}
