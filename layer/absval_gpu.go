@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU computes the absolute value on the device.
-func (l *AbsVal[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("AbsVal", newAbsValGPU[float32], newAbsValGPU[float64]) }
+
+// absValGPU is AbsVal's GPU half.
+type absValGPU[T Float] struct{ *AbsVal[T] }
+
+func newAbsValGPU[T Float](l *AbsVal[T]) Engine[T] { return absValGPU[T]{l} }
+
+// Forward computes the absolute value on the device.
+func (l absValGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -14,8 +21,8 @@ func (l *AbsVal[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "absval.cu", "absval_forward", n, &a)
 }
 
-// BackwardGPU computes sign(x) * dy on the device.
-func (l *AbsVal[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes sign(x) * dy on the device.
+func (l absValGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -8,11 +8,18 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU marks each position correct or not on the device and sums the
+func init() { registerGPU("Accuracy", newAccuracyGPU[float32], newAccuracyGPU[float64]) }
+
+// accuracyGPU is Accuracy's GPU half.
+type accuracyGPU[T Float] struct{ *Accuracy[T] }
+
+func newAccuracyGPU[T Float](l *Accuracy[T]) Engine[T] { return accuracyGPU[T]{l} }
+
+// Forward marks each position correct or not on the device and sums the
 // marks there; only the two sums come back to the host. An invalid label
 // makes its mark NaN; only then are the labels read back to say which.
 // The per-class accuracies are computed on the device too.
-func (l *Accuracy[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func (l accuracyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := l.outer * l.inner
 	perClass := 0
@@ -58,7 +65,7 @@ func (l *Accuracy[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "accuracy.cu", "accuracy_per_class", l.classes, &b)
 }
 
-// BackwardGPU returns an error if asked for any gradient.
-func (l *Accuracy[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward returns an error if asked for any gradient.
+func (l accuracyGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return accuracyBackward(propagateDown)
 }

@@ -4,16 +4,23 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 )
 
-// ForwardGPU normalises on the device (cuBLAS and the element-wise
+func init() { registerGPU("BatchNorm", newBatchNormGPU[float32], newBatchNormGPU[float64]) }
+
+// batchNormGPU is BatchNorm's GPU half.
+type batchNormGPU[T Float] struct{ *BatchNorm[T] }
+
+func newBatchNormGPU[T Float](l *BatchNorm[T]) Engine[T] { return batchNormGPU[T]{l} }
+
+// Forward normalises on the device (cuBLAS and the element-wise
 // kernels of the device view).
-func (l *BatchNorm[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	return batchNormForward[T](l, l.gpu(), bottom, top)
+func (l batchNormGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	return batchNormForward[T](l.BatchNorm, l.gpu(), bottom, top)
 }
 
-// BackwardGPU computes the bottom's gradient on the device.
-func (l *BatchNorm[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the bottom's gradient on the device.
+func (l batchNormGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
-	return batchNormBackward[T](l, l.gpu(), top, bottom)
+	return batchNormBackward[T](l.BatchNorm, l.gpu(), top, bottom)
 }

@@ -2,12 +2,19 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-// ForwardGPU adds the bias on the device.
-func (l *Bias[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	return biasLayerForward[T](l, gpuBroadcasterOf(&l.Base), bottom, top)
+func init() { registerGPU("Bias", newBiasGPU[float32], newBiasGPU[float64]) }
+
+// biasGPU is Bias's GPU half.
+type biasGPU[T Float] struct{ *Bias[T] }
+
+func newBiasGPU[T Float](l *Bias[T]) Engine[T] { return biasGPU[T]{l} }
+
+// Forward adds the bias on the device.
+func (l biasGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	return biasLayerForward[T](l.Bias, gpuBroadcasterOf(&l.Base), bottom, top)
 }
 
-// BackwardGPU computes the gradients on the device.
-func (l *Bias[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return biasLayerBackward[T](l, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
+// Backward computes the gradients on the device.
+func (l biasGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return biasLayerBackward[T](l.Bias, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
 }

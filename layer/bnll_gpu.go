@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU computes the softplus on the device.
-func (l *BNLL[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("BNLL", newBnllGPU[float32], newBnllGPU[float64]) }
+
+// bnllGPU is BNLL's GPU half.
+type bnllGPU[T Float] struct{ *BNLL[T] }
+
+func newBnllGPU[T Float](l *BNLL[T]) Engine[T] { return bnllGPU[T]{l} }
+
+// Forward computes the softplus on the device.
+func (l bnllGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
@@ -17,8 +24,8 @@ func (l *BNLL[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "bnll.cu", "bnll_forward", n, &a)
 }
 
-// BackwardGPU computes the bottom's gradient on the device.
-func (l *BNLL[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the bottom's gradient on the device.
+func (l bnllGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

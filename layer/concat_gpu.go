@@ -6,6 +6,13 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 )
 
+func init() { registerGPU("Concat", newConcatGPU[float32], newConcatGPU[float64]) }
+
+// concatGPU is Concat's GPU half.
+type concatGPU[T Float] struct{ *Concat[T] }
+
+func newConcatGPU[T Float](l *Concat[T]) Engine[T] { return concatGPU[T]{l} }
+
 // count is the number of elements of the part: one kernel thread each.
 func (p axisPart) count() int { return p.outer * p.partAxis * p.inner }
 
@@ -21,8 +28,8 @@ func copyAxisPartGPU[T Float](c *device.Context, p axisPart, part, whole cuda.De
 	return launch[T](c, "concat.cu", "axis_copy", p.count(), &a)
 }
 
-// ForwardGPU copies each bottom into its range of the top on the device.
-func (l *Concat[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+// Forward copies each bottom into its range of the top on the device.
+func (l concatGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if len(bottom) == 1 {
 		return nil
 	}
@@ -39,8 +46,8 @@ func (l *Concat[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return nil
 }
 
-// BackwardGPU hands each bottom its range of the top's diff on the device.
-func (l *Concat[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward hands each bottom its range of the top's diff on the device.
+func (l concatGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if len(bottom) == 1 {
 		return nil
 	}

@@ -5,6 +5,13 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
+func init() { registerGPU("Crop", newCropGPU[float32], newCropGPU[float64]) }
+
+// cropGPU is Crop's GPU half.
+type cropGPU[T Float] struct{ *Crop[T] }
+
+func newCropGPU[T Float](l *Crop[T]) Engine[T] { return cropGPU[T]{l} }
+
 // cropGeom appends the kernels' struct CropGeom (axes, window shape,
 // bottom 0's shape, offsets), passed by value so that a pass needs no
 // device buffer.
@@ -30,15 +37,15 @@ func (l *Crop[T]) cropGPU(bottomShape []int, src, dst cuda.DevicePtr, count int,
 	return launch[T](l.ctx, "crop.cu", "crop_copy", count, &a)
 }
 
-// ForwardGPU copies the window into the top on the device.
-func (l *Crop[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+// Forward copies the window into the top on the device.
+func (l cropGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	return l.cropGPU(bottom[0].Shape(), g.Data(bottom[0]), g.MutableData(top[0]), top[0].Count(), false)
 }
 
-// BackwardGPU writes the top's diff into the window of a zeroed bottom 0
+// Backward writes the top's diff into the window of a zeroed bottom 0
 // diff on the device; bottom 1's gradient is zero.
-func (l *Crop[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l cropGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	g := l.gpu()
 	if err := zeroPropagatedDiffs[T](g, propagateDown, bottom); err != nil {
 		return err

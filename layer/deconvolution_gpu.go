@@ -4,12 +4,19 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 )
 
-// ForwardGPU deconvolves on the device.
-func (l *Deconvolution[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("Deconvolution", newDeconvolutionGPU[float32], newDeconvolutionGPU[float64]) }
+
+// deconvolutionGPU is Deconvolution's GPU half.
+type deconvolutionGPU[T Float] struct{ *Deconvolution[T] }
+
+func newDeconvolutionGPU[T Float](l *Deconvolution[T]) Engine[T] { return deconvolutionGPU[T]{l} }
+
+// Forward deconvolves on the device.
+func (l deconvolutionGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	return deconvForward[T](&l.convBase, l.gpu(), bottom, top)
 }
 
-// BackwardGPU computes the gradients on the device.
-func (l *Deconvolution[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the gradients on the device.
+func (l deconvolutionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return deconvBackward[T](&l.convBase, l.gpu(), top, propagateDown, bottom)
 }

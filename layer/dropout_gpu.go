@@ -5,10 +5,17 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU draws uniform numbers into the mask on the device (one key
+func init() { registerGPU("Dropout", newDropoutGPU[float32], newDropoutGPU[float64]) }
+
+// dropoutGPU is Dropout's GPU half.
+type dropoutGPU[T Float] struct{ *Dropout[T] }
+
+func newDropoutGPU[T Float](l *Dropout[T]) Engine[T] { return dropoutGPU[T]{l} }
+
+// Forward draws uniform numbers into the mask on the device (one key
 // from the layer's generator), turns them into the mask and applies it
 // (TRAIN), or copies the input (TEST).
-func (l *Dropout[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func (l dropoutGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	if !l.train() {
 		return dropoutPass(g, bottom[0], top[0], false)
@@ -25,11 +32,11 @@ func (l *Dropout[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "dropout.cu", "dropout_forward", n, &a)
 }
 
-// BackwardGPU applies the forward pass's mask on the device (TRAIN), or
+// Backward applies the forward pass's mask on the device (TRAIN), or
 // passes the gradient through (TEST).
-func (l *Dropout[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l dropoutGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
-	return dropoutBackward(l, l.gpu(), top[0], bottom[0])
+	return dropoutBackward(l.Dropout, l.gpu(), top[0], bottom[0])
 }

@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU computes the activation on the device.
-func (l *ELU[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("ELU", newEluGPU[float32], newEluGPU[float64]) }
+
+// eluGPU is ELU's GPU half.
+type eluGPU[T Float] struct{ *ELU[T] }
+
+func newEluGPU[T Float](l *ELU[T]) Engine[T] { return eluGPU[T]{l} }
+
+// Forward computes the activation on the device.
+func (l eluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -14,8 +21,8 @@ func (l *ELU[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "elu.cu", "elu_forward", n, scalarArg(&a, l.alpha))
 }
 
-// BackwardGPU computes the bottom's gradient on the device.
-func (l *ELU[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the bottom's gradient on the device.
+func (l eluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

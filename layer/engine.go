@@ -220,13 +220,6 @@ func chooseEngine[T Float](l Layer[T]) error {
 		return err
 	}
 	if entry == nil {
-		if g, ok := l.(GPULayer[T]); ok && b.ctx.OnGPU() {
-			if err := b.makeView(); err != nil {
-				return err
-			}
-			b.engine, b.engineOnGPU = legacyGPU[T]{g}, true
-			return nil
-		}
 		b.engine = hostEngine[T]{l}
 		return nil
 	}
@@ -247,14 +240,4 @@ func chooseEngine[T Float](l Layer[T]) error {
 	b.reshaper, _ = e.(EngineReshaper[T])
 	b.engineOnGPU = true
 	return nil
-}
-
-// legacyGPU runs a layer's GPU half written as methods of the layer
-// (GPULayer), until every layer has moved to a registered engine.
-type legacyGPU[T Float] struct{ g GPULayer[T] }
-
-func (e legacyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return e.g.ForwardGPU(bottom, top) }
-
-func (e legacyGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return e.g.BackwardGPU(top, propagateDown, bottom)
 }

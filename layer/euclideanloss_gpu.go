@@ -4,12 +4,19 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 )
 
-// ForwardGPU computes the loss on the device (only the scalar comes back).
-func (l *EuclideanLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	return euclideanForward[T](l, l.gpu(), bottom, top)
+func init() { registerGPU("EuclideanLoss", newEuclideanLossGPU[float32], newEuclideanLossGPU[float64]) }
+
+// euclideanLossGPU is EuclideanLoss's GPU half.
+type euclideanLossGPU[T Float] struct{ *EuclideanLoss[T] }
+
+func newEuclideanLossGPU[T Float](l *EuclideanLoss[T]) Engine[T] { return euclideanLossGPU[T]{l} }
+
+// Forward computes the loss on the device (only the scalar comes back).
+func (l euclideanLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	return euclideanForward[T](l.EuclideanLoss, l.gpu(), bottom, top)
 }
 
-// BackwardGPU computes the gradients on the device.
-func (l *EuclideanLoss[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return euclideanBackward[T](l, l.gpu(), top, propagateDown, bottom)
+// Backward computes the gradients on the device.
+func (l euclideanLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return euclideanBackward[T](l.EuclideanLoss, l.gpu(), top, propagateDown, bottom)
 }

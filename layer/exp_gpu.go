@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU computes the exponential on the device.
-func (l *Exp[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("Exp", newExpGPU[float32], newExpGPU[float64]) }
+
+// expGPU is Exp's GPU half.
+type expGPU[T Float] struct{ *Exp[T] }
+
+func newExpGPU[T Float](l *Exp[T]) Engine[T] { return expGPU[T]{l} }
+
+// Forward computes the exponential on the device.
+func (l expGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -15,8 +22,8 @@ func (l *Exp[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "exp.cu", "exp_forward", n, &a)
 }
 
-// BackwardGPU computes the bottom's gradient from the top on the device.
-func (l *Exp[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the bottom's gradient from the top on the device.
+func (l expGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -2,11 +2,18 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-// ForwardGPU copies the next batch, already pushed to the device by the
-// prefetch goroutine, into the tops on the device.
-func (l *ImageData[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error { return l.forwardGPU(top) }
+func init() { registerGPU("ImageData", newImageDataGPU[float32], newImageDataGPU[float64]) }
 
-// BackwardGPU has nothing to do: data layers have no bottoms.
-func (*ImageData[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// imageDataGPU is ImageData's GPU half.
+type imageDataGPU[T Float] struct{ *ImageData[T] }
+
+func newImageDataGPU[T Float](l *ImageData[T]) Engine[T] { return imageDataGPU[T]{l} }
+
+// Forward copies the next batch, already pushed to the device by the
+// prefetch goroutine, into the tops on the device.
+func (l imageDataGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return l.forwardGPU(top) }
+
+// Backward has nothing to do: data layers have no bottoms.
+func (imageDataGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

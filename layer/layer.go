@@ -136,12 +136,6 @@ type Layer[T Float] interface {
 	BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error
 }
 
-// GPULayer is implemented by layers with a GPU half.
-type GPULayer[T Float] interface {
-	ForwardGPU(bottom, top []*blob.Blob[T]) error
-	BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error
-}
-
 // ForceBackwardAllower is implemented by layers that cannot propagate to
 // some bottom even when the net forces backward (a loss layer's labels).
 type ForceBackwardAllower interface {

@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU computes the logarithm on the device.
-func (l *Log[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("Log", newLogGPU[float32], newLogGPU[float64]) }
+
+// logGPU is Log's GPU half.
+type logGPU[T Float] struct{ *Log[T] }
+
+func newLogGPU[T Float](l *Log[T]) Engine[T] { return logGPU[T]{l} }
+
+// Forward computes the logarithm on the device.
+func (l logGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
@@ -18,8 +25,8 @@ func (l *Log[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "log.cu", "log_forward", n, &a)
 }
 
-// BackwardGPU computes the bottom's gradient on the device.
-func (l *Log[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the bottom's gradient on the device.
+func (l logGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

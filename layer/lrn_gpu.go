@@ -5,6 +5,13 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
+func init() { registerGPU("LRN", newLrnGPU[float32], newLrnGPU[float64]) }
+
+// lrnGPU is LRN's GPU half.
+type lrnGPU[T Float] struct{ *LRN[T] }
+
+func newLrnGPU[T Float](l *LRN[T]) Engine[T] { return lrnGPU[T]{l} }
+
 // geomArgs packs the window geometry as the kernels' struct LRNGeom.
 func (g lrnWindow) geomArgs(a *cuda.Args) *cuda.Args {
 	within := int32(0)
@@ -15,8 +22,8 @@ func (g lrnWindow) geomArgs(a *cuda.Args) *cuda.Args {
 	return a.Int32s(v[:])
 }
 
-// ForwardGPU normalizes on the device, one thread per element.
-func (l *LRN[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+// Forward normalizes on the device, one thread per element.
+func (l lrnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := bottom[0].Count()
 	sumFactor, constant, _ := l.coeffs()
@@ -27,8 +34,8 @@ func (l *LRN[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "lrn.cu", "lrn_forward", n, &a)
 }
 
-// BackwardGPU computes the bottom's gradient on the device.
-func (l *LRN[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the bottom's gradient on the device.
+func (l lrnGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

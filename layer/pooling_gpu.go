@@ -6,8 +6,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-// ForwardGPU pools on the device, one thread per output element.
-func (l *Pooling[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("Pooling", newPoolingGPU[float32], newPoolingGPU[float64]) }
+
+// poolingGPU is Pooling's GPU half.
+type poolingGPU[T Float] struct{ *Pooling[T] }
+
+func newPoolingGPU[T Float](l *Pooling[T]) Engine[T] { return poolingGPU[T]{l} }
+
+// Forward pools on the device, one thread per output element.
+func (l poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := top[0].Count()
 	var a cuda.Args
@@ -31,9 +38,9 @@ func (l *Pooling[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "pooling.cu", "sto_pool_forward_train", n, &a)
 }
 
-// BackwardGPU computes the bottom's gradient on the device, one thread per
+// Backward computes the bottom's gradient on the device, one thread per
 // bottom element.
-func (l *Pooling[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l poolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

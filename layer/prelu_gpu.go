@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU applies the slopes on the device.
-func (l *PReLU[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("PReLU", newPreluGPU[float32], newPreluGPU[float64]) }
+
+// preluGPU is PReLU's GPU half.
+type preluGPU[T Float] struct{ *PReLU[T] }
+
+func newPreluGPU[T Float](l *PReLU[T]) Engine[T] { return preluGPU[T]{l} }
+
+// Forward applies the slopes on the device.
+func (l preluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
@@ -18,9 +25,9 @@ func (l *PReLU[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "prelu.cu", "prelu_forward", n, &a)
 }
 
-// BackwardGPU accumulates the slopes' gradient (one block of threads per
+// Backward accumulates the slopes' gradient (one block of threads per
 // slope sums its elements), then computes the bottom's.
-func (l *PReLU[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l preluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	g := l.gpu()
 	x := g.Data(l.input.input(bottom[0], top[0]))
 	dy := g.Diff(top[0])

@@ -2,12 +2,19 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-// ForwardGPU scales on the device.
-func (l *Scale[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
-	return scaleForward[T](l, gpuBroadcasterOf(&l.Base), bottom, top)
+func init() { registerGPU("Scale", newScaleGPU[float32], newScaleGPU[float64]) }
+
+// scaleGPU is Scale's GPU half.
+type scaleGPU[T Float] struct{ *Scale[T] }
+
+func newScaleGPU[T Float](l *Scale[T]) Engine[T] { return scaleGPU[T]{l} }
+
+// Forward scales on the device.
+func (l scaleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	return scaleForward[T](l.Scale, gpuBroadcasterOf(&l.Base), bottom, top)
 }
 
-// BackwardGPU computes the gradients on the device.
-func (l *Scale[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return scaleBackward[T](l, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
+// Backward computes the gradients on the device.
+func (l scaleGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return scaleBackward[T](l.Scale, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
 }

@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU computes the sigmoid on the device.
-func (l *Sigmoid[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("Sigmoid", newSigmoidGPU[float32], newSigmoidGPU[float64]) }
+
+// sigmoidGPU is Sigmoid's GPU half.
+type sigmoidGPU[T Float] struct{ *Sigmoid[T] }
+
+func newSigmoidGPU[T Float](l *Sigmoid[T]) Engine[T] { return sigmoidGPU[T]{l} }
+
+// Forward computes the sigmoid on the device.
+func (l sigmoidGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -14,8 +21,8 @@ func (l *Sigmoid[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "sigmoid.cu", "sigmoid_forward", n, &a)
 }
 
-// BackwardGPU computes the bottom's gradient from the top on the device.
-func (l *Sigmoid[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the bottom's gradient from the top on the device.
+func (l sigmoidGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -8,6 +8,17 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
+func init() {
+	registerGPU("SigmoidCrossEntropyLoss", newSigmoidCrossEntropyLossGPU[float32], newSigmoidCrossEntropyLossGPU[float64])
+}
+
+// sigmoidCrossEntropyLossGPU is SigmoidCrossEntropyLoss's GPU half.
+type sigmoidCrossEntropyLossGPU[T Float] struct{ *SigmoidCrossEntropyLoss[T] }
+
+func newSigmoidCrossEntropyLossGPU[T Float](l *SigmoidCrossEntropyLoss[T]) Engine[T] {
+	return sigmoidCrossEntropyLossGPU[T]{l}
+}
+
 func (l *SigmoidCrossEntropyLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 	has := 0
 	if l.hasIgnore {
@@ -16,9 +27,9 @@ func (l *SigmoidCrossEntropyLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 	return a.Int(has).Int(l.ignore)
 }
 
-// ForwardGPU computes the per-element losses on the device and sums them
+// Forward computes the per-element losses on the device and sums them
 // there; only the sum (and, for VALID, the count) comes back.
-func (l *SigmoidCrossEntropyLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func (l sigmoidCrossEntropyLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := bottom[0].Count()
 	counts := g.MutableData(l.counts)
@@ -42,8 +53,8 @@ func (l *SigmoidCrossEntropyLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) err
 	return nil
 }
 
-// BackwardGPU computes the gradient on the device.
-func (l *SigmoidCrossEntropyLoss[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the gradient on the device.
+func (l sigmoidCrossEntropyLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[1] {
 		return fmt.Errorf("%s layer cannot backpropagate to label inputs", l.Type())
 	}

@@ -4,10 +4,17 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 )
 
-// ForwardGPU has nothing to do.
-func (*Silence[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error { return nil }
+func init() { registerGPU("Silence", newSilenceGPU[float32], newSilenceGPU[float64]) }
 
-// BackwardGPU zeroes the diffs of the bottoms that propagate, on the device.
-func (l *Silence[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// silenceGPU is Silence's GPU half.
+type silenceGPU[T Float] struct{ *Silence[T] }
+
+func newSilenceGPU[T Float](l *Silence[T]) Engine[T] { return silenceGPU[T]{l} }
+
+// Forward has nothing to do.
+func (silenceGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return nil }
+
+// Backward zeroes the diffs of the bottoms that propagate, on the device.
+func (l silenceGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return zeroPropagatedDiffs[T](l.gpu(), propagateDown, bottom)
 }

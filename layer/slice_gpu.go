@@ -4,9 +4,16 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 )
 
-// ForwardGPU copies each top's range of the bottom on the device, with
+func init() { registerGPU("Slice", newSliceGPU[float32], newSliceGPU[float64]) }
+
+// sliceGPU is Slice's GPU half.
+type sliceGPU[T Float] struct{ *Slice[T] }
+
+func newSliceGPU[T Float](l *Slice[T]) Engine[T] { return sliceGPU[T]{l} }
+
+// Forward copies each top's range of the bottom on the device, with
 // Concat's kernel.
-func (l *Slice[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func (l sliceGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if len(top) == 1 {
 		return nil
 	}
@@ -23,9 +30,9 @@ func (l *Slice[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return nil
 }
 
-// BackwardGPU puts each top's diff back into its range of the bottom's on
+// Backward puts each top's diff back into its range of the bottom's on
 // the device.
-func (l *Slice[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l sliceGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] || len(top) == 1 {
 		return nil
 	}

@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU runs one thread per (outer, inner) position over its channels.
-func (l *Softmax[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("Softmax", newSoftmaxGPU[float32], newSoftmaxGPU[float64]) }
+
+// softmaxGPU is Softmax's GPU half.
+type softmaxGPU[T Float] struct{ *Softmax[T] }
+
+func newSoftmaxGPU[T Float](l *Softmax[T]) Engine[T] { return softmaxGPU[T]{l} }
+
+// Forward runs one thread per (outer, inner) position over its channels.
+func (l softmaxGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	var a cuda.Args
 	n := l.outer * l.inner
@@ -14,8 +21,8 @@ func (l *Softmax[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "softmax.cu", "softmax_forward", n, &a)
 }
 
-// BackwardGPU computes the gradient, one thread per position.
-func (l *Softmax[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the gradient, one thread per position.
+func (l softmaxGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

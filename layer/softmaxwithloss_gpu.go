@@ -10,6 +10,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
+func init() {
+	registerGPU("SoftmaxWithLoss", newSoftmaxWithLossGPU[float32], newSoftmaxWithLossGPU[float64])
+}
+
+// softmaxWithLossGPU is SoftmaxWithLoss's GPU half.
+type softmaxWithLossGPU[T Float] struct{ *SoftmaxWithLoss[T] }
+
+func newSoftmaxWithLossGPU[T Float](l *SoftmaxWithLoss[T]) Engine[T] { return softmaxWithLossGPU[T]{l} }
+
 // scratch sizes the per-position loss and count buffers.
 func (l *SoftmaxWithLoss[T]) scratch() error {
 	n := l.outer * l.inner
@@ -45,10 +54,10 @@ func (l *SoftmaxWithLoss[T]) validCount(g *device.GPUView[T]) int {
 	return int(g.Asum(l.counts.Count(), g.Data(l.counts)) + 0.5)
 }
 
-// ForwardGPU computes the per-position losses on the device and sums them.
+// Forward computes the per-position losses on the device and sums them.
 // An invalid label makes its position's loss NaN; only then are the labels
 // read back to say which one.
-func (l *SoftmaxWithLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func (l softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if _, err := Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
@@ -80,8 +89,8 @@ func (l *SoftmaxWithLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return nil
 }
 
-// BackwardGPU computes the gradient on the device.
-func (l *SoftmaxWithLoss[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the gradient on the device.
+func (l softmaxWithLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[1] {
 		return fmt.Errorf("%s layer cannot backpropagate to label inputs", l.Type())
 	}

@@ -4,10 +4,17 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 )
 
-// ForwardGPU has nothing to do: the tops share the bottom's data.
-func (*Split[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error { return nil }
+func init() { registerGPU("Split", newSplitGPU[float32], newSplitGPU[float64]) }
 
-// BackwardGPU sums the tops' diffs into the bottom's on the device.
-func (l *Split[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// splitGPU is Split's GPU half.
+type splitGPU[T Float] struct{ *Split[T] }
+
+func newSplitGPU[T Float](l *Split[T]) Engine[T] { return splitGPU[T]{l} }
+
+// Forward has nothing to do: the tops share the bottom's data.
+func (splitGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return nil }
+
+// Backward sums the tops' diffs into the bottom's on the device.
+func (l splitGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return splitBackward[T](l.gpu(), top, propagateDown, bottom)
 }

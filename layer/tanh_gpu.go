@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU computes the hyperbolic tangent on the device.
-func (l *TanH[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("TanH", newTanhGPU[float32], newTanhGPU[float64]) }
+
+// tanhGPU is TanH's GPU half.
+type tanhGPU[T Float] struct{ *TanH[T] }
+
+func newTanhGPU[T Float](l *TanH[T]) Engine[T] { return tanhGPU[T]{l} }
+
+// Forward computes the hyperbolic tangent on the device.
+func (l tanhGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -14,8 +21,8 @@ func (l *TanH[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "tanh.cu", "tanh_forward", n, &a)
 }
 
-// BackwardGPU computes the bottom's gradient from the top on the device.
-func (l *TanH[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward computes the bottom's gradient from the top on the device.
+func (l tanhGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

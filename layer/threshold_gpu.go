@@ -5,8 +5,15 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-// ForwardGPU computes the step on the device.
-func (l *Threshold[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+func init() { registerGPU("Threshold", newThresholdGPU[float32], newThresholdGPU[float64]) }
+
+// thresholdGPU is Threshold's GPU half.
+type thresholdGPU[T Float] struct{ *Threshold[T] }
+
+func newThresholdGPU[T Float](l *Threshold[T]) Engine[T] { return thresholdGPU[T]{l} }
+
+// Forward computes the step on the device.
+func (l thresholdGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -14,7 +21,7 @@ func (l *Threshold[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
 	return launch[T](l.ctx, "threshold.cu", "threshold_forward", n, scalarArg(&a, l.threshold))
 }
 
-// BackwardGPU fails if the bottom's gradient is asked for.
-func (l *Threshold[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// Backward fails if the bottom's gradient is asked for.
+func (l thresholdGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return l.BackwardCPU(top, propagateDown, bottom)
 }

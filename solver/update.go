@@ -128,10 +128,18 @@ func (up *viewUpdater[T, A]) apply(s *Solver[T], rate float64) error {
 // ruleFor returns the rule of solver type typ (one solverType accepts).
 func ruleFor[T blob.Float, A any](typ string) rule[T, A] {
 	switch typ {
-	case "SGD":
-		return sgd[T, A]{}
+	case "Nesterov":
+		return nesterov[T, A]{}
+	case "AdaGrad":
+		return adaGrad[T, A]{}
+	case "RMSProp":
+		return rmsProp[T, A]{}
+	case "AdaDelta":
+		return adaDelta[T, A]{}
+	case "Adam":
+		return adam[T, A]{}
 	}
-	return legacyRule[T, A]{typ}
+	return sgd[T, A]{}
 }
 
 // sgd is stochastic gradient descent with momentum: h = momentum*h +
@@ -144,20 +152,6 @@ func (sgd[T, A]) update(u *paramUpdate[T, A]) {
 	v, h := u.v, u.history(0)
 	v.Axpby(u.n, u.rate, u.diff, T(u.s.param.GetMomentum()), v.MutableData(h))
 	v.Copy(u.n, v.Data(h), u.diff)
-}
-
-// legacyRule runs the rules not yet moved to a type of their own.
-type legacyRule[T blob.Float, A any] struct{ typ string }
-
-func (r legacyRule[T, A]) histories() int {
-	if r.typ == "AdaDelta" || r.typ == "Adam" {
-		return 2
-	}
-	return 1
-}
-
-func (r legacyRule[T, A]) update(u *paramUpdate[T, A]) {
-	computeUpdate(u.s, r.typ, u.v, u.id, u.n, u.diff, u.rate)
 }
 
 // regularize adds the weight decay gradient: L2 adds decay*w, L1
@@ -177,38 +171,48 @@ func regularize[T blob.Float, A any](s *Solver[T], v device.View[T, A], id int, 
 	v.Axpy(n, decay, signs, v.MutableDiff(p))
 }
 
-// computeUpdate turns parameter id's gradient into its update with the
-// solver's rule (Caffe's ComputeUpdateValue), local_rate = rate * lr_mult.
-func computeUpdate[T blob.Float, A any](s *Solver[T], typ string, v device.View[T, A], id, n int, diff A, localRate T) {
-	momentum := T(s.param.GetMomentum())
-	delta := T(s.param.GetDelta())
-	h := s.history[id]
-	switch typ {
-	case "Nesterov":
-		// Step back along the old momentum, then over-step along the new.
-		prev := v.MutableData(s.update[id])
-		v.Copy(n, v.Data(h), prev)
-		v.Axpby(n, localRate, diff, momentum, v.MutableData(h))
-		v.Axpby(n, 1+momentum, v.Data(h), -momentum, prev)
-		v.Copy(n, prev, diff)
-	case "AdaGrad":
-		// h += g^2; update = local_rate * g / (sqrt(h) + delta).
-		u := v.MutableData(s.update[id])
-		v.Powx(n, diff, 2, u)
-		v.Add(n, u, v.Data(h), v.MutableData(h))
-		scaledByRMS(v, n, v.Data(h), delta, diff, u, localRate)
-	case "RMSProp":
-		// h = rms_decay*h + (1-rms_decay)*g^2; update as AdaGrad's.
-		decay := T(s.param.GetRmsDecay())
-		u := v.MutableData(s.update[id])
-		v.Powx(n, diff, 2, u)
-		v.Axpby(n, 1-decay, u, decay, v.MutableData(h))
-		scaledByRMS(v, n, v.Data(h), delta, diff, u, localRate)
-	case "AdaDelta":
-		adaDelta(s, v, id, n, diff, momentum, delta, localRate)
-	case "Adam":
-		adam(s, v, id, n, diff, localRate)
-	}
+// nesterov is Nesterov's accelerated gradient: step back along the old
+// momentum, then over-step along the new.
+type nesterov[T blob.Float, A any] struct{}
+
+func (nesterov[T, A]) histories() int { return 1 }
+
+func (nesterov[T, A]) update(u *paramUpdate[T, A]) {
+	v, n, diff, h := u.v, u.n, u.diff, u.history(0)
+	momentum := T(u.s.param.GetMomentum())
+	prev := v.MutableData(u.s.update[u.id])
+	v.Copy(n, v.Data(h), prev)
+	v.Axpby(n, u.rate, diff, momentum, v.MutableData(h))
+	v.Axpby(n, 1+momentum, v.Data(h), -momentum, prev)
+	v.Copy(n, prev, diff)
+}
+
+// adaGrad is AdaGrad: h += g^2; update = local_rate * g / (sqrt(h) + delta).
+type adaGrad[T blob.Float, A any] struct{}
+
+func (adaGrad[T, A]) histories() int { return 1 }
+
+func (adaGrad[T, A]) update(u *paramUpdate[T, A]) {
+	v, n, diff, h := u.v, u.n, u.diff, u.history(0)
+	up := v.MutableData(u.s.update[u.id])
+	v.Powx(n, diff, 2, up)
+	v.Add(n, up, v.Data(h), v.MutableData(h))
+	scaledByRMS(v, n, v.Data(h), T(u.s.param.GetDelta()), diff, up, u.rate)
+}
+
+// rmsProp is RMSProp: h = rms_decay*h + (1-rms_decay)*g^2; the update is
+// AdaGrad's.
+type rmsProp[T blob.Float, A any] struct{}
+
+func (rmsProp[T, A]) histories() int { return 1 }
+
+func (rmsProp[T, A]) update(u *paramUpdate[T, A]) {
+	v, n, diff, h := u.v, u.n, u.diff, u.history(0)
+	decay := T(u.s.param.GetRmsDecay())
+	up := v.MutableData(u.s.update[u.id])
+	v.Powx(n, diff, 2, up)
+	v.Axpby(n, 1-decay, up, decay, v.MutableData(h))
+	scaledByRMS(v, n, v.Data(h), T(u.s.param.GetDelta()), diff, up, u.rate)
 }
 
 // scaledByRMS sets diff = rate * g / (sqrt(h) + delta), using u as scratch.
@@ -222,37 +226,48 @@ func scaledByRMS[T blob.Float, A any](v device.View[T, A], n int, h A, delta T, 
 // adaDelta is Zeiler's AdaDelta: h1 (gradients) and h2 (updates) are decayed
 // averages of squares; the update is g * sqrt(h2 + delta) / sqrt(h1 + delta),
 // then h2 takes the square of the update.
-func adaDelta[T blob.Float, A any](s *Solver[T], v device.View[T, A], id, n int, diff A, momentum, delta, rate T) {
-	h1 := v.MutableData(s.history[id])
-	h2 := v.MutableData(s.history[id+len(s.net.LearnableParams())])
-	u, tmp := v.MutableData(s.update[id]), v.MutableData(s.temp[id])
-	v.Powx(n, diff, 2, u)
-	v.Axpby(n, 1-momentum, u, momentum, h1)
+type adaDelta[T blob.Float, A any] struct{}
+
+func (adaDelta[T, A]) histories() int { return 2 }
+
+func (adaDelta[T, A]) update(u *paramUpdate[T, A]) {
+	v, n, diff := u.v, u.n, u.diff
+	momentum, delta := T(u.s.param.GetMomentum()), T(u.s.param.GetDelta())
+	h1 := v.MutableData(u.history(0))
+	h2 := v.MutableData(u.history(1))
+	up, tmp := v.MutableData(u.s.update[u.id]), v.MutableData(u.s.temp[u.id])
+	v.Powx(n, diff, 2, up)
+	v.Axpby(n, 1-momentum, up, momentum, h1)
 	v.Set(n, delta, tmp)
-	v.Add(n, tmp, h2, u)
+	v.Add(n, tmp, h2, up)
 	v.Add(n, tmp, h1, tmp)
-	v.Div(n, u, tmp, u)
-	v.Powx(n, u, 0.5, u)
-	v.Mul(n, diff, u, diff)
-	v.Powx(n, diff, 2, u)
-	v.Axpby(n, 1-momentum, u, momentum, h2)
-	v.Scale(n, rate, diff, diff)
+	v.Div(n, up, tmp, up)
+	v.Powx(n, up, 0.5, up)
+	v.Mul(n, diff, up, diff)
+	v.Powx(n, diff, 2, up)
+	v.Axpby(n, 1-momentum, up, momentum, h2)
+	v.Scale(n, u.rate, diff, diff)
 }
 
 // adam is Kingma and Ba's Adam with Caffe's bias correction
 // sqrt(1 - beta2^t) / (1 - beta1^t), t = iter + 1.
-func adam[T blob.Float, A any](s *Solver[T], v device.View[T, A], id, n int, diff A, rate T) {
+type adam[T blob.Float, A any] struct{}
+
+func (adam[T, A]) histories() int { return 2 }
+
+func (adam[T, A]) update(u *paramUpdate[T, A]) {
+	v, n, diff, s := u.v, u.n, u.diff, u.s
 	beta1, beta2 := float64(s.param.GetMomentum()), float64(s.param.GetMomentum2())
 	t := float64(s.iter + 1)
 	correction := math.Sqrt(1-math.Pow(beta2, t)) / (1 - math.Pow(beta1, t))
-	m := v.MutableData(s.history[id])
-	vv := v.MutableData(s.history[id+len(s.net.LearnableParams())])
-	tmp := v.MutableData(s.temp[id])
+	m := v.MutableData(u.history(0))
+	vv := v.MutableData(u.history(1))
+	tmp := v.MutableData(s.temp[u.id])
 	v.Axpby(n, T(1-beta1), diff, T(beta1), m)
 	v.Mul(n, diff, diff, tmp)
 	v.Axpby(n, T(1-beta2), tmp, T(beta2), vv)
 	v.Powx(n, vv, 0.5, tmp)
 	v.AddScalar(n, T(s.param.GetDelta()), tmp)
 	v.Div(n, m, tmp, tmp)
-	v.Scale(n, rate*T(correction), tmp, diff)
+	v.Scale(n, u.rate*T(correction), tmp, diff)
 }
