@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/mathfn"
@@ -23,8 +24,10 @@ type Filler[T blob.Float] interface {
 	Fill(b *blob.Blob[T], rng *rand.Rand) error
 }
 
-// Types lists the filler types New accepts.
-var Types = []string{"constant", "uniform", "gaussian", "positive_unitball", "xavier", "msra", "bilinear"}
+var types = []string{"constant", "uniform", "gaussian", "positive_unitball", "xavier", "msra", "bilinear"}
+
+// Types returns the filler types New accepts (a new slice each call).
+func Types() []string { return slices.Clone(types) }
 
 // New returns the filler p describes. A nil p is Caffe's default, a
 // constant 0. Parameters that Caffe rejects (an unknown type, sparsity on a
@@ -59,7 +62,7 @@ func New[T blob.Float](p *caffepb.FillerParameter) (Filler[T], error) {
 	case "bilinear":
 		return bilinear[T]{}, nil
 	}
-	return nil, fmt.Errorf("filler: unknown filler type %q (known: %v)", typ, Types)
+	return nil, fmt.Errorf("filler: unknown filler type %q (known: %v)", typ, types)
 }
 
 // nonEmpty is Caffe's CHECK(blob->count()).

@@ -3,12 +3,15 @@ package solver
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-// Policies lists the learning rate policies.
-var Policies = []string{"fixed", "step", "exp", "inv", "multistep", "poly", "sigmoid"}
+var policies = []string{"fixed", "step", "exp", "inv", "multistep", "poly", "sigmoid"}
+
+// Policies returns the learning rate policies (a new slice each call).
+func Policies() []string { return slices.Clone(policies) }
 
 // checkPolicy validates the learning rate policy's parameters up front, so
 // a bad solver file fails at start rather than at the first update.
@@ -31,9 +34,9 @@ func checkPolicy(p *caffepb.SolverParameter) error {
 			return fmt.Errorf("lr_policy \"sigmoid\" needs a positive stepsize, got %d", p.GetStepsize())
 		}
 	case "":
-		return fmt.Errorf("lr_policy is not set (one of %v)", Policies)
+		return fmt.Errorf("lr_policy is not set (one of %v)", policies)
 	default:
-		return fmt.Errorf("unknown learning rate policy %q (known: %v)", policy, Policies)
+		return fmt.Errorf("unknown learning rate policy %q (known: %v)", policy, policies)
 	}
 	if policy != "fixed" && policy != "poly" && p.GetGamma() < 0 {
 		return fmt.Errorf("lr_policy %q needs gamma >= 0, got %v", policy, p.GetGamma())

@@ -3,6 +3,7 @@ package solver
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
@@ -10,8 +11,11 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-// Types lists the solver types (SolverParameter.type).
-var Types = []string{"SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"}
+var types = []string{"SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"}
+
+// Types returns the solver types, SolverParameter.type (a new slice each
+// call).
+func Types() []string { return slices.Clone(types) }
 
 // legacyTypes maps the deprecated solver_type enum to type strings.
 var legacyTypes = map[caffepb.SolverParameter_SolverType]string{
@@ -37,7 +41,7 @@ func solverType(p *caffepb.SolverParameter) (string, error) {
 			return "", fmt.Errorf("rms_decay should lie between 0 and 1, got %v", p.GetRmsDecay())
 		}
 	default:
-		return "", fmt.Errorf("unknown solver type %q (known: %v)", typ, Types)
+		return "", fmt.Errorf("unknown solver type %q (known: %v)", typ, types)
 	}
 	switch p.GetRegularizationType() {
 	case "L1", "L2":

@@ -1,0 +1,128 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gocaffe/gocaffe/"
+
+// levels places every package of the module: a package may import only
+// packages of a lower level. Imports flow one way:
+//
+//	cmd -> solver -> net -> layer -> (data, filler, device) -> blob -> (syncedmem, mathfn) -> cuda
+//
+// with the schema, prototxt I/O and logging below everything. A new
+// package must be placed here.
+var levels = map[string]int{
+	"proto/caffepb":     0,
+	"protoio":           0,
+	"internal/glog":     0,
+	"internal/progress": 0,
+	"cuda":              1,
+	"internal/cudatest": 2, // helpers of the GPU tests
+	"syncedmem":         2,
+	"mathfn":            2,
+	"blob":              3,
+	"data":              4,
+	"filler":            4,
+	"device":            4,
+	"layer":             5,
+	"layer/layertest":   6, // helpers of the layer tests
+	"net":               6,
+	"solver":            7,
+	"cmd/gocaffe":       8,
+	"models":            8, // the reference models' tests
+	"internal/archtest": 8,
+}
+
+type pkg struct {
+	ImportPath                        string
+	Imports                           []string
+	GoFiles, CgoFiles, IgnoredGoFiles []string
+	TestGoFiles, XTestGoFiles         []string
+}
+
+// list runs go list -json on the module's packages, with the given extra
+// arguments.
+func list(t *testing.T, args ...string) map[string]*pkg {
+	t.Helper()
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(goTool, append(append([]string{"list", "-json"}, args...), module+"...")...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	pkgs := map[string]*pkg{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		p := &pkg{}
+		if err := dec.Decode(p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs[strings.TrimPrefix(p.ImportPath, module)] = p
+	}
+	return pkgs
+}
+
+// Every package imports only packages of lower levels, in both builds.
+func TestImportDirection(t *testing.T) {
+	for _, tags := range [][]string{nil, {"-tags", "cuda"}} {
+		build := strings.Join(tags, " ")
+		for name, p := range list(t, tags...) {
+			level, ok := levels[name]
+			if !ok {
+				t.Errorf("package %s has no level in archtest's table: place it in the import order", name)
+				continue
+			}
+			for _, imp := range p.Imports {
+				dep, ours := strings.CutPrefix(imp, module)
+				if !ours {
+					continue
+				}
+				if l, ok := levels[dep]; ok && l >= level {
+					t.Errorf("%s (level %d) imports %s (level %d): imports must go down the order (go list %s)", name, level, dep, l, build)
+				}
+			}
+		}
+	}
+}
+
+// Only package cuda has cgo and files of the cuda build tag: every other
+// package compiles the same files, its GPU halves included, in every build.
+func TestCgoAndTheCUDATagOnlyInCUDA(t *testing.T) {
+	plain, tagged := list(t), list(t, "-tags", "cuda")
+	for name, p := range tagged {
+		files := func(p *pkg) []string {
+			return slices.Concat(p.GoFiles, p.CgoFiles, p.TestGoFiles, p.XTestGoFiles)
+		}
+		if name == "cuda" {
+			if len(p.CgoFiles) == 0 {
+				t.Errorf("package cuda has no cgo files with the cuda tag")
+			}
+			continue
+		}
+		if len(p.CgoFiles) > 0 {
+			t.Errorf("package %s uses cgo (%v): only package cuda may", name, p.CgoFiles)
+		}
+		q, ok := plain[name]
+		if !ok {
+			t.Errorf("package %s exists only with the cuda tag", name)
+			continue
+		}
+		if a, b := files(q), files(p); !slices.Equal(a, b) {
+			t.Errorf("package %s compiles different files with the cuda tag: %v without, %v with", name, a, b)
+		}
+	}
+}
