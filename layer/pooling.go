@@ -33,7 +33,7 @@ type Pooling[T Float] struct {
 	global bool
 	ceil   bool
 	poolGeom
-	// geomArgs is poolGeom packed for the kernels (pooling_cuda.go).
+	// geomArgs is poolGeom packed for the kernels (pooling_gpu.go).
 	geomArgs [poolGeomInts]int32
 	// mask holds MAX's argmax when there is no mask top.
 	mask *blob.Blob[T]

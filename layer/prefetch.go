@@ -36,7 +36,7 @@ var errClosed = errors.New("the layer is closed")
 type batch[T Float] struct {
 	data, label *blob.Blob[T]
 	err         error
-	dev         batchDevice // per build: device-side state (prefetch_cuda.go)
+	dev         batchDevice // device-side state (prefetch_gpu.go)
 }
 
 // batchLoader is what a data layer's reading state provides: load fills a
