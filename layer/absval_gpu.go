@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("AbsVal", newAbsValGPU[float32], newAbsValGPU[float64]) }
 
 // absValGPU is AbsVal's GPU half.
-type absValGPU[T Float] struct{ *AbsVal[T] }
+type absValGPU[T Float] struct{ l *AbsVal[T] }
 
 func newAbsValGPU[T Float](l *AbsVal[T]) Engine[T] { return absValGPU[T]{l} }
 
 // Forward computes the absolute value on the device.
-func (l absValGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e absValGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -22,7 +23,8 @@ func (l absValGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes sign(x) * dy on the device.
-func (l absValGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e absValGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

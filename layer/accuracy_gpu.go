@@ -11,7 +11,7 @@ import (
 func init() { registerGPU("Accuracy", newAccuracyGPU[float32], newAccuracyGPU[float64]) }
 
 // accuracyGPU is Accuracy's GPU half.
-type accuracyGPU[T Float] struct{ *Accuracy[T] }
+type accuracyGPU[T Float] struct{ l *Accuracy[T] }
 
 func newAccuracyGPU[T Float](l *Accuracy[T]) Engine[T] { return accuracyGPU[T]{l} }
 
@@ -19,7 +19,8 @@ func newAccuracyGPU[T Float](l *Accuracy[T]) Engine[T] { return accuracyGPU[T]{l
 // marks there; only the two sums come back to the host. An invalid label
 // makes its mark NaN; only then are the labels read back to say which.
 // The per-class accuracies are computed on the device too.
-func (l accuracyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e accuracyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := l.outer * l.inner
 	perClass := 0
@@ -66,6 +67,6 @@ func (l accuracyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward returns an error if asked for any gradient.
-func (l accuracyGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (accuracyGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return accuracyBackward(propagateDown)
 }

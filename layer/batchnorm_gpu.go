@@ -1,26 +1,26 @@
 package layer
 
-import (
-	"github.com/gocaffe/gocaffe/blob"
-)
+import "github.com/gocaffe/gocaffe/blob"
 
 func init() { registerGPU("BatchNorm", newBatchNormGPU[float32], newBatchNormGPU[float64]) }
 
 // batchNormGPU is BatchNorm's GPU half.
-type batchNormGPU[T Float] struct{ *BatchNorm[T] }
+type batchNormGPU[T Float] struct{ l *BatchNorm[T] }
 
 func newBatchNormGPU[T Float](l *BatchNorm[T]) Engine[T] { return batchNormGPU[T]{l} }
 
 // Forward normalises on the device (cuBLAS and the element-wise
 // kernels of the device view).
-func (l batchNormGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	return batchNormForward[T](l.BatchNorm, l.gpu(), bottom, top)
+func (e batchNormGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	return batchNormForward[T](l, l.gpu(), bottom, top)
 }
 
 // Backward computes the bottom's gradient on the device.
-func (l batchNormGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e batchNormGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}
-	return batchNormBackward[T](l.BatchNorm, l.gpu(), top, bottom)
+	return batchNormBackward[T](l, l.gpu(), top, bottom)
 }

@@ -5,16 +5,18 @@ import "github.com/gocaffe/gocaffe/blob"
 func init() { registerGPU("Bias", newBiasGPU[float32], newBiasGPU[float64]) }
 
 // biasGPU is Bias's GPU half.
-type biasGPU[T Float] struct{ *Bias[T] }
+type biasGPU[T Float] struct{ l *Bias[T] }
 
 func newBiasGPU[T Float](l *Bias[T]) Engine[T] { return biasGPU[T]{l} }
 
 // Forward adds the bias on the device.
-func (l biasGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	return biasLayerForward[T](l.Bias, gpuBroadcasterOf(&l.Base), bottom, top)
+func (e biasGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	return biasLayerForward[T](l, gpuBroadcasterOf(&l.Base), bottom, top)
 }
 
 // Backward computes the gradients on the device.
-func (l biasGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return biasLayerBackward[T](l.Bias, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
+func (e biasGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	return biasLayerBackward[T](l, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
 }

@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("BNLL", newBnllGPU[float32], newBnllGPU[float64]) }
 
 // bnllGPU is BNLL's GPU half.
-type bnllGPU[T Float] struct{ *BNLL[T] }
+type bnllGPU[T Float] struct{ l *BNLL[T] }
 
 func newBnllGPU[T Float](l *BNLL[T]) Engine[T] { return bnllGPU[T]{l} }
 
 // Forward computes the softplus on the device.
-func (l bnllGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e bnllGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
@@ -25,7 +26,8 @@ func (l bnllGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient on the device.
-func (l bnllGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e bnllGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 func init() { registerGPU("Concat", newConcatGPU[float32], newConcatGPU[float64]) }
 
 // concatGPU is Concat's GPU half.
-type concatGPU[T Float] struct{ *Concat[T] }
+type concatGPU[T Float] struct{ l *Concat[T] }
 
 func newConcatGPU[T Float](l *Concat[T]) Engine[T] { return concatGPU[T]{l} }
 
@@ -29,7 +29,8 @@ func copyAxisPartGPU[T Float](c *device.Context, p axisPart, part, whole cuda.De
 }
 
 // Forward copies each bottom into its range of the top on the device.
-func (l concatGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e concatGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	if len(bottom) == 1 {
 		return nil
 	}
@@ -47,7 +48,8 @@ func (l concatGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward hands each bottom its range of the top's diff on the device.
-func (l concatGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e concatGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if len(bottom) == 1 {
 		return nil
 	}

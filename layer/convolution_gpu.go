@@ -14,13 +14,11 @@ func init() { registerGPU("Convolution", newConvolutionGPU[float32], newConvolut
 // batched im2col and one GEMM per group (2-D geometries), or image by image
 // through the arithmetic the CPU half shares (convbase.go).
 type convolutionGPU[T Float] struct {
-	*Convolution[T]
+	l     *Convolution[T]
 	batch convBatch[T]
 }
 
-func newConvolutionGPU[T Float](l *Convolution[T]) Engine[T] {
-	return &convolutionGPU[T]{Convolution: l}
-}
+func newConvolutionGPU[T Float](l *Convolution[T]) Engine[T] { return &convolutionGPU[T]{l: l} }
 
 // convBatch holds the buffers of the batched GPU convolution, which handles
 // chunks of images with one GEMM per group instead of one small GEMM per
@@ -36,14 +34,19 @@ type convBatch[T Float] struct {
 // workspace bound, after the layer's Reshape; their memory is only
 // allocated when a pass first touches them. N-D geometries use the
 // per-image path.
-func (l *convolutionGPU[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
-	l.batch.chunk = 0
+func (e *convolutionGPU[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
+	return e.l.reshapeBatch(&e.batch)
+}
+
+// reshapeBatch sizes the buffers of cb for the layer's shapes.
+func (l *convBase[T]) reshapeBatch(cb *convBatch[T]) error {
+	cb.chunk = 0
 	if !l.geo.Batchable() {
 		return nil
 	}
 	perImage := max(l.kernelDim*l.group, l.convOutChannels) * l.convOutSpatial
-	l.batch.chunk = max(1, min(l.num, l.ctx.ConvWorkspaceElems()/perImage))
-	for _, b := range []**blob.Blob[T]{&l.batch.col, &l.batch.wide} {
+	cb.chunk = max(1, min(l.num, l.ctx.ConvWorkspaceElems()/perImage))
+	for _, b := range []**blob.Blob[T]{&cb.col, &cb.wide} {
 		if *b == nil {
 			nb, err := l.NewBlob()
 			if err != nil {
@@ -52,31 +55,33 @@ func (l *convolutionGPU[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 			*b = nb
 		}
 	}
-	cols := l.batch.chunk * l.convOutSpatial
-	if err := l.batch.col.Reshape([]int{l.kernelDim * l.group, cols}); err != nil {
+	cols := cb.chunk * l.convOutSpatial
+	if err := cb.col.Reshape([]int{l.kernelDim * l.group, cols}); err != nil {
 		return err
 	}
-	if err := l.batch.wide.Reshape([]int{l.convOutChannels, cols}); err != nil {
+	if err := cb.wide.Reshape([]int{l.convOutChannels, cols}); err != nil {
 		return err
 	}
 	if l.biasTerm {
-		return l.ensureOnes(&l.batch.ones, cols)
+		return l.ensureOnes(&cb.ones, cols)
 	}
 	return nil
 }
 
 // Forward convolves on the device.
-func (l *convolutionGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	if l.batch.chunk > 0 {
-		return l.forwardBatched(l.gpu(), bottom, top)
+func (e *convolutionGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	if e.batch.chunk > 0 {
+		return l.forwardBatched(l.gpu(), &e.batch, bottom, top)
 	}
 	return convForward[T](&l.convBase, l.gpu(), bottom, top)
 }
 
 // Backward computes the gradients on the device.
-func (l *convolutionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	if l.batch.chunk > 0 {
-		return l.backwardBatched(l.gpu(), top, propagateDown, bottom)
+func (e *convolutionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	if e.batch.chunk > 0 {
+		return l.backwardBatched(l.gpu(), &e.batch, top, propagateDown, bottom)
 	}
 	return convBackward[T](&l.convBase, l.gpu(), top, propagateDown, bottom)
 }
@@ -84,18 +89,18 @@ func (l *convolutionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 // forwardBatched: per chunk of nb images, col = im2col of all of them
 // (columns image by image), wide_g = W_g * col_g for each group, and the
 // tops get wide, rearranged to [nb][m][hw], plus the bias.
-func (l *convolutionGPU[T]) forwardBatched(g *device.GPUView[T], bottom, top []*blob.Blob[T]) error {
+func (l *convBase[T]) forwardBatched(g *device.GPUView[T], cb *convBatch[T], bottom, top []*blob.Blob[T]) error {
 	weights := g.Data(l.blobs[0])
 	var bias cuda.DevicePtr
 	if l.biasTerm {
 		bias = g.Data(l.blobs[1])
 	}
-	col, wide := g.MutableData(l.batch.col), g.MutableData(l.batch.wide)
+	col, wide := g.MutableData(cb.col), g.MutableData(cb.wide)
 	mg := l.convOutChannels / l.group
 	for i := range bottom {
 		in, out := g.Data(bottom[i]), g.MutableData(top[i])
-		for n0 := 0; n0 < l.num; n0 += l.batch.chunk {
-			nb := min(l.batch.chunk, l.num-n0)
+		for n0 := 0; n0 < l.num; n0 += cb.chunk {
+			nb := min(cb.chunk, l.num-n0)
 			cols := nb * l.convOutSpatial
 			g.Im2colBatch(g.Offset(in, n0*l.bottomDim), l.bottomDim, nb, &l.geo, col)
 			for grp := range l.group {
@@ -115,15 +120,15 @@ func (l *convolutionGPU[T]) forwardBatched(g *device.GPUView[T], bottom, top []*
 // the bias gradient (one GEMV), the weight gradient (one GEMM per group
 // against the chunk's im2col) and the column gradient (one GEMM per group),
 // which one batched col2im sums into the bottom diffs.
-func (l *convolutionGPU[T]) backwardBatched(g *device.GPUView[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *convBase[T]) backwardBatched(g *device.GPUView[T], cb *convBatch[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	needW, needB := l.ParamPropagateDown(0), l.biasTerm && l.ParamPropagateDown(1)
 	for i := range top {
 		if !needW && !needB && !propagateDown[i] {
 			continue
 		}
-		for n0 := 0; n0 < l.num; n0 += l.batch.chunk {
-			nb := min(l.batch.chunk, l.num-n0)
-			if err := l.backwardChunk(g, top[i], bottom[i], n0, nb, needW, needB, propagateDown[i]); err != nil {
+		for n0 := 0; n0 < l.num; n0 += cb.chunk {
+			nb := min(cb.chunk, l.num-n0)
+			if err := l.backwardChunk(g, cb, top[i], bottom[i], n0, nb, needW, needB, propagateDown[i]); err != nil {
 				return err
 			}
 		}
@@ -131,14 +136,14 @@ func (l *convolutionGPU[T]) backwardBatched(g *device.GPUView[T], top []*blob.Bl
 	return g.Err()
 }
 
-func (l *convolutionGPU[T]) backwardChunk(g *device.GPUView[T], top, bottom *blob.Blob[T], n0, nb int, needW, needB, needX bool) error {
-	col, wide := g.MutableData(l.batch.col), g.MutableData(l.batch.wide)
+func (l *convBase[T]) backwardChunk(g *device.GPUView[T], cb *convBatch[T], top, bottom *blob.Blob[T], n0, nb int, needW, needB, needX bool) error {
+	col, wide := g.MutableData(cb.col), g.MutableData(cb.wide)
 	mg, cols := l.convOutChannels/l.group, nb*l.convOutSpatial
 	if err := l.toWide(g, g.Offset(g.Diff(top), n0*l.topDim), nb, wide); err != nil {
 		return err
 	}
 	if needB {
-		g.Gemv(blas.NoTrans, l.numOutput, cols, 1, wide, g.Data(l.batch.ones), 1, g.MutableDiff(l.blobs[1]))
+		g.Gemv(blas.NoTrans, l.numOutput, cols, 1, wide, g.Data(cb.ones), 1, g.MutableDiff(l.blobs[1]))
 	}
 	if needW {
 		g.Im2colBatch(g.Offset(g.Data(bottom), n0*l.bottomDim), l.bottomDim, nb, &l.geo, col)

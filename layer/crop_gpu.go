@@ -8,7 +8,7 @@ import (
 func init() { registerGPU("Crop", newCropGPU[float32], newCropGPU[float64]) }
 
 // cropGPU is Crop's GPU half.
-type cropGPU[T Float] struct{ *Crop[T] }
+type cropGPU[T Float] struct{ l *Crop[T] }
 
 func newCropGPU[T Float](l *Crop[T]) Engine[T] { return cropGPU[T]{l} }
 
@@ -38,14 +38,16 @@ func (l *Crop[T]) cropGPU(bottomShape []int, src, dst cuda.DevicePtr, count int,
 }
 
 // Forward copies the window into the top on the device.
-func (l cropGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e cropGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	return l.cropGPU(bottom[0].Shape(), g.Data(bottom[0]), g.MutableData(top[0]), top[0].Count(), false)
 }
 
 // Backward writes the top's diff into the window of a zeroed bottom 0
 // diff on the device; bottom 1's gradient is zero.
-func (l cropGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e cropGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	if err := zeroPropagatedDiffs[T](g, propagateDown, bottom); err != nil {
 		return err

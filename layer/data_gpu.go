@@ -5,13 +5,13 @@ import "github.com/gocaffe/gocaffe/blob"
 func init() { registerGPU("Data", newDataGPU[float32], newDataGPU[float64]) }
 
 // dataGPU is Data's GPU half.
-type dataGPU[T Float] struct{ *Data[T] }
+type dataGPU[T Float] struct{ l *Data[T] }
 
 func newDataGPU[T Float](l *Data[T]) Engine[T] { return dataGPU[T]{l} }
 
 // Forward copies the next batch, already pushed to the device by the
 // prefetch goroutine, into the tops on the device.
-func (l dataGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return l.forwardGPU(top) }
+func (e dataGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return e.l.forwardGPU(top) }
 
 // Backward has nothing to do: data layers have no bottoms.
 func (dataGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {

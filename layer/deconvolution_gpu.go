@@ -1,22 +1,22 @@
 package layer
 
-import (
-	"github.com/gocaffe/gocaffe/blob"
-)
+import "github.com/gocaffe/gocaffe/blob"
 
 func init() { registerGPU("Deconvolution", newDeconvolutionGPU[float32], newDeconvolutionGPU[float64]) }
 
 // deconvolutionGPU is Deconvolution's GPU half.
-type deconvolutionGPU[T Float] struct{ *Deconvolution[T] }
+type deconvolutionGPU[T Float] struct{ l *Deconvolution[T] }
 
 func newDeconvolutionGPU[T Float](l *Deconvolution[T]) Engine[T] { return deconvolutionGPU[T]{l} }
 
 // Forward deconvolves on the device.
-func (l deconvolutionGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e deconvolutionGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	return deconvForward[T](&l.convBase, l.gpu(), bottom, top)
 }
 
 // Backward computes the gradients on the device.
-func (l deconvolutionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e deconvolutionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	return deconvBackward[T](&l.convBase, l.gpu(), top, propagateDown, bottom)
 }

@@ -8,14 +8,15 @@ import (
 func init() { registerGPU("Dropout", newDropoutGPU[float32], newDropoutGPU[float64]) }
 
 // dropoutGPU is Dropout's GPU half.
-type dropoutGPU[T Float] struct{ *Dropout[T] }
+type dropoutGPU[T Float] struct{ l *Dropout[T] }
 
 func newDropoutGPU[T Float](l *Dropout[T]) Engine[T] { return dropoutGPU[T]{l} }
 
 // Forward draws uniform numbers into the mask on the device (one key
 // from the layer's generator), turns them into the mask and applies it
 // (TRAIN), or copies the input (TEST).
-func (l dropoutGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e dropoutGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	if !l.train() {
 		return dropoutPass(g, bottom[0], top[0], false)
@@ -34,9 +35,10 @@ func (l dropoutGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 
 // Backward applies the forward pass's mask on the device (TRAIN), or
 // passes the gradient through (TEST).
-func (l dropoutGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e dropoutGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}
-	return dropoutBackward(l.Dropout, l.gpu(), top[0], bottom[0])
+	return dropoutBackward(l, l.gpu(), top[0], bottom[0])
 }

@@ -9,15 +9,16 @@ import (
 func init() { registerGPU("Eltwise", newEltwiseGPU[float32], newEltwiseGPU[float64]) }
 
 // eltwiseGPU is Eltwise's GPU half.
-type eltwiseGPU[T Float] struct{ *Eltwise[T] }
+type eltwiseGPU[T Float] struct{ l *Eltwise[T] }
 
 func newEltwiseGPU[T Float](l *Eltwise[T]) Engine[T] { return eltwiseGPU[T]{l} }
 
 // Forward combines the bottoms on the device.
-func (l eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	if l.op != caffepb.EltwiseParameter_MAX {
-		return eltwiseForward[T](l.Eltwise, g, bottom, top)
+		return eltwiseForward[T](l, g, bottom, top)
 	}
 	n := top[0].Count()
 	y, mask := g.MutableData(top[0]), g.MutableData(l.mask)
@@ -37,10 +38,11 @@ func (l eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottoms' gradients on the device.
-func (l eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	if l.op != caffepb.EltwiseParameter_MAX {
-		return eltwiseBackward[T](l.Eltwise, g, top, propagateDown, bottom)
+		return eltwiseBackward[T](l, g, top, propagateDown, bottom)
 	}
 	n := top[0].Count()
 	dy, mask := g.Diff(top[0]), g.Data(l.mask)

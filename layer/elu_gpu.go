@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("ELU", newEluGPU[float32], newEluGPU[float64]) }
 
 // eluGPU is ELU's GPU half.
-type eluGPU[T Float] struct{ *ELU[T] }
+type eluGPU[T Float] struct{ l *ELU[T] }
 
 func newEluGPU[T Float](l *ELU[T]) Engine[T] { return eluGPU[T]{l} }
 
 // Forward computes the activation on the device.
-func (l eluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e eluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -22,7 +23,8 @@ func (l eluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient on the device.
-func (l eluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e eluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

@@ -23,7 +23,7 @@ type Engine[T Float] interface {
 // depends on the shapes (a batched convolution's buffers, a cuDNN
 // descriptor): Reshaped runs after the layer's Reshape, at SetUp and before
 // every forward pass. (The name differs from Reshape so that an engine that
-// embeds its layer does not take the layer's Reshape for its own.)
+// embedded its layer would not take the layer's Reshape for its own.)
 type EngineReshaper[T Float] interface {
 	Reshaped(bottom, top []*blob.Blob[T]) error
 }

@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("Exp", newExpGPU[float32], newExpGPU[float64]) }
 
 // expGPU is Exp's GPU half.
-type expGPU[T Float] struct{ *Exp[T] }
+type expGPU[T Float] struct{ l *Exp[T] }
 
 func newExpGPU[T Float](l *Exp[T]) Engine[T] { return expGPU[T]{l} }
 
 // Forward computes the exponential on the device.
-func (l expGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e expGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -23,7 +24,8 @@ func (l expGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient from the top on the device.
-func (l expGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e expGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

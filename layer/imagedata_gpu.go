@@ -5,13 +5,13 @@ import "github.com/gocaffe/gocaffe/blob"
 func init() { registerGPU("ImageData", newImageDataGPU[float32], newImageDataGPU[float64]) }
 
 // imageDataGPU is ImageData's GPU half.
-type imageDataGPU[T Float] struct{ *ImageData[T] }
+type imageDataGPU[T Float] struct{ l *ImageData[T] }
 
 func newImageDataGPU[T Float](l *ImageData[T]) Engine[T] { return imageDataGPU[T]{l} }
 
 // Forward copies the next batch, already pushed to the device by the
 // prefetch goroutine, into the tops on the device.
-func (l imageDataGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return l.forwardGPU(top) }
+func (e imageDataGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return e.l.forwardGPU(top) }
 
 // Backward has nothing to do: data layers have no bottoms.
 func (imageDataGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {

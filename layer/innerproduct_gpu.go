@@ -5,16 +5,18 @@ import "github.com/gocaffe/gocaffe/blob"
 func init() { registerGPU("InnerProduct", newInnerProductGPU[float32], newInnerProductGPU[float64]) }
 
 // innerProductGPU is InnerProduct's GPU half.
-type innerProductGPU[T Float] struct{ *InnerProduct[T] }
+type innerProductGPU[T Float] struct{ l *InnerProduct[T] }
 
 func newInnerProductGPU[T Float](l *InnerProduct[T]) Engine[T] { return innerProductGPU[T]{l} }
 
 // Forward computes the product with cuBLAS.
-func (l innerProductGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	return innerProductForward[T](l.InnerProduct, l.gpu(), bottom, top)
+func (e innerProductGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	return innerProductForward[T](l, l.gpu(), bottom, top)
 }
 
 // Backward computes the gradients with cuBLAS.
-func (l innerProductGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return innerProductBackward[T](l.InnerProduct, l.gpu(), top, propagateDown, bottom)
+func (e innerProductGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	return innerProductBackward[T](l, l.gpu(), top, propagateDown, bottom)
 }

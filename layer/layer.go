@@ -75,11 +75,12 @@
 //	// negate_gpu.go: the GPU half, an Engine registered for the type.
 //	func init() { registerGPU("Negate", newNegateGPU[float32], newNegateGPU[float64]) }
 //
-//	type negateGPU[T Float] struct{ *Negate[T] } // the layer's fields and Base, promoted
+//	type negateGPU[T Float] struct{ l *Negate[T] }
 //
 //	func newNegateGPU[T Float](l *Negate[T]) Engine[T] { return negateGPU[T]{l} }
 //
-//	func (l negateGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+//	func (e negateGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+//		l := e.l
 //		g, n := l.gpu(), bottom[0].Count() // the layer's view of its GPU context
 //		var a cuda.Args
 //		a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
@@ -87,8 +88,11 @@
 //	}
 //	// Backward likewise.
 //
-// A GPU half that is the shared arithmetic calls it with l.gpu() (see
-// innerproduct_gpu.go); one with buffers of its own sizes them in Reshaped
+// The engine holds its layer in a field rather than embedding it: embedding
+// would give every engine type wrappers of all the layer's methods (half a
+// megabyte of binary over the catalogue). A GPU half that is the shared
+// arithmetic calls it with l.gpu() (see innerproduct_gpu.go); one with
+// buffers of its own keeps them in the engine and sizes them in Reshaped
 // (EngineReshaper; see convolution_gpu.go). Layers of other packages are
 // written the same way with the exported names: Register, RegisterEngine,
 // Base.Context, device.NewGPUView and device.Context.Kernel.

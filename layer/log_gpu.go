@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("Log", newLogGPU[float32], newLogGPU[float64]) }
 
 // logGPU is Log's GPU half.
-type logGPU[T Float] struct{ *Log[T] }
+type logGPU[T Float] struct{ l *Log[T] }
 
 func newLogGPU[T Float](l *Log[T]) Engine[T] { return logGPU[T]{l} }
 
 // Forward computes the logarithm on the device.
-func (l logGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e logGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
@@ -26,7 +27,8 @@ func (l logGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient on the device.
-func (l logGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e logGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 func init() { registerGPU("LRN", newLrnGPU[float32], newLrnGPU[float64]) }
 
 // lrnGPU is LRN's GPU half.
-type lrnGPU[T Float] struct{ *LRN[T] }
+type lrnGPU[T Float] struct{ l *LRN[T] }
 
 func newLrnGPU[T Float](l *LRN[T]) Engine[T] { return lrnGPU[T]{l} }
 
@@ -23,7 +23,8 @@ func (g lrnWindow) geomArgs(a *cuda.Args) *cuda.Args {
 }
 
 // Forward normalizes on the device, one thread per element.
-func (l lrnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e lrnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
 	sumFactor, constant, _ := l.coeffs()
@@ -35,7 +36,8 @@ func (l lrnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient on the device.
-func (l lrnGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e lrnGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

@@ -9,12 +9,13 @@ import (
 func init() { registerGPU("Pooling", newPoolingGPU[float32], newPoolingGPU[float64]) }
 
 // poolingGPU is Pooling's GPU half.
-type poolingGPU[T Float] struct{ *Pooling[T] }
+type poolingGPU[T Float] struct{ l *Pooling[T] }
 
 func newPoolingGPU[T Float](l *Pooling[T]) Engine[T] { return poolingGPU[T]{l} }
 
 // Forward pools on the device, one thread per output element.
-func (l poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := top[0].Count()
 	var a cuda.Args
@@ -40,7 +41,8 @@ func (l poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 
 // Backward computes the bottom's gradient on the device, one thread per
 // bottom element.
-func (l poolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e poolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

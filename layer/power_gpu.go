@@ -8,15 +8,16 @@ import (
 func init() { registerGPU("Power", newPowerGPU[float32], newPowerGPU[float64]) }
 
 // powerGPU is Power's GPU half.
-type powerGPU[T Float] struct{ *Power[T] }
+type powerGPU[T Float] struct{ l *Power[T] }
 
 func newPowerGPU[T Float](l *Power[T]) Engine[T] { return powerGPU[T]{l} }
 
 // Forward computes the power on the device.
-func (l powerGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e powerGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	if l.ignoresInput() {
-		return powerConstant(l.Power, g, top[0])
+		return powerConstant(l, g, top[0])
 	}
 	if l.needsInput() {
 		if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
@@ -31,13 +32,14 @@ func (l powerGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient on the device.
-func (l powerGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e powerGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}
 	g := l.gpu()
 	if !l.needsInput() {
-		return powerConstantBackward(l.Power, g, top[0], bottom[0])
+		return powerConstantBackward(l, g, top[0], bottom[0])
 	}
 	n := bottom[0].Count()
 	var a cuda.Args

@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("PReLU", newPreluGPU[float32], newPreluGPU[float64]) }
 
 // preluGPU is PReLU's GPU half.
-type preluGPU[T Float] struct{ *PReLU[T] }
+type preluGPU[T Float] struct{ l *PReLU[T] }
 
 func newPreluGPU[T Float](l *PReLU[T]) Engine[T] { return preluGPU[T]{l} }
 
 // Forward applies the slopes on the device.
-func (l preluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e preluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
@@ -27,7 +28,8 @@ func (l preluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 
 // Backward accumulates the slopes' gradient (one block of threads per
 // slope sums its elements), then computes the bottom's.
-func (l preluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e preluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	x := g.Data(l.input.input(bottom[0], top[0]))
 	dy := g.Diff(top[0])

@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("ReLU", newReLUGPU[float32], newReLUGPU[float64]) }
 
 // reluGPU is ReLU's GPU half (kernels/relu.cu).
-type reluGPU[T Float] struct{ *ReLU[T] }
+type reluGPU[T Float] struct{ l *ReLU[T] }
 
 func newReLUGPU[T Float](l *ReLU[T]) Engine[T] { return reluGPU[T]{l} }
 
 // Forward computes the activation on the device.
-func (l reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -22,7 +23,8 @@ func (l reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient on the device.
-func (l reluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e reluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

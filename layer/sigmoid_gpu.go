@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("Sigmoid", newSigmoidGPU[float32], newSigmoidGPU[float64]) }
 
 // sigmoidGPU is Sigmoid's GPU half.
-type sigmoidGPU[T Float] struct{ *Sigmoid[T] }
+type sigmoidGPU[T Float] struct{ l *Sigmoid[T] }
 
 func newSigmoidGPU[T Float](l *Sigmoid[T]) Engine[T] { return sigmoidGPU[T]{l} }
 
 // Forward computes the sigmoid on the device.
-func (l sigmoidGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e sigmoidGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -22,7 +23,8 @@ func (l sigmoidGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient from the top on the device.
-func (l sigmoidGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e sigmoidGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

@@ -13,7 +13,7 @@ func init() {
 }
 
 // sigmoidCrossEntropyLossGPU is SigmoidCrossEntropyLoss's GPU half.
-type sigmoidCrossEntropyLossGPU[T Float] struct{ *SigmoidCrossEntropyLoss[T] }
+type sigmoidCrossEntropyLossGPU[T Float] struct{ l *SigmoidCrossEntropyLoss[T] }
 
 func newSigmoidCrossEntropyLossGPU[T Float](l *SigmoidCrossEntropyLoss[T]) Engine[T] {
 	return sigmoidCrossEntropyLossGPU[T]{l}
@@ -29,7 +29,8 @@ func (l *SigmoidCrossEntropyLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 
 // Forward computes the per-element losses on the device and sums them
 // there; only the sum (and, for VALID, the count) comes back.
-func (l sigmoidCrossEntropyLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e sigmoidCrossEntropyLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
 	counts := g.MutableData(l.counts)
@@ -54,7 +55,8 @@ func (l sigmoidCrossEntropyLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) erro
 }
 
 // Backward computes the gradient on the device.
-func (l sigmoidCrossEntropyLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e sigmoidCrossEntropyLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if propagateDown[1] {
 		return fmt.Errorf("%s layer cannot backpropagate to label inputs", l.Type())
 	}

@@ -1,13 +1,11 @@
 package layer
 
-import (
-	"github.com/gocaffe/gocaffe/blob"
-)
+import "github.com/gocaffe/gocaffe/blob"
 
 func init() { registerGPU("Silence", newSilenceGPU[float32], newSilenceGPU[float64]) }
 
 // silenceGPU is Silence's GPU half.
-type silenceGPU[T Float] struct{ *Silence[T] }
+type silenceGPU[T Float] struct{ l *Silence[T] }
 
 func newSilenceGPU[T Float](l *Silence[T]) Engine[T] { return silenceGPU[T]{l} }
 
@@ -15,6 +13,7 @@ func newSilenceGPU[T Float](l *Silence[T]) Engine[T] { return silenceGPU[T]{l} }
 func (silenceGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Backward zeroes the diffs of the bottoms that propagate, on the device.
-func (l silenceGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e silenceGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	return zeroPropagatedDiffs[T](l.gpu(), propagateDown, bottom)
 }

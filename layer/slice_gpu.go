@@ -1,19 +1,18 @@
 package layer
 
-import (
-	"github.com/gocaffe/gocaffe/blob"
-)
+import "github.com/gocaffe/gocaffe/blob"
 
 func init() { registerGPU("Slice", newSliceGPU[float32], newSliceGPU[float64]) }
 
 // sliceGPU is Slice's GPU half.
-type sliceGPU[T Float] struct{ *Slice[T] }
+type sliceGPU[T Float] struct{ l *Slice[T] }
 
 func newSliceGPU[T Float](l *Slice[T]) Engine[T] { return sliceGPU[T]{l} }
 
 // Forward copies each top's range of the bottom on the device, with
 // Concat's kernel.
-func (l sliceGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e sliceGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	if len(top) == 1 {
 		return nil
 	}
@@ -32,7 +31,8 @@ func (l sliceGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 
 // Backward puts each top's diff back into its range of the bottom's on
 // the device.
-func (l sliceGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e sliceGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] || len(top) == 1 {
 		return nil
 	}

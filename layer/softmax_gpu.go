@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("Softmax", newSoftmaxGPU[float32], newSoftmaxGPU[float64]) }
 
 // softmaxGPU is Softmax's GPU half.
-type softmaxGPU[T Float] struct{ *Softmax[T] }
+type softmaxGPU[T Float] struct{ l *Softmax[T] }
 
 func newSoftmaxGPU[T Float](l *Softmax[T]) Engine[T] { return softmaxGPU[T]{l} }
 
 // Forward runs one thread per (outer, inner) position over its channels.
-func (l softmaxGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e softmaxGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	var a cuda.Args
 	n := l.outer * l.inner
@@ -22,7 +23,8 @@ func (l softmaxGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the gradient, one thread per position.
-func (l softmaxGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e softmaxGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

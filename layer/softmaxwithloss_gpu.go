@@ -15,7 +15,7 @@ func init() {
 }
 
 // softmaxWithLossGPU is SoftmaxWithLoss's GPU half.
-type softmaxWithLossGPU[T Float] struct{ *SoftmaxWithLoss[T] }
+type softmaxWithLossGPU[T Float] struct{ l *SoftmaxWithLoss[T] }
 
 func newSoftmaxWithLossGPU[T Float](l *SoftmaxWithLoss[T]) Engine[T] { return softmaxWithLossGPU[T]{l} }
 
@@ -57,7 +57,8 @@ func (l *SoftmaxWithLoss[T]) validCount(g *device.GPUView[T]) int {
 // Forward computes the per-position losses on the device and sums them.
 // An invalid label makes its position's loss NaN; only then are the labels
 // read back to say which one.
-func (l softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	if _, err := Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
@@ -90,7 +91,8 @@ func (l softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the gradient on the device.
-func (l softmaxWithLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e softmaxWithLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if propagateDown[1] {
 		return fmt.Errorf("%s layer cannot backpropagate to label inputs", l.Type())
 	}

@@ -1,13 +1,11 @@
 package layer
 
-import (
-	"github.com/gocaffe/gocaffe/blob"
-)
+import "github.com/gocaffe/gocaffe/blob"
 
 func init() { registerGPU("Split", newSplitGPU[float32], newSplitGPU[float64]) }
 
 // splitGPU is Split's GPU half.
-type splitGPU[T Float] struct{ *Split[T] }
+type splitGPU[T Float] struct{ l *Split[T] }
 
 func newSplitGPU[T Float](l *Split[T]) Engine[T] { return splitGPU[T]{l} }
 
@@ -15,6 +13,7 @@ func newSplitGPU[T Float](l *Split[T]) Engine[T] { return splitGPU[T]{l} }
 func (splitGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Backward sums the tops' diffs into the bottom's on the device.
-func (l splitGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e splitGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	return splitBackward[T](l.gpu(), top, propagateDown, bottom)
 }

@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("TanH", newTanhGPU[float32], newTanhGPU[float64]) }
 
 // tanhGPU is TanH's GPU half.
-type tanhGPU[T Float] struct{ *TanH[T] }
+type tanhGPU[T Float] struct{ l *TanH[T] }
 
 func newTanhGPU[T Float](l *TanH[T]) Engine[T] { return tanhGPU[T]{l} }
 
 // Forward computes the hyperbolic tangent on the device.
-func (l tanhGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e tanhGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -22,7 +23,8 @@ func (l tanhGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient from the top on the device.
-func (l tanhGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e tanhGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	if !propagateDown[0] {
 		return nil
 	}

@@ -8,12 +8,13 @@ import (
 func init() { registerGPU("Threshold", newThresholdGPU[float32], newThresholdGPU[float64]) }
 
 // thresholdGPU is Threshold's GPU half.
-type thresholdGPU[T Float] struct{ *Threshold[T] }
+type thresholdGPU[T Float] struct{ l *Threshold[T] }
 
 func newThresholdGPU[T Float](l *Threshold[T]) Engine[T] { return thresholdGPU[T]{l} }
 
 // Forward computes the step on the device.
-func (l thresholdGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e thresholdGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
@@ -22,6 +23,7 @@ func (l thresholdGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward fails if the bottom's gradient is asked for.
-func (l thresholdGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e thresholdGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
 	return l.BackwardCPU(top, propagateDown, bottom)
 }
