@@ -52,6 +52,10 @@ type Context struct {
 
 	kernelMu sync.RWMutex
 	kernels  map[kernelKey]*cuda.Function
+
+	// To come, each made on first use and bound to the compute stream: the
+	// cuDNN handle of the CUDNN engines and the communicator of multi-GPU
+	// training.
 }
 
 type kernelKey struct{ program, name string }
