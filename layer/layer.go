@@ -422,9 +422,10 @@ type LossBase[T Float] struct{ Base[T] }
 
 func (*LossBase[T]) isLossLayer() {}
 
-// Counts returns Caffe's LossLayer counts: 2 bottoms, 1 top.
+// Counts returns Caffe's LossLayer counts: 2 bottoms, 1 top, which the net
+// adds (anonymous) when the layer lists none.
 func (*LossBase[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Exactly(2), Top: Exactly(1)}
+	return BlobCounts{Bottom: Exactly(2), Top: Exactly(1), AutoTop: true}
 }
 
 // AllowForceBackward refuses the label bottom (index 1).

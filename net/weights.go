@@ -18,7 +18,8 @@ import (
 // with blobs, as read from a .caffemodel) into the layers of the same name.
 // Layers of the model that this net lacks are skipped; every blob must have
 // the shape this net's layer expects. Everything is checked before anything
-// is copied, so a mismatch leaves the net as it was.
+// is copied, so a mismatch leaves the net as it was. As in Caffe, a model
+// layer goes to the first of several net layers of its name.
 func (n *Net[T]) CopyTrainedLayersFrom(model *caffepb.NetParameter) error {
 	type copyJob struct {
 		target *blob.Blob[T]
@@ -26,8 +27,8 @@ func (n *Net[T]) CopyTrainedLayersFrom(model *caffepb.NetParameter) error {
 	}
 	var jobs []copyJob
 	for _, src := range model.Layer {
-		id, ok := n.layerIndex[src.GetName()]
-		if !ok {
+		id := n.firstLayerNamed(src.GetName())
+		if id < 0 {
 			glog.Infof("Ignoring source layer %s", src.GetName())
 			continue
 		}
@@ -103,11 +104,12 @@ func (n *Net[T]) ToProto(writeDiff bool) *caffepb.NetParameter {
 
 // ShareTrainedLayersWith makes this net's layers use the learnable blobs of
 // other's layers of the same name (a solver's test nets share the train
-// net's weights this way).
+// net's weights this way). As in Caffe, each of other's layers is shared
+// with the first of this net's layers of its name.
 func (n *Net[T]) ShareTrainedLayersWith(other *Net[T]) error {
 	for i, src := range other.layers {
-		id, ok := n.layerIndex[other.layerNames[i]]
-		if !ok {
+		id := n.firstLayerNamed(other.layerNames[i])
+		if id < 0 {
 			continue
 		}
 		targets, sources := n.layers[id].LayerBase().Blobs(), src.LayerBase().Blobs()
