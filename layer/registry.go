@@ -67,6 +67,15 @@ func New[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	if !ok {
 		return nil, fmt.Errorf("layer %q: unknown layer type %q (known types: %s)", p.GetName(), p.GetType(), strings.Join(Types(), ", "))
 	}
+	l, err := construct[T](c, p)
+	if err != nil {
+		return nil, fmt.Errorf("layer %q (%s): %w", p.GetName(), p.GetType(), err)
+	}
+	return l, nil
+}
+
+// construct calls the constructor of c for T.
+func construct[T Float](c constructors, p *caffepb.LayerParameter) (Layer[T], error) {
 	var l any
 	var err error
 	var zero T
@@ -77,7 +86,7 @@ func New[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 		l, err = c.f64(p)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("layer %q (%s): %w", p.GetName(), p.GetType(), err)
+		return nil, err
 	}
 	return l.(Layer[T]), nil
 }
