@@ -136,6 +136,9 @@ func parseDataspace(f *File, b []byte) ([]int, error) {
 // Path returns the dataset's path in its file.
 func (d *Dataset) Path() string { return d.path }
 
+// File returns the name of the dataset's file.
+func (d *Dataset) File() string { return d.f.path }
+
 // Shape returns the dataset's dimensions (none for a scalar).
 func (d *Dataset) Shape() []int { return d.shape }
 

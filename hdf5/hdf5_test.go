@@ -10,31 +10,8 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/hdf5"
+	"github.com/gocaffe/gocaffe/internal/h5pytest"
 )
-
-// python returns a Python interpreter with h5py, or skips the test.
-func python(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import h5py").Run() == nil {
-			return path
-		}
-	}
-	t.Skip("needs Python 3 with h5py (Debian: python3-h5py)")
-	return ""
-}
-
-// runPython runs a script in dir and fails the test on error.
-func runPython(t *testing.T, dir, script string) string {
-	t.Helper()
-	cmd := exec.Command(python(t), "-c", script)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("python: %v\n%s", err, out)
-	}
-	return string(out)
-}
 
 func readAll[T float32 | float64](t *testing.T, f *hdf5.File, path string) ([]T, []int) {
 	t.Helper()
@@ -60,7 +37,7 @@ func arange(n int) []float64 {
 // Files written by h5py, in every storage form it writes.
 func TestReadH5py(t *testing.T) {
 	dir := t.TempDir()
-	runPython(t, dir, `
+	h5pytest.Run(t, dir, `
 import h5py, numpy as np
 a = np.arange(7*9*5).reshape(7, 9, 5)
 for libver in ['earliest', 'latest']:
@@ -202,7 +179,7 @@ func TestWriteReadByH5py(t *testing.T) {
 	if err := b.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	out := runPython(t, dir, `
+	out := h5pytest.Run(t, dir, `
 import h5py, numpy as np
 f = h5py.File('ours.h5', 'r')
 d = f['data']
@@ -250,7 +227,7 @@ print('ok')
 
 func TestReadErrors(t *testing.T) {
 	dir := t.TempDir()
-	runPython(t, dir, `
+	h5pytest.Run(t, dir, `
 import h5py, numpy as np
 with h5py.File('bad.h5', 'w') as f:
     f['compound'] = np.zeros(3, dtype=[('a', 'f4'), ('b', 'i4')])

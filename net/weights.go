@@ -3,12 +3,12 @@ package net
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/hdf5"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/syncedmem"
@@ -71,10 +71,12 @@ func protoShapeString(p *caffepb.BlobProto) string {
 }
 
 // CopyTrainedLayersFromFile loads weights from a .caffemodel (binary
-// NetParameter, upgraded from older formats as needed).
+// NetParameter, upgraded from older formats as needed) or, when the file is
+// HDF5 (as Caffe, by its signature, not its name), from Caffe's HDF5 weights
+// (see CopyTrainedLayersFromHDF5).
 func (n *Net[T]) CopyTrainedLayersFromFile(path string) error {
-	if strings.HasSuffix(path, ".h5") {
-		return fmt.Errorf("%s: HDF5 weight files are not supported; use a binary .caffemodel", path)
+	if hdf5.IsHDF5(path) {
+		return n.CopyTrainedLayersFromHDF5(path)
 	}
 	model, err := ReadNetParamsFromBinaryFile(path)
 	if err != nil {
