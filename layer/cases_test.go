@@ -104,11 +104,13 @@ func TestEveryLayerHasCases(t *testing.T) {
 	noGradient := map[string]bool{
 		// No backward, or nothing continuous to check.
 		"Accuracy": true, "Input": true, "DummyData": true, "Silence": true, "Threshold": true,
-		"Data": true, "ImageData": true, "MemoryData": true,
+		"Data": true, "ImageData": true, "MemoryData": true, "HDF5Data": true, "HDF5Output": true,
 	}
 	// Layers whose parity check needs files or data made at run time, which a
 	// static parity case cannot describe: data_cuda_test.go checks them.
-	parityElsewhere := map[string]bool{"Data": true, "ImageData": true, "MemoryData": true}
+	// HDF5Data and HDF5Output have only a CPU half (they move data, the
+	// blobs' memory does the device copies).
+	parityElsewhere := map[string]bool{"Data": true, "ImageData": true, "MemoryData": true, "HDF5Data": true, "HDF5Output": true}
 	covered := map[string]bool{}
 	for _, c := range gradCases {
 		covered[layertest.Param(t, c.layer).GetType()] = true

@@ -139,6 +139,11 @@ var acceptedNets = map[string]func(t *testing.T, n *net.Net[float64]){
 			t.Error("no gradient reached ipx through the Python loss")
 		}
 	},
+	"hdf5_data.prototxt": func(t *testing.T, n *net.Net[float64]) {
+		if got := n.BlobByName("data").Shape(); !slices.Equal(got, []int{4, 3, 4, 4}) {
+			t.Errorf("data shape %v, want [4 3 4 4]", got)
+		}
+	},
 	"python_data.prototxt": func(t *testing.T, n *net.Net[float64]) {
 		if got := n.BlobByName("data").Shape(); !slices.Equal(got, []int{4, 6}) {
 			t.Errorf("data shape %v, want [4 6] from param_str", got)
