@@ -236,7 +236,6 @@ func sum(v []float64) float64 {
 	return s
 }
 
-
 // The top of a Parameter layer is its blob: data and gradient.
 func TestParameter(t *testing.T) {
 	l := layertest.New[float64](t, `type: "Parameter" parameter_param { shape { dim: 2 dim: 3 } }`)
