@@ -139,6 +139,11 @@ var acceptedNets = map[string]func(t *testing.T, n *net.Net[float64]){
 			t.Error("no gradient reached ipx through the Python loss")
 		}
 	},
+	"contrastive_siamese.prototxt": func(t *testing.T, n *net.Net[float64]) {
+		if n.LayerByName("conv1").LayerBase().Blobs()[0].Data() != n.LayerByName("conv1_p").LayerBase().Blobs()[0].Data() {
+			t.Error("the towers do not share their weights")
+		}
+	},
 	"hdf5_data.prototxt": func(t *testing.T, n *net.Net[float64]) {
 		if got := n.BlobByName("data").Shape(); !slices.Equal(got, []int{4, 3, 4, 4}) {
 			t.Errorf("data shape %v, want [4 3 4 4]", got)
