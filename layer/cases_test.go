@@ -34,7 +34,7 @@ type gradCase struct {
 	// targets); otherwise every bottom is checked.
 	firstBottomOnly bool
 	// checkBottoms, if set, checks these bottoms one at a time instead.
-	checkBottoms []int
+	checkBottoms    []int
 	step, threshold float64 // default 1e-2 and 1e-3
 	kink, kinkRange float64 // kinkRange 0 means no kink
 }

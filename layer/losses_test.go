@@ -38,7 +38,7 @@ func lossFill(scale float64, k, k2 int) func(i int, b *blob.Blob[float64]) {
 				if k2 > 0 {
 					d[j] = float64(j%5) / 4
 				} else {
-					d[j] = float64(j*5/3%2)
+					d[j] = float64(j * 5 / 3 % 2)
 				}
 			}
 		}
