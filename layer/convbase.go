@@ -100,10 +100,15 @@ func perAxis(name, hw string, values []uint32, h, w *uint32, numSpatial, def int
 		if len(values) != 0 {
 			return nil, fmt.Errorf("either %s or %s_h/w should be specified, not both", name, hw)
 		}
-		if h == nil || w == nil {
+		if (h == nil || w == nil) && hw != "pad" {
 			return nil, fmt.Errorf("%s_h and %s_w must both be given", hw, hw)
 		}
-		out[0], out[1] = int(*h), int(*w)
+		// pad_h and pad_w default to 0 in Caffe's schema: one alone is fine.
+		for i, v := range []*uint32{h, w} {
+			if v != nil {
+				out[i] = int(*v)
+			}
+		}
 		return out, nil
 	}
 	switch {
