@@ -123,16 +123,16 @@ func TestEveryLayerHasCases(t *testing.T) {
 		// No backward, or nothing continuous to check.
 		"Accuracy": true, "Input": true, "DummyData": true, "Silence": true, "Threshold": true,
 		"Data": true, "ImageData": true, "MemoryData": true, "HDF5Data": true, "HDF5Output": true,
-		"ArgMax": true,
+		"WindowData": true, "ArgMax": true,
 		// Checked in their own tests, on the parameters only or one bottom
 		// at a time (their other bottoms are indices).
 		"Embed": true, "Filter": true,
 	}
 	// Layers whose parity check needs files or data made at run time, which a
 	// static parity case cannot describe: data_cuda_test.go checks them.
-	// HDF5Data and HDF5Output have only a CPU half (they move data, the
-	// blobs' memory does the device copies).
-	parityElsewhere := map[string]bool{"Data": true, "ImageData": true, "MemoryData": true, "HDF5Data": true, "HDF5Output": true}
+	// HDF5Data, HDF5Output and WindowData have only a CPU half (they move
+	// data, the blobs' memory does the device copies).
+	parityElsewhere := map[string]bool{"Data": true, "ImageData": true, "MemoryData": true, "HDF5Data": true, "HDF5Output": true, "WindowData": true}
 	covered := map[string]bool{}
 	for _, c := range gradCases {
 		covered[layertest.Param(t, c.layer).GetType()] = true

@@ -149,6 +149,18 @@ var acceptedNets = map[string]func(t *testing.T, n *net.Net[float64]){
 			t.Errorf("data shape %v, want [4 3 4 4]", got)
 		}
 	},
+	"window_data.prototxt": func(t *testing.T, n *net.Net[float64]) {
+		if got := n.BlobByName("data").Shape(); !slices.Equal(got, []int{8, 3, 16, 16}) {
+			t.Errorf("data shape %v, want [8 3 16 16]", got)
+		}
+		labels := n.BlobByName("label").CPUData()
+		for i, v := range labels {
+			if (i < 6) != (v == 0) {
+				t.Errorf("labels %v: want 6 background (0) then 2 foreground", labels)
+				break
+			}
+		}
+	},
 	"python_data.prototxt": func(t *testing.T, n *net.Net[float64]) {
 		if got := n.BlobByName("data").Shape(); !slices.Equal(got, []int{4, 6}) {
 			t.Errorf("data shape %v, want [4 6] from param_str", got)
