@@ -106,11 +106,11 @@ func TestWindowData(t *testing.T) {
 		t.Errorf("mean and scale: %v", got)
 	}
 	for file, want := range map[string]string{
-		"# 0\na.png\n3 30 40\n1\n0 0.9 2 3 9 10\n":                       "foreground classes must be positive",
-		"# 0\na.png\n3 30 40\n2\n1 0.9 2 3 9 10\n":                       "ends where class index was expected",
-		"# 0\na.png\n3 30 40\n1\n1 0.9 2 3 9 10\n":                       "needs foreground and background windows",
-		"0\na.png\n3 30 40\n1\n1 0.9 2 3 9 10\n":                         "expected '#'",
-		"# 0\na.png\n3 30 40\n2\n1 0.9 2 3 9 45\n0 0.1 1 1 8 8\n":         "",
+		"# 0\na.png\n3 30 40\n1\n0 0.9 2 3 9 10\n":                      "foreground classes must be positive",
+		"# 0\na.png\n3 30 40\n2\n1 0.9 2 3 9 10\n":                      "ends where class index was expected",
+		"# 0\na.png\n3 30 40\n1\n1 0.9 2 3 9 10\n":                      "needs foreground and background windows",
+		"0\na.png\n3 30 40\n1\n1 0.9 2 3 9 10\n":                        "expected '#'",
+		"# 0\na.png\n3 30 40\n2\n1 0.9 2 3 9 45\n0 0.1 1 1 8 8\n":       "",
 		"# 0\nmissing.png\n3 30 40\n2\n1 0.9 2 3 9 10\n0 0.1 1 1 8 8\n": "",
 	} {
 		l, top, err := windowLayer(t, dir, file, `transform_param { crop_size: 8 }`)
