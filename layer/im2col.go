@@ -52,16 +52,7 @@ func (l *Im2col[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if l.numSpatial < 1 || l.numSpatial > mathfn.MaxSpatialAxes {
 		return fmt.Errorf("bottom %s has %d spatial axes after channel axis %d, want 1 to %d", bottom[0].ShapeString(), l.numSpatial, l.channelAxis, mathfn.MaxSpatialAxes)
 	}
-	if l.kernel, err = perAxis("kernel_size", "kernel", cp.GetKernelSize(), cp.KernelH, cp.KernelW, l.numSpatial, -1); err != nil {
-		return err
-	}
-	if l.stride, err = perAxis("stride", "stride", cp.GetStride(), cp.StrideH, cp.StrideW, l.numSpatial, 1); err != nil {
-		return err
-	}
-	if l.pad, err = perAxis("pad", "pad", cp.GetPad(), cp.PadH, cp.PadW, l.numSpatial, 0); err != nil {
-		return err
-	}
-	l.dilation, err = perAxis("dilation", "dilation", cp.GetDilation(), nil, nil, l.numSpatial, 1)
+	l.kernel, l.stride, l.pad, l.dilation, err = convWindow(cp, l.numSpatial)
 	return err
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -25,10 +24,7 @@ import (
 // unless its prototxt gives a loss_weight (or the Go layer embeds
 // LossBase).
 
-var pythonRegistry = struct {
-	sync.RWMutex
-	m map[string]constructors
-}{m: map[string]constructors{}}
+var pythonRegistry = constructorMap{m: map[string]constructors{}}
 
 // RegisterPython makes the Go layer built by f32/f64 answer for Caffe's
 // Python layers whose python_param names this module and layer, given as
@@ -39,13 +35,7 @@ func RegisterPython(name string, f32 Constructor[float32], f64 Constructor[float
 	if dot <= 0 || dot == len(name)-1 || f32 == nil || f64 == nil {
 		return fmt.Errorf("layer: RegisterPython(%q) needs a \"module.layer\" name and both constructors", name)
 	}
-	pythonRegistry.Lock()
-	defer pythonRegistry.Unlock()
-	if _, dup := pythonRegistry.m[name]; dup {
-		return fmt.Errorf("layer: Python layer %q is already registered", name)
-	}
-	pythonRegistry.m[name] = constructors{f32, f64}
-	return nil
+	return pythonRegistry.add(name, constructors{f32, f64}, "Python layer")
 }
 
 // PythonTypes returns the registered "module.layer" names, sorted.

@@ -3,6 +3,7 @@ package layer
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -140,7 +141,7 @@ func (l *recurrent[T]) reshape(bottom, top []*blob.Blob[T]) error {
 			first = 3
 		}
 		for i, b := range bottom[first:] {
-			if !equalInts(b.Shape(), l.stateShape) {
+			if !slices.Equal(b.Shape(), l.stateShape) {
 				return fmt.Errorf("initial state bottom %d must be 1 x %d x %d, got %s", first+i, n, l.hidden, b.ShapeString())
 			}
 		}
@@ -155,18 +156,6 @@ func (l *recurrent[T]) reshape(bottom, top []*blob.Blob[T]) error {
 		}
 	}
 	return nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // loadInitial sets the states at the first step: the exposed bottoms, or
