@@ -38,6 +38,6 @@
 // version 0, version-1 object headers, symbol-table groups, contiguous
 // datasets of little-endian float32, float64 or int32, and fixed-length
 // null-terminated ASCII strings in scalar datasets (Caffe's
-// H5LTmake_dataset_string). Files are built in memory and written whole
-// (WriteFile writes a temporary file and renames it).
+// H5LTmake_dataset_string). Files are built in memory (Builder.Bytes) and
+// written whole; gocaffe writes them to a temporary file and renames it.
 package hdf5

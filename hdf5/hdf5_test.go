@@ -176,7 +176,7 @@ func TestWriteReadByH5py(t *testing.T) {
 	if err := hdf5.CreateFloats(root, "bad", []int{3}, []float32{1}); err == nil {
 		t.Error("a count mismatch was accepted")
 	}
-	if err := b.WriteFile(path); err != nil {
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := h5pytest.Run(t, dir, `

@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-
-	"github.com/gocaffe/gocaffe/protoio"
 )
 
 // Builder assembles an HDF5 file in memory: groups of datasets, written
@@ -103,12 +101,6 @@ func checkCount(shape []int, n int) error {
 		return fmt.Errorf("shape %v holds %d elements, got %d", shape, c, n)
 	}
 	return nil
-}
-
-// WriteFile writes the file to path through a temporary file renamed over
-// it, so readers never see a partial file.
-func (b *Builder) WriteFile(path string) error {
-	return protoio.WriteFileAtomic(path, b.Bytes())
 }
 
 // File layout constants of what we write (libhdf5's defaults).

@@ -9,6 +9,7 @@ import (
 	"github.com/gocaffe/gocaffe/hdf5"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
 )
 
 func init() { register("HDF5Output", newHDF5Output[float32], newHDF5Output[float64]) }
@@ -49,7 +50,7 @@ func (*HDF5Output[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(2)
 // LayerSetUp creates the (empty) output file.
 func (l *HDF5Output[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	l.data, l.label, l.rows = l.data[:0], l.label[:0], 0
-	if err := hdf5.NewBuilder().WriteFile(l.file); err != nil {
+	if err := protoio.WriteFileAtomic(l.file, hdf5.NewBuilder().Bytes()); err != nil {
 		return fmt.Errorf("failed to open HDF5 file %s: %w", l.file, err)
 	}
 	return nil
@@ -101,7 +102,7 @@ func (l *HDF5Output[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if err := hdf5.CreateFloats(b.Root(), "label", append([]int{l.rows}, l.rowShape[1]...), l.label); err != nil {
 		return err
 	}
-	if err := b.WriteFile(l.file); err != nil {
+	if err := protoio.WriteFileAtomic(l.file, b.Bytes()); err != nil {
 		return err
 	}
 	glog.Infof("Successfully saved %d rows", l.rows)

@@ -7,6 +7,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/hdf5"
 	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/protoio"
 )
 
 // ToHDF5 writes the net's weights in Caffe's HDF5 layout (Net::ToHDF5): a
@@ -53,7 +54,7 @@ func (n *Net[T]) ToHDF5(path string, writeDiff bool) error {
 			netID++
 		}
 	}
-	return b.WriteFile(path)
+	return protoio.WriteFileAtomic(path, b.Bytes())
 }
 
 // CopyTrainedLayersFromHDF5 loads weights written by ToHDF5 (or Caffe's

@@ -7,6 +7,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/hdf5"
 	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/protoio"
 )
 
 // snapshotHDF5 writes snapshot_format HDF5 snapshots, in Caffe's layout:
@@ -42,7 +43,7 @@ func (s *Solver[T]) snapshotHDF5() (model, state string, err error) {
 	}
 	state = s.snapshotFilename(".solverstate.h5")
 	glog.Infof("Snapshotting solver state to HDF5 file %s", state)
-	if err := b.WriteFile(state); err != nil {
+	if err := protoio.WriteFileAtomic(state, b.Bytes()); err != nil {
 		return "", "", err
 	}
 	return model, state, nil
