@@ -105,6 +105,15 @@ func (f *File) readAt(addr uint64, n int) ([]byte, error) {
 	if addr == undefined {
 		return nil, f.errorf("read at the undefined address")
 	}
+	if n < 0 || f.base+addr+uint64(n) < f.base+addr || f.base+addr > 1<<62 {
+		return nil, f.errorf("bad read of %d bytes at %d", n, addr)
+	}
+	if n > 1<<16 { // a corrupt size: find out before allocating
+		var last [1]byte
+		if _, err := f.r.ReadAt(last[:], int64(f.base+addr)+int64(n)-1); err != nil {
+			return nil, f.errorf("reading %d bytes at %d: %v (truncated file?)", n, addr, err)
+		}
+	}
 	buf := make([]byte, n)
 	if _, err := f.r.ReadAt(buf, int64(f.base+addr)); err != nil {
 		return nil, f.errorf("reading %d bytes at %d: %v (truncated file?)", n, addr, err)

@@ -58,6 +58,9 @@ func (d *Dataset) raw() ([]byte, error) {
 			n := int(dec.u32())
 			return d.fromBytes(dec.bytes(n), size, dec.short)
 		case 2:
+			if ndims < 2 {
+				return nil, d.errorf("chunked layout of %d dimensions", ndims)
+			}
 			ch = &chunked{dims: dims[:len(dims)-1], addr: addr}
 		}
 	case 3, 4:
@@ -91,6 +94,11 @@ func (d *Dataset) raw() ([]byte, error) {
 	if len(ch.dims) != len(d.shape) {
 		return nil, d.errorf("chunks of %d dimensions for a dataset of %d", len(ch.dims), len(d.shape))
 	}
+	for _, c := range ch.dims {
+		if c <= 0 || c > 1<<30 {
+			return nil, d.errorf("bad chunk dimensions %v", ch.dims)
+		}
+	}
 	return d.readChunked(ch, size)
 }
 
@@ -111,6 +119,9 @@ func parseChunkLayout(dec *decoder, version uint8) (*chunked, error) {
 		for range ndims {
 			ch.dims = append(ch.dims, int(dec.u32()))
 		}
+		if ndims < 2 {
+			return nil, errorString("chunked layout of %d dimensions", ndims)
+		}
 		ch.dims = ch.dims[:len(ch.dims)-1] // the last is the element size
 		return ch, nil
 	}
@@ -119,6 +130,9 @@ func parseChunkLayout(dec *decoder, version uint8) (*chunked, error) {
 	enc := int(dec.u8())
 	for range ndims {
 		ch.dims = append(ch.dims, int(dec.uint(enc)))
+	}
+	if ndims < 2 || enc < 1 || enc > 8 {
+		return nil, errorString("chunked layout of %d dimensions, %d-byte sizes", ndims, enc)
 	}
 	ch.dims = ch.dims[:len(ch.dims)-1]
 	ch.index = int(dec.u8())
@@ -212,6 +226,14 @@ func (d *Dataset) readChunked(ch *chunked, size int) ([]byte, error) {
 	}
 	out := make([]byte, size)
 	for _, r := range refs {
+		for i, o := range r.offset {
+			if o < 0 || o >= max(d.shape[i], 1) || o%ch.dims[i] != 0 {
+				return nil, d.errorf("chunk offset %v outside the dataset's %v", r.offset, d.shape)
+			}
+		}
+		if r.size > 1<<31 {
+			return nil, d.errorf("chunk at %v of %d bytes", r.offset, r.size)
+		}
 		stored, err := d.f.readAt(r.addr, int(r.size))
 		if err != nil {
 			return nil, err
