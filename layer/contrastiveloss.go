@@ -22,6 +22,9 @@ type ContrastiveLoss[T Float] struct {
 	legacy bool
 	diff   []T
 	distSq []float64
+	// The device's diff, squared diff, squared distances and a ones vector
+	// (contrastiveloss_cuda.go).
+	gdiff, gdiffSq, gdistSq, ones *blob.Blob[T]
 }
 
 func newContrastiveLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -74,7 +77,6 @@ func (l *ContrastiveLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	a, b, y := bottom[0].CPUData(), bottom[1].CPUData(), bottom[2].CPUData()
 	num := bottom[0].Shape()[0]
 	c := bottom[0].Count() / num
-	var loss float64
 	for i := range num {
 		var d2 float64
 		for j := i * c; j < (i+1)*c; j++ {
@@ -82,6 +84,16 @@ func (l *ContrastiveLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 			d2 += float64(l.diff[j]) * float64(l.diff[j])
 		}
 		l.distSq[i] = d2
+	}
+	top[0].MutableCPUData()[0] = T(l.loss(l.distSq, y))
+	return nil
+}
+
+// loss is the loss of pairs at squared distances distSq with similarity
+// labels y.
+func (l *ContrastiveLoss[T]) loss(distSq []float64, y []T) float64 {
+	var loss float64
+	for i, d2 := range distSq {
 		switch {
 		case int(y[i]) != 0:
 			loss += d2
@@ -92,8 +104,7 @@ func (l *ContrastiveLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 			loss += m * m
 		}
 	}
-	top[0].MutableCPUData()[0] = T(loss / float64(num) / 2)
-	return nil
+	return loss / float64(len(distSq)) / 2
 }
 
 // BackwardCPU computes the gradients of both feature blobs (of opposite

@@ -20,6 +20,7 @@ type Embed[T Float] struct {
 	k, n     int // input_dim, num_output
 	biasTerm bool
 	shape    []int
+	ones     *blob.Blob[T] // for the bias on the device (embed_cuda.go)
 }
 
 func newEmbed[T Float](p *caffepb.LayerParameter) (Layer[T], error) {

@@ -84,21 +84,30 @@ func (l *Filter[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	return nil
 }
 
-// ForwardCPU copies the selected items.
+// ForwardCPU copies the selected items on the host.
 func (l *Filter[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	for t := range top {
-		dim := bottom[t].CountFrom(1)
-		x, y := bottom[t].CPUData(), top[t].MutableCPUData()
-		for n, item := range l.keep {
-			copy(y[n*dim:(n+1)*dim], x[item*dim:])
-		}
-	}
-	return nil
+	return filterForward[T](l, host[T]{}, bottom, top)
 }
 
-// BackwardCPU routes each top item's gradient to its bottom item and zeroes
-// the others.
+// BackwardCPU routes the gradients on the host.
 func (l *Filter[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return filterBackward[T](l, host[T]{}, top, propagateDown, bottom)
+}
+
+func filterForward[T Float, A any](l *Filter[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
+	for t := range top {
+		dim := bottom[t].CountFrom(1)
+		x, y := d.data(bottom[t]), d.mutableData(top[t])
+		for n, item := range l.keep {
+			d.Copy(dim, d.Offset(x, item*dim), d.Offset(y, n*dim))
+		}
+	}
+	return d.Err()
+}
+
+// filterBackward routes each top item's gradient to its bottom item and
+// zeroes the others.
+func filterBackward[T Float, A any](l *Filter[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[len(bottom)-1] {
 		return errors.New("Filter cannot backpropagate to filter index inputs")
 	}
@@ -107,11 +116,11 @@ func (l *Filter[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, botto
 			continue
 		}
 		dim := bottom[t].CountFrom(1)
-		dy, dx := top[t].CPUDiff(), bottom[t].MutableCPUDiff()
-		clear(dx)
+		dy, dx := d.diff(top[t]), d.mutableDiff(bottom[t])
+		d.Set(bottom[t].Count(), 0, dx)
 		for n, item := range l.keep {
-			copy(dx[item*dim:(item+1)*dim], dy[n*dim:])
+			d.Copy(dim, d.Offset(dy, n*dim), d.Offset(dx, item*dim))
 		}
 	}
-	return nil
+	return d.Err()
 }

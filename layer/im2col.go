@@ -80,23 +80,31 @@ func (l *Im2col[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	return nil
 }
 
-// ForwardCPU runs im2col on each image.
+// ForwardCPU runs im2col on each image on the host.
 func (l *Im2col[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
-	for n := range l.num {
-		mathfn.Im2col(x[n*l.bottomDim:(n+1)*l.bottomDim], &l.geo, y[n*l.topDim:(n+1)*l.topDim])
-	}
-	return nil
+	return im2colForward[T](l, host[T]{}, bottom, top)
 }
 
-// BackwardCPU runs col2im on each image's gradient.
+// BackwardCPU runs col2im on each image's gradient on the host.
 func (l *Im2col[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return im2colBackward[T](l, host[T]{}, top, propagateDown, bottom)
+}
+
+func im2colForward[T Float, A any](l *Im2col[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
+	x, y := d.data(bottom[0]), d.mutableData(top[0])
+	for n := range l.num {
+		d.Im2col(d.Offset(x, n*l.bottomDim), &l.geo, d.Offset(y, n*l.topDim))
+	}
+	return d.Err()
+}
+
+func im2colBackward[T Float, A any](l *Im2col[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
-	dy, dx := top[0].CPUDiff(), bottom[0].MutableCPUDiff()
+	dy, dx := d.diff(top[0]), d.mutableDiff(bottom[0])
 	for n := range l.num {
-		mathfn.Col2im(dy[n*l.topDim:(n+1)*l.topDim], &l.geo, dx[n*l.bottomDim:(n+1)*l.bottomDim])
+		d.Col2im(d.Offset(dy, n*l.topDim), &l.geo, d.Offset(dx, n*l.bottomDim))
 	}
-	return nil
+	return d.Err()
 }

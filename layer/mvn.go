@@ -2,7 +2,8 @@ package layer
 
 import (
 	"fmt"
-	"math"
+
+	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -17,9 +18,11 @@ func init() { register("MVN", newMVN[float32], newMVN[float64]) }
 type MVN[T Float] struct {
 	Base[T]
 	normVar, across bool
-	eps             float64
-	std             []T // per slice: sqrt(var) + eps
+	eps             T
 	num, dim        int
+	// Per slice: mean (and scratch), sqrt(var) + eps, a gradient sum; per
+	// element: scratch; and a ones vector of a slice's length.
+	mean, std, sum, temp, ones *blob.Blob[T]
 }
 
 func newMVN[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -28,7 +31,7 @@ func newMVN[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 		return nil, err
 	}
 	mp := p.GetMvnParam()
-	l.normVar, l.across, l.eps = mp.GetNormalizeVariance(), mp.GetAcrossChannels(), float64(mp.GetEps())
+	l.normVar, l.across, l.eps = mp.GetNormalizeVariance(), mp.GetAcrossChannels(), T(mp.GetEps())
 	return l, nil
 }
 
@@ -38,8 +41,17 @@ func (*MVN[T]) Type() string { return "MVN" }
 // Counts returns one bottom and one top.
 func (*MVN[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(1), Top: Exactly(1)} }
 
-// LayerSetUp has nothing to do.
-func (*MVN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+// LayerSetUp creates the buffers.
+func (l *MVN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	for _, b := range []**blob.Blob[T]{&l.mean, &l.std, &l.sum, &l.temp} {
+		nb, err := l.NewBlob()
+		if err != nil {
+			return err
+		}
+		*b = nb
+	}
+	return nil
+}
 
 // Reshape gives the top the bottom's shape and works out the slices.
 func (l *MVN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
@@ -55,62 +67,75 @@ func (l *MVN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if l.num > 0 {
 		l.dim = b.Count() / l.num
 	}
-	if cap(l.std) < l.num {
-		l.std = make([]T, l.num)
+	for _, s := range []*blob.Blob[T]{l.mean, l.std, l.sum} {
+		if err := s.Reshape([]int{l.num}); err != nil {
+			return err
+		}
 	}
-	l.std = l.std[:l.num]
+	if err := l.temp.ReshapeLike(b); err != nil {
+		return err
+	}
+	if err := l.ensureOnes(&l.ones, max(l.dim, 1)); err != nil {
+		return err
+	}
 	return top[0].ReshapeLike(b)
 }
 
-// ForwardCPU normalises each slice.
+// ForwardCPU normalises on the host.
 func (l *MVN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
-	for i := range l.num {
-		xs, ys := x[i*l.dim:(i+1)*l.dim], y[i*l.dim:(i+1)*l.dim]
-		var mean float64
-		for _, v := range xs {
-			mean += float64(v)
-		}
-		mean /= float64(l.dim)
-		var variance float64
-		for j, v := range xs {
-			d := float64(v) - mean
-			ys[j] = T(d)
-			variance += d * d
-		}
-		if !l.normVar {
-			continue
-		}
-		l.std[i] = T(math.Sqrt(variance/float64(l.dim)) + l.eps)
-		for j := range ys {
-			ys[j] /= l.std[i]
-		}
-	}
-	return nil
+	return mvnForward[T](l, host[T]{}, bottom, top)
 }
 
-// BackwardCPU: with variance normalisation dx = (dy - mean(dy) -
-// y*mean(dy*y)) / std, else dx = dy - mean(dy).
+// BackwardCPU computes the gradient on the host.
 func (l *MVN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return mvnBackward[T](l, host[T]{}, top, propagateDown, bottom)
+}
+
+// mvnForward is Caffe's MVNLayer::Forward with row sums by a ones vector:
+// y = x - mean, then with normalize_variance y /= sqrt(mean(y^2)) + eps.
+func mvnForward[T Float, A any](l *MVN[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
+	n, dim, count := l.num, l.dim, bottom[0].Count()
+	x, y, ones := d.data(bottom[0]), d.mutableData(top[0]), d.data(l.ones)
+	mean, temp := d.mutableData(l.mean), d.mutableData(l.temp)
+	d.Gemv(blas.NoTrans, n, dim, 1/T(dim), x, ones, 0, mean)
+	d.Gemm(blas.NoTrans, blas.NoTrans, n, dim, 1, -1, mean, ones, 0, temp)
+	d.Add(count, x, temp, y)
+	if l.normVar {
+		std := d.mutableData(l.std)
+		d.Sqr(count, y, temp)
+		d.Gemv(blas.NoTrans, n, dim, 1/T(dim), temp, ones, 0, std)
+		d.Sqrt(n, std, std)
+		d.AddScalar(n, l.eps, std)
+		d.Gemm(blas.NoTrans, blas.NoTrans, n, dim, 1, 1, std, ones, 0, temp)
+		d.Div(count, y, temp, y)
+	}
+	return d.Err()
+}
+
+// mvnBackward: with variance normalisation
+// dx = (dy - mean(dy) - y*mean(dy*y)) / std, else dx = dy - mean(dy). The
+// sums of dy are taken before dx is written, so it works in place.
+func mvnBackward[T Float, A any](l *MVN[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
-	y, dy, dx := top[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff()
-	n := float64(l.dim)
-	for i := range l.num {
-		ys, dys, dxs := y[i*l.dim:(i+1)*l.dim], dy[i*l.dim:(i+1)*l.dim], dx[i*l.dim:(i+1)*l.dim]
-		var sumDy, sumDyY float64
-		for j, g := range dys {
-			sumDy += float64(g)
-			sumDyY += float64(g) * float64(ys[j])
-		}
-		for j, g := range dys {
-			if l.normVar {
-				dxs[j] = T((float64(g) - sumDy/n - float64(ys[j])*sumDyY/n) / float64(l.std[i]))
-			} else {
-				dxs[j] = T(float64(g) - sumDy/n)
-			}
-		}
+	n, dim, count := l.num, l.dim, bottom[0].Count()
+	y, dy, dx, ones := d.data(top[0]), d.diff(top[0]), d.mutableDiff(bottom[0]), d.data(l.ones)
+	temp, mean, sum := d.mutableData(l.temp), d.mutableData(l.mean), d.mutableData(l.sum)
+	if !l.normVar {
+		d.Gemv(blas.NoTrans, n, dim, 1/T(dim), dy, ones, 0, mean)
+		d.Gemm(blas.NoTrans, blas.NoTrans, n, dim, 1, -1, mean, ones, 0, temp)
+		d.Add(count, dy, temp, dx)
+		return d.Err()
 	}
-	return nil
+	d.Gemv(blas.NoTrans, n, dim, 1, dy, ones, 0, sum)
+	d.Mul(count, y, dy, temp)
+	d.Gemv(blas.NoTrans, n, dim, 1, temp, ones, 0, mean)
+	d.Gemm(blas.NoTrans, blas.NoTrans, n, dim, 1, 1, mean, ones, 0, temp)
+	d.Mul(count, y, temp, temp)
+	d.Gemm(blas.NoTrans, blas.NoTrans, n, dim, 1, 1, sum, ones, 1, temp)
+	d.Axpby(count, 1, dy, -1/T(dim), temp)
+	d.Gemm(blas.NoTrans, blas.NoTrans, n, dim, 1, 1, d.data(l.std), ones, 0, dx)
+	d.Div(count, temp, dx, dx)
+	return d.Err()
 }

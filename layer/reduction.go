@@ -19,6 +19,7 @@ type Reduction[T Float] struct {
 	coeff    T
 	num, dim int
 	shape    []int
+	ones     *blob.Blob[T]
 }
 
 func newReduction[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -64,52 +65,59 @@ func (l *Reduction[T]) scale() T {
 	return l.coeff
 }
 
-// ForwardCPU reduces each of the num slices.
+// ForwardCPU reduces each of the num slices on the host.
 func (l *Reduction[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
-	for i := range l.num {
-		var s T
-		for _, v := range x[i*l.dim : (i+1)*l.dim] {
-			switch l.op {
-			case caffepb.ReductionParameter_ASUM:
-				s += max(v, -v)
-			case caffepb.ReductionParameter_SUMSQ:
-				s += v * v
-			default:
-				s += v
-			}
-		}
-		y[i] = s * l.scale()
-	}
-	return nil
+	return reductionForward[T](l, host[T]{}, bottom, top)
 }
 
-// BackwardCPU spreads each slice's gradient: scale, scale*sign(x) or
-// 2*scale*x.
+// BackwardCPU spreads each slice's gradient on the host.
 func (l *Reduction[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return reductionBackward[T](l, host[T]{}, top, propagateDown, bottom)
+}
+
+// reductionForward reduces slice by slice, as Caffe's: a dot product with
+// ones (SUM, MEAN), with itself (SUMSQ) or an asum, scaled.
+func reductionForward[T Float, A any](l *Reduction[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
+	if err := l.ensureOnes(&l.ones, max(l.dim, 1)); err != nil {
+		return err
+	}
+	x, y, ones := d.data(bottom[0]), d.mutableData(top[0]), d.data(l.ones)
+	for i := range l.num {
+		xi := d.Offset(x, i*l.dim)
+		var s T
+		switch l.op {
+		case caffepb.ReductionParameter_ASUM:
+			s = d.Asum(l.dim, xi)
+		case caffepb.ReductionParameter_SUMSQ:
+			s = d.Dot(l.dim, xi, xi)
+		default:
+			s = d.Dot(l.dim, xi, ones)
+		}
+		d.Set(1, s*l.scale(), d.Offset(y, i))
+	}
+	return d.Err()
+}
+
+// reductionBackward writes each slice's gradient: scale, scale*sign(x) or
+// 2*scale*x, times the top's gradient (read on the host, as Caffe does).
+func reductionBackward[T Float, A any](l *Reduction[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
-	x, dy, dx := bottom[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff()
+	dy := top[0].CPUDiff()
+	x, dx := d.data(bottom[0]), d.mutableDiff(bottom[0])
 	for i := range l.num {
 		g := dy[i] * l.scale()
-		for j := i * l.dim; j < (i+1)*l.dim; j++ {
-			switch l.op {
-			case caffepb.ReductionParameter_ASUM:
-				switch {
-				case x[j] > 0:
-					dx[j] = g
-				case x[j] < 0:
-					dx[j] = -g
-				default:
-					dx[j] = 0
-				}
-			case caffepb.ReductionParameter_SUMSQ:
-				dx[j] = 2 * g * x[j]
-			default:
-				dx[j] = g
-			}
+		xi, dxi := d.Offset(x, i*l.dim), d.Offset(dx, i*l.dim)
+		switch l.op {
+		case caffepb.ReductionParameter_ASUM:
+			d.Sign(l.dim, xi, dxi)
+			d.Scal(l.dim, g, dxi)
+		case caffepb.ReductionParameter_SUMSQ:
+			d.Scale(l.dim, 2*g, xi, dxi)
+		default:
+			d.Set(l.dim, g, dxi)
 		}
 	}
-	return nil
+	return d.Err()
 }

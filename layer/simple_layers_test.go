@@ -389,3 +389,29 @@ func TestMVNForward(t *testing.T) {
 		}
 	}
 }
+
+// MVN in place (top = bottom) computes the gradient it computes out of
+// place.
+func TestMVNInPlace(t *testing.T) {
+	x := layertest.Blob[float64](t, 2, 3, 4, 5)
+	layertest.FillGaussian(x, 1, 2, 1)
+	dy := layertest.Blob[float64](t, 2, 3, 4, 5)
+	layertest.FillGaussian(dy, 0, 1, 2)
+	out := layertest.New[float64](t, `type: "MVN"`)
+	y := layertest.Blob[float64](t)
+	layertest.SetUp(t, out, []*blobF64{x}, []*blobF64{y})
+	layertest.Forward(t, out, []*blobF64{x}, []*blobF64{y})
+	copy(y.MutableCPUDiff(), dy.CPUData())
+	layertest.Backward(t, out, []*blobF64{y}, []bool{true}, []*blobF64{x})
+	want := slices.Clone(x.CPUDiff())
+
+	in := layertest.New[float64](t, `type: "MVN"`)
+	xi := layertest.Blob[float64](t, 2, 3, 4, 5)
+	layertest.FillGaussian(xi, 1, 2, 1)
+	layertest.SetUp(t, in, []*blobF64{xi}, []*blobF64{xi})
+	layertest.Forward(t, in, []*blobF64{xi}, []*blobF64{xi})
+	layertest.CheckClose(t, "in-place output", xi.CPUData(), y.CPUData(), 1e-12)
+	copy(xi.MutableCPUDiff(), dy.CPUData())
+	layertest.Backward(t, in, []*blobF64{xi}, []bool{true}, []*blobF64{xi})
+	layertest.CheckClose(t, "in-place gradient", xi.CPUDiff(), want, 1e-12)
+}

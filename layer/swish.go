@@ -12,8 +12,9 @@ func init() { register("Swish", newSwish[float32], newSwish[float64]) }
 // Swish computes y = x * sigmoid(beta * x) (swish_param.beta, default 1).
 type Swish[T Float] struct {
 	neuron[T]
-	beta T
-	sig  []T // sigmoid(beta * x), kept for the backward pass
+	beta    T
+	sig     []T           // sigmoid(beta * x), kept for the backward pass
+	sigBlob *blob.Blob[T] // the same on the device (swish_cuda.go)
 }
 
 func newSwish[T Float](p *caffepb.LayerParameter) (Layer[T], error) {

@@ -1,0 +1,80 @@
+//go:build cuda
+
+package layer
+
+import (
+	"errors"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+// ForwardGPU computes the pairs' squared distances on the device; the N
+// distances come to the host for the loss, as in Caffe.
+func (l *ContrastiveLoss[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	num := bottom[0].Shape()[0]
+	c := bottom[0].Count() / num
+	for _, b := range []**blob.Blob[T]{&l.gdiff, &l.gdiffSq, &l.gdistSq} {
+		if *b == nil {
+			nb, err := l.NewBlob()
+			if err != nil {
+				return err
+			}
+			*b = nb
+		}
+	}
+	if err := l.gdiff.ReshapeLike(bottom[0]); err != nil {
+		return err
+	}
+	if err := l.gdiffSq.ReshapeLike(bottom[0]); err != nil {
+		return err
+	}
+	if err := l.gdistSq.Reshape([]int{num}); err != nil {
+		return err
+	}
+	if err := l.ensureOnes(&l.ones, c); err != nil {
+		return err
+	}
+	g := gpuOf(&l.Base)
+	n := bottom[0].Count()
+	g.Sub(n, g.data(bottom[0]), g.data(bottom[1]), g.mutableData(l.gdiff))
+	g.Mul(n, g.data(l.gdiff), g.data(l.gdiff), g.mutableData(l.gdiffSq))
+	g.Gemv(blas.NoTrans, num, c, 1, g.data(l.gdiffSq), g.data(l.ones), 0, g.mutableData(l.gdistSq))
+	if err := g.Err(); err != nil {
+		return err
+	}
+	for i, v := range l.gdistSq.CPUData() {
+		l.distSq[i] = float64(v)
+	}
+	top[0].MutableCPUData()[0] = T(l.loss(l.distSq, bottom[2].CPUData()))
+	return nil
+}
+
+// BackwardGPU computes both feature blobs' gradients on the device.
+func (l *ContrastiveLoss[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if propagateDown[2] {
+		return errors.New("ContrastiveLoss layer cannot backpropagate to similarity label inputs")
+	}
+	g := gpuOf(&l.Base)
+	num := bottom[0].Shape()[0]
+	n := bottom[0].Count()
+	legacy := 0
+	if l.legacy {
+		legacy = 1
+	}
+	for k, sign := range []T{1, -1} {
+		if !propagateDown[k] {
+			continue
+		}
+		alpha := sign * top[0].CPUDiff()[0] / T(num)
+		var a cuda.Args
+		scalarArg(a.Int(n).Int(n/num), T(l.margin)).Int(legacy)
+		scalarArg(&a, alpha).Ptr(g.data(bottom[2])).Ptr(g.data(l.gdiff)).Ptr(g.data(l.gdistSq)).Ptr(g.mutableDiff(bottom[k]))
+		if err := launch[T](l.dev, "contrastive_loss.cu", "contrastive_loss_backward", n, &a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
