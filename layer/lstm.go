@@ -4,7 +4,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -22,10 +21,10 @@ func init() { register("LSTM", newLSTM[float32], newLSTM[float64]) }
 type LSTM[T Float] struct {
 	recurrent[T]
 	// Per pass: gate inputs (T x N x 4H), cell states and conted previous
-	// hidden states (T x N x H), the static transform (N x 4H).
-	gateIn, cell, hc, xs []T
-	// Backward scratch.
-	dgates, dstatic, dhNext, dcNext, dhc, dh, dcPrev []T
+	// hidden states (T x N x H), the static transform (N x 4H); backward
+	// scratch.
+	gateIn, cell, hc, xs                             *blob.Blob[T]
+	dgates, dstatic, dhNext, dcNext, dhc, dh, dcPrev *blob.Blob[T]
 }
 
 func newLSTM[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -69,85 +68,94 @@ func (l *LSTM[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.reshape(bottom, top); err != nil {
 		return err
 	}
-	tn := l.steps * l.streams
-	l.gateIn = grow(l.gateIn, tn*l.gates)
-	l.cell = grow(l.cell, tn*l.hidden)
-	l.hc = grow(l.hc, tn*l.hidden)
-	l.xs = grow(l.xs, l.streams*l.gates)
+	tn, nh, g := l.steps*l.streams, l.streams*l.hidden, l.gates
+	for _, b := range []struct {
+		p **blob.Blob[T]
+		n int
+	}{{&l.gateIn, tn * g}, {&l.cell, tn * l.hidden}, {&l.hc, tn * l.hidden}, {&l.xs, l.streams * g},
+		{&l.dgates, tn * g}, {&l.dstatic, l.streams * g}, {&l.dhNext, nh}, {&l.dcNext, nh}, {&l.dhc, nh}, {&l.dh, nh}, {&l.dcPrev, nh}} {
+		if _, err := l.buffer(b.p, b.n); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 func (l *LSTM[T]) hiddenWeights() *blob.Blob[T] { return l.blobs[len(l.blobs)-1] }
 
-// ForwardCPU runs the T steps.
+// ForwardCPU runs the T steps on the host.
 func (l *LSTM[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	n, h, g := l.streams, l.hidden, l.gates
-	l.inputTransform(bottom[0].CPUData(), l.blobs[0], l.blobs[1], l.gateIn)
-	if l.static {
-		l.staticTransform(bottom[2].CPUData(), l.blobs[2], l.xs)
-	}
-	cont, out := bottom[1].CPUData(), top[0].MutableCPUData()
-	start := l.loadInitial(bottom)
-	hPrev, cPrev := start[0], start[1]
-	whc := l.hiddenWeights().CPUData()
-	for t := range l.steps {
-		gates := l.gateIn[t*n*g : (t+1)*n*g]
-		if l.static {
-			mathfn.Axpy(n*g, 1, l.xs, gates)
-		}
-		hc := l.hc[t*n*h : (t+1)*n*h]
-		ct := cont[t*n : (t+1)*n]
-		l.contHidden(ct, hPrev, hc)
-		mathfn.Gemm(blas.NoTrans, blas.Trans, n, g, h, 1, hc, whc, 1, gates)
-		c, ht := l.cell[t*n*h:(t+1)*n*h], out[t*n*h:(t+1)*n*h]
-		lstmUnitForward(cPrev, gates, ct, h, c, ht)
-		hPrev, cPrev = ht, c
-	}
-	l.finishForward(top, hPrev, cPrev)
-	return nil
+	return lstmForward[T](l, hostRecurrent[T]{}, bottom, top)
 }
 
-// BackwardCPU runs back through time, then through the input transforms.
+// BackwardCPU runs back through time on the host.
 func (l *LSTM[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return lstmBackward[T](l, hostRecurrent[T]{}, top, propagateDown, bottom)
+}
+
+func lstmForward[T Float, A any](l *LSTM[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
+	n, h, g := l.streams, l.hidden, l.gates
+	gateIn, xs, cellBuf, hcBuf := d.mutableData(l.gateIn), d.mutableData(l.xs), d.mutableData(l.cell), d.mutableData(l.hc)
+	inputTransform(&l.recurrent, d, bottom, gateIn, xs)
+	loadInitial(&l.recurrent, d, bottom)
+	cont, out := d.data(bottom[1]), d.mutableData(top[0])
+	hPrev, cPrev := d.data(l.initial[0]), d.data(l.initial[1])
+	whc := d.data(l.hiddenWeights())
+	for t := range l.steps {
+		gates := d.Offset(gateIn, t*n*g)
+		if l.static {
+			d.Axpy(n*g, 1, xs, gates)
+		}
+		hc, ct := d.Offset(hcBuf, t*n*h), d.Offset(cont, t*n)
+		d.contScale(n*h, h, ct, hPrev, hc)
+		d.Gemm(blas.NoTrans, blas.Trans, n, g, h, 1, hc, whc, 1, gates)
+		c, ht := d.Offset(cellBuf, t*n*h), d.Offset(out, t*n*h)
+		d.lstmUnitForward(n*h, h, cPrev, gates, ct, c, ht)
+		hPrev, cPrev = ht, c
+	}
+	finishForward(&l.recurrent, d, top, hPrev, cPrev)
+	if err := d.fail(); err != nil {
+		return err
+	}
+	return d.Err()
+}
+
+func lstmBackward[T Float, A any](l *LSTM[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if err := l.checkBackward(propagateDown); err != nil {
 		return err
 	}
 	n, h, g := l.streams, l.hidden, l.gates
-	tn := l.steps * n
-	l.dgates = grow(l.dgates, tn*g)
-	l.dstatic = grow(l.dstatic, n*g)
-	l.dhNext, l.dcNext = grow(l.dhNext, n*h), grow(l.dcNext, n*h)
-	l.dhc, l.dh, l.dcPrev = grow(l.dhc, n*h), grow(l.dh, n*h), grow(l.dcPrev, n*h)
-	clear(l.dhNext)
-	clear(l.dcNext)
-	clear(l.dstatic)
-	cont, dout := bottom[1].CPUData(), top[0].CPUDiff()
+	dgates, dstatic := d.mutableData(l.dgates), d.mutableData(l.dstatic)
+	dhNext, dcNext, dhc, dh, dcPrev := d.mutableData(l.dhNext), d.mutableData(l.dcNext), d.mutableData(l.dhc), d.mutableData(l.dh), d.mutableData(l.dcPrev)
+	d.Set(n*h, 0, dhNext)
+	d.Set(n*h, 0, dcNext)
+	d.Set(n*g, 0, dstatic)
+	cont, dout := d.data(bottom[1]), d.diff(top[0])
+	gateIn, cellBuf, hcBuf := d.data(l.gateIn), d.data(l.cell), d.data(l.hc)
 	whc := l.hiddenWeights()
 	for t := l.steps - 1; t >= 0; t-- {
-		ct := cont[t*n : (t+1)*n]
-		cPrev := l.initial[1]
+		ct := d.Offset(cont, t*n)
+		cPrev := d.data(l.initial[1])
 		if t > 0 {
-			cPrev = l.cell[(t-1)*n*h : t*n*h]
+			cPrev = d.Offset(cellBuf, (t-1)*n*h)
 		}
-		for i := range l.dh {
-			l.dh[i] = dout[t*n*h+i] + l.dhNext[i]
-		}
-		dg := l.dgates[t*n*g : (t+1)*n*g]
-		lstmUnitBackward(cPrev, l.gateIn[t*n*g:(t+1)*n*g], ct, h, l.cell[t*n*h:(t+1)*n*h], l.dcNext, l.dh, l.dcPrev, dg)
-		l.dcNext, l.dcPrev = l.dcPrev, l.dcNext
+		d.Copy(n*h, d.Offset(dout, t*n*h), dh)
+		d.Axpy(n*h, 1, dhNext, dh)
+		dg := d.Offset(dgates, t*n*g)
+		d.lstmUnitBackward(n*h, h, cPrev, d.Offset(gateIn, t*n*g), ct, d.Offset(cellBuf, t*n*h), dcNext, dh, dcPrev, dg)
+		dcNext, dcPrev = dcPrev, dcNext
 		if l.ParamPropagateDown(len(l.blobs) - 1) {
-			mathfn.Gemm(blas.Trans, blas.NoTrans, g, h, n, 1, dg, l.hc[t*n*h:(t+1)*n*h], 1, whc.MutableCPUDiff())
+			d.Gemm(blas.Trans, blas.NoTrans, g, h, n, 1, dg, d.Offset(hcBuf, t*n*h), 1, d.mutableDiff(whc))
 		}
-		mathfn.Gemm(blas.NoTrans, blas.NoTrans, n, h, g, 1, dg, whc.CPUData(), 0, l.dhc)
-		l.contHidden(ct, l.dhc, l.dhNext)
+		d.Gemm(blas.NoTrans, blas.NoTrans, n, h, g, 1, dg, d.data(whc), 0, dhc)
+		d.contScale(n*h, h, ct, dhc, dhNext)
 		if l.static {
-			mathfn.Axpy(n*g, 1, dg, l.dstatic)
+			d.Axpy(n*g, 1, dg, dstatic)
 		}
 	}
-	var ws *blob.Blob[T]
-	if l.static {
-		ws = l.blobs[2]
+	inputBackward(&l.recurrent, d, bottom, propagateDown, dgates, dstatic)
+	if err := d.fail(); err != nil {
+		return err
 	}
-	l.inputBackward(bottom, propagateDown, l.dgates, l.dstatic, l.blobs[0], l.blobs[1], ws)
-	return nil
+	return d.Err()
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/internal/glog"
-	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -42,9 +41,70 @@ type recurrent[T Float] struct {
 	steps  int // T
 	// Set by reshape.
 	streams, inDim, staticDim int
-	state                     [][]T // the carried states, N x H each
-	initial                   [][]T // the states this pass started from
+	state                     []*blob.Blob[T] // the carried states, N x H each
+	initial                   []*blob.Blob[T] // the states this pass started from
+	ones                      *blob.Blob[T]   // T*N ones, for the biases
 	outShape, stateShape      []int
+}
+
+// recurrentOps is a device and the element-wise steps of the recurrent
+// layers that its Engine lacks (kernels on the GPU).
+type recurrentOps[T Float, A any] interface {
+	device[T, A]
+	// contScale writes y = cont[s] * x for each of n/hidden streams s.
+	contScale(n, hidden int, cont, x, y A)
+	lstmUnitForward(n, hidden int, cPrev, gates, cont, c, h A)
+	lstmUnitBackward(n, hidden int, cPrev, gates, cont, c, dc, dh, dcPrev, dgates A)
+	tanhForward(n int, x, y A)
+	tanhBackward(n int, dy, y, dx A)
+	// fail returns the first error of the steps above.
+	fail() error
+}
+
+// hostRecurrent runs the steps on the host.
+type hostRecurrent[T Float] struct{ host[T] }
+
+func (hostRecurrent[T]) contScale(n, hidden int, cont, x, y []T) {
+	for s, c := range cont[:n/hidden] {
+		for d := range hidden {
+			y[s*hidden+d] = c * x[s*hidden+d]
+		}
+	}
+}
+
+func (hostRecurrent[T]) lstmUnitForward(n, hidden int, cPrev, gates, cont, c, h []T) {
+	lstmUnitForward(cPrev[:n], gates[:4*n], cont[:n/hidden], hidden, c[:n], h[:n])
+}
+
+func (hostRecurrent[T]) lstmUnitBackward(n, hidden int, cPrev, gates, cont, c, dc, dh, dcPrev, dgates []T) {
+	lstmUnitBackward(cPrev[:n], gates[:4*n], cont[:n/hidden], hidden, c[:n], dc[:n], dh[:n], dcPrev[:n], dgates[:4*n])
+}
+
+func (hostRecurrent[T]) tanhForward(n int, x, y []T) {
+	for i, v := range x[:n] {
+		y[i] = tanhT(v)
+	}
+}
+
+func (hostRecurrent[T]) tanhBackward(n int, dy, y, dx []T) {
+	for i, v := range y[:n] {
+		dx[i] = dy[i] * (1 - v*v)
+	}
+}
+
+func (hostRecurrent[T]) fail() error { return nil }
+
+// buffer returns *b, created on the layer's device if nil, reshaped to n
+// elements.
+func (b *Base[T]) buffer(p **blob.Blob[T], n int) (*blob.Blob[T], error) {
+	if *p == nil {
+		nb, err := b.NewBlob()
+		if err != nil {
+			return nil, err
+		}
+		*p = nb
+	}
+	return *p, (*p).Reshape([]int{n})
 }
 
 func (l *recurrent[T]) init(p *caffepb.LayerParameter, typ string, nState, gatesPerUnit int) error {
@@ -121,9 +181,14 @@ func (l *recurrent[T]) reshape(bottom, top []*blob.Blob[T]) error {
 		return fmt.Errorf("bottom[1] (cont) must be #timesteps x #streams = %d x %d, got %s", l.steps, n, cont.ShapeString())
 	}
 	if n != l.streams || l.state == nil {
-		l.state, l.initial = make([][]T, l.nState), make([][]T, l.nState)
+		l.state, l.initial = make([]*blob.Blob[T], l.nState), make([]*blob.Blob[T], l.nState)
 		for i := range l.state {
-			l.state[i], l.initial[i] = make([]T, n*l.hidden), make([]T, n*l.hidden)
+			if _, err := l.buffer(&l.state[i], n*l.hidden); err != nil {
+				return err
+			}
+			if _, err := l.buffer(&l.initial[i], n*l.hidden); err != nil {
+				return err
+			}
 		}
 	}
 	l.streams, l.inDim = n, x.CountFrom(2)
@@ -146,6 +211,9 @@ func (l *recurrent[T]) reshape(bottom, top []*blob.Blob[T]) error {
 			}
 		}
 	}
+	if err := l.ensureOnes(&l.ones, l.steps*n); err != nil {
+		return err
+	}
 	l.outShape = append(l.outShape[:0], l.steps, n, l.hidden)
 	if err := top[0].Reshape(l.outShape); err != nil {
 		return err
@@ -159,97 +227,75 @@ func (l *recurrent[T]) reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // loadInitial sets the states at the first step: the exposed bottoms, or
-// the states carried from the previous pass. It returns them.
-func (l *recurrent[T]) loadInitial(bottom []*blob.Blob[T]) [][]T {
-	for i, s := range l.initial {
-		if l.expose {
-			first := 2
-			if l.static {
-				first = 3
-			}
-			copy(s, bottom[first+i].CPUData())
-		} else {
-			copy(s, l.state[i])
-		}
+// the states carried from the previous pass.
+func loadInitial[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T]) {
+	first := 2
+	if l.static {
+		first = 3
 	}
-	return l.initial
+	for i, s := range l.initial {
+		src := l.state[i]
+		if l.expose {
+			src = bottom[first+i]
+		}
+		d.Copy(l.streams*l.hidden, d.data(src), d.mutableData(s))
+	}
 }
 
 // finishForward keeps the final states for the next pass, or hands them to
 // the exposed tops.
-func (l *recurrent[T]) finishForward(top []*blob.Blob[T], final ...[]T) {
+func finishForward[T Float, A any](l *recurrent[T], d recurrentOps[T, A], top []*blob.Blob[T], final ...A) {
 	for i, f := range final {
+		dst := l.state[i]
 		if l.expose {
-			copy(top[1+i].MutableCPUData(), f)
-		} else {
-			copy(l.state[i], f)
+			dst = top[1+i]
 		}
+		d.Copy(l.streams*l.hidden, f, d.mutableData(dst))
 	}
 }
 
 // Reset zeroes the carried states (Caffe's RecurrentLayer::Reset).
 func (l *recurrent[T]) Reset() {
 	for _, s := range l.state {
-		clear(s)
+		clear(s.MutableCPUData())
 	}
 }
 
-// inputTransform computes out (T*N x gates) = x (T*N x I) W^T + b.
-func (l *recurrent[T]) inputTransform(x []T, w, b *blob.Blob[T], out []T) {
+// inputTransform computes out (T*N x gates) = x (T*N x I) W^T + b, and with
+// a static input xsOut (N x gates) = x_static W_static^T.
+func inputTransform[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T], out, xsOut A) {
 	rows := l.steps * l.streams
-	mathfn.Gemm(blas.NoTrans, blas.Trans, rows, l.gates, l.inDim, 1, x, w.CPUData(), 0, out)
-	bias := b.CPUData()
-	for r := range rows {
-		row := out[r*l.gates : (r+1)*l.gates]
-		for j := range row {
-			row[j] += bias[j]
-		}
-	}
-}
-
-// staticTransform computes out (N x gates) = x_static W_static^T.
-func (l *recurrent[T]) staticTransform(xs []T, w *blob.Blob[T], out []T) {
-	mathfn.Gemm(blas.NoTrans, blas.Trans, l.streams, l.gates, l.staticDim, 1, xs, w.CPUData(), 0, out)
-}
-
-// contHidden writes cont_t * hPrev (N x H) into hc.
-func (l *recurrent[T]) contHidden(cont, hPrev, hc []T) {
-	for n, c := range cont {
-		for d := range l.hidden {
-			hc[n*l.hidden+d] = c * hPrev[n*l.hidden+d]
-		}
+	d.Gemm(blas.NoTrans, blas.Trans, rows, l.gates, l.inDim, 1, d.data(bottom[0]), d.data(l.blobs[0]), 0, out)
+	d.Gemm(blas.NoTrans, blas.NoTrans, rows, l.gates, 1, 1, d.data(l.ones), d.data(l.blobs[1]), 1, out)
+	if l.static {
+		d.Gemm(blas.NoTrans, blas.Trans, l.streams, l.gates, l.staticDim, 1, d.data(bottom[2]), d.data(l.blobs[2]), 0, xsOut)
 	}
 }
 
 // inputBackward accumulates the input transform's parameter gradients from
 // dgates (T*N x gates) and, if propagate, writes x's gradient; likewise for
 // the static input with dstatic (N x gates, summed over time).
-func (l *recurrent[T]) inputBackward(bottom []*blob.Blob[T], propagateDown []bool, dgates, dstatic []T, w, b, ws *blob.Blob[T]) {
+func inputBackward[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T], propagateDown []bool, dgates, dstatic A) {
 	rows := l.steps * l.streams
-	x := bottom[0].CPUData()
+	w, b := l.blobs[0], l.blobs[1]
 	if l.ParamPropagateDown(0) {
-		mathfn.Gemm(blas.Trans, blas.NoTrans, l.gates, l.inDim, rows, 1, dgates, x, 1, w.MutableCPUDiff())
+		d.Gemm(blas.Trans, blas.NoTrans, l.gates, l.inDim, rows, 1, dgates, d.data(bottom[0]), 1, d.mutableDiff(w))
 	}
 	if l.ParamPropagateDown(1) {
-		db := b.MutableCPUDiff()
-		for r := range rows {
-			for j, g := range dgates[r*l.gates : (r+1)*l.gates] {
-				db[j] += g
-			}
-		}
+		d.Gemv(blas.Trans, rows, l.gates, 1, dgates, d.data(l.ones), 1, d.mutableDiff(b))
 	}
 	if propagateDown[0] {
-		mathfn.Gemm(blas.NoTrans, blas.NoTrans, rows, l.inDim, l.gates, 1, dgates, w.CPUData(), 0, bottom[0].MutableCPUDiff())
+		d.Gemm(blas.NoTrans, blas.NoTrans, rows, l.inDim, l.gates, 1, dgates, d.data(w), 0, d.mutableDiff(bottom[0]))
 	}
 	if !l.static {
 		return
 	}
-	xs := bottom[2].CPUData()
+	ws := l.blobs[2]
 	if l.ParamPropagateDown(2) {
-		mathfn.Gemm(blas.Trans, blas.NoTrans, l.gates, l.staticDim, l.streams, 1, dstatic, xs, 1, ws.MutableCPUDiff())
+		d.Gemm(blas.Trans, blas.NoTrans, l.gates, l.staticDim, l.streams, 1, dstatic, d.data(bottom[2]), 1, d.mutableDiff(ws))
 	}
 	if propagateDown[2] {
-		mathfn.Gemm(blas.NoTrans, blas.NoTrans, l.streams, l.staticDim, l.gates, 1, dstatic, ws.CPUData(), 0, bottom[2].MutableCPUDiff())
+		d.Gemm(blas.NoTrans, blas.NoTrans, l.streams, l.staticDim, l.gates, 1, dstatic, d.data(ws), 0, d.mutableDiff(bottom[2]))
 	}
 }
 
@@ -259,12 +305,4 @@ func (l *recurrent[T]) checkBackward(propagateDown []bool) error {
 		return errors.New("cannot backpropagate to sequence indicators")
 	}
 	return nil
-}
-
-// grow returns s resized to n elements, reusing its array.
-func grow[T Float](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }

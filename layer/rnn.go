@@ -4,7 +4,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -22,11 +21,11 @@ func init() { register("RNN", newRNN[float32], newRNN[float64]) }
 // b_o (H), H = num_output.
 type RNN[T Float] struct {
 	recurrent[T]
-	// Per pass: pre-activations become hidden states in place (T x N x H),
-	// conted previous hidden states, the static transform.
-	hid, hc, xs []T
-	// Backward scratch.
-	dpre, dstatic, dhNext, dh, dout []T
+	// Per pass: hidden states (T x N x H, first the pre-activations),
+	// conted previous hidden states, the static transform; backward
+	// scratch.
+	hid, hc, xs                     *blob.Blob[T]
+	dpre, dstatic, dhNext, dh, dout *blob.Blob[T]
 }
 
 func newRNN[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -75,99 +74,98 @@ func (l *RNN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.reshape(bottom, top); err != nil {
 		return err
 	}
-	tn := l.steps * l.streams
-	l.hid = grow(l.hid, tn*l.hidden)
-	l.hc = grow(l.hc, tn*l.hidden)
-	l.xs = grow(l.xs, l.streams*l.hidden)
+	tn, nh := l.steps*l.streams, l.streams*l.hidden
+	for _, b := range []struct {
+		p **blob.Blob[T]
+		n int
+	}{{&l.hid, tn * l.hidden}, {&l.hc, tn * l.hidden}, {&l.xs, nh}, {&l.dpre, tn * l.hidden}, {&l.dstatic, nh},
+		{&l.dhNext, nh}, {&l.dh, nh}, {&l.dout, nh}} {
+		if _, err := l.buffer(b.p, b.n); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// ForwardCPU runs the T steps.
+// ForwardCPU runs the T steps on the host.
 func (l *RNN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	return rnnForward[T](l, hostRecurrent[T]{}, bottom, top)
+}
+
+// BackwardCPU runs back through time on the host.
+func (l *RNN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return rnnBackward[T](l, hostRecurrent[T]{}, top, propagateDown, bottom)
+}
+
+func rnnForward[T Float, A any](l *RNN[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
 	n, h := l.streams, l.hidden
-	l.inputTransform(bottom[0].CPUData(), l.blobs[0], l.blobs[1], l.hid)
-	if l.static {
-		l.staticTransform(bottom[2].CPUData(), l.blobs[2], l.xs)
-	}
-	cont, out := bottom[1].CPUData(), top[0].MutableCPUData()
-	hPrev := l.loadInitial(bottom)[0]
-	whh, who, bo := l.whh().CPUData(), l.who().CPUData(), l.bo().CPUData()
+	hid, xs, hcBuf := d.mutableData(l.hid), d.mutableData(l.xs), d.mutableData(l.hc)
+	inputTransform(&l.recurrent, d, bottom, hid, xs)
+	loadInitial(&l.recurrent, d, bottom)
+	cont, out := d.data(bottom[1]), d.mutableData(top[0])
+	hPrev := d.data(l.initial[0])
+	whh, who, bo, ones := d.data(l.whh()), d.data(l.who()), d.data(l.bo()), d.data(l.ones)
 	for t := range l.steps {
-		ht := l.hid[t*n*h : (t+1)*n*h]
+		ht := d.Offset(hid, t*n*h)
 		if l.static {
-			mathfn.Axpy(n*h, 1, l.xs, ht)
+			d.Axpy(n*h, 1, xs, ht)
 		}
-		hc := l.hc[t*n*h : (t+1)*n*h]
-		l.contHidden(cont[t*n:(t+1)*n], hPrev, hc)
-		mathfn.Gemm(blas.NoTrans, blas.Trans, n, h, h, 1, hc, whh, 1, ht)
-		for i, v := range ht {
-			ht[i] = tanhT(v)
-		}
-		ot := out[t*n*h : (t+1)*n*h]
-		for r := range n {
-			copy(ot[r*h:(r+1)*h], bo)
-		}
-		mathfn.Gemm(blas.NoTrans, blas.Trans, n, h, h, 1, ht, who, 1, ot)
-		for i, v := range ot {
-			ot[i] = tanhT(v)
-		}
+		hc := d.Offset(hcBuf, t*n*h)
+		d.contScale(n*h, h, d.Offset(cont, t*n), hPrev, hc)
+		d.Gemm(blas.NoTrans, blas.Trans, n, h, h, 1, hc, whh, 1, ht)
+		d.tanhForward(n*h, ht, ht)
+		ot := d.Offset(out, t*n*h)
+		d.Gemm(blas.NoTrans, blas.NoTrans, n, h, 1, 1, ones, bo, 0, ot)
+		d.Gemm(blas.NoTrans, blas.Trans, n, h, h, 1, ht, who, 1, ot)
+		d.tanhForward(n*h, ot, ot)
 		hPrev = ht
 	}
-	l.finishForward(top, hPrev)
-	return nil
+	finishForward(&l.recurrent, d, top, hPrev)
+	if err := d.fail(); err != nil {
+		return err
+	}
+	return d.Err()
 }
 
-// BackwardCPU runs back through time, then through the input transforms.
-func (l *RNN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func rnnBackward[T Float, A any](l *RNN[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if err := l.checkBackward(propagateDown); err != nil {
 		return err
 	}
 	n, h := l.streams, l.hidden
-	tn := l.steps * n
-	l.dpre = grow(l.dpre, tn*h)
-	l.dstatic = grow(l.dstatic, n*h)
-	l.dhNext, l.dh, l.dout = grow(l.dhNext, n*h), grow(l.dh, n*h), grow(l.dout, n*h)
-	clear(l.dhNext)
-	clear(l.dstatic)
-	cont, out, dout := bottom[1].CPUData(), top[0].CPUData(), top[0].CPUDiff()
+	dpre, dstatic, dhNext, dh, doutBuf := d.mutableData(l.dpre), d.mutableData(l.dstatic), d.mutableData(l.dhNext), d.mutableData(l.dh), d.mutableData(l.dout)
+	d.Set(n*h, 0, dhNext)
+	d.Set(n*h, 0, dstatic)
+	cont, out, dout := d.data(bottom[1]), d.data(top[0]), d.diff(top[0])
+	hid, hcBuf, ones := d.data(l.hid), d.data(l.hc), d.data(l.ones)
 	whh, who, bo := l.whh(), l.who(), l.bo()
 	iWhh, iWho, iBo := len(l.blobs)-3, len(l.blobs)-2, len(l.blobs)-1
 	for t := l.steps - 1; t >= 0; t-- {
-		ht := l.hid[t*n*h : (t+1)*n*h]
+		ht := d.Offset(hid, t*n*h)
 		// Through o_t = tanh(W_ho h_t + b_o).
-		for i := range l.dout {
-			o := out[t*n*h+i]
-			l.dout[i] = dout[t*n*h+i] * (1 - o*o)
-		}
+		d.tanhBackward(n*h, d.Offset(dout, t*n*h), d.Offset(out, t*n*h), doutBuf)
 		if l.ParamPropagateDown(iWho) {
-			mathfn.Gemm(blas.Trans, blas.NoTrans, h, h, n, 1, l.dout, ht, 1, who.MutableCPUDiff())
+			d.Gemm(blas.Trans, blas.NoTrans, h, h, n, 1, doutBuf, ht, 1, d.mutableDiff(who))
 		}
 		if l.ParamPropagateDown(iBo) {
-			db := bo.MutableCPUDiff()
-			for r := range n {
-				mathfn.Axpy(h, 1, l.dout[r*h:(r+1)*h], db)
-			}
+			d.Gemv(blas.Trans, n, h, 1, doutBuf, ones, 1, d.mutableDiff(bo))
 		}
-		copy(l.dh, l.dhNext)
-		mathfn.Gemm(blas.NoTrans, blas.NoTrans, n, h, h, 1, l.dout, who.CPUData(), 1, l.dh)
+		d.Copy(n*h, dhNext, dh)
+		d.Gemm(blas.NoTrans, blas.NoTrans, n, h, h, 1, doutBuf, d.data(who), 1, dh)
 		// Through h_t = tanh(pre_t).
-		dp := l.dpre[t*n*h : (t+1)*n*h]
-		for i, v := range ht {
-			dp[i] = l.dh[i] * (1 - v*v)
-		}
+		dp := d.Offset(dpre, t*n*h)
+		d.tanhBackward(n*h, dh, ht, dp)
 		if l.ParamPropagateDown(iWhh) {
-			mathfn.Gemm(blas.Trans, blas.NoTrans, h, h, n, 1, dp, l.hc[t*n*h:(t+1)*n*h], 1, whh.MutableCPUDiff())
+			d.Gemm(blas.Trans, blas.NoTrans, h, h, n, 1, dp, d.Offset(hcBuf, t*n*h), 1, d.mutableDiff(whh))
 		}
-		mathfn.Gemm(blas.NoTrans, blas.NoTrans, n, h, h, 1, dp, whh.CPUData(), 0, l.dh)
-		l.contHidden(cont[t*n:(t+1)*n], l.dh, l.dhNext)
+		d.Gemm(blas.NoTrans, blas.NoTrans, n, h, h, 1, dp, d.data(whh), 0, dh)
+		d.contScale(n*h, h, d.Offset(cont, t*n), dh, dhNext)
 		if l.static {
-			mathfn.Axpy(n*h, 1, dp, l.dstatic)
+			d.Axpy(n*h, 1, dp, dstatic)
 		}
 	}
-	var ws *blob.Blob[T]
-	if l.static {
-		ws = l.blobs[2]
+	inputBackward(&l.recurrent, d, bottom, propagateDown, dpre, dstatic)
+	if err := d.fail(); err != nil {
+		return err
 	}
-	l.inputBackward(bottom, propagateDown, l.dpre, l.dstatic, l.blobs[0], l.blobs[1], ws)
-	return nil
+	return d.Err()
 }

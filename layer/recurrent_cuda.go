@@ -1,0 +1,75 @@
+//go:build cuda
+
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+// gpuRecurrent runs the recurrent layers' element-wise steps as kernels;
+// the first launch error is kept for fail.
+type gpuRecurrent[T Float] struct {
+	gpu[T]
+	dev *cuda.Device
+	err *error
+}
+
+func recurrentGPU[T Float](b *Base[T]) gpuRecurrent[T] {
+	return gpuRecurrent[T]{gpu: gpuOf(b), dev: b.dev, err: new(error)}
+}
+
+func (g gpuRecurrent[T]) run(file, name string, n int, a *cuda.Args) {
+	if *g.err != nil {
+		return
+	}
+	*g.err = launch[T](g.dev, file, name, n, a)
+}
+
+func (g gpuRecurrent[T]) contScale(n, hidden int, cont, x, y cuda.DevicePtr) {
+	var a cuda.Args
+	g.run("lstm_unit.cu", "cont_scale", n, a.Int(n).Int(hidden).Ptr(cont).Ptr(x).Ptr(y))
+}
+
+func (g gpuRecurrent[T]) lstmUnitForward(n, hidden int, cPrev, gates, cont, c, h cuda.DevicePtr) {
+	var a cuda.Args
+	g.run("lstm_unit.cu", "lstm_unit_forward", n, a.Int(n).Int(hidden).Ptr(cPrev).Ptr(gates).Ptr(cont).Ptr(c).Ptr(h))
+}
+
+func (g gpuRecurrent[T]) lstmUnitBackward(n, hidden int, cPrev, gates, cont, c, dc, dh, dcPrev, dgates cuda.DevicePtr) {
+	var a cuda.Args
+	a.Int(n).Int(hidden).Ptr(cPrev).Ptr(gates).Ptr(cont).Ptr(c).Ptr(dc).Ptr(dh).Ptr(dcPrev).Ptr(dgates)
+	g.run("lstm_unit.cu", "lstm_unit_backward", n, &a)
+}
+
+func (g gpuRecurrent[T]) tanhForward(n int, x, y cuda.DevicePtr) {
+	var a cuda.Args
+	g.run("tanh.cu", "tanh_forward", n, a.Int(n).Ptr(x).Ptr(y))
+}
+
+func (g gpuRecurrent[T]) tanhBackward(n int, dy, y, dx cuda.DevicePtr) {
+	var a cuda.Args
+	g.run("tanh.cu", "tanh_backward", n, a.Int(n).Ptr(dy).Ptr(y).Ptr(dx))
+}
+
+func (g gpuRecurrent[T]) fail() error { return *g.err }
+
+// ForwardGPU runs the T steps on the device.
+func (l *LSTM[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	return lstmForward[T](l, recurrentGPU(&l.Base), bottom, top)
+}
+
+// BackwardGPU runs back through time on the device.
+func (l *LSTM[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return lstmBackward[T](l, recurrentGPU(&l.Base), top, propagateDown, bottom)
+}
+
+// ForwardGPU runs the T steps on the device.
+func (l *RNN[T]) ForwardGPU(bottom, top []*blob.Blob[T]) error {
+	return rnnForward[T](l, recurrentGPU(&l.Base), bottom, top)
+}
+
+// BackwardGPU runs back through time on the device.
+func (l *RNN[T]) BackwardGPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return rnnBackward[T](l, recurrentGPU(&l.Base), top, propagateDown, bottom)
+}
