@@ -148,50 +148,62 @@ func (l *SPP[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	return top[0].Reshape(l.topShape)
 }
 
-// ForwardCPU pools every level and concatenates the flattened outputs.
+// ForwardCPU pools every level and concatenates the flattened outputs on
+// the host.
 func (l *SPP[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	return sppForward[T](l, host[T]{}, bottom, top)
+}
+
+// BackwardCPU runs the levels' backward passes and sums their gradients on
+// the host.
+func (l *SPP[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return sppBackward[T](l, host[T]{}, top, propagateDown, bottom)
+}
+
+// sppForward runs the poolings (on their device) and copies each level's
+// rows into the top's.
+func sppForward[T Float, A any](l *SPP[T], d device[T, A], bottom, top []*blob.Blob[T]) error {
 	num := bottom[0].Shape()[0]
-	y := top[0].MutableCPUData()
 	rowLen := top[0].Count() / max(num, 1)
 	offset := 0
 	for level, pool := range l.pools {
 		if _, err := Forward(pool, l.inputs[level], l.outputs[level]); err != nil {
 			return err
 		}
-		out, size := l.outputs[level][0].CPUData(), l.levelSize[level]
+		out, y, size := d.data(l.outputs[level][0]), d.mutableData(top[0]), l.levelSize[level]
 		for n := range num {
-			copy(y[n*rowLen+offset:n*rowLen+offset+size], out[n*size:(n+1)*size])
+			d.Copy(size, d.Offset(out, n*size), d.Offset(y, n*rowLen+offset))
 		}
 		offset += size
 	}
-	return nil
+	return d.Err()
 }
 
-// BackwardCPU splits the top's gradient by level, runs each pooling's
+// sppBackward splits the top's gradient by level, runs each pooling's
 // backward and sums their bottom gradients.
-func (l *SPP[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func sppBackward[T Float, A any](l *SPP[T], d device[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
 	num := bottom[0].Shape()[0]
-	dy := top[0].CPUDiff()
 	rowLen := top[0].Count() / max(num, 1)
-	dx := bottom[0].MutableCPUDiff()
-	clear(dx)
+	count := bottom[0].Count()
+	d.Set(count, 0, d.mutableDiff(bottom[0]))
 	offset := 0
 	for level, pool := range l.pools {
 		size := l.levelSize[level]
-		dout := l.outputs[level][0].MutableCPUDiff()
+		dy, dout := d.diff(top[0]), d.mutableDiff(l.outputs[level][0])
 		for n := range num {
-			copy(dout[n*size:(n+1)*size], dy[n*rowLen+offset:n*rowLen+offset+size])
+			d.Copy(size, d.Offset(dy, n*rowLen+offset), d.Offset(dout, n*size))
 		}
 		offset += size
+		if err := d.Err(); err != nil {
+			return err
+		}
 		if err := Backward(pool, l.outputs[level], []bool{true}, l.inputs[level]); err != nil {
 			return err
 		}
-		for i, g := range l.inputs[level][0].CPUDiff() {
-			dx[i] += g
-		}
+		d.Axpy(count, 1, d.diff(l.inputs[level][0]), d.mutableDiff(bottom[0]))
 	}
-	return nil
+	return d.Err()
 }
