@@ -8,6 +8,13 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
+var pythonRegistry = constructorMap{m: map[string]constructors{}}
+
+// RegisterPython makes the Go layer built by f32/f64 answer for Caffe's
+// Python layers whose python_param names this module and layer, given as
+// "module.layer" (e.g. "pyloss.EuclideanLossLayer"). Registering a name
+// twice is an error.
+//
 // Caffe's Python layer runs a class written in Python:
 //
 //	layer { type: "Python" python_param { module: "pyloss" layer: "EuclideanLossLayer" param_str: "..." } }
@@ -23,13 +30,6 @@ import (
 // number of bottoms and tops. As in Caffe, a Python layer is no loss layer
 // unless its prototxt gives a loss_weight (or the Go layer embeds
 // LossBase).
-
-var pythonRegistry = constructorMap{m: map[string]constructors{}}
-
-// RegisterPython makes the Go layer built by f32/f64 answer for Caffe's
-// Python layers whose python_param names this module and layer, given as
-// "module.layer" (e.g. "pyloss.EuclideanLossLayer"). Registering a name
-// twice is an error.
 func RegisterPython(name string, f32 Constructor[float32], f64 Constructor[float64]) error {
 	dot := strings.LastIndex(name, ".") // modules may be dotted: "pkg.mod.Layer"
 	if dot <= 0 || dot == len(name)-1 || f32 == nil || f64 == nil {
