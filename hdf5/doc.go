@@ -20,9 +20,10 @@
 //   - superblocks version 0, 1, 2 and 3 (user blocks of 512·2^n bytes are skipped);
 //   - object headers version 1 and 2, with continuation blocks;
 //   - groups stored as symbol tables (B-tree version 1, local heap: what
-//     libhdf5 writes by default) and compact new-style groups (link
-//     messages, written with libver "latest" or track_order); dense link
-//     storage (fractal heaps) is refused with an error saying so;
+//     libhdf5 writes by default) and new-style groups (libver "latest" or
+//     track_order): compact (link messages) or dense (a fractal heap indexed
+//     by a version-2 B-tree) up to a few thousand links; larger ones are
+//     refused with an error saying so;
 //   - datasets of little- or big-endian integers (1 to 8 bytes, signed or
 //     not) and IEEE floats (4 or 8 bytes), read as float32 or float64 as
 //     Caffe's H5LTread_dataset_float does, and fixed-length strings;

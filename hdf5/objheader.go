@@ -39,6 +39,8 @@ type objectHeader struct {
 	links       []linkMsg
 	newGroup    bool // link info or group info message
 	denseLinks  bool
+	// Dense link storage: the fractal heap and the name index.
+	linkHeap, linkNames uint64
 }
 
 func (h *objectHeader) isGroup() bool {
@@ -190,7 +192,8 @@ func (h *objectHeader) add(f *File, typ int, flags uint8, data []byte) error {
 		if d.u8()&1 != 0 {
 			d.skip(8)
 		}
-		h.denseLinks = d.addr() != undefined
+		h.linkHeap, h.linkNames = d.addr(), d.addr()
+		h.denseLinks = h.linkHeap != undefined
 	case msgLink:
 		l, ok, err := parseLink(f, data)
 		if err != nil {

@@ -334,7 +334,7 @@ func (f *File) openGroup(path string, addr uint64) (*Group, error) {
 	case h.symbolTable != nil:
 		err = f.readSymbolTable(g, h.symbolTable)
 	case h.denseLinks:
-		err = f.errorf("group %s stores its links densely (a fractal heap, written by libver 'latest' for large groups), which gocaffe's HDF5 reader does not support; write the file with h5py's default libver", path)
+		err = f.readDenseLinks(g, h.linkHeap, h.linkNames)
 	default:
 		for _, l := range h.links {
 			g.addrs[l.name] = l.addr
