@@ -5,12 +5,12 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("BNLL", newBnllGPU[float32], newBnllGPU[float64]) }
+func init() { registerGPU("BNLL", newBNLLGPU[float32], newBNLLGPU[float64]) }
 
 // bnllGPU is BNLL's GPU half.
 type bnllGPU[T Float] struct{ l *BNLL[T] }
 
-func newBnllGPU[T Float](l *BNLL[T]) Engine[T] { return bnllGPU[T]{l} }
+func newBNLLGPU[T Float](l *BNLL[T]) Engine[T] { return bnllGPU[T]{l} }
 
 // Forward computes the softplus on the device.
 func (e bnllGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

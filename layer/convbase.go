@@ -53,10 +53,15 @@ func perAxis(name, hw string, values []uint32, h, w *uint32, numSpatial, def int
 		if len(values) != 0 {
 			return nil, fmt.Errorf("either %s or %s_h/w should be specified, not both", name, hw)
 		}
-		if h == nil || w == nil {
+		if (h == nil || w == nil) && hw != "pad" {
 			return nil, fmt.Errorf("%s_h and %s_w must both be given", hw, hw)
 		}
-		out[0], out[1] = int(*h), int(*w)
+		// pad_h and pad_w default to 0 in Caffe's schema: one alone is fine.
+		for i, v := range []*uint32{h, w} {
+			if v != nil {
+				out[i] = int(*v)
+			}
+		}
 		return out, nil
 	}
 	switch {
@@ -75,6 +80,23 @@ func perAxis(name, hw string, values []uint32, h, w *uint32, numSpatial, def int
 	return out, nil
 }
 
+// convWindow reads convolution_param's kernel, stride, pad and dilation
+// for numSpatial axes (Convolution, Deconvolution and Im2col read them
+// alike).
+func convWindow(cp *caffepb.ConvolutionParameter, numSpatial int) (kernel, stride, pad, dilation []int, err error) {
+	if kernel, err = perAxis("kernel_size", "kernel", cp.GetKernelSize(), cp.KernelH, cp.KernelW, numSpatial, -1); err != nil {
+		return
+	}
+	if stride, err = perAxis("stride", "stride", cp.GetStride(), cp.StrideH, cp.StrideW, numSpatial, 1); err != nil {
+		return
+	}
+	if pad, err = perAxis("pad", "pad", cp.GetPad(), cp.PadH, cp.PadW, numSpatial, 0); err != nil {
+		return
+	}
+	dilation, err = perAxis("dilation", "dilation", cp.GetDilation(), nil, nil, numSpatial, 1)
+	return
+}
+
 // setUp reads the convolution parameters for the bottom's shape and
 // creates (or checks) the weights and bias.
 func (l *convBase[T]) setUp(bottom *blob.Blob[T]) error {
@@ -87,16 +109,7 @@ func (l *convBase[T]) setUp(bottom *blob.Blob[T]) error {
 	if l.numSpatial < 1 || l.numSpatial > mathfn.MaxSpatialAxes {
 		return fmt.Errorf("bottom %s has %d spatial axes after channel axis %d, want 1 to %d", bottom.ShapeString(), l.numSpatial, l.channelAxis, mathfn.MaxSpatialAxes)
 	}
-	if l.kernel, err = perAxis("kernel_size", "kernel", cp.GetKernelSize(), cp.KernelH, cp.KernelW, l.numSpatial, -1); err != nil {
-		return err
-	}
-	if l.stride, err = perAxis("stride", "stride", cp.GetStride(), cp.StrideH, cp.StrideW, l.numSpatial, 1); err != nil {
-		return err
-	}
-	if l.pad, err = perAxis("pad", "pad", cp.GetPad(), cp.PadH, cp.PadW, l.numSpatial, 0); err != nil {
-		return err
-	}
-	if l.dilation, err = perAxis("dilation", "dilation", cp.GetDilation(), nil, nil, l.numSpatial, 1); err != nil {
+	if l.kernel, l.stride, l.pad, l.dilation, err = convWindow(cp, l.numSpatial); err != nil {
 		return err
 	}
 	l.is1x1 = true

@@ -5,12 +5,12 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("ELU", newEluGPU[float32], newEluGPU[float64]) }
+func init() { registerGPU("ELU", newELUGPU[float32], newELUGPU[float64]) }
 
 // eluGPU is ELU's GPU half.
 type eluGPU[T Float] struct{ l *ELU[T] }
 
-func newEluGPU[T Float](l *ELU[T]) Engine[T] { return eluGPU[T]{l} }
+func newELUGPU[T Float](l *ELU[T]) Engine[T] { return eluGPU[T]{l} }
 
 // Forward computes the activation on the device.
 func (e eluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -2,6 +2,7 @@ package layer
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
@@ -76,6 +77,12 @@ type EngineSpec struct {
 // layer's parameters are read; the layer's GPU view (Base.gpu) is made.
 type EngineConstructor[T Float] func(l Layer[T], ctx *device.Context) (Engine[T], error)
 
+// engines is the registry of engines, by layer type and engine name.
+var engines = struct {
+	sync.RWMutex
+	m map[engineKey]*engineEntry
+}{m: map[engineKey]*engineEntry{}}
+
 type engineEntry struct {
 	spec EngineSpec
 	f32  EngineConstructor[float32]
@@ -98,13 +105,13 @@ func RegisterEngine(spec EngineSpec, f32 EngineConstructor[float32], f64 EngineC
 	if spec.Engine != EngineCaffe && spec.Engine != EngineCuDNN {
 		return fmt.Errorf("layer: RegisterEngine(%q): engine %v, want CAFFE or CUDNN", spec.Type, spec.Engine)
 	}
-	registry.Lock()
-	defer registry.Unlock()
+	engines.Lock()
+	defer engines.Unlock()
 	key := engineKey{spec.Type, spec.Engine}
-	if _, dup := registry.engines[key]; dup {
+	if _, dup := engines.m[key]; dup {
 		return fmt.Errorf("layer: engine %v of type %q is already registered", spec.Engine, spec.Type)
 	}
-	registry.engines[key] = &engineEntry{spec, f32, f64}
+	engines.m[key] = &engineEntry{spec, f32, f64}
 	return nil
 }
 
@@ -128,9 +135,9 @@ type engineKey struct {
 }
 
 func lookupEngine(typ string, e EngineName) *engineEntry {
-	registry.RLock()
-	defer registry.RUnlock()
-	return registry.engines[engineKey{typ, e}]
+	engines.RLock()
+	defer engines.RUnlock()
+	return engines.m[engineKey{typ, e}]
 }
 
 // engineField returns the engine a layer's parameter asks for, from the
@@ -160,11 +167,13 @@ func engineField(p *caffepb.LayerParameter) EngineName {
 // of p's type, for a layer on a GPU (onGPU) or on the host. nil means the
 // layer's own CPU half. DEFAULT takes the best engine that accepts the
 // layer (cuDNN, then Caffe's GPU half, then the CPU half), CAFFE takes
-// gocaffe's own, and CUDNN takes cuDNN's: where there is none for the type
-// (gocaffe without cuDNN, as Caffe built without it) that is an error, as
-// is a layer it does not accept, unless its spec falls back. On the host a
-// layer asked for as CUDNN runs its CPU half, as Caffe's cuDNN layers run
-// their Caffe parent's in CPU mode.
+// gocaffe's own, and CUDNN takes cuDNN's; a layer cuDNN does not accept is
+// an error, unless its spec falls back (both as in Caffe). Where gocaffe
+// has no cuDNN engine for the type, CUDNN falls back to Caffe's with a
+// warning, where a Caffe built without cuDNN fails ("unknown engine"): a
+// net written for a cuDNN Caffe runs unchanged. On the host a layer asked
+// for as CUDNN runs its CPU half, as Caffe's cuDNN layers run their Caffe
+// parent's in CPU mode.
 func pickEngine(p *caffepb.LayerParameter, ctx *device.Context, onGPU bool) (*engineEntry, error) {
 	typ := p.GetType()
 	caffe, cudnn := lookupEngine(typ, EngineCaffe), lookupEngine(typ, EngineCuDNN)
@@ -184,7 +193,8 @@ func pickEngine(p *caffepb.LayerParameter, ctx *device.Context, onGPU bool) (*en
 		return gpuCaffe(), nil
 	case EngineCuDNN:
 		if cudnn == nil {
-			return nil, fmt.Errorf("engine CUDNN: gocaffe has no cuDNN engine for %s layers (use engine: CAFFE or DEFAULT)", typ)
+			glog.Warningf("Layer %s: engine CUDNN, but gocaffe has no cuDNN engine for %s layers; using Caffe's own engine", p.GetName(), typ)
+			return gpuCaffe(), nil
 		}
 		if err := cudnn.accepts(p, ctx); err != nil {
 			if !cudnn.spec.Fallback {

@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -33,9 +35,9 @@ func fakeCuDNN(t *testing.T, fallback bool) *engineEntry {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		registry.Lock()
-		delete(registry.engines, engineKey{"Convolution", EngineCuDNN})
-		registry.Unlock()
+		engines.Lock()
+		delete(engines.m, engineKey{"Convolution", EngineCuDNN})
+		engines.Unlock()
 	})
 	return lookupEngine("Convolution", EngineCuDNN)
 }
@@ -84,7 +86,7 @@ func TestPickEngine(t *testing.T) {
 			}
 			check(t, "DEFAULT", convParam(t, "DEFAULT", 1), onGPU, want{entry: gpuCaffe})
 			check(t, "CAFFE", convParam(t, "CAFFE", 1), onGPU, want{entry: gpuCaffe})
-			check(t, "CUDNN", convParam(t, "CUDNN", 1), onGPU, want{err: "gocaffe has no cuDNN engine for Convolution layers"})
+			check(t, "CUDNN", convParam(t, "CUDNN", 1), onGPU, want{entry: gpuCaffe}) // with a warning
 		}
 	})
 	t.Run("with cuDNN", func(t *testing.T) {
@@ -116,18 +118,23 @@ func describe(e *engineEntry) string {
 	return e.spec.Type + " " + e.spec.Engine.String()
 }
 
-// Asking for cuDNN where gocaffe has none fails at SetUp with an error
-// naming the layer, as Caffe's "Layer conv has unknown engine".
+// Asking for cuDNN where gocaffe has none sets the layer up with Caffe's
+// engine and one warning naming the layer.
 func TestCuDNNRequestedWithoutCuDNN(t *testing.T) {
+	var log bytes.Buffer
+	defer glog.SetOutput(glog.SetOutput(&log))
 	l, err := New[float64](convParam(t, "CUDNN", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	bottom, _ := blob.New[float64](1, 1, 5, 5)
 	top, _ := blob.New[float64]()
-	err = SetUp(l, []*blob.Blob[float64]{bottom}, []*blob.Blob[float64]{top})
-	if err == nil || !strings.Contains(err.Error(), `layer "conv" (Convolution): engine CUDNN: gocaffe has no cuDNN engine`) {
-		t.Errorf("SetUp: err = %v", err)
+	if err := SetUp(l, []*blob.Blob[float64]{bottom}, []*blob.Blob[float64]{top}); err != nil {
+		t.Fatal(err)
+	}
+	want := "Layer conv: engine CUDNN, but gocaffe has no cuDNN engine for Convolution layers; using Caffe's own engine"
+	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "W") || !strings.Contains(got, want) {
+		t.Errorf("log %q, want one warning %q", got, want)
 	}
 }
 

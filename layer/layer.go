@@ -28,9 +28,11 @@
 //     BackwardCPU, which every layer has (Caffe's Forward_cpu);
 //   - on a GPU, DEFAULT takes the best registered engine that accepts the
 //     layer (cuDNN's, then gocaffe's own GPU half), CAFFE takes gocaffe's
-//     GPU half, and CUDNN takes cuDNN's: asking for it where gocaffe has
-//     none for the type is an error, as in a Caffe built without cuDNN,
-//     and so is a layer it refuses, unless its EngineSpec falls back;
+//     GPU half, and CUDNN takes cuDNN's; a layer cuDNN refuses is an error
+//     unless its EngineSpec falls back, as in Caffe. Asking for CUDNN where
+//     gocaffe has no cuDNN engine for the type falls back to gocaffe's own
+//     with a warning (a Caffe built without cuDNN fails instead), so a net
+//     written for a cuDNN Caffe runs unchanged;
 //   - a type with no GPU engine runs its CPU half on a GPU too, and the
 //     blobs' SyncedMemory moves the data, as Caffe's Forward_gpu falls back
 //     to Forward_cpu.
@@ -496,9 +498,10 @@ type LossBase[T Float] struct{ Base[T] }
 
 func (*LossBase[T]) isLossLayer() {}
 
-// Counts returns Caffe's LossLayer counts: 2 bottoms, 1 top.
+// Counts returns Caffe's LossLayer counts: 2 bottoms, 1 top, which the net
+// adds (anonymous) when the layer lists none.
 func (*LossBase[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Exactly(2), Top: Exactly(1)}
+	return BlobCounts{Bottom: Exactly(2), Top: Exactly(1), AutoTop: true}
 }
 
 // AllowForceBackward refuses the label bottom (index 1).

@@ -5,12 +5,12 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("LRN", newLrnGPU[float32], newLrnGPU[float64]) }
+func init() { registerGPU("LRN", newLRNGPU[float32], newLRNGPU[float64]) }
 
 // lrnGPU is LRN's GPU half.
 type lrnGPU[T Float] struct{ l *LRN[T] }
 
-func newLrnGPU[T Float](l *LRN[T]) Engine[T] { return lrnGPU[T]{l} }
+func newLRNGPU[T Float](l *LRN[T]) Engine[T] { return lrnGPU[T]{l} }
 
 // geomArgs packs the window geometry as the kernels' struct LRNGeom.
 func (g lrnWindow) geomArgs(a *cuda.Args) *cuda.Args {

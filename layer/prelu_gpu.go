@@ -5,12 +5,12 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("PReLU", newPreluGPU[float32], newPreluGPU[float64]) }
+func init() { registerGPU("PReLU", newPReLUGPU[float32], newPReLUGPU[float64]) }
 
 // preluGPU is PReLU's GPU half.
 type preluGPU[T Float] struct{ l *PReLU[T] }
 
-func newPreluGPU[T Float](l *PReLU[T]) Engine[T] { return preluGPU[T]{l} }
+func newPReLUGPU[T Float](l *PReLU[T]) Engine[T] { return preluGPU[T]{l} }
 
 // Forward applies the slopes on the device.
 func (e preluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

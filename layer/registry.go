@@ -18,11 +18,7 @@ type constructors struct {
 	f64 Constructor[float64]
 }
 
-var registry = struct {
-	sync.RWMutex
-	m       map[string]constructors
-	engines map[engineKey]*engineEntry
-}{m: map[string]constructors{}, engines: map[engineKey]*engineEntry{}}
+var registry = constructorMap{m: map[string]constructors{}}
 
 // Register makes a layer type available to New (and so to nets) under typ,
 // the string of LayerParameter.type. Users register their own layer types
@@ -32,12 +28,24 @@ func Register(typ string, f32 Constructor[float32], f64 Constructor[float64]) er
 	if typ == "" || f32 == nil || f64 == nil {
 		return fmt.Errorf("layer: Register(%q) needs a type name and both constructors", typ)
 	}
-	registry.Lock()
-	defer registry.Unlock()
-	if _, dup := registry.m[typ]; dup {
-		return fmt.Errorf("layer: type %q is already registered", typ)
+	return registry.add(typ, constructors{f32, f64}, "type")
+}
+
+// constructorMap is a registry of constructors by name.
+type constructorMap struct {
+	sync.RWMutex
+	m map[string]constructors
+}
+
+// add registers c under name; a second registration of a name is an error
+// naming what (a type, a Python layer).
+func (r *constructorMap) add(name string, c constructors, what string) error {
+	r.Lock()
+	defer r.Unlock()
+	if _, dup := r.m[name]; dup {
+		return fmt.Errorf("layer: %s %q is already registered", what, name)
 	}
-	registry.m[typ] = constructors{f32, f64}
+	r.m[name] = c
 	return nil
 }
 
@@ -68,6 +76,15 @@ func New[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	if !ok {
 		return nil, fmt.Errorf("layer %q: unknown layer type %q (known types: %s)", p.GetName(), p.GetType(), strings.Join(Types(), ", "))
 	}
+	l, err := construct[T](c, p)
+	if err != nil {
+		return nil, fmt.Errorf("layer %q (%s): %w", p.GetName(), p.GetType(), err)
+	}
+	return l, nil
+}
+
+// construct calls the constructor of c for T.
+func construct[T Float](c constructors, p *caffepb.LayerParameter) (Layer[T], error) {
 	var l any
 	var err error
 	var zero T
@@ -78,7 +95,7 @@ func New[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 		l, err = c.f64(p)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("layer %q (%s): %w", p.GetName(), p.GetType(), err)
+		return nil, err
 	}
 	return l.(Layer[T]), nil
 }

@@ -57,9 +57,9 @@ func newSoftmaxWithLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 func (*SoftmaxWithLoss[T]) Type() string { return "SoftmaxWithLoss" }
 
 // Counts returns scores and labels in, the loss (and optionally the
-// probabilities) out.
+// probabilities) out; the loss top is added when the layer lists none.
 func (*SoftmaxWithLoss[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Exactly(2), Top: Between(1, 2)}
+	return BlobCounts{Bottom: Exactly(2), Top: Between(1, 2), AutoTop: true}
 }
 
 // LayerSetUp sets up the inner softmax on the layer's device.

@@ -5,12 +5,12 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("TanH", newTanhGPU[float32], newTanhGPU[float64]) }
+func init() { registerGPU("TanH", newTanHGPU[float32], newTanHGPU[float64]) }
 
 // tanhGPU is TanH's GPU half.
 type tanhGPU[T Float] struct{ l *TanH[T] }
 
-func newTanhGPU[T Float](l *TanH[T]) Engine[T] { return tanhGPU[T]{l} }
+func newTanHGPU[T Float](l *TanH[T]) Engine[T] { return tanhGPU[T]{l} }
 
 // Forward computes the hyperbolic tangent on the device.
 func (e tanhGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

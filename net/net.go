@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -153,8 +154,11 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 	if len(lp.PropagateDown) > 0 && len(lp.PropagateDown) != len(lp.Bottom) {
 		return fmt.Errorf("layer %q: propagate_down must be given either 0 or bottom_size (%d) times, got %d", lp.GetName(), len(lp.Bottom), len(lp.PropagateDown))
 	}
-	if _, dup := n.layerIndex[lp.GetName()]; dup && lp.GetName() != "" {
-		return fmt.Errorf("layer %q: two layers have this name", lp.GetName())
+	if earlier, dup := n.layerIndex[lp.GetName()]; dup {
+		// Caffe accepts this; its name index keeps the later layer, while
+		// weight files and weight sharing go to the earlier one.
+		glog.Warningf("Layers %d and %d are both named %q: LayerByName finds layer %d, weights copied from a model file or shared with another net go to layer %d (as in Caffe)",
+			earlier, id, lp.GetName(), id, n.firstLayerNamed(lp.GetName()))
 	}
 	l, err := layer.New[T](lp)
 	if err != nil {
@@ -180,8 +184,12 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 		delete(available, name)
 		n.bottoms[id] = append(n.bottoms[id], n.blobs[blobID])
 		n.bottomIDs[id] = append(n.bottomIDs[id], blobID)
-		propagate := len(lp.PropagateDown) == 0 || lp.PropagateDown[j]
-		need := n.blobNeedBackward[blobID] && propagate
+		// An explicit propagate_down decides, even asking for a gradient
+		// the blob would not otherwise get (Caffe's AppendBottom).
+		need := n.blobNeedBackward[blobID]
+		if len(lp.PropagateDown) > 0 {
+			need = lp.PropagateDown[j]
+		}
 		n.bottomNeedBackward[id] = append(n.bottomNeedBackward[id], need)
 		needBackward = needBackward || n.blobNeedBackward[blobID]
 	}
@@ -190,7 +198,9 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 			return err
 		}
 	}
-	if c := l.Counts(); c.AutoTop {
+	if c := l.Counts(); c.AutoTop && len(lp.Top) < c.Top.Min {
+		glog.Warningf("Layer %s (%s) lists %d top(s) and needs %d: the missing ones are anonymous blobs; a loss there counts in the net's loss but is not a net output (as in Caffe)",
+			lp.GetName(), lp.GetType(), len(lp.Top), c.Top.Min)
 		for j := len(lp.Top); j < c.Top.Min; j++ {
 			n.appendAnonymousTop(id)
 		}
@@ -534,7 +544,8 @@ func (n *Net[T]) Layers() []layer.Layer[T] { return n.layers }
 // LayerNames returns the layers' names, in order.
 func (n *Net[T]) LayerNames() []string { return n.layerNames }
 
-// LayerByName returns the named layer, or nil.
+// LayerByName returns the named layer, or nil. Of several layers of one
+// name it returns the last, as Caffe's layer_by_name.
 func (n *Net[T]) LayerByName(name string) layer.Layer[T] {
 	if i, ok := n.layerIndex[name]; ok {
 		return n.layers[i]
@@ -554,6 +565,12 @@ func (n *Net[T]) BlobByName(name string) *blob.Blob[T] {
 		return n.blobs[i]
 	}
 	return nil
+}
+
+// firstLayerNamed returns the index of the first layer of that name, or -1:
+// the layer Caffe's CopyTrainedLayersFrom and ShareTrainedLayersWith pick.
+func (n *Net[T]) firstLayerNamed(name string) int {
+	return slices.Index(n.layerNames, name)
 }
 
 // Bottoms returns layer i's bottom blobs.

@@ -2,12 +2,12 @@ package net
 
 import (
 	"fmt"
-	"strings"
 	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/hdf5"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -16,7 +16,8 @@ import (
 // with blobs, as read from a .caffemodel) into the layers of the same name.
 // Layers of the model that this net lacks are skipped; every blob must have
 // the shape this net's layer expects. Everything is checked before anything
-// is copied, so a mismatch leaves the net as it was.
+// is copied, so a mismatch leaves the net as it was. As in Caffe, a model
+// layer goes to the first of several net layers of its name.
 func (n *Net[T]) CopyTrainedLayersFrom(model *caffepb.NetParameter) error {
 	type copyJob struct {
 		target *blob.Blob[T]
@@ -24,8 +25,8 @@ func (n *Net[T]) CopyTrainedLayersFrom(model *caffepb.NetParameter) error {
 	}
 	var jobs []copyJob
 	for _, src := range model.Layer {
-		id, ok := n.layerIndex[src.GetName()]
-		if !ok {
+		id := n.firstLayerNamed(src.GetName())
+		if id < 0 {
 			glog.Infof("Ignoring source layer %s", src.GetName())
 			continue
 		}
@@ -68,10 +69,12 @@ func protoShapeString(p *caffepb.BlobProto) string {
 }
 
 // CopyTrainedLayersFromFile loads weights from a .caffemodel (binary
-// NetParameter, upgraded from older formats as needed).
+// NetParameter, upgraded from older formats as needed) or, when the file is
+// HDF5 (as Caffe, by its signature, not its name), from Caffe's HDF5 weights
+// (see CopyTrainedLayersFromHDF5).
 func (n *Net[T]) CopyTrainedLayersFromFile(path string) error {
-	if strings.HasSuffix(path, ".h5") {
-		return fmt.Errorf("%s: HDF5 weight files are not supported; use a binary .caffemodel", path)
+	if hdf5.IsHDF5(path) {
+		return n.CopyTrainedLayersFromHDF5(path)
 	}
 	model, err := ReadNetParamsFromBinaryFile(path)
 	if err != nil {
@@ -101,11 +104,12 @@ func (n *Net[T]) ToProto(writeDiff bool) *caffepb.NetParameter {
 
 // ShareTrainedLayersWith makes this net's layers use the learnable blobs of
 // other's layers of the same name (a solver's test nets share the train
-// net's weights this way).
+// net's weights this way). As in Caffe, each of other's layers is shared
+// with the first of this net's layers of its name.
 func (n *Net[T]) ShareTrainedLayersWith(other *Net[T]) error {
 	for i, src := range other.layers {
-		id, ok := n.layerIndex[other.layerNames[i]]
-		if !ok {
+		id := n.firstLayerNamed(other.layerNames[i])
+		if id < 0 {
 			continue
 		}
 		targets, sources := n.layers[id].LayerBase().Blobs(), src.LayerBase().Blobs()

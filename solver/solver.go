@@ -323,9 +323,6 @@ func (s *Solver[T]) initHistory() error {
 // UpgradeSnapshotPrefixProperty), then makes sure snapshots can be written.
 func (s *Solver[T]) setSnapshotPrefix(solverFile string) error {
 	p := s.param
-	if p.GetSnapshotFormat() == caffepb.SolverParameter_HDF5 {
-		return errors.New("snapshot_format HDF5 is not supported; use BINARYPROTO")
-	}
 	prefix := p.GetSnapshotPrefix()
 	stem := strings.TrimSuffix(filepath.Base(solverFile), filepath.Ext(solverFile))
 	if solverFile != "" {
@@ -636,6 +633,9 @@ func (s *Solver[T]) snapshotFilename(ext string) string {
 // good one with a broken one.
 func (s *Solver[T]) Snapshot() (model, state string, err error) {
 	defer device.Recover(&err)
+	if s.param.GetSnapshotFormat() == caffepb.SolverParameter_HDF5 {
+		return s.snapshotHDF5()
+	}
 	model = s.snapshotFilename(".caffemodel")
 	glog.Infof("Snapshotting to binary proto file %s", model)
 	if err := protoio.WriteProtoToBinaryFile(s.net.ToProto(s.param.GetSnapshotDiff()), model); err != nil {
@@ -659,7 +659,7 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 // also looked for next to the state file.
 func (s *Solver[T]) Restore(path string) error {
 	if strings.HasSuffix(path, ".h5") {
-		return fmt.Errorf("%s: HDF5 solver states are not supported", path)
+		return s.restoreHDF5(path)
 	}
 	st := &caffepb.SolverState{}
 	if err := protoio.ReadProtoFromBinaryFile(path, st); err != nil {
@@ -674,13 +674,7 @@ func (s *Solver[T]) Restore(path string) error {
 		}
 	}
 	if st.LearnedNet != nil {
-		model := st.GetLearnedNet()
-		if _, err := os.Stat(model); err != nil && !filepath.IsAbs(model) {
-			if alt := filepath.Join(filepath.Dir(path), filepath.Base(model)); fileExists(alt) {
-				model = alt
-			}
-		}
-		if err := s.net.CopyTrainedLayersFromFile(model); err != nil {
+		if err := s.loadLearnedNet(path, st.GetLearnedNet()); err != nil {
 			return err
 		}
 	}
@@ -691,6 +685,18 @@ func (s *Solver[T]) Restore(path string) error {
 	}
 	s.iter, s.currentStep = int(st.GetIter()), int(st.GetCurrentStep())
 	return nil
+}
+
+// loadLearnedNet loads the weights a solver state names; a relative name
+// that does not exist from the working directory is also looked for next
+// to the state file.
+func (s *Solver[T]) loadLearnedNet(statePath, model string) error {
+	if _, err := os.Stat(model); err != nil && !filepath.IsAbs(model) {
+		if alt := filepath.Join(filepath.Dir(statePath), filepath.Base(model)); fileExists(alt) {
+			model = alt
+		}
+	}
+	return s.net.CopyTrainedLayersFromFile(model)
 }
 
 func fileExists(path string) bool {

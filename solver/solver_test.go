@@ -1,15 +1,18 @@
 package solver_test
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/h5pytest"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
@@ -230,40 +233,107 @@ func TestUpdateRules(t *testing.T) {
 // solver restored from the snapshot and run to 6 has the same weights and
 // history, bit for bit.
 func TestSnapshotRestoreEqualsUninterrupted(t *testing.T) {
-	for _, typ := range []string{"SGD", "Nesterov", "AdaDelta", "Adam"} {
-		t.Run(typ, func(t *testing.T) {
-			dir := t.TempDir()
-			extra := `type: "` + typ + `" base_lr: 0.05 lr_policy: "step" gamma: 0.5 stepsize: 2 momentum: 0.9 weight_decay: 0.01 snapshot_prefix: "` + filepath.Join(dir, "ls") + `"`
-			a := newSolver(t, extra)
-			if err := a.Step(3); err != nil {
-				t.Fatal(err)
-			}
-			_, state, err := a.Snapshot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if filepath.Base(state) != "ls_iter_3.solverstate" {
-				t.Errorf("snapshot named %s", state)
-			}
-			if err := a.Step(3); err != nil {
-				t.Fatal(err)
-			}
-			b := newSolver(t, extra)
-			if err := b.Restore(state); err != nil {
-				t.Fatal(err)
-			}
-			if b.Iter() != 3 {
-				t.Fatalf("restored at iteration %d, want 3", b.Iter())
-			}
-			if err := b.Step(3); err != nil {
-				t.Fatal(err)
-			}
-			for i, p := range a.Net().LearnableParams() {
-				if !slices.Equal(p.CPUData(), b.Net().LearnableParams()[i].CPUData()) {
-					t.Errorf("param %d: resumed %v, uninterrupted %v", i, b.Net().LearnableParams()[i].CPUData(), p.CPUData())
-				}
-			}
-		})
+	for _, format := range []string{"BINARYPROTO", "HDF5"} {
+		for _, typ := range []string{"SGD", "Nesterov", "AdaDelta", "Adam"} {
+			t.Run(format+"/"+typ, func(t *testing.T) { snapshotRestore(t, format, typ) })
+		}
+	}
+}
+
+func snapshotRestore(t *testing.T, format, typ string) {
+	dir := t.TempDir()
+	extra := `type: "` + typ + `" base_lr: 0.05 lr_policy: "step" gamma: 0.5 stepsize: 2 momentum: 0.9 weight_decay: 0.01 snapshot_format: ` + format + ` snapshot_prefix: "` + filepath.Join(dir, "ls") + `"`
+	a := newSolver(t, extra)
+	if err := a.Step(3); err != nil {
+		t.Fatal(err)
+	}
+	_, state, err := a.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ls_iter_3.solverstate"
+	if format == "HDF5" {
+		want += ".h5"
+	}
+	if filepath.Base(state) != want {
+		t.Errorf("snapshot named %s", state)
+	}
+	if err := a.Step(3); err != nil {
+		t.Fatal(err)
+	}
+	b := newSolver(t, extra)
+	if err := b.Restore(state); err != nil {
+		t.Fatal(err)
+	}
+	if b.Iter() != 3 {
+		t.Fatalf("restored at iteration %d, want 3", b.Iter())
+	}
+	if err := b.Step(3); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range a.Net().LearnableParams() {
+		if !slices.Equal(p.CPUData(), b.Net().LearnableParams()[i].CPUData()) {
+			t.Errorf("param %d: resumed %v, uninterrupted %v", i, b.Net().LearnableParams()[i].CPUData(), p.CPUData())
+		}
+	}
+}
+
+// HDF5 snapshots have Caffe's layout, read by h5py: the weights under
+// /data/<layer>/<i>, diffs under /diff with snapshot_diff, and the state's
+// iter, current_step, learned_net and history.
+func TestHDF5SnapshotLayout(t *testing.T) {
+	dir := t.TempDir()
+	s := newSolver(t, `type: "Adam" base_lr: 0.05 lr_policy: "multistep" stepvalue: 1 gamma: 0.5 snapshot_format: HDF5 snapshot_diff: true snapshot_prefix: "`+filepath.Join(dir, "ls")+`"`)
+	if err := s.Step(2); err != nil {
+		t.Fatal(err)
+	}
+	model, state, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.Net().LayerByName("innerprod").LayerBase().Blobs()
+	out := h5pytest.Run(t, dir, `
+import h5py, numpy as np
+m = h5py.File('ls_iter_2.caffemodel.h5', 'r')
+assert sorted(m.keys()) == ['data', 'diff'], list(m.keys())
+assert sorted(m['data'].keys()) == ['data', 'innerprod', 'loss'], list(m['data'].keys())
+assert len(m['data/data']) == 0 and len(m['data/loss']) == 0
+w, b = m['data/innerprod/0'], m['data/innerprod/1']
+assert w.dtype == np.float64 and w.shape == (1, 3) and b.shape == (1,), (w.dtype, w.shape, b.shape)
+assert m['diff/innerprod/0'].shape == (1, 3)
+s = h5py.File('ls_iter_2.solverstate.h5', 'r')
+assert s['iter'][()].tolist() == [2] and s['iter'].dtype == np.int32
+assert s['current_step'][()].tolist() == [1]
+assert s['learned_net'][()].decode().endswith('ls_iter_2.caffemodel.h5')
+assert sorted(s['history'].keys()) == ['0', '1', '2', '3']
+print(repr(w[0, 0]))
+`)
+	if got := strings.TrimSpace(out); got != strconv.FormatFloat(w[0].CPUData()[0], 'g', -1, 64) && got != fmt.Sprint(w[0].CPUData()[0]) {
+		t.Errorf("h5py reads weight %s, the net has %v", got, w[0].CPUData()[0])
+	}
+	if !strings.HasSuffix(model, "ls_iter_2.caffemodel.h5") || !strings.HasSuffix(state, "ls_iter_2.solverstate.h5") {
+		t.Errorf("snapshot files %s, %s", model, state)
+	}
+	// A state whose history does not fit this net is refused, naming file
+	// and dataset, and leaves the solver as it was.
+	other := newSolver(t, `type: "SGD" base_lr: 0.05 lr_policy: "fixed"`)
+	if err := other.Restore(state); err == nil || !strings.Contains(err.Error(), "incorrect length of history") {
+		t.Errorf("restoring Adam history into SGD: %v", err)
+	}
+	h5pytest.Run(t, dir, `
+import h5py, numpy as np
+with h5py.File('bad.solverstate.h5', 'w') as f:
+    f['iter'] = np.array([7], np.int32)
+    f['current_step'] = np.array([0], np.int32)
+    h = f.create_group('history')
+    h['0'] = np.zeros((3, 1))
+    h['1'] = np.zeros(1)
+`)
+	if err := other.Restore(filepath.Join(dir, "bad.solverstate.h5")); err == nil || !strings.Contains(err.Error(), "bad.solverstate.h5: dataset /history/0") || !strings.Contains(err.Error(), "shape mismatch") {
+		t.Errorf("wrong history shape: %v", err)
+	}
+	if other.Iter() != 0 {
+		t.Errorf("a refused state moved the solver to iteration %d", other.Iter())
 	}
 }
 

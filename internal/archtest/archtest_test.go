@@ -17,7 +17,7 @@ const module = "github.com/gocaffe/gocaffe/"
 // levels places every package of the module: a package may import only
 // packages of a lower level. Imports flow one way:
 //
-//	cmd -> solver -> net -> layer -> (data, filler, device) -> blob -> (syncedmem, mathfn) -> cuda
+//	cmd -> solver -> net -> layer -> (data, filler, device) -> blob -> (syncedmem, mathfn, hdf5) -> cuda
 //
 // with the schema, prototxt I/O and logging below everything. A new
 // package must be placed here.
@@ -28,8 +28,10 @@ var levels = map[string]int{
 	"internal/progress": 0,
 	"cuda":              1,
 	"internal/cudatest": 2, // helpers of the GPU tests
+	"internal/h5pytest": 2, // helpers of the tests against h5py
 	"syncedmem":         2,
 	"mathfn":            2,
+	"hdf5":              2,
 	"blob":              3,
 	"data":              4,
 	"filler":            4,

@@ -1,0 +1,466 @@
+package hdf5
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"io"
+)
+
+// Filter identifiers.
+const (
+	filterDeflate    = 1
+	filterShuffle    = 2
+	filterFletcher32 = 3
+)
+
+type filter struct {
+	id     int
+	client []uint32
+}
+
+// chunked describes chunked storage.
+type chunked struct {
+	dims     []int // chunk dimensions (without the element size)
+	index    int   // layout v4 index type; 0 for a version-1 B-tree
+	addr     uint64
+	filtSize uint64 // single chunk: its filtered size
+	filtMask uint32
+	filtered bool
+}
+
+// raw returns the dataset's elements in their stored type, row-major.
+func (d *Dataset) raw() ([]byte, error) {
+	size := d.Count() * d.dtype.size
+	b := d.header.layout
+	if len(b) < 2 {
+		return nil, d.errorf("short layout message")
+	}
+	dec := decoder{b: b, f: d.f}
+	version := dec.u8()
+	var class uint8
+	var addr uint64
+	var ch *chunked
+	switch version {
+	case 1, 2:
+		ndims := int(dec.u8())
+		class = dec.u8()
+		dec.skip(5)
+		if class != 0 {
+			addr = dec.addr()
+		}
+		dims := make([]int, ndims)
+		for i := range dims {
+			dims[i] = int(dec.u32())
+		}
+		switch class {
+		case 0:
+			n := int(dec.u32())
+			return d.fromBytes(dec.bytes(n), size, dec.short)
+		case 2:
+			if ndims < 2 {
+				return nil, d.errorf("chunked layout of %d dimensions", ndims)
+			}
+			ch = &chunked{dims: dims[:len(dims)-1], addr: addr}
+		}
+	case 3, 4:
+		class = dec.u8()
+		switch class {
+		case 0:
+			n := int(dec.u16())
+			return d.fromBytes(dec.bytes(n), size, dec.short)
+		case 1:
+			addr = dec.addr()
+		case 2:
+			var err error
+			if ch, err = parseChunkLayout(&dec, version); err != nil {
+				return nil, d.errorf("%v", err)
+			}
+		default:
+			return nil, d.errorf("layout class %d (virtual datasets) is not supported", class)
+		}
+	default:
+		return nil, d.errorf("layout message version %d is not supported", version)
+	}
+	if dec.short {
+		return nil, d.errorf("short layout message")
+	}
+	if ch == nil { // contiguous
+		if size == 0 || addr == undefined {
+			return make([]byte, size), nil // never written: the fill value 0
+		}
+		return d.f.readAt(addr, size)
+	}
+	if len(ch.dims) != len(d.shape) {
+		return nil, d.errorf("chunks of %d dimensions for a dataset of %d", len(ch.dims), len(d.shape))
+	}
+	for _, c := range ch.dims {
+		if c <= 0 || c > 1<<30 {
+			return nil, d.errorf("bad chunk dimensions %v", ch.dims)
+		}
+	}
+	return d.readChunked(ch, size)
+}
+
+func (d *Dataset) fromBytes(b []byte, size int, short bool) ([]byte, error) {
+	if short || len(b) < size {
+		return nil, d.errorf("compact data of %d bytes, want %d", len(b), size)
+	}
+	return b[:size], nil
+}
+
+// parseChunkLayout reads the chunked part of a version 3 or 4 layout
+// message.
+func parseChunkLayout(dec *decoder, version uint8) (*chunked, error) {
+	ch := &chunked{}
+	if version == 3 {
+		ndims := int(dec.u8())
+		ch.addr = dec.addr()
+		for range ndims {
+			ch.dims = append(ch.dims, int(dec.u32()))
+		}
+		if ndims < 2 {
+			return nil, errorString("chunked layout of %d dimensions", ndims)
+		}
+		ch.dims = ch.dims[:len(ch.dims)-1] // the last is the element size
+		return ch, nil
+	}
+	flags := dec.u8()
+	ndims := int(dec.u8())
+	enc := int(dec.u8())
+	for range ndims {
+		ch.dims = append(ch.dims, int(dec.uint(enc)))
+	}
+	if ndims < 2 || enc < 1 || enc > 8 {
+		return nil, errorString("chunked layout of %d dimensions, %d-byte sizes", ndims, enc)
+	}
+	ch.dims = ch.dims[:len(ch.dims)-1]
+	ch.index = int(dec.u8())
+	switch ch.index {
+	case 1: // single chunk
+		if flags&0x02 != 0 {
+			ch.filtered = true
+			ch.filtSize = dec.length()
+			ch.filtMask = dec.u32()
+		}
+	case 2: // implicit
+	case 3: // fixed array
+		dec.skip(1)
+	case 4:
+		return nil, errorString("chunks indexed by an extensible array (a resizable dataset written with libver 'latest') are not supported")
+	case 5:
+		return nil, errorString("chunks indexed by a version-2 B-tree (written with libver 'latest') are not supported")
+	default:
+		return nil, errorString("chunk index type %d is not supported", ch.index)
+	}
+	ch.addr = dec.addr()
+	return ch, nil
+}
+
+// parseFilters decodes a filter pipeline message (versions 1 and 2).
+func parseFilters(b []byte) ([]filter, error) {
+	dec := decoder{b: b}
+	version := dec.u8()
+	n := int(dec.u8())
+	if version == 1 {
+		dec.skip(6)
+	} else if version != 2 {
+		return nil, errorString("filter pipeline version %d is not supported", version)
+	}
+	var out []filter
+	for range n {
+		f := filter{id: int(dec.u16())}
+		nameLen := 0
+		if version == 1 || f.id >= 256 {
+			nameLen = int(dec.u16())
+		}
+		dec.u16() // flags
+		nvals := int(dec.u16())
+		if version == 1 {
+			nameLen = (nameLen + 7) &^ 7
+		}
+		dec.skip(nameLen)
+		for range nvals {
+			f.client = append(f.client, dec.u32())
+		}
+		if version == 1 && nvals%2 == 1 {
+			dec.skip(4)
+		}
+		out = append(out, f)
+	}
+	if dec.short {
+		return nil, errorString("short filter pipeline message")
+	}
+	return out, nil
+}
+
+// chunkRef is one stored chunk: its offset in elements, address, stored
+// size and filter mask.
+type chunkRef struct {
+	offset []int
+	addr   uint64
+	size   uint64
+	mask   uint32
+}
+
+func (d *Dataset) readChunked(ch *chunked, size int) ([]byte, error) {
+	var filters []filter
+	if d.header.filters != nil {
+		var err error
+		if filters, err = parseFilters(d.header.filters); err != nil {
+			return nil, d.errorf("%v", err)
+		}
+		for _, f := range filters {
+			if f.id != filterDeflate && f.id != filterShuffle && f.id != filterFletcher32 {
+				return nil, d.errorf("filter %d is not supported (only deflate, shuffle and fletcher32)", f.id)
+			}
+		}
+	}
+	chunkBytes := d.dtype.size
+	for _, c := range ch.dims {
+		chunkBytes *= c
+	}
+	refs, err := d.chunkRefs(ch, chunkBytes)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, size)
+	for _, r := range refs {
+		for i, o := range r.offset {
+			if o < 0 || o >= max(d.shape[i], 1) || o%ch.dims[i] != 0 {
+				return nil, d.errorf("chunk offset %v outside the dataset's %v", r.offset, d.shape)
+			}
+		}
+		if r.size > 1<<31 {
+			return nil, d.errorf("chunk at %v of %d bytes", r.offset, r.size)
+		}
+		stored, err := d.f.readAt(r.addr, int(r.size))
+		if err != nil {
+			return nil, err
+		}
+		data, err := unfilter(stored, filters, r.mask, d.dtype.size)
+		if err != nil {
+			return nil, d.errorf("chunk at %v: %v", r.offset, err)
+		}
+		if len(data) < chunkBytes {
+			return nil, d.errorf("chunk at %v holds %d bytes, want %d", r.offset, len(data), chunkBytes)
+		}
+		d.copyChunk(out, data, r.offset, ch.dims)
+	}
+	return out, nil
+}
+
+// chunkRefs lists the stored chunks from the chunk index.
+func (d *Dataset) chunkRefs(ch *chunked, chunkBytes int) ([]chunkRef, error) {
+	rank := len(d.shape)
+	switch ch.index {
+	case 0:
+		var refs []chunkRef
+		keySize := 8 + 8*(rank+1)
+		err := d.f.walkBTree1(ch.addr, 1, keySize, "dataset "+d.path, func(child uint64, key []byte) error {
+			kd := decoder{b: key, f: d.f}
+			r := chunkRef{addr: child, size: uint64(kd.u32()), mask: kd.u32()}
+			for range rank {
+				r.offset = append(r.offset, int(kd.uint(8)))
+			}
+			refs = append(refs, r)
+			return nil
+		})
+		return refs, err
+	case 1:
+		size := uint64(chunkBytes)
+		if ch.filtered {
+			size = ch.filtSize
+		}
+		return []chunkRef{{offset: make([]int, rank), addr: ch.addr, size: size, mask: ch.filtMask}}, nil
+	case 2:
+		var refs []chunkRef
+		for i, off := range d.chunkGrid(ch.dims) {
+			refs = append(refs, chunkRef{offset: off, addr: ch.addr + uint64(i*chunkBytes), size: uint64(chunkBytes)})
+		}
+		return refs, nil
+	case 3:
+		return d.fixedArrayChunks(ch, chunkBytes)
+	}
+	return nil, d.errorf("chunk index type %d is not supported", ch.index)
+}
+
+// chunkGrid lists the offsets of every chunk in row-major order.
+func (d *Dataset) chunkGrid(dims []int) [][]int {
+	rank := len(d.shape)
+	counts := make([]int, rank)
+	total := 1
+	for i := range counts {
+		counts[i] = (d.shape[i] + dims[i] - 1) / dims[i]
+		total *= counts[i]
+	}
+	out := make([][]int, 0, total)
+	for lin := range total {
+		off := make([]int, rank)
+		for i, r := rank-1, lin; i >= 0; i-- {
+			off[i] = r % counts[i] * dims[i]
+			r /= counts[i]
+		}
+		out = append(out, off)
+	}
+	return out
+}
+
+// fixedArrayChunks reads an unpaged fixed-array chunk index.
+func (d *Dataset) fixedArrayChunks(ch *chunked, chunkBytes int) ([]chunkRef, error) {
+	f := d.f
+	head, err := f.readAt(ch.addr, 8+f.lenSize+f.offSize+4)
+	if err != nil {
+		return nil, err
+	}
+	if string(head[:4]) != "FAHD" {
+		return nil, d.errorf("bad fixed array header")
+	}
+	client, entrySize, pageBits := head[5], int(head[6]), head[7]
+	hd := decoder{b: head[8:], f: f}
+	n := hd.length()
+	block := hd.addr()
+	if n > 1<<uint(pageBits) {
+		return nil, d.errorf("paged fixed-array chunk index (%d chunks) is not supported", n)
+	}
+	grid := d.chunkGrid(ch.dims)
+	if uint64(len(grid)) != n {
+		return nil, d.errorf("fixed array holds %d chunks, want %d", n, len(grid))
+	}
+	prefix := 6 + f.offSize
+	b, err := f.readAt(block, prefix+int(n)*entrySize)
+	if err != nil {
+		return nil, err
+	}
+	if string(b[:4]) != "FADB" {
+		return nil, d.errorf("bad fixed array data block")
+	}
+	ed := decoder{b: b[prefix:], f: f}
+	var refs []chunkRef
+	for i := range grid {
+		r := chunkRef{offset: grid[i], addr: ed.addr(), size: uint64(chunkBytes)}
+		if client == 1 {
+			r.size = ed.uint(entrySize - f.offSize - 4)
+			r.mask = ed.u32()
+		}
+		if r.addr != undefined {
+			refs = append(refs, r)
+		}
+	}
+	return refs, nil
+}
+
+// unfilter undoes the filters (in reverse order), skipping those whose
+// bit is set in mask.
+func unfilter(b []byte, filters []filter, mask uint32, elemSize int) ([]byte, error) {
+	for i := len(filters) - 1; i >= 0; i-- {
+		if mask&(1<<uint(i)) != 0 {
+			continue
+		}
+		switch filters[i].id {
+		case filterDeflate:
+			r, err := zlib.NewReader(bytes.NewReader(b))
+			if err != nil {
+				return nil, err
+			}
+			if b, err = io.ReadAll(r); err != nil {
+				return nil, err
+			}
+		case filterShuffle:
+			size := elemSize
+			if len(filters[i].client) > 0 {
+				size = int(filters[i].client[0])
+			}
+			b = unshuffle(b, size)
+		case filterFletcher32:
+			if len(b) < 4 {
+				return nil, errorString("fletcher32 chunk of %d bytes", len(b))
+			}
+			if sum, want := fletcher32(b[:len(b)-4]), binary.LittleEndian.Uint32(b[len(b)-4:]); sum != want {
+				return nil, errorString("fletcher32 checksum mismatch")
+			}
+			b = b[:len(b)-4]
+		}
+	}
+	return b, nil
+}
+
+// unshuffle undoes the shuffle filter: byte j of every element was stored
+// together.
+func unshuffle(b []byte, size int) []byte {
+	if size <= 1 {
+		return b
+	}
+	n := len(b) / size
+	out := make([]byte, len(b))
+	for j := range size {
+		for i := range n {
+			out[i*size+j] = b[j*n+i]
+		}
+	}
+	copy(out[n*size:], b[n*size:])
+	return out
+}
+
+// fletcher32 is libhdf5's Fletcher-32 over 16-bit big-endian words (an odd
+// last byte is the high byte of a word).
+func fletcher32(b []byte) uint32 {
+	var s1, s2 uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s1 += uint32(b[i])<<8 | uint32(b[i+1])
+		s1 %= 65535
+		s2 += s1
+		s2 %= 65535
+	}
+	if len(b)%2 == 1 {
+		s1 += uint32(b[len(b)-1]) << 8
+		s1 %= 65535
+		s2 += s1
+		s2 %= 65535
+	}
+	return s2<<16 | s1
+}
+
+// copyChunk copies a chunk's elements that lie inside the dataset into out.
+func (d *Dataset) copyChunk(out, chunk []byte, offset, dims []int) {
+	rank := len(d.shape)
+	es := d.dtype.size
+	if rank == 0 {
+		copy(out, chunk[:es])
+		return
+	}
+	// Rows along the last dimension are contiguous in both.
+	rowLen := min(dims[rank-1], d.shape[rank-1]-offset[rank-1])
+	if rowLen <= 0 {
+		return
+	}
+	idx := make([]int, rank-1) // position in the chunk, outer dimensions
+	for {
+		inside := true
+		src, dst := 0, 0
+		for i := range rank - 1 {
+			g := offset[i] + idx[i]
+			if g >= d.shape[i] {
+				inside = false
+				break
+			}
+			src = src*dims[i] + idx[i]
+			dst = dst*d.shape[i] + g
+		}
+		if inside {
+			src = src * dims[rank-1]
+			dst = dst*d.shape[rank-1] + offset[rank-1]
+			copy(out[dst*es:(dst+rowLen)*es], chunk[src*es:(src+rowLen)*es])
+		}
+		i := rank - 2
+		for ; i >= 0; i-- {
+			if idx[i]++; idx[i] < dims[i] {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+func init() { registerGPU("Clip", newClipGPU[float32], newClipGPU[float64]) }
+
+// clipGPU is Clip's GPU half.
+type clipGPU[T Float] struct{ l *Clip[T] }
+
+func newClipGPU[T Float](l *Clip[T]) Engine[T] { return clipGPU[T]{l} }
+
+// Forward clips on the device.
+func (e clipGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	g := l.gpu()
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
+	return launch[T](l.ctx, "clip.cu", "clip_forward", n, scalarArg(scalarArg(&a, l.lo), l.hi))
+}
+
+// Backward passes the gradient inside [min, max] on the device.
+func (e clipGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	if !propagateDown[0] {
+		return nil
+	}
+	g := l.gpu()
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(bottom[0])).Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.ctx, "clip.cu", "clip_backward", n, scalarArg(scalarArg(&a, l.lo), l.hi))
+}

@@ -1,0 +1,23 @@
+package layer
+
+import "github.com/gocaffe/gocaffe/blob"
+
+func init() { registerGPU("Filter", newFilterGPU[float32], newFilterGPU[float64]) }
+
+// filterGPU is Filter's GPU half.
+type filterGPU[T Float] struct{ l *Filter[T] }
+
+func newFilterGPU[T Float](l *Filter[T]) Engine[T] { return filterGPU[T]{l} }
+
+// Forward copies the selected items on the device (the selector is read
+// on the host by Reshape, as in Caffe).
+func (e filterGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	return filterForward[T](l, l.gpu(), bottom, top)
+}
+
+// Backward routes the gradients on the device.
+func (e filterGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	return filterBackward[T](l, l.gpu(), top, propagateDown, bottom)
+}

@@ -1,0 +1,22 @@
+package layer
+
+import "github.com/gocaffe/gocaffe/blob"
+
+func init() { registerGPU("Im2col", newIm2colGPU[float32], newIm2colGPU[float64]) }
+
+// im2colGPU is Im2col's GPU half.
+type im2colGPU[T Float] struct{ l *Im2col[T] }
+
+func newIm2colGPU[T Float](l *Im2col[T]) Engine[T] { return im2colGPU[T]{l} }
+
+// Forward runs im2col on the device.
+func (e im2colGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	return im2colForward[T](l, l.gpu(), bottom, top)
+}
+
+// Backward runs col2im on the device.
+func (e im2colGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	return im2colBackward[T](l, l.gpu(), top, propagateDown, bottom)
+}

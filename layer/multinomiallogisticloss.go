@@ -1,0 +1,82 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() {
+	register("MultinomialLogisticLoss", newMultinomialLogisticLoss[float32], newMultinomialLogisticLoss[float64])
+}
+
+// logThreshold is Caffe's kLOG_THRESHOLD, the floor on probabilities fed
+// to log.
+const logThreshold = 1e-20
+
+// MultinomialLogisticLoss is -sum log(max(p[label], 1e-20)) / N for N x K
+// probabilities (not scores: put a Softmax below it) and N labels (Caffe's
+// MultinomialLogisticLossLayer).
+type MultinomialLogisticLoss[T Float] struct{ LossBase[T] }
+
+func newMultinomialLogisticLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &MultinomialLogisticLoss[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Type returns "MultinomialLogisticLoss".
+func (*MultinomialLogisticLoss[T]) Type() string { return "MultinomialLogisticLoss" }
+
+// LayerSetUp has nothing to do.
+func (*MultinomialLogisticLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+
+// Reshape checks one label per item.
+func (l *MultinomialLogisticLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	if bottom[0].NumAxes() == 0 || bottom[1].Count() != bottom[0].Shape()[0] {
+		return fmt.Errorf("one label per item: labels %s for probabilities %s", bottom[1].ShapeString(), bottom[0].ShapeString())
+	}
+	return top[0].Reshape(lossShape)
+}
+
+// ForwardCPU computes the loss.
+func (l *MultinomialLogisticLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	p, labels := bottom[0].CPUData(), bottom[1].CPUData()
+	num := bottom[0].Shape()[0]
+	dim := bottom[0].Count() / num
+	var loss float64
+	for i := range num {
+		if err := checkLabel(labels[i], i, dim, false, 0); err != nil {
+			return err
+		}
+		loss -= math.Log(max(float64(p[i*dim+int(labels[i])]), logThreshold))
+	}
+	top[0].MutableCPUData()[0] = T(loss / float64(num))
+	return nil
+}
+
+// BackwardCPU: -loss weight / (N * max(p, 1e-20)) at the label, 0
+// elsewhere.
+func (l *MultinomialLogisticLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if propagateDown[1] {
+		return errors.New("MultinomialLogisticLoss layer cannot backpropagate to label inputs")
+	}
+	if !propagateDown[0] {
+		return nil
+	}
+	p, labels, dx := bottom[0].CPUData(), bottom[1].CPUData(), bottom[0].MutableCPUDiff()
+	num := bottom[0].Shape()[0]
+	dim := bottom[0].Count() / num
+	scale := -float64(top[0].CPUDiff()[0]) / float64(num)
+	clear(dx)
+	for i := range num {
+		j := i*dim + int(labels[i])
+		dx[j] = T(scale / max(float64(p[j]), logThreshold))
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package layer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+var pythonRegistry = constructorMap{m: map[string]constructors{}}
+
+// RegisterPython makes the Go layer built by f32/f64 answer for Caffe's
+// Python layers whose python_param names this module and layer, given as
+// "module.layer" (e.g. "pyloss.EuclideanLossLayer"). Registering a name
+// twice is an error.
+//
+// Caffe's Python layer runs a class written in Python:
+//
+//	layer { type: "Python" python_param { module: "pyloss" layer: "EuclideanLossLayer" param_str: "..." } }
+//
+// gocaffe runs no Python. A net file with such layers runs unchanged once
+// each class is written in Go and registered under "module.layer":
+//
+//	layer.RegisterPython("pyloss.EuclideanLossLayer", newEuclid[float32], newEuclid[float64])
+//
+// The constructor receives the whole LayerParameter, param_str included
+// (p.GetPythonParam().GetParamStr()); the layer is an ordinary Layer (its
+// LayerSetUp is Python's setup, Reshape reshape, and so on) and may take any
+// number of bottoms and tops. As in Caffe, a Python layer is no loss layer
+// unless its prototxt gives a loss_weight (or the Go layer embeds
+// LossBase).
+func RegisterPython(name string, f32 Constructor[float32], f64 Constructor[float64]) error {
+	dot := strings.LastIndex(name, ".") // modules may be dotted: "pkg.mod.Layer"
+	if dot <= 0 || dot == len(name)-1 || f32 == nil || f64 == nil {
+		return fmt.Errorf("layer: RegisterPython(%q) needs a \"module.layer\" name and both constructors", name)
+	}
+	return pythonRegistry.add(name, constructors{f32, f64}, "Python layer")
+}
+
+// PythonTypes returns the registered "module.layer" names, sorted.
+func PythonTypes() []string {
+	pythonRegistry.RLock()
+	defer pythonRegistry.RUnlock()
+	names := make([]string, 0, len(pythonRegistry.m))
+	for n := range pythonRegistry.m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// pythonConstructors returns the constructors registered for p's
+// python_param, or an error saying how to register them.
+func pythonConstructors(p *caffepb.LayerParameter) (constructors, error) {
+	pp := p.GetPythonParam()
+	name := pp.GetModule() + "." + pp.GetLayer()
+	if pp.GetModule() == "" || pp.GetLayer() == "" {
+		return constructors{}, fmt.Errorf("python_param must name both module and layer (got module %q, layer %q)", pp.GetModule(), pp.GetLayer())
+	}
+	pythonRegistry.RLock()
+	c, ok := pythonRegistry.m[name]
+	pythonRegistry.RUnlock()
+	if !ok {
+		known := "none"
+		if names := PythonTypes(); len(names) > 0 {
+			known = strings.Join(names, ", ")
+		}
+		return constructors{}, fmt.Errorf("python_param names module %q, layer %q, and gocaffe runs no Python: write the layer in Go and register it with layer.RegisterPython(%q, newLayer[float32], newLayer[float64]) (registered Python layers: %s)",
+			pp.GetModule(), pp.GetLayer(), name, known)
+	}
+	return c, nil
+}
+
+func newPython[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	c, err := pythonConstructors(p)
+	if err != nil {
+		return nil, err
+	}
+	return construct[T](c, p)
+}
+
+func init() { register("Python", newPython[float32], newPython[float64]) }

@@ -1,0 +1,92 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+)
+
+// gpuRecurrent runs the recurrent layers' element-wise steps as kernels;
+// the first launch error is kept for fail.
+type gpuRecurrent[T Float] struct {
+	*device.GPUView[T]
+	ctx *device.Context
+	err *error
+}
+
+func recurrentGPU[T Float](b *Base[T]) gpuRecurrent[T] {
+	return gpuRecurrent[T]{GPUView: b.gpu(), ctx: b.ctx, err: new(error)}
+}
+
+func (g gpuRecurrent[T]) run(file, name string, n int, a *cuda.Args) {
+	if *g.err != nil {
+		return
+	}
+	*g.err = launch[T](g.ctx, file, name, n, a)
+}
+
+func (g gpuRecurrent[T]) contScale(n, hidden int, cont, x, y cuda.DevicePtr) {
+	var a cuda.Args
+	g.run("lstm_unit.cu", "cont_scale", n, a.Int(n).Int(hidden).Ptr(cont).Ptr(x).Ptr(y))
+}
+
+func (g gpuRecurrent[T]) lstmUnitForward(n, hidden int, cPrev, gates, cont, c, h cuda.DevicePtr) {
+	var a cuda.Args
+	g.run("lstm_unit.cu", "lstm_unit_forward", n, a.Int(n).Int(hidden).Ptr(cPrev).Ptr(gates).Ptr(cont).Ptr(c).Ptr(h))
+}
+
+func (g gpuRecurrent[T]) lstmUnitBackward(n, hidden int, cPrev, gates, cont, c, dc, dh, dcPrev, dgates cuda.DevicePtr) {
+	var a cuda.Args
+	a.Int(n).Int(hidden).Ptr(cPrev).Ptr(gates).Ptr(cont).Ptr(c).Ptr(dc).Ptr(dh).Ptr(dcPrev).Ptr(dgates)
+	g.run("lstm_unit.cu", "lstm_unit_backward", n, &a)
+}
+
+func (g gpuRecurrent[T]) tanhForward(n int, x, y cuda.DevicePtr) {
+	var a cuda.Args
+	g.run("tanh.cu", "tanh_forward", n, a.Int(n).Ptr(x).Ptr(y))
+}
+
+func (g gpuRecurrent[T]) tanhBackward(n int, dy, y, dx cuda.DevicePtr) {
+	var a cuda.Args
+	g.run("tanh.cu", "tanh_backward", n, a.Int(n).Ptr(dy).Ptr(y).Ptr(dx))
+}
+
+func (g gpuRecurrent[T]) fail() error { return *g.err }
+
+func init() { registerGPU("LSTM", newLSTMGPU[float32], newLSTMGPU[float64]) }
+
+// lstmGPU is LSTM's GPU half.
+type lstmGPU[T Float] struct{ l *LSTM[T] }
+
+func newLSTMGPU[T Float](l *LSTM[T]) Engine[T] { return lstmGPU[T]{l} }
+
+// Forward runs the T steps on the device.
+func (e lstmGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	return lstmForward[T](l, recurrentGPU(&l.Base), bottom, top)
+}
+
+// Backward runs back through time on the device.
+func (e lstmGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	return lstmBackward[T](l, recurrentGPU(&l.Base), top, propagateDown, bottom)
+}
+
+func init() { registerGPU("RNN", newRNNGPU[float32], newRNNGPU[float64]) }
+
+// rnnGPU is RNN's GPU half.
+type rnnGPU[T Float] struct{ l *RNN[T] }
+
+func newRNNGPU[T Float](l *RNN[T]) Engine[T] { return rnnGPU[T]{l} }
+
+// Forward runs the T steps on the device.
+func (e rnnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	return rnnForward[T](l, recurrentGPU(&l.Base), bottom, top)
+}
+
+// Backward runs back through time on the device.
+func (e rnnGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	return rnnBackward[T](l, recurrentGPU(&l.Base), top, propagateDown, bottom)
+}

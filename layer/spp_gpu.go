@@ -1,0 +1,22 @@
+package layer
+
+import "github.com/gocaffe/gocaffe/blob"
+
+func init() { registerGPU("SPP", newSPPGPU[float32], newSPPGPU[float64]) }
+
+// sppGPU is SPP's GPU half.
+type sppGPU[T Float] struct{ l *SPP[T] }
+
+func newSPPGPU[T Float](l *SPP[T]) Engine[T] { return sppGPU[T]{l} }
+
+// Forward pools every level on the device and concatenates there.
+func (e sppGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	return sppForward[T](l, l.gpu(), bottom, top)
+}
+
+// Backward runs the levels' backward passes and sums on the device.
+func (e sppGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	return sppBackward[T](l, l.gpu(), top, propagateDown, bottom)
+}

@@ -1,0 +1,46 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+func init() { registerGPU("Swish", newSwishGPU[float32], newSwishGPU[float64]) }
+
+// swishGPU is Swish's GPU half.
+type swishGPU[T Float] struct{ l *Swish[T] }
+
+func newSwishGPU[T Float](l *Swish[T]) Engine[T] { return swishGPU[T]{l} }
+
+// Forward computes the activation on the device, keeping the sigmoid
+// for the backward pass.
+func (e swishGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	if l.sigBlob == nil {
+		var err error
+		if l.sigBlob, err = l.NewBlob(); err != nil {
+			return err
+		}
+	}
+	if err := l.sigBlob.ReshapeLike(bottom[0]); err != nil {
+		return err
+	}
+	g := l.gpu()
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0])).Ptr(g.MutableData(l.sigBlob))
+	return launch[T](l.ctx, "swish.cu", "swish_forward", n, scalarArg(&a, l.beta))
+}
+
+// Backward computes the bottom's gradient on the device.
+func (e swishGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	if !propagateDown[0] {
+		return nil
+	}
+	g := l.gpu()
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(top[0])).Ptr(g.Data(l.sigBlob)).Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.ctx, "swish.cu", "swish_backward", n, scalarArg(&a, l.beta))
+}
