@@ -63,7 +63,12 @@ func (d *Dataset) raw() ([]byte, error) {
 			}
 			ch = &chunked{dims: dims[:len(dims)-1], addr: addr}
 		}
-	case 3, 4:
+	case 3, 4, 5:
+		// Version 5 (HDF5 2.0) has version 4's wire format; it only
+		// promises that filtered chunk sizes in the chunk index take
+		// sizeof_size bytes, which the index readers take from the
+		// index itself (the single-chunk size below, the fixed
+		// array's entry size).
 		class = dec.u8()
 		switch class {
 		case 0:
@@ -109,7 +114,7 @@ func (d *Dataset) fromBytes(b []byte, size int, short bool) ([]byte, error) {
 	return b[:size], nil
 }
 
-// parseChunkLayout reads the chunked part of a version 3 or 4 layout
+// parseChunkLayout reads the chunked part of a version 3, 4 or 5 layout
 // message.
 func parseChunkLayout(dec *decoder, version uint8) (*chunked, error) {
 	ch := &chunked{}

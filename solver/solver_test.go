@@ -306,7 +306,7 @@ assert s['iter'][()].tolist() == [2] and s['iter'].dtype == np.int32
 assert s['current_step'][()].tolist() == [1]
 assert s['learned_net'][()].decode().endswith('ls_iter_2.caffemodel.h5')
 assert sorted(s['history'].keys()) == ['0', '1', '2', '3']
-print(repr(w[0, 0]))
+print(repr(float(w[0, 0])))
 `)
 	if got := strings.TrimSpace(out); got != strconv.FormatFloat(w[0].CPUData()[0], 'g', -1, 64) && got != fmt.Sprint(w[0].CPUData()[0]) {
 		t.Errorf("h5py reads weight %s, the net has %v", got, w[0].CPUData()[0])
