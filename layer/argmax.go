@@ -39,7 +39,7 @@ func newArgMax[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 		return nil, err
 	}
 	ap := p.GetArgmaxParam()
-	l.topK, l.maxVal, l.hasAxis = int(ap.GetTopK()), ap.GetOutMaxVal(), ap.Axis != nil
+	l.topK, l.maxVal, l.hasAxis = int(ap.GetTopK()), ap.GetOutMaxVal(), ap != nil && ap.Axis != nil
 	if l.topK < 1 {
 		return nil, errors.New("argmax_param.top_k must not be less than 1")
 	}

@@ -69,6 +69,9 @@ func newPooling[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 // readParam reads and checks pooling_param; the kernel of global pooling
 // waits for the bottom's shape.
 func (l *Pooling[T]) readParam(pp *caffepb.PoolingParameter) error {
+	if pp == nil { // no pooling_param: the kernel size is missing, said below
+		pp = &caffepb.PoolingParameter{}
+	}
 	l.method, l.global = pp.GetPool(), pp.GetGlobalPooling()
 	switch l.method {
 	case caffepb.PoolingParameter_MAX, caffepb.PoolingParameter_AVE, caffepb.PoolingParameter_STOCHASTIC:

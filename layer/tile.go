@@ -23,7 +23,7 @@ func newTile[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
-	if p.GetTileParam().Tiles == nil || p.GetTileParam().GetTiles() < 1 {
+	if tp := p.GetTileParam(); tp == nil || tp.Tiles == nil || tp.GetTiles() < 1 {
 		return nil, errors.New("tile_param.tiles must be set and positive")
 	}
 	l.tiles = int(p.GetTileParam().GetTiles())
