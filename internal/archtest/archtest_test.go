@@ -42,6 +42,7 @@ var levels = map[string]int{
 	"solver":            7,
 	"cmd/gocaffe":       8,
 	"models":            8, // the reference models' tests
+	"tools/golden":      8, // the tests against BVLC Caffe's fixtures
 	"internal/archtest": 8,
 }
 

@@ -1,0 +1,399 @@
+package golden
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func TestMain(m *testing.M) {
+	glog.SetOutput(io.Discard)
+	os.Exit(m.Run())
+}
+
+// The error of a value gocaffe computes against Caffe's is
+// |go - caffe| / max(|caffe|, floorFraction * max|caffe|), the maximum
+// taken over the blob compared: a value that cancels to nearly zero
+// carries the absolute rounding error of the terms it was summed from, so
+// it is measured against the blob's scale, not its own. Two float32
+// computations that sum in different orders differ by their rounding
+// errors; README.md gives the measurements behind these bounds (Caffe's
+// own float32 results differ from float64 ones by up to 9e-6 on the layer
+// nets and 6e-5 on the models, gocaffe's by 8e-6 and 1.2e-4; see
+// TestFloat64Baseline).
+const (
+	floorFraction = 1e-2
+	// layerTolerance bounds the error on the nets of one layer type.
+	layerTolerance = 5e-5
+	// modelTolerance bounds it on the whole models, where rounding
+	// differences grow through up to 8 layers of sums of up to 9216 terms.
+	modelTolerance = 5e-4
+)
+
+// models are the fixtures of whole models, held to modelTolerance.
+var models = map[string]bool{"lenet": true, "cifar10_quick": true, "caffenet": true}
+
+// TestGolden runs every fixture's net in gocaffe and compares every blob,
+// gradient and parameter gradient with what BVLC Caffe computed.
+func TestGolden(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.golden.gz"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures testdata/*.golden.gz (%v): run tools/golden/regenerate.sh", err)
+	}
+	s := summary{}
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".golden.gz")
+		t.Run(name, func(t *testing.T) {
+			if testing.Short() && name == "caffenet" {
+				t.Skip("CaffeNet's 61 million parameters are skipped in -short mode")
+			}
+			c := &checker{t: t, fixture: name, summary: s, tolerance: layerTolerance}
+			if models[name] {
+				// Model errors are upstream errors grown: they would blur
+				// the per-type figures, which come from the layer nets.
+				c.tolerance, c.summary = modelTolerance, nil
+			}
+			c.run(path)
+			t.Logf("%s: worst relative error %.3g (%s)", name, c.worst.err, c.worst.where)
+		})
+	}
+	s.log(t)
+}
+
+// worst is the largest error seen, and where.
+type worst struct {
+	err   float64
+	where string
+}
+
+func (w *worst) add(err float64, where string) {
+	if err > w.err || w.where == "" {
+		w.err, w.where = err, where
+	}
+}
+
+// summary is the worst error per layer type: of the data it computes, of
+// the bottom diffs it computes and of its parameter diffs.
+type summary map[string]*[3]worst
+
+const (
+	ofData = iota
+	ofDiff
+	ofParamDiff
+)
+
+func (s summary) add(typ string, kind int, err float64, where string) {
+	if s[typ] == nil {
+		s[typ] = &[3]worst{}
+	}
+	s[typ][kind].add(err, where)
+}
+
+func (s summary) log(t *testing.T) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "worst relative error per layer type (data | bottom diff | param diff):\n")
+	types := slices.Sorted(func(yield func(string) bool) {
+		for k := range s {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	cell := func(w worst) string {
+		if w.where == "" {
+			return "-"
+		}
+		return fmt.Sprintf("%.2g (%s)", w.err, w.where)
+	}
+	for _, typ := range types {
+		w := s[typ]
+		fmt.Fprintf(&b, "  %-24s %s | %s | %s\n", typ, cell(w[ofData]), cell(w[ofDiff]), cell(w[ofParamDiff]))
+	}
+	t.Log(b.String())
+}
+
+// checker runs one fixture.
+type checker struct {
+	t         *testing.T
+	fixture   string
+	summary   summary // nil: not summarised
+	tolerance float64
+	worst     worst
+	fx        *fixture
+	n         *net.Net[float32]
+
+	producer, consumer map[string]string // blob name -> layer type
+}
+
+func (c *checker) run(path string) {
+	t := c.t
+	fx, err := readFixture(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.fx = fx
+	model := filepath.Join("testdata", "nets", c.fixture+".prototxt")
+	n, err := net.NewFromFile[float32](model, net.Options{
+		State: &caffepb.NetState{Phase: fx.phase.Enum()},
+		Seed:  int64(fx.flags.seed),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	c.n = n
+	c.checkLayers()
+	if err := c.loadParams(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.loadInputs(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ClearParamDiffs(); err != nil {
+		t.Fatal(err)
+	}
+	loss, err := n.Forward()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	c.record("loss", "", ofData, relErrFloor([]float32{loss}, []float32{float32(fx.loss)}, c.lossScale()))
+	c.compareBlobs()
+	c.compareParams()
+}
+
+// checkLayers fails unless gocaffe built the layers Caffe built (after
+// filtering and split insertion), with the same names, types and blobs.
+func (c *checker) checkLayers() {
+	got := c.n.ToProto(false).GetLayer()
+	describe := func(l *caffepb.LayerParameter) string {
+		return fmt.Sprintf("%s (%s) %v -> %v", l.GetName(), l.GetType(), l.GetBottom(), l.GetTop())
+	}
+	var gs, ws []string
+	for _, l := range got {
+		gs = append(gs, describe(l))
+	}
+	for _, l := range c.fx.layers {
+		ws = append(ws, describe(l))
+	}
+	if !slices.Equal(gs, ws) {
+		c.t.Fatalf("gocaffe built other layers than Caffe:\n gocaffe: %s\n Caffe:   %s", strings.Join(gs, "; "), strings.Join(ws, "; "))
+	}
+	c.producer, c.consumer = map[string]string{}, map[string]string{}
+	for _, l := range got {
+		for _, b := range l.GetBottom() {
+			if _, ok := c.consumer[b]; !ok {
+				c.consumer[b] = l.GetType()
+			}
+		}
+		for _, top := range l.GetTop() {
+			c.producer[top] = l.GetType()
+		}
+	}
+}
+
+func paramName(layer string, j int) string { return fmt.Sprintf("%s[%d]", layer, j) }
+
+// loadParams gives every layer Caffe's parameters: stored ones, or the
+// seeded filler's.
+func (c *checker) loadParams() error {
+	layers := c.n.Layers()
+	for i, lp := range c.fx.layers {
+		blobs := layers[i].LayerBase().Blobs()
+		if len(blobs) != len(lp.GetBlobs()) {
+			return fmt.Errorf("layer %s: gocaffe has %d parameter blobs, Caffe %d", lp.GetName(), len(blobs), len(lp.GetBlobs()))
+		}
+		for j, p := range lp.GetBlobs() {
+			b, name := blobs[j], paramName(lp.GetName(), j)
+			if !b.ShapeEquals(p) {
+				return fmt.Errorf("parameter %s: gocaffe's shape %s, Caffe's %v", name, b.ShapeString(), p.GetShape().GetDim())
+			}
+			if c.fx.flags.seeded {
+				seededFill(c.fx.flags.seed, name, b)
+				continue
+			}
+			if len(p.GetData()) != b.Count() {
+				return fmt.Errorf("parameter %s: %d values stored for %d", name, len(p.GetData()), b.Count())
+			}
+			copy(b.MutableCPUData(), p.GetData())
+		}
+	}
+	return nil
+}
+
+// loadInputs fills the Input layers' tops as Caffe's were.
+func (c *checker) loadInputs() error {
+	for i, l := range c.n.Layers() {
+		if l.Type() != "Input" {
+			continue
+		}
+		for _, top := range c.fx.layers[i].GetTop() {
+			b := c.n.BlobByName(top)
+			if c.fx.flags.seeded {
+				if err := c.fx.flags.fillFor(top).fill(c.fx.flags.seed, top, b.MutableCPUData()); err != nil {
+					return err
+				}
+				continue
+			}
+			p, ok := c.fx.blobs[top]
+			if !ok || len(p.GetData()) != b.Count() {
+				return fmt.Errorf("input %s is not stored whole in the fixture", top)
+			}
+			copy(b.MutableCPUData(), p.GetData())
+		}
+	}
+	return nil
+}
+
+// compareBlobs compares every net blob's data and diff.
+func (c *checker) compareBlobs() {
+	if got, want := len(c.n.Blobs()), len(c.fx.blobs)+len(c.fx.blobSamples); got != want {
+		c.t.Errorf("gocaffe's net has %d blobs, Caffe's %d", got, want)
+	}
+	for name, p := range c.fx.blobs {
+		b := c.n.BlobByName(name)
+		if b == nil {
+			c.t.Errorf("Caffe's blob %s is missing from gocaffe's net", name)
+			continue
+		}
+		if !b.ShapeEquals(p) {
+			c.t.Errorf("blob %s: gocaffe's shape %s, Caffe's %v", name, b.ShapeString(), p.GetShape().GetDim())
+			continue
+		}
+		c.compareBlob(name, b, nil, p)
+	}
+	for name, p := range c.fx.blobSamples {
+		b := c.n.BlobByName(name)
+		if b == nil {
+			c.t.Errorf("Caffe's blob %s is missing from gocaffe's net", name)
+			continue
+		}
+		c.compareBlob(name, b, sampleIndices(c.fx.flags.seed, name, b.Count(), len(p.GetData())), p)
+	}
+}
+
+func (c *checker) compareBlob(name string, b *blob.Blob[float32], idx []int, p *caffepb.BlobProto) {
+	c.record("blob "+name+" data", c.producer[name], ofData, relErr(gather(b.CPUData(), idx), p.GetData()))
+	typ := c.consumer[name]
+	if typ == "" { // a net output: its diff is the loss weight the net wrote
+		typ = c.producer[name]
+	}
+	c.record("blob "+name+" diff", typ, ofDiff, relErr(gather(b.CPUDiff(), idx), p.GetDiff()))
+}
+
+// compareParams compares every parameter's diff, and its data where Caffe
+// stored it (Forward changes only BatchNorm's statistics).
+func (c *checker) compareParams() {
+	layers := c.n.Layers()
+	seed := c.fx.flags.seed
+	for i, lp := range c.fx.layers {
+		blobs := layers[i].LayerBase().Blobs()
+		for j, p := range lp.GetBlobs() {
+			b, name := blobs[j], paramName(lp.GetName(), j)
+			if s, ok := c.fx.paramSamples[name]; ok {
+				idx := sampleIndices(seed, name, b.Count(), len(s.GetData()))
+				c.record("param "+name+" diff", lp.GetType(), ofParamDiff, relErr(gather(b.CPUDiff(), idx), s.GetDiff()))
+				if _, ok := c.fx.updated[name]; !ok {
+					c.record("param "+name+" data", lp.GetType(), ofData, relErr(gather(b.CPUData(), idx), s.GetData()))
+				}
+			} else {
+				c.record("param "+name+" diff", lp.GetType(), ofParamDiff, relErr(b.CPUDiff(), p.GetDiff()))
+			}
+			if u, ok := c.fx.updated[name]; ok {
+				c.record("param "+name+" data after Forward", lp.GetType(), ofData, relErr(b.CPUData(), u.GetData()))
+			}
+		}
+	}
+}
+
+// record notes one comparison and fails the test above the tolerance.
+func (c *checker) record(what, typ string, kind int, e elemErr) {
+	if e.err > c.tolerance || e.at < 0 {
+		c.t.Errorf("%s: relative error %.3g at %d (gocaffe %v, Caffe %v)%s", what, e.err, e.at, e.got, e.want, e.note)
+	}
+	c.worst.add(e.err, what)
+	if typ != "" && c.summary != nil {
+		c.summary.add(typ, kind, e.err, c.fixture+": "+what)
+	}
+}
+
+// elemErr is the worst element of a comparison.
+type elemErr struct {
+	err       float64
+	at        int
+	got, want float32
+	note      string
+}
+
+// lossScale is the sum of the magnitudes of the terms of the net's loss:
+// the loss, a sum that can cancel, is measured against it.
+func (c *checker) lossScale() float64 {
+	s := 0.0
+	for j, b := range c.n.OutputBlobs() {
+		w := math.Abs(float64(c.n.OutputLossWeight(j)))
+		for _, v := range b.CPUData() {
+			s += w * math.Abs(float64(v))
+		}
+	}
+	return s
+}
+
+// relErr compares got with want element by element, as |got - want| /
+// max(|want|, floorFraction * max|want|).
+func relErr(got, want []float32) elemErr {
+	scale := 0.0
+	for _, w := range want {
+		scale = max(scale, math.Abs(float64(w)))
+	}
+	return relErrFloor(got, want, floorFraction*scale)
+}
+
+// relErrFloor is |got - want| / max(|want|, floor), element by element.
+func relErrFloor(got, want []float32, floor float64) elemErr {
+	if len(got) != len(want) {
+		return elemErr{err: math.Inf(1), at: -1, note: fmt.Sprintf(": %d values against %d", len(got), len(want))}
+	}
+	floor = max(floor, math.SmallestNonzeroFloat32)
+	e := elemErr{}
+	for i := range want {
+		g, w := float64(got[i]), float64(want[i])
+		d := math.Abs(g-w) / max(math.Abs(w), floor)
+		switch {
+		case math.IsNaN(g) && math.IsNaN(w):
+			d = 0
+		case math.IsNaN(d):
+			d = math.Inf(1)
+		}
+		if d > e.err || i == 0 {
+			e = elemErr{err: d, at: i, got: got[i], want: want[i]}
+		}
+	}
+	if len(want) == 0 {
+		e.at = 0
+	}
+	return e
+}
+
+// gather returns v at idx, or v itself for nil idx.
+func gather[T any](v []T, idx []int) []T {
+	if idx == nil {
+		return v
+	}
+	out := make([]T, len(idx))
+	for k, i := range idx {
+		out[k] = v[i]
+	}
+	return out
+}
