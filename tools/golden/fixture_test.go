@@ -115,6 +115,7 @@ func parseFlags(args string) (flags, error) {
 		var v string
 		switch words[i] {
 		case "--seeded":
+			f.seeded = true
 		case "--phase", "--weights", "--fill_param": // recorded in the fixture's layers
 			_, err = value()
 		case "--seed":
@@ -131,9 +132,6 @@ func parseFlags(args string) (flags, error) {
 			}
 		default:
 			err = fmt.Errorf("unknown flag %q", words[i])
-		}
-		if words[i] == "--seeded" {
-			f.seeded = true
 		}
 		if err != nil {
 			return f, fmt.Errorf("golden.meta flags %q: %w", args, err)
