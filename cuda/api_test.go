@@ -64,3 +64,21 @@ var (
 	_ func(*Blas, int, DevicePtr, int, DevicePtr, int) error                                                     = (*Blas).Scopy
 	_ func(*Blas, int, DevicePtr, int, DevicePtr, int) error                                                     = (*Blas).Dcopy
 )
+
+// NCCL's API, the same with and without the `nccl` tag.
+var (
+	_ func() bool                                              = NCCLAvailable
+	_ func() (int, error)                                      = NCCLVersion
+	_ func() (NCCLUniqueID, error)                             = NCCLGetUniqueID
+	_ func(*Device, NCCLUniqueID, int, int) (*NCCLComm, error) = NewNCCLComm
+	_ func([]*Device) ([]*NCCLComm, error)                     = NewNCCLComms
+	_ func(func() error) error                                 = NCCLGroup
+	_ func(*NCCLComm) int                                      = (*NCCLComm).Rank
+	_ func(*NCCLComm) int                                      = (*NCCLComm).Size
+	_ func(*NCCLComm) *Device                                  = (*NCCLComm).Device
+	_ func(*NCCLComm, DevicePtr, int, bool, *Stream) error     = (*NCCLComm).AllReduceSum
+	_ func(*NCCLComm, DevicePtr, int, int, *Stream) error      = (*NCCLComm).Broadcast
+	_ func(*NCCLComm) error                                    = (*NCCLComm).AsyncError
+	_ func(*NCCLComm) error                                    = (*NCCLComm).Abort
+	_ func(*NCCLComm) error                                    = (*NCCLComm).Close
+)

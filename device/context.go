@@ -47,6 +47,8 @@ type Context struct {
 
 	convWorkspace int // elements; see SetConvWorkspaceElems
 
+	rank, ranks int // the shard of a data-parallel job; see SetShard
+
 	mathMu sync.Mutex
 	math   *mathfn.Kernels // loaded by the first GPU view
 
@@ -64,7 +66,7 @@ var errHostContext = errors.New("device: the host context has no GPU")
 
 // New returns a new context for d, or a host context when d is nil.
 func New(d *cuda.Device) *Context {
-	return &Context{dev: d, convWorkspace: DefaultConvWorkspaceElems, kernels: map[kernelKey]*cuda.Function{}}
+	return &Context{dev: d, convWorkspace: DefaultConvWorkspaceElems, ranks: 1, kernels: map[kernelKey]*cuda.Function{}}
 }
 
 // Open returns a new context for GPU ordinal. In a build without CUDA the
@@ -176,3 +178,18 @@ func (c *Context) Kernel(program, name string, source func(program string) (stri
 	c.kernelMu.Unlock()
 	return f, nil
 }
+
+// Shard returns which part of a data-parallel job runs on the context's
+// device: rank of ranks (0 of 1 when the job has one rank, and for a nil
+// context). Caffe keeps the same in its per-thread solver_rank and
+// solver_count; its Data layer reads only the records of its rank.
+func (c *Context) Shard() (rank, ranks int) {
+	if c == nil || c.ranks < 1 {
+		return 0, 1
+	}
+	return c.rank, c.ranks
+}
+
+// SetShard says the context's device runs rank of a job of ranks ranks.
+// Set it before building nets on the context.
+func (c *Context) SetShard(rank, ranks int) { c.rank, c.ranks = rank, ranks }

@@ -64,6 +64,13 @@ func (l *Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
+	if l.Phase() == caffepb.Phase_TRAIN {
+		// In a data-parallel job each rank's TRAIN net reads every
+		// ranks-th record, starting at its rank (Caffe's DataLayer::Skip),
+		// so that together the ranks read what one net of their
+		// combined batch would. TEST nets read everything.
+		src.rank, src.ranks = l.Context().Shard()
+	}
 	shape := []int{batchSize, src.item[0], src.item[1], src.item[2]}
 	glog.Infof("output data size: %d,%d,%d,%d", shape[0], shape[1], shape[2], shape[3])
 	var labelShape []int
@@ -109,6 +116,12 @@ type datumSource[T Float] struct {
 	rec     data.DatumRecord
 	item    [3]int          // channels, height, width of a transformed record
 	encoded []*encodedDatum // the encoded records of the batch being loaded
+
+	// rank of ranks: the source keeps the records whose position (from
+	// the start, counting every record passed, rand_skip's included) is
+	// rank modulo ranks, and passes the others.
+	rank, ranks int
+	position    int
 }
 
 // encodedDatum is an encoded record waiting to be decoded: JPEG decoding
@@ -181,6 +194,9 @@ func (s *datumSource[T]) load(b *batch[T]) error {
 	size := len(dst) / n
 	pending := 0
 	for i := range n {
+		if err := s.skipOthers(); err != nil {
+			return err
+		}
 		if err := s.rec.Parse(s.cursor.Value()); err != nil {
 			return s.recordError(err)
 		}
@@ -262,8 +278,20 @@ func (s *datumSource[T]) checkItem(r *data.DatumRecord) error {
 	return nil
 }
 
+// skipOthers passes the records that other ranks of a data-parallel job
+// read.
+func (s *datumSource[T]) skipOthers() error {
+	for s.ranks > 1 && s.position%s.ranks != s.rank {
+		if err := s.next(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // next moves to the next record, back to the first after the last.
 func (s *datumSource[T]) next() error {
+	s.position++
 	if err := s.cursor.Next(); err != nil {
 		return fmt.Errorf("database %s: %w", s.source, err)
 	}

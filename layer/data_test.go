@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -300,5 +301,37 @@ func testDataForwardDoesNotAllocate(t *testing.T) {
 			t.Errorf("prefetch %d: %v allocations per Forward, want 0", prefetch, n)
 		}
 		l.(closer).Close()
+	}
+}
+
+// TestDataShardsByRank: in a data-parallel job each rank's TRAIN net reads
+// the records at positions rank, rank+ranks, ... (wrapping round as one
+// reader would), as Caffe's DataLayer::Skip; a TEST net reads them all.
+func TestDataShardsByRank(t *testing.T) {
+	src := writeDatums(t, numbered(7, 1, 1, 2))
+	for _, c := range []struct {
+		rank  int
+		phase string
+		want  [][]int
+	}{
+		{0, "TRAIN", [][]int{{0, 2}, {4, 6}, {1, 3}}},
+		{1, "TRAIN", [][]int{{1, 3}, {5, 0}, {2, 4}}},
+		{1, "TEST", [][]int{{0, 1}, {2, 3}, {4, 5}}},
+	} {
+		for _, prefetch := range []int{0, 3} {
+			ctx := device.New(nil)
+			ctx.SetShard(c.rank, 2)
+			l := layertest.New[float32](t, dataText(src, fmt.Sprintf("batch_size: 2 prefetch: %d", prefetch), "phase: "+c.phase))
+			l.LayerBase().SetContext(ctx)
+			top := layertest.Blobs[float32](t, 2)
+			layertest.SetUp(t, l, nil, top)
+			got := batches(t, l, top, len(c.want))
+			for b, idx := range c.want {
+				checkItems(t, fmt.Sprintf("rank %d %s prefetch %d batch %d", c.rank, c.phase, prefetch, b), got[b], 2, idx...)
+			}
+			if err := l.(closer).Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

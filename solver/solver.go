@@ -26,6 +26,7 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/parallel"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
@@ -54,6 +55,16 @@ type Options struct {
 	// command line's -stage and -level).
 	Stages []string
 	Level  int32
+	// Comm makes the solver one rank of a data-parallel job (package
+	// parallel): rank 0's weights are broadcast at the start, every
+	// rank's gradients are averaged over the ranks before each update,
+	// each rank's Data layers read their share of the records, and rank 0
+	// alone has test nets, displays, tests and snapshots. Every rank runs
+	// the net's own batch, so the effective batch is the number of ranks
+	// times it (Caffe's multi-GPU semantics). The caller makes and closes
+	// the Comm; with a Comm, Context must be the Comm's device (a host
+	// context for CPU ranks: device.New(nil)), and its shard is set here.
+	Comm parallel.Comm
 }
 
 // Solver trains a net.
@@ -72,7 +83,11 @@ type Solver[T blob.Float] struct {
 	seed              uint64
 	seeded            bool
 
-	action    func() Action
+	action func() Action
+
+	comm      parallel.Comm // nil: a job of one
+	grads     *parallel.Gradients[T]
+	agree     *parallel.Agree
 	earlyExit bool
 	updater   updater[T] // the update rule on the solver's device (update.go)
 }
@@ -96,6 +111,9 @@ func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
 	p = proto.Clone(p).(*caffepb.SolverParameter)
 	s := &Solver[T]{param: p, ctx: opts.Context, action: func() Action { return None }}
+	if err := s.joinJob(opts.Comm); err != nil {
+		return nil, err
+	}
 	var err error
 	if s.typ, err = solverType(p); err != nil {
 		return nil, err
@@ -118,8 +136,14 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 	if err := s.initTrainNet(opts); err != nil {
 		return nil, err
 	}
-	if err := s.initTestNets(opts); err != nil {
-		return nil, err
+	if s.Root() {
+		if err := s.initTestNets(opts); err != nil {
+			return nil, err
+		}
+	}
+	if s.comm != nil {
+		s.grads = parallel.NewGradients(s.comm, s.net.LearnableParams())
+		s.agree = parallel.NewAgree(s.comm, 2)
 	}
 	if s.updater, err = newUpdater(s); err != nil {
 		return nil, err
@@ -130,6 +154,30 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 	glog.Infof("Solver scaffolding done.")
 	return s, nil
 }
+
+// joinJob makes the solver a rank of comm's job (a job of one rank runs
+// the same code, its collectives copying nothing).
+func (s *Solver[T]) joinJob(comm parallel.Comm) error {
+	if comm == nil {
+		return nil
+	}
+	if s.ctx.Device() != comm.Device() {
+		return fmt.Errorf("solver: the context runs on %v but the communicator (%v) on another device", s.ctx, comm)
+	}
+	if s.ctx == nil {
+		s.ctx = device.New(nil)
+	}
+	s.ctx.SetShard(comm.Rank(), comm.Size())
+	s.comm = comm
+	return nil
+}
+
+// Root reports whether the solver is rank 0 of its job (or alone), the
+// rank that tests, displays and snapshots.
+func (s *Solver[T]) Root() bool { return s.comm == nil || s.comm.Rank() == 0 }
+
+// Comm returns the solver's communicator, nil for a job of one.
+func (s *Solver[T]) Comm() parallel.Comm { return s.comm }
 
 // netSeed is the seed of net i's layers (0 train, 1.. test).
 func (s *Solver[T]) netSeed(i int) int64 { return int64((s.seed + uint64(i)*0x9e3779b97f4a7c15) >> 1) }
@@ -339,6 +387,9 @@ func (s *Solver[T]) setSnapshotPrefix(solverFile string) error {
 	if prefix == "" {
 		return errors.New("snapshots are asked for (snapshot or snapshot_after_train) but snapshot_prefix is not set and there is no solver file to name them after")
 	}
+	if !s.Root() {
+		return nil // only rank 0 snapshots, and checks (Caffe's root_solver)
+	}
 	probe := s.snapshotFilename(".tempfile")
 	f, err := os.Create(probe)
 	if err != nil {
@@ -378,11 +429,16 @@ func (s *Solver[T]) Solve(resumeFile string) (err error) {
 			return err
 		}
 	}
+	if s.comm != nil {
+		if err := parallel.BroadcastData(s.comm, s.net.LearnableParams()); err != nil {
+			return err
+		}
+	}
 	startIter := s.iter
 	if err := s.Step(int(s.param.GetMaxIter()) - s.iter); err != nil {
 		return err
 	}
-	if s.param.GetSnapshotAfterTrain() && (s.param.GetSnapshot() == 0 || s.iter%int(s.param.GetSnapshot()) != 0) {
+	if s.Root() && s.param.GetSnapshotAfterTrain() && (s.param.GetSnapshot() == 0 || s.iter%int(s.param.GetSnapshot()) != 0) {
 		if _, _, err := s.Snapshot(); err != nil {
 			return err
 		}
@@ -391,7 +447,7 @@ func (s *Solver[T]) Solve(resumeFile string) (err error) {
 		glog.Infof("Optimization stopped early.")
 		return nil
 	}
-	if d := int(s.param.GetDisplay()); d > 0 && s.iter%d == 0 {
+	if d := int(s.param.GetDisplay()); s.Root() && d > 0 && s.iter%d == 0 {
 		s.reseed()
 		loss, err := s.net.Forward()
 		if err != nil {
@@ -400,7 +456,7 @@ func (s *Solver[T]) Solve(resumeFile string) (err error) {
 		s.updateSmoothedLoss(loss, startIter)
 		glog.Infof("Iteration %d, loss = %s", s.iter, num(s.smoothedLoss))
 	}
-	if ti := int(s.param.GetTestInterval()); ti > 0 && s.iter%ti == 0 {
+	if ti := int(s.param.GetTestInterval()); s.Root() && ti > 0 && s.iter%ti == 0 {
 		if err := s.TestAll(); err != nil {
 			return err
 		}
@@ -429,15 +485,17 @@ func (s *Solver[T]) Step(iters int) (err error) {
 		if err := s.net.ClearParamDiffs(); err != nil {
 			return err
 		}
-		if ti := int(s.param.GetTestInterval()); ti > 0 && s.iter%ti == 0 && (s.iter > 0 || s.param.GetTestInitialization()) {
+		if ti := int(s.param.GetTestInterval()); s.Root() && ti > 0 && s.iter%ti == 0 && (s.iter > 0 || s.param.GetTestInitialization()) {
 			if err := s.TestAll(); err != nil {
 				return err
 			}
-			if s.earlyExit {
+			// Alone, stop at once; in a job, the other ranks hear of the
+			// stop at the end of this iteration.
+			if s.earlyExit && s.comm == nil {
 				break
 			}
 		}
-		display := s.param.GetDisplay() > 0 && s.iter%int(s.param.GetDisplay()) == 0
+		display := s.Root() && s.param.GetDisplay() > 0 && s.iter%int(s.param.GetDisplay()) == 0
 		s.reseed()
 		var loss T
 		for range s.param.GetIterSize() {
@@ -451,6 +509,13 @@ func (s *Solver[T]) Step(iters int) (err error) {
 		if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
 			return fmt.Errorf("iteration %d: loss is %v; stopping (no snapshot written): lower base_lr or check the data", s.iter, loss)
 		}
+		if s.grads != nil {
+			// Caffe's on_gradients_ready: every rank's gradients become
+			// their mean before the update.
+			if err := s.grads.Reduce(); err != nil {
+				return fmt.Errorf("iteration %d: %w", s.iter, err)
+			}
+		}
 		s.updateSmoothedLoss(loss, start)
 		if display {
 			lapse := time.Since(timer).Seconds()
@@ -463,18 +528,48 @@ func (s *Solver[T]) Step(iters int) (err error) {
 			return fmt.Errorf("iteration %d: %w", s.iter, err)
 		}
 		s.iter++
-		request := s.action()
-		if (s.param.GetSnapshot() > 0 && s.iter%int(s.param.GetSnapshot()) == 0) || request == Snapshot {
+		request, err := s.agreeOn(s.action())
+		if err != nil {
+			return fmt.Errorf("iteration %d: %w", s.iter, err)
+		}
+		if s.Root() && ((s.param.GetSnapshot() > 0 && s.iter%int(s.param.GetSnapshot()) == 0) || request&requestSnapshot != 0) {
 			if _, _, err := s.Snapshot(); err != nil {
 				return err
 			}
 		}
-		if request == Stop {
+		if request&requestStop != 0 {
 			s.earlyExit = true
 			break
 		}
 	}
 	return nil
+}
+
+// The requests of the ranks of a job, as bits for parallel.Agree.
+const (
+	requestStop = 1 << iota
+	requestSnapshot
+)
+
+// agreeOn turns this rank's requested action (and a stop asked for while
+// testing) into the requests of the whole job, so that every rank stops at
+// the same iteration and rank 0 snapshots when any rank asks (signals reach
+// every rank of an mpirun job, not always at the same iteration).
+func (s *Solver[T]) agreeOn(a Action) (uint, error) {
+	var bits uint
+	switch a {
+	case Stop:
+		bits = requestStop
+	case Snapshot:
+		bits = requestSnapshot
+	}
+	if s.earlyExit {
+		bits |= requestStop
+	}
+	if s.agree == nil {
+		return bits, nil
+	}
+	return s.agree.Union(bits)
 }
 
 // updateSmoothedLoss keeps the mean of the last average_loss losses.
@@ -706,6 +801,9 @@ func fileExists(path string) bool {
 
 // Close closes the test nets and the train net (see net.Net.Close).
 func (s *Solver[T]) Close() error {
+	if s.agree != nil {
+		s.agree.Close()
+	}
 	errs := []error{}
 	for _, tn := range s.testNets {
 		errs = append(errs, tn.Close())

@@ -50,24 +50,33 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *iterations > 0 {
 		param.MaxIter = int32Ptr(int32(*iterations))
 	}
-	ctx, err := nf.solverContext(param)
+	ranks, err := nf.trainRanks(param)
 	if err != nil {
 		return err
 	}
+	quietRank(ranks)
 	glog.Infof("Starting Optimization")
-	s, err := solver.New[float32](param, solver.Options{Context: ctx, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level)})
-	if err != nil {
-		return fmt.Errorf("%s: %w", *solverFile, err)
-	}
-	defer s.Close()
-	if *weights != "" {
-		if err := s.LoadWeights(*weights); err != nil {
-			return err
+	solvers := make([]*solver.Solver[float32], len(ranks))
+	for i, r := range ranks {
+		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level)})
+		if err != nil {
+			return fmt.Errorf("%s: %w", *solverFile, err)
 		}
+		defer s.Close()
+		if *weights != "" {
+			if err := s.LoadWeights(*weights); err != nil {
+				return err
+			}
+		}
+		solvers[i] = s
 	}
-	stop := handleSignals(s, onInt, onHup)
+	defer closeRanks(ranks)
+	logJob(solvers[0], ranks[0].comm)
+	// Signals reach the process once: its first solver takes them, and a
+	// job's ranks agree on the action at the end of the iteration.
+	stop := handleSignals(solvers[0], onInt, onHup)
 	defer stop()
-	return s.Solve(*snapshot)
+	return solveAll(solvers, ranks, *snapshot)
 }
 
 func int32Ptr(v int32) *int32 { return &v }

@@ -15,7 +15,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/mpi"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
@@ -27,6 +29,24 @@ var gocaffeBin string
 // buildArgs are extra `go build` arguments: the cuda tag in a cuda test
 // build, so that the binary under test is the one being tested.
 var buildArgs []string
+
+// A test binary built with the cuda, nccl or mpi tags tests a gocaffe
+// built with them.
+func init() {
+	var tags []string
+	if cuda.Available() {
+		tags = append(tags, "cuda")
+	}
+	if cuda.NCCLAvailable() {
+		tags = append(tags, "nccl")
+	}
+	if mpi.Available() {
+		tags = append(tags, "mpi")
+	}
+	if len(tags) > 0 {
+		buildArgs = []string{"-tags", strings.Join(tags, ",")}
+	}
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "gocaffe-bin")

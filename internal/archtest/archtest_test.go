@@ -27,6 +27,8 @@ var levels = map[string]int{
 	"internal/glog":     0,
 	"internal/progress": 0,
 	"cuda":              1,
+	"mpi":               1, // the MPI binding, the only cgo but cuda's (mpi tag)
+	"internal/mpitest":  2, // helpers of the tests run under mpirun
 	"internal/cudatest": 2, // helpers of the GPU tests
 	"internal/h5pytest": 2, // helpers of the tests against h5py
 	"syncedmem":         2,
@@ -37,6 +39,7 @@ var levels = map[string]int{
 	"filler":            4,
 	"device":            4,
 	"layer":             5,
+	"parallel":          5, // communicators of data-parallel training, used by the solver
 	"layer/layertest":   6, // helpers of the layer tests
 	"net":               6,
 	"solver":            7,
@@ -126,6 +129,26 @@ func TestCgoAndTheCUDATagOnlyInCUDA(t *testing.T) {
 		}
 		if a, b := files(q), files(p); !slices.Equal(a, b) {
 			t.Errorf("package %s compiles different files with the cuda tag: %v without, %v with", name, a, b)
+		}
+	}
+}
+
+// With the mpi tag, package mpi is the one other package with cgo, and no
+// other package changes: MPI reaches the rest only through package mpi.
+func TestCgoOfTheMPITagOnlyInMPI(t *testing.T) {
+	plain, tagged := list(t), list(t, "-tags", "mpi")
+	for name, p := range tagged {
+		if name == "mpi" {
+			if len(p.CgoFiles) == 0 {
+				t.Errorf("package mpi has no cgo files with the mpi tag")
+			}
+			continue
+		}
+		if len(p.CgoFiles) > 0 {
+			t.Errorf("package %s uses cgo with the mpi tag (%v): only package mpi may", name, p.CgoFiles)
+		}
+		if q := plain[name]; q == nil || !slices.Equal(q.GoFiles, p.GoFiles) {
+			t.Errorf("package %s compiles different files with the mpi tag", name)
 		}
 	}
 }

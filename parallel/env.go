@@ -1,0 +1,100 @@
+package parallel
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+)
+
+// Launch is where this process sits in a job started the way torchrun,
+// Slurm scripts written for it and Kubernetes operators start PyTorch jobs:
+// through the environment variables RANK, WORLD_SIZE, LOCAL_RANK,
+// MASTER_ADDR and MASTER_PORT.
+type Launch struct {
+	Rank, WorldSize int
+	LocalRank       int // the rank among this machine's ranks: the GPU to use
+	MasterAddr      string
+	MasterPort      int
+}
+
+// LaunchFromEnv reads the launcher's variables. ok is false when RANK and
+// WORLD_SIZE are both unset (not such a job); a variable that is set but
+// wrong is an error naming it.
+func LaunchFromEnv() (l Launch, ok bool, err error) {
+	if os.Getenv("RANK") == "" && os.Getenv("WORLD_SIZE") == "" {
+		return Launch{}, false, nil
+	}
+	num := func(name string, def int, need bool) int {
+		s := os.Getenv(name)
+		if s == "" {
+			if need && err == nil {
+				err = fmt.Errorf("parallel: %s is not set (a torchrun-style launch sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT)", name)
+			}
+			return def
+		}
+		v, e := strconv.Atoi(s)
+		if (e != nil || v < 0) && err == nil {
+			err = fmt.Errorf("parallel: %s=%q is not a non-negative integer", name, s)
+		}
+		return v
+	}
+	l.Rank = num("RANK", 0, true)
+	l.WorldSize = num("WORLD_SIZE", 0, true)
+	l.LocalRank = num("LOCAL_RANK", l.Rank, false)
+	l.MasterPort = num("MASTER_PORT", 29500, false) // torchrun's default port
+	l.MasterAddr = os.Getenv("MASTER_ADDR")
+	if l.MasterAddr == "" {
+		l.MasterAddr = "127.0.0.1"
+	}
+	if err == nil && (l.WorldSize < 1 || l.Rank >= l.WorldSize) {
+		err = fmt.Errorf("parallel: RANK=%d is not below WORLD_SIZE=%d", l.Rank, l.WorldSize)
+	}
+	return l, err == nil, err
+}
+
+// RendezvousTimeout bounds how long ranks wait for each other at the start
+// (GOCAFFE_RENDEZVOUS_TIMEOUT, in Go's duration syntax, default 5m).
+func RendezvousTimeout() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("GOCAFFE_RENDEZVOUS_TIMEOUT")); err == nil && d > 0 {
+		return d
+	}
+	return 5 * time.Minute
+}
+
+// NewNCCLFromEnv joins, as GPU rank l.Rank on ctx, the NCCL communicator of
+// a torchrun-style job: rank 0 makes the unique id and the TCP rendezvous
+// on l.MasterAddr:l.MasterPort hands it to the others. The rendezvous's
+// connections stay open for the rest of the run: when a rank dies, every
+// other rank aborts its communicator and its next collective fails with an
+// error naming the rank that died, never a hang.
+func NewNCCLFromEnv(ctx *device.Context, l Launch) (Comm, error) {
+	var id cuda.NCCLUniqueID
+	if l.Rank == 0 {
+		var err error
+		if id, err = cuda.NCCLGetUniqueID(); err != nil {
+			return nil, err
+		}
+	}
+	var comm *ncclComm
+	w, payload, err := Rendezvous(l, id[:], RendezvousTimeout(), func(cause error) {
+		if comm != nil {
+			comm.Abort(cause)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	copy(id[:], payload)
+	c, err := cuda.NewNCCLComm(ctx.Device(), id, l.Rank, l.WorldSize)
+	if err != nil {
+		w.close(false)
+		return nil, err
+	}
+	comm = newNCCLComm(c, ctx)
+	comm.watch = w
+	return comm, nil
+}

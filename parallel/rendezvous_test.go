@@ -1,0 +1,157 @@
+package parallel
+
+import (
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// freePort returns a TCP port nothing listens on now.
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+type rankResult struct {
+	w       *watchdog
+	payload []byte
+	err     error
+	deaths  chan error
+}
+
+// meet runs the rendezvous of size ranks, each in a goroutine.
+func meet(t *testing.T, size int) []*rankResult {
+	port := freePort(t)
+	res := make([]*rankResult, size)
+	var wg sync.WaitGroup
+	for r := range size {
+		res[r] = &rankResult{deaths: make(chan error, 4)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := Launch{Rank: r, WorldSize: size, MasterAddr: "127.0.0.1", MasterPort: port}
+			var payload []byte
+			if r == 0 {
+				payload = []byte("the unique id")
+			}
+			res[r].w, res[r].payload, res[r].err = Rendezvous(l, payload, 10*time.Second, func(err error) { res[r].deaths <- err })
+		}()
+	}
+	wg.Wait()
+	for r, x := range res {
+		if x.err != nil {
+			t.Fatalf("rank %d: %v", r, x.err)
+		}
+		if string(x.payload) != "the unique id" {
+			t.Errorf("rank %d got payload %q", r, x.payload)
+		}
+	}
+	return res
+}
+
+func TestRendezvousHandsOutRank0Payload(t *testing.T) {
+	res := meet(t, 3)
+	for _, x := range res {
+		x.w.close(true)
+	}
+	// A run that ended well reports no death.
+	time.Sleep(100 * time.Millisecond)
+	for r, x := range res {
+		select {
+		case err := <-x.deaths:
+			t.Errorf("rank %d saw a death after a clean end: %v", r, err)
+		default:
+		}
+	}
+}
+
+// A rank whose process dies (its connection ends without goodbye) is named
+// to every other rank.
+func TestRendezvousReportsADeadRank(t *testing.T) {
+	res := meet(t, 3)
+	res[2].w.close(false) // as the kernel closes a killed process's sockets
+	for _, r := range []int{0, 1} {
+		select {
+		case err := <-res[r].deaths:
+			if !strings.Contains(err.Error(), "rank 2 stopped") {
+				t.Errorf("rank %d: %v, want it to name rank 2", r, err)
+			}
+			if res[r].w.err() == nil {
+				t.Errorf("rank %d: watchdog err is nil after a death", r)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("rank %d never heard that rank 2 died", r)
+		}
+	}
+	res[0].w.close(true)
+	res[1].w.close(true)
+}
+
+// Rank 0 dying is seen by the others directly.
+func TestRendezvousReportsDeadRank0(t *testing.T) {
+	res := meet(t, 2)
+	res[0].w.close(false)
+	select {
+	case err := <-res[1].deaths:
+		if !strings.Contains(err.Error(), "rank 0 stopped") {
+			t.Errorf("%v, want it to name rank 0", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("rank 1 never heard that rank 0 died")
+	}
+	res[1].w.close(true)
+}
+
+func TestRendezvousTimesOut(t *testing.T) {
+	port := freePort(t)
+	start := time.Now()
+	_, _, err := Rendezvous(Launch{Rank: 1, WorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: port}, nil, 500*time.Millisecond, nil)
+	if err == nil || !strings.Contains(err.Error(), "could not reach rank 0") {
+		t.Errorf("err = %v, want a failure to reach rank 0", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("took %v", time.Since(start))
+	}
+	_, _, err = Rendezvous(Launch{Rank: 0, WorldSize: 2, MasterPort: port}, nil, 300*time.Millisecond, nil)
+	if err == nil || !strings.Contains(err.Error(), "waited for 1 more of 1 ranks") {
+		t.Errorf("rank 0: err = %v", err)
+	}
+}
+
+func TestLaunchFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		ok   bool
+		want Launch
+		err  string
+	}{
+		{env: map[string]string{}, ok: false},
+		{env: map[string]string{"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "MASTER_ADDR": "node0", "MASTER_PORT": "1234"}, ok: true,
+			want: Launch{Rank: 1, WorldSize: 4, LocalRank: 1, MasterAddr: "node0", MasterPort: 1234}},
+		{env: map[string]string{"RANK": "0", "WORLD_SIZE": "2"}, ok: true,
+			want: Launch{Rank: 0, WorldSize: 2, LocalRank: 0, MasterAddr: "127.0.0.1", MasterPort: 29500}},
+		{env: map[string]string{"RANK": "2", "WORLD_SIZE": "2"}, err: "RANK=2 is not below WORLD_SIZE=2"},
+		{env: map[string]string{"RANK": "x", "WORLD_SIZE": "2"}, err: `RANK="x"`},
+		{env: map[string]string{"WORLD_SIZE": "2"}, err: "RANK is not set"},
+	} {
+		for _, k := range []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"} {
+			t.Setenv(k, c.env[k])
+		}
+		l, ok, err := LaunchFromEnv()
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v: err %v, want %q", c.env, err, c.err)
+			}
+			continue
+		}
+		if err != nil || ok != c.ok || l != c.want {
+			t.Errorf("%v: %+v %v %v, want %+v %v", c.env, l, ok, err, c.want, c.ok)
+		}
+	}
+}
