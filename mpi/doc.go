@@ -38,7 +38,9 @@ type Error struct {
 	Msg  string // MPI_Error_string's text
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("mpi: %s failed: %s (error %d)", e.Call, e.Msg, e.Code) }
+func (e *Error) Error() string {
+	return fmt.Sprintf("mpi: %s failed: %s (error %d)", e.Call, e.Msg, e.Code)
+}
 
 // Launched reports whether this process was started by an MPI launcher
 // (mpirun, mpiexec, srun with PMI): the launchers of Open MPI, MPICH and
