@@ -70,8 +70,10 @@ func RendezvousTimeout() time.Duration {
 // on l.MasterAddr:l.MasterPort hands it to the others. The rendezvous's
 // connections stay open for the rest of the run: when a rank dies, every
 // other rank aborts its communicator and its next collective fails with an
-// error naming the rank that died, never a hang.
-func NewNCCLFromEnv(ctx *device.Context, l Launch) (Comm, error) {
+// error naming the rank that died, never a hang. onDeath, if not nil, is
+// called after that abort (a command may end the process if the device
+// does not let go).
+func NewNCCLFromEnv(ctx *device.Context, l Launch, onDeath func(error)) (Comm, error) {
 	var id cuda.NCCLUniqueID
 	if l.Rank == 0 {
 		var err error
@@ -83,6 +85,9 @@ func NewNCCLFromEnv(ctx *device.Context, l Launch) (Comm, error) {
 	w, payload, err := Rendezvous(l, id[:], RendezvousTimeout(), func(cause error) {
 		if comm != nil {
 			comm.Abort(cause)
+		}
+		if onDeath != nil {
+			onDeath(cause)
 		}
 	})
 	if err != nil {

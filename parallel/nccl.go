@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
@@ -14,6 +15,12 @@ import (
 // device's compute stream so that they follow the backward pass and
 // precede the update with no host synchronisation.
 type ncclComm struct {
+	// mu orders the calls into NCCL with Abort, which may come from
+	// another goroutine (the rendezvous's watchdog, or a failed rank's):
+	// once aborted, the handle is gone and every call fails instead.
+	mu      sync.Mutex
+	aborted error
+
 	c       *cuda.NCCLComm
 	ctx     *device.Context
 	scratch cuda.DevicePtr // one float for Barrier
@@ -77,8 +84,19 @@ func (c *ncclComm) Size() int            { return c.c.Size() }
 func (c *ncclComm) Device() *cuda.Device { return c.ctx.Device() }
 func (c *ncclComm) String() string       { return describe("NCCL", c.Rank(), c.Size()) }
 
+// usable returns why the communicator can no longer be used, if it cannot;
+// c.mu is held.
+func (c *ncclComm) usable() error {
+	if c.aborted != nil {
+		return c.aborted
+	}
+	return c.watch.err()
+}
+
 func (c *ncclComm) AllReduceSum(bufs []Buffer) error {
-	if err := c.watch.err(); err != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.usable(); err != nil {
 		return err
 	}
 	return cuda.NCCLGroup(func() error {
@@ -97,7 +115,9 @@ func (c *ncclComm) AllReduceSum(bufs []Buffer) error {
 var errHostBuffer = errors.New("parallel: a host buffer given to NCCL, which works on device memory")
 
 func (c *ncclComm) Broadcast(bufs []Buffer, root int) error {
-	if err := c.watch.err(); err != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.usable(); err != nil {
 		return err
 	}
 	return cuda.NCCLGroup(func() error {
@@ -126,18 +146,36 @@ func (c *ncclComm) Barrier() error {
 		return err
 	}
 	if err := c.ctx.Synchronize(); err != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.aborted != nil {
+			return errors.Join(err, c.aborted)
+		}
 		return errors.Join(err, c.c.AsyncError())
 	}
 	return nil
 }
 
+// Abort ends the communicator: queued collectives are cancelled, so that
+// a wait for a dead peer ends, and later calls fail with cause.
 func (c *ncclComm) Abort(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.aborted != nil {
+		return
+	}
 	fmt.Fprintf(os.Stderr, "%v: aborting: %v\n", c, cause)
+	c.aborted = fmt.Errorf("%v was aborted: %w", c, cause)
 	c.c.Abort()
 	c.watch.close(false)
 }
 
 func (c *ncclComm) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.aborted != nil {
+		return nil // Abort freed it
+	}
 	var err error
 	if c.scratch != 0 {
 		err = c.ctx.Device().Free(c.scratch)

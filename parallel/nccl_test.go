@@ -77,7 +77,7 @@ func TestNCCLGroupOfOne(t *testing.T) {
 // A torchrun-style job of one rank goes through the rendezvous's code.
 func TestNCCLFromEnvOfOne(t *testing.T) {
 	ctx := ncclContext(t)
-	comm, err := parallel.NewNCCLFromEnv(ctx, parallel.Launch{Rank: 0, WorldSize: 1, MasterAddr: "127.0.0.1", MasterPort: 29511})
+	comm, err := parallel.NewNCCLFromEnv(ctx, parallel.Launch{Rank: 0, WorldSize: 1, MasterAddr: "127.0.0.1", MasterPort: 29511}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

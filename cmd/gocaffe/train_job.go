@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
@@ -131,7 +132,7 @@ func (f *netFlags) envRank(p *caffepb.SolverParameter, l parallel.Launch) ([]tra
 	if err != nil {
 		return nil, err
 	}
-	comm, err := parallel.NewNCCLFromEnv(ctx, l)
+	comm, err := parallel.NewNCCLFromEnv(ctx, l, exitIfStuck)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +217,16 @@ func solveAll(solvers []*solver.Solver[float32], ranks []trainRank, resume strin
 		}
 	}
 	return nil
+}
+
+// exitIfStuck ends the process when a dead rank's communicator was aborted
+// but the training loop has not returned 30 s later (a device that does not
+// let go of a cancelled collective): an error and exit 1, never a hang.
+func exitIfStuck(cause error) {
+	time.AfterFunc(30*time.Second, func() {
+		fmt.Fprintf(os.Stderr, "gocaffe train: %v; stopping\n", cause)
+		os.Exit(1)
+	})
 }
 
 // closeRanks releases the communicators after a run.

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,45 +16,6 @@ import (
 
 	"github.com/gocaffe/gocaffe/internal/mpitest"
 )
-
-// lenetJob writes LeNet's train net reading the Fashion-MNIST training
-// LMDB at batch, and a solver for it, into dir; it returns the solver.
-func lenetJob(t *testing.T, dir, db string, batch, maxIter, snapshot int) string {
-	t.Helper()
-	text, err := os.ReadFile("../../models/lenet/lenet_train_test.prototxt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	net := strings.Replace(string(text), `source: "examples/lenet/fashion_mnist_train_lmdb"`, fmt.Sprintf("source: %q", db), 1)
-	net = strings.Replace(net, "batch_size: 64", fmt.Sprintf("batch_size: %d", batch), 1)
-	netPath := filepath.Join(dir, "lenet.prototxt")
-	if err := os.WriteFile(netPath, []byte(net), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	solver := fmt.Sprintf(`net: %q
-base_lr: 0.01 momentum: 0.9 weight_decay: 0.0005 lr_policy: "inv" gamma: 0.0001 power: 0.75
-display: 5 max_iter: %d snapshot: %d snapshot_prefix: %q random_seed: 7 solver_mode: CPU
-`, netPath, maxIter, snapshot, filepath.Join(dir, "lenet"))
-	path := filepath.Join(dir, "solver.prototxt")
-	if err := os.WriteFile(path, []byte(solver), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// fashionLMDB converts the Fashion-MNIST training set into an LMDB in dir.
-func fashionLMDB(t *testing.T, dir string) string {
-	t.Helper()
-	images := filepath.Join(fashionDir, "train-images-idx3-ubyte.gz")
-	if _, err := os.Stat(images); err != nil {
-		t.Skipf("dataset-fashion-mnist is not installed: %v", err)
-	}
-	db := filepath.Join(dir, "train_lmdb")
-	if code, log := gocaffe(t, "convert_mnist_data", images, filepath.Join(fashionDir, "train-labels-idx1-ubyte.gz"), db); code != 0 {
-		t.Fatalf("convert_mnist_data: exit %d\n%s", code, log)
-	}
-	return db
-}
 
 // mpirunGocaffe is mpirun running np ranks of the gocaffe binary.
 func mpirunGocaffe(t *testing.T, np int, args ...string) *exec.Cmd {
@@ -98,41 +58,10 @@ func TestMPITrainMatchesDoubleBatch(t *testing.T) {
 	if n := strings.Count(log, "Optimization Done."); n != 1 {
 		t.Errorf("%d ranks logged, want rank 0 alone", n)
 	}
-	a := readModel(t, filepath.Join(one, fmt.Sprintf("lenet_iter_%d.caffemodel", iters)))
-	b := readModel(t, filepath.Join(two, fmt.Sprintf("lenet_iter_%d.caffemodel", iters)))
 	if _, err := os.Stat(filepath.Join(two, fmt.Sprintf("lenet_iter_%d.solverstate", iters))); err != nil {
 		t.Errorf("rank 0 wrote no solverstate: %v", err)
 	}
-	// Per blob, the largest difference relative to the blob's largest
-	// weight. The ranks sum their images' gradients in another order than
-	// the single process (evens and odds, then the two sums), so float32
-	// results differ by about 1e-7 per iteration (5e-7 after 10 here).
-	// Left to run longer, the difference stays there until some near tie
-	// (a max-pooling argmax, a ReLU at 0) falls the other way and one
-	// image's gradient takes another path: here at iteration 20, after
-	// which it is 3e-5 and grows with the momentum. A single process at
-	// batch 32 with iter_size 2, which sums in the same order as at 64,
-	// gives identical weights.
-	worst := 0.0
-	for i, la := range a.Layer {
-		lb := b.Layer[i]
-		for j, ba := range la.Blobs {
-			diff, scale := 0.0, 0.0
-			for k, v := range ba.Data {
-				diff = max(diff, math.Abs(float64(v-lb.Blobs[j].Data[k])))
-				scale = max(scale, math.Abs(float64(v)))
-			}
-			if scale == 0 {
-				t.Errorf("layer %s blob %d is all zero", la.GetName(), j)
-				continue
-			}
-			worst = max(worst, diff/scale)
-		}
-	}
-	t.Logf("after %d iterations the weights differ by at most %.3g of each blob's largest weight", iters, worst)
-	if worst > 1e-5 {
-		t.Errorf("weights differ by up to %.3g of a blob's largest weight, want <= 1e-5", worst)
-	}
+	sameWeights(t, filepath.Join(one, fmt.Sprintf("lenet_iter_%d.caffemodel", iters)), filepath.Join(two, fmt.Sprintf("lenet_iter_%d.caffemodel", iters)), iters)
 }
 
 // TestMPIRankKilled: when one rank dies, the job stops with an error naming
