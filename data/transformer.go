@@ -3,10 +3,11 @@ package data
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
@@ -39,6 +40,8 @@ type Transformer[T blob.Float] struct {
 	src *rand.PCG
 	rng *rand.Rand
 
+	log *slog.Logger // nil: slog.Default()
+
 	dec     ImageReader // decodes encoded datums, reusing its buffers
 	decoded DatumRecord // the last decoded datum
 }
@@ -69,6 +72,10 @@ func NewTransformer[T blob.Float](p *caffepb.TransformationParameter, phase caff
 	}
 	return t, nil
 }
+
+// SetLogger sets the logger of the transformer's warnings; nil, the
+// default, is slog.Default(). A layer gives its transformer its own.
+func (t *Transformer[T]) SetLogger(l *slog.Logger) { t.log = l }
 
 // Reseed restarts the random crops and mirrors from seed.
 func (t *Transformer[T]) Reseed(seed uint64) { mathfn.SeedPCG(t.src, seed) }
@@ -206,7 +213,7 @@ func (t *Transformer[T]) decode(r *DatumRecord) (*DatumRecord, error) {
 	if !r.Encoded {
 		if t.forced && !t.warnedRaw {
 			t.warnedRaw = true
-			glog.Errorf("force_color and force_gray only for encoded datum")
+			logf.Errorf(t.log, "force_color and force_gray only for encoded datum")
 		}
 		return r, nil
 	}

@@ -3,10 +3,11 @@ package layer
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -60,7 +61,8 @@ func (l *Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	src, err := openDatumSource(dp, tf, rng.Uint64())
+	tf.SetLogger(l.Logger())
+	src, err := openDatumSource(dp, tf, rng.Uint64(), l.Logger())
 	if err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func (l *Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		src.rank, src.ranks = l.Context().Shard()
 	}
 	shape := []int{batchSize, src.item[0], src.item[1], src.item[2]}
-	glog.Infof("output data size: %d,%d,%d,%d", shape[0], shape[1], shape[2], shape[3])
+	logf.Debugf(l.Logger(), "output data size: %d,%d,%d,%d", shape[0], shape[1], shape[2], shape[3])
 	var labelShape []int
 	if len(top) > 1 {
 		labelShape = []int{batchSize}
@@ -116,6 +118,7 @@ type datumSource[T Float] struct {
 	rec     data.DatumRecord
 	item    [3]int          // channels, height, width of a transformed record
 	encoded []*encodedDatum // the encoded records of the batch being loaded
+	log     *slog.Logger
 
 	// rank of ranks: the source keeps the records whose position (from
 	// the start, counting every record passed, rand_skip's included) is
@@ -139,12 +142,12 @@ type encodedDatum struct {
 
 // openDatumSource opens the database, skips rand_skip records at random
 // (seed) and reads the item shape from the record found there.
-func openDatumSource[T Float](dp *caffepb.DataParameter, tf *data.Transformer[T], seed uint64) (*datumSource[T], error) {
+func openDatumSource[T Float](dp *caffepb.DataParameter, tf *data.Transformer[T], seed uint64, log *slog.Logger) (*datumSource[T], error) {
 	db, err := data.Open(dp.GetBackend(), dp.GetSource(), data.Read)
 	if err != nil {
 		return nil, err
 	}
-	s := &datumSource[T]{source: dp.GetSource(), db: db, tf: tf}
+	s := &datumSource[T]{source: dp.GetSource(), db: db, tf: tf, log: log}
 	if s.cursor, err = db.NewCursor(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", s.source, err)
@@ -162,7 +165,7 @@ func (s *datumSource[T]) start(randSkip uint32, seed uint64) error {
 	}
 	if randSkip > 0 {
 		skip := mathfn.NewRNG(seed).IntN(int(randSkip))
-		glog.Infof("Skipping first %d data points.", skip)
+		logf.Debugf(s.log, "Skipping first %d data points.", skip)
 		for range skip {
 			if err := s.next(); err != nil {
 				return err
@@ -298,7 +301,7 @@ func (s *datumSource[T]) next() error {
 	if s.cursor.Valid() {
 		return nil
 	}
-	glog.Infof("Restarting data prefetching from start.")
+	logf.Debugf(s.log, "Restarting data prefetching from start.")
 	if err := s.cursor.SeekToFirst(); err != nil {
 		return fmt.Errorf("database %s: %w", s.source, err)
 	}

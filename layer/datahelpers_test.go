@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -167,7 +168,7 @@ func batches[T layer.Float](t testing.TB, l layer.Layer[T], top []*blob.Blob[T],
 	return out
 }
 
-// logBuffer captures glog lines; the prefetch goroutine logs too.
+// logBuffer captures log lines; the prefetch goroutine logs too.
 type logBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -185,11 +186,13 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-// captureLog sends glog to a buffer until the test ends.
+// captureLog sends the lines of layers without a logger of their own
+// (slog.Default()), in glog's format, to a buffer until the test ends.
 func captureLog(t *testing.T) *logBuffer {
 	lb := &logBuffer{}
-	prev := glog.SetOutput(lb)
-	t.Cleanup(func() { glog.SetOutput(prev) })
+	prev := slog.Default()
+	slog.SetDefault(slog.New(glog.NewHandler(lb)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
 	return lb
 }
 

@@ -2,11 +2,12 @@ package layer
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -174,7 +175,7 @@ func engineField(p *caffepb.LayerParameter) EngineName {
 // net written for a cuDNN Caffe runs unchanged. On the host a layer asked
 // for as CUDNN runs its CPU half, as Caffe's cuDNN layers run their Caffe
 // parent's in CPU mode.
-func pickEngine(p *caffepb.LayerParameter, ctx *device.Context, onGPU bool) (*engineEntry, error) {
+func pickEngine(p *caffepb.LayerParameter, ctx *device.Context, onGPU bool, log *slog.Logger) (*engineEntry, error) {
 	typ := p.GetType()
 	caffe, cudnn := lookupEngine(typ, EngineCaffe), lookupEngine(typ, EngineCuDNN)
 	gpuCaffe := func() *engineEntry {
@@ -193,14 +194,14 @@ func pickEngine(p *caffepb.LayerParameter, ctx *device.Context, onGPU bool) (*en
 		return gpuCaffe(), nil
 	case EngineCuDNN:
 		if cudnn == nil {
-			glog.Warningf("Layer %s: engine CUDNN, but gocaffe has no cuDNN engine for %s layers; using Caffe's own engine", p.GetName(), typ)
+			logf.Warnf(log, "Layer %s: engine CUDNN, but gocaffe has no cuDNN engine for %s layers; using Caffe's own engine", p.GetName(), typ)
 			return gpuCaffe(), nil
 		}
 		if err := cudnn.accepts(p, ctx); err != nil {
 			if !cudnn.spec.Fallback {
 				return nil, fmt.Errorf("engine CUDNN cannot run this layer: %w", err)
 			}
-			glog.Infof("Layer %s: engine CUDNN cannot run it (%v); using Caffe's own engine", p.GetName(), err)
+			logf.Infof(log, "Layer %s: engine CUDNN cannot run it (%v); using Caffe's own engine", p.GetName(), err)
 			return gpuCaffe(), nil
 		}
 		if !onGPU {
@@ -225,7 +226,7 @@ func (e hostEngine[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 func chooseEngine[T Float](l Layer[T]) error {
 	b := l.LayerBase()
 	b.engine, b.reshaper, b.engineOnGPU = nil, nil, false
-	entry, err := pickEngine(b.param, b.ctx, b.ctx.OnGPU())
+	entry, err := pickEngine(b.param, b.ctx, b.ctx.OnGPU(), b.Logger())
 	if err != nil {
 		return err
 	}

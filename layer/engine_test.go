@@ -3,6 +3,7 @@ package layer
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -68,7 +69,7 @@ func TestPickEngine(t *testing.T) {
 	}
 	check := func(t *testing.T, name string, p *caffepb.LayerParameter, onGPU bool, w want) {
 		t.Helper()
-		got, err := pickEngine(p, nil, onGPU)
+		got, err := pickEngine(p, nil, onGPU, slog.New(slog.DiscardHandler))
 		switch {
 		case w.err != "" && (err == nil || !strings.Contains(err.Error(), w.err)):
 			t.Errorf("%s: err = %v, want one containing %q", name, err, w.err)
@@ -122,11 +123,11 @@ func describe(e *engineEntry) string {
 // engine and one warning naming the layer.
 func TestCuDNNRequestedWithoutCuDNN(t *testing.T) {
 	var log bytes.Buffer
-	defer glog.SetOutput(glog.SetOutput(&log))
 	l, err := New[float64](convParam(t, "CUDNN", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.LayerBase().SetLogger(slog.New(glog.NewHandler(&log)))
 	bottom, _ := blob.New[float64](1, 1, 5, 5)
 	top, _ := blob.New[float64]()
 	if err := SetUp(l, []*blob.Blob[float64]{bottom}, []*blob.Blob[float64]{top}); err != nil {

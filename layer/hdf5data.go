@@ -10,7 +10,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/hdf5"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -65,7 +65,7 @@ func (l *HDF5Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	l.files = files
-	glog.Infof("Number of HDF5 files: %d", len(files))
+	logf.Debugf(l.Logger(), "Number of HDF5 files: %d", len(files))
 	l.filePerm = make([]int, len(files))
 	for i := range l.filePerm {
 		l.filePerm[i] = i

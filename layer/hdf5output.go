@@ -7,7 +7,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/hdf5"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
@@ -88,13 +88,13 @@ func (l *HDF5Output[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 		l.rowShape[i] = shape
 	}
 	if l.rows > 0 && !l.warned {
-		glog.Warningf("HDF5Output %s: a second forward pass; Caffe would fail here (its datasets exist), gocaffe appends the rows and rewrites %s", l.Name(), l.file)
+		logf.Warnf(l.Logger(), "HDF5Output %s: a second forward pass; Caffe would fail here (its datasets exist), gocaffe appends the rows and rewrites %s", l.Name(), l.file)
 		l.warned = true
 	}
 	l.data = append(l.data, bottom[0].CPUData()...)
 	l.label = append(l.label, bottom[1].CPUData()...)
 	l.rows += legacyDim(bottom[0], 0)
-	glog.Infof("Saving HDF5 file %s", l.file)
+	logf.Infof(l.Logger(), "Saving HDF5 file %s", l.file)
 	b := hdf5.NewBuilder()
 	if err := hdf5.CreateFloats(b.Root(), "data", append([]int{l.rows}, l.rowShape[0]...), l.data); err != nil {
 		return err
@@ -105,7 +105,7 @@ func (l *HDF5Output[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if err := protoio.WriteFileAtomic(l.file, b.Bytes()); err != nil {
 		return err
 	}
-	glog.Infof("Successfully saved %d rows", l.rows)
+	logf.Infof(l.Logger(), "Successfully saved %d rows", l.rows)
 	return nil
 }
 

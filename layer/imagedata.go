@@ -3,11 +3,12 @@ package layer
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -66,12 +67,13 @@ func (l *ImageData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	src, err := openImageSource(ip, tf, rng.Uint64())
+	tf.SetLogger(l.Logger())
+	src, err := openImageSource(ip, tf, rng.Uint64(), l.Logger())
 	if err != nil {
 		return err
 	}
 	shape := []int{batchSize, src.item[0], src.item[1], src.item[2]}
-	glog.Infof("output data size: %d,%d,%d,%d", shape[0], shape[1], shape[2], shape[3])
+	logf.Debugf(l.Logger(), "output data size: %d,%d,%d,%d", shape[0], shape[1], shape[2], shape[3])
 	labelShape := []int{batchSize}
 	if err := shapeDataTops(top, shape, labelShape); err != nil {
 		return err
@@ -104,7 +106,7 @@ type imageSource[T Float] struct {
 
 // openImageSource reads the list, shuffles it and skips as asked, and
 // reads the item shape from the first image to be served.
-func openImageSource[T Float](ip *caffepb.ImageDataParameter, tf *data.Transformer[T], seed uint64) (*imageSource[T], error) {
+func openImageSource[T Float](ip *caffepb.ImageDataParameter, tf *data.Transformer[T], seed uint64, log *slog.Logger) (*imageSource[T], error) {
 	lines, err := data.ReadImageList(ip.GetSource())
 	if err != nil {
 		return nil, fmt.Errorf("image_data_param.source: %w", err)
@@ -121,13 +123,13 @@ func openImageSource[T Float](ip *caffepb.ImageDataParameter, tf *data.Transform
 		s.reader.Mode = data.Color
 	}
 	if s.shuffle {
-		glog.Infof("Shuffling data")
+		logf.Debugf(log, "Shuffling data")
 		s.shuffleLines()
 	}
-	glog.Infof("A total of %d images.", len(lines))
+	logf.Debugf(log, "A total of %d images.", len(lines))
 	if skip := ip.GetRandSkip(); skip > 0 {
 		s.pos = s.rng.IntN(int(skip))
-		glog.Infof("Skipping first %d data points.", s.pos)
+		logf.Debugf(log, "Skipping first %d data points.", s.pos)
 		if s.pos >= len(lines) {
 			return nil, fmt.Errorf("image list %s: not enough images (%d) to skip %d", s.list, len(lines), s.pos)
 		}

@@ -102,6 +102,7 @@ package layer
 
 import (
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -112,6 +113,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/filler"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -206,7 +208,8 @@ type Base[T Float] struct {
 	reshaper           EngineReshaper[T]  // engine, if it has buffers of its own
 	engineOnGPU        bool               // engine computes through view
 	rng                *rand.Rand
-	src                *rand.PCG // rng's source, kept so Reseed allocates nothing
+	src                *rand.PCG    // rng's source, kept so Reseed allocates nothing
+	log                *slog.Logger // nil: slog.Default()
 }
 
 // Init sets the base up from p, which it copies: layers may fill in
@@ -283,6 +286,13 @@ func (b *Base[T]) SetContext(c *device.Context) {
 		bl.SetDevice(c.Device())
 	}
 }
+
+// Logger returns the logger the layer writes its lines to: the one SetLogger
+// gave it (a net gives each layer its own), or slog.Default().
+func (b *Base[T]) Logger() *slog.Logger { return logf.OrDefault(b.log) }
+
+// SetLogger sets the layer's logger; nil means slog.Default().
+func (b *Base[T]) SetLogger(l *slog.Logger) { b.log = l }
 
 // RNG returns the layer's random number generator (for fillers, dropout
 // masks, stochastic pooling), seeded from the clock unless Reseed or SetRNG

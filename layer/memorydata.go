@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -75,7 +75,7 @@ func (l *MemoryData[T]) Reset(data, labels []T, n int) error {
 		return fmt.Errorf("layer %q (MemoryData): %d items need %d labels, got %d", l.Name(), n, n, len(labels))
 	}
 	if l.param.TransformParam != nil {
-		glog.Warningf("MemoryData does not transform array data on Reset()")
+		logf.Warnf(l.Logger(), "MemoryData does not transform array data on Reset()")
 	}
 	l.data, l.labels, l.n, l.pos = data[:n*l.size], labels[:n], n, 0
 	return nil

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -149,7 +149,7 @@ func (l *recurrent[T]) setUpShapes(bottom []*blob.Blob[T]) error {
 	nHidden := 0
 	if l.expose {
 		nHidden = l.nState
-		glog.Warningf("%s layer %s: expose_hidden passes the states' values but, as in Caffe, no gradient through them", l.typ, l.Name())
+		logf.Warnf(l.Logger(), "%s layer %s: expose_hidden passes the states' values but, as in Caffe, no gradient through them", l.typ, l.Name())
 	}
 	l.static = len(bottom) > 2+nHidden
 	return nil

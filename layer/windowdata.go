@@ -10,7 +10,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
@@ -98,7 +98,7 @@ func (l *WindowData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return fmt.Errorf("%s: needs foreground and background windows, found %d and %d (fg_threshold %v, bg_threshold %v)",
 			wp.GetSource(), len(l.fg), len(l.bg), wp.GetFgThreshold(), wp.GetBgThreshold())
 	}
-	glog.Infof("Window data: %d images, %d foreground and %d background windows", len(l.images), len(l.fg), len(l.bg))
+	logf.Debugf(l.Logger(), "Window data: %d images, %d foreground and %d background windows", len(l.images), len(l.fg), len(l.bg))
 	if err := l.readMean(); err != nil {
 		return err
 	}

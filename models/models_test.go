@@ -5,20 +5,19 @@ package models_test
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
 
 func TestMain(m *testing.M) {
-	glog.SetOutput(io.Discard)
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // the nets' and solvers' logs
 	os.Exit(m.Run())
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/hdf5"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/protoio"
 )
 
@@ -81,7 +81,7 @@ func (n *Net[T]) CopyTrainedLayersFromHDF5(path string) error {
 	for _, name := range data.Names() {
 		id, ok := n.layerIndex[name]
 		if !ok {
-			glog.Infof("Ignoring source layer %s", name)
+			logf.Debugf(n.log, "Ignoring source layer %s", name)
 			continue
 		}
 		lg, err := data.Group(name)

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -23,7 +24,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -43,6 +44,13 @@ type Options struct {
 	// Seed seeds the layers' random number generators (weight fillers,
 	// dropout); a negative seed uses the clock.
 	Seed int64
+	// Logger receives the net's log lines and its layers': Caffe's
+	// wording, the details of building the net (every layer's shapes) at
+	// slog.LevelDebug, debug_info's lines at Info, and warnings. nil means
+	// slog.Default(), so a program's default logger shows the warnings and
+	// hides the details unless it enables Debug;
+	// slog.New(slog.DiscardHandler) silences the net.
+	Logger *slog.Logger
 }
 
 // Net is a set of connected layers.
@@ -50,6 +58,7 @@ type Net[T Float] struct {
 	name  string
 	phase caffepb.Phase
 	ctx   *device.Context
+	log   *slog.Logger // nil: slog.Default()
 
 	layers     []layer.Layer[T]
 	layerNames []string
@@ -82,7 +91,7 @@ type paramRef struct{ layer, param int }
 
 // NewFromFile reads a net prototxt (upgrading old formats) and builds it.
 func NewFromFile[T Float](path string, opts Options) (*Net[T], error) {
-	p, err := ReadNetParamsFromTextFile(path)
+	p, err := ReadNetParamsFromTextFile(path, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +106,7 @@ func NewFromFile[T Float](path string, opts Options) (*Net[T], error) {
 // modified.
 func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) {
 	p = proto.Clone(p).(*caffepb.NetParameter)
-	if err := Upgrade(p, "net "+p.GetName()); err != nil {
+	if err := Upgrade(p, "net "+p.GetName(), opts.Logger); err != nil {
 		return nil, err
 	}
 	if opts.State != nil {
@@ -112,11 +121,11 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		return nil, err
 	}
 	n = &Net[T]{
-		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context,
+		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context, log: opts.Logger,
 		layerIndex: map[string]int{}, blobIndex: map[string]int{}, paramNameIndex: map[string]int{},
 		debugInfo: p.GetDebugInfo(),
 	}
-	glog.Infof("Initializing net %q (phase %v, %d layers)", n.name, n.phase, len(layers))
+	logf.Debugf(n.log, "Initializing net %q (phase %v, %d layers)", n.name, n.phase, len(layers))
 	seed := uint64(opts.Seed)
 	if opts.Seed < 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -135,13 +144,13 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	for id := range n.blobs {
 		if available[n.blobNames[id]] {
 			n.outputIDs = append(n.outputIDs, id)
-			glog.Infof("This network produces output %s", n.blobNames[id])
+			logf.Debugf(n.log, "This network produces output %s", n.blobNames[id])
 		}
 	}
 	if err := n.shareWeights(); err != nil {
 		return nil, err
 	}
-	glog.Infof("Network initialization done.")
+	logf.Debugf(n.log, "Network initialization done.")
 	return n, nil
 }
 
@@ -157,7 +166,7 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 	if earlier, dup := n.layerIndex[lp.GetName()]; dup {
 		// Caffe accepts this; its name index keeps the later layer, while
 		// weight files and weight sharing go to the earlier one.
-		glog.Warningf("Layers %d and %d are both named %q: LayerByName finds layer %d, weights copied from a model file or shared with another net go to layer %d (as in Caffe)",
+		logf.Warnf(n.log, "Layers %d and %d are both named %q: LayerByName finds layer %d, weights copied from a model file or shared with another net go to layer %d (as in Caffe)",
 			earlier, id, lp.GetName(), id, n.firstLayerNamed(lp.GetName()))
 	}
 	l, err := layer.New[T](lp)
@@ -166,6 +175,7 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 	}
 	b := l.LayerBase()
 	b.SetContext(n.ctx)
+	b.SetLogger(n.log)
 	b.SetRNG(mathfn.NewRNG(rng.Uint64()))
 	n.layers = append(n.layers, l)
 	n.layerNames = append(n.layerNames, lp.GetName())
@@ -173,7 +183,7 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 	n.bottoms, n.tops = append(n.bottoms, nil), append(n.tops, nil)
 	n.bottomIDs, n.topIDs = append(n.bottomIDs, nil), append(n.topIDs, nil)
 	n.bottomNeedBackward = append(n.bottomNeedBackward, nil)
-	glog.Infof("Creating Layer %s", lp.GetName())
+	logf.Debugf(n.log, "Creating Layer %s", lp.GetName())
 
 	needBackward := false
 	for j, name := range lp.Bottom {
@@ -199,22 +209,22 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 		}
 	}
 	if c := l.Counts(); c.AutoTop && len(lp.Top) < c.Top.Min {
-		glog.Warningf("Layer %s (%s) lists %d top(s) and needs %d: the missing ones are anonymous blobs; a loss there counts in the net's loss but is not a net output (as in Caffe)",
+		logf.Warnf(n.log, "Layer %s (%s) lists %d top(s) and needs %d: the missing ones are anonymous blobs; a loss there counts in the net's loss but is not a net output (as in Caffe)",
 			lp.GetName(), lp.GetType(), len(lp.Top), c.Top.Min)
 		for j := len(lp.Top); j < c.Top.Min; j++ {
 			n.appendAnonymousTop(id)
 		}
 	}
-	glog.Infof("Setting up %s", lp.GetName())
+	logf.Debugf(n.log, "Setting up %s", lp.GetName())
 	if err := layer.SetUp(l, n.bottoms[id], n.tops[id]); err != nil {
 		return err
 	}
 	for j, t := range n.tops[id] {
 		blobID := n.topIDs[id][j]
 		n.blobLossWeights[blobID] = b.Loss(j)
-		glog.Infof("Top shape: %s", t.ShapeString())
+		logf.Debugf(n.log, "Top shape: %s", t.ShapeString())
 		if w := b.Loss(j); w != 0 {
-			glog.Infof("    with loss weight %v", w)
+			logf.Debugf(n.log, "    with loss weight %v", w)
 		}
 	}
 	paramsNeed, err := n.addParams(id, l, lp)
@@ -236,7 +246,7 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 func (n *Net[T]) appendTop(id, j int, name string, lp *caffepb.LayerParameter, available map[string]bool) error {
 	if j < len(lp.Bottom) && lp.Bottom[j] == name {
 		blobID := n.blobIndex[name]
-		glog.Infof("%s -> %s (in-place)", lp.GetName(), name)
+		logf.Debugf(n.log, "%s -> %s (in-place)", lp.GetName(), name)
 		n.tops[id] = append(n.tops[id], n.blobs[blobID])
 		n.topIDs[id] = append(n.topIDs[id], blobID)
 		available[name] = true
@@ -245,7 +255,7 @@ func (n *Net[T]) appendTop(id, j int, name string, lp *caffepb.LayerParameter, a
 	if _, dup := n.blobIndex[name]; dup {
 		return fmt.Errorf("layer %q: top blob %q produced by multiple sources (only in-place reuse of the same bottom is allowed)", lp.GetName(), name)
 	}
-	glog.Infof("%s -> %s", lp.GetName(), name)
+	logf.Debugf(n.log, "%s -> %s", lp.GetName(), name)
 	blobID := n.newBlob(name)
 	n.blobIndex[name] = blobID
 	n.tops[id] = append(n.tops[id], n.blobs[blobID])
@@ -282,7 +292,7 @@ func (n *Net[T]) addParams(id int, l layer.Layer[T], lp *caffepb.LayerParameter)
 	// The layer's own parameter copy: layers may add specs (BatchNorm).
 	specs := b.Param().Param
 	if len(specs) > len(b.Blobs()) {
-		glog.Warningf("Layer %s has %d param specs for %d learnable blobs; the extra ones are ignored", lp.GetName(), len(specs), len(b.Blobs()))
+		logf.Warnf(n.log, "Layer %s has %d param specs for %d learnable blobs; the extra ones are ignored", lp.GetName(), len(specs), len(b.Blobs()))
 	}
 	need := false
 	for j := range b.Blobs() {
@@ -338,7 +348,7 @@ func (n *Net[T]) checkSharedParam(i, owner int, spec *caffepb.ParamSpec) error {
 	ref, oref := n.paramLayers[i], n.paramLayers[owner]
 	layerName, ownerName := n.layerNames[ref.layer], n.layerNames[oref.layer]
 	this, own := n.params[i], n.params[owner]
-	glog.Infof("Sharing parameters '%s' owned by layer '%s', param index %d", spec.GetName(), ownerName, oref.param)
+	logf.Debugf(n.log, "Sharing parameters '%s' owned by layer '%s', param index %d", spec.GetName(), ownerName, oref.param)
 	if spec.GetShareMode() == caffepb.ParamSpec_PERMISSIVE {
 		if this.Count() != own.Count() {
 			return fmt.Errorf("layer %q: shared parameter %q has count %d, the owner's (layer %q) is %d", layerName, spec.GetName(), this.Count(), ownerName, own.Count())
@@ -411,9 +421,9 @@ func (n *Net[T]) analyseBackward() {
 			n.layerNeedBackward[id] = false
 		}
 		if n.layerNeedBackward[id] {
-			glog.Infof("%s needs backward computation.", n.layerNames[id])
+			logf.Debugf(n.log, "%s needs backward computation.", n.layerNames[id])
 		} else {
-			glog.Infof("%s does not need backward computation.", n.layerNames[id])
+			logf.Debugf(n.log, "%s does not need backward computation.", n.layerNames[id])
 		}
 		for j, b := range n.bottomIDs[id] {
 			if contributes {

@@ -1,7 +1,7 @@
 package net_test
 
 import (
-	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,14 +12,13 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
 
 func TestMain(m *testing.M) {
-	glog.SetOutput(io.Discard)
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // the nets' and solvers' logs
 	os.Exit(m.Run())
 }
 

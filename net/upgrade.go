@@ -2,37 +2,39 @@ package net
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
 
 // ReadNetParamsFromTextFile reads a net prototxt and upgrades it from older
-// Caffe formats as needed (see Upgrade).
-func ReadNetParamsFromTextFile(path string) (*caffepb.NetParameter, error) {
+// Caffe formats as needed (see Upgrade), logging to log (nil:
+// slog.Default()).
+func ReadNetParamsFromTextFile(path string, log *slog.Logger) (*caffepb.NetParameter, error) {
 	p := &caffepb.NetParameter{}
 	if err := protoio.ReadProtoFromTextFile(path, p); err != nil {
 		return nil, err
 	}
-	if err := Upgrade(p, path); err != nil {
+	if err := Upgrade(p, path, log); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // ReadNetParamsFromBinaryFile reads a binary NetParameter (a .caffemodel)
-// and upgrades it as needed.
-func ReadNetParamsFromBinaryFile(path string) (*caffepb.NetParameter, error) {
+// and upgrades it as needed, logging to log (nil: slog.Default()).
+func ReadNetParamsFromBinaryFile(path string, log *slog.Logger) (*caffepb.NetParameter, error) {
 	p := &caffepb.NetParameter{}
 	if err := protoio.ReadProtoFromBinaryFile(path, p); err != nil {
 		return nil, err
 	}
-	if err := Upgrade(p, path); err != nil {
+	if err := Upgrade(p, path, log); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -44,26 +46,27 @@ func ReadNetParamsFromBinaryFile(path string) (*caffepb.NetParameter, error) {
 // (`layers { type: CONVOLUTION }`) to current layers, data-transformation
 // fields of data layers to transform_param, `input:`/`input_dim:`/
 // `input_shape:` to an Input layer, and old BatchNorm parameter specs to
-// lr_mult 0. source names the file for the log and for errors.
-func Upgrade(p *caffepb.NetParameter, source string) error {
+// lr_mult 0. source names the file for the log and for errors; log
+// receives a line for each upgrade (nil: slog.Default()).
+func Upgrade(p *caffepb.NetParameter, source string, log *slog.Logger) error {
 	if needsV0Upgrade(p) {
-		glog.Infof("Attempting to upgrade input file specified using deprecated V0LayerParameter: %s", source)
+		logf.Infof(log, "Attempting to upgrade input file specified using deprecated V0LayerParameter: %s", source)
 		if err := upgradeV0Net(p); err != nil {
 			return fmt.Errorf("%s: upgrading V0 layers: %w", source, err)
 		}
 	}
 	if needsDataUpgrade(p) {
-		glog.Infof("Attempting to upgrade input file specified using deprecated transformation parameters: %s", source)
+		logf.Infof(log, "Attempting to upgrade input file specified using deprecated transformation parameters: %s", source)
 		upgradeDataTransformation(p)
 	}
 	if len(p.Layers) > 0 {
-		glog.Infof("Attempting to upgrade input file specified using deprecated V1LayerParameter: %s", source)
+		logf.Infof(log, "Attempting to upgrade input file specified using deprecated V1LayerParameter: %s", source)
 		if err := upgradeV1Net(p); err != nil {
 			return fmt.Errorf("%s: upgrading V1 layers: %w", source, err)
 		}
 	}
 	if len(p.Input) > 0 || len(p.InputShape) > 0 || len(p.InputDim) > 0 {
-		glog.Infof("Attempting to upgrade input file specified using deprecated input fields: %s", source)
+		logf.Infof(log, "Attempting to upgrade input file specified using deprecated input fields: %s", source)
 		if err := upgradeInput(p); err != nil {
 			return fmt.Errorf("%s: %w", source, err)
 		}

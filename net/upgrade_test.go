@@ -22,7 +22,7 @@ func readText(t *testing.T, path string) *caffepb.NetParameter {
 }
 
 func TestUpgradeV1(t *testing.T) {
-	got, err := net.ReadNetParamsFromTextFile("testdata/v1_net.prototxt")
+	got, err := net.ReadNetParamsFromTextFile("testdata/v1_net.prototxt", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ layers { layer { name: "conv1" type: "conv" num_output: 96 kernelsize: 11 stride
 layers { layer { name: "pool1" type: "pool" pool: MAX kernelsize: 3 stride: 2 } bottom: "conv1" top: "pool1" }
 layers { layer { name: "drop" type: "dropout" dropout_ratio: 0.4 } bottom: "pool1" top: "pool1" }
 layers { layer { name: "norm" type: "lrn" local_size: 3 alpha: 0.1 beta: 0.5 } bottom: "pool1" top: "norm" }`)
-	if err := net.Upgrade(p, "v0 test"); err != nil {
+	if err := net.Upgrade(p, "v0 test", nil); err != nil {
 		t.Fatal(err)
 	}
 	want := parseNet(t, `
@@ -76,14 +76,14 @@ func TestUpgradeErrors(t *testing.T) {
 		{`layers { name: "x" type: RELU } layer { name: "y" type: "ReLU" }`, "both V1 'layers' and current 'layer'"},
 	}
 	for _, c := range cases {
-		err := net.Upgrade(parseNet(t, c.text), "bad.prototxt")
+		err := net.Upgrade(parseNet(t, c.text), "bad.prototxt", nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "bad.prototxt") {
 			t.Errorf("%s: err = %v, want one containing %q", c.text, err, c.want)
 		}
 	}
 	// BatchNorm layers with the old three parameter specs get lr_mult 0.
 	p := parseNet(t, `layer { name: "bn" type: "BatchNorm" param { lr_mult: 1 } param { lr_mult: 1 } param { lr_mult: 1 decay_mult: 2 } }`)
-	if err := net.Upgrade(p, "bn"); err != nil {
+	if err := net.Upgrade(p, "bn", nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range p.Layer[0].Param {

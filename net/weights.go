@@ -8,7 +8,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/hdf5"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -27,7 +27,7 @@ func (n *Net[T]) CopyTrainedLayersFrom(model *caffepb.NetParameter) error {
 	for _, src := range model.Layer {
 		id := n.firstLayerNamed(src.GetName())
 		if id < 0 {
-			glog.Infof("Ignoring source layer %s", src.GetName())
+			logf.Debugf(n.log, "Ignoring source layer %s", src.GetName())
 			continue
 		}
 		targets := n.layers[id].LayerBase().Blobs()
@@ -76,7 +76,7 @@ func (n *Net[T]) CopyTrainedLayersFromFile(path string) error {
 	if hdf5.IsHDF5(path) {
 		return n.CopyTrainedLayersFromHDF5(path)
 	}
-	model, err := ReadNetParamsFromBinaryFile(path)
+	model, err := ReadNetParamsFromBinaryFile(path, n.log)
 	if err != nil {
 		return err
 	}
@@ -148,10 +148,10 @@ func zeroDiff[T Float](p *blob.Blob[T], n *Net[T]) error {
 // parameters (NetParameter.debug_info).
 func (n *Net[T]) forwardDebugInfo(i int) {
 	for j, t := range n.tops[i] {
-		glog.Infof("    [Forward] Layer %s, top blob %s data: %v", n.layerNames[i], n.blobNames[n.topIDs[i][j]], meanAbs(t.AsumData(), t.Count()))
+		logf.Infof(n.log, "    [Forward] Layer %s, top blob %s data: %v", n.layerNames[i], n.blobNames[n.topIDs[i][j]], meanAbs(t.AsumData(), t.Count()))
 	}
 	for j, p := range n.layers[i].LayerBase().Blobs() {
-		glog.Infof("    [Forward] Layer %s, param blob %d data: %v", n.layerNames[i], j, meanAbs(p.AsumData(), p.Count()))
+		logf.Infof(n.log, "    [Forward] Layer %s, param blob %d data: %v", n.layerNames[i], j, meanAbs(p.AsumData(), p.Count()))
 	}
 }
 
@@ -159,12 +159,12 @@ func (n *Net[T]) forwardDebugInfo(i int) {
 func (n *Net[T]) backwardDebugInfo(i int) {
 	for j, b := range n.bottoms[i] {
 		if n.bottomNeedBackward[i][j] {
-			glog.Infof("    [Backward] Layer %s, bottom blob %s diff: %v", n.layerNames[i], n.blobNames[n.bottomIDs[i][j]], meanAbs(b.AsumDiff(), b.Count()))
+			logf.Infof(n.log, "    [Backward] Layer %s, bottom blob %s diff: %v", n.layerNames[i], n.blobNames[n.bottomIDs[i][j]], meanAbs(b.AsumDiff(), b.Count()))
 		}
 	}
 	for j, p := range n.layers[i].LayerBase().Blobs() {
 		if n.layers[i].LayerBase().ParamPropagateDown(j) {
-			glog.Infof("    [Backward] Layer %s, param blob %d diff: %v", n.layerNames[i], j, meanAbs(p.AsumDiff(), p.Count()))
+			logf.Infof(n.log, "    [Backward] Layer %s, param blob %d diff: %v", n.layerNames[i], j, meanAbs(p.AsumDiff(), p.Count()))
 		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/hdf5"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/protoio"
 )
 
@@ -17,7 +17,7 @@ import (
 // datasets "0", "1", ... (SGDSolver::SnapshotSolverStateToHDF5).
 func (s *Solver[T]) snapshotHDF5() (model, state string, err error) {
 	model = s.snapshotFilename(".caffemodel.h5")
-	glog.Infof("Snapshotting to HDF5 file %s", model)
+	logf.Infof(s.log, "Snapshotting to HDF5 file %s", model)
 	if err := s.net.ToHDF5(model, s.param.GetSnapshotDiff()); err != nil {
 		return "", "", err
 	}
@@ -42,7 +42,7 @@ func (s *Solver[T]) snapshotHDF5() (model, state string, err error) {
 		}
 	}
 	state = s.snapshotFilename(".solverstate.h5")
-	glog.Infof("Snapshotting solver state to HDF5 file %s", state)
+	logf.Infof(s.log, "Snapshotting solver state to HDF5 file %s", state)
 	if err := protoio.WriteFileAtomic(state, b.Bytes()); err != nil {
 		return "", "", err
 	}

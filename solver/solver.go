@@ -13,6 +13,7 @@ package solver
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
-	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/parallel"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -55,6 +56,14 @@ type Options struct {
 	// command line's -stage and -level).
 	Stages []string
 	Level  int32
+	// Logger receives the solver's log lines and its nets': Caffe's
+	// wording ("Iteration 100, loss = 0.3"), the details of building the
+	// nets at slog.LevelDebug, training's progress at Info, and warnings.
+	// nil means slog.Default(): a program's default logger shows the
+	// progress and warnings, slog.New(slog.DiscardHandler) silences the
+	// solver. The gocaffe command gives a handler that writes Caffe's glog
+	// lines.
+	Logger *slog.Logger
 	// Comm makes the solver one rank of a data-parallel job (package
 	// parallel): rank 0's weights are broadcast at the start, every
 	// rank's gradients are averaged over the ranks before each update,
@@ -72,6 +81,7 @@ type Solver[T blob.Float] struct {
 	param    *caffepb.SolverParameter
 	typ      string
 	ctx      *device.Context
+	log      *slog.Logger // nil: slog.Default()
 	net      *net.Net[T]
 	testNets []*net.Net[T]
 
@@ -110,7 +120,7 @@ func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 // in the parameter's weights field), and the history its update rule needs.
 func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
 	p = proto.Clone(p).(*caffepb.SolverParameter)
-	s := &Solver[T]{param: p, ctx: opts.Context, action: func() Action { return None }}
+	s := &Solver[T]{param: p, ctx: opts.Context, log: opts.Logger, action: func() Action { return None }}
 	if err := s.joinJob(opts.Comm); err != nil {
 		return nil, err
 	}
@@ -132,7 +142,7 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 	} else {
 		s.seed = uint64(time.Now().UnixNano())
 	}
-	glog.Infof("Initializing solver from parameters: %s", prototext.MarshalOptions{}.Format(p))
+	logf.Debugf(s.log, "Initializing solver from parameters: %s", prototext.MarshalOptions{}.Format(p))
 	if err := s.initTrainNet(opts); err != nil {
 		return nil, err
 	}
@@ -151,7 +161,7 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 	if err := s.initHistory(); err != nil {
 		return nil, err
 	}
-	glog.Infof("Solver scaffolding done.")
+	logf.Debugf(s.log, "Solver scaffolding done.")
 	return s, nil
 }
 
@@ -199,11 +209,11 @@ func (s *Solver[T]) trainNetParam() (*caffepb.NetParameter, error) {
 	case p.TrainNetParam != nil:
 		return proto.Clone(p.TrainNetParam).(*caffepb.NetParameter), nil
 	case p.TrainNet != nil:
-		return net.ReadNetParamsFromTextFile(p.GetTrainNet())
+		return net.ReadNetParamsFromTextFile(p.GetTrainNet(), s.log)
 	case p.NetParam != nil:
 		return proto.Clone(p.NetParam).(*caffepb.NetParameter), nil
 	}
-	return net.ReadNetParamsFromTextFile(p.GetNet())
+	return net.ReadNetParamsFromTextFile(p.GetNet(), s.log)
 }
 
 // netState merges the solver's default phase, the net's own state and the
@@ -228,8 +238,8 @@ func (s *Solver[T]) initTrainNet(opts Options) error {
 		return err
 	}
 	np.State = netState(caffepb.Phase_TRAIN, np.GetState(), s.param.TrainState, opts)
-	glog.Infof("Creating training net")
-	if s.net, err = net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(0)}); err != nil {
+	logf.Debugf(s.log, "Creating training net")
+	if s.net, err = net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(0), Logger: s.log}); err != nil {
 		return fmt.Errorf("train net: %w", err)
 	}
 	for _, w := range s.param.Weights {
@@ -249,7 +259,7 @@ func (s *Solver[T]) LoadWeights(files string) error {
 		if f == "" {
 			continue
 		}
-		glog.Infof("Finetuning from %s", f)
+		logf.Infof(s.log, "Finetuning from %s", f)
 		if err := s.net.CopyTrainedLayersFromFile(f); err != nil {
 			return err
 		}
@@ -292,7 +302,7 @@ func (s *Solver[T]) initTestNets(opts Options) error {
 		params = append(params, proto.Clone(tp).(*caffepb.NetParameter))
 	}
 	for _, f := range p.TestNet {
-		np, err := net.ReadNetParamsFromTextFile(f)
+		np, err := net.ReadNetParamsFromTextFile(f, s.log)
 		if err != nil {
 			return err
 		}
@@ -311,8 +321,8 @@ func (s *Solver[T]) initTestNets(opts Options) error {
 			override = p.TestState[i]
 		}
 		np.State = netState(caffepb.Phase_TEST, np.GetState(), override, opts)
-		glog.Infof("Creating test net (#%d)", i)
-		tn, err := net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(i + 1)})
+		logf.Debugf(s.log, "Creating test net (#%d)", i)
+		tn, err := net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(i + 1), Logger: s.log})
 		if err != nil {
 			return fmt.Errorf("test net #%d: %w", i, err)
 		}
@@ -326,7 +336,7 @@ func (s *Solver[T]) trainNetParamGeneric() (*caffepb.NetParameter, error) {
 	if s.param.NetParam != nil {
 		return proto.Clone(s.param.NetParam).(*caffepb.NetParameter), nil
 	}
-	return net.ReadNetParamsFromTextFile(s.param.GetNet())
+	return net.ReadNetParamsFromTextFile(s.param.GetNet(), s.log)
 }
 
 // initHistory makes the history and scratch blobs, shaped like the params
@@ -420,11 +430,11 @@ func (s *Solver[T]) Param() *caffepb.SolverParameter { return s.param }
 // final display and test pass (Caffe's Solver::Solve).
 func (s *Solver[T]) Solve(resumeFile string) (err error) {
 	defer device.Recover(&err)
-	glog.Infof("Solving %s", s.net.Name())
-	glog.Infof("Learning Rate Policy: %s", s.param.GetLrPolicy())
+	logf.Infof(s.log, "Solving %s", s.net.Name())
+	logf.Infof(s.log, "Learning Rate Policy: %s", s.param.GetLrPolicy())
 	s.earlyExit = false
 	if resumeFile != "" {
-		glog.Infof("Restoring previous solver status from %s", resumeFile)
+		logf.Infof(s.log, "Restoring previous solver status from %s", resumeFile)
 		if err := s.Restore(resumeFile); err != nil {
 			return err
 		}
@@ -444,7 +454,7 @@ func (s *Solver[T]) Solve(resumeFile string) (err error) {
 		}
 	}
 	if s.earlyExit {
-		glog.Infof("Optimization stopped early.")
+		logf.Infof(s.log, "Optimization stopped early.")
 		return nil
 	}
 	if d := int(s.param.GetDisplay()); s.Root() && d > 0 && s.iter%d == 0 {
@@ -454,14 +464,14 @@ func (s *Solver[T]) Solve(resumeFile string) (err error) {
 			return err
 		}
 		s.updateSmoothedLoss(loss, startIter)
-		glog.Infof("Iteration %d, loss = %s", s.iter, num(s.smoothedLoss))
+		logf.Infof(s.log, "Iteration %d, loss = %s", s.iter, num(s.smoothedLoss))
 	}
 	if ti := int(s.param.GetTestInterval()); s.Root() && ti > 0 && s.iter%ti == 0 {
 		if err := s.TestAll(); err != nil {
 			return err
 		}
 	}
-	glog.Infof("Optimization Done.")
+	logf.Infof(s.log, "Optimization Done.")
 	return nil
 }
 
@@ -520,9 +530,9 @@ func (s *Solver[T]) Step(iters int) (err error) {
 		if display {
 			lapse := time.Since(timer).Seconds()
 			perSec := float64(s.iter-lastIter) / max(lapse, 1e-9)
-			glog.Infof("Iteration %d (%s iter/s, %ss/%d iters), loss = %s", s.iter, num(perSec), num(lapse), s.param.GetDisplay(), num(s.smoothedLoss))
+			logf.Infof(s.log, "Iteration %d (%s iter/s, %ss/%d iters), loss = %s", s.iter, num(perSec), num(lapse), s.param.GetDisplay(), num(s.smoothedLoss))
 			timer, lastIter = time.Now(), s.iter
-			logOutputs(s.net, "Train")
+			s.logOutputs(s.net, "Train")
 		}
 		if err := s.applyUpdate(display); err != nil {
 			return fmt.Errorf("iteration %d: %w", s.iter, err)
@@ -588,24 +598,24 @@ func (s *Solver[T]) updateSmoothedLoss(loss T, start int) {
 
 // logOutputs logs a net's output blobs, element by element, as Caffe's
 // "Train net output #k" lines.
-func logOutputs[T blob.Float](n *net.Net[T], kind string) {
+func (s *Solver[T]) logOutputs(n *net.Net[T], kind string) {
 	k := 0
 	names := n.OutputBlobNames()
 	for j, b := range n.OutputBlobs() {
 		w := n.OutputLossWeight(j)
 		for _, v := range b.CPUData() {
-			logOutput(kind, k, names[j], v, w)
+			s.logOutput(kind, k, names[j], v, w)
 			k++
 		}
 	}
 }
 
-func logOutput[T blob.Float](kind string, k int, name string, v, w T) {
+func (s *Solver[T]) logOutput(kind string, k int, name string, v, w T) {
 	msg := ""
 	if w != 0 {
 		msg = fmt.Sprintf(" (* %s = %s loss)", num(w), num(w*v))
 	}
-	glog.Infof("    %s net output #%d: %s = %s%s", kind, k, name, num(v), msg)
+	logf.Infof(s.log, "    %s net output #%d: %s = %s%s", kind, k, name, num(v), msg)
 }
 
 // num formats a number as C++ streams do by default (6 significant digits).
@@ -616,7 +626,7 @@ func num[F float32 | float64](v F) string { return fmt.Sprintf("%.6g", float64(v
 func (s *Solver[T]) applyUpdate(display bool) error {
 	rate := learningRate(s.param, s.iter, &s.currentStep)
 	if display {
-		glog.Infof("Iteration %d, lr = %s", s.iter, num(rate))
+		logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
 	}
 	if err := s.updater.apply(s, rate); err != nil {
 		return err
@@ -640,7 +650,7 @@ func (s *Solver[T]) clipGradients() {
 		return
 	}
 	factor := clip / norm
-	glog.Infof("Gradient clipping: scaling down gradients (L2 norm %s > %s) by scale factor %s", num(norm), num(clip), num(factor))
+	logf.Infof(s.log, "Gradient clipping: scaling down gradients (L2 norm %s > %s) by scale factor %s", num(norm), num(clip), num(factor))
 	for _, p := range s.net.LearnableParams() {
 		p.ScaleDiff(T(factor))
 	}
@@ -662,7 +672,7 @@ func (s *Solver[T]) TestAll() error {
 // Test runs test net i for its test_iter iterations with the train net's
 // weights and logs the mean of each output (Caffe's Solver::Test).
 func (s *Solver[T]) Test(i int) error {
-	glog.Infof("Iteration %d, Testing net (#%d)", s.iter, i)
+	logf.Infof(s.log, "Iteration %d, Testing net (#%d)", s.iter, i)
 	tn := s.testNets[i]
 	if err := tn.ShareTrainedLayersWith(s.net); err != nil {
 		return err
@@ -681,7 +691,7 @@ func (s *Solver[T]) Test(i int) error {
 			}
 		}
 		if s.earlyExit {
-			glog.Infof("Test interrupted.")
+			logf.Infof(s.log, "Test interrupted.")
 			return nil
 		}
 		tn.Reseed(s.seed ^ uint64(it)*0x94d049bb133111eb)
@@ -703,14 +713,14 @@ func (s *Solver[T]) Test(i int) error {
 		}
 	}
 	if s.param.GetTestComputeLoss() {
-		glog.Infof("Test loss: %s", num(loss/T(iters)))
+		logf.Infof(s.log, "Test loss: %s", num(loss/T(iters)))
 	}
 	k := 0
 	names := tn.OutputBlobNames()
 	for j, b := range tn.OutputBlobs() {
 		w := tn.OutputLossWeight(j)
 		for range b.Count() {
-			logOutput("Test", k, names[j], scores[k]/T(iters), w)
+			s.logOutput("Test", k, names[j], scores[k]/T(iters), w)
 			k++
 		}
 	}
@@ -732,7 +742,7 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 		return s.snapshotHDF5()
 	}
 	model = s.snapshotFilename(".caffemodel")
-	glog.Infof("Snapshotting to binary proto file %s", model)
+	logf.Infof(s.log, "Snapshotting to binary proto file %s", model)
 	if err := protoio.WriteProtoToBinaryFile(s.net.ToProto(s.param.GetSnapshotDiff()), model); err != nil {
 		return "", "", err
 	}
@@ -741,7 +751,7 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 		st.History = append(st.History, h.ToProto(false))
 	}
 	state = s.snapshotFilename(".solverstate")
-	glog.Infof("Snapshotting solver state to binary proto file %s", state)
+	logf.Infof(s.log, "Snapshotting solver state to binary proto file %s", state)
 	if err := protoio.WriteProtoToBinaryFile(st, state); err != nil {
 		return "", "", err
 	}

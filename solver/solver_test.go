@@ -2,7 +2,7 @@ package solver_test
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/internal/h5pytest"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -20,7 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	glog.SetOutput(io.Discard)
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // the nets' and solvers' logs
 	os.Exit(m.Run())
 }
 

@@ -41,7 +41,7 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase(ph)), Context: ctx, Seed: 1701})
+	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase(ph)), Context: ctx, Seed: 1701, Logger: glog.Logger()})
 	if err != nil {
 		return err
 	}

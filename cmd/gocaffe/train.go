@@ -58,7 +58,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	glog.Infof("Starting Optimization")
 	solvers := make([]*solver.Solver[float32], len(ranks))
 	for i, r := range ranks {
-		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level)})
+		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level)})
 		if err != nil {
 			return fmt.Errorf("%s: %w", *solverFile, err)
 		}

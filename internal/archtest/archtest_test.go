@@ -24,7 +24,9 @@ const module = "github.com/gocaffe/gocaffe/"
 var levels = map[string]int{
 	"proto/caffepb":     0,
 	"protoio":           0,
-	"internal/glog":     0,
+	"internal/glog":     0, // the command's log format (a slog.Handler)
+	"internal/logf":     0, // the library's printf-style lines to a *slog.Logger
+	"internal/logtest":  0, // a slog.Handler recording lines, for tests
 	"internal/progress": 0,
 	"cuda":              1,
 	"mpi":               1, // the MPI binding, the only cgo but cuda's (mpi tag)

@@ -2,7 +2,7 @@ package golden
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,13 +11,12 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 func TestMain(m *testing.M) {
-	glog.SetOutput(io.Discard)
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // the nets' and solvers' logs
 	os.Exit(m.Run())
 }
 
