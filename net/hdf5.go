@@ -27,9 +27,8 @@ func (n *Net[T]) ToHDF5(path string, writeDiff bool) error {
 			return err
 		}
 	}
-	netID := 0
-	for i, l := range n.layers {
-		name := n.layerNames[i]
+	for _, r := range n.layers {
+		name := r.name
 		ld, err := data.CreateGroup(name)
 		if err != nil {
 			return fmt.Errorf("%s: layer %q: %w (Caffe's HDF5 weights have one group per layer name)", path, name, err)
@@ -40,8 +39,8 @@ func (n *Net[T]) ToHDF5(path string, writeDiff bool) error {
 				return fmt.Errorf("%s: layer %q: %w", path, name, err)
 			}
 		}
-		for j, p := range l.LayerBase().Blobs() {
-			if n.paramOwners[netID] < 0 {
+		for j, p := range r.layer.LayerBase().Blobs() {
+			if n.params[r.params[j]].owner < 0 {
 				if err := p.ToHDF5(ld, strconv.Itoa(j), false); err != nil {
 					return fmt.Errorf("%s: layer %q: %w", path, name, err)
 				}
@@ -51,7 +50,6 @@ func (n *Net[T]) ToHDF5(path string, writeDiff bool) error {
 					return fmt.Errorf("%s: layer %q: %w", path, name, err)
 				}
 			}
-			netID++
 		}
 	}
 	return protoio.WriteFileAtomic(path, b.Bytes())
@@ -88,14 +86,14 @@ func (n *Net[T]) CopyTrainedLayersFromHDF5(path string) error {
 		if err != nil {
 			return err
 		}
-		targets := n.layers[id].LayerBase().Blobs()
+		targets := n.layers[id].layer.LayerBase().Blobs()
 		if len(lg.Names()) > len(targets) {
 			return fmt.Errorf("%s: incompatible number of blobs for layer %q: the file has %d, the net's layer %d", path, name, len(lg.Names()), len(targets))
 		}
 		for j, t := range targets {
 			ds := strconv.Itoa(j)
 			if !lg.Has(ds) {
-				if n.paramOwners[n.paramIndex(id, j)] >= 0 {
+				if n.params[n.layers[id].params[j]].owner >= 0 {
 					continue // shared: its owner carries the weights
 				}
 				return fmt.Errorf("%s: incompatible number of blobs for layer %q: no dataset /data/%s/%s", path, name, name, ds)
@@ -118,14 +116,4 @@ func (n *Net[T]) CopyTrainedLayersFromHDF5(path string) error {
 		copy(j.target.MutableCPUData(), j.staged.CPUData())
 	}
 	return nil
-}
-
-// paramIndex returns the index in Params of layer id's blob j.
-func (n *Net[T]) paramIndex(id, j int) int {
-	for k, r := range n.paramLayers {
-		if r.layer == id && r.param == j {
-			return k
-		}
-	}
-	return -1
 }

@@ -60,34 +60,56 @@ type Net[T Float] struct {
 	ctx   *device.Context
 	log   *slog.Logger // nil: slog.Default()
 
-	layers     []layer.Layer[T]
-	layerNames []string
-	layerIndex map[string]int
+	layers     []layerRecord[T] // in order, Split layers included
+	layerIndex map[string]int   // the last layer of each name, as Caffe's
 
-	blobs     []*blob.Blob[T]
-	blobNames []string
+	blobs     []blobRecord[T] // the named blobs (the tops), in creation order
 	blobIndex map[string]int
 
-	bottoms, tops             [][]*blob.Blob[T]
-	bottomIDs, topIDs         [][]int
-	bottomNeedBackward        [][]bool
-	layerNeedBackward         []bool
-	blobNeedBackward          []bool
-	blobLossWeights           []T
-	outputIDs                 []int
-	params                    []*blob.Blob[T] // every layer's learnable blobs, in layer order
-	paramOwners               []int           // index in params of the owner, -1 for owners
-	paramLayers               []paramRef      // the layer and blob index of each param
-	paramDisplayNames         []string
-	paramNameIndex            map[string]int
-	learnableParams           []*blob.Blob[T] // the owned params: what solvers update
-	learnableIDs              []int           // for each param, its learnable param
-	paramsLR, paramsDecay     []float32
-	hasParamsLR, hasParamsDec []bool
-	debugInfo                 bool
+	outputIDs      []int                // the blobs no layer consumes
+	params         []paramRecord[T]     // every layer's learnable blobs, in layer order
+	paramNameIndex map[string]int       // the owner of each ParamSpec name
+	learnable      []learnableRecord[T] // the owned params: what solvers update
+	debugInfo      bool
 }
 
-type paramRef struct{ layer, param int }
+// layerRecord is one layer of a net and its connections.
+type layerRecord[T Float] struct {
+	layer              layer.Layer[T]
+	name               string
+	bottoms, tops      []*blob.Blob[T]
+	bottomIDs, topIDs  []int  // the blobs' indices in Net.blobs
+	bottomNeedBackward []bool // which bottoms get a gradient
+	needBackward       bool   // whether the layer runs a backward pass
+	params             []int  // its learnable blobs' indices in Net.params
+}
+
+// blobRecord is one named blob of a net.
+type blobRecord[T Float] struct {
+	blob         *blob.Blob[T]
+	name         string
+	needBackward bool
+	lossWeight   T
+}
+
+// paramRecord is one learnable blob of one layer.
+type paramRecord[T Float] struct {
+	blob        *blob.Blob[T]
+	layer       int // the layer's index
+	index       int // the blob's index in its layer
+	displayName string
+	owner       int // index in Net.params of the owner, -1 for owners
+	learnable   int // index in Net.learnable of the parameter it is or shares
+}
+
+// learnableRecord is a parameter a solver updates: an owner, with the
+// multipliers of its ParamSpec completed by those of its sharers.
+type learnableRecord[T Float] struct {
+	blob            *blob.Blob[T]
+	param           int // index in Net.params
+	lr, decay       float32
+	hasLR, hasDecay bool
+}
 
 // NewFromFile reads a net prototxt (upgrading old formats) and builds it.
 func NewFromFile[T Float](path string, opts Options) (*Net[T], error) {
@@ -141,10 +163,10 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	if p.GetForceBackward() {
 		n.forceBackward()
 	}
-	for id := range n.blobs {
-		if available[n.blobNames[id]] {
+	for id, b := range n.blobs {
+		if available[b.name] {
 			n.outputIDs = append(n.outputIDs, id)
-			logf.Debugf(n.log, "This network produces output %s", n.blobNames[id])
+			logf.Debugf(n.log, "This network produces output %s", b.name)
 		}
 	}
 	if err := n.shareWeights(); err != nil {
@@ -177,12 +199,9 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 	b.SetContext(n.ctx)
 	b.SetLogger(n.log)
 	b.SetRNG(mathfn.NewRNG(rng.Uint64()))
-	n.layers = append(n.layers, l)
-	n.layerNames = append(n.layerNames, lp.GetName())
+	n.layers = append(n.layers, layerRecord[T]{layer: l, name: lp.GetName()})
 	n.layerIndex[lp.GetName()] = id
-	n.bottoms, n.tops = append(n.bottoms, nil), append(n.tops, nil)
-	n.bottomIDs, n.topIDs = append(n.bottomIDs, nil), append(n.topIDs, nil)
-	n.bottomNeedBackward = append(n.bottomNeedBackward, nil)
+	r := &n.layers[id]
 	logf.Debugf(n.log, "Creating Layer %s", lp.GetName())
 
 	needBackward := false
@@ -192,16 +211,16 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 			return fmt.Errorf("layer %q: unknown bottom blob %q (bottom index %d)", lp.GetName(), name, j)
 		}
 		delete(available, name)
-		n.bottoms[id] = append(n.bottoms[id], n.blobs[blobID])
-		n.bottomIDs[id] = append(n.bottomIDs[id], blobID)
+		r.bottoms = append(r.bottoms, n.blobs[blobID].blob)
+		r.bottomIDs = append(r.bottomIDs, blobID)
 		// An explicit propagate_down decides, even asking for a gradient
 		// the blob would not otherwise get (Caffe's AppendBottom).
-		need := n.blobNeedBackward[blobID]
+		need := n.blobs[blobID].needBackward
 		if len(lp.PropagateDown) > 0 {
 			need = lp.PropagateDown[j]
 		}
-		n.bottomNeedBackward[id] = append(n.bottomNeedBackward[id], need)
-		needBackward = needBackward || n.blobNeedBackward[blobID]
+		r.bottomNeedBackward = append(r.bottomNeedBackward, need)
+		needBackward = needBackward || n.blobs[blobID].needBackward
 	}
 	for j, name := range lp.Top {
 		if err := n.appendTop(id, j, name, lp, available); err != nil {
@@ -216,12 +235,11 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 		}
 	}
 	logf.Debugf(n.log, "Setting up %s", lp.GetName())
-	if err := layer.SetUp(l, n.bottoms[id], n.tops[id]); err != nil {
+	if err := layer.SetUp(l, r.bottoms, r.tops); err != nil {
 		return err
 	}
-	for j, t := range n.tops[id] {
-		blobID := n.topIDs[id][j]
-		n.blobLossWeights[blobID] = b.Loss(j)
+	for j, t := range r.tops {
+		n.blobs[r.topIDs[j]].lossWeight = b.Loss(j)
 		logf.Debugf(n.log, "Top shape: %s", t.ShapeString())
 		if w := b.Loss(j); w != 0 {
 			logf.Debugf(n.log, "    with loss weight %v", w)
@@ -232,10 +250,10 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 		return err
 	}
 	needBackward = paramsNeed || needBackward
-	n.layerNeedBackward = append(n.layerNeedBackward, needBackward)
+	r.needBackward = needBackward
 	if needBackward {
-		for _, t := range n.topIDs[id] {
-			n.blobNeedBackward[t] = true
+		for _, t := range r.topIDs {
+			n.blobs[t].needBackward = true
 		}
 	}
 	return nil
@@ -245,10 +263,8 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 // name for in-place computation.
 func (n *Net[T]) appendTop(id, j int, name string, lp *caffepb.LayerParameter, available map[string]bool) error {
 	if j < len(lp.Bottom) && lp.Bottom[j] == name {
-		blobID := n.blobIndex[name]
 		logf.Debugf(n.log, "%s -> %s (in-place)", lp.GetName(), name)
-		n.tops[id] = append(n.tops[id], n.blobs[blobID])
-		n.topIDs[id] = append(n.topIDs[id], blobID)
+		n.addTop(id, n.blobIndex[name])
 		available[name] = true
 		return nil
 	}
@@ -258,17 +274,19 @@ func (n *Net[T]) appendTop(id, j int, name string, lp *caffepb.LayerParameter, a
 	logf.Debugf(n.log, "%s -> %s", lp.GetName(), name)
 	blobID := n.newBlob(name)
 	n.blobIndex[name] = blobID
-	n.tops[id] = append(n.tops[id], n.blobs[blobID])
-	n.topIDs[id] = append(n.topIDs[id], blobID)
+	n.addTop(id, blobID)
 	available[name] = true
 	return nil
 }
 
 // appendAnonymousTop adds a top no other layer can read.
-func (n *Net[T]) appendAnonymousTop(id int) {
-	blobID := n.newBlob("(automatic)")
-	n.tops[id] = append(n.tops[id], n.blobs[blobID])
-	n.topIDs[id] = append(n.topIDs[id], blobID)
+func (n *Net[T]) appendAnonymousTop(id int) { n.addTop(id, n.newBlob("(automatic)")) }
+
+// addTop makes blob blobID the next top of layer id.
+func (n *Net[T]) addTop(id, blobID int) {
+	r := &n.layers[id]
+	r.tops = append(r.tops, n.blobs[blobID].blob)
+	r.topIDs = append(r.topIDs, blobID)
 }
 
 func (n *Net[T]) newBlob(name string) int {
@@ -276,10 +294,7 @@ func (n *Net[T]) newBlob(name string) int {
 	if d := n.ctx.Device(); d != nil {
 		b.SetDevice(d)
 	}
-	n.blobs = append(n.blobs, b)
-	n.blobNames = append(n.blobNames, name)
-	n.blobNeedBackward = append(n.blobNeedBackward, false)
-	n.blobLossWeights = append(n.blobLossWeights, 0)
+	n.blobs = append(n.blobs, blobRecord[T]{blob: b, name: name})
 	return len(n.blobs) - 1
 }
 
@@ -314,30 +329,28 @@ func (n *Net[T]) addParams(id int, l layer.Layer[T], lp *caffepb.LayerParameter)
 // earlier blob of the same ParamSpec name.
 func (n *Net[T]) appendParam(id, j int, spec *caffepb.ParamSpec) error {
 	netID := len(n.params)
-	n.params = append(n.params, n.layers[id].LayerBase().Blobs()[j])
-	n.paramLayers = append(n.paramLayers, paramRef{id, j})
 	name := spec.GetName()
 	display := name
 	if display == "" {
 		display = fmt.Sprint(j)
 	}
-	n.paramDisplayNames = append(n.paramDisplayNames, display)
+	p := paramRecord[T]{blob: n.layers[id].layer.LayerBase().Blobs()[j], layer: id, index: j, displayName: display, owner: -1}
+	n.layers[id].params = append(n.layers[id].params, netID)
 	owner, shared := n.paramNameIndex[name]
 	if name == "" || !shared {
 		if name != "" {
 			n.paramNameIndex[name] = netID
 		}
-		n.paramOwners = append(n.paramOwners, -1)
-		n.learnableIDs = append(n.learnableIDs, len(n.learnableParams))
-		n.learnableParams = append(n.learnableParams, n.params[netID])
-		n.hasParamsLR = append(n.hasParamsLR, spec.LrMult != nil)
-		n.hasParamsDec = append(n.hasParamsDec, spec.DecayMult != nil)
-		n.paramsLR = append(n.paramsLR, spec.GetLrMult())
-		n.paramsDecay = append(n.paramsDecay, spec.GetDecayMult())
+		p.learnable = len(n.learnable)
+		n.params = append(n.params, p)
+		n.learnable = append(n.learnable, learnableRecord[T]{
+			blob: p.blob, param: netID,
+			lr: spec.GetLrMult(), decay: spec.GetDecayMult(), hasLR: spec.LrMult != nil, hasDecay: spec.DecayMult != nil,
+		})
 		return nil
 	}
-	n.paramOwners = append(n.paramOwners, owner)
-	n.learnableIDs = append(n.learnableIDs, n.learnableIDs[owner])
+	p.owner, p.learnable = owner, n.params[owner].learnable
+	n.params = append(n.params, p)
 	return n.checkSharedParam(netID, owner, spec)
 }
 
@@ -345,10 +358,10 @@ func (n *Net[T]) appendParam(id, j int, spec *caffepb.ParamSpec) error {
 // same shape for STRICT sharing, the same count for PERMISSIVE, and
 // multipliers that agree.
 func (n *Net[T]) checkSharedParam(i, owner int, spec *caffepb.ParamSpec) error {
-	ref, oref := n.paramLayers[i], n.paramLayers[owner]
-	layerName, ownerName := n.layerNames[ref.layer], n.layerNames[oref.layer]
-	this, own := n.params[i], n.params[owner]
-	logf.Debugf(n.log, "Sharing parameters '%s' owned by layer '%s', param index %d", spec.GetName(), ownerName, oref.param)
+	ref, oref := n.params[i], n.params[owner]
+	layerName, ownerName := n.layers[ref.layer].name, n.layers[oref.layer].name
+	this, own := ref.blob, oref.blob
+	logf.Debugf(n.log, "Sharing parameters '%s' owned by layer '%s', param index %d", spec.GetName(), ownerName, oref.index)
 	if spec.GetShareMode() == caffepb.ParamSpec_PERMISSIVE {
 		if this.Count() != own.Count() {
 			return fmt.Errorf("layer %q: shared parameter %q has count %d, the owner's (layer %q) is %d", layerName, spec.GetName(), this.Count(), ownerName, own.Count())
@@ -357,21 +370,21 @@ func (n *Net[T]) checkSharedParam(i, owner int, spec *caffepb.ParamSpec) error {
 		return fmt.Errorf("layer %q: shared parameter %q has shape %s, the owner's (layer %q) is %s; use share_mode PERMISSIVE to share by count",
 			layerName, spec.GetName(), this.ShapeString(), ownerName, own.ShapeString())
 	}
-	lid := n.learnableIDs[i]
-	if err := mergeMult(&n.paramsLR[lid], &n.hasParamsLR[lid], spec.LrMult, "lr_mult", layerName, spec.GetName()); err != nil {
+	l := &n.learnable[ref.learnable]
+	if err := mergeMult(&l.lr, &l.hasLR, spec.LrMult, "lr_mult", layerName, spec.GetName()); err != nil {
 		return err
 	}
-	return mergeMult(&n.paramsDecay[lid], &n.hasParamsDec[lid], spec.DecayMult, "decay_mult", layerName, spec.GetName())
+	return mergeMult(&l.decay, &l.hasDecay, spec.DecayMult, "decay_mult", layerName, spec.GetName())
 }
 
 // shareWeights makes every sharing parameter use its owner's memory (the
 // shapes were checked as each layer was added).
 func (n *Net[T]) shareWeights() error {
-	for i, owner := range n.paramOwners {
-		if owner < 0 {
+	for _, p := range n.params {
+		if p.owner < 0 {
 			continue
 		}
-		this, own := n.params[i], n.params[owner]
+		this, own := p.blob, n.params[p.owner].blob
 		if err := this.ShareData(own); err != nil {
 			return err
 		}
@@ -402,36 +415,35 @@ func (n *Net[T]) analyseBackward() {
 	underLoss := map[int]bool{}
 	skipBackprop := map[int]bool{}
 	for id := len(n.layers) - 1; id >= 0; id-- {
+		r := &n.layers[id]
 		contributes, skip := false, true
-		for j, t := range n.topIDs[id] {
-			if n.layers[id].LayerBase().Loss(j) != 0 || underLoss[t] {
+		for j, t := range r.topIDs {
+			if r.layer.LayerBase().Loss(j) != 0 || underLoss[t] {
 				contributes = true
 			}
 			if !skipBackprop[t] {
 				skip = false
 			}
 		}
-		if n.layerNeedBackward[id] && skip {
-			n.layerNeedBackward[id] = false
-			for j := range n.bottomNeedBackward[id] {
-				n.bottomNeedBackward[id][j] = false
-			}
+		if r.needBackward && skip {
+			r.needBackward = false
+			clear(r.bottomNeedBackward)
 		}
 		if !contributes {
-			n.layerNeedBackward[id] = false
+			r.needBackward = false
 		}
-		if n.layerNeedBackward[id] {
-			logf.Debugf(n.log, "%s needs backward computation.", n.layerNames[id])
+		if r.needBackward {
+			logf.Debugf(n.log, "%s needs backward computation.", r.name)
 		} else {
-			logf.Debugf(n.log, "%s does not need backward computation.", n.layerNames[id])
+			logf.Debugf(n.log, "%s does not need backward computation.", r.name)
 		}
-		for j, b := range n.bottomIDs[id] {
+		for j, b := range r.bottomIDs {
 			if contributes {
 				underLoss[b] = true
 			} else {
-				n.bottomNeedBackward[id][j] = false
+				r.bottomNeedBackward[j] = false
 			}
-			if !n.bottomNeedBackward[id][j] {
+			if !r.bottomNeedBackward[j] {
 				skipBackprop[b] = true
 			}
 		}
@@ -441,14 +453,15 @@ func (n *Net[T]) analyseBackward() {
 // forceBackward makes every layer compute every gradient it can
 // (NetParameter.force_backward).
 func (n *Net[T]) forceBackward() {
-	for id, l := range n.layers {
-		n.layerNeedBackward[id] = true
-		for j, b := range n.bottomIDs[id] {
-			n.bottomNeedBackward[id][j] = n.bottomNeedBackward[id][j] || layer.AllowForceBackward(l, j)
-			n.blobNeedBackward[b] = n.blobNeedBackward[b] || n.bottomNeedBackward[id][j]
+	for id := range n.layers {
+		r := &n.layers[id]
+		r.needBackward = true
+		for j, b := range r.bottomIDs {
+			r.bottomNeedBackward[j] = r.bottomNeedBackward[j] || layer.AllowForceBackward(r.layer, j)
+			n.blobs[b].needBackward = n.blobs[b].needBackward || r.bottomNeedBackward[j]
 		}
-		for j := range l.LayerBase().Blobs() {
-			l.LayerBase().SetParamPropagateDown(j, true)
+		for j := range r.layer.LayerBase().Blobs() {
+			r.layer.LayerBase().SetParamPropagateDown(j, true)
 		}
 	}
 }
@@ -461,7 +474,8 @@ func (n *Net[T]) ForwardFromTo(start, end int) (T, error) {
 	}
 	var loss T
 	for i := start; i <= end; i++ {
-		l, err := layer.Forward(n.layers[i], n.bottoms[i], n.tops[i])
+		r := &n.layers[i]
+		l, err := layer.Forward(r.layer, r.bottoms, r.tops)
 		if err != nil {
 			return 0, err
 		}
@@ -483,10 +497,11 @@ func (n *Net[T]) BackwardFromTo(start, end int) error {
 		return fmt.Errorf("net %q: BackwardFromTo(%d, %d) with %d layers", n.name, start, end, len(n.layers))
 	}
 	for i := start; i >= end; i-- {
-		if !n.layerNeedBackward[i] {
+		r := &n.layers[i]
+		if !r.needBackward {
 			continue
 		}
-		if err := layer.Backward(n.layers[i], n.tops[i], n.bottomNeedBackward[i], n.bottoms[i]); err != nil {
+		if err := layer.Backward(r.layer, r.tops, r.bottomNeedBackward, r.bottoms); err != nil {
 			return err
 		}
 		if n.debugInfo {
@@ -511,9 +526,9 @@ func (n *Net[T]) ForwardBackward() (T, error) {
 // Reshape reshapes every layer for its bottoms' current shapes (after an
 // input blob changed shape).
 func (n *Net[T]) Reshape() error {
-	for i, l := range n.layers {
-		if err := l.Reshape(n.bottoms[i], n.tops[i]); err != nil {
-			return fmt.Errorf("layer %q (%s): %w", n.layerNames[i], l.Type(), err)
+	for _, r := range n.layers {
+		if err := r.layer.Reshape(r.bottoms, r.tops); err != nil {
+			return fmt.Errorf("layer %q (%s): %w", r.name, r.layer.Type(), err)
 		}
 	}
 	return nil
@@ -522,8 +537,8 @@ func (n *Net[T]) Reshape() error {
 // ClearParamDiffs zeroes the diffs of the learnable parameters, on the
 // device they live on.
 func (n *Net[T]) ClearParamDiffs() error {
-	for _, p := range n.learnableParams {
-		if err := zeroDiff(p, n); err != nil {
+	for _, p := range n.learnable {
+		if err := zeroDiff(p.blob, n); err != nil {
 			return err
 		}
 	}
@@ -533,8 +548,8 @@ func (n *Net[T]) ClearParamDiffs() error {
 // Update applies data -= diff to every learnable parameter.
 func (n *Net[T]) Update() (err error) {
 	defer device.Recover(&err)
-	for _, p := range n.learnableParams {
-		p.Update()
+	for _, p := range n.learnable {
+		p.blob.Update()
 	}
 	return nil
 }
@@ -548,31 +563,40 @@ func (n *Net[T]) Phase() caffepb.Phase { return n.phase }
 // Context returns the device context the net runs on, nil for the CPU.
 func (n *Net[T]) Context() *device.Context { return n.ctx }
 
-// Layers returns the layers in order (Split layers included).
-func (n *Net[T]) Layers() []layer.Layer[T] { return n.layers }
+// Layers returns the layers in order (Split layers included), in a new
+// slice.
+func (n *Net[T]) Layers() []layer.Layer[T] {
+	return collect(n.layers, func(r layerRecord[T]) layer.Layer[T] { return r.layer })
+}
 
-// LayerNames returns the layers' names, in order.
-func (n *Net[T]) LayerNames() []string { return n.layerNames }
+// LayerNames returns the layers' names, in order, in a new slice.
+func (n *Net[T]) LayerNames() []string {
+	return collect(n.layers, func(r layerRecord[T]) string { return r.name })
+}
 
 // LayerByName returns the named layer, or nil. Of several layers of one
 // name it returns the last, as Caffe's layer_by_name.
 func (n *Net[T]) LayerByName(name string) layer.Layer[T] {
 	if i, ok := n.layerIndex[name]; ok {
-		return n.layers[i]
+		return n.layers[i].layer
 	}
 	return nil
 }
 
-// Blobs returns every named blob (tops), in creation order.
-func (n *Net[T]) Blobs() []*blob.Blob[T] { return n.blobs }
+// Blobs returns every named blob (tops), in creation order, in a new slice.
+func (n *Net[T]) Blobs() []*blob.Blob[T] {
+	return collect(n.blobs, func(r blobRecord[T]) *blob.Blob[T] { return r.blob })
+}
 
-// BlobNames returns the blobs' names.
-func (n *Net[T]) BlobNames() []string { return n.blobNames }
+// BlobNames returns the blobs' names, in a new slice.
+func (n *Net[T]) BlobNames() []string {
+	return collect(n.blobs, func(r blobRecord[T]) string { return r.name })
+}
 
 // BlobByName returns the named blob, or nil.
 func (n *Net[T]) BlobByName(name string) *blob.Blob[T] {
 	if i, ok := n.blobIndex[name]; ok {
-		return n.blobs[i]
+		return n.blobs[i].blob
 	}
 	return nil
 }
@@ -580,42 +604,42 @@ func (n *Net[T]) BlobByName(name string) *blob.Blob[T] {
 // firstLayerNamed returns the index of the first layer of that name, or -1:
 // the layer Caffe's CopyTrainedLayersFrom and ShareTrainedLayersWith pick.
 func (n *Net[T]) firstLayerNamed(name string) int {
-	return slices.Index(n.layerNames, name)
+	return slices.IndexFunc(n.layers, func(r layerRecord[T]) bool { return r.name == name })
 }
 
-// Bottoms returns layer i's bottom blobs.
-func (n *Net[T]) Bottoms(i int) []*blob.Blob[T] { return n.bottoms[i] }
+// Bottoms returns layer i's bottom blobs, in a new slice.
+func (n *Net[T]) Bottoms(i int) []*blob.Blob[T] { return slices.Clone(n.layers[i].bottoms) }
 
-// Tops returns layer i's top blobs.
-func (n *Net[T]) Tops(i int) []*blob.Blob[T] { return n.tops[i] }
+// Tops returns layer i's top blobs, in a new slice.
+func (n *Net[T]) Tops(i int) []*blob.Blob[T] { return slices.Clone(n.layers[i].tops) }
 
-// BottomNeedBackward returns which of layer i's bottoms get a gradient.
-func (n *Net[T]) BottomNeedBackward(i int) []bool { return n.bottomNeedBackward[i] }
+// BottomNeedBackward returns which of layer i's bottoms get a gradient, in
+// a new slice.
+func (n *Net[T]) BottomNeedBackward(i int) []bool {
+	return slices.Clone(n.layers[i].bottomNeedBackward)
+}
 
 // LayerNeedBackward reports whether layer i runs a backward pass.
-func (n *Net[T]) LayerNeedBackward(i int) bool { return n.layerNeedBackward[i] }
+func (n *Net[T]) LayerNeedBackward(i int) bool { return n.layers[i].needBackward }
 
 // BlobLossWeight returns the loss weight of blob i (0 for non-loss blobs).
-func (n *Net[T]) BlobLossWeight(i int) T { return n.blobLossWeights[i] }
+func (n *Net[T]) BlobLossWeight(i int) T { return n.blobs[i].lossWeight }
 
-// OutputBlobs returns the blobs no layer consumes: the net's outputs.
+// OutputBlobs returns the blobs no layer consumes, the net's outputs, in a
+// new slice.
 func (n *Net[T]) OutputBlobs() []*blob.Blob[T] {
-	out := make([]*blob.Blob[T], len(n.outputIDs))
-	for i, id := range n.outputIDs {
-		out[i] = n.blobs[id]
-	}
-	return out
+	return collect(n.outputIDs, func(id int) *blob.Blob[T] { return n.blobs[id].blob })
 }
 
 // OutputLossWeight returns the loss weight of output blob j.
-func (n *Net[T]) OutputLossWeight(j int) T { return n.blobLossWeights[n.outputIDs[j]] }
+func (n *Net[T]) OutputLossWeight(j int) T { return n.blobs[n.outputIDs[j]].lossWeight }
 
 // Reseed restarts every layer's random number generator from a seed
 // derived from seed and the layer's index (see layer.Base.Reseed). It
 // allocates nothing.
 func (n *Net[T]) Reseed(seed uint64) {
-	for i, l := range n.layers {
-		l.LayerBase().Reseed(mix64(seed + uint64(i)*0x9e3779b97f4a7c15))
+	for i, r := range n.layers {
+		r.layer.LayerBase().Reseed(mix64(seed + uint64(i)*0x9e3779b97f4a7c15))
 	}
 }
 
@@ -626,36 +650,56 @@ func mix64(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// OutputBlobNames returns the names of the output blobs.
+// OutputBlobNames returns the names of the output blobs, in a new slice.
 func (n *Net[T]) OutputBlobNames() []string {
-	out := make([]string, len(n.outputIDs))
-	for i, id := range n.outputIDs {
-		out[i] = n.blobNames[id]
+	return collect(n.outputIDs, func(id int) string { return n.blobs[id].name })
+}
+
+// Params returns every layer's learnable blobs in layer order, in a new
+// slice; shared ones appear once per layer using them.
+func (n *Net[T]) Params() []*blob.Blob[T] {
+	return collect(n.params, func(p paramRecord[T]) *blob.Blob[T] { return p.blob })
+}
+
+// LearnableParams returns the parameters a solver updates, each shared
+// parameter once, at its owner, in a new slice. Graph().LearnableParams()
+// reaches them without allocating.
+func (n *Net[T]) LearnableParams() []*blob.Blob[T] {
+	return collect(n.learnable, func(l learnableRecord[T]) *blob.Blob[T] { return l.blob })
+}
+
+// ParamsLR returns each learnable parameter's lr_mult, in a new slice.
+func (n *Net[T]) ParamsLR() []float32 {
+	return collect(n.learnable, func(l learnableRecord[T]) float32 { return l.lr })
+}
+
+// ParamsWeightDecay returns each learnable parameter's decay_mult, in a
+// new slice.
+func (n *Net[T]) ParamsWeightDecay() []float32 {
+	return collect(n.learnable, func(l learnableRecord[T]) float32 { return l.decay })
+}
+
+// ParamOwners returns, for each entry of Params, the index of the entry
+// owning its memory, or -1 for owners, in a new slice.
+func (n *Net[T]) ParamOwners() []int {
+	return collect(n.params, func(p paramRecord[T]) int { return p.owner })
+}
+
+// ParamDisplayNames returns each entry of Params' ParamSpec name, or its
+// index in its layer when unnamed, in a new slice.
+func (n *Net[T]) ParamDisplayNames() []string {
+	return collect(n.params, func(p paramRecord[T]) string { return p.displayName })
+}
+
+// collect returns f of each element of s, in a new slice: what the
+// accessors hand out instead of the net's own records.
+func collect[E, V any](s []E, f func(E) V) []V {
+	out := make([]V, len(s))
+	for i, e := range s {
+		out[i] = f(e)
 	}
 	return out
 }
-
-// Params returns every layer's learnable blobs in layer order; shared ones
-// appear once per layer using them.
-func (n *Net[T]) Params() []*blob.Blob[T] { return n.params }
-
-// LearnableParams returns the parameters a solver updates: each shared
-// parameter once, at its owner.
-func (n *Net[T]) LearnableParams() []*blob.Blob[T] { return n.learnableParams }
-
-// ParamsLR returns each learnable parameter's lr_mult.
-func (n *Net[T]) ParamsLR() []float32 { return n.paramsLR }
-
-// ParamsWeightDecay returns each learnable parameter's decay_mult.
-func (n *Net[T]) ParamsWeightDecay() []float32 { return n.paramsDecay }
-
-// ParamOwners returns, for each entry of Params, the index of the entry
-// owning its memory, or -1 for owners.
-func (n *Net[T]) ParamOwners() []int { return n.paramOwners }
-
-// ParamDisplayNames returns each entry of Params' ParamSpec name, or its
-// index in its layer when unnamed.
-func (n *Net[T]) ParamDisplayNames() []string { return n.paramDisplayNames }
 
 // Close releases what the net holds outside Go's heap: it stops and closes
 // the layers that own resources (data layers' prefetch goroutines and
@@ -666,16 +710,16 @@ func (n *Net[T]) ParamDisplayNames() []string { return n.paramDisplayNames }
 // twice.
 func (n *Net[T]) Close() error {
 	var errs []error
-	for i, l := range n.layers {
-		if c, ok := l.(io.Closer); ok {
+	for _, r := range n.layers {
+		if c, ok := r.layer.(io.Closer); ok {
 			if err := c.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("layer %q: %w", n.layerNames[i], err))
+				errs = append(errs, fmt.Errorf("layer %q: %w", r.name, err))
 			}
 		}
 	}
 	if n.ctx.OnGPU() {
 		for _, b := range n.blobs {
-			errs = append(errs, b.Close())
+			errs = append(errs, b.blob.Close())
 		}
 	}
 	return errors.Join(errs...)

@@ -30,7 +30,7 @@ func (n *Net[T]) CopyTrainedLayersFrom(model *caffepb.NetParameter) error {
 			logf.Debugf(n.log, "Ignoring source layer %s", src.GetName())
 			continue
 		}
-		targets := n.layers[id].LayerBase().Blobs()
+		targets := n.layers[id].layer.LayerBase().Blobs()
 		if len(targets) != len(src.Blobs) {
 			return fmt.Errorf("incompatible number of blobs for layer %q: the model has %d, the net's layer %d", src.GetName(), len(src.Blobs), len(targets))
 		}
@@ -91,10 +91,10 @@ func (n *Net[T]) CopyTrainedLayersFromFile(path string) error {
 // .caffemodel.
 func (n *Net[T]) ToProto(writeDiff bool) *caffepb.NetParameter {
 	p := &caffepb.NetParameter{Name: proto.String(n.name)}
-	for _, l := range n.layers {
-		lp := proto.Clone(l.LayerBase().Param()).(*caffepb.LayerParameter)
+	for _, r := range n.layers {
+		lp := proto.Clone(r.layer.LayerBase().Param()).(*caffepb.LayerParameter)
 		lp.Blobs = nil
-		for _, b := range l.LayerBase().Blobs() {
+		for _, b := range r.layer.LayerBase().Blobs() {
 			lp.Blobs = append(lp.Blobs, b.ToProto(writeDiff))
 		}
 		p.Layer = append(p.Layer, lp)
@@ -107,18 +107,18 @@ func (n *Net[T]) ToProto(writeDiff bool) *caffepb.NetParameter {
 // net's weights this way). As in Caffe, each of other's layers is shared
 // with the first of this net's layers of its name.
 func (n *Net[T]) ShareTrainedLayersWith(other *Net[T]) error {
-	for i, src := range other.layers {
-		id := n.firstLayerNamed(other.layerNames[i])
+	for _, src := range other.layers {
+		id := n.firstLayerNamed(src.name)
 		if id < 0 {
 			continue
 		}
-		targets, sources := n.layers[id].LayerBase().Blobs(), src.LayerBase().Blobs()
+		targets, sources := n.layers[id].layer.LayerBase().Blobs(), src.layer.LayerBase().Blobs()
 		if len(targets) != len(sources) {
-			return fmt.Errorf("incompatible number of blobs for layer %q: %d here, %d in the shared net", other.layerNames[i], len(targets), len(sources))
+			return fmt.Errorf("incompatible number of blobs for layer %q: %d here, %d in the shared net", src.name, len(targets), len(sources))
 		}
 		for j, t := range targets {
 			if !t.SameShape(sources[j]) {
-				return fmt.Errorf("layer %q param %d: shape %s here, %s in the shared net", other.layerNames[i], j, t.ShapeString(), sources[j].ShapeString())
+				return fmt.Errorf("layer %q param %d: shape %s here, %s in the shared net", src.name, j, t.ShapeString(), sources[j].ShapeString())
 			}
 			if err := t.ShareData(sources[j]); err != nil {
 				return err
@@ -147,24 +147,27 @@ func zeroDiff[T Float](p *blob.Blob[T], n *Net[T]) error {
 // forwardDebugInfo logs the mean absolute value of layer i's tops and
 // parameters (NetParameter.debug_info).
 func (n *Net[T]) forwardDebugInfo(i int) {
-	for j, t := range n.tops[i] {
-		logf.Infof(n.log, "    [Forward] Layer %s, top blob %s data: %v", n.layerNames[i], n.blobNames[n.topIDs[i][j]], meanAbs(t.AsumData(), t.Count()))
+	r := &n.layers[i]
+	for j, t := range r.tops {
+		logf.Infof(n.log, "    [Forward] Layer %s, top blob %s data: %v", r.name, n.blobs[r.topIDs[j]].name, meanAbs(t.AsumData(), t.Count()))
 	}
-	for j, p := range n.layers[i].LayerBase().Blobs() {
-		logf.Infof(n.log, "    [Forward] Layer %s, param blob %d data: %v", n.layerNames[i], j, meanAbs(p.AsumData(), p.Count()))
+	for j, p := range r.layer.LayerBase().Blobs() {
+		logf.Infof(n.log, "    [Forward] Layer %s, param blob %d data: %v", r.name, j, meanAbs(p.AsumData(), p.Count()))
 	}
 }
 
 // backwardDebugInfo logs the mean absolute gradients of layer i.
 func (n *Net[T]) backwardDebugInfo(i int) {
-	for j, b := range n.bottoms[i] {
-		if n.bottomNeedBackward[i][j] {
-			logf.Infof(n.log, "    [Backward] Layer %s, bottom blob %s diff: %v", n.layerNames[i], n.blobNames[n.bottomIDs[i][j]], meanAbs(b.AsumDiff(), b.Count()))
+	r := &n.layers[i]
+	for j, b := range r.bottoms {
+		if r.bottomNeedBackward[j] {
+			logf.Infof(n.log, "    [Backward] Layer %s, bottom blob %s diff: %v", r.name, n.blobs[r.bottomIDs[j]].name, meanAbs(b.AsumDiff(), b.Count()))
 		}
 	}
-	for j, p := range n.layers[i].LayerBase().Blobs() {
-		if n.layers[i].LayerBase().ParamPropagateDown(j) {
-			logf.Infof(n.log, "    [Backward] Layer %s, param blob %d diff: %v", n.layerNames[i], j, meanAbs(p.AsumDiff(), p.Count()))
+	lb := r.layer.LayerBase()
+	for j, p := range lb.Blobs() {
+		if lb.ParamPropagateDown(j) {
+			logf.Infof(n.log, "    [Backward] Layer %s, param blob %d diff: %v", r.name, j, meanAbs(p.AsumDiff(), p.Count()))
 		}
 	}
 }

@@ -9,6 +9,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
+// learningRate is the rate of p's policy at iter.
+func learningRate(p *caffepb.SolverParameter, iter int, step *int) float64 {
+	pol, err := policyOf(p)
+	if err != nil {
+		panic(err)
+	}
+	return pol.Rate(p, iter, step)
+}
+
 func TestLearningRatePolicies(t *testing.T) {
 	base := func(policy string) *caffepb.SolverParameter {
 		return &caffepb.SolverParameter{BaseLr: proto.Float32(0.1), LrPolicy: proto.String(policy), Gamma: proto.Float32(0.5),

@@ -88,18 +88,22 @@ type Solver[T blob.Float] struct {
 	iter, currentStep int
 	losses            []T
 	smoothedLoss      T
-	history           []*blob.Blob[T] // updater.histories() runs of one blob per learnable param
-	update, temp      []*blob.Blob[T] // scratch, one per learnable param
+	history           []*blob.Blob[T]   // rule.Histories() runs of one blob per learnable param
+	paramHistory      [][]*blob.Blob[T] // each learnable param's history blobs, as its ParamUpdate shows them
+	update, temp      []*blob.Blob[T]   // scratch, one per learnable param
 	seed              uint64
 	seeded            bool
 
 	action func() Action
 
-	comm      parallel.Comm // nil: a job of one
+	hooks     []func(*Solver[T]) error // OnGradientsReady's, in order
+	comm      parallel.Comm            // nil: a job of one
 	grads     *parallel.Gradients[T]
 	agree     *parallel.Agree
 	earlyExit bool
-	updater   updater[T] // the update rule on the solver's device (update.go)
+	rule      Rule[T]    // the solver type's update rule (registry.go)
+	policy    Policy     // the learning rate policy (lr.go)
+	updater   updater[T] // prepares the gradients for the rule on the solver's device (update.go)
 }
 
 // NewFromFile reads a solver prototxt and builds the solver.
@@ -125,10 +129,14 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 		return nil, err
 	}
 	var err error
-	if s.typ, err = solverType(p); err != nil {
+	s.typ = solverType(p)
+	if s.rule, err = newRule[T](s.typ, p, s.ctx); err != nil {
 		return nil, err
 	}
-	if err := checkPolicy(p); err != nil {
+	if err := checkRegularization(p); err != nil {
+		return nil, err
+	}
+	if s.policy, err = policyOf(p); err != nil {
 		return nil, err
 	}
 	if p.GetAverageLoss() < 1 || p.GetIterSize() < 1 {
@@ -154,6 +162,9 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 	if s.comm != nil {
 		s.grads = parallel.NewGradients(s.comm, s.net.LearnableParams())
 		s.agree = parallel.NewAgree(s.comm, 2)
+		// Every rank's gradients become their mean before anything else
+		// looks at them.
+		s.OnGradientsReady(func(*Solver[T]) error { return s.grads.Reduce() })
 	}
 	if s.updater, err = newUpdater(s); err != nil {
 		return nil, err
@@ -353,13 +364,15 @@ func (s *Solver[T]) initHistory() error {
 		}
 		return b, nil
 	}
-	for range s.updater.histories() {
-		for _, p := range params {
+	s.paramHistory = make([][]*blob.Blob[T], len(params))
+	for range s.rule.Histories() {
+		for id, p := range params {
 			h, err := newLike(p)
 			if err != nil {
 				return err
 			}
 			s.history = append(s.history, h)
+			s.paramHistory[id] = append(s.paramHistory[id], h)
 		}
 	}
 	for _, p := range params {
@@ -408,6 +421,20 @@ func (s *Solver[T]) setSnapshotPrefix(solverFile string) error {
 	f.Close()
 	return os.Remove(probe)
 }
+
+// OnGradientsReady adds f to the hooks the solver calls at every iteration
+// between the computed gradients and the update: Caffe's
+// on_gradients_ready. When the hooks run, the gradients of the iteration's
+// iter_size forward-backward passes are summed in the diffs of the net's
+// learnable parameters (Graph.LearnableParams); after them the update clips,
+// normalises and regularises the diffs and the solver type's Rule turns
+// them into the update. A hook may read and change the diffs (an all-reduce
+// of data-parallel training averages them; with Options.Comm that
+// averaging is the first hook). Hooks run in the order they were added; an
+// error from one stops training with it. Calling the hooks allocates
+// nothing, so a hook that allocates nothing keeps the iteration free of
+// allocations. Add hooks before Solve or Step.
+func (s *Solver[T]) OnGradientsReady(f func(s *Solver[T]) error) { s.hooks = append(s.hooks, f) }
 
 // SetActionFunc sets the function consulted once per iteration (and during
 // tests) for a requested stop or snapshot.
@@ -519,10 +546,8 @@ func (s *Solver[T]) Step(iters int) (err error) {
 		if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
 			return fmt.Errorf("iteration %d: loss is %v; stopping (no snapshot written): lower base_lr or check the data", s.iter, loss)
 		}
-		if s.grads != nil {
-			// Caffe's on_gradients_ready: every rank's gradients become
-			// their mean before the update.
-			if err := s.grads.Reduce(); err != nil {
+		for _, h := range s.hooks {
+			if err := h(s); err != nil {
 				return fmt.Errorf("iteration %d: %w", s.iter, err)
 			}
 		}
@@ -600,11 +625,9 @@ func (s *Solver[T]) updateSmoothedLoss(loss T, start int) {
 // "Train net output #k" lines.
 func (s *Solver[T]) logOutputs(n *net.Net[T], kind string) {
 	k := 0
-	names := n.OutputBlobNames()
-	for j, b := range n.OutputBlobs() {
-		w := n.OutputLossWeight(j)
-		for _, v := range b.CPUData() {
-			s.logOutput(kind, k, names[j], v, w)
+	for out := range n.Graph().Outputs() {
+		for _, v := range out.Blob().CPUData() {
+			s.logOutput(kind, k, out.Name(), v, out.LossWeight())
 			k++
 		}
 	}
@@ -624,7 +647,7 @@ func num[F float32 | float64](v F) string { return fmt.Sprintf("%.6g", float64(v
 // applyUpdate computes the learning rate, logs it when displaying, turns
 // the gradients into updates and applies them.
 func (s *Solver[T]) applyUpdate(display bool) error {
-	rate := learningRate(s.param, s.iter, &s.currentStep)
+	rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
 	if display {
 		logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
 	}
@@ -642,8 +665,8 @@ func (s *Solver[T]) clipGradients() {
 		return
 	}
 	var sumsq float64
-	for _, p := range s.net.LearnableParams() {
-		sumsq += float64(p.SumsqDiff())
+	for p := range s.net.Graph().LearnableParams() {
+		sumsq += float64(p.Blob().SumsqDiff())
 	}
 	norm := math.Sqrt(sumsq)
 	if norm <= clip {
@@ -651,8 +674,8 @@ func (s *Solver[T]) clipGradients() {
 	}
 	factor := clip / norm
 	logf.Infof(s.log, "Gradient clipping: scaling down gradients (L2 norm %s > %s) by scale factor %s", num(norm), num(clip), num(factor))
-	for _, p := range s.net.LearnableParams() {
-		p.ScaleDiff(T(factor))
+	for p := range s.net.Graph().LearnableParams() {
+		p.Blob().ScaleDiff(T(factor))
 	}
 }
 
@@ -701,8 +724,8 @@ func (s *Solver[T]) Test(i int) error {
 		}
 		loss += l
 		k := 0
-		for _, b := range tn.OutputBlobs() {
-			for _, v := range b.CPUData() {
+		for out := range tn.Graph().Outputs() {
+			for _, v := range out.Blob().CPUData() {
 				if it == 0 {
 					scores = append(scores, v)
 				} else {
@@ -716,11 +739,9 @@ func (s *Solver[T]) Test(i int) error {
 		logf.Infof(s.log, "Test loss: %s", num(loss/T(iters)))
 	}
 	k := 0
-	names := tn.OutputBlobNames()
-	for j, b := range tn.OutputBlobs() {
-		w := tn.OutputLossWeight(j)
-		for range b.Count() {
-			s.logOutput("Test", k, names[j], scores[k]/T(iters), w)
+	for out := range tn.Graph().Outputs() {
+		for range out.Blob().Count() {
+			s.logOutput("Test", k, out.Name(), scores[k]/T(iters), out.LossWeight())
 			k++
 		}
 	}

@@ -47,14 +47,16 @@ display: 0
 // fills the data and targets.
 func newSolver(t *testing.T, extra string) *solver.Solver[float64] {
 	t.Helper()
+	return newSolverWith(t, extra, solver.Options{})
+}
+
+// newSolverWith is newSolver with options.
+func newSolverWith(t *testing.T, extra string, opts solver.Options) *solver.Solver[float64] {
+	t.Helper()
 	if !strings.Contains(extra, "snapshot_after_train") {
 		extra += " snapshot_after_train: false"
 	}
-	p := &caffepb.SolverParameter{}
-	if err := protoio.ParseText([]byte(leastSquaresNet+extra), p); err != nil {
-		t.Fatal(err)
-	}
-	s, err := solver.New[float64](p, solver.Options{})
+	s, err := solver.New[float64](solverParam(t, extra), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +64,16 @@ func newSolver(t *testing.T, extra string) *solver.Solver[float64] {
 	mathfn.RngGaussian(data.Count(), 0, 1, data.MutableCPUData(), mathfn.NewRNG(1))
 	mathfn.RngGaussian(targets.Count(), 0, 1, targets.MutableCPUData(), mathfn.NewRNG(2))
 	return s
+}
+
+// solverParam parses the least-squares solver with extra fields.
+func solverParam(t *testing.T, extra string) *caffepb.SolverParameter {
+	t.Helper()
+	p := &caffepb.SolverParameter{}
+	if err := protoio.ParseText([]byte(leastSquaresNet+extra), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // rule is an update rule computed here, independently of the solver, from

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/net"
@@ -67,6 +68,11 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout io.Writer) error {
 	layers := n.Layers()
 	fwd, bwd := make([]time.Duration, len(layers)), make([]time.Duration, len(layers))
+	// Each layer's blobs, fetched once: the net hands out copies.
+	bottoms, tops, need := make([][]*blob.Blob[float32], len(layers)), make([][]*blob.Blob[float32], len(layers)), make([][]bool, len(layers))
+	for i := range layers {
+		bottoms[i], tops[i], need[i] = n.Bottoms(i), n.Tops(i), n.BottomNeedBackward(i)
+	}
 	var fwdTotal, bwdTotal time.Duration
 	glog.Infof("*** Benchmark begins ***")
 	glog.Infof("Testing for %d iterations.", iterations)
@@ -75,7 +81,7 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 		iterStart := time.Now()
 		for i := range layers {
 			t := time.Now()
-			if _, err := layer.Forward(layers[i], n.Bottoms(i), n.Tops(i)); err != nil {
+			if _, err := layer.Forward(layers[i], bottoms[i], tops[i]); err != nil {
 				return err
 			}
 			if err := sync(); err != nil {
@@ -87,7 +93,7 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 		backStart := time.Now()
 		for i := len(layers) - 1; i >= 0; i-- {
 			t := time.Now()
-			if err := layer.Backward(layers[i], n.Tops(i), n.BottomNeedBackward(i), n.Bottoms(i)); err != nil {
+			if err := layer.Backward(layers[i], tops[i], need[i], bottoms[i]); err != nil {
 				return err
 			}
 			if err := sync(); err != nil {
