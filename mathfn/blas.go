@@ -20,6 +20,10 @@ func Gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T
 	if transB != blas.NoTrans {
 		ldb = k
 	}
+	if ownGemm {
+		gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+		return
+	}
 	// gonum rejects a leading dimension of 0 even when k == 0.
 	lda, ldb = max(lda, 1), max(ldb, 1)
 	switch c := any(c).(type) {

@@ -20,3 +20,6 @@ func init() {
 
 // BLASName names the BLAS implementation this build uses.
 const BLASName = "OpenBLAS (gonum.org/v1/netlib)"
+
+// ownGemm: this build multiplies matrices with OpenBLAS.
+const ownGemm = false
