@@ -36,6 +36,26 @@ func Gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T
 	}
 }
 
+// GemmSerial is Gemm on the calling goroutine alone, for work that is
+// already spread over the cores (see Parallel).
+func GemmSerial[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if !ownGemm {
+		Gemm(transA, transB, m, n, k, alpha, a, b, beta, c)
+		return
+	}
+	lda, ldb := k, n
+	if transA != blas.NoTrans {
+		lda = m
+	}
+	if transB != blas.NoTrans {
+		ldb = k
+	}
+	gemmOn(1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+}
+
 // Gemv computes y = alpha*op(A)*x + beta*y where A is m x n row-major
 // (Caffe's caffe_cpu_gemv): with blas.NoTrans x has n elements and y m; with
 // blas.Trans x has m and y n.

@@ -121,8 +121,14 @@ var (
 	dgemmJobPool = sync.Pool{New: func() any { return new(gemmJob[float64]) }}
 )
 
-// gemm computes C = alpha*op(A)*op(B) + beta*C (m x n, row stride ldc).
+// gemm computes C = alpha*op(A)*op(B) + beta*C (m x n, row stride ldc),
+// on several goroutines when it is large.
 func gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemmOn(runtime.GOMAXPROCS(0), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmOn is gemm on at most workers goroutines.
+func gemmOn[T Float](workers int, transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -140,8 +146,7 @@ func gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a []T, l
 	}
 	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T]()}
-	workers := runtime.GOMAXPROCS(0)
-	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers == 1 {
+	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)
 	} else {
 		j.parallel(workers)
@@ -358,6 +363,48 @@ func goKernel[T Float](mr, nr int) func(k int, a, b, c []T, ldc int) {
 		}
 	}
 }
+
+// Parallel runs body over [0, n), cut into at most GOMAXPROCS contiguous
+// ranges, one per goroutine: body(part, lo, hi) computes [lo, hi) as part
+// part (0 <= part < Parts(n)), so that it can use scratch memory of its
+// own. The calling goroutine runs the last part and long-lived workers the
+// others; it returns when all are done and allocates nothing (give it a
+// body made once, e.g. a method value kept in a struct, not a new closure
+// per call). Inside body, use GemmSerial: the parts already use the cores.
+func Parallel(n int, body func(part, lo, hi int)) {
+	parts := Parts(n)
+	if parts <= 1 {
+		if n > 0 {
+			body(0, 0, n)
+		}
+		return
+	}
+	j := forPool.Get().(*forJob)
+	j.body, j.n, j.parts = body, n, parts
+	j.wg.Add(parts - 1)
+	for w := range parts - 1 {
+		gemmPool.do(j, w)
+	}
+	j.runPart(parts - 1)
+	j.wg.Wait()
+	j.body = nil
+	forPool.Put(j)
+}
+
+// Parts returns how many parts Parallel cuts n items into.
+func Parts(n int) int { return max(min(n, runtime.GOMAXPROCS(0)), 1) }
+
+// forJob is a Parallel call shared by its goroutines.
+type forJob struct {
+	body     func(part, lo, hi int)
+	n, parts int
+	wg       sync.WaitGroup
+}
+
+var forPool = sync.Pool{New: func() any { return new(forJob) }}
+
+func (j *forJob) runPart(w int) { j.body(w, w*j.n/j.parts, (w+1)*j.n/j.parts) }
+func (j *forJob) done()         { j.wg.Done() }
 
 // gemmPool runs the helper goroutines of parallel products: long-lived
 // workers, so that a product starts none and allocates nothing.
