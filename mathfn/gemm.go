@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // The default build's GEMM: C = alpha*op(A)*op(B) + beta*C, row-major, in
@@ -216,6 +218,10 @@ func (j *gemmJob[T]) done() { j.wg.Done() }
 
 // run computes rows [i0, i1) and columns [j0, j1) of C.
 func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
+	if !ownGemm {
+		j.runBLAS(i0, i1, j0, j1)
+		return
+	}
 	kern := j.kern
 	buf := getBuffers(kern)
 	defer putBuffers(buf)
@@ -230,6 +236,38 @@ func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 				j.macro(buf, ic, mc, jc, nc, kc)
 			}
 		}
+	}
+}
+
+// runBLAS computes rows [i0, i1) and columns [j0, j1) of C with the
+// linked BLAS (the openblas build, which keeps OpenBLAS to one thread and
+// spreads products over goroutines itself, as everywhere else: no
+// OpenBLAS threads fighting the goroutines that call it).
+func (j *gemmJob[T]) runBLAS(i0, i1, j0, j1 int) {
+	a, b := j.a[i0*j.lda:], j.b[j0:]
+	if j.transA {
+		a = j.a[i0:]
+	}
+	if j.transB {
+		b = j.b[j0*j.ldb:]
+	}
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if j.transA {
+		ta = blas.Trans
+	}
+	if j.transB {
+		tb = blas.Trans
+	}
+	m, n := i1-i0, j1-j0
+	c := j.c[i0*j.ldc+j0:]
+	lda, ldb := max(j.lda, 1), max(j.ldb, 1)
+	switch c := any(c).(type) {
+	case []float32:
+		blas32.Implementation().Sgemm(ta, tb, m, n, j.k, float32(j.alpha), any(a).([]float32), lda,
+			any(b).([]float32), ldb, 1, c, j.ldc)
+	case []float64:
+		blas64.Implementation().Dgemm(ta, tb, m, n, j.k, float64(j.alpha), any(a).([]float64), lda,
+			any(b).([]float64), ldb, 1, c, j.ldc)
 	}
 }
 
