@@ -353,3 +353,16 @@ func newConvBase[T Float](l *convBase[T], p *caffepb.LayerParameter, reverse boo
 	}
 	return nil
 }
+
+// FLOPs returns the floating-point operations of a forward pass (the
+// GEMMs: 2 * images * outputs * positions * kernel elements per group) and
+// of a backward pass that computes the weight gradient and, with
+// propagateDown, the bottom's.
+func (l *convBase[T]) FLOPs(propagateDown bool) (forward, backward float64) {
+	f := 2 * float64(l.num) * float64(l.convOutChannels) * float64(l.convOutSpatial) * float64(l.kernelDim)
+	backward = f
+	if propagateDown {
+		backward += f
+	}
+	return f, backward
+}
