@@ -17,6 +17,10 @@ var benchLayers = []struct {
 	{"lenet_conv2", `type: "Convolution" convolution_param { num_output: 50 kernel_size: 5 weight_filler { type: "xavier" } }`, []int{64, 20, 12, 12}},
 	{"caffenet_conv2", `type: "Convolution" convolution_param { num_output: 256 kernel_size: 5 pad: 2 group: 2 weight_filler { type: "gaussian" std: 0.01 } }`, []int{256, 96, 27, 27}},
 	{"caffenet_fc6", `type: "InnerProduct" inner_product_param { num_output: 4096 weight_filler { type: "gaussian" std: 0.005 } }`, []int{256, 9216}},
+	// The shapes of ../shared/caffe's side-by-side nets (batch 10 and 100).
+	{"caffenet_conv1_b10", `type: "Convolution" convolution_param { num_output: 96 kernel_size: 11 stride: 4 weight_filler { type: "gaussian" std: 0.01 } }`, []int{10, 3, 227, 227}},
+	{"caffenet_fc6_b10", `type: "InnerProduct" inner_product_param { num_output: 4096 weight_filler { type: "gaussian" std: 0.005 } }`, []int{10, 9216}},
+	{"cifar10_conv2_b100", `type: "Convolution" convolution_param { num_output: 32 kernel_size: 5 pad: 2 weight_filler { type: "gaussian" std: 0.01 } }`, []int{100, 32, 16, 16}},
 }
 
 // setUpBench builds a layer on its bottom; prepare may put it on a device.

@@ -39,6 +39,8 @@ type convBase[T Float] struct {
 	outShape, topShape         []int // reused by every Reshape
 	col                        *blob.Blob[T]
 	biasMultiplier             *blob.Blob[T]
+
+	cpu convCPU[T] // the host's parallel passes (conv_cpu.go)
 }
 
 // perAxis expands one of Caffe's repeated per-axis fields: given once it
@@ -269,15 +271,16 @@ func prodInts(v []int) int {
 // weight_*_gemm and the bias helpers, for one image at a time and written
 // once for both devices.
 
-// forwardGemm computes output = weights * im2col(input), per group. With
-// skipIm2col the column buffer already holds im2col(input).
-func forwardGemm[T Float, A any](l *convBase[T], d device.View[T, A], input, weights, output A, skipIm2col bool) {
+// forwardGemm computes output = weights * im2col(input), per group, with
+// col as the column buffer. With skipIm2col col already holds
+// im2col(input).
+func forwardGemm[T Float, A any](l *convBase[T], d device.View[T, A], input, weights, output, col A, skipIm2col bool) {
 	colBuff := input
 	if !l.is1x1 {
 		if !skipIm2col {
-			d.Im2col(input, &l.geo, d.MutableData(l.col))
+			d.Im2col(input, &l.geo, col)
 		}
-		colBuff = d.Data(l.col)
+		colBuff = col
 	}
 	for g := range l.group {
 		d.Gemm(blas.NoTrans, blas.NoTrans, l.convOutChannels/l.group, l.convOutSpatial, l.kernelDim,
@@ -291,9 +294,10 @@ func forwardBias[T Float, A any](l *convBase[T], d device.View[T, A], output, bi
 	d.Gemm(blas.NoTrans, blas.NoTrans, l.numOutput, l.outSpatial, 1, 1, bias, d.Data(l.biasMultiplier), 1, output)
 }
 
-// backwardGemm computes input = col2im(weights^T * output), per group.
-func backwardGemm[T Float, A any](l *convBase[T], d device.View[T, A], output, weights, input A) {
-	colBuff := d.MutableData(l.col)
+// backwardGemm computes input = col2im(weights^T * output), per group,
+// with col as the column buffer.
+func backwardGemm[T Float, A any](l *convBase[T], d device.View[T, A], output, weights, input, col A) {
+	colBuff := col
 	if l.is1x1 {
 		colBuff = input
 	}
@@ -307,12 +311,13 @@ func backwardGemm[T Float, A any](l *convBase[T], d device.View[T, A], output, w
 	}
 }
 
-// weightGemm accumulates weights += output * im2col(input)^T, per group.
-func weightGemm[T Float, A any](l *convBase[T], d device.View[T, A], input, output, weights A) {
+// weightGemm accumulates weights += output * im2col(input)^T, per group,
+// with col as the column buffer.
+func weightGemm[T Float, A any](l *convBase[T], d device.View[T, A], input, output, weights, col A) {
 	colBuff := input
 	if !l.is1x1 {
-		d.Im2col(input, &l.geo, d.MutableData(l.col))
-		colBuff = d.Data(l.col)
+		d.Im2col(input, &l.geo, col)
+		colBuff = col
 	}
 	for g := range l.group {
 		d.Gemm(blas.NoTrans, blas.Trans, l.convOutChannels/l.group, l.kernelDim, l.convOutSpatial,
@@ -347,4 +352,17 @@ func newConvBase[T Float](l *convBase[T], p *caffepb.LayerParameter, reverse boo
 		return errors.New("convolution_param is missing (num_output and kernel_size are required)")
 	}
 	return nil
+}
+
+// FLOPs returns the floating-point operations of a forward pass (the
+// GEMMs: 2 * images * outputs * positions * kernel elements per group) and
+// of a backward pass that computes the weight gradient and, with
+// propagateDown, the bottom's.
+func (l *convBase[T]) FLOPs(propagateDown bool) (forward, backward float64) {
+	f := 2 * float64(l.num) * float64(l.convOutChannels) * float64(l.convOutSpatial) * float64(l.kernelDim)
+	backward = f
+	if propagateDown {
+		backward += f
+	}
+	return f, backward
 }

@@ -27,53 +27,97 @@ func newConvolution[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 // Type returns "Convolution".
 func (*Convolution[T]) Type() string { return "Convolution" }
 
-// ForwardCPU convolves on the host.
+// ForwardCPU convolves on the host, images spread over the cores.
 func (l *Convolution[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return convForward[T](&l.convBase, device.HostView[T]{}, bottom, top)
+	return l.forwardCPU(bottom, top)
 }
 
-// BackwardCPU computes the gradients on the host.
+// BackwardCPU computes the gradients on the host, images spread over the
+// cores.
 func (l *Convolution[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return convBackward[T](&l.convBase, device.HostView[T]{}, top, propagateDown, bottom)
+	return l.backwardCPU(top, propagateDown, bottom)
 }
 
+// convForward runs the forward pass image by image on one device, with
+// l.col as the column buffer (the GPU's path when its batched one does
+// not apply).
 func convForward[T Float, A any](l *convBase[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+	forwardImages(l, d, bottom, top, 0, l.num, d.MutableData(l.col))
+	return d.Err()
+}
+
+// convBackward is convForward's backward pass.
+func convBackward[T Float, A any](l *convBase[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	var wdiff, bdiff A
+	if l.ParamPropagateDown(0) {
+		wdiff = d.MutableDiff(l.blobs[0])
+	}
+	if l.biasTerm && l.ParamPropagateDown(1) {
+		bdiff = d.MutableDiff(l.blobs[1])
+	}
+	backwardImages(l, d, top, propagateDown, bottom, 0, l.num, d.MutableData(l.col), wdiff, bdiff)
+	return d.Err()
+}
+
+// forwardImages computes the tops of images [lo, hi) of every bottom with
+// col as the column buffer: convolution, or deconvolution when l.reverse.
+func forwardImages[T Float, A any](l *convBase[T], d device.View[T, A], bottom, top []*blob.Blob[T], lo, hi int, col A) {
 	weights := d.Data(l.blobs[0])
 	for i := range bottom {
 		in, out := d.Data(bottom[i]), d.MutableData(top[i])
-		for n := range l.num {
+		for n := lo; n < hi; n++ {
 			output := d.Offset(out, n*l.topDim)
-			forwardGemm(l, d, d.Offset(in, n*l.bottomDim), weights, output, false)
+			if l.reverse {
+				backwardGemm(l, d, d.Offset(in, n*l.bottomDim), weights, output, col)
+			} else {
+				forwardGemm(l, d, d.Offset(in, n*l.bottomDim), weights, output, col, false)
+			}
 			if l.biasTerm {
 				forwardBias(l, d, output, d.Data(l.blobs[1]))
 			}
 		}
 	}
-	return d.Err()
 }
 
-func convBackward[T Float, A any](l *convBase[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+// backwardImages accumulates the gradients of images [lo, hi): the weight
+// gradient into wdiff and the bias gradient into bdiff when they are
+// wanted (ParamPropagateDown), the bottoms' where propagateDown says.
+func backwardImages[T Float, A any](l *convBase[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T], lo, hi int, col, wdiff, bdiff A) {
 	weights := d.Data(l.blobs[0])
+	needW := l.ParamPropagateDown(0)
 	for i := range top {
 		dy := d.Diff(top[i])
 		if l.biasTerm && l.ParamPropagateDown(1) {
-			biasDiff := d.MutableDiff(l.blobs[1])
-			for n := range l.num {
-				backwardBias(l, d, biasDiff, d.Offset(dy, n*l.topDim))
+			for n := lo; n < hi; n++ {
+				backwardBias(l, d, bdiff, d.Offset(dy, n*l.topDim))
 			}
 		}
-		if !l.ParamPropagateDown(0) && !propagateDown[i] {
+		if !needW && !propagateDown[i] {
 			continue
 		}
 		x := d.Data(bottom[i])
-		for n := range l.num {
-			if l.ParamPropagateDown(0) {
-				weightGemm(l, d, d.Offset(x, n*l.bottomDim), d.Offset(dy, n*l.topDim), d.MutableDiff(l.blobs[0]))
+		var dx A
+		if propagateDown[i] {
+			dx = d.MutableDiff(bottom[i])
+		}
+		for n := lo; n < hi; n++ {
+			xn, dyn := d.Offset(x, n*l.bottomDim), d.Offset(dy, n*l.topDim)
+			if l.reverse {
+				if needW {
+					weightGemm(l, d, dyn, xn, wdiff, col)
+				}
+				if propagateDown[i] {
+					// weightGemm just left im2col(dy) in the column buffer.
+					forwardGemm(l, d, dyn, weights, d.Offset(dx, n*l.bottomDim), col, needW)
+				}
+				continue
+			}
+			if needW {
+				weightGemm(l, d, xn, dyn, wdiff, col)
 			}
 			if propagateDown[i] {
-				backwardGemm(l, d, d.Offset(dy, n*l.topDim), weights, d.Offset(d.MutableDiff(bottom[i]), n*l.bottomDim))
+				backwardGemm(l, d, dyn, weights, d.Offset(dx, n*l.bottomDim), col)
 			}
 		}
 	}
-	return d.Err()
 }

@@ -175,3 +175,15 @@ func innerProductBackward[T Float, A any](l *InnerProduct[T], d device.View[T, A
 	}
 	return d.Err()
 }
+
+// FLOPs returns the floating-point operations of a forward pass and of a
+// backward pass that computes the weight gradient and, with
+// propagateDown, the bottom's: 2*m*n*k per product.
+func (l *InnerProduct[T]) FLOPs(propagateDown bool) (forward, backward float64) {
+	f := 2 * float64(l.m) * float64(l.numOutput) * float64(l.k)
+	backward = f
+	if propagateDown {
+		backward += f
+	}
+	return f, backward
+}

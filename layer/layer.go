@@ -144,6 +144,14 @@ type Layer[T Float] interface {
 	BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error
 }
 
+// FLOPCounter is implemented by layers whose work is mostly matrix
+// products (convolution, inner product): the floating-point operations of
+// a forward pass and of a backward pass (weight gradient, and the bottom's
+// with propagateDown), so that `gocaffe time` can report GFLOP/s.
+type FLOPCounter interface {
+	FLOPs(propagateDown bool) (forward, backward float64)
+}
+
 // ForceBackwardAllower is implemented by layers that cannot propagate to
 // some bottom even when the net forces backward (a loss layer's labels).
 type ForceBackwardAllower interface {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -32,6 +33,15 @@ type LRN[T Float] struct {
 	num, channels, height, width int
 	// scale holds each element's scale for backward.
 	scale *blob.Blob[T]
+	// pw holds scale^-beta of the host's ACROSS_CHANNELS pass, which
+	// backward needs again: computed once.
+	pw *blob.Blob[T]
+
+	// The host's ACROSS_CHANNELS passes, images spread over the cores: the
+	// pass in progress, scratch per part, and the part bodies, made once.
+	x, y, dy, dx, scaleData, pwData []T
+	sums                            [][]T
+	forwardPart, backwardPart       func(part, lo, hi int)
 }
 
 func newLRN[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -64,7 +74,11 @@ func (*LRN[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(1), Top: 
 // LayerSetUp creates the scale buffer.
 func (l *LRN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	var err error
-	l.scale, err = l.NewBlob()
+	if l.scale, err = l.NewBlob(); err != nil {
+		return err
+	}
+	l.pw, err = l.NewBlob()
+	l.forwardPart, l.backwardPart = l.acrossForward, l.acrossBackward
 	return err
 }
 
@@ -77,6 +91,9 @@ func (l *LRN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	s := b.Shape()
 	l.num, l.channels, l.height, l.width = s[0], s[1], s[2], s[3]
 	if err := top[0].ReshapeLike(b); err != nil {
+		return err
+	}
+	if err := l.pw.ReshapeLike(b); err != nil {
 		return err
 	}
 	return l.scale.ReshapeLike(b)
@@ -131,6 +148,14 @@ func (l *LRN[T]) coeffs() (sumFactor, constant, backFactor T) {
 
 // ForwardCPU computes each element's scale and output.
 func (l *LRN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	if !l.within {
+		l.x, l.y = bottom[0].CPUData(), top[0].MutableCPUData()
+		l.scaleData, l.pwData = l.scale.MutableCPUData(), l.pw.MutableCPUData()
+		l.parts(l.channels * l.height * l.width)
+		mathfn.Parallel(l.num, l.forwardPart)
+		l.x, l.y, l.scaleData, l.pwData = nil, nil, nil, nil
+		return nil
+	}
 	x, y, scale := bottom[0].CPUData(), top[0].MutableCPUData(), l.scale.MutableCPUData()
 	win := l.window()
 	sumFactor, constant, _ := l.coeffs()
@@ -149,6 +174,14 @@ func (l *LRN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom [
 	if !propagateDown[0] {
 		return nil
 	}
+	if !l.within {
+		l.x, l.dx = bottom[0].CPUData(), bottom[0].MutableCPUDiff()
+		l.y, l.dy, l.scaleData, l.pwData = top[0].CPUData(), top[0].CPUDiff(), l.scale.CPUData(), l.pw.CPUData()
+		l.parts(l.channels * l.height * l.width)
+		mathfn.Parallel(l.num, l.backwardPart)
+		l.x, l.y, l.dx, l.dy, l.scaleData, l.pwData = nil, nil, nil, nil, nil, nil
+		return nil
+	}
 	x, dx := bottom[0].CPUData(), bottom[0].MutableCPUDiff()
 	y, dy, scale := top[0].CPUData(), top[0].CPUDiff(), l.scale.CPUData()
 	win := l.window()
@@ -159,4 +192,91 @@ func (l *LRN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom [
 		dx[i] = dy[i]*T(math.Pow(float64(scale[i]), float64(-l.beta))) - backFactor*v*acc
 	}
 	return nil
+}
+
+// parts sizes the scratch of the parts of a pass: size elements each.
+func (l *LRN[T]) parts(size int) {
+	for len(l.sums) < mathfn.Parts(l.num) {
+		l.sums = append(l.sums, nil)
+	}
+	for p := range l.sums {
+		l.sums[p] = grow(l.sums[p], size)
+	}
+}
+
+// acrossForward is ACROSS_CHANNELS's forward pass over images [lo, hi):
+// plane by plane, each window's sum of squares added channel by channel
+// in ascending order (as lrnSum, element by element, and the kernels do).
+func (l *LRN[T]) acrossForward(part, lo, hi int) {
+	plane, image := l.height*l.width, l.channels*l.height*l.width
+	sumFactor, constant, _ := l.coeffs()
+	sum := l.sums[part][:plane]
+	for n := lo; n < hi; n++ {
+		x := l.x[n*image : (n+1)*image]
+		for c := range l.channels {
+			clear(sum)
+			for cc := max(c-l.half(), 0); cc <= min(c+l.half(), l.channels-1); cc++ {
+				for i, v := range x[cc*plane : (cc+1)*plane] {
+					sum[i] += v * v
+				}
+			}
+			off := n*image + c*plane
+			scale, pw, y := l.scaleData[off:off+plane], l.pwData[off:off+plane], l.y[off:off+plane]
+			for i, v := range x[c*plane : (c+1)*plane] {
+				s := constant + sumFactor*sum[i]
+				p := T(negPow(float64(s), float64(l.beta)))
+				scale[i], pw[i], y[i] = s, p, v*p
+			}
+		}
+	}
+}
+
+// acrossBackward is ACROSS_CHANNELS's backward pass over images [lo, hi):
+// the ratios dy*y/scale of an image first, then each window's sum of them.
+func (l *LRN[T]) acrossBackward(part, lo, hi int) {
+	plane, image := l.height*l.width, l.channels*l.height*l.width
+	_, _, backFactor := l.coeffs()
+	ratio := l.sums[part][:image]
+	var acc []T
+	for n := lo; n < hi; n++ {
+		off := n * image
+		dy, y, scale := l.dy[off:off+image], l.y[off:off+image], l.scaleData[off:off+image]
+		for i := range ratio {
+			ratio[i] = dy[i] * y[i] / scale[i]
+		}
+		x, dx, pw := l.x[off:off+image], l.dx[off:off+image], l.pwData[off:off+image]
+		for c := range l.channels {
+			d := dx[c*plane : (c+1)*plane]
+			acc = d // dx's plane holds the sum until it is replaced
+			clear(acc)
+			for cc := max(c-l.half(), 0); cc <= min(c+l.half(), l.channels-1); cc++ {
+				for i, r := range ratio[cc*plane : (cc+1)*plane] {
+					acc[i] += r
+				}
+			}
+			xs, dys, pws := x[c*plane:(c+1)*plane], dy[c*plane:(c+1)*plane], pw[c*plane:(c+1)*plane]
+			for i := range d {
+				d[i] = dys[i]*pws[i] - backFactor*xs[i]*acc[i]
+			}
+		}
+	}
+}
+
+// half is (local_size - 1) / 2.
+func (l *LRN[T]) half() int { return (l.size - 1) / 2 }
+
+// negPow is s^-beta, with the usual betas (0.75 in AlexNet and CaffeNet,
+// 0.5, 1) from square roots and a division instead of a power, which costs
+// several times more; the results agree to float64 rounding.
+func negPow(s, beta float64) float64 {
+	switch beta {
+	case 0.75:
+		r := math.Sqrt(s)
+		return 1 / (r * math.Sqrt(r))
+	case 0.5:
+		return 1 / math.Sqrt(s)
+	case 1:
+		return 1 / s
+	}
+	return math.Pow(s, -beta)
 }

@@ -41,6 +41,11 @@ type Pooling[T Float] struct {
 	// draw, which forward replaces by the sampled index; in TEST the
 	// window's sum, which backward needs.
 	sample *blob.Blob[T]
+
+	// The host's MAX and AVE passes, planes spread over the cores: the
+	// pass in progress and the part bodies, made once.
+	x, y, idx, dx, dy         []T
+	forwardPart, backwardPart func(part, lo, hi int)
 }
 
 // poolGeom is the pooling geometry of one bottom shape.
@@ -273,10 +278,17 @@ func (g *poolGeom) planes() (n, in, out int) {
 func (l *Pooling[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	switch l.method {
-	case caffepb.PoolingParameter_MAX:
-		maxPoolForward(&l.poolGeom, x, y, l.indexBlob(top).MutableCPUData())
-	case caffepb.PoolingParameter_AVE:
-		avePoolForward(&l.poolGeom, x, y)
+	case caffepb.PoolingParameter_MAX, caffepb.PoolingParameter_AVE:
+		l.x, l.y = x, y
+		if l.method == caffepb.PoolingParameter_MAX {
+			l.idx = l.indexBlob(top).MutableCPUData()
+		}
+		if l.forwardPart == nil {
+			l.forwardPart, l.backwardPart = l.forwardPlanes, l.backwardPlanes
+		}
+		n, _, _ := l.planes()
+		mathfn.Parallel(n, l.forwardPart)
+		l.x, l.y, l.idx = nil, nil, nil
 	case caffepb.PoolingParameter_STOCHASTIC:
 		s := l.sample.MutableCPUData()
 		if l.Phase() == caffepb.Phase_TRAIN {
@@ -334,32 +346,79 @@ func windowSum[T Float](x []T, width int, w poolWindow) T {
 	return sum
 }
 
-// maxPoolForward writes each window's maximum and its index. NaNs are
-// skipped unless the whole window is NaN; an empty window gives -FLT_MAX
-// and index -1, as in Caffe.
-func maxPoolForward[T Float](g *poolGeom, x, y, idx []T) {
-	g.eachWindow(func(w poolWindow) {
-		best, arg := T(-math.MaxFloat32), -1
-		for h := w.h0; h < w.h1; h++ {
-			for c := w.w0; c < w.w1; c++ {
-				if v := x[w.in+h*g.width+c]; arg < 0 || v > best || math.IsNaN(float64(best)) {
-					best, arg = v, h*g.width+c
-				}
-			}
+// forwardPlanes pools planes [lo, hi) of a MAX or AVE pass.
+func (l *Pooling[T]) forwardPlanes(part, lo, hi int) {
+	g := &l.poolGeom
+	_, in, out := g.planes()
+	for p := lo; p < hi; p++ {
+		x, y := l.x[p*in:(p+1)*in], l.y[p*out:(p+1)*out]
+		if l.method == caffepb.PoolingParameter_MAX {
+			maxPoolPlane(g, x, y, l.idx[p*out:(p+1)*out])
+		} else {
+			avePoolPlane(g, x, y)
 		}
-		y[w.out], idx[w.out] = best, T(arg)
-	})
+	}
 }
 
-// avePoolForward writes each window's sum divided by its padded size.
-func avePoolForward[T Float](g *poolGeom, x, y []T) {
-	g.eachWindow(func(w poolWindow) {
-		size := w.size
-		if w.h0 == w.h1 {
-			size = 1 // an empty window averages to 0
+// maxPoolPlane writes each window's maximum and its index, for one plane.
+// NaNs are skipped unless the whole window is NaN; an empty window gives
+// -FLT_MAX and index -1, as in Caffe.
+func maxPoolPlane[T Float](g *poolGeom, x, y, idx []T) {
+	for ph := range g.pooledH {
+		for pw := range g.pooledW {
+			h0, h1, w0, w1, _ := g.window(ph, pw)
+			// The common case, some value above -FLT_MAX: the first
+			// largest wins.
+			best, arg := T(-math.MaxFloat32), -1
+			for h := h0; h < h1; h++ {
+				for c, v := range x[h*g.width+w0 : h*g.width+max(w1, w0)] {
+					if v > best {
+						best, arg = v, h*g.width+w0+c
+					}
+				}
+			}
+			if arg < 0 { // NaNs, -Inf or -FLT_MAX alone, or an empty window
+				best, arg = maxPoolRare(g, x, h0, h1, w0, w1)
+			}
+			o := ph*g.pooledW + pw
+			y[o], idx[o] = best, T(arg)
 		}
-		y[w.out] = windowSum(x, g.width, w) / T(size)
-	})
+	}
+}
+
+// maxPoolRare is a window's maximum where no value exceeds -FLT_MAX: the
+// first value, replaced by any larger one and any after a NaN.
+func maxPoolRare[T Float](g *poolGeom, x []T, h0, h1, w0, w1 int) (T, int) {
+	best, arg := T(-math.MaxFloat32), -1
+	for h := h0; h < h1; h++ {
+		for c := w0; c < w1; c++ {
+			if v := x[h*g.width+c]; arg < 0 || v > best || math.IsNaN(float64(best)) {
+				best, arg = v, h*g.width+c
+			}
+		}
+	}
+	return best, arg
+}
+
+// avePoolPlane writes each window's sum divided by its padded size, for
+// one plane.
+func avePoolPlane[T Float](g *poolGeom, x, y []T) {
+	for ph := range g.pooledH {
+		for pw := range g.pooledW {
+			h0, h1, w0, w1, size := g.window(ph, pw)
+			if h0 >= h1 || w0 >= w1 {
+				y[ph*g.pooledW+pw] = 0 // an empty window averages to 0
+				continue
+			}
+			var sum T
+			for h := h0; h < h1; h++ {
+				for _, v := range x[h*g.width+w0 : h*g.width+w1] {
+					sum += v
+				}
+			}
+			y[ph*g.pooledW+pw] = sum / T(size)
+		}
+	}
 }
 
 // stoPoolForwardTrain samples one element of each window: the first whose
@@ -417,12 +476,22 @@ func (l *Pooling[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bott
 		return nil
 	}
 	dy, dx := top[0].CPUDiff(), bottom[0].MutableCPUDiff()
+	switch l.method {
+	case caffepb.PoolingParameter_MAX, caffepb.PoolingParameter_AVE:
+		l.dy, l.dx = dy, dx
+		if l.method == caffepb.PoolingParameter_MAX {
+			l.idx = l.indexBlob(top).CPUData()
+		}
+		if l.forwardPart == nil {
+			l.forwardPart, l.backwardPart = l.forwardPlanes, l.backwardPlanes
+		}
+		n, _, _ := l.planes()
+		mathfn.Parallel(n, l.backwardPart)
+		l.dy, l.dx, l.idx = nil, nil, nil
+		return nil
+	}
 	clear(dx)
 	switch l.method {
-	case caffepb.PoolingParameter_MAX:
-		indexPoolBackward(&l.poolGeom, dy, l.indexBlob(top).CPUData(), dx)
-	case caffepb.PoolingParameter_AVE:
-		avePoolBackward(&l.poolGeom, dy, dx)
 	case caffepb.PoolingParameter_STOCHASTIC:
 		if l.Phase() == caffepb.Phase_TRAIN {
 			indexPoolBackward(&l.poolGeom, dy, l.sample.CPUData(), dx)
@@ -431,6 +500,37 @@ func (l *Pooling[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bott
 		}
 	}
 	return nil
+}
+
+// backwardPlanes routes the gradients of planes [lo, hi) of a MAX or AVE
+// pass.
+func (l *Pooling[T]) backwardPlanes(part, lo, hi int) {
+	g := &l.poolGeom
+	_, in, out := g.planes()
+	for p := lo; p < hi; p++ {
+		dx, dy := l.dx[p*in:(p+1)*in], l.dy[p*out:(p+1)*out]
+		clear(dx)
+		if l.method == caffepb.PoolingParameter_MAX {
+			for o, d := range dy {
+				if i := int(l.idx[p*out+o]); i >= 0 {
+					dx[i] += d
+				}
+			}
+			continue
+		}
+		for ph := range g.pooledH {
+			for pw := range g.pooledW {
+				h0, h1, w0, w1, size := g.window(ph, pw)
+				d := dy[ph*g.pooledW+pw] / T(size)
+				for h := h0; h < h1; h++ {
+					row := dx[h*g.width+w0 : h*g.width+max(w1, w0)]
+					for i := range row {
+						row[i] += d
+					}
+				}
+			}
+		}
+	}
 }
 
 // indexPoolBackward adds each output's gradient to the bottom element its
@@ -445,20 +545,6 @@ func indexPoolBackward[T Float](g *poolGeom, dy, idx, dx []T) {
 			}
 		}
 	}
-}
-
-// avePoolBackward spreads each output's gradient divided by the window's
-// padded size over the window.
-func avePoolBackward[T Float](g *poolGeom, dy, dx []T) {
-	g.eachWindow(func(w poolWindow) {
-		d := dy[w.out] / T(w.size)
-		for h := w.h0; h < w.h1; h++ {
-			row := dx[w.in+h*g.width+w.w0 : w.in+h*g.width+w.w1]
-			for i := range row {
-				row[i] += d
-			}
-		}
-	})
 }
 
 // stoPoolBackwardTest is the gradient of y = sum(x^2) / s with s = FLT_MIN

@@ -29,8 +29,14 @@ func (*ReLU[T]) Type() string { return "ReLU" }
 // ForwardCPU computes the activation.
 func (l *ReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
+	y = y[:len(x)]
 	for i, v := range x {
-		y[i] = max(v, 0) + l.slope*min(v, 0)
+		// Caffe's max(x, 0) + slope*min(x, 0) with one comparison (NaN
+		// stays NaN; + 0 makes a negative x times slope 0 +0, as there).
+		if !(v > 0) {
+			v = v*l.slope + 0
+		}
+		y[i] = v
 	}
 	return nil
 }
@@ -42,6 +48,7 @@ func (l *ReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 		return nil
 	}
 	x, dy, dx := bottom[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff()
+	dy, dx = dy[:len(x)], dx[:len(x)]
 	for i, v := range x {
 		if v > 0 {
 			dx[i] = dy[i]

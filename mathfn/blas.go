@@ -20,16 +20,23 @@ func Gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T
 	if transB != blas.NoTrans {
 		ldb = k
 	}
-	// gonum rejects a leading dimension of 0 even when k == 0.
-	lda, ldb = max(lda, 1), max(ldb, 1)
-	switch c := any(c).(type) {
-	case []float32:
-		blas32.Implementation().Sgemm(transA, transB, m, n, k, float32(alpha),
-			any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), c, n)
-	case []float64:
-		blas64.Implementation().Dgemm(transA, transB, m, n, k, float64(alpha),
-			any(a).([]float64), lda, any(b).([]float64), ldb, float64(beta), c, n)
+	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+}
+
+// GemmSerial is Gemm on the calling goroutine alone, for work that is
+// already spread over the cores (see Parallel).
+func GemmSerial[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
+	if m == 0 || n == 0 {
+		return
 	}
+	lda, ldb := k, n
+	if transA != blas.NoTrans {
+		lda = m
+	}
+	if transB != blas.NoTrans {
+		ldb = k
+	}
+	gemmOn(1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
 }
 
 // Gemv computes y = alpha*op(A)*x + beta*y where A is m x n row-major

@@ -98,10 +98,13 @@ func Col2im[T Float](col []T, g *ConvGeometry, im []T) {
 }
 
 // im2col2D walks the column buffer in order, row (c, ki, kj) by row, so
-// that its writes are sequential.
+// that its writes are sequential. Each output row's columns inside the
+// image are one range (validColumns), copied at once when the stride is 1,
+// with zeros on either side for the padding.
 func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
 	h, w := g.In[0], g.In[1]
 	oh, ow := g.Out[0], g.Out[1]
+	sw := g.Stride[1]
 	next := 0
 	for c := range g.Channels {
 		plane := im[c*h*w : (c+1)*h*w]
@@ -109,6 +112,8 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
 			for kj := range g.Kernel[1] {
 				row := col[next : next+oh*ow]
 				next += oh * ow
+				off := kj*g.Dilation[1] - g.Pad[1] // input column of output column 0
+				x0, x1 := validColumns(off, sw, w, ow)
 				for y := range oh {
 					iy := y*g.Stride[0] - g.Pad[0] + ki*g.Dilation[0]
 					out := row[y*ow : (y+1)*ow]
@@ -117,25 +122,41 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
 						continue
 					}
 					src := plane[iy*w : (iy+1)*w]
-					ix := kj*g.Dilation[1] - g.Pad[1]
-					for x := range out {
-						if ix >= 0 && ix < w {
+					clear(out[:x0])
+					if x0 == x1 { // the whole row is padding
+						clear(out)
+					} else if sw == 1 {
+						copy(out[x0:x1], src[x0+off:x1+off])
+					} else {
+						for x, ix := x0, x0*sw+off; x < x1; x, ix = x+1, ix+sw {
 							out[x] = src[ix]
-						} else {
-							out[x] = 0
 						}
-						ix += g.Stride[1]
 					}
+					clear(out[x1:])
 				}
 			}
 		}
 	}
 }
 
+// validColumns returns the output columns [x0, x1) whose input column
+// x*stride + off lies inside an image width wide, for ow output columns.
+func validColumns(off, stride, width, ow int) (x0, x1 int) {
+	if off < 0 {
+		x0 = (-off + stride - 1) / stride
+	}
+	if last := width - 1 - off; last >= 0 {
+		x1 = min(ow, last/stride+1)
+	}
+	x0 = min(x0, ow)
+	return x0, max(x1, x0)
+}
+
 // col2im2D is im2col2D with the copy reversed into a sum.
 func col2im2D[T Float](col []T, g *ConvGeometry, im []T) {
 	h, w := g.In[0], g.In[1]
 	oh, ow := g.Out[0], g.Out[1]
+	sw := g.Stride[1]
 	next := 0
 	for c := range g.Channels {
 		plane := im[c*h*w : (c+1)*h*w]
@@ -143,18 +164,24 @@ func col2im2D[T Float](col []T, g *ConvGeometry, im []T) {
 			for kj := range g.Kernel[1] {
 				row := col[next : next+oh*ow]
 				next += oh * ow
+				off := kj*g.Dilation[1] - g.Pad[1]
+				x0, x1 := validColumns(off, sw, w, ow)
 				for y := range oh {
 					iy := y*g.Stride[0] - g.Pad[0] + ki*g.Dilation[0]
-					if iy < 0 || iy >= h {
+					if iy < 0 || iy >= h || x0 == x1 {
 						continue
 					}
 					dst := plane[iy*w : (iy+1)*w]
-					ix := kj*g.Dilation[1] - g.Pad[1]
-					for _, v := range row[y*ow : (y+1)*ow] {
-						if ix >= 0 && ix < w {
-							dst[ix] += v
+					in := row[y*ow : (y+1)*ow]
+					if sw == 1 {
+						d := dst[x0+off : x1+off]
+						for x, v := range in[x0:x1] {
+							d[x] += v
 						}
-						ix += g.Stride[1]
+						continue
+					}
+					for x, ix := x0, x0*sw+off; x < x1; x, ix = x+1, ix+sw {
+						dst[ix] += in[x]
 					}
 				}
 			}

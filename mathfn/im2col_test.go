@@ -104,3 +104,47 @@ func TestGeometryValidate(t *testing.T) {
 		}
 	}
 }
+
+// The 2-D im2col and col2im against the general N-D code on random
+// geometries: strides, dilations and pads larger than the kernel, windows
+// partly or wholly in the padding.
+func TestIm2col2DAgainstND(t *testing.T) {
+	rng := NewRNG(7)
+	for trial := range 300 {
+		g := ConvGeometry{Channels: 1 + rng.IntN(3), In: []int{1 + rng.IntN(9), 1 + rng.IntN(9)},
+			Kernel: []int{1 + rng.IntN(4), 1 + rng.IntN(4)}, Pad: []int{rng.IntN(5), rng.IntN(5)},
+			Stride: []int{1 + rng.IntN(3), 1 + rng.IntN(3)}, Dilation: []int{1 + rng.IntN(3), 1 + rng.IntN(3)}}
+		g.Out = make([]int, 2)
+		ok := true
+		for a := range 2 {
+			g.Out[a] = ConvOutputSize(g.In[a], g.Kernel[a], g.Pad[a], g.Stride[a], g.Dilation[a])
+			ok = ok && g.Out[a] > 0
+		}
+		if !ok {
+			continue
+		}
+		im := make([]float64, g.ImSize())
+		RngUniform(len(im), -1, 1, im, rng)
+		col2D, colND := make([]float64, g.ColSize()), make([]float64, g.ColSize())
+		for i := range col2D {
+			col2D[i], colND[i] = 9, 9 // every element must be written
+		}
+		Im2col(im, &g, col2D)
+		nd := g
+		nd.ForceND = true
+		Im2col(im, &nd, colND)
+		for i := range col2D {
+			if col2D[i] != colND[i] {
+				t.Fatalf("trial %d %+v: im2col element %d = %v, N-D gives %v", trial, g, i, col2D[i], colND[i])
+			}
+		}
+		back2D, backND := make([]float64, g.ImSize()), make([]float64, g.ImSize())
+		Col2im(colND, &g, back2D)
+		Col2im(colND, &nd, backND)
+		for i := range back2D {
+			if math.Abs(back2D[i]-backND[i]) > 1e-12 {
+				t.Fatalf("trial %d %+v: col2im element %d = %v, N-D gives %v", trial, g, i, back2D[i], backND[i])
+			}
+		}
+	}
+}

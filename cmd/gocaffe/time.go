@@ -107,8 +107,9 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 	elapsed := time.Since(total)
 	glog.Infof("Average time per layer: ")
 	for i, name := range n.LayerNames() {
-		glog.Infof("%10s\tforward: %s ms.", name, ms(fwd[i], iterations))
-		glog.Infof("%10s\tbackward: %s ms.", name, ms(bwd[i], iterations))
+		fr, br := rates(layers[i], n.BottomNeedBackward(i), fwd[i], bwd[i], iterations)
+		glog.Infof("%10s\tforward: %s ms.%s", name, ms(fwd[i], iterations), fr)
+		glog.Infof("%10s\tbackward: %s ms.%s", name, ms(bwd[i], iterations), br)
 	}
 	glog.Infof("Average Forward pass: %s ms.", ms(fwdTotal, iterations))
 	glog.Infof("Average Backward pass: %s ms.", ms(bwdTotal, iterations))
@@ -129,6 +130,29 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 	glog.Infof("Average Forward-Backward without per-layer synchronisation: %s ms.", pass)
 	fmt.Fprintf(stdout, "forward-backward: %s ms (per layer, synchronised: %s ms)\n", pass, ms(elapsed, iterations))
 	return nil
+}
+
+// rates returns " (x GFLOP/s)" for the forward and backward times of a
+// layer that counts its floating-point operations (convolution, inner
+// product), after Caffe's "ms." so that scripts reading the times still
+// find them; nothing for other layers.
+func rates(l layer.Layer[float32], needBackward []bool, fwd, bwd time.Duration, iterations int) (string, string) {
+	c, ok := l.(layer.FLOPCounter)
+	if !ok {
+		return "", ""
+	}
+	down := false
+	for _, b := range needBackward {
+		down = down || b
+	}
+	f, b := c.FLOPs(down)
+	rate := func(flops float64, d time.Duration) string {
+		if d <= 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (%.1f GFLOP/s)", flops*float64(iterations)/d.Seconds()/1e9)
+	}
+	return rate(f, fwd), rate(b, bwd)
 }
 
 // ms formats d/n in milliseconds as Caffe does.

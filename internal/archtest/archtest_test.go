@@ -22,33 +22,34 @@ const module = "github.com/gocaffe/gocaffe/"
 // with the schema, prototxt I/O and logging below everything. A new
 // package must be placed here.
 var levels = map[string]int{
-	"proto/caffepb":     0,
-	"protoio":           0,
-	"internal/glog":     0, // the command's log format (a slog.Handler)
-	"internal/logf":     0, // the library's printf-style lines to a *slog.Logger
-	"internal/logtest":  0, // a slog.Handler recording lines, for tests
-	"internal/progress": 0,
-	"cuda":              1,
-	"mpi":               1, // the MPI binding, the only cgo but cuda's (mpi tag)
-	"internal/mpitest":  2, // helpers of the tests run under mpirun
-	"internal/cudatest": 2, // helpers of the GPU tests
-	"internal/h5pytest": 2, // helpers of the tests against h5py
-	"syncedmem":         2,
-	"mathfn":            2,
-	"hdf5":              2,
-	"blob":              3,
-	"data":              4,
-	"filler":            4,
-	"device":            4,
-	"layer":             5,
-	"parallel":          5, // communicators of data-parallel training, used by the solver
-	"layer/layertest":   6, // helpers of the layer tests
-	"net":               6,
-	"solver":            7,
-	"cmd/gocaffe":       8,
-	"models":            8, // the reference models' tests
-	"tools/golden":      8, // the tests against BVLC Caffe's fixtures
-	"internal/archtest": 8,
+	"proto/caffepb":           0,
+	"protoio":                 0,
+	"internal/glog":           0, // the command's log format (a slog.Handler)
+	"internal/logf":           0, // the library's printf-style lines to a *slog.Logger
+	"internal/logtest":        0, // a slog.Handler recording lines, for tests
+	"internal/progress":       0,
+	"mathfn/internal/gemmgen": 0, // writes mathfn/gemm_amd64.s
+	"cuda":                    1,
+	"mpi":                     1, // the MPI binding, the only cgo but cuda's (mpi tag)
+	"internal/mpitest":        2, // helpers of the tests run under mpirun
+	"internal/cudatest":       2, // helpers of the GPU tests
+	"internal/h5pytest":       2, // helpers of the tests against h5py
+	"syncedmem":               2,
+	"mathfn":                  2,
+	"hdf5":                    2,
+	"blob":                    3,
+	"data":                    4,
+	"filler":                  4,
+	"device":                  4,
+	"layer":                   5,
+	"parallel":                5, // communicators of data-parallel training, used by the solver
+	"layer/layertest":         6, // helpers of the layer tests
+	"net":                     6,
+	"solver":                  7,
+	"cmd/gocaffe":             8,
+	"models":                  8, // the reference models' tests
+	"tools/golden":            8, // the tests against BVLC Caffe's fixtures
+	"internal/archtest":       8,
 }
 
 type pkg struct {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// gocaffe time reports per-layer times as Caffe's, and GFLOP/s for the
+// layers that count their operations (convolution, inner product) alone.
+func TestTimeReportsGFLOPs(t *testing.T) {
+	net := filepath.Join(t.TempDir(), "net.prototxt")
+	os.WriteFile(net, []byte(`
+layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 4 dim: 3 dim: 12 dim: 12 } } }
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv" convolution_param { num_output: 8 kernel_size: 3 } }
+layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip" inner_product_param { num_output: 5 } }
+`), 0o644)
+	code, log := gocaffe(t, "time", "-model", net, "-iterations", "3")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	rate := regexp.MustCompile(`^\s*(\w+)\t(forward|backward): [0-9.e-]+ ms\.( \([0-9.]+ GFLOP/s\))?$`)
+	seen := map[string]bool{}
+	for _, line := range strings.Split(log, "\n") {
+		_, msg, ok := strings.Cut(line, "] ")
+		if !ok {
+			continue
+		}
+		m := rate.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		hasRate := m[3] != ""
+		if want := m[1] == "conv" || m[1] == "ip"; hasRate != want {
+			t.Errorf("%q: GFLOP/s shown %v, want %v", msg, hasRate, want)
+		}
+		seen[m[1]+" "+m[2]] = true
+	}
+	for _, l := range []string{"conv forward", "conv backward", "ip forward", "relu backward"} {
+		if !seen[l] {
+			t.Errorf("no %s time in the log:\n%s", l, log)
+		}
+	}
+}

@@ -1,0 +1,480 @@
+package mathfn
+
+import (
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// The default build's GEMM: C = alpha*op(A)*op(B) + beta*C, row-major, in
+// the BLIS manner. op(B) is cut into blocks of kc x nc and op(A) into
+// blocks of mc x kc; each block is packed into panels (B~ of nr columns,
+// A~ of mr rows, alpha folded into A~) laid out in the order a
+// micro-kernel reads them, and the micro-kernel multiplies one A~ panel by
+// one B~ panel into an mr x nr tile of C held in registers. The B~ panel
+// stays in the L1 cache while the A~ panels of a block pass over it, the
+// A~ block in L2, the B~ block in L3. The kernels are Go assembly chosen by
+// CPU feature (gemm_amd64.go); a plain Go kernel serves other CPUs.
+// Large products are split over GOMAXPROCS goroutines by columns of C (by
+// rows when C is narrow), each packing its own panels.
+
+// microKernel is a register-blocked kernel of mr x nr tiles.
+type microKernel[T Float] struct {
+	name   string
+	mr, nr int
+	// fn adds the product of k steps of the packed panels a (mr per step)
+	// and b (nr per step) to the tile at c, whose rows are ldc apart.
+	fn func(k int, a, b, c []T, ldc int)
+}
+
+// The kernels by preference: this CPU's assembly ones (gemm_amd64.go),
+// then the plain Go one.
+var (
+	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8)})
+	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4)})
+)
+
+// Block sizes, in elements. kc x nr of B~ (24 KB for float32 at nr 32) sits
+// in a 48 KB L1; mc x kc of A~ (180 KB) in L2; kc x nc of B~ in L3.
+const (
+	gemmKC = 192
+	gemmMC = 240 // a multiple of every mr (4, 6, 12)
+	gemmNC = 3072
+)
+
+// gemmParallelFlops is the size (2mnk) under which a product runs on the
+// calling goroutine alone: below it, handing work to others costs more
+// than it saves.
+const gemmParallelFlops = 1 << 21
+
+// kernelOf returns the best kernel for T on this CPU.
+func kernelOf[T Float]() microKernel[T] {
+	var zero T
+	if _, ok := any(zero).(float64); ok {
+		return any(dgemmKernels[0]).(microKernel[T])
+	}
+	return any(sgemmKernels[0]).(microKernel[T])
+}
+
+// gemmBuffers are one worker's packing buffers.
+type gemmBuffers[T Float] struct {
+	a, b, tile []T
+}
+
+var (
+	sgemmBufPool = sync.Pool{New: func() any { return new(gemmBuffers[float32]) }}
+	dgemmBufPool = sync.Pool{New: func() any { return new(gemmBuffers[float64]) }}
+)
+
+func getBuffers[T Float](k microKernel[T]) *gemmBuffers[T] {
+	var zero T
+	var b *gemmBuffers[T]
+	if _, ok := any(zero).(float64); ok {
+		b = any(dgemmBufPool.Get()).(*gemmBuffers[T])
+	} else {
+		b = any(sgemmBufPool.Get()).(*gemmBuffers[T])
+	}
+	if len(b.a) < gemmMC*gemmKC {
+		b.a = make([]T, gemmMC*gemmKC)
+	}
+	if nb := gemmKC * (gemmNC + k.nr); len(b.b) < nb {
+		b.b = make([]T, nb)
+	}
+	if len(b.tile) < k.mr*k.nr {
+		b.tile = make([]T, k.mr*k.nr)
+	}
+	return b
+}
+
+func putBuffers[T Float](b *gemmBuffers[T]) {
+	switch b := any(b).(type) {
+	case *gemmBuffers[float32]:
+		sgemmBufPool.Put(b)
+	case *gemmBuffers[float64]:
+		dgemmBufPool.Put(b)
+	}
+}
+
+// gemmJob is one product, shared by the goroutines that compute it.
+type gemmJob[T Float] struct {
+	transA, transB bool
+	m, n, k        int
+	alpha          T
+	a              []T
+	lda            int
+	b              []T
+	ldb            int
+	c              []T
+	ldc            int
+	kern           microKernel[T]
+
+	// The split over goroutines: workers parts of units units of unit
+	// columns (byCols) or rows.
+	workers, units, unit int
+	byCols               bool
+	wg                   sync.WaitGroup
+}
+
+var (
+	sgemmJobPool = sync.Pool{New: func() any { return new(gemmJob[float32]) }}
+	dgemmJobPool = sync.Pool{New: func() any { return new(gemmJob[float64]) }}
+)
+
+// gemm computes C = alpha*op(A)*op(B) + beta*C (m x n, row stride ldc),
+// on several goroutines when it is large.
+func gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemmOn(runtime.GOMAXPROCS(0), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmOn is gemm on at most workers goroutines.
+func gemmOn[T Float](workers int, transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	scaleC(m, n, beta, c, ldc)
+	if k == 0 || alpha == 0 {
+		return
+	}
+	var j *gemmJob[T]
+	var zero T
+	_, double := any(zero).(float64)
+	if double {
+		j = any(dgemmJobPool.Get()).(*gemmJob[T])
+	} else {
+		j = any(sgemmJobPool.Get()).(*gemmJob[T])
+	}
+	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T]()}
+	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
+		j.run(0, m, 0, n)
+	} else {
+		j.parallel(workers)
+	}
+	j.a, j.b, j.c = nil, nil, nil // hold no caller memory in the pool
+	if double {
+		dgemmJobPool.Put(j)
+	} else {
+		sgemmJobPool.Put(j)
+	}
+}
+
+// scaleC sets C = beta*C, never reading C when beta is 0 (BLAS: C may
+// then hold NaNs).
+func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// parallel splits the product over workers goroutines: by columns of C in
+// multiples of nr when C is wide enough, else by rows in multiples of mr.
+// The calling goroutine computes the last part.
+func (j *gemmJob[T]) parallel(workers int) {
+	j.byCols = j.n >= j.m || j.n >= workers*j.kern.nr*4
+	j.unit, j.units = j.kern.nr, j.n
+	if !j.byCols {
+		j.unit, j.units = j.kern.mr, j.m
+	}
+	j.units = (j.units + j.unit - 1) / j.unit
+	j.workers = min(workers, j.units)
+	j.wg.Add(j.workers - 1)
+	for w := range j.workers - 1 {
+		gemmPool.do(j, w)
+	}
+	j.runPart(j.workers - 1)
+	j.wg.Wait()
+}
+
+// runPart computes part w of the split.
+func (j *gemmJob[T]) runPart(w int) {
+	total := j.n
+	if !j.byCols {
+		total = j.m
+	}
+	lo := w * j.units / j.workers * j.unit
+	hi := min((w+1)*j.units/j.workers*j.unit, total)
+	if j.byCols {
+		j.run(0, j.m, lo, hi)
+	} else {
+		j.run(lo, hi, 0, j.n)
+	}
+}
+
+// done is runPart's end for a helper goroutine.
+func (j *gemmJob[T]) done() { j.wg.Done() }
+
+// run computes rows [i0, i1) and columns [j0, j1) of C.
+func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
+	if !ownGemm {
+		j.runBLAS(i0, i1, j0, j1)
+		return
+	}
+	kern := j.kern
+	buf := getBuffers(kern)
+	defer putBuffers(buf)
+	for jc := j0; jc < j1; jc += gemmNC {
+		nc := min(gemmNC, j1-jc)
+		for pc := 0; pc < j.k; pc += gemmKC {
+			kc := min(gemmKC, j.k-pc)
+			j.packB(buf.b, pc, kc, jc, nc)
+			for ic := i0; ic < i1; ic += gemmMC {
+				mc := min(gemmMC, i1-ic)
+				j.packA(buf.a, ic, mc, pc, kc)
+				j.macro(buf, ic, mc, jc, nc, kc)
+			}
+		}
+	}
+}
+
+// runBLAS computes rows [i0, i1) and columns [j0, j1) of C with the
+// linked BLAS (the openblas build, which keeps OpenBLAS to one thread and
+// spreads products over goroutines itself, as everywhere else: no
+// OpenBLAS threads fighting the goroutines that call it).
+func (j *gemmJob[T]) runBLAS(i0, i1, j0, j1 int) {
+	a, b := j.a[i0*j.lda:], j.b[j0:]
+	if j.transA {
+		a = j.a[i0:]
+	}
+	if j.transB {
+		b = j.b[j0*j.ldb:]
+	}
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if j.transA {
+		ta = blas.Trans
+	}
+	if j.transB {
+		tb = blas.Trans
+	}
+	m, n := i1-i0, j1-j0
+	c := j.c[i0*j.ldc+j0:]
+	lda, ldb := max(j.lda, 1), max(j.ldb, 1)
+	switch c := any(c).(type) {
+	case []float32:
+		blas32.Implementation().Sgemm(ta, tb, m, n, j.k, float32(j.alpha), any(a).([]float32), lda,
+			any(b).([]float32), ldb, 1, c, j.ldc)
+	case []float64:
+		blas64.Implementation().Dgemm(ta, tb, m, n, j.k, float64(j.alpha), any(a).([]float64), lda,
+			any(b).([]float64), ldb, 1, c, j.ldc)
+	}
+}
+
+// macro multiplies the packed mc x kc block of A~ by the kc x nc block of
+// B~ into C, tile by tile.
+func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int) {
+	kern := j.kern
+	mr, nr := kern.mr, kern.nr
+	for jr := 0; jr < nc; jr += nr {
+		bp := buf.b[jr*kc:]
+		cols := min(nr, nc-jr)
+		for ir := 0; ir < mc; ir += mr {
+			ap := buf.a[ir*kc:]
+			rows := min(mr, mc-ir)
+			off := (ic+ir)*j.ldc + jc + jr
+			if rows == mr && cols == nr {
+				kern.fn(kc, ap, bp, j.c[off:], j.ldc)
+				continue
+			}
+			// An edge tile: compute the whole tile aside, add its part.
+			tile := buf.tile[:mr*nr]
+			clear(tile)
+			kern.fn(kc, ap, bp, tile, nr)
+			for r := range rows {
+				dst := j.c[off+r*j.ldc : off+r*j.ldc+cols]
+				for q, v := range tile[r*nr : r*nr+cols] {
+					dst[q] += v
+				}
+			}
+		}
+	}
+}
+
+// packA packs rows [ic, ic+mc) and steps [pc, pc+kc) of alpha*op(A) into
+// panels of mr rows: panel r holds, for each step p, the mr values of its
+// rows at p (zero past the last row).
+func (j *gemmJob[T]) packA(dst []T, ic, mc, pc, kc int) {
+	mr := j.kern.mr
+	for ir := 0; ir < mc; ir += mr {
+		panel := dst[ir*kc : ir*kc+mr*kc]
+		rows := min(mr, mc-ir)
+		if rows < mr {
+			clear(panel)
+		}
+		if j.transA {
+			// op(A)[i][p] = A[p][i]: the panel's values at step p are
+			// contiguous in A.
+			for p := range kc {
+				src := j.a[(pc+p)*j.lda+ic+ir : (pc+p)*j.lda+ic+ir+rows]
+				scaleCopy(panel[p*mr:p*mr+rows], src, j.alpha)
+			}
+			continue
+		}
+		// Row by row: each row of A is read in sequence and written to
+		// every mr-th place of the panel (faster here than step by step
+		// across the rows).
+		for r := range rows {
+			i := ic + ir + r
+			src := j.a[i*j.lda+pc : i*j.lda+pc+kc]
+			if j.alpha == 1 {
+				for p, v := range src {
+					panel[p*mr+r] = v
+				}
+				continue
+			}
+			for p, v := range src {
+				panel[p*mr+r] = j.alpha * v
+			}
+		}
+	}
+}
+
+// scaleCopy copies src into dst times alpha.
+func scaleCopy[T Float](dst, src []T, alpha T) {
+	if alpha == 1 {
+		copy(dst, src)
+		return
+	}
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = alpha * v
+	}
+}
+
+// packB packs steps [pc, pc+kc) and columns [jc, jc+nc) of op(B) into
+// panels of nr columns: panel q holds, for each step p, the nr values of
+// its columns at p (zero past the last column).
+func (j *gemmJob[T]) packB(dst []T, pc, kc, jc, nc int) {
+	nr := j.kern.nr
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : jr*kc+nr*kc]
+		cols := min(nr, nc-jr)
+		if cols < nr {
+			clear(panel)
+		}
+		if j.transB { // op(B)[p][q] = B[q][p]
+			for q := range cols {
+				src := j.b[(jc+jr+q)*j.ldb+pc : (jc+jr+q)*j.ldb+pc+kc]
+				for p, v := range src {
+					panel[p*nr+q] = v
+				}
+			}
+			continue
+		}
+		for p := range kc {
+			row := (pc + p) * j.ldb
+			copy(panel[p*nr:p*nr+cols], j.b[row+jc+jr:row+jc+jr+cols])
+		}
+	}
+}
+
+// goKernel is the micro-kernel in plain Go, for CPUs without one in
+// assembly (and as the reference the tests hold the others to).
+func goKernel[T Float](mr, nr int) func(k int, a, b, c []T, ldc int) {
+	return func(k int, a, b, c []T, ldc int) {
+		var acc [64]T // mr*nr <= 64
+		for p := range k {
+			ap, bp := a[p*mr:p*mr+mr], b[p*nr:p*nr+nr]
+			for r, av := range ap {
+				row := acc[r*nr : r*nr+nr]
+				for q, bv := range bp {
+					row[q] += av * bv
+				}
+			}
+		}
+		for r := range mr {
+			dst := c[r*ldc : r*ldc+nr]
+			for q := range dst {
+				dst[q] += acc[r*nr+q]
+			}
+		}
+	}
+}
+
+// Parallel runs body over [0, n), cut into at most GOMAXPROCS contiguous
+// ranges, one per goroutine: body(part, lo, hi) computes [lo, hi) as part
+// part (0 <= part < Parts(n)), so that it can use scratch memory of its
+// own. The calling goroutine runs the last part and long-lived workers the
+// others; it returns when all are done and allocates nothing (give it a
+// body made once, e.g. a method value kept in a struct, not a new closure
+// per call). Inside body, use GemmSerial: the parts already use the cores.
+func Parallel(n int, body func(part, lo, hi int)) {
+	parts := Parts(n)
+	if parts <= 1 {
+		if n > 0 {
+			body(0, 0, n)
+		}
+		return
+	}
+	j := forPool.Get().(*forJob)
+	j.body, j.n, j.parts = body, n, parts
+	j.wg.Add(parts - 1)
+	for w := range parts - 1 {
+		gemmPool.do(j, w)
+	}
+	j.runPart(parts - 1)
+	j.wg.Wait()
+	j.body = nil
+	forPool.Put(j)
+}
+
+// Parts returns how many parts Parallel cuts n items into.
+func Parts(n int) int { return max(min(n, runtime.GOMAXPROCS(0)), 1) }
+
+// forJob is a Parallel call shared by its goroutines.
+type forJob struct {
+	body     func(part, lo, hi int)
+	n, parts int
+	wg       sync.WaitGroup
+}
+
+var forPool = sync.Pool{New: func() any { return new(forJob) }}
+
+func (j *forJob) runPart(w int) { j.body(w, w*j.n/j.parts, (w+1)*j.n/j.parts) }
+func (j *forJob) done()         { j.wg.Done() }
+
+// gemmPool runs the helper goroutines of parallel products: long-lived
+// workers, so that a product starts none and allocates nothing.
+var gemmPool workerPool
+
+// gemmPart is a part of a product for a helper goroutine.
+type gemmPart interface {
+	runPart(w int)
+	done()
+}
+
+type poolTask struct {
+	job gemmPart
+	w   int
+}
+
+type workerPool struct {
+	once  sync.Once
+	tasks chan poolTask
+}
+
+func (p *workerPool) do(job gemmPart, w int) {
+	p.once.Do(func() {
+		p.tasks = make(chan poolTask)
+		for range max(runtime.NumCPU(), 2) {
+			go func() {
+				for t := range p.tasks {
+					t.job.runPart(t.w)
+					t.job.done()
+				}
+			}()
+		}
+	})
+	p.tasks <- poolTask{job, w}
+}

@@ -1,0 +1,60 @@
+//go:build amd64 && !purego && !openblas
+
+package mathfn
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+//go:generate go run ./internal/gemmgen gemm_amd64.s
+
+// The micro-kernels of gemm_amd64.s: C[mr x nr] (row stride ldc elements)
+// += the product of a packed panel of op(A) (mr values per step) and of
+// op(B) (nr values per step) over k steps.
+
+//go:noescape
+func sgemmKernelAVX512(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func dgemmKernelAVX512(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func dgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
+
+// archSgemmKernels returns the float32 kernels this CPU can run, best
+// first.
+func archSgemmKernels() []microKernel[float32] {
+	var ks []microKernel[float32]
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512)})
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2)})
+	}
+	return ks
+}
+
+// archDgemmKernels returns the float64 kernels this CPU can run, best
+// first.
+func archDgemmKernels() []microKernel[float64] {
+	var ks []microKernel[float64]
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512)})
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2)})
+	}
+	return ks
+}
+
+// asmKernel adapts an assembly kernel to the driver's signature.
+func asmKernel[T Float](f func(k int, a, b, c unsafe.Pointer, ldc int)) func(k int, a, b, c []T, ldc int) {
+	return func(k int, a, b, c []T, ldc int) {
+		f(k, unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(c)), ldc)
+	}
+}

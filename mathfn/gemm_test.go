@@ -1,0 +1,160 @@
+package mathfn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// refGemm is the definition: a plain triple loop in float64.
+func refGemm[T Float](ta, tb bool, m, n, k int, alpha float64, a []T, lda int, b []T, ldb int, beta float64, c []T, ldc int) []float64 {
+	out := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			var s float64
+			for p := range k {
+				var av, bv T
+				if ta {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if tb {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += float64(av) * float64(bv)
+			}
+			old := 0.0
+			if beta != 0 {
+				old = beta * float64(c[i*ldc+j])
+			}
+			out[i*n+j] = alpha*s + old
+		}
+	}
+	return out
+}
+
+// eachKernel runs f with each kernel this CPU has for T as the one gemm
+// uses, the plain Go one included.
+func eachKernel[T Float](t *testing.T, f func(t *testing.T)) {
+	var zero T
+	if _, ok := any(zero).(float64); ok {
+		all := dgemmKernels
+		defer func() { dgemmKernels = all }()
+		for i, k := range all {
+			dgemmKernels = all[i:]
+			t.Run(k.name, f)
+		}
+		return
+	}
+	all := sgemmKernels
+	defer func() { sgemmKernels = all }()
+	for i, k := range all {
+		sgemmKernels = all[i:]
+		t.Run(k.name, f)
+	}
+}
+
+func testGemmShapes[T Float](t *testing.T, tol float64) {
+	eachKernel[T](t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		shapes := [][3]int{{1, 1, 1}, {1, 1, 7}, {2, 3, 0}, {1, 37, 5}, {37, 1, 5}, {13, 17, 19}, {12, 32, 192},
+			{25, 33, 193}, {241, 97, 389}, {3, 500, 7}, {97, 5, 1}, {64, 800, 500}, {260, 3100, 3}}
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					for _, ab := range [][2]float64{{1, 0}, {0.5, 1}, {-2, 0.25}, {0, 2}} {
+						// Leading dimensions larger than the rows: the
+						// matrices are windows of wider ones.
+						lda, ldb, ldc := k+3, n+1, n+5
+						if ta {
+							lda = m + 2
+						}
+						if tb {
+							ldb = k + 4
+						}
+						rowsA, rowsB := m, k
+						if ta {
+							rowsA = k
+						}
+						if tb {
+							rowsB = n
+						}
+						a := randT[T](rng, rowsA*lda)
+						b := randT[T](rng, rowsB*ldb)
+						c := randT[T](rng, m*ldc)
+						if ab[1] == 0 {
+							for i := range c { // never read when beta is 0
+								c[i] = T(math.NaN())
+							}
+						}
+						want := refGemm(ta, tb, m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
+						trans := func(x bool) blas.Transpose {
+							if x {
+								return blas.Trans
+							}
+							return blas.NoTrans
+						}
+						before := append([]T(nil), c...)
+						gemm(trans(ta), trans(tb), m, n, k, T(ab[0]), a, lda, b, ldb, T(ab[1]), c, ldc)
+						for i := range m {
+							for j := range ldc {
+								got := float64(c[i*ldc+j])
+								if j >= n { // outside the window: untouched
+									if math.Float64bits(got) != math.Float64bits(float64(before[i*ldc+j])) {
+										t.Fatalf("%v ta=%v tb=%v: C[%d][%d] outside the matrix changed", s, ta, tb, i, j)
+									}
+									continue
+								}
+								w := want[i*n+j]
+								if math.Abs(got-w) > tol*(1+math.Abs(w))*math.Sqrt(float64(k+1)) {
+									t.Fatalf("%v ta=%v tb=%v alpha=%v beta=%v: C[%d][%d] = %v, want %v", s, ta, tb, ab[0], ab[1], i, j, got, w)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func randT[T Float](rng *rand.Rand, n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = T(rng.Float64()*2 - 1)
+	}
+	return s
+}
+
+// The GEMM against a triple loop: odd shapes (1x1, primes, k = 0, one row
+// or column, shapes across the block sizes and the parallel split), all
+// transposes, alpha and beta (beta 0 never reads C, which holds NaNs),
+// windows of wider matrices; every kernel of this CPU.
+func TestGemmAgainstTripleLoop(t *testing.T) {
+	t.Run("float32", func(t *testing.T) { testGemmShapes[float32](t, 2e-6) })
+	t.Run("float64", func(t *testing.T) { testGemmShapes[float64](t, 1e-14) })
+}
+
+// Gemm allocates nothing once warm, serial or parallel.
+func TestGemmDoesNotAllocate(t *testing.T) {
+	for _, s := range [][3]int{{20, 30, 40}, {128, 512, 256}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		Gemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, b, 0, c)
+		if got := testing.AllocsPerRun(20, func() { Gemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, b, 0, c) }); got != 0 {
+			t.Errorf("%v: %v allocations per Gemm", s, got)
+		}
+	}
+}
+
+func ExampleBLASName() {
+	fmt.Println(BLASName != "")
+	// Output: true
+}
