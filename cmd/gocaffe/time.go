@@ -107,7 +107,7 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 	elapsed := time.Since(total)
 	glog.Infof("Average time per layer: ")
 	for i, name := range n.LayerNames() {
-		fr, br := rates(layers[i], n.BottomNeedBackward(i), fwd[i], bwd[i], iterations)
+		fr, br := rates(layers[i], need[i], fwd[i], bwd[i], iterations)
 		glog.Infof("%10s\tforward: %s ms.%s", name, ms(fwd[i], iterations), fr)
 		glog.Infof("%10s\tbackward: %s ms.%s", name, ms(bwd[i], iterations), br)
 	}
