@@ -6,7 +6,8 @@
 // several layers, builds and sets up every layer in order, collects the
 // learnable parameters (sharing those given the same ParamSpec name), and
 // works out which layers need a backward pass. Nets written for older Caffe
-// versions are upgraded first (see Upgrade).
+// versions are upgraded first; package netproto holds the upgrading,
+// filtering and split insertion.
 //
 // A Net is not safe for concurrent use.
 package net
@@ -27,6 +28,7 @@ import (
 	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -113,7 +115,7 @@ type learnableRecord[T Float] struct {
 
 // NewFromFile reads a net prototxt (upgrading old formats) and builds it.
 func NewFromFile[T Float](path string, opts Options) (*Net[T], error) {
-	p, err := ReadNetParamsFromTextFile(path, opts.Logger)
+	p, err := netproto.ReadNetParamsFromTextFile(path, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -128,17 +130,17 @@ func NewFromFile[T Float](path string, opts Options) (*Net[T], error) {
 // modified.
 func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) {
 	p = proto.Clone(p).(*caffepb.NetParameter)
-	if err := Upgrade(p, "net "+p.GetName(), opts.Logger); err != nil {
+	if err := netproto.Upgrade(p, "net "+p.GetName(), opts.Logger); err != nil {
 		return nil, err
 	}
 	if opts.State != nil {
 		p.State = proto.Clone(opts.State).(*caffepb.NetState)
 	}
-	filtered, err := FilterNet(p)
+	filtered, err := netproto.FilterNet(p)
 	if err != nil {
 		return nil, err
 	}
-	layers, err := InsertSplits(filtered)
+	layers, err := netproto.InsertSplits(filtered)
 	if err != nil {
 		return nil, err
 	}

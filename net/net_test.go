@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
@@ -280,94 +278,14 @@ func TestForwardFromToAndReshape(t *testing.T) {
 	}
 }
 
-func TestStateFiltering(t *testing.T) {
-	text := `
-layer { name: "data" type: "DummyData" top: "data" dummy_data_param { shape { dim: 1 dim: 2 } } }
-layer { name: "train_only" type: "ReLU" bottom: "data" top: "a" include { phase: TRAIN } }
-layer { name: "test_only" type: "ReLU" bottom: "data" top: "b" include { phase: TEST } }
-layer { name: "level1" type: "ReLU" bottom: "data" top: "c" include { min_level: 1 } }
-layer { name: "level_le2" type: "ReLU" bottom: "data" top: "d" include { max_level: 2 } }
-layer { name: "stage_ab" type: "ReLU" bottom: "data" top: "e" include { stage: "a" stage: "b" } }
-layer { name: "not_stage_a" type: "ReLU" bottom: "data" top: "f" exclude { stage: "a" } }
-layer { name: "either" type: "ReLU" bottom: "data" top: "g" include { stage: "x" } include { phase: TEST } }
-layer { name: "notstage" type: "ReLU" bottom: "data" top: "h" include { not_stage: "b" } }`
-	cases := []struct {
-		state *caffepb.NetState
-		want  []string
-	}{
-		{&caffepb.NetState{Phase: caffepb.Phase_TRAIN.Enum()}, []string{"data", "train_only", "level_le2", "not_stage_a", "notstage"}},
-		{&caffepb.NetState{Phase: caffepb.Phase_TEST.Enum(), Level: proto.Int32(3)}, []string{"data", "test_only", "level1", "not_stage_a", "either", "notstage"}},
-		{&caffepb.NetState{Phase: caffepb.Phase_TRAIN.Enum(), Stage: []string{"a", "b"}}, []string{"data", "train_only", "level_le2", "stage_ab"}},
-		{&caffepb.NetState{Phase: caffepb.Phase_TRAIN.Enum(), Stage: []string{"x"}, Level: proto.Int32(1)}, []string{"data", "train_only", "level1", "level_le2", "not_stage_a", "either", "notstage"}},
-	}
-	for _, c := range cases {
-		p := parseNet(t, text)
-		p.State = c.state
-		kept, err := net.FilterNet(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, l := range kept {
-			names = append(names, l.GetName())
-		}
-		if !slices.Equal(names, c.want) {
-			t.Errorf("state %v: kept %v, want %v", c.state, names, c.want)
-		}
-	}
-	both := parseNet(t, `layer { name: "x" type: "ReLU" include { phase: TRAIN } exclude { phase: TEST } }`)
-	if _, err := net.FilterNet(both); err == nil || !strings.Contains(err.Error(), "either include rules or exclude rules") {
-		t.Errorf("include and exclude: err = %v", err)
-	}
-}
-
-// Caffe's split insertion tests: names, order, in-place use and losses.
-func TestInsertSplits(t *testing.T) {
-	layers := parseNet(t, `
-layer { name: "data" type: "Input" top: "data" top: "label" }
-layer { name: "ip1" type: "InnerProduct" bottom: "data" top: "ip1" }
-layer { name: "relu" type: "ReLU" bottom: "ip1" top: "ip1" }
-layer { name: "ip2" type: "InnerProduct" bottom: "data" top: "ip2" }
-layer { name: "loss1" type: "EuclideanLoss" bottom: "ip1" bottom: "label" top: "loss1" }
-layer { name: "loss2" type: "EuclideanLoss" bottom: "ip2" bottom: "label" top: "loss2" }`).Layer
-	out, err := net.InsertSplits(layers)
+// A V1 net is upgraded on load, builds and runs.
+func TestV1NetBuilds(t *testing.T) {
+	n, err := net.NewFromFile[float32]("../netproto/testdata/v1_net.prototxt", net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TRAIN.Enum()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, l := range out {
-		got = append(got, l.GetName()+"("+strings.Join(l.Bottom, ",")+"->"+strings.Join(l.Top, ",")+")")
-	}
-	want := []string{
-		"data(->data,label)",
-		"data_data_0_split(data->data_data_0_split_0,data_data_0_split_1)",
-		"label_data_1_split(label->label_data_1_split_0,label_data_1_split_1)",
-		"ip1(data_data_0_split_0->ip1)",
-		"relu(ip1->ip1)",
-		"ip2(data_data_0_split_1->ip2)",
-		"loss1(ip1,label_data_1_split_0->loss1)",
-		"loss2(ip2,label_data_1_split_1->loss2)",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("split insertion:\n got %v\nwant %v", got, want)
-	}
-	// A top that is a loss (explicit weight) and also read counts twice:
-	// the split's first output carries the loss.
-	lossy, err := net.InsertSplits(parseNet(t, `
-layer { name: "data" type: "Input" top: "data" }
-layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip" loss_weight: 0.5 }
-layer { name: "relu" type: "ReLU" bottom: "ip" top: "r" }`).Layer)
-	if err != nil {
+	if _, err := n.ForwardBackward(); err != nil {
 		t.Fatal(err)
-	}
-	split := lossy[2]
-	if split.GetType() != "Split" || !slices.Equal(split.Top, []string{"ip_ip_0_split_0", "ip_ip_0_split_1"}) ||
-		!slices.Equal(split.LossWeight, []float32{0.5, 0}) || len(lossy[1].LossWeight) != 0 || lossy[3].Bottom[0] != "ip_ip_0_split_1" {
-		t.Errorf("loss split: %v / %v / %v", lossy[1], split, lossy[3])
-	}
-	if _, err := net.InsertSplits(parseNet(t, `layer { name: "a" type: "ReLU" bottom: "ghost" top: "x" }`).Layer); err == nil ||
-		!strings.Contains(err.Error(), `unknown bottom blob "ghost" (layer "a", bottom index 0)`) {
-		t.Errorf("unknown bottom: err = %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/hdf5"
 	"github.com/gocaffe/gocaffe/internal/logf"
+	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -76,7 +77,7 @@ func (n *Net[T]) CopyTrainedLayersFromFile(path string) error {
 	if hdf5.IsHDF5(path) {
 		return n.CopyTrainedLayersFromHDF5(path)
 	}
-	model, err := ReadNetParamsFromBinaryFile(path, n.log)
+	model, err := netproto.ReadNetParamsFromBinaryFile(path, n.log)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/parallel"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
@@ -220,11 +221,11 @@ func (s *Solver[T]) trainNetParam() (*caffepb.NetParameter, error) {
 	case p.TrainNetParam != nil:
 		return proto.Clone(p.TrainNetParam).(*caffepb.NetParameter), nil
 	case p.TrainNet != nil:
-		return net.ReadNetParamsFromTextFile(p.GetTrainNet(), s.log)
+		return netproto.ReadNetParamsFromTextFile(p.GetTrainNet(), s.log)
 	case p.NetParam != nil:
 		return proto.Clone(p.NetParam).(*caffepb.NetParameter), nil
 	}
-	return net.ReadNetParamsFromTextFile(p.GetNet(), s.log)
+	return netproto.ReadNetParamsFromTextFile(p.GetNet(), s.log)
 }
 
 // netState merges the solver's default phase, the net's own state and the
@@ -313,7 +314,7 @@ func (s *Solver[T]) initTestNets(opts Options) error {
 		params = append(params, proto.Clone(tp).(*caffepb.NetParameter))
 	}
 	for _, f := range p.TestNet {
-		np, err := net.ReadNetParamsFromTextFile(f, s.log)
+		np, err := netproto.ReadNetParamsFromTextFile(f, s.log)
 		if err != nil {
 			return err
 		}
@@ -347,7 +348,7 @@ func (s *Solver[T]) trainNetParamGeneric() (*caffepb.NetParameter, error) {
 	if s.param.NetParam != nil {
 		return proto.Clone(s.param.NetParam).(*caffepb.NetParameter), nil
 	}
-	return net.ReadNetParamsFromTextFile(s.param.GetNet(), s.log)
+	return netproto.ReadNetParamsFromTextFile(s.param.GetNet(), s.log)
 }
 
 // initHistory makes the history and scratch blobs, shaped like the params

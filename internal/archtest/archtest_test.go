@@ -31,6 +31,7 @@ var levels = map[string]int{
 	"mathfn/internal/gemmgen": 0, // writes mathfn/gemm_amd64.s
 	"cuda":                    1,
 	"mpi":                     1, // the MPI binding, the only cgo but cuda's (mpi tag)
+	"netproto":                1, // upgrading, filtering and split insertion of NetParameters
 	"internal/mpitest":        2, // helpers of the tests run under mpirun
 	"internal/cudatest":       2, // helpers of the GPU tests
 	"internal/h5pytest":       2, // helpers of the tests against h5py
