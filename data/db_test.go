@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gocaffe/gocaffe/internal/kvtest"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -23,7 +24,7 @@ import (
 //   - A cursor of a database open for writing reads what is committed.
 //   - A database opened with Read refuses writes.
 //
-// The LMDB writer also needs keys in increasing order (lmdb_test.go), so
+// The LMDB writer also needs keys in increasing order (package lmdb), so
 // these tests Put keys in order.
 
 var allBackends = []caffepb.DataParameter_DB{caffepb.DataParameter_LEVELDB, caffepb.DataParameter_LMDB}
@@ -34,10 +35,12 @@ func forEachBackend(t *testing.T, f func(t *testing.T, b caffepb.DataParameter_D
 	}
 }
 
+type record = kvtest.Record
+
 func keyed(from, to int) []record {
 	var recs []record
 	for i := from; i < to; i++ {
-		recs = append(recs, record{fmt.Appendf(nil, "%08d", i), fmt.Appendf(nil, "value %d", i)})
+		recs = append(recs, record{Key: fmt.Appendf(nil, "%08d", i), Val: fmt.Appendf(nil, "value %d", i)})
 	}
 	return recs
 }
@@ -54,7 +57,7 @@ func mustOpen(t *testing.T, b caffepb.DataParameter_DB, dir string, mode Mode) D
 func writeDB(t *testing.T, b caffepb.DataParameter_DB, dir string, mode Mode, recs []record) {
 	t.Helper()
 	db := mustOpen(t, b, dir, mode)
-	putAll(t, db, recs, 97)
+	kvtest.PutAll(t, db.NewTransaction, recs, 97)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +67,7 @@ func readDB(t *testing.T, b caffepb.DataParameter_DB, dir string) []record {
 	t.Helper()
 	db := mustOpen(t, b, dir, Read)
 	defer db.Close()
-	return readAll(t, db)
+	return kvtest.ReadAll(t, db.NewCursor)
 }
 
 func TestDBOpenModes(t *testing.T) {
@@ -77,12 +80,12 @@ func TestDBOpenModes(t *testing.T) {
 			db.Close()
 			t.Fatal("New on an existing database succeeded")
 		}
-		sameRecords(t, readDB(t, b, dir), keyed(0, 5)) // and left it alone
+		kvtest.Same(t, readDB(t, b, dir), keyed(0, 5)) // and left it alone
 
 		other := filepath.Join(t.TempDir(), "other")
 		writeDB(t, b, other, Write, keyed(0, 3)) // Write creates
 		writeDB(t, b, other, Write, keyed(3, 7)) // and adds
-		sameRecords(t, readDB(t, b, other), keyed(0, 7))
+		kvtest.Same(t, readDB(t, b, other), keyed(0, 7))
 	})
 }
 
@@ -90,7 +93,7 @@ func TestDBKeyOrder(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b caffepb.DataParameter_DB, dir string) {
 		recs := keyed(0, 1000)
 		writeDB(t, b, dir, New, recs)
-		sameRecords(t, readDB(t, b, dir), recs)
+		kvtest.Same(t, readDB(t, b, dir), recs)
 	})
 }
 
@@ -119,8 +122,8 @@ func TestDBPutCopies(t *testing.T) {
 		db.Close()
 		got := readDB(t, b, dir)
 		for i, r := range got {
-			if string(r.key) != fmt.Sprintf("%08d", i) || !bytes.Equal(r.val, bytes.Repeat([]byte{byte(i)}, 3000)) {
-				t.Fatalf("record %d: key %q, value starting %v: the buffers were not copied", i, r.key, r.val[:4])
+			if string(r.Key) != fmt.Sprintf("%08d", i) || !bytes.Equal(r.Val, bytes.Repeat([]byte{byte(i)}, 3000)) {
+				t.Fatalf("record %d: key %q, value starting %v: the buffers were not copied", i, r.Key, r.Val[:4])
 			}
 		}
 		if len(got) != 20 {
@@ -134,7 +137,7 @@ func TestDBUncommittedRecordsAreLost(t *testing.T) {
 		db := mustOpen(t, b, dir, New)
 		txn, _ := db.NewTransaction()
 		for _, r := range keyed(0, 10) {
-			txn.Put(r.key, r.val)
+			txn.Put(r.Key, r.Val)
 		}
 		db.Close()
 		if got := readDB(t, b, dir); len(got) != 0 {
@@ -144,13 +147,13 @@ func TestDBUncommittedRecordsAreLost(t *testing.T) {
 		db = mustOpen(t, b, dir, Write)
 		txn, _ = db.NewTransaction()
 		for i, r := range keyed(0, 10) {
-			txn.Put(r.key, r.val)
+			txn.Put(r.Key, r.Val)
 			if i == 5 {
 				txn.Commit()
 			}
 		}
 		db.Close()
-		sameRecords(t, readDB(t, b, dir), keyed(0, 6))
+		kvtest.Same(t, readDB(t, b, dir), keyed(0, 6))
 	})
 }
 
@@ -160,11 +163,11 @@ func TestDBCursorWhileWriting(t *testing.T) {
 		defer db.Close()
 		txn, _ := db.NewTransaction()
 		for _, r := range keyed(0, 4) {
-			txn.Put(r.key, r.val)
+			txn.Put(r.Key, r.Val)
 		}
 		txn.Commit()
 		txn.Put([]byte("00000004"), []byte("uncommitted"))
-		sameRecords(t, readAll(t, db), keyed(0, 4))
+		kvtest.Same(t, kvtest.ReadAll(t, db.NewCursor), keyed(0, 4))
 	})
 }
 

@@ -12,6 +12,6 @@
 //		proto.Unmarshal(cur.Value(), d)
 //	}
 //
-// Both backends are pure Go, so reading and writing datasets needs no
-// system library.
+// Both backends are pure Go (LMDB is package lmdb, LevelDB goleveldb), so
+// reading and writing datasets needs no system library.
 package data

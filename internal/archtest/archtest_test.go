@@ -17,16 +17,16 @@ const module = "github.com/gocaffe/gocaffe/"
 // levels places every package of the module: a package may import only
 // packages of a lower level. Imports flow one way:
 //
-//	cmd -> solver -> net -> layer -> (data, filler, device) -> blob -> (syncedmem, mathfn, hdf5) -> cuda
+//	cmd -> solver -> net -> layer -> (data, filler, device) -> blob -> (syncedmem, mathfn, hdf5, lmdb) -> cuda
 //
-// with the schema, prototxt I/O and logging below everything. A new
-// package must be placed here.
+// with the schema, prototxt I/O, prototxt upgrading (netproto) and logging
+// below everything, and the LMDB engine under data. A new package must be
+// placed here.
 var levels = map[string]int{
 	"proto/caffepb":           0,
 	"protoio":                 0,
 	"internal/glog":           0, // the command's log format (a slog.Handler)
 	"internal/logf":           0, // the library's printf-style lines to a *slog.Logger
-	"internal/logtest":        0, // a slog.Handler recording lines, for tests
 	"internal/progress":       0,
 	"mathfn/internal/gemmgen": 0, // writes mathfn/gemm_amd64.s
 	"cuda":                    1,
@@ -35,9 +35,12 @@ var levels = map[string]int{
 	"internal/mpitest":        2, // helpers of the tests run under mpirun
 	"internal/cudatest":       2, // helpers of the GPU tests
 	"internal/h5pytest":       2, // helpers of the tests against h5py
+	"internal/logtest":        2, // a slog.Handler recording log lines, for tests
+	"internal/kvtest":         2, // helpers of the tests of key-value stores (lmdb, data)
 	"syncedmem":               2,
 	"mathfn":                  2,
 	"hdf5":                    2,
+	"lmdb":                    2, // the LMDB storage engine, data's LMDB backend
 	"blob":                    3,
 	"data":                    4,
 	"filler":                  4,

@@ -1,4 +1,4 @@
-package data
+package lmdb
 
 import (
 	"encoding/binary"
@@ -16,8 +16,8 @@ import (
 // pages), to an overflow run holding one large value, or is free.
 
 const (
-	lmdbMagic   = 0xBEEFC0DE // MDB_MAGIC
-	lmdbVersion = 1          // MDB_DATA_VERSION of release builds (MDB_DEVEL uses 999)
+	mdbMagic       = 0xBEEFC0DE // MDB_MAGIC
+	mdbDataVersion = 1          // MDB_DATA_VERSION of release builds (MDB_DEVEL uses 999)
 
 	// pageHeaderSize is PAGEHDRSZ: pgno u64, pad u16, flags u16, then
 	// lower u16 and upper u16, which an overflow page reads together as
@@ -46,18 +46,18 @@ const (
 
 	invalidPgno = ^uint64(0) // P_INVALID: the root of an empty tree
 
-	// lmdbMaxKeySize is MDB_MAXKEYSIZE of release builds.
-	lmdbMaxKeySize = 511
-	// lmdbMaxDataSize is MAXDATASIZE: node data sizes are 32 bits.
-	lmdbMaxDataSize = 0xffffffff
-	// lmdbMaxDepth is CURSOR_STACK, the deepest tree liblmdb walks.
-	lmdbMaxDepth = 32
-	// lmdbMinKeys is MDB_MINKEYS, which sets the node size limit.
-	lmdbMinKeys = 2
+	// maxKeySize is MDB_MAXKEYSIZE of release builds.
+	maxKeySize = 511
+	// maxDataSize is MAXDATASIZE: node data sizes are 32 bits.
+	maxDataSize = 0xffffffff
+	// maxDepth is CURSOR_STACK, the deepest tree liblmdb walks.
+	maxDepth = 32
+	// minKeys is MDB_MINKEYS, which sets the node size limit.
+	minKeys = 2
 
-	// lmdbPageSize is the page size liblmdb picks on Linux x86-64 and
+	// defaultPageSize is the page size liblmdb picks on Linux x86-64 and
 	// arm64 with 4 KiB pages, used for new databases.
-	lmdbPageSize = 4096
+	defaultPageSize = 4096
 
 	// metaOffset is where MDB_meta starts in a meta page; metaSize its
 	// length: magic, version, address, mapsize, 2 MDB_db, last_pg, txnid.
@@ -74,7 +74,7 @@ var le = binary.LittleEndian
 // this has its value moved to an overflow run, which keeps at least
 // MDB_MINKEYS nodes per page.
 func nodeMax(psize int) int {
-	return ((psize-pageHeaderSize)/lmdbMinKeys)&^1 - 2
+	return ((psize-pageHeaderSize)/minKeys)&^1 - 2
 }
 
 // overflowPages is OVPAGES: the pages of a run holding size bytes after
@@ -122,8 +122,8 @@ func (t treeInfo) encode(b []byte) {
 	le.PutUint64(b[40:], t.root)
 }
 
-// lmdbMeta is MDB_meta.
-type lmdbMeta struct {
+// envMeta is MDB_meta.
+type envMeta struct {
 	magic, version uint32
 	address        uint64 // only for MDB_FIXEDMAP; always 0 here
 	mapSize        uint64
@@ -133,13 +133,13 @@ type lmdbMeta struct {
 }
 
 // pageSize is mm_psize, kept in the free DB's pad.
-func (m *lmdbMeta) pageSize() uint32 { return m.dbs[freeDBI].pad }
+func (m *envMeta) pageSize() uint32 { return m.dbs[freeDBI].pad }
 
 // decodeMeta reads the MDB_meta of a meta page; p holds at least
 // metaOffset+metaSize bytes.
-func decodeMeta(p []byte) lmdbMeta {
+func decodeMeta(p []byte) envMeta {
 	b := p[metaOffset:]
-	m := lmdbMeta{
+	m := envMeta{
 		magic:   le.Uint32(b[0:]),
 		version: le.Uint32(b[4:]),
 		address: le.Uint64(b[8:]),
@@ -155,12 +155,12 @@ func decodeMeta(p []byte) lmdbMeta {
 }
 
 // checkMeta tells why a decoded meta page cannot be used.
-func checkMeta(p []byte, m *lmdbMeta) error {
-	if m.magic != lmdbMagic {
-		return fmt.Errorf("not an LMDB data file: magic %#x, want %#x", m.magic, uint32(lmdbMagic))
+func checkMeta(p []byte, m *envMeta) error {
+	if m.magic != mdbMagic {
+		return fmt.Errorf("not an LMDB data file: magic %#x, want %#x", m.magic, uint32(mdbMagic))
 	}
-	if m.version != lmdbVersion {
-		return fmt.Errorf("LMDB data format version %d, want %d", m.version, lmdbVersion)
+	if m.version != mdbDataVersion {
+		return fmt.Errorf("LMDB data format version %d, want %d", m.version, mdbDataVersion)
 	}
 	if f := pageFlags(p); f&pageMeta == 0 {
 		return fmt.Errorf("meta page has flags %#x, want P_META %#x", f, pageMeta)
@@ -169,7 +169,7 @@ func checkMeta(p []byte, m *lmdbMeta) error {
 }
 
 // encodeMetaPage fills page p (zeroed, one page long) as meta page pgno.
-func encodeMetaPage(p []byte, pgno uint64, m *lmdbMeta) {
+func encodeMetaPage(p []byte, pgno uint64, m *envMeta) {
 	putPageHeader(p, pgno, pageMeta, 0, 0)
 	b := p[metaOffset:]
 	le.PutUint32(b[0:], m.magic)

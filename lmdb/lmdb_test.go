@@ -1,4 +1,4 @@
-package data
+package lmdb
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/internal/kvtest"
 )
 
 // The tests check the LMDB format against real liblmdb through its
@@ -22,7 +22,7 @@ import (
 // the reader, and mdb_dump and mdb_stat read the writer's. Tests needing
 // a tool skip, naming it, where it is not on PATH; the rest always run.
 
-type record struct{ key, val []byte }
+type record = kvtest.Record
 
 // needTool returns the path of an lmdb-utils program or skips the test.
 func needTool(t testing.TB, name string) string {
@@ -52,7 +52,7 @@ func genRecords(rng *rand.Rand, n int) []record {
 		key := fmt.Appendf(nil, "%08d", i)
 		switch rng.IntN(10) {
 		case 0:
-			key = append(key, bytes.Repeat([]byte{'k'}, lmdbMaxKeySize-len(key))...)
+			key = append(key, bytes.Repeat([]byte{'k'}, maxKeySize-len(key))...)
 		case 1, 2, 3:
 			key = append(key, randBytes(rng, rng.IntN(300))...)
 		}
@@ -65,9 +65,9 @@ func genRecords(rng *rand.Rand, n int) []record {
 		case r < 19:
 			size = 4096 + rng.IntN(20000)
 		default:
-			size = nodeMax(lmdbPageSize) - nodeHeaderSize - len(key) + rng.IntN(2) // the exact limit and one past it
+			size = nodeMax(defaultPageSize) - nodeHeaderSize - len(key) + rng.IntN(2) // the exact limit and one past it
 		}
-		recs[i] = record{key, randBytes(rng, size)}
+		recs[i] = record{Key: key, Val: randBytes(rng, size)}
 	}
 	return recs
 }
@@ -84,7 +84,7 @@ func randBytes(rng *rand.Rand, n int) []byte {
 // records (and at the end), and closes the database.
 func writeLMDB(t testing.TB, dir string, recs []record, commitEvery int) {
 	t.Helper()
-	db, err := Open(caffepb.DataParameter_LMDB, dir, New)
+	db, err := Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,66 +94,25 @@ func writeLMDB(t testing.TB, dir string, recs []record, commitEvery int) {
 	}
 }
 
-func putAll(t testing.TB, db DB, recs []record, commitEvery int) {
+func putAll(t testing.TB, db *Writer, recs []record, commitEvery int) {
 	t.Helper()
-	txn, err := db.NewTransaction()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range recs {
-		if err := txn.Put(r.key, r.val); err != nil {
-			t.Fatal(err)
-		}
-		if commitEvery > 0 && (i+1)%commitEvery == 0 {
-			if err := txn.Commit(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := txn.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	kvtest.PutAll(t, db.NewTransaction, recs, commitEvery)
 }
 
 // readAll copies every record a cursor yields.
-func readAll(t testing.TB, db DB) []record {
+func readAll(t testing.TB, db interface{ NewCursor() (*Cursor, error) }) []record {
 	t.Helper()
-	c, err := db.NewCursor()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	var recs []record
-	for ; c.Valid(); err = c.Next() {
-		recs = append(recs, record{bytes.Clone(c.Key()), bytes.Clone(c.Value())})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
+	return kvtest.ReadAll(t, db.NewCursor)
 }
 
 func readLMDB(t testing.TB, dir string) []record {
 	t.Helper()
-	db, err := Open(caffepb.DataParameter_LMDB, dir, Read)
+	db, err := OpenReader(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	return readAll(t, db)
-}
-
-func sameRecords(t testing.TB, got, want []record) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d records, want %d", len(got), len(want))
-	}
-	for i := range want {
-		if !bytes.Equal(got[i].key, want[i].key) || !bytes.Equal(got[i].val, want[i].val) {
-			t.Fatalf("record %d: got key %.40q (%d-byte value), want key %.40q (%d-byte value)",
-				i, got[i].key, len(got[i].val), want[i].key, len(want[i].val))
-		}
-	}
 }
 
 // dumpData is the data section mdb_dump prints for recs: hex pairs, or
@@ -179,8 +138,8 @@ func dumpData(recs []record, print bool, backslash string) string {
 		sb.WriteByte('\n')
 	}
 	for _, r := range recs {
-		enc(r.key)
-		enc(r.val)
+		enc(r.Key)
+		enc(r.Val)
 	}
 	return sb.String()
 }
@@ -205,7 +164,7 @@ func mdbDump(t testing.TB, dir string, print bool) string {
 func dumpBackslash(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "backslash")
-	writeLMDB(t, dir, []record{{[]byte("k"), []byte(`\`)}}, 0)
+	writeLMDB(t, dir, []record{{Key: []byte("k"), Val: []byte(`\`)}}, 0)
 	return strings.TrimSpace(strings.Split(mdbDump(t, dir, true), "\n")[1])
 }
 
@@ -238,7 +197,7 @@ func mdbLoad(t testing.TB, dir string, recs []record) {
 
 // walkStats counts what the main tree really holds, to check the counts
 // a meta page claims.
-func walkStats(t testing.TB, e *lmdbEnv) treeInfo {
+func walkStats(t testing.TB, e *readEnv) treeInfo {
 	t.Helper()
 	info := e.meta.dbs[mainDBI]
 	got := treeInfo{root: info.root}
@@ -284,9 +243,9 @@ func walkStats(t testing.TB, e *lmdbEnv) treeInfo {
 }
 
 // checkMetaCounts compares the meta's tree statistics with a walk.
-func checkMetaCounts(t testing.TB, dir string) *lmdbEnv {
+func checkMetaCounts(t testing.TB, dir string) *readEnv {
 	t.Helper()
-	e, err := openLMDBEnv(filepath.Join(dir, lmdbDataName), true)
+	e, err := openReadEnv(filepath.Join(dir, dataName), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +255,7 @@ func checkMetaCounts(t testing.TB, dir string) *lmdbEnv {
 	if info != got {
 		t.Errorf("%s: meta says %+v, the tree holds %+v", dir, info, got)
 	}
-	if st, _ := os.Stat(filepath.Join(dir, lmdbDataName)); uint64(st.Size()) != (e.meta.lastPg+1)*e.psize {
+	if st, _ := os.Stat(filepath.Join(dir, dataName)); uint64(st.Size()) != (e.meta.lastPg+1)*e.psize {
 		t.Errorf("%s: file is %d bytes, want %d pages up to last page %d", dir, st.Size(), e.meta.lastPg+1, e.meta.lastPg)
 	}
 	if e.meta.mapSize < (e.meta.lastPg+1)*e.psize {
@@ -325,7 +284,7 @@ func checkWithLiblmdb(t testing.TB, dir string, recs []record) {
 		"Entries":              uint64(len(recs)),
 		"Number of pages used": e.meta.lastPg + 1,
 		"Last transaction ID":  e.meta.txnID,
-		"Page size":            lmdbPageSize,
+		"Page size":            defaultPageSize,
 	} {
 		if st[name] != strconv.FormatUint(want, 10) {
 			t.Errorf("mdb_stat %s: %s is %q, want %d", dir, name, st[name], want)
@@ -346,16 +305,16 @@ func TestLMDBReadsLiblmdbDatabase(t *testing.T) {
 	if info.depth < 3 || info.overflowPages == 0 || e.meta.txnID < 2 {
 		t.Fatalf("want a tree of depth >= 3 with overflow pages over several commits; got %+v, txn %d", info, e.meta.txnID)
 	}
-	sameRecords(t, readLMDB(t, dir), recs)
-	sameRecords(t, readLMDB(t, filepath.Join(dir, lmdbDataName)), recs) // the data file's own path
+	kvtest.Same(t, readLMDB(t, dir), recs)
+	kvtest.Same(t, readLMDB(t, filepath.Join(dir, dataName)), recs) // the data file's own path
 
 	// The ReadAt fallback reads the same.
-	r, err := openLMDBEnv(filepath.Join(dir, lmdbDataName), false)
+	r, err := openReadEnv(filepath.Join(dir, dataName), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.close()
-	sameRecords(t, readAll(t, &lmdbReadDB{env: r}), recs)
+	kvtest.Same(t, readAll(t, &Reader{env: r}), recs)
 }
 
 func TestLMDBWriterReadByLiblmdb(t *testing.T) {
@@ -367,7 +326,7 @@ func TestLMDBWriterReadByLiblmdb(t *testing.T) {
 	if d := e.meta.dbs[mainDBI].depth; d < 3 {
 		t.Errorf("tree depth %d, want >= 3 to cover branch levels", d)
 	}
-	sameRecords(t, readLMDB(t, dir), recs)
+	kvtest.Same(t, readLMDB(t, dir), recs)
 }
 
 // After each commit the data file holds a complete snapshot: a copy
@@ -377,7 +336,7 @@ func TestLMDBWriterCommitsReadByLiblmdb(t *testing.T) {
 	needTool(t, "mdb_dump")
 	recs := genRecords(rand.New(rand.NewPCG(5, 6)), 2000)
 	dir := filepath.Join(t.TempDir(), "ours")
-	db, err := Open(caffepb.DataParameter_LMDB, dir, New)
+	db, err := Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +346,7 @@ func TestLMDBWriterCommitsReadByLiblmdb(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range recs {
-		if err := txn.Put(r.key, r.val); err != nil {
+		if err := txn.Put(r.Key, r.Val); err != nil {
 			t.Fatal(err)
 		}
 		if (i+1)%every != 0 {
@@ -398,10 +357,10 @@ func TestLMDBWriterCommitsReadByLiblmdb(t *testing.T) {
 		}
 		if (i+1)/every == 3 { // a middle commit: copy the file aside
 			snap := filepath.Join(t.TempDir(), "snap")
-			copyFile(t, filepath.Join(dir, lmdbDataName), filepath.Join(snap, lmdbDataName))
+			copyFile(t, filepath.Join(dir, dataName), filepath.Join(snap, dataName))
 			checkWithLiblmdb(t, snap, recs[:i+1])
-			sameRecords(t, readLMDB(t, snap), recs[:i+1])
-			sameRecords(t, readLMDB(t, dir), recs[:i+1]) // and live, beside the writer
+			kvtest.Same(t, readLMDB(t, snap), recs[:i+1])
+			kvtest.Same(t, readLMDB(t, dir), recs[:i+1]) // and live, beside the writer
 		}
 	}
 	if err := txn.Commit(); err != nil {
@@ -447,7 +406,7 @@ func TestLMDBLiblmdbWritesAfterUs(t *testing.T) {
 	writeLMDB(t, dir, ours, 500)
 	mdbLoad(t, dir, theirs)
 	checkWithLiblmdb(t, dir, all)
-	sameRecords(t, readLMDB(t, dir), all)
+	kvtest.Same(t, readLMDB(t, dir), all)
 }
 
 // Write on an existing environment appends greater keys, to ours and to
@@ -467,7 +426,7 @@ func TestLMDBAppend(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "env")
 			create(t, dir, recs[:1000])
 			for _, part := range [][]record{recs[1000:1001], recs[1001:2500], recs[2500:]} {
-				db, err := Open(caffepb.DataParameter_LMDB, dir, Write)
+				db, err := OpenWriter(dir)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -476,7 +435,7 @@ func TestLMDBAppend(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			sameRecords(t, readLMDB(t, dir), recs)
+			kvtest.Same(t, readLMDB(t, dir), recs)
 			checkMetaCounts(t, dir)
 			if _, err := exec.LookPath("mdb_dump"); err == nil {
 				checkWithLiblmdb(t, dir, recs)
@@ -487,8 +446,8 @@ func TestLMDBAppend(t *testing.T) {
 
 func TestLMDBAppendRejectsSmallerKey(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "env")
-	writeLMDB(t, dir, []record{{[]byte("b"), []byte("1")}}, 0)
-	db, err := Open(caffepb.DataParameter_LMDB, dir, Write)
+	writeLMDB(t, dir, []record{{Key: []byte("b"), Val: []byte("1")}}, 0)
+	db, err := OpenWriter(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,10 +467,10 @@ func TestLMDBRoundTrip(t *testing.T) {
 	big := randBytes(rng, 3<<20)
 	cases := map[string][]record{
 		"empty":      nil,
-		"one":        {{[]byte("00000000"), []byte("value")}},
-		"emptyValue": {{[]byte("a"), nil}, {[]byte("b"), []byte{}}},
+		"one":        {{Key: []byte("00000000"), Val: []byte("value")}},
+		"emptyValue": {{Key: []byte("a"), Val: nil}, {Key: []byte("b"), Val: []byte{}}},
 		"many":       genRecords(rng, 4000),
-		"big":        {{[]byte("a"), big}, {[]byte("b"), big[:nodeMax(lmdbPageSize)]}, {[]byte("c"), big[:1<<20]}},
+		"big":        {{Key: []byte("a"), Val: big}, {Key: []byte("b"), Val: big[:nodeMax(defaultPageSize)]}, {Key: []byte("c"), Val: big[:1<<20]}},
 		"small":      smallRecords(20000),
 	}
 	for name, recs := range cases {
@@ -520,7 +479,7 @@ func TestLMDBRoundTrip(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/every%d", name, every), func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "env")
 				writeLMDB(t, dir, recs, every)
-				sameRecords(t, readLMDB(t, dir), recs)
+				kvtest.Same(t, readLMDB(t, dir), recs)
 				checkMetaCounts(t, dir)
 			})
 		}
@@ -535,7 +494,7 @@ func smallRecords(n int) []record {
 		for j := range v {
 			v[j] = byte(i * j)
 		}
-		recs[i] = record{fmt.Appendf(nil, "%08d", i), v}
+		recs[i] = record{Key: fmt.Appendf(nil, "%08d", i), Val: v}
 	}
 	return recs
 }
@@ -546,7 +505,7 @@ func TestLMDBCursorWrapsAround(t *testing.T) {
 	recs := genRecords(rand.New(rand.NewPCG(13, 14)), 500)
 	dir := filepath.Join(t.TempDir(), "env")
 	writeLMDB(t, dir, recs, 0)
-	db, err := Open(caffepb.DataParameter_LMDB, dir, Read)
+	db, err := OpenReader(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,8 +517,8 @@ func TestLMDBCursorWrapsAround(t *testing.T) {
 	for pass := 0; pass < 3; pass++ {
 		n := 0
 		for ; c.Valid(); n++ {
-			if !bytes.Equal(c.Key(), recs[n].key) {
-				t.Fatalf("pass %d record %d: key %q, want %q", pass, n, c.Key(), recs[n].key)
+			if !bytes.Equal(c.Key(), recs[n].Key) {
+				t.Fatalf("pass %d record %d: key %q, want %q", pass, n, c.Key(), recs[n].Key)
 			}
 			if err := c.Next(); err != nil {
 				t.Fatal(err)
@@ -581,21 +540,21 @@ func TestLMDBBadInput(t *testing.T) {
 	tmp := t.TempDir()
 	garbage := filepath.Join(tmp, "garbage")
 	os.MkdirAll(garbage, 0o755)
-	os.WriteFile(filepath.Join(garbage, lmdbDataName), randBytes(rand.New(rand.NewPCG(1, 1)), 64<<10), 0o644)
+	os.WriteFile(filepath.Join(garbage, dataName), randBytes(rand.New(rand.NewPCG(1, 1)), 64<<10), 0o644)
 	short := filepath.Join(tmp, "short")
 	os.MkdirAll(short, 0o755)
-	os.WriteFile(filepath.Join(short, lmdbDataName), []byte("tiny"), 0o644)
+	os.WriteFile(filepath.Join(short, dataName), []byte("tiny"), 0o644)
 	empty := filepath.Join(tmp, "emptydir")
 	os.MkdirAll(empty, 0o755)
 
 	for name, c := range map[string]struct{ path, want string }{
 		"missing dir": {filepath.Join(tmp, "nope"), "nope"},
-		"no data.mdb": {empty, filepath.Join(empty, lmdbDataName)},
+		"no data.mdb": {empty, filepath.Join(empty, dataName)},
 		"garbage":     {garbage, "not an LMDB data file"},
 		"short":       {short, "too short"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Open(caffepb.DataParameter_LMDB, c.path, Read)
+			_, err := OpenReader(c.path)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.path) {
 				t.Fatalf("got %v, want an error naming %s and saying %q", err, c.path, c.want)
 			}
@@ -612,7 +571,7 @@ func TestLMDBCorruptFile(t *testing.T) {
 	recs := genRecords(rand.New(rand.NewPCG(15, 16)), 1500)
 	src := filepath.Join(t.TempDir(), "env")
 	writeLMDB(t, src, recs, 0)
-	orig, err := os.ReadFile(filepath.Join(src, lmdbDataName))
+	orig, err := os.ReadFile(filepath.Join(src, dataName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -622,20 +581,20 @@ func TestLMDBCorruptFile(t *testing.T) {
 	damage := map[string]func(b []byte) []byte{
 		"truncated": func(b []byte) []byte { return b[:len(b)/2] },
 		"root flags": func(b []byte) []byte {
-			le.PutUint16(b[root*lmdbPageSize+10:], pageOverflow)
+			le.PutUint16(b[root*defaultPageSize+10:], pageOverflow)
 			return b
 		},
 		"root bounds": func(b []byte) []byte {
-			le.PutUint16(b[root*lmdbPageSize+14:], 0xffff)
+			le.PutUint16(b[root*defaultPageSize+14:], 0xffff)
 			return b
 		},
 		"root pointer": func(b []byte) []byte {
-			le.PutUint16(b[root*lmdbPageSize+pageHeaderSize:], 3)
+			le.PutUint16(b[root*defaultPageSize+pageHeaderSize:], 3)
 			return b
 		},
 		"child number": func(b []byte) []byte {
-			off := le.Uint16(b[root*lmdbPageSize+pageHeaderSize:])
-			le.PutUint16(b[root*lmdbPageSize+uint64(off)+4:], 0x7777)
+			off := le.Uint16(b[root*defaultPageSize+pageHeaderSize:])
+			le.PutUint16(b[root*defaultPageSize+uint64(off)+4:], 0x7777)
 			return b
 		},
 	}
@@ -643,9 +602,9 @@ func TestLMDBCorruptFile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "env")
 			os.MkdirAll(dir, 0o755)
-			os.WriteFile(filepath.Join(dir, lmdbDataName), f(bytes.Clone(orig)), 0o644)
+			os.WriteFile(filepath.Join(dir, dataName), f(bytes.Clone(orig)), 0o644)
 			err := readErr(dir)
-			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, lmdbDataName)) || !strings.Contains(err.Error(), "page ") {
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, dataName)) || !strings.Contains(err.Error(), "page ") {
 				t.Fatalf("got %v, want an error naming the file and a page", err)
 			}
 			t.Log(err)
@@ -656,7 +615,7 @@ func TestLMDBCorruptFile(t *testing.T) {
 // readErr reads every record of the environment at dir, returning the
 // first error.
 func readErr(dir string) error {
-	db, err := Open(caffepb.DataParameter_LMDB, dir, Read)
+	db, err := OpenReader(dir)
 	if err != nil {
 		return err
 	}
@@ -674,7 +633,7 @@ func TestLMDBRandomDamageNeverPanics(t *testing.T) {
 	recs := genRecords(rand.New(rand.NewPCG(17, 18)), 400)
 	src := filepath.Join(t.TempDir(), "env")
 	writeLMDB(t, src, recs, 100)
-	orig, err := os.ReadFile(filepath.Join(src, lmdbDataName))
+	orig, err := os.ReadFile(filepath.Join(src, dataName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,18 +645,18 @@ func TestLMDBRandomDamageNeverPanics(t *testing.T) {
 		for range 1 + rng.IntN(8) {
 			p := rng.IntN(len(b))
 			if rng.IntN(2) == 0 { // aim at page headers and node pointers
-				p = p/lmdbPageSize*lmdbPageSize + rng.IntN(24)
+				p = p/defaultPageSize*defaultPageSize + rng.IntN(24)
 			}
 			b[p] = byte(rng.Uint32())
 		}
-		os.WriteFile(filepath.Join(dir, lmdbDataName), b, 0o644)
+		os.WriteFile(filepath.Join(dir, dataName), b, 0o644)
 		readErr(dir) // a panic fails the test
 	}
 }
 
 func TestLMDBWriterRejectsBadKeys(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "env")
-	db, err := Open(caffepb.DataParameter_LMDB, dir, New)
+	db, err := Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -709,7 +668,7 @@ func TestLMDBWriterRejectsBadKeys(t *testing.T) {
 	if err := txn.Put([]byte("00000002"), []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	long := bytes.Repeat([]byte{'z'}, lmdbMaxKeySize+1)
+	long := bytes.Repeat([]byte{'z'}, maxKeySize+1)
 	for _, c := range []struct {
 		key  []byte
 		want []string
@@ -742,7 +701,7 @@ func TestLMDBWriterRejectsBadKeys(t *testing.T) {
 }
 
 func TestLMDBOneWriterAtATime(t *testing.T) {
-	db, err := Open(caffepb.DataParameter_LMDB, filepath.Join(t.TempDir(), "env"), New)
+	db, err := Create(filepath.Join(t.TempDir(), "env"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -768,7 +727,7 @@ func TestLMDBWriteRefusesEnvInUse(t *testing.T) {
 		t.Skip("no python3 with the lmdb module (install python3-lmdb) to hold an environment open")
 	}
 	dir := filepath.Join(t.TempDir(), "env")
-	writeLMDB(t, dir, []record{{[]byte("a"), []byte("1")}}, 0)
+	writeLMDB(t, dir, []record{{Key: []byte("a"), Val: []byte("1")}}, 0)
 	cmd := exec.Command(py, "-c", "import lmdb,sys; e=lmdb.open(sys.argv[1], readonly=True); print('open', flush=True); sys.stdin.read()", dir)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -780,11 +739,11 @@ func TestLMDBWriteRefusesEnvInUse(t *testing.T) {
 	if _, err := stdout.Read(buf); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(caffepb.DataParameter_LMDB, dir, Write)
+	_, err := OpenWriter(dir)
 	if err == nil || !strings.Contains(err.Error(), "open in another process") {
 		t.Fatalf("Write while liblmdb has the environment open: %v, want an error", err)
 	}
-	if _, err := Open(caffepb.DataParameter_LMDB, dir, Read); err != nil {
+	if _, err := OpenReader(dir); err != nil {
 		t.Fatalf("Read while liblmdb has it open: %v", err)
 	}
 }
@@ -803,13 +762,13 @@ func pythonWithLMDB() string {
 func FuzzLMDBRead(f *testing.F) {
 	dir := f.TempDir()
 	for i, recs := range [][]record{
-		{{[]byte("a"), []byte("1")}},
-		{{[]byte("a"), make([]byte, 5000)}, {[]byte("b"), nil}},
+		{{Key: []byte("a"), Val: []byte("1")}},
+		{{Key: []byte("a"), Val: make([]byte, 5000)}, {Key: []byte("b"), Val: nil}},
 		smallRecords(40),
 	} {
 		d := filepath.Join(dir, strconv.Itoa(i))
 		writeLMDB(f, d, recs, 0)
-		b, err := os.ReadFile(filepath.Join(d, lmdbDataName))
+		b, err := os.ReadFile(filepath.Join(d, dataName))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -817,7 +776,7 @@ func FuzzLMDBRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, lmdbDataName), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, dataName), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		readErr(dir)
@@ -830,7 +789,7 @@ func benchEnv(b *testing.B, n, size int) string {
 	rng := rand.New(rand.NewPCG(1, 2))
 	recs := make([]record, n)
 	for i := range recs {
-		recs[i] = record{fmt.Appendf(nil, "%08d", i), randBytes(rng, size)}
+		recs[i] = record{Key: fmt.Appendf(nil, "%08d", i), Val: randBytes(rng, size)}
 	}
 	writeLMDB(b, dir, recs, 1000)
 	return dir
@@ -847,7 +806,7 @@ func BenchmarkLMDBRead(b *testing.B) {
 		dir := benchEnv(b, c.n, c.size)
 		for _, touch := range []string{"walk", "crc32"} {
 			b.Run(c.name+"/"+touch, func(b *testing.B) {
-				db, err := Open(caffepb.DataParameter_LMDB, dir, Read)
+				db, err := OpenReader(dir)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -896,7 +855,7 @@ func BenchmarkLMDBWrite(b *testing.B) {
 			for b.Loop() {
 				dir := filepath.Join(tmp, strconv.Itoa(i))
 				i++
-				db, err := Open(caffepb.DataParameter_LMDB, dir, New)
+				db, err := Create(dir)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package data
+package lmdb
 
 import (
 	"bufio"
@@ -36,14 +36,17 @@ import (
 // tree's right edge are loaded as the pages being filled, and new keys
 // must sort after the last one.
 
-// lmdbWriteDB is an environment opened with New or Write.
-type lmdbWriteDB struct {
+// Writer is an environment opened for writing, by Create or OpenWriter.
+type Writer struct {
 	mu   sync.Mutex
-	w    *lmdbWriter // nil once closed
-	envs []*lmdbEnv  // snapshots opened by NewCursor, closed with the DB
+	w    *fileWriter // nil once closed
+	envs []*readEnv  // snapshots opened by NewCursor, closed with the DB
 }
 
-func (d *lmdbWriteDB) NewTransaction() (Transaction, error) {
+// NewTransaction starts a batch of writes, visible to readers at its
+// Commit. LMDB has one writer: a transaction may start only when nothing
+// is left uncommitted.
+func (d *Writer) NewTransaction() (*Txn, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.w == nil {
@@ -53,27 +56,27 @@ func (d *lmdbWriteDB) NewTransaction() (Transaction, error) {
 		return nil, fmt.Errorf("%s: %d records of an earlier transaction are not committed; LMDB has one writer, commit them first",
 			d.w.path, d.w.pending)
 	}
-	return &lmdbTxn{db: d}, nil
+	return &Txn{db: d}, nil
 }
 
 // NewCursor reads the last committed snapshot.
-func (d *lmdbWriteDB) NewCursor() (Cursor, error) {
+func (d *Writer) NewCursor() (*Cursor, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.w == nil {
 		return nil, errors.New("LMDB database used after Close")
 	}
-	env, err := openLMDBEnv(d.w.path, canMmap)
+	env, err := openReadEnv(d.w.path, canMmap)
 	if err != nil {
 		return nil, err
 	}
 	d.envs = append(d.envs, env)
-	c := &lmdbCursor{env: env, ownsEnv: true}
+	c := &Cursor{env: env, ownsEnv: true}
 	return c, c.SeekToFirst()
 }
 
 // Close drops uncommitted records and closes the files.
-func (d *lmdbWriteDB) Close() error {
+func (d *Writer) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.w == nil {
@@ -87,17 +90,17 @@ func (d *lmdbWriteDB) Close() error {
 	return err
 }
 
-// createLMDB makes a new environment: the directory, data.mdb with two
+// Create makes a new environment: the directory, data.mdb with two
 // meta pages of an empty tree (as mdb_env_init_meta writes them), and an
 // empty lock.mdb, which liblmdb sizes and initialises when it first
 // opens the environment.
-func createLMDB(path string) (DB, error) {
-	dataPath, lockPath, exists, err := lmdbPaths(path)
+func Create(path string) (*Writer, error) {
+	dataPath, lockPath, exists, err := envPaths(path)
 	if err != nil {
 		return nil, err
 	}
 	if exists {
-		return nil, fmt.Errorf("%s already exists: mode New creates a database; use Write to add to it", dataPath)
+		return nil, fmt.Errorf("%s already exists: Create makes a new environment; OpenWriter (mode Write) adds to one", dataPath)
 	}
 	dir := filepath.Dir(dataPath)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -107,7 +110,7 @@ func createLMDB(path string) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := newLMDBWriter(f, dataPath)
+	w, err := newFileWriter(f, dataPath)
 	if err == nil {
 		err = createLockFile(lockPath)
 	}
@@ -117,26 +120,26 @@ func createLMDB(path string) (DB, error) {
 		return nil, err
 	}
 	syncDir(dir)
-	return &lmdbWriteDB{w: w}, nil
+	return &Writer{w: w}, nil
 }
 
-// openLMDBWrite appends to an existing environment or creates one.
-func openLMDBWrite(path string) (DB, error) {
-	dataPath, lockPath, exists, err := lmdbPaths(path)
+// OpenWriter appends to an existing environment or creates one.
+func OpenWriter(path string) (*Writer, error) {
+	dataPath, lockPath, exists, err := envPaths(path)
 	if err != nil {
 		return nil, err
 	}
 	if !exists {
-		return createLMDB(path)
+		return Create(path)
 	}
 	if err := checkLockFree(lockPath); err != nil {
 		return nil, err
 	}
-	w, err := appendLMDBWriter(dataPath)
+	w, err := appendFileWriter(dataPath)
 	if err != nil {
 		return nil, err
 	}
-	return &lmdbWriteDB{w: w}, nil
+	return &Writer{w: w}, nil
 }
 
 func createLockFile(lockPath string) error {
@@ -156,28 +159,28 @@ func syncDir(dir string) {
 	}
 }
 
-// lmdbWriter appends records to one data file.
-type lmdbWriter struct {
+// fileWriter appends records to one data file.
+type fileWriter struct {
 	path      string
 	f         *os.File
 	pw        *pageWriter
 	tree      *treeBuilder
-	meta      lmdbMeta // the last committed meta
-	committed uint64   // pages in the committed snapshot: lastPg+1
+	meta      envMeta // the last committed meta
+	committed uint64  // pages in the committed snapshot: lastPg+1
 	lastKey   []byte
 	hasLast   bool
 	pending   int   // records Put since the last commit
 	err       error // a failed write leaves the file in doubt: refuse more
 }
 
-// newLMDBWriter writes both meta pages of an empty environment into the
+// newFileWriter writes both meta pages of an empty environment into the
 // empty file f.
-func newLMDBWriter(f *os.File, path string) (*lmdbWriter, error) {
-	m := lmdbMeta{magic: lmdbMagic, version: lmdbVersion, mapSize: lmdbMinMapSize, lastPg: numMetas - 1}
-	m.dbs[freeDBI] = treeInfo{pad: lmdbPageSize, flags: dbIntegerKey, root: invalidPgno}
+func newFileWriter(f *os.File, path string) (*fileWriter, error) {
+	m := envMeta{magic: mdbMagic, version: mdbDataVersion, mapSize: minMapSize, lastPg: numMetas - 1}
+	m.dbs[freeDBI] = treeInfo{pad: defaultPageSize, flags: dbIntegerKey, root: invalidPgno}
 	m.dbs[mainDBI] = treeInfo{root: invalidPgno}
-	w := &lmdbWriter{path: path, f: f, meta: m, committed: numMetas}
-	w.pw = newPageWriter(f, lmdbPageSize, 0)
+	w := &fileWriter{path: path, f: f, meta: m, committed: numMetas}
+	w.pw = newPageWriter(f, defaultPageSize, 0)
 	w.tree = newTreeBuilder(w.pw)
 	for pgno := uint64(0); pgno < numMetas; pgno++ {
 		if err := w.pw.writeMeta(pgno, &m); err != nil {
@@ -190,14 +193,14 @@ func newLMDBWriter(f *os.File, path string) (*lmdbWriter, error) {
 	return w, f.Sync()
 }
 
-// lmdbMinMapSize is liblmdb's DEFAULT_MAPSIZE; the map size recorded in
+// minMapSize is liblmdb's DEFAULT_MAPSIZE; the map size recorded in
 // the meta doubles from it to stay above the data file's size.
-const lmdbMinMapSize = 1 << 20
+const minMapSize = 1 << 20
 
-// appendLMDBWriter opens an existing data file to add records after its
+// appendFileWriter opens an existing data file to add records after its
 // last key.
-func appendLMDBWriter(path string) (*lmdbWriter, error) {
-	env, err := openLMDBEnv(path, false)
+func appendFileWriter(path string) (*fileWriter, error) {
+	env, err := openReadEnv(path, false)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +213,7 @@ func appendLMDBWriter(path string) (*lmdbWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &lmdbWriter{path: path, f: f, meta: m, committed: m.lastPg + 1}
+	w := &fileWriter{path: path, f: f, meta: m, committed: m.lastPg + 1}
 	w.pw = newPageWriter(f, int(env.psize), m.lastPg+1)
 	w.tree = newTreeBuilder(w.pw)
 	if err := w.loadRightEdge(env); err != nil {
@@ -233,7 +236,7 @@ func appendLMDBWriter(path string) (*lmdbWriter, error) {
 // loadRightEdge makes the pages on the right edge of the existing tree
 // the pages being filled, and takes their counts out of the tree's
 // statistics, as they will be counted again when written.
-func (w *lmdbWriter) loadRightEdge(env *lmdbEnv) error {
+func (w *fileWriter) loadRightEdge(env *readEnv) error {
 	info := env.meta.dbs[mainDBI]
 	t := w.tree
 	t.stats = info
@@ -269,7 +272,7 @@ func (w *lmdbWriter) loadRightEdge(env *lmdbEnv) error {
 }
 
 // rightEdge is the path from the root to the last leaf.
-func rightEdge(env *lmdbEnv, info treeInfo) ([]treePage, error) {
+func rightEdge(env *readEnv, info treeInfo) ([]treePage, error) {
 	var path []treePage
 	pgno := info.root
 	for level := 1; ; level++ {
@@ -294,7 +297,7 @@ func rightEdge(env *lmdbEnv, info treeInfo) ([]treePage, error) {
 // branch page's last node is left out: it points to the old copy of the
 // right-edge child, which is being filled anew and is added back when
 // written.
-func loadBuilder(env *lmdbEnv, p treePage, first []byte) (*pageBuilder, error) {
+func loadBuilder(env *readEnv, p treePage, first []byte) (*pageBuilder, error) {
 	b := newPageBuilder(len(p.b), !p.leaf)
 	b.first = append(b.first, first...)
 	n := p.n
@@ -318,7 +321,7 @@ func loadBuilder(env *lmdbEnv, p treePage, first []byte) (*pageBuilder, error) {
 }
 
 // put adds a record after the last one.
-func (w *lmdbWriter) put(key, val []byte) error {
+func (w *fileWriter) put(key, val []byte) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -334,15 +337,15 @@ func (w *lmdbWriter) put(key, val []byte) error {
 	return nil
 }
 
-func (w *lmdbWriter) checkRecord(key, val []byte) error {
-	if len(key) < 1 || len(key) > lmdbMaxKeySize {
-		return fmt.Errorf("%s: key %q is %d bytes; LMDB keys are 1 to %d bytes", w.path, key, len(key), lmdbMaxKeySize)
+func (w *fileWriter) checkRecord(key, val []byte) error {
+	if len(key) < 1 || len(key) > maxKeySize {
+		return fmt.Errorf("%s: key %q is %d bytes; LMDB keys are 1 to %d bytes", w.path, key, len(key), maxKeySize)
 	}
 	if nodeHeaderSize+len(key)+8 > w.tree.nodeMax {
 		return fmt.Errorf("%s: key %q is %d bytes, too long for %d-byte pages", w.path, key, len(key), w.pw.psize)
 	}
-	if uint64(len(val)) > lmdbMaxDataSize {
-		return fmt.Errorf("%s: value of key %q is %d bytes; LMDB values are at most %d bytes", w.path, key, len(val), uint64(lmdbMaxDataSize))
+	if uint64(len(val)) > maxDataSize {
+		return fmt.Errorf("%s: value of key %q is %d bytes; LMDB values are at most %d bytes", w.path, key, len(val), uint64(maxDataSize))
 	}
 	if !w.hasLast {
 		return nil
@@ -358,7 +361,7 @@ func (w *lmdbWriter) checkRecord(key, val []byte) error {
 }
 
 // commit writes the tree as it stands and a meta page naming it.
-func (w *lmdbWriter) commit() error {
+func (w *fileWriter) commit() error {
 	if w.err != nil {
 		return w.err
 	}
@@ -373,7 +376,7 @@ func (w *lmdbWriter) commit() error {
 	return nil
 }
 
-func (w *lmdbWriter) writeSnapshot() error {
+func (w *fileWriter) writeSnapshot() error {
 	t := w.tree.clone()
 	root, depth, err := t.finish()
 	if err != nil {
@@ -384,7 +387,7 @@ func (w *lmdbWriter) writeSnapshot() error {
 	m.dbs[mainDBI] = t.stats
 	m.dbs[mainDBI].root, m.dbs[mainDBI].depth = root, uint16(depth)
 	m.lastPg = w.pw.next - 1
-	m.mapSize = max(m.mapSize, lmdbMinMapSize)
+	m.mapSize = max(m.mapSize, minMapSize)
 	for m.mapSize < w.pw.next*uint64(w.pw.psize) {
 		m.mapSize *= 2
 	}
@@ -408,7 +411,7 @@ func (w *lmdbWriter) writeSnapshot() error {
 
 // close drops uncommitted records by cutting the file back to the
 // committed pages.
-func (w *lmdbWriter) close() error {
+func (w *fileWriter) close() error {
 	err := w.f.Truncate(int64(w.committed) * int64(w.pw.psize))
 	if err == nil {
 		err = w.f.Sync()
@@ -460,7 +463,7 @@ func (pw *pageWriter) writeOverflow(val []byte) (pgno, n uint64, err error) {
 }
 
 // writeMeta appends meta page pgno, for a new file.
-func (pw *pageWriter) writeMeta(pgno uint64, m *lmdbMeta) error {
+func (pw *pageWriter) writeMeta(pgno uint64, m *envMeta) error {
 	p := make([]byte, pw.psize)
 	encodeMetaPage(p, pgno, m)
 	_, err := pw.bw.Write(p)
@@ -469,7 +472,7 @@ func (pw *pageWriter) writeMeta(pgno uint64, m *lmdbMeta) error {
 }
 
 // writeMetaAt overwrites meta page pgno.
-func (pw *pageWriter) writeMetaAt(pgno uint64, m *lmdbMeta) error {
+func (pw *pageWriter) writeMetaAt(pgno uint64, m *envMeta) error {
 	p := make([]byte, pw.psize)
 	encodeMetaPage(p, pgno, m)
 	_, err := pw.f.WriteAt(p, int64(pgno)*int64(pw.psize))
