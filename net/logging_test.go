@@ -13,11 +13,7 @@ import (
 // details of building at Debug, warnings at Warn, each line attributed to
 // the library file that logs it.
 func TestLogger(t *testing.T) {
-	var stray logtest.Recorder
-	prev := slog.Default()
-	slog.SetDefault(stray.Logger())
-	defer slog.SetDefault(prev)
-
+	stray := logtest.CaptureDefault(t)
 	var rec logtest.Recorder
 	text := `name: "Logged"
 layer { name: "data" type: "DummyData" top: "x" dummy_data_param { shape { dim: 1 dim: 1 dim: 4 dim: 4 } } }
@@ -27,26 +23,17 @@ layer { name: "conv" type: "Convolution" bottom: "x" top: "y"
 	if _, err := net.New[float32](parseNet(t, text), opts); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []logtest.Line{
-		{Level: slog.LevelDebug, Message: "Creating Layer conv", File: "net.go"},
-		{Level: slog.LevelDebug, Message: "Top shape: 1 1 2 2 (4)", File: "net.go"},
-		{Level: slog.LevelWarn, Message: "Layer conv: engine CUDNN, but gocaffe has no cuDNN engine for Convolution layers; using Caffe's own engine", File: "engine.go"},
-	} {
-		if got, ok := rec.Find(want.Message); !ok || got != want {
-			t.Errorf("logged %+v (found: %v), want %+v", got, ok, want)
-		}
-	}
-	if lines := stray.Lines(); len(lines) > 0 {
-		t.Errorf("the net logged %d lines to slog.Default(), the first %+v; want none", len(lines), lines[0])
-	}
+	rec.Expect(t,
+		logtest.Line{Level: slog.LevelDebug, Message: "Creating Layer conv", File: "net.go"},
+		logtest.Line{Level: slog.LevelDebug, Message: "Top shape: 1 1 2 2 (4)", File: "net.go"},
+		logtest.Line{Level: slog.LevelWarn, Message: "Layer conv: engine CUDNN, but gocaffe has no cuDNN engine for Convolution layers; using Caffe's own engine", File: "engine.go"},
+	)
+	stray.ExpectNone(t, "slog.Default()")
 }
 
 // Without a logger a net logs to slog.Default().
 func TestLoggerDefault(t *testing.T) {
-	var rec logtest.Recorder
-	prev := slog.Default()
-	slog.SetDefault(rec.Logger())
-	defer slog.SetDefault(prev)
+	rec := logtest.CaptureDefault(t)
 	build(t, tinyNet("", "", ""), caffepb.Phase_TRAIN)
 	if _, ok := rec.Find("Network initialization done."); !ok {
 		t.Errorf("slog.Default() got %d lines, none of them the end of the initialisation", len(rec.Lines()))

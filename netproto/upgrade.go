@@ -17,21 +17,18 @@ import (
 // Caffe formats as needed (see Upgrade), logging to log (nil:
 // slog.Default()).
 func ReadNetParamsFromTextFile(path string, log *slog.Logger) (*caffepb.NetParameter, error) {
-	p := &caffepb.NetParameter{}
-	if err := protoio.ReadProtoFromTextFile(path, p); err != nil {
-		return nil, err
-	}
-	if err := Upgrade(p, path, log); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return readAndUpgrade(path, log, protoio.ReadProtoFromTextFile)
 }
 
 // ReadNetParamsFromBinaryFile reads a binary NetParameter (a .caffemodel)
 // and upgrades it as needed, logging to log (nil: slog.Default()).
 func ReadNetParamsFromBinaryFile(path string, log *slog.Logger) (*caffepb.NetParameter, error) {
+	return readAndUpgrade(path, log, protoio.ReadProtoFromBinaryFile)
+}
+
+func readAndUpgrade(path string, log *slog.Logger, read func(string, proto.Message) error) (*caffepb.NetParameter, error) {
 	p := &caffepb.NetParameter{}
-	if err := protoio.ReadProtoFromBinaryFile(path, p); err != nil {
+	if err := read(path, p); err != nil {
 		return nil, err
 	}
 	if err := Upgrade(p, path, log); err != nil {

@@ -161,20 +161,20 @@ func (u *v0Upgrade) only(typ, field string, set bool, convert func()) {
 func (u *v0Upgrade) convAndInnerProduct() {
 	v0 := u.v0
 	u.byType("num_output", v0.NumOutput != nil, map[string]func(){
-		"conv":         func() { u.conv().NumOutput = v0.NumOutput },
-		"innerproduct": func() { u.ip().NumOutput = v0.NumOutput },
+		"conv":         func() { ensure(&u.out.ConvolutionParam).NumOutput = v0.NumOutput },
+		"innerproduct": func() { ensure(&u.out.InnerProductParam).NumOutput = v0.NumOutput },
 	})
 	u.byType("biasterm", v0.Biasterm != nil, map[string]func(){
-		"conv":         func() { u.conv().BiasTerm = v0.Biasterm },
-		"innerproduct": func() { u.ip().BiasTerm = v0.Biasterm },
+		"conv":         func() { ensure(&u.out.ConvolutionParam).BiasTerm = v0.Biasterm },
+		"innerproduct": func() { ensure(&u.out.InnerProductParam).BiasTerm = v0.Biasterm },
 	})
 	u.byType("weight_filler", v0.WeightFiller != nil, map[string]func(){
-		"conv":         func() { u.conv().WeightFiller = v0.WeightFiller },
-		"innerproduct": func() { u.ip().WeightFiller = v0.WeightFiller },
+		"conv":         func() { ensure(&u.out.ConvolutionParam).WeightFiller = v0.WeightFiller },
+		"innerproduct": func() { ensure(&u.out.InnerProductParam).WeightFiller = v0.WeightFiller },
 	})
 	u.byType("bias_filler", v0.BiasFiller != nil, map[string]func(){
-		"conv":         func() { u.conv().BiasFiller = v0.BiasFiller },
-		"innerproduct": func() { u.ip().BiasFiller = v0.BiasFiller },
+		"conv":         func() { ensure(&u.out.ConvolutionParam).BiasFiller = v0.BiasFiller },
+		"innerproduct": func() { ensure(&u.out.InnerProductParam).BiasFiller = v0.BiasFiller },
 	})
 }
 
@@ -182,33 +182,37 @@ func (u *v0Upgrade) convAndInnerProduct() {
 func (u *v0Upgrade) geometry() {
 	v0 := u.v0
 	u.byType("pad", v0.Pad != nil, map[string]func(){
-		"conv": func() { u.conv().Pad = append(u.conv().Pad, v0.GetPad()) },
-		"pool": func() { u.pool().Pad = v0.Pad },
+		"conv": func() { ensure(&u.out.ConvolutionParam).Pad = append(ensure(&u.out.ConvolutionParam).Pad, v0.GetPad()) },
+		"pool": func() { ensure(&u.out.PoolingParam).Pad = v0.Pad },
 	})
 	u.byType("kernelsize", v0.Kernelsize != nil, map[string]func(){
-		"conv": func() { u.conv().KernelSize = append(u.conv().KernelSize, v0.GetKernelsize()) },
-		"pool": func() { u.pool().KernelSize = v0.Kernelsize },
+		"conv": func() {
+			ensure(&u.out.ConvolutionParam).KernelSize = append(ensure(&u.out.ConvolutionParam).KernelSize, v0.GetKernelsize())
+		},
+		"pool": func() { ensure(&u.out.PoolingParam).KernelSize = v0.Kernelsize },
 	})
 	u.byType("stride", v0.Stride != nil, map[string]func(){
-		"conv": func() { u.conv().Stride = append(u.conv().Stride, v0.GetStride()) },
-		"pool": func() { u.pool().Stride = v0.Stride },
+		"conv": func() {
+			ensure(&u.out.ConvolutionParam).Stride = append(ensure(&u.out.ConvolutionParam).Stride, v0.GetStride())
+		},
+		"pool": func() { ensure(&u.out.PoolingParam).Stride = v0.Stride },
 	})
 }
 
 // group, pool, dropout_ratio and the LRN fields.
 func (u *v0Upgrade) convPoolDropoutLRN() {
 	v0 := u.v0
-	u.only("conv", "group", v0.Group != nil, func() { u.conv().Group = v0.Group })
+	u.only("conv", "group", v0.Group != nil, func() { ensure(&u.out.ConvolutionParam).Group = v0.Group })
 	u.only("pool", "pool", v0.Pool != nil, func() {
-		u.pool().Pool = caffepb.PoolingParameter_PoolMethod(v0.GetPool()).Enum()
+		ensure(&u.out.PoolingParam).Pool = caffepb.PoolingParameter_PoolMethod(v0.GetPool()).Enum()
 	})
 	u.only("dropout", "dropout_ratio", v0.DropoutRatio != nil, func() {
 		u.out.DropoutParam = &caffepb.DropoutParameter{DropoutRatio: v0.DropoutRatio}
 	})
-	u.only("lrn", "local_size", v0.LocalSize != nil, func() { u.lrn().LocalSize = v0.LocalSize })
-	u.only("lrn", "alpha", v0.Alpha != nil, func() { u.lrn().Alpha = v0.Alpha })
-	u.only("lrn", "beta", v0.Beta != nil, func() { u.lrn().Beta = v0.Beta })
-	u.only("lrn", "k", v0.K != nil, func() { u.lrn().K = v0.K })
+	u.only("lrn", "local_size", v0.LocalSize != nil, func() { ensure(&u.out.LrnParam).LocalSize = v0.LocalSize })
+	u.only("lrn", "alpha", v0.Alpha != nil, func() { ensure(&u.out.LrnParam).Alpha = v0.Alpha })
+	u.only("lrn", "beta", v0.Beta != nil, func() { ensure(&u.out.LrnParam).Beta = v0.Beta })
+	u.only("lrn", "k", v0.K != nil, func() { ensure(&u.out.LrnParam).K = v0.K })
 }
 
 // source, batchsize and rand_skip of the data layers (source of an
@@ -216,21 +220,21 @@ func (u *v0Upgrade) convPoolDropoutLRN() {
 func (u *v0Upgrade) dataSource() {
 	v0, out := u.v0, u.out
 	u.byType("source", v0.Source != nil, map[string]func(){
-		"data":          func() { dataParam(out).Source = v0.Source },
-		"hdf5_data":     func() { hdf5Param(out).Source = v0.Source },
-		"images":        func() { imageParam(out).Source = v0.Source },
-		"window_data":   func() { windowParam(out).Source = v0.Source },
+		"data":          func() { ensure(&out.DataParam).Source = v0.Source },
+		"hdf5_data":     func() { ensure(&out.Hdf5DataParam).Source = v0.Source },
+		"images":        func() { ensure(&out.ImageDataParam).Source = v0.Source },
+		"window_data":   func() { ensure(&out.WindowDataParam).Source = v0.Source },
 		"infogain_loss": func() { out.InfogainLossParam = &caffepb.InfogainLossParameter{Source: v0.Source} },
 	})
 	u.byType("batchsize", v0.Batchsize != nil, map[string]func(){
-		"data":        func() { dataParam(out).BatchSize = v0.Batchsize },
-		"hdf5_data":   func() { hdf5Param(out).BatchSize = v0.Batchsize },
-		"images":      func() { imageParam(out).BatchSize = v0.Batchsize },
-		"window_data": func() { windowParam(out).BatchSize = v0.Batchsize },
+		"data":        func() { ensure(&out.DataParam).BatchSize = v0.Batchsize },
+		"hdf5_data":   func() { ensure(&out.Hdf5DataParam).BatchSize = v0.Batchsize },
+		"images":      func() { ensure(&out.ImageDataParam).BatchSize = v0.Batchsize },
+		"window_data": func() { ensure(&out.WindowDataParam).BatchSize = v0.Batchsize },
 	})
 	u.byType("rand_skip", v0.RandSkip != nil, map[string]func(){
-		"data":   func() { dataParam(out).RandSkip = v0.RandSkip },
-		"images": func() { imageParam(out).RandSkip = v0.RandSkip },
+		"data":   func() { ensure(&out.DataParam).RandSkip = v0.RandSkip },
+		"images": func() { ensure(&out.ImageDataParam).RandSkip = v0.RandSkip },
 	})
 }
 
@@ -238,12 +242,7 @@ func (u *v0Upgrade) dataSource() {
 // transform_param.
 func (u *v0Upgrade) transform() {
 	v0 := u.v0
-	tp := func() *caffepb.TransformationParameter {
-		if u.out.TransformParam == nil {
-			u.out.TransformParam = &caffepb.TransformationParameter{}
-		}
-		return u.out.TransformParam
-	}
+	tp := func() *caffepb.TransformationParameter { return ensure(&u.out.TransformParam) }
 	if v0.Scale != nil {
 		tp().Scale = v0.Scale
 	}
@@ -262,14 +261,14 @@ func (u *v0Upgrade) transform() {
 // detection fields.
 func (u *v0Upgrade) imagesAndWindows() {
 	v0, out := u.v0, u.out
-	u.only("images", "shuffle", v0.ShuffleImages != nil, func() { imageParam(out).Shuffle = v0.ShuffleImages })
-	u.only("images", "new_height", v0.NewHeight != nil, func() { imageParam(out).NewHeight = proto.Uint32(uint32(v0.GetNewHeight())) })
-	u.only("images", "new_width", v0.NewWidth != nil, func() { imageParam(out).NewWidth = proto.Uint32(uint32(v0.GetNewWidth())) })
-	u.only("window_data", "det_fg_threshold", v0.DetFgThreshold != nil, func() { windowParam(out).FgThreshold = v0.DetFgThreshold })
-	u.only("window_data", "det_bg_threshold", v0.DetBgThreshold != nil, func() { windowParam(out).BgThreshold = v0.DetBgThreshold })
-	u.only("window_data", "det_fg_fraction", v0.DetFgFraction != nil, func() { windowParam(out).FgFraction = v0.DetFgFraction })
-	u.only("window_data", "det_context_pad", v0.DetContextPad != nil, func() { windowParam(out).ContextPad = v0.DetContextPad })
-	u.only("window_data", "det_crop_mode", v0.DetCropMode != nil, func() { windowParam(out).CropMode = v0.DetCropMode })
+	u.only("images", "shuffle", v0.ShuffleImages != nil, func() { ensure(&out.ImageDataParam).Shuffle = v0.ShuffleImages })
+	u.only("images", "new_height", v0.NewHeight != nil, func() { ensure(&out.ImageDataParam).NewHeight = proto.Uint32(uint32(v0.GetNewHeight())) })
+	u.only("images", "new_width", v0.NewWidth != nil, func() { ensure(&out.ImageDataParam).NewWidth = proto.Uint32(uint32(v0.GetNewWidth())) })
+	u.only("window_data", "det_fg_threshold", v0.DetFgThreshold != nil, func() { ensure(&out.WindowDataParam).FgThreshold = v0.DetFgThreshold })
+	u.only("window_data", "det_bg_threshold", v0.DetBgThreshold != nil, func() { ensure(&out.WindowDataParam).BgThreshold = v0.DetBgThreshold })
+	u.only("window_data", "det_fg_fraction", v0.DetFgFraction != nil, func() { ensure(&out.WindowDataParam).FgFraction = v0.DetFgFraction })
+	u.only("window_data", "det_context_pad", v0.DetContextPad != nil, func() { ensure(&out.WindowDataParam).ContextPad = v0.DetContextPad })
+	u.only("window_data", "det_crop_mode", v0.DetCropMode != nil, func() { ensure(&out.WindowDataParam).CropMode = v0.DetCropMode })
 }
 
 // concat_dim and hdf5_output_param.
@@ -281,58 +280,11 @@ func (u *v0Upgrade) concatAndOutput() {
 	u.only("hdf5_output", "hdf5_output_param", v0.Hdf5OutputParam != nil, func() { u.out.Hdf5OutputParam = v0.Hdf5OutputParam })
 }
 
-func (u *v0Upgrade) conv() *caffepb.ConvolutionParameter {
-	if u.out.ConvolutionParam == nil {
-		u.out.ConvolutionParam = &caffepb.ConvolutionParameter{}
+// ensure returns *field, set to a new message first if it is nil: the V1
+// parameter a V0 field goes to, made when the first such field is.
+func ensure[M any](field **M) *M {
+	if *field == nil {
+		*field = new(M)
 	}
-	return u.out.ConvolutionParam
-}
-
-func (u *v0Upgrade) ip() *caffepb.InnerProductParameter {
-	if u.out.InnerProductParam == nil {
-		u.out.InnerProductParam = &caffepb.InnerProductParameter{}
-	}
-	return u.out.InnerProductParam
-}
-
-func (u *v0Upgrade) pool() *caffepb.PoolingParameter {
-	if u.out.PoolingParam == nil {
-		u.out.PoolingParam = &caffepb.PoolingParameter{}
-	}
-	return u.out.PoolingParam
-}
-
-func (u *v0Upgrade) lrn() *caffepb.LRNParameter {
-	if u.out.LrnParam == nil {
-		u.out.LrnParam = &caffepb.LRNParameter{}
-	}
-	return u.out.LrnParam
-}
-
-func dataParam(l *caffepb.V1LayerParameter) *caffepb.DataParameter {
-	if l.DataParam == nil {
-		l.DataParam = &caffepb.DataParameter{}
-	}
-	return l.DataParam
-}
-
-func hdf5Param(l *caffepb.V1LayerParameter) *caffepb.HDF5DataParameter {
-	if l.Hdf5DataParam == nil {
-		l.Hdf5DataParam = &caffepb.HDF5DataParameter{}
-	}
-	return l.Hdf5DataParam
-}
-
-func imageParam(l *caffepb.V1LayerParameter) *caffepb.ImageDataParameter {
-	if l.ImageDataParam == nil {
-		l.ImageDataParam = &caffepb.ImageDataParameter{}
-	}
-	return l.ImageDataParam
-}
-
-func windowParam(l *caffepb.V1LayerParameter) *caffepb.WindowDataParameter {
-	if l.WindowDataParam == nil {
-		l.WindowDataParam = &caffepb.WindowDataParameter{}
-	}
-	return l.WindowDataParam
+	return *field
 }

@@ -1,4 +1,4 @@
-package netproto
+package netproto_test
 
 import (
 	"testing"
@@ -6,14 +6,14 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
-	"github.com/gocaffe/gocaffe/protoio"
 )
 
 // Caffe's NetUpgradeTest.TestAllParams: every V0 field of every V0 layer
 // type goes to its V1 place.
 func TestUpgradeV0AllParams(t *testing.T) {
-	in := parse(t, `name: "CaffeNet" input: "input_data" input_dim: 64 input_dim: 3 input_dim: 32 input_dim: 32
+	in := parseNet(t, `name: "CaffeNet" input: "input_data" input_dim: 64 input_dim: 3 input_dim: 32 input_dim: 32
 layers { layer { name: "data" type: "data" source: "train-leveldb" meanfile: "mean.binaryproto"
   batchsize: 256 cropsize: 227 mirror: true scale: 0.25 rand_skip: 73 } top: "data" top: "label" }
 layers { layer { name: "images" type: "images" source: "train-images" meanfile: "mean.binaryproto"
@@ -48,7 +48,7 @@ layers { layer { name: "sigmoid" type: "sigmoid" } }
 layers { layer { name: "softmax" type: "softmax" } }
 layers { layer { name: "split" type: "split" } }
 layers { layer { name: "tanh" type: "tanh" } }`)
-	want := parse(t, `name: "CaffeNet" input: "input_data" input_dim: 64 input_dim: 3 input_dim: 32 input_dim: 32
+	want := parseNet(t, `name: "CaffeNet" input: "input_data" input_dim: 64 input_dim: 3 input_dim: 32 input_dim: 32
 layers { name: "data" type: DATA data_param { source: "train-leveldb" batch_size: 256 rand_skip: 73 }
   transform_param { crop_size: 227 mirror: true scale: 0.25 mean_file: "mean.binaryproto" } top: "data" top: "label" }
 layers { name: "images" type: IMAGE_DATA
@@ -85,7 +85,7 @@ layers { name: "sigmoid" type: SIGMOID }
 layers { name: "softmax" type: SOFTMAX }
 layers { name: "split" type: SPLIT }
 layers { name: "tanh" type: TANH }`)
-	if err := upgradeV0Net(in); err != nil {
+	if err := netproto.UpgradeV0Net(in); err != nil {
 		t.Fatal(err)
 	}
 	if !proto.Equal(in, want) {
@@ -96,8 +96,8 @@ layers { name: "tanh" type: TANH }`)
 // Fields of the wrong layer type are each reported, in Caffe's order, and
 // the rest is converted.
 func TestUpgradeV0Problems(t *testing.T) {
-	p := parse(t, `layers { layer { name: "r" type: "relu" group: 2 kernelsize: 3 num_output: 4 shuffle_images: true scale: 2 } }`)
-	err := upgradeV0Net(p)
+	p := parseNet(t, `layers { layer { name: "r" type: "relu" group: 2 kernelsize: 3 num_output: 4 shuffle_images: true scale: 2 } }`)
+	err := netproto.UpgradeV0Net(p)
 	want := `layer "r": unknown parameter num_output for layer type "relu"; ` +
 		`layer "r": unknown parameter kernelsize for layer type "relu"; ` +
 		`layer "r": unknown parameter group for layer type "relu"; ` +
@@ -108,13 +108,4 @@ func TestUpgradeV0Problems(t *testing.T) {
 	if got := p.Layers[0]; got.GetType() != caffepb.V1LayerParameter_RELU || got.GetTransformParam().GetScale() != 2 {
 		t.Errorf("converted %v, want a RELU with scale 2", got)
 	}
-}
-
-func parse(t *testing.T, text string) *caffepb.NetParameter {
-	t.Helper()
-	p := &caffepb.NetParameter{}
-	if err := protoio.ParseText([]byte(text), p); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

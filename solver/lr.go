@@ -2,10 +2,7 @@ package solver
 
 import (
 	"fmt"
-	"maps"
 	"math"
-	"slices"
-	"sync"
 
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -24,10 +21,7 @@ type Policy struct {
 }
 
 // policies is the registry of learning rate policies.
-var policies = struct {
-	sync.RWMutex
-	m map[string]Policy
-}{m: map[string]Policy{}}
+var policies = registry[Policy]{what: "learning rate policy", m: map[string]Policy{}}
 
 // RegisterPolicy makes a learning rate policy available under name, the
 // string of SolverParameter.lr_policy. Caffe's policies (fixed, step, exp,
@@ -37,28 +31,16 @@ func RegisterPolicy(name string, p Policy) error {
 	if name == "" || p.Rate == nil {
 		return fmt.Errorf("solver: RegisterPolicy(%q) needs a name and a Rate function", name)
 	}
-	policies.Lock()
-	defer policies.Unlock()
-	if _, dup := policies.m[name]; dup {
-		return fmt.Errorf("solver: learning rate policy %q is already registered", name)
-	}
-	policies.m[name] = p
-	return nil
+	return policies.add(name, p)
 }
 
 // Policies returns the registered learning rate policies, sorted.
-func Policies() []string {
-	policies.RLock()
-	defer policies.RUnlock()
-	return slices.Sorted(maps.Keys(policies.m))
-}
+func Policies() []string { return policies.names() }
 
 // policyOf looks up and checks the learning rate policy of p.
 func policyOf(p *caffepb.SolverParameter) (Policy, error) {
 	name := p.GetLrPolicy()
-	policies.RLock()
-	pol, ok := policies.m[name]
-	policies.RUnlock()
+	pol, ok := policies.get(name)
 	switch {
 	case name == "":
 		return Policy{}, fmt.Errorf("lr_policy is not set (one of %v)", Policies())

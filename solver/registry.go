@@ -69,10 +69,39 @@ type ruleConstructors struct {
 }
 
 // rules is the registry of solver types.
-var rules = struct {
-	sync.RWMutex
-	m map[string]ruleConstructors
-}{m: map[string]ruleConstructors{}}
+var rules = registry[ruleConstructors]{what: "type", m: map[string]ruleConstructors{}}
+
+// registry maps names to what they register (a type's rule, a policy).
+type registry[V any] struct {
+	mu   sync.RWMutex
+	what string // for errors: "type", "learning rate policy"
+	m    map[string]V
+}
+
+// add registers v under name; a name registered twice is an error.
+func (r *registry[V]) add(name string, v V) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.m[name]; dup {
+		return fmt.Errorf("solver: %s %q is already registered", r.what, name)
+	}
+	r.m[name] = v
+	return nil
+}
+
+func (r *registry[V]) get(name string) (V, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	v, ok := r.m[name]
+	return v, ok
+}
+
+// names returns the registered names, sorted.
+func (r *registry[V]) names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Sorted(maps.Keys(r.m))
+}
 
 // Register makes a solver type available under typ, the string of
 // SolverParameter.type, so that a solver prototxt's `type: "MyRule"`
@@ -83,13 +112,7 @@ func Register(typ string, f32 RuleConstructor[float32], f64 RuleConstructor[floa
 	if typ == "" || f32 == nil || f64 == nil {
 		return fmt.Errorf("solver: Register(%q) needs a type name and both constructors", typ)
 	}
-	rules.Lock()
-	defer rules.Unlock()
-	if _, dup := rules.m[typ]; dup {
-		return fmt.Errorf("solver: type %q is already registered", typ)
-	}
-	rules.m[typ] = ruleConstructors{f32, f64}
-	return nil
+	return rules.add(typ, ruleConstructors{f32, f64})
 }
 
 // register is Register for the built-in types, whose names cannot clash.
@@ -100,17 +123,11 @@ func register(typ string, f32 RuleConstructor[float32], f64 RuleConstructor[floa
 }
 
 // Types returns the registered solver types, sorted.
-func Types() []string {
-	rules.RLock()
-	defer rules.RUnlock()
-	return slices.Sorted(maps.Keys(rules.m))
-}
+func Types() []string { return rules.names() }
 
 // newRule makes the rule of solver type typ for T.
 func newRule[T blob.Float](typ string, p *caffepb.SolverParameter, ctx *device.Context) (Rule[T], error) {
-	rules.RLock()
-	c, ok := rules.m[typ]
-	rules.RUnlock()
+	c, ok := rules.get(typ)
 	if !ok {
 		return nil, fmt.Errorf("unknown solver type %q (known: %v)", typ, Types())
 	}

@@ -71,7 +71,7 @@ func TestRegisteredType(t *testing.T) {
 	}
 	for _, c := range []struct{ extra, want string }{
 		{`type: "HeavyBall" base_lr: 0.1 lr_policy: "fixed"`, "HeavyBall needs a momentum"},
-		{`type: "Lion" base_lr: 0.1 lr_policy: "fixed"`, `unknown solver type "Lion" (known: [AdaDelta AdaGrad Adam HeavyBall Nesterov RMSProp SGD])`},
+		{`type: "Lion" base_lr: 0.1 lr_policy: "fixed"`, `unknown solver type "Lion" (known: [AdaDelta AdaGrad Adam HeavyBall Nesterov RMSProp SGD`},
 	} {
 		if _, err := solver.New[float32](solverParam(t, c.extra+" snapshot_after_train: false"), solver.Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want one containing %q", c.extra, err, c.want)

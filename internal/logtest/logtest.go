@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // Line is one logged record.
@@ -56,6 +57,36 @@ func (r *Recorder) Lines() []Line {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Line(nil), r.lines...)
+}
+
+// CaptureDefault makes slog.Default() record into a new Recorder until the
+// test ends.
+func CaptureDefault(t testing.TB) *Recorder {
+	r := &Recorder{}
+	prev := slog.Default()
+	slog.SetDefault(r.Logger())
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	return r
+}
+
+// Expect fails the test unless, for each line of want, r has a line with
+// its message, at its level, from its file.
+func (r *Recorder) Expect(t testing.TB, want ...Line) {
+	t.Helper()
+	for _, w := range want {
+		if got, ok := r.Find(w.Message); !ok || got != w {
+			t.Errorf("logged %+v (found: %v), want %+v", got, ok, w)
+		}
+	}
+}
+
+// ExpectNone fails the test if r has any line; what says whose lines r
+// would hold.
+func (r *Recorder) ExpectNone(t testing.TB, what string) {
+	t.Helper()
+	if lines := r.Lines(); len(lines) > 0 {
+		t.Errorf("%d lines went to %s, the first %+v; want none", len(lines), what, lines[0])
+	}
 }
 
 // Find returns the first line whose message contains s, and whether there
