@@ -6,7 +6,12 @@
 
 // func sgemmKernelAVX512(k int, a, b, c unsafe.Pointer, ldc int)
 // 12 x 32 tile, AVX-512F: 24 accumulators, 2 for B~, 2 broadcasts.
-TEXT ·sgemmKernelAVX512(SB), NOSPLIT, $0-40
+TEXT ·sgemmKernelAVX512(SB), NOSPLIT, $8-40
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -301,12 +306,18 @@ sgemmKernelAVX512_store:
 	VMOVUPS Z22, 0(DX)
 	VADDPS 64(DX), Z23, Z23
 	VMOVUPS Z23, 64(DX)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET
 
 // func dgemmKernelAVX512(k int, a, b, c unsafe.Pointer, ldc int)
 // 12 x 16 tile, AVX-512F.
-TEXT ·dgemmKernelAVX512(SB), NOSPLIT, $0-40
+TEXT ·dgemmKernelAVX512(SB), NOSPLIT, $8-40
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -601,12 +612,18 @@ dgemmKernelAVX512_store:
 	VMOVUPS Z22, 0(DX)
 	VADDPD 64(DX), Z23, Z23
 	VMOVUPS Z23, 64(DX)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET
 
 // func sgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 // 6 x 16 tile, AVX2 and FMA: 12 accumulators, 2 for B~, 2 broadcasts.
-TEXT ·sgemmKernelAVX2(SB), NOSPLIT, $0-40
+TEXT ·sgemmKernelAVX2(SB), NOSPLIT, $8-40
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -769,12 +786,18 @@ sgemmKernelAVX2_store:
 	VMOVUPS Y10, 0(DX)
 	VADDPS 32(DX), Y11, Y11
 	VMOVUPS Y11, 32(DX)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET
 
 // func dgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 // 6 x 8 tile, AVX2 and FMA.
-TEXT ·dgemmKernelAVX2(SB), NOSPLIT, $0-40
+TEXT ·dgemmKernelAVX2(SB), NOSPLIT, $8-40
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -937,6 +960,7 @@ dgemmKernelAVX2_store:
 	VMOVUPS Y10, 0(DX)
 	VADDPD 32(DX), Y11, Y11
 	VMOVUPS Y11, 32(DX)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET
 
@@ -1086,7 +1110,12 @@ d_done:
 	RET
 
 // func sdotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
-TEXT ·sdotKernelAVX512(SB), NOSPLIT, $0-48
+TEXT ·sdotKernelAVX512(SB), NOSPLIT, $8-48
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1164,11 +1193,17 @@ sdotKernelAVX512_store:
 	VMOVUPS Z13, 832(DI)
 	VMOVUPS Z14, 896(DI)
 	VMOVUPS Z15, 960(DI)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET
 
 // func ddotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
-TEXT ·ddotKernelAVX512(SB), NOSPLIT, $0-48
+TEXT ·ddotKernelAVX512(SB), NOSPLIT, $8-48
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1246,5 +1281,6 @@ ddotKernelAVX512_store:
 	VMOVUPD Z13, 832(DI)
 	VMOVUPD Z14, 896(DI)
 	VMOVUPD Z15, 960(DI)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET

@@ -160,3 +160,20 @@ func ExampleBLASName() {
 	fmt.Println(BLASName != "")
 	// Output: true
 }
+
+// The kernels flush subnormal floats to zero inside themselves only: the
+// caller's arithmetic keeps its gradual underflow afterwards.
+func TestGemmLeavesFloatModeAlone(t *testing.T) {
+	a, b, c := []float32{1e-39, 1}, []float32{1, 1}, make([]float32, 1)
+	Gemm(blas.NoTrans, blas.NoTrans, 1, 1, 2, 1, a, b, 0, c)
+	tiny := float32(1e-38)
+	if got := tiny / denormalDivisor; got == 0 {
+		t.Errorf("1e-38/4 = 0 after a Gemm: flush-to-zero leaked out of the kernel")
+	}
+	if c[0] != 1 && c[0] != 1+1e-39 {
+		t.Errorf("C = %v, want 1", c[0])
+	}
+}
+
+// denormalDivisor is a variable so that the division happens at run time.
+var denormalDivisor float32 = 4
