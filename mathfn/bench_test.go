@@ -7,26 +7,56 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
-// BenchmarkSgemm measures float32 gemm at 512^3 and at LeNet's two big
-// products: conv2 (50 outputs x 64 positions x 500 = 20*5*5 inputs) and ip1
-// (batch 64 x 500 outputs x 800 inputs). It reports GFLOP/s; compare the
-// default build with `-tags openblas`.
+// sgemmShapes are the products gocaffe runs: 512^3, and the GEMMs of the
+// side-by-side nets' layers (../shared/caffe: LeNet at batch 64, CIFAR-10
+// quick at 100, CaffeNet at 10), per image and group for convolutions
+// (forward NN: weights x columns; weight gradient NT: output diff x
+// columns^T; data gradient TN: weights^T x output diff) and per batch for
+// inner products (forward NT: bottom x weights^T).
+var sgemmShapes = []struct {
+	name           string
+	transA, transB bool
+	m, n, k        int
+}{
+	{"512x512x512", false, false, 512, 512, 512},
+	{"lenet_conv1_fwd", false, false, 20, 576, 25},
+	{"lenet_conv2_fwd", false, false, 50, 64, 500},
+	{"lenet_conv2_dW", false, true, 50, 500, 64},
+	{"lenet_conv2_dX", true, false, 500, 64, 50},
+	{"lenet_ip1_fwd", false, true, 64, 500, 800},
+	{"lenet_ip1_dX", false, false, 64, 800, 500},
+	{"cifar_conv1_fwd", false, false, 32, 1024, 75},
+	{"cifar_conv2_fwd", false, false, 32, 256, 800},
+	{"cifar_conv2_dW", false, true, 32, 800, 256},
+	{"cifar_conv2_dX", true, false, 800, 256, 32},
+	{"cifar_conv3_fwd", false, false, 64, 64, 800},
+	{"caffenet_conv1_fwd", false, false, 96, 3025, 363},
+	{"caffenet_conv2_fwd", false, false, 128, 729, 1200},
+	{"caffenet_conv2_dW", false, true, 128, 1200, 729},
+	{"caffenet_conv3_fwd", false, false, 384, 169, 2304},
+	{"caffenet_conv5_fwd", false, false, 128, 169, 1728},
+	{"caffenet_fc6_fwd", false, true, 10, 4096, 9216},
+	{"caffenet_fc7_fwd", false, true, 10, 4096, 4096},
+}
+
+// BenchmarkSgemm reports GFLOP/s of Gemm at sgemmShapes; compare the
+// default build with `-tags openblas`, and -cpu 1,2.
 func BenchmarkSgemm(b *testing.B) {
 	b.Logf("BLAS: %s", BLASName)
-	for _, s := range []struct {
-		name    string
-		m, n, k int
-	}{
-		{"512x512x512", 512, 512, 512},
-		{"lenet_conv2_50x64x500", 50, 64, 500},
-		{"lenet_ip1_64x500x800", 64, 500, 800},
-	} {
+	for _, s := range sgemmShapes {
 		b.Run(s.name, func(b *testing.B) {
 			a := randSlice[float32](s.m*s.k, -1, 1, 1)
 			bm := randSlice[float32](s.k*s.n, -1, 1, 2)
 			c := make([]float32, s.m*s.n)
+			ta, tb := blas.NoTrans, blas.NoTrans
+			if s.transA {
+				ta = blas.Trans
+			}
+			if s.transB {
+				tb = blas.Trans
+			}
 			for b.Loop() {
-				Gemm(blas.NoTrans, blas.NoTrans, s.m, s.n, s.k, 1, a, bm, 0, c)
+				Gemm(ta, tb, s.m, s.n, s.k, 1, a, bm, 0, c)
 			}
 			flops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
 			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")

@@ -20,6 +20,13 @@ import (
 // CPU feature (gemm_amd64.go); a plain Go kernel serves other CPUs.
 // Large products are split over GOMAXPROCS goroutines by columns of C (by
 // rows when C is narrow), each packing its own panels.
+//
+// The assembly kernels run with flush-to-zero and denormals-are-zero set
+// (and the caller's floating-point mode restored when they return): values
+// below the smallest normal float count as 0 there. Training produces
+// such values (vanishing gradients), and each one costs a microcode assist
+// of about a hundred cycles; results differ from IEEE gradual underflow
+// only below 1.2e-38 (float32) or 2.2e-308 (float64).
 
 // microKernel is a register-blocked kernel of mr x nr tiles.
 type microKernel[T Float] struct {
@@ -28,13 +35,36 @@ type microKernel[T Float] struct {
 	// fn adds the product of k steps of the packed panels a (mr per step)
 	// and b (nr per step) to the tile at c, whose rows are ldc apart.
 	fn func(k int, a, b, c []T, ldc int)
+	// gather, if not nil, packs strided panels: for each of k steps, the
+	// values src[r*ld + step] of rows rows, times alpha, into width
+	// places of dst (zero past rows): A~ panels of row-major A, B~ panels
+	// of B stored transposed.
+	gather func(dst, src []T, ld, k, rows, width int, alpha T)
+	// dot, if not nil, serves products of few rows by a transposed B.
+	dot *dotKernel[T]
 }
+
+// dotKernel computes the 16 dot products of 4 rows of A and 4 rows of B,
+// both read along their rows in place, over k (a multiple of lanes), as
+// 16 vectors of lanes partial sums in out (4*lanes*4 elements).
+type dotKernel[T Float] struct {
+	lanes int
+	fn    func(k int, a []T, lda int, b []T, ldb int, out []T)
+}
+
+// dotRows is the most rows of op(A) for which C = op(A) * B^T runs on dot
+// kernels: up to it, packing B costs more than the products (B is read
+// once, for few rows); and the least k for which it pays.
+const (
+	dotRows = 16
+	dotMinK = 128
+)
 
 // The kernels by preference: this CPU's assembly ones (gemm_amd64.go),
 // then the plain Go one.
 var (
-	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8)})
-	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4)})
+	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil})
+	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil})
 )
 
 // Block sizes, in elements. kc x nr of B~ (24 KB for float32 at nr 32) sits
@@ -61,7 +91,7 @@ func kernelOf[T Float]() microKernel[T] {
 
 // gemmBuffers are one worker's packing buffers.
 type gemmBuffers[T Float] struct {
-	a, b, tile []T
+	a, b, tile, dot, pad []T
 }
 
 var (
@@ -85,6 +115,9 @@ func getBuffers[T Float](k microKernel[T]) *gemmBuffers[T] {
 	}
 	if len(b.tile) < k.mr*k.nr {
 		b.tile = make([]T, k.mr*k.nr)
+	}
+	if len(b.dot) < 16*16 {
+		b.dot = make([]T, 16*16)
 	}
 	return b
 }
@@ -222,6 +255,10 @@ func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 		j.runBLAS(i0, i1, j0, j1)
 		return
 	}
+	if j.useDot() {
+		j.runDot(i0, i1, j0, j1)
+		return
+	}
 	kern := j.kern
 	buf := getBuffers(kern)
 	defer putBuffers(buf)
@@ -269,6 +306,65 @@ func (j *gemmJob[T]) runBLAS(i0, i1, j0, j1 int) {
 		blas64.Implementation().Dgemm(ta, tb, m, n, j.k, float64(j.alpha), any(a).([]float64), lda,
 			any(b).([]float64), ldb, 1, c, j.ldc)
 	}
+}
+
+// useDot reports whether the product runs on dot kernels: few rows of A
+// by a transposed B of at least 4 rows, k long enough.
+func (j *gemmJob[T]) useDot() bool {
+	return j.kern.dot != nil && !j.transA && j.transB && j.m <= dotRows && j.n >= 4 && j.k >= dotMinK
+}
+
+// runDot computes rows [i0, i1) and columns [j0, j1) of C += alpha *
+// A * B^T with dot kernels: blocks of 4 rows of B (C's columns) against
+// blocks of 4 rows of A; B's block stays in cache while A's blocks pass
+// over it. A last block short of 4 starts earlier, overlapping the one
+// before (whose results it does not write again); fewer than 4 rows of A
+// in all are copied into 4 zero-padded rows. The kernel covers k rounded
+// down to its vector length, the rest of each dot product is added here.
+func (j *gemmJob[T]) runDot(i0, i1, j0, j1 int) {
+	buf := getBuffers(j.kern)
+	defer putBuffers(buf)
+	dk := j.kern.dot
+	kv := j.k / dk.lanes * dk.lanes
+	out := buf.dot[:16*dk.lanes]
+	a, lda := j.a, j.lda
+	if j.m < 4 {
+		buf.pad = grow(buf.pad, 4*j.k)
+		clear(buf.pad)
+		for r := range j.m {
+			copy(buf.pad[r*j.k:(r+1)*j.k], j.a[r*j.lda:r*j.lda+j.k])
+		}
+		a, lda = buf.pad, j.k
+	}
+	for jb := j0; jb < j1; jb += 4 {
+		jStart := min(jb, j.n-4) // a short last block starts earlier
+		for ib := i0; ib < i1; ib += 4 {
+			iStart := max(min(ib, j.m-4), 0)
+			dk.fn(kv, a[iStart*lda:], lda, j.b[jStart*j.ldb:], j.ldb, out)
+			for r := max(ib, iStart); r < min(iStart+4, i1); r++ {
+				for q := max(jb, jStart); q < min(jStart+4, j1); q++ {
+					lanes := out[((r-iStart)*4+(q-jStart))*dk.lanes:][:dk.lanes]
+					var sum T
+					for _, v := range lanes {
+						sum += v
+					}
+					ar, br := j.a[r*j.lda:r*j.lda+j.k], j.b[q*j.ldb:q*j.ldb+j.k]
+					for p := kv; p < j.k; p++ {
+						sum += ar[p] * br[p]
+					}
+					j.c[r*j.ldc+q] += j.alpha * sum
+				}
+			}
+		}
+	}
+}
+
+// grow returns s with length n, reusing its array when it is big enough.
+func grow[T Float](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // macro multiplies the packed mc x kc block of A~ by the kc x nc block of
@@ -321,6 +417,10 @@ func (j *gemmJob[T]) packA(dst []T, ic, mc, pc, kc int) {
 			}
 			continue
 		}
+		if j.gathers(j.a, (ic+ir)*j.lda+pc, j.lda, kc, rows) {
+			j.kern.gather(panel, j.a[(ic+ir)*j.lda+pc:], j.lda, kc, rows, mr, j.alpha)
+			continue
+		}
 		// Row by row: each row of A is read in sequence and written to
 		// every mr-th place of the panel (faster here than step by step
 		// across the rows).
@@ -338,6 +438,13 @@ func (j *gemmJob[T]) packA(dst []T, ic, mc, pc, kc int) {
 			}
 		}
 	}
+}
+
+// gathers reports whether the kernel's gather can pack rows rows of k steps
+// starting at src[off], ld apart: it has one, the rows lie inside src, and
+// their offsets fit the gather's 32-bit indices.
+func (j *gemmJob[T]) gathers(src []T, off, ld, k, rows int) bool {
+	return j.kern.gather != nil && rows > 0 && k > 0 && off+(rows-1)*ld+k <= len(src) && int64(rows)*int64(ld) < 1<<28
 }
 
 // scaleCopy copies src into dst times alpha.
@@ -362,6 +469,10 @@ func (j *gemmJob[T]) packB(dst []T, pc, kc, jc, nc int) {
 		cols := min(nr, nc-jr)
 		if cols < nr {
 			clear(panel)
+		}
+		if j.transB && j.gathers(j.b, (jc+jr)*j.ldb+pc, j.ldb, kc, cols) {
+			j.kern.gather(panel, j.b[(jc+jr)*j.ldb+pc:], j.ldb, kc, cols, nr, 1)
+			continue
 		}
 		if j.transB { // op(B)[p][q] = B[q][p]
 			for q := range cols {

@@ -21,6 +21,18 @@ func sgemmKernelAVX512(k int, a, b, c unsafe.Pointer, ldc int)
 func dgemmKernelAVX512(k int, a, b, c unsafe.Pointer, ldc int)
 
 //go:noescape
+func sgemmPackAVX512(dst, src unsafe.Pointer, ld, k, rows, width int, alpha float32)
+
+//go:noescape
+func dgemmPackAVX512(dst, src unsafe.Pointer, ld, k, rows, width int, alpha float64)
+
+//go:noescape
+func sdotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
+
+//go:noescape
+func ddotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
+
+//go:noescape
 func sgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 
 //go:noescape
@@ -31,10 +43,10 @@ func dgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 func archSgemmKernels() []microKernel[float32] {
 	var ks []microKernel[float32]
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512)})
+		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), asmGather[float32](sgemmPackAVX512), asmDot[float32](sdotKernelAVX512, 16)})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2)})
+		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), nil, nil})
 	}
 	return ks
 }
@@ -44,10 +56,10 @@ func archSgemmKernels() []microKernel[float32] {
 func archDgemmKernels() []microKernel[float64] {
 	var ks []microKernel[float64]
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512)})
+		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512), asmGather[float64](dgemmPackAVX512), asmDot[float64](ddotKernelAVX512, 8)})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2)})
+		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2), nil, nil})
 	}
 	return ks
 }
@@ -57,4 +69,20 @@ func asmKernel[T Float](f func(k int, a, b, c unsafe.Pointer, ldc int)) func(k i
 	return func(k int, a, b, c []T, ldc int) {
 		f(k, unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(c)), ldc)
 	}
+}
+
+// asmGather adapts an assembly packing gather to the driver's signature.
+func asmGather[T Float](f func(dst, src unsafe.Pointer, ld, k, rows, width int, alpha T)) func(dst, src []T, ld, k, rows, width int, alpha T) {
+	return func(dst, src []T, ld, k, rows, width int, alpha T) {
+		f(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), ld, k, rows, width, alpha)
+	}
+}
+
+// asmDot adapts an assembly dot kernel of vectors of lanes elements: the
+// 16 dot products of rows a[i*lda:] and b[j*ldb:] over k (a multiple of
+// lanes) as 16 vectors of lanes partial sums in out.
+func asmDot[T Float](f func(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer), lanes int) *dotKernel[T] {
+	return &dotKernel[T]{lanes: lanes, fn: func(k int, a []T, lda int, b []T, ldb int, out []T) {
+		f(k, unsafe.Pointer(unsafe.SliceData(a)), lda, unsafe.Pointer(unsafe.SliceData(b)), ldb, unsafe.Pointer(unsafe.SliceData(out)))
+	}}
 }

@@ -6,7 +6,12 @@
 
 // func sgemmKernelAVX512(k int, a, b, c unsafe.Pointer, ldc int)
 // 12 x 32 tile, AVX-512F: 24 accumulators, 2 for B~, 2 broadcasts.
-TEXT ·sgemmKernelAVX512(SB), NOSPLIT, $0-40
+TEXT ·sgemmKernelAVX512(SB), NOSPLIT, $8-40
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -301,12 +306,18 @@ sgemmKernelAVX512_store:
 	VMOVUPS Z22, 0(DX)
 	VADDPS 64(DX), Z23, Z23
 	VMOVUPS Z23, 64(DX)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET
 
 // func dgemmKernelAVX512(k int, a, b, c unsafe.Pointer, ldc int)
 // 12 x 16 tile, AVX-512F.
-TEXT ·dgemmKernelAVX512(SB), NOSPLIT, $0-40
+TEXT ·dgemmKernelAVX512(SB), NOSPLIT, $8-40
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -601,12 +612,18 @@ dgemmKernelAVX512_store:
 	VMOVUPS Z22, 0(DX)
 	VADDPD 64(DX), Z23, Z23
 	VMOVUPS Z23, 64(DX)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET
 
 // func sgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 // 6 x 16 tile, AVX2 and FMA: 12 accumulators, 2 for B~, 2 broadcasts.
-TEXT ·sgemmKernelAVX2(SB), NOSPLIT, $0-40
+TEXT ·sgemmKernelAVX2(SB), NOSPLIT, $8-40
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -769,12 +786,18 @@ sgemmKernelAVX2_store:
 	VMOVUPS Y10, 0(DX)
 	VADDPS 32(DX), Y11, Y11
 	VMOVUPS Y11, 32(DX)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET
 
 // func dgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 // 6 x 8 tile, AVX2 and FMA.
-TEXT ·dgemmKernelAVX2(SB), NOSPLIT, $0-40
+TEXT ·dgemmKernelAVX2(SB), NOSPLIT, $8-40
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -937,5 +960,327 @@ dgemmKernelAVX2_store:
 	VMOVUPS Y10, 0(DX)
 	VADDPD 32(DX), Y11, Y11
 	VMOVUPS Y11, 32(DX)
+	LDMXCSR mxcsr-4(SP)
+	VZEROUPPER
+	RET
+
+DATA iota16<>+0(SB)/4, $0
+DATA iota16<>+4(SB)/4, $1
+DATA iota16<>+8(SB)/4, $2
+DATA iota16<>+12(SB)/4, $3
+DATA iota16<>+16(SB)/4, $4
+DATA iota16<>+20(SB)/4, $5
+DATA iota16<>+24(SB)/4, $6
+DATA iota16<>+28(SB)/4, $7
+DATA iota16<>+32(SB)/4, $8
+DATA iota16<>+36(SB)/4, $9
+DATA iota16<>+40(SB)/4, $10
+DATA iota16<>+44(SB)/4, $11
+DATA iota16<>+48(SB)/4, $12
+DATA iota16<>+52(SB)/4, $13
+DATA iota16<>+56(SB)/4, $14
+DATA iota16<>+60(SB)/4, $15
+GLOBL iota16<>(SB), RODATA|NOPTR, $64
+
+// func sgemmPackAVX512(dst, src unsafe.Pointer, ld, k, rows, width int, alpha float32)
+TEXT ·sgemmPackAVX512(SB), NOSPLIT, $0-52
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), AX
+	MOVQ k+24(FP), R13
+	MOVQ rows+32(FP), DX
+	MOVQ width+40(FP), R9
+	VBROADCASTSS alpha+48(FP), Z28
+	// Z30: the offsets of rows 0-15 (row*ld), Z31: of rows 16-31.
+	VPBROADCASTD AX, Z29
+	VMOVDQU32 iota16<>(SB), Z30
+	VPMULLD Z29, Z30, Z30
+	MOVQ AX, BX
+	SHLQ $4, BX
+	VPBROADCASTD BX, Z29
+	VPADDD Z29, Z30, Z31
+	// R10: the lanes of rows 0-15 to gather, R11: of rows 16-31.
+	MOVQ DX, CX
+	CMPQ CX, $16
+	JLE s_m1
+	MOVQ $16, CX
+s_m1:
+	MOVQ $1, R10
+	SHLQ CX, R10
+	DECQ R10
+	MOVQ DX, CX
+	SUBQ $16, CX
+	JGE s_m2
+	XORQ CX, CX
+s_m2:
+	MOVQ $1, R11
+	SHLQ CX, R11
+	DECQ R11
+	MOVQ $0xfff, R12
+	KMOVW R12, K3
+	SHLQ $2, R9
+s_loop:
+	TESTQ R13, R13
+	JEQ s_done
+	VPXORD Z0, Z0, Z0
+	KMOVW R10, K1
+	VGATHERDPS (SI)(Z30*4), K1, Z0
+	VMULPS Z28, Z0, Z0
+	CMPQ R9, $128
+	JNE s_narrow
+	VPXORD Z1, Z1, Z1
+	KMOVW R11, K2
+	VGATHERDPS (SI)(Z31*4), K2, Z1
+	VMULPS Z28, Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	JMP s_next
+s_narrow:
+	VMOVUPS Z0, K3, (DI)
+s_next:
+	ADDQ $4, SI
+	ADDQ R9, DI
+	DECQ R13
+	JMP s_loop
+s_done:
+	VZEROUPPER
+	RET
+
+// func dgemmPackAVX512(dst, src unsafe.Pointer, ld, k, rows, width int, alpha float64)
+TEXT ·dgemmPackAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), AX
+	MOVQ k+24(FP), R13
+	MOVQ rows+32(FP), DX
+	MOVQ width+40(FP), R9
+	VBROADCASTSD alpha+48(FP), Z28
+	// Y30: the offsets of rows 0-7, Y31: of rows 8-15.
+	VPBROADCASTD AX, Y29
+	VMOVDQU32 iota16<>(SB), Y30
+	VPMULLD Y29, Y30, Y30
+	MOVQ AX, BX
+	SHLQ $3, BX
+	VPBROADCASTD BX, Y29
+	VPADDD Y29, Y30, Y31
+	// R10: the lanes of rows 0-7, R11: of rows 8-15.
+	MOVQ DX, CX
+	CMPQ CX, $8
+	JLE d_m1
+	MOVQ $8, CX
+d_m1:
+	MOVQ $1, R10
+	SHLQ CX, R10
+	DECQ R10
+	MOVQ DX, CX
+	SUBQ $8, CX
+	JGE d_m2
+	XORQ CX, CX
+d_m2:
+	MOVQ $1, R11
+	SHLQ CX, R11
+	DECQ R11
+	// K3: the lanes stored of the second half: 8 for width 16, 4 for 12.
+	MOVQ $0xff, R12
+	CMPQ R9, $16
+	JEQ d_w
+	MOVQ $0xf, R12
+d_w:
+	KMOVW R12, K3
+	SHLQ $3, R9
+d_loop:
+	TESTQ R13, R13
+	JEQ d_done
+	VPXORD Z0, Z0, Z0
+	KMOVW R10, K1
+	VGATHERDPD (SI)(Y30*8), K1, Z0
+	VMULPD Z28, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	KMOVW R11, K2
+	VGATHERDPD (SI)(Y31*8), K2, Z1
+	VMULPD Z28, Z1, Z1
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, K3, 64(DI)
+	ADDQ $8, SI
+	ADDQ R9, DI
+	DECQ R13
+	JMP d_loop
+d_done:
+	VZEROUPPER
+	RET
+
+// func sdotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
+TEXT ·sdotKernelAVX512(SB), NOSPLIT, $8-48
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), BX
+	MOVQ ldb+32(FP), R9
+	MOVQ out+40(FP), DI
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (AX)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (BX)(R9*1), R13
+	LEAQ (R13)(R9*1), R14
+	LEAQ (R14)(R9*1), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	XORQ DX, DX
+sdotKernelAVX512_loop:
+	CMPQ DX, CX
+	JGE sdotKernelAVX512_store
+	VMOVUPS (BX)(DX*4), Z16
+	VMOVUPS (R13)(DX*4), Z17
+	VMOVUPS (R14)(DX*4), Z18
+	VMOVUPS (SI)(DX*4), Z19
+	VMOVUPS (AX)(DX*4), Z20
+	VFMADD231PS Z16, Z20, Z0
+	VFMADD231PS Z17, Z20, Z1
+	VFMADD231PS Z18, Z20, Z2
+	VFMADD231PS Z19, Z20, Z3
+	VMOVUPS (R10)(DX*4), Z20
+	VFMADD231PS Z16, Z20, Z4
+	VFMADD231PS Z17, Z20, Z5
+	VFMADD231PS Z18, Z20, Z6
+	VFMADD231PS Z19, Z20, Z7
+	VMOVUPS (R11)(DX*4), Z20
+	VFMADD231PS Z16, Z20, Z8
+	VFMADD231PS Z17, Z20, Z9
+	VFMADD231PS Z18, Z20, Z10
+	VFMADD231PS Z19, Z20, Z11
+	VMOVUPS (R12)(DX*4), Z20
+	VFMADD231PS Z16, Z20, Z12
+	VFMADD231PS Z17, Z20, Z13
+	VFMADD231PS Z18, Z20, Z14
+	VFMADD231PS Z19, Z20, Z15
+	ADDQ $16, DX
+	JMP sdotKernelAVX512_loop
+sdotKernelAVX512_store:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z7, 448(DI)
+	VMOVUPS Z8, 512(DI)
+	VMOVUPS Z9, 576(DI)
+	VMOVUPS Z10, 640(DI)
+	VMOVUPS Z11, 704(DI)
+	VMOVUPS Z12, 768(DI)
+	VMOVUPS Z13, 832(DI)
+	VMOVUPS Z14, 896(DI)
+	VMOVUPS Z15, 960(DI)
+	LDMXCSR mxcsr-4(SP)
+	VZEROUPPER
+	RET
+
+// func ddotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
+TEXT ·ddotKernelAVX512(SB), NOSPLIT, $8-48
+	STMXCSR mxcsr-4(SP)
+	MOVL mxcsr-4(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-8(SP)
+	LDMXCSR flush-8(SP)
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), BX
+	MOVQ ldb+32(FP), R9
+	MOVQ out+40(FP), DI
+	SHLQ $3, R8
+	SHLQ $3, R9
+	LEAQ (AX)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (BX)(R9*1), R13
+	LEAQ (R13)(R9*1), R14
+	LEAQ (R14)(R9*1), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	XORQ DX, DX
+ddotKernelAVX512_loop:
+	CMPQ DX, CX
+	JGE ddotKernelAVX512_store
+	VMOVUPD (BX)(DX*8), Z16
+	VMOVUPD (R13)(DX*8), Z17
+	VMOVUPD (R14)(DX*8), Z18
+	VMOVUPD (SI)(DX*8), Z19
+	VMOVUPD (AX)(DX*8), Z20
+	VFMADD231PD Z16, Z20, Z0
+	VFMADD231PD Z17, Z20, Z1
+	VFMADD231PD Z18, Z20, Z2
+	VFMADD231PD Z19, Z20, Z3
+	VMOVUPD (R10)(DX*8), Z20
+	VFMADD231PD Z16, Z20, Z4
+	VFMADD231PD Z17, Z20, Z5
+	VFMADD231PD Z18, Z20, Z6
+	VFMADD231PD Z19, Z20, Z7
+	VMOVUPD (R11)(DX*8), Z20
+	VFMADD231PD Z16, Z20, Z8
+	VFMADD231PD Z17, Z20, Z9
+	VFMADD231PD Z18, Z20, Z10
+	VFMADD231PD Z19, Z20, Z11
+	VMOVUPD (R12)(DX*8), Z20
+	VFMADD231PD Z16, Z20, Z12
+	VFMADD231PD Z17, Z20, Z13
+	VFMADD231PD Z18, Z20, Z14
+	VFMADD231PD Z19, Z20, Z15
+	ADDQ $8, DX
+	JMP ddotKernelAVX512_loop
+ddotKernelAVX512_store:
+	VMOVUPD Z0, 0(DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD Z3, 192(DI)
+	VMOVUPD Z4, 256(DI)
+	VMOVUPD Z5, 320(DI)
+	VMOVUPD Z6, 384(DI)
+	VMOVUPD Z7, 448(DI)
+	VMOVUPD Z8, 512(DI)
+	VMOVUPD Z9, 576(DI)
+	VMOVUPD Z10, 640(DI)
+	VMOVUPD Z11, 704(DI)
+	VMOVUPD Z12, 768(DI)
+	VMOVUPD Z13, 832(DI)
+	VMOVUPD Z14, 896(DI)
+	VMOVUPD Z15, 960(DI)
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET

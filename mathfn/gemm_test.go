@@ -64,7 +64,9 @@ func testGemmShapes[T Float](t *testing.T, tol float64) {
 	eachKernel[T](t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		shapes := [][3]int{{1, 1, 1}, {1, 1, 7}, {2, 3, 0}, {1, 37, 5}, {37, 1, 5}, {13, 17, 19}, {12, 32, 192},
-			{25, 33, 193}, {241, 97, 389}, {3, 500, 7}, {97, 5, 1}, {64, 800, 500}, {260, 3100, 3}}
+			{25, 33, 193}, {241, 97, 389}, {3, 500, 7}, {97, 5, 1}, {64, 800, 500}, {260, 3100, 3},
+			// few rows by a long k: the dot kernels (with B transposed)
+			{10, 37, 300}, {1, 9, 129}, {3, 4, 257}, {16, 5, 1000}, {7, 100, 128}, {2, 6, 131}}
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
 			for _, ta := range []bool{false, true} {
@@ -158,3 +160,20 @@ func ExampleBLASName() {
 	fmt.Println(BLASName != "")
 	// Output: true
 }
+
+// The kernels flush subnormal floats to zero inside themselves only: the
+// caller's arithmetic keeps its gradual underflow afterwards.
+func TestGemmLeavesFloatModeAlone(t *testing.T) {
+	a, b, c := []float32{1e-39, 1}, []float32{1, 1}, make([]float32, 1)
+	Gemm(blas.NoTrans, blas.NoTrans, 1, 1, 2, 1, a, b, 0, c)
+	tiny := float32(1e-38)
+	if got := tiny / denormalDivisor; got == 0 {
+		t.Errorf("1e-38/4 = 0 after a Gemm: flush-to-zero leaked out of the kernel")
+	}
+	if c[0] != 1 && c[0] != 1+1e-39 {
+		t.Errorf("C = %v, want 1", c[0])
+	}
+}
+
+// denormalDivisor is a variable so that the division happens at run time.
+var denormalDivisor float32 = 4
