@@ -97,7 +97,9 @@
 // buffers of its own keeps them in the engine and sizes them in Reshaped
 // (EngineReshaper; see convolution_gpu.go). Layers of other packages are
 // written the same way with the exported names: Register, RegisterEngine,
-// Base.Context, device.NewGPUView and device.Context.Kernel.
+// Base.Context, device.NewGPUView and device.Context.Kernel. A layer logs
+// through Base.Logger(), the logger its net gives it (slog.Default() when
+// alone), never a package-level logger.
 package layer
 
 import (
