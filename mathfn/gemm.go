@@ -94,19 +94,52 @@ type gemmBuffers[T Float] struct {
 	a, b, tile, dot, pad []T
 }
 
+// freeList keeps objects for reuse, as a sync.Pool would, except that the
+// garbage collector never empties it (a sync.Pool is emptied at each
+// collection, and the next product would allocate megabytes of packing
+// buffers again): it holds as many objects as were ever in use at once,
+// for the life of the process.
+type freeList[E any] struct {
+	mu   sync.Mutex
+	free []*E
+}
+
+func (l *freeList[E]) get() *E {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.free); n > 0 {
+		e := l.free[n-1]
+		l.free = l.free[:n-1]
+		return e
+	}
+	return new(E)
+}
+
+func (l *freeList[E]) put(e *E) {
+	l.mu.Lock()
+	l.free = append(l.free, e)
+	l.mu.Unlock()
+}
+
 var (
-	sgemmBufPool = sync.Pool{New: func() any { return new(gemmBuffers[float32]) }}
-	dgemmBufPool = sync.Pool{New: func() any { return new(gemmBuffers[float64]) }}
+	sgemmBufs freeList[gemmBuffers[float32]]
+	dgemmBufs freeList[gemmBuffers[float64]]
+	sgemmJobs freeList[gemmJob[float32]]
+	dgemmJobs freeList[gemmJob[float64]]
+	forJobs   freeList[forJob]
 )
 
-func getBuffers[T Float](k microKernel[T]) *gemmBuffers[T] {
+// listOf returns T's list among a float32 and a float64 one.
+func listOf[T Float, E32, E64, E any](l32 *freeList[E32], l64 *freeList[E64]) *freeList[E] {
 	var zero T
-	var b *gemmBuffers[T]
 	if _, ok := any(zero).(float64); ok {
-		b = any(dgemmBufPool.Get()).(*gemmBuffers[T])
-	} else {
-		b = any(sgemmBufPool.Get()).(*gemmBuffers[T])
+		return any(l64).(*freeList[E])
 	}
+	return any(l32).(*freeList[E])
+}
+
+func getBuffers[T Float](k microKernel[T]) *gemmBuffers[T] {
+	b := listOf[T, gemmBuffers[float32], gemmBuffers[float64], gemmBuffers[T]](&sgemmBufs, &dgemmBufs).get()
 	if len(b.a) < gemmMC*gemmKC {
 		b.a = make([]T, gemmMC*gemmKC)
 	}
@@ -123,12 +156,7 @@ func getBuffers[T Float](k microKernel[T]) *gemmBuffers[T] {
 }
 
 func putBuffers[T Float](b *gemmBuffers[T]) {
-	switch b := any(b).(type) {
-	case *gemmBuffers[float32]:
-		sgemmBufPool.Put(b)
-	case *gemmBuffers[float64]:
-		dgemmBufPool.Put(b)
-	}
+	listOf[T, gemmBuffers[float32], gemmBuffers[float64], gemmBuffers[T]](&sgemmBufs, &dgemmBufs).put(b)
 }
 
 // gemmJob is one product, shared by the goroutines that compute it.
@@ -151,11 +179,6 @@ type gemmJob[T Float] struct {
 	wg                   sync.WaitGroup
 }
 
-var (
-	sgemmJobPool = sync.Pool{New: func() any { return new(gemmJob[float32]) }}
-	dgemmJobPool = sync.Pool{New: func() any { return new(gemmJob[float64]) }}
-)
-
 // gemm computes C = alpha*op(A)*op(B) + beta*C (m x n, row stride ldc),
 // on several goroutines when it is large.
 func gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
@@ -171,14 +194,8 @@ func gemmOn[T Float](workers int, transA, transB blas.Transpose, m, n, k int, al
 	if k == 0 || alpha == 0 {
 		return
 	}
-	var j *gemmJob[T]
-	var zero T
-	_, double := any(zero).(float64)
-	if double {
-		j = any(dgemmJobPool.Get()).(*gemmJob[T])
-	} else {
-		j = any(sgemmJobPool.Get()).(*gemmJob[T])
-	}
+	jobs := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs)
+	j := jobs.get()
 	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T]()}
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
@@ -186,12 +203,8 @@ func gemmOn[T Float](workers int, transA, transB blas.Transpose, m, n, k int, al
 	} else {
 		j.parallel(workers)
 	}
-	j.a, j.b, j.c = nil, nil, nil // hold no caller memory in the pool
-	if double {
-		dgemmJobPool.Put(j)
-	} else {
-		sgemmJobPool.Put(j)
-	}
+	j.a, j.b, j.c = nil, nil, nil // hold no caller memory in the list
+	jobs.put(j)
 }
 
 // scaleC sets C = beta*C, never reading C when beta is 0 (BLAS: C may
@@ -528,7 +541,7 @@ func Parallel(n int, body func(part, lo, hi int)) {
 		}
 		return
 	}
-	j := forPool.Get().(*forJob)
+	j := forJobs.get()
 	j.body, j.n, j.parts = body, n, parts
 	j.wg.Add(parts - 1)
 	for w := range parts - 1 {
@@ -537,7 +550,7 @@ func Parallel(n int, body func(part, lo, hi int)) {
 	j.runPart(parts - 1)
 	j.wg.Wait()
 	j.body = nil
-	forPool.Put(j)
+	forJobs.put(j)
 }
 
 // Parts returns how many parts Parallel cuts n items into.
@@ -549,8 +562,6 @@ type forJob struct {
 	n, parts int
 	wg       sync.WaitGroup
 }
-
-var forPool = sync.Pool{New: func() any { return new(forJob) }}
 
 func (j *forJob) runPart(w int) { j.body(w, w*j.n/j.parts, (w+1)*j.n/j.parts) }
 func (j *forJob) done()         { j.wg.Done() }

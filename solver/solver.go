@@ -151,6 +151,13 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 	} else {
 		s.seed = uint64(time.Now().UnixNano())
 	}
+	if s.comm != nil {
+		// Each rank draws its own random numbers (dropout masks, DummyData,
+		// random crops), as each of Caffe's solver threads seeds itself
+		// anew; rank 0 keeps the solver's seed. The weights are rank 0's,
+		// broadcast, whatever the fillers draw elsewhere.
+		s.seed += uint64(s.comm.Rank()) * 0x9e3779b97f4a7c15
+	}
 	logf.Debugf(s.log, "Initializing solver from parameters: %s", prototext.MarshalOptions{}.Format(p))
 	if err := s.initTrainNet(opts); err != nil {
 		return nil, err
