@@ -82,3 +82,38 @@ var (
 	_ func(*NCCLComm) error                                    = (*NCCLComm).Abort
 	_ func(*NCCLComm) error                                    = (*NCCLComm).Close
 )
+
+// cuDNN's API, the same in both builds.
+var (
+	_ func() (int, error)                                                                                                                        = CuDNNVersion
+	_ func(*Device) (*DNN, error)                                                                                                                = (*Device).DNN
+	_ func(DNNType, []int) (*TensorDesc, error)                                                                                                  = NewTensorDesc
+	_ func(*TensorDesc, []int) error                                                                                                             = (*TensorDesc).Set
+	_ func(DNNType, []int) (*FilterDesc, error)                                                                                                  = NewFilterDesc
+	_ func(DNNType, []int, []int, []int, int, bool) (*ConvDesc, error)                                                                           = NewConvDesc
+	_ func(PoolMode, []int, []int, []int) (*PoolDesc, error)                                                                                     = NewPoolDesc
+	_ func(ActivationMode) (*ActivationDesc, error)                                                                                              = NewActivationDesc
+	_ func(int, float64, float64, float64) (*LRNDesc, error)                                                                                     = NewLRNDesc
+	_ func(*TensorDesc) error                                                                                                                    = (*TensorDesc).Destroy
+	_ func(*FilterDesc) error                                                                                                                    = (*FilterDesc).Destroy
+	_ func(*ConvDesc) error                                                                                                                      = (*ConvDesc).Destroy
+	_ func(*PoolDesc) error                                                                                                                      = (*PoolDesc).Destroy
+	_ func(*ActivationDesc) error                                                                                                                = (*ActivationDesc).Destroy
+	_ func(*LRNDesc) error                                                                                                                       = (*LRNDesc).Destroy
+	_ func(*DNN, *TensorDesc, *FilterDesc, *ConvDesc, *TensorDesc, int) (ConvAlgo, error)                                                        = (*DNN).ConvForwardAlgo
+	_ func(*DNN, *TensorDesc, *FilterDesc, *ConvDesc, *TensorDesc, int) (ConvAlgo, error)                                                        = (*DNN).ConvBackwardDataAlgo
+	_ func(*DNN, *TensorDesc, *FilterDesc, *ConvDesc, *TensorDesc, int) (ConvAlgo, error)                                                        = (*DNN).ConvBackwardFilterAlgo
+	_ func(*DNN, float64, *TensorDesc, DevicePtr, *FilterDesc, DevicePtr, *ConvDesc, ConvAlgo, DevicePtr, float64, *TensorDesc, DevicePtr) error = (*DNN).ConvForward
+	_ func(*DNN, float64, *FilterDesc, DevicePtr, *TensorDesc, DevicePtr, *ConvDesc, ConvAlgo, DevicePtr, float64, *TensorDesc, DevicePtr) error = (*DNN).ConvBackwardData
+	_ func(*DNN, float64, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *ConvDesc, ConvAlgo, DevicePtr, float64, *FilterDesc, DevicePtr) error = (*DNN).ConvBackwardFilter
+	_ func(*DNN, float64, *TensorDesc, DevicePtr, float64, *TensorDesc, DevicePtr) error                                                         = (*DNN).ConvBackwardBias
+	_ func(*DNN, float64, *TensorDesc, DevicePtr, float64, *TensorDesc, DevicePtr) error                                                         = (*DNN).AddTensor
+	_ func(*DNN, *PoolDesc, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                                                                = (*DNN).PoolForward
+	_ func(*DNN, *PoolDesc, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                = (*DNN).PoolBackward
+	_ func(*DNN, *ActivationDesc, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                                                          = (*DNN).ActivationForward
+	_ func(*DNN, *ActivationDesc, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error          = (*DNN).ActivationBackward
+	_ func(*DNN, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                                                                           = (*DNN).SoftmaxForward
+	_ func(*DNN, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                                                   = (*DNN).SoftmaxBackward
+	_ func(*DNN, *LRNDesc, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                                                                 = (*DNN).LRNForward
+	_ func(*DNN, *LRNDesc, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                 = (*DNN).LRNBackward
+)

@@ -103,6 +103,10 @@ type Device struct {
 	major   int
 	minor   int
 
+	dnnOnce sync.Once
+	dnn     *DNN
+	dnnErr  error
+
 	blasOnce sync.Once
 	blas     *Blas
 	blasErr  error

@@ -205,3 +205,156 @@ func (b *Blas) Scopy(n int, x DevicePtr, incx int, y DevicePtr, incy int) error 
 
 // Dcopy returns ErrNoCUDA in a build without the `cuda` tag.
 func (b *Blas) Dcopy(n int, x DevicePtr, incx int, y DevicePtr, incy int) error { return ErrNoCUDA }
+
+// DNN is a device's cuDNN handle. In a build without the `cuda` tag none
+// can be obtained.
+type DNN struct{}
+
+// DNN returns ErrNoCUDA in a build without the `cuda` tag.
+func (d *Device) DNN() (*DNN, error) { return nil, ErrNoCUDA }
+
+// CuDNNVersion returns ErrNoCUDA in a build without the `cuda` tag.
+func CuDNNVersion() (int, error) { return 0, ErrNoCUDA }
+
+// TensorDesc describes a tensor for cuDNN; none exists in this build.
+type TensorDesc struct{ Type DNNType }
+
+// NewTensorDesc returns ErrNoCUDA in a build without the `cuda` tag.
+func NewTensorDesc(t DNNType, dims []int) (*TensorDesc, error) { return nil, ErrNoCUDA }
+
+// Set returns ErrNoCUDA in a build without the `cuda` tag.
+func (t *TensorDesc) Set(dims []int) error { return ErrNoCUDA }
+
+// Destroy does nothing in a build without the `cuda` tag.
+func (t *TensorDesc) Destroy() error { return nil }
+
+// FilterDesc describes convolution weights; none exists in this build.
+type FilterDesc struct{}
+
+// NewFilterDesc returns ErrNoCUDA in a build without the `cuda` tag.
+func NewFilterDesc(t DNNType, dims []int) (*FilterDesc, error) { return nil, ErrNoCUDA }
+
+// Destroy does nothing in a build without the `cuda` tag.
+func (f *FilterDesc) Destroy() error { return nil }
+
+// ConvDesc describes a convolution; none exists in this build.
+type ConvDesc struct{}
+
+// NewConvDesc returns ErrNoCUDA in a build without the `cuda` tag.
+func NewConvDesc(t DNNType, pads, strides, dilations []int, groups int, tf32 bool) (*ConvDesc, error) {
+	return nil, ErrNoCUDA
+}
+
+// Destroy does nothing in a build without the `cuda` tag.
+func (c *ConvDesc) Destroy() error { return nil }
+
+// PoolDesc describes a pooling; none exists in this build.
+type PoolDesc struct{}
+
+// NewPoolDesc returns ErrNoCUDA in a build without the `cuda` tag.
+func NewPoolDesc(mode PoolMode, window, pads, strides []int) (*PoolDesc, error) {
+	return nil, ErrNoCUDA
+}
+
+// Destroy does nothing in a build without the `cuda` tag.
+func (p *PoolDesc) Destroy() error { return nil }
+
+// ActivationDesc describes an activation; none exists in this build.
+type ActivationDesc struct{}
+
+// NewActivationDesc returns ErrNoCUDA in a build without the `cuda` tag.
+func NewActivationDesc(mode ActivationMode) (*ActivationDesc, error) { return nil, ErrNoCUDA }
+
+// Destroy does nothing in a build without the `cuda` tag.
+func (a *ActivationDesc) Destroy() error { return nil }
+
+// LRNDesc describes a local response normalization; none exists in this
+// build.
+type LRNDesc struct{}
+
+// NewLRNDesc returns ErrNoCUDA in a build without the `cuda` tag.
+func NewLRNDesc(n int, alpha, beta, k float64) (*LRNDesc, error) { return nil, ErrNoCUDA }
+
+// Destroy does nothing in a build without the `cuda` tag.
+func (l *LRNDesc) Destroy() error { return nil }
+
+// ConvForwardAlgo returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) ConvForwardAlgo(x *TensorDesc, w *FilterDesc, c *ConvDesc, y *TensorDesc, maxWorkspace int) (ConvAlgo, error) {
+	return ConvAlgo{}, ErrNoCUDA
+}
+
+// ConvBackwardDataAlgo returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) ConvBackwardDataAlgo(dx *TensorDesc, w *FilterDesc, c *ConvDesc, dy *TensorDesc, maxWorkspace int) (ConvAlgo, error) {
+	return ConvAlgo{}, ErrNoCUDA
+}
+
+// ConvBackwardFilterAlgo returns ErrNoCUDA in a build without the `cuda`
+// tag.
+func (n *DNN) ConvBackwardFilterAlgo(x *TensorDesc, dw *FilterDesc, c *ConvDesc, dy *TensorDesc, maxWorkspace int) (ConvAlgo, error) {
+	return ConvAlgo{}, ErrNoCUDA
+}
+
+// ConvForward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) ConvForward(alpha float64, x *TensorDesc, xp DevicePtr, w *FilterDesc, wp DevicePtr, c *ConvDesc, a ConvAlgo, ws DevicePtr, beta float64, y *TensorDesc, yp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// ConvBackwardData returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) ConvBackwardData(alpha float64, w *FilterDesc, wp DevicePtr, dy *TensorDesc, dyp DevicePtr, c *ConvDesc, a ConvAlgo, ws DevicePtr, beta float64, dx *TensorDesc, dxp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// ConvBackwardFilter returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) ConvBackwardFilter(alpha float64, x *TensorDesc, xp DevicePtr, dy *TensorDesc, dyp DevicePtr, c *ConvDesc, a ConvAlgo, ws DevicePtr, beta float64, dw *FilterDesc, dwp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// ConvBackwardBias returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) ConvBackwardBias(alpha float64, dy *TensorDesc, dyp DevicePtr, beta float64, db *TensorDesc, dbp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// AddTensor returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) AddTensor(alpha float64, a *TensorDesc, ap DevicePtr, beta float64, c *TensorDesc, cp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// PoolForward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) PoolForward(p *PoolDesc, x *TensorDesc, xp DevicePtr, y *TensorDesc, yp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// PoolBackward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) PoolBackward(p *PoolDesc, y *TensorDesc, yp DevicePtr, dy *TensorDesc, dyp DevicePtr, x *TensorDesc, xp DevicePtr, dx *TensorDesc, dxp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// ActivationForward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) ActivationForward(a *ActivationDesc, x *TensorDesc, xp DevicePtr, y *TensorDesc, yp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// ActivationBackward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) ActivationBackward(a *ActivationDesc, y *TensorDesc, yp DevicePtr, dy *TensorDesc, dyp DevicePtr, x *TensorDesc, xp DevicePtr, dx *TensorDesc, dxp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// SoftmaxForward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) SoftmaxForward(x *TensorDesc, xp DevicePtr, y *TensorDesc, yp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// SoftmaxBackward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) SoftmaxBackward(y *TensorDesc, yp DevicePtr, dy *TensorDesc, dyp DevicePtr, dx *TensorDesc, dxp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// LRNForward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) LRNForward(l *LRNDesc, x *TensorDesc, xp DevicePtr, y *TensorDesc, yp DevicePtr) error {
+	return ErrNoCUDA
+}
+
+// LRNBackward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) LRNBackward(l *LRNDesc, y *TensorDesc, yp DevicePtr, dy *TensorDesc, dyp DevicePtr, x *TensorDesc, xp DevicePtr, dx *TensorDesc, dxp DevicePtr) error {
+	return ErrNoCUDA
+}

@@ -225,7 +225,7 @@ func (e hostEngine[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 // chooseEngine picks and makes the layer's engine for its context.
 func chooseEngine[T Float](l Layer[T]) error {
 	b := l.LayerBase()
-	b.engine, b.reshaper, b.engineOnGPU = nil, nil, false
+	b.engine, b.reshaper, b.engineOnGPU, b.engineName = nil, nil, false, EngineCaffe
 	entry, err := pickEngine(b.param, b.ctx, b.ctx.OnGPU(), b.Logger())
 	if err != nil {
 		return err
@@ -250,5 +250,10 @@ func chooseEngine[T Float](l Layer[T]) error {
 	b.engine = e.(Engine[T])
 	b.reshaper, _ = e.(EngineReshaper[T])
 	b.engineOnGPU = true
+	b.engineName = entry.spec.Engine
 	return nil
 }
+
+// EngineName returns the engine the layer runs on since SetUp: CUDNN for
+// a cuDNN engine, CAFFE for gocaffe's own code on either device.
+func (b *Base[T]) EngineName() EngineName { return b.engineName }

@@ -31,16 +31,17 @@ func fakeCuDNN(t *testing.T, fallback bool) *engineEntry {
 	}
 	never := func(Layer[float32], *device.Context) (Engine[float32], error) { return nil, errors.New("not made") }
 	never64 := func(Layer[float64], *device.Context) (Engine[float64], error) { return nil, errors.New("not made") }
-	spec := EngineSpec{Type: "Convolution", Engine: EngineCuDNN, Accepts: noDilation, Fallback: fallback}
+	// Deconvolution: a type with the engine field and no real cuDNN engine.
+	spec := EngineSpec{Type: "Deconvolution", Engine: EngineCuDNN, Accepts: noDilation, Fallback: fallback}
 	if err := RegisterEngine(spec, never, never64); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		engines.Lock()
-		delete(engines.m, engineKey{"Convolution", EngineCuDNN})
+		delete(engines.m, engineKey{"Deconvolution", EngineCuDNN})
 		engines.Unlock()
 	})
-	return lookupEngine("Convolution", EngineCuDNN)
+	return lookupEngine("Deconvolution", EngineCuDNN)
 }
 
 func convParam(t *testing.T, engine string, dilation int) *caffepb.LayerParameter {
@@ -59,9 +60,9 @@ func convParam(t *testing.T, engine string, dilation int) *caffepb.LayerParamete
 // The engine chosen for each engine field, on the host and on a GPU, with
 // and without a cuDNN engine: Caffe's layer factory rules.
 func TestPickEngine(t *testing.T) {
-	caffe := lookupEngine("Convolution", EngineCaffe)
+	caffe := lookupEngine("Deconvolution", EngineCaffe)
 	if caffe == nil {
-		t.Fatal("Convolution has no CAFFE GPU engine registered")
+		t.Fatal("Deconvolution has no CAFFE GPU engine registered")
 	}
 	type want struct {
 		entry *engineEntry
@@ -85,31 +86,38 @@ func TestPickEngine(t *testing.T) {
 			if onGPU {
 				gpuCaffe = caffe
 			}
-			check(t, "DEFAULT", convParam(t, "DEFAULT", 1), onGPU, want{entry: gpuCaffe})
-			check(t, "CAFFE", convParam(t, "CAFFE", 1), onGPU, want{entry: gpuCaffe})
-			check(t, "CUDNN", convParam(t, "CUDNN", 1), onGPU, want{entry: gpuCaffe}) // with a warning
+			check(t, "DEFAULT", deconvParam(t, "DEFAULT", 1), onGPU, want{entry: gpuCaffe})
+			check(t, "CAFFE", deconvParam(t, "CAFFE", 1), onGPU, want{entry: gpuCaffe})
+			check(t, "CUDNN", deconvParam(t, "CUDNN", 1), onGPU, want{entry: gpuCaffe}) // with a warning
 		}
 	})
 	t.Run("with cuDNN", func(t *testing.T) {
 		cudnn := fakeCuDNN(t, false)
-		check(t, "GPU DEFAULT", convParam(t, "DEFAULT", 1), true, want{entry: cudnn})
-		check(t, "GPU DEFAULT dilated", convParam(t, "DEFAULT", 2), true, want{entry: caffe})
-		check(t, "GPU CAFFE", convParam(t, "CAFFE", 1), true, want{entry: caffe})
-		check(t, "GPU CUDNN", convParam(t, "CUDNN", 1), true, want{entry: cudnn})
-		check(t, "GPU CUDNN dilated", convParam(t, "CUDNN", 2), true, want{err: "engine CUDNN cannot run this layer: cuDNN doesn't support the dilated convolution"})
-		check(t, "host DEFAULT", convParam(t, "DEFAULT", 1), false, want{})
-		check(t, "host CUDNN", convParam(t, "CUDNN", 1), false, want{})
-		check(t, "host CUDNN dilated", convParam(t, "CUDNN", 2), false, want{err: "dilated"})
+		check(t, "GPU DEFAULT", deconvParam(t, "DEFAULT", 1), true, want{entry: cudnn})
+		check(t, "GPU DEFAULT dilated", deconvParam(t, "DEFAULT", 2), true, want{entry: caffe})
+		check(t, "GPU CAFFE", deconvParam(t, "CAFFE", 1), true, want{entry: caffe})
+		check(t, "GPU CUDNN", deconvParam(t, "CUDNN", 1), true, want{entry: cudnn})
+		check(t, "GPU CUDNN dilated", deconvParam(t, "CUDNN", 2), true, want{err: "engine CUDNN cannot run this layer: cuDNN doesn't support the dilated convolution"})
+		check(t, "host DEFAULT", deconvParam(t, "DEFAULT", 1), false, want{})
+		check(t, "host CUDNN", deconvParam(t, "CUDNN", 1), false, want{})
+		check(t, "host CUDNN dilated", deconvParam(t, "CUDNN", 2), false, want{err: "dilated"})
 	})
 	t.Run("with cuDNN falling back", func(t *testing.T) {
 		fakeCuDNN(t, true)
-		check(t, "GPU CUDNN dilated", convParam(t, "CUDNN", 2), true, want{entry: caffe})
-		check(t, "host CUDNN dilated", convParam(t, "CUDNN", 2), false, want{})
+		check(t, "GPU CUDNN dilated", deconvParam(t, "CUDNN", 2), true, want{entry: caffe})
+		check(t, "host CUDNN dilated", deconvParam(t, "CUDNN", 2), false, want{})
 	})
 	t.Run("no GPU half", func(t *testing.T) {
 		p := &caffepb.LayerParameter{Name: proto.String("f"), Type: proto.String("Flatten")}
 		check(t, "GPU DEFAULT", p, true, want{})
 	})
+}
+
+// deconvParam is convParam for a Deconvolution layer.
+func deconvParam(t *testing.T, engine string, dilation int) *caffepb.LayerParameter {
+	p := convParam(t, engine, dilation)
+	p.Type = proto.String("Deconvolution")
+	return p
 }
 
 func describe(e *engineEntry) string {
@@ -123,7 +131,10 @@ func describe(e *engineEntry) string {
 // engine and one warning naming the layer.
 func TestCuDNNRequestedWithoutCuDNN(t *testing.T) {
 	var log bytes.Buffer
-	l, err := New[float64](convParam(t, "CUDNN", 1))
+	// Deconvolution has the engine field but no cuDNN engine here.
+	p := convParam(t, "CUDNN", 1)
+	p.Type = proto.String("Deconvolution")
+	l, err := New[float64](p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +144,7 @@ func TestCuDNNRequestedWithoutCuDNN(t *testing.T) {
 	if err := SetUp(l, []*blob.Blob[float64]{bottom}, []*blob.Blob[float64]{top}); err != nil {
 		t.Fatal(err)
 	}
-	want := "Layer conv: engine CUDNN, but gocaffe has no cuDNN engine for Convolution layers; using Caffe's own engine"
+	want := "Layer conv: engine CUDNN, but gocaffe has no cuDNN engine for Deconvolution layers; using Caffe's own engine"
 	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "W") || !strings.Contains(got, want) {
 		t.Errorf("log %q, want one warning %q", got, want)
 	}

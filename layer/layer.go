@@ -215,6 +215,7 @@ type Base[T Float] struct {
 	ctx                *device.Context    // nil: the host
 	view               *device.GPUView[T] // the layer's own view of a GPU context, made once
 	engine             Engine[T]          // chosen by SetUp for ctx (engine.go)
+	engineName         EngineName         // which engine SetUp chose (EngineName)
 	reshaper           EngineReshaper[T]  // engine, if it has buffers of its own
 	engineOnGPU        bool               // engine computes through view
 	rng                *rand.Rand

@@ -1,0 +1,66 @@
+package cuda
+
+import "errors"
+
+// ErrNoCuDNN is the error of cuDNN calls where cuDNN cannot be used: a
+// build without the `cuda` tag, or a machine without libcudnn. The error
+// DNN returns says which, and why.
+var ErrNoCuDNN = errors.New("cuda: cuDNN is not available")
+
+// DNNType is the element type of cuDNN tensors: Float (float32) or
+// Double (float64).
+type DNNType int
+
+// The element types gocaffe uses.
+const (
+	DNNFloat  DNNType = 0
+	DNNDouble DNNType = 1
+)
+
+// DNNTypeOf returns the cuDNN type of elements of size bytes (4 or 8).
+func DNNTypeOf(size int) DNNType {
+	if size == 8 {
+		return DNNDouble
+	}
+	return DNNFloat
+}
+
+// PoolMode is a cuDNN pooling mode.
+type PoolMode int
+
+// The pooling modes of Caffe's MAX and AVE (the average counts the
+// padding, as Caffe's does).
+const (
+	PoolMax     PoolMode = 0
+	PoolAverage PoolMode = 1
+)
+
+// ActivationMode is a cuDNN activation.
+type ActivationMode int
+
+// The activations of Caffe's Sigmoid, ReLU (negative_slope 0) and TanH.
+const (
+	ActivationSigmoid ActivationMode = 0
+	ActivationReLU    ActivationMode = 1
+	ActivationTanh    ActivationMode = 2
+)
+
+// ConvAlgo is a convolution algorithm chosen for one shape, with the
+// workspace bytes it needs.
+type ConvAlgo struct {
+	Algo      int
+	Workspace int
+}
+
+// contiguousStrides returns the strides of a packed row-major tensor of
+// the dims (at least 4, as cuDNN's descriptors want: missing leading dims
+// are 1).
+func contiguousStrides(dims []int) []int {
+	s := make([]int, len(dims))
+	n := 1
+	for i := len(dims) - 1; i >= 0; i-- {
+		s[i] = n
+		n *= dims[i]
+	}
+	return s
+}

@@ -1,0 +1,102 @@
+// cuDNN for gocaffe's CUDA binding, loaded at run time. The legacy API that
+// cuDNN 7 to 9 share is declared here (or taken from cudnn.h where it is
+// installed, and then checked against these values), and the library is
+// opened with dlopen on first use: building needs no cuDNN, and a machine
+// without it runs gocaffe's own kernels.
+#ifndef GOCAFFE_CUDNN_H
+#define GOCAFFE_CUDNN_H
+
+#include <stddef.h>
+#include <cuda.h>
+
+// The values of cuDNN's enums that gocaffe uses.
+#define GC_DNN_FLOAT 0                  // CUDNN_DATA_FLOAT
+#define GC_DNN_DOUBLE 1                 // CUDNN_DATA_DOUBLE
+#define GC_DNN_NCHW 0                   // CUDNN_TENSOR_NCHW
+#define GC_DNN_CROSS_CORRELATION 1      // CUDNN_CROSS_CORRELATION
+#define GC_DNN_DEFAULT_MATH 0           // CUDNN_DEFAULT_MATH
+#define GC_DNN_TENSOR_OP_MATH 1         // CUDNN_TENSOR_OP_MATH
+#define GC_DNN_FMA_MATH 3               // CUDNN_FMA_MATH
+#define GC_DNN_POOL_MAX 0               // CUDNN_POOLING_MAX
+#define GC_DNN_POOL_AVE_PAD 1           // CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+#define GC_DNN_NOT_PROPAGATE_NAN 0      // CUDNN_NOT_PROPAGATE_NAN
+#define GC_DNN_PROPAGATE_NAN 1          // CUDNN_PROPAGATE_NAN
+#define GC_DNN_SIGMOID 0                // CUDNN_ACTIVATION_SIGMOID
+#define GC_DNN_RELU 1                   // CUDNN_ACTIVATION_RELU
+#define GC_DNN_TANH 2                   // CUDNN_ACTIVATION_TANH
+#define GC_DNN_SOFTMAX_ACCURATE 1       // CUDNN_SOFTMAX_ACCURATE
+#define GC_DNN_SOFTMAX_CHANNEL 1        // CUDNN_SOFTMAX_MODE_CHANNEL
+#define GC_DNN_LRN_CROSS_CHANNEL 0      // CUDNN_LRN_CROSS_CHANNEL_DIM1
+
+typedef void *gc_dnn_t;       // cudnnHandle_t
+typedef void *gc_dnn_desc_t;  // any cudnn*Descriptor_t
+
+// An algorithm found by the heuristics: its number and workspace bytes.
+typedef struct {
+  int algo;
+  size_t memory;
+} gc_dnn_algo;
+
+// Every function returns the cuDNN status (0: success), or minus the
+// CUresult when the context could not be made current; -1000 when cuDNN
+// is not loaded.
+int gc_dnn_load(char *err, int errlen);
+size_t gc_dnn_version(void);
+const char *gc_dnn_error_string(int status);
+
+int gc_dnn_create(CUcontext c, gc_dnn_t *h, CUstream s);
+int gc_dnn_destroy(CUcontext c, gc_dnn_t h);
+
+// Descriptors: kind 0 tensor, 1 filter, 2 convolution, 3 pooling,
+// 4 activation, 5 LRN.
+int gc_dnn_desc_create(int kind, gc_dnn_desc_t *d);
+int gc_dnn_desc_destroy(int kind, gc_dnn_desc_t d);
+int gc_dnn_set_tensor(gc_dnn_desc_t d, int dtype, int nbdims, const int *dims, const int *strides);
+int gc_dnn_set_filter(gc_dnn_desc_t d, int dtype, int nbdims, const int *dims);
+int gc_dnn_set_conv(gc_dnn_desc_t d, int nbdims, const int *pads, const int *strides, const int *dilations,
+                    int dtype, int groups, int math);
+int gc_dnn_set_pooling(gc_dnn_desc_t d, int mode, int nbdims, const int *window, const int *pads, const int *strides);
+int gc_dnn_set_activation(gc_dnn_desc_t d, int mode);
+int gc_dnn_set_lrn(gc_dnn_desc_t d, unsigned n, double alpha, double beta, double k);
+
+// The fastest algorithm whose workspace fits max_ws, by the _v7
+// heuristics: which 0 forward, 1 backward data, 2 backward filter.
+int gc_dnn_conv_algo(CUcontext c, gc_dnn_t h, int which, gc_dnn_desc_t x, gc_dnn_desc_t w, gc_dnn_desc_t conv,
+                     gc_dnn_desc_t y, size_t max_ws, gc_dnn_algo *out);
+
+// The passes. dbl says whether alpha and beta are doubles (double data)
+// or floats.
+int gc_dnn_conv_forward(CUcontext c, gc_dnn_t h, int dbl, double alpha, gc_dnn_desc_t xd, CUdeviceptr x,
+                        gc_dnn_desc_t wd, CUdeviceptr w, gc_dnn_desc_t conv, int algo, CUdeviceptr ws,
+                        size_t wsbytes, double beta, gc_dnn_desc_t yd, CUdeviceptr y);
+int gc_dnn_conv_backward_data(CUcontext c, gc_dnn_t h, int dbl, double alpha, gc_dnn_desc_t wd, CUdeviceptr w,
+                              gc_dnn_desc_t dyd, CUdeviceptr dy, gc_dnn_desc_t conv, int algo, CUdeviceptr ws,
+                              size_t wsbytes, double beta, gc_dnn_desc_t dxd, CUdeviceptr dx);
+int gc_dnn_conv_backward_filter(CUcontext c, gc_dnn_t h, int dbl, double alpha, gc_dnn_desc_t xd, CUdeviceptr x,
+                                gc_dnn_desc_t dyd, CUdeviceptr dy, gc_dnn_desc_t conv, int algo, CUdeviceptr ws,
+                                size_t wsbytes, double beta, gc_dnn_desc_t dwd, CUdeviceptr dw);
+int gc_dnn_conv_backward_bias(CUcontext c, gc_dnn_t h, int dbl, double alpha, gc_dnn_desc_t dyd, CUdeviceptr dy,
+                              double beta, gc_dnn_desc_t dbd, CUdeviceptr db);
+int gc_dnn_add_tensor(CUcontext c, gc_dnn_t h, int dbl, double alpha, gc_dnn_desc_t ad, CUdeviceptr a,
+                      double beta, gc_dnn_desc_t cd, CUdeviceptr cp);
+int gc_dnn_pool_forward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t pd, gc_dnn_desc_t xd, CUdeviceptr x,
+                        gc_dnn_desc_t yd, CUdeviceptr y);
+int gc_dnn_pool_backward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t pd, gc_dnn_desc_t yd, CUdeviceptr y,
+                         gc_dnn_desc_t dyd, CUdeviceptr dy, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t dxd,
+                         CUdeviceptr dx);
+int gc_dnn_act_forward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t ad, gc_dnn_desc_t xd, CUdeviceptr x,
+                       gc_dnn_desc_t yd, CUdeviceptr y);
+int gc_dnn_act_backward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t ad, gc_dnn_desc_t yd, CUdeviceptr y,
+                        gc_dnn_desc_t dyd, CUdeviceptr dy, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t dxd,
+                        CUdeviceptr dx);
+int gc_dnn_softmax_forward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t yd,
+                           CUdeviceptr y);
+int gc_dnn_softmax_backward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t yd, CUdeviceptr y, gc_dnn_desc_t dyd,
+                            CUdeviceptr dy, gc_dnn_desc_t dxd, CUdeviceptr dx);
+int gc_dnn_lrn_forward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t ld, gc_dnn_desc_t xd, CUdeviceptr x,
+                       gc_dnn_desc_t yd, CUdeviceptr y);
+int gc_dnn_lrn_backward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t ld, gc_dnn_desc_t yd, CUdeviceptr y,
+                        gc_dnn_desc_t dyd, CUdeviceptr dy, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t dxd,
+                        CUdeviceptr dx);
+
+#endif

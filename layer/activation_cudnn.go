@@ -1,0 +1,65 @@
+package layer
+
+import (
+	"errors"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() {
+	registerCuDNN("ReLU", true, func(p *caffepb.LayerParameter) error {
+		if p.GetReluParam().GetNegativeSlope() != 0 {
+			return errors.New("cuDNN's ReLU has no negative_slope")
+		}
+		return nil
+	}, newActivationDNN[float32, *ReLU[float32]](cuda.ActivationReLU), newActivationDNN[float64, *ReLU[float64]](cuda.ActivationReLU))
+	registerCuDNN("Sigmoid", false, nil, newActivationDNN[float32, *Sigmoid[float32]](cuda.ActivationSigmoid), newActivationDNN[float64, *Sigmoid[float64]](cuda.ActivationSigmoid))
+	registerCuDNN("TanH", false, nil, newActivationDNN[float32, *TanH[float32]](cuda.ActivationTanh), newActivationDNN[float64, *TanH[float64]](cuda.ActivationTanh))
+}
+
+// activationDNN is the cuDNN engine of ReLU, Sigmoid and TanH: element
+// by element over the blob as one (1, count, 1, 1) tensor; in place too.
+type activationDNN[T Float] struct {
+	b    *Base[T]
+	dnn  *cuda.DNN
+	x    tensorDesc[T]
+	desc *cuda.ActivationDesc
+}
+
+func newActivationDNN[T Float, L Layer[T]](mode cuda.ActivationMode) func(L, *cuda.DNN) (Engine[T], error) {
+	return func(l L, dnn *cuda.DNN) (Engine[T], error) {
+		d, err := cuda.NewActivationDesc(mode)
+		if err != nil {
+			return nil, err
+		}
+		return &activationDNN[T]{b: l.LayerBase(), dnn: dnn, desc: d}, nil
+	}
+}
+
+// Reshaped describes the bottom.
+func (e *activationDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
+	return e.x.set(1, bottom[0].Count(), 1, 1)
+}
+
+// Forward applies the activation.
+func (e *activationDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	g := e.b.gpu()
+	if err := e.dnn.ActivationForward(e.desc, e.x.d, g.Data(bottom[0]), e.x.d, g.MutableData(top[0])); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+// Backward computes the bottom's gradient.
+func (e *activationDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !propagateDown[0] {
+		return nil
+	}
+	g := e.b.gpu()
+	if err := e.dnn.ActivationBackward(e.desc, e.x.d, g.Data(top[0]), e.x.d, g.Diff(top[0]), e.x.d, g.Data(bottom[0]), e.x.d, g.MutableDiff(bottom[0])); err != nil {
+		return err
+	}
+	return g.Err()
+}

@@ -1,0 +1,158 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() {
+	registerCuDNN("Convolution", false, acceptsConvDNN, newConvolutionDNN[float32], newConvolutionDNN[float64])
+}
+
+// acceptsConvDNN: cuDNN convolves the channel axis 1 with 1 to 3 spatial
+// axes (dilation included, which Caffe 1.0's cuDNN layer refused).
+func acceptsConvDNN(p *caffepb.LayerParameter) error {
+	cp := p.GetConvolutionParam()
+	if cp.GetAxis() != 1 && cp.GetAxis() != -3 && cp.GetAxis() != -4 && cp.GetAxis() != -5 {
+		return fmt.Errorf("cuDNN convolves channel axis 1, not %d", cp.GetAxis())
+	}
+	if cp.GetForceNdIm2Col() {
+		return errors.New("force_nd_im2col asks for Caffe's im2col")
+	}
+	return nil
+}
+
+// convolutionDNN is Convolution's cuDNN engine: one call per bottom for
+// the whole batch and every group, the algorithms chosen per shape by
+// cuDNN's heuristics within the context's workspace bound.
+type convolutionDNN[T Float] struct {
+	l    *Convolution[T]
+	dnn  *cuda.DNN
+	x, y tensorDesc[T]
+	bias tensorDesc[T]
+	w    *cuda.FilterDesc
+	conv *cuda.ConvDesc
+
+	fwd, bwdData, bwdFilter cuda.ConvAlgo
+}
+
+func newConvolutionDNN[T Float](l *Convolution[T], dnn *cuda.DNN) (Engine[T], error) {
+	if l.numSpatial < 1 || l.numSpatial > 3 {
+		return nil, fmt.Errorf("cuDNN convolves 1 to 3 spatial axes, not %d", l.numSpatial)
+	}
+	e := &convolutionDNN[T]{l: l, dnn: dnn}
+	var err error
+	fd := append([]int{l.numOutput, l.channels / l.group}, spatial2(l.kernel, 1)...)
+	if e.w, err = cuda.NewFilterDesc(dnnType[T](), fd); err != nil {
+		return nil, err
+	}
+	if e.conv, err = cuda.NewConvDesc(dnnType[T](), spatial2(l.pad, 0), spatial2(l.stride, 1), spatial2(l.dilation, 1), l.group, l.ctx.TF32()); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// spatial2 pads per-axis values to at least 2 axes, with fill in front: a
+// 1-D convolution is a 2-D one of height 1.
+func spatial2(v []int, fill int) []int {
+	if len(v) >= 2 {
+		return v
+	}
+	return append([]int{fill}, v...)
+}
+
+// Reshaped describes the bottoms and tops and chooses the algorithms when
+// the shape changes.
+func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	xs := append([]int{l.num, l.channels}, spatial2(bottom[0].Shape()[2:], 1)...)
+	ys := append([]int{l.num, l.numOutput}, spatial2(top[0].Shape()[2:], 1)...)
+	if e.x.d != nil && sameInts(e.x.dims, xs) && sameInts(e.y.dims, ys) {
+		return nil
+	}
+	if err := e.x.set(xs...); err != nil {
+		return err
+	}
+	if err := e.y.set(ys...); err != nil {
+		return err
+	}
+	if l.biasTerm {
+		bs := make([]int, len(ys))
+		for i := range bs {
+			bs[i] = 1
+		}
+		bs[1] = l.numOutput
+		if err := e.bias.set(bs...); err != nil {
+			return err
+		}
+	}
+	var zero T
+	limit := l.ctx.ConvWorkspaceElems() * int(unsafe.Sizeof(zero))
+	var err error
+	if e.fwd, err = e.dnn.ConvForwardAlgo(e.x.d, e.w, e.conv, e.y.d, limit); err != nil {
+		return err
+	}
+	if e.bwdData, err = e.dnn.ConvBackwardDataAlgo(e.x.d, e.w, e.conv, e.y.d, limit); err != nil {
+		return err
+	}
+	e.bwdFilter, err = e.dnn.ConvBackwardFilterAlgo(e.x.d, e.w, e.conv, e.y.d, limit)
+	return err
+}
+
+// Forward convolves each bottom and adds the bias.
+func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	g := l.gpu()
+	ws, err := l.ctx.Workspace(e.fwd.Workspace)
+	if err != nil {
+		return err
+	}
+	w := g.Data(l.blobs[0])
+	for i := range bottom {
+		y := g.MutableData(top[i])
+		if err := e.dnn.ConvForward(1, e.x.d, g.Data(bottom[i]), e.w, w, e.conv, e.fwd, ws, 0, e.y.d, y); err != nil {
+			return err
+		}
+		if l.biasTerm {
+			if err := e.dnn.AddTensor(1, e.bias.d, g.Data(l.blobs[1]), 1, e.y.d, y); err != nil {
+				return err
+			}
+		}
+	}
+	return g.Err()
+}
+
+// Backward accumulates the bias and weight gradients and computes the
+// bottoms' where asked.
+func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	g := l.gpu()
+	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace))
+	if err != nil {
+		return err
+	}
+	for i := range top {
+		dy := g.Diff(top[i])
+		if l.biasTerm && l.ParamPropagateDown(1) {
+			if err := e.dnn.ConvBackwardBias(1, e.y.d, dy, 1, e.bias.d, g.MutableDiff(l.blobs[1])); err != nil {
+				return err
+			}
+		}
+		if l.ParamPropagateDown(0) {
+			if err := e.dnn.ConvBackwardFilter(1, e.x.d, g.Data(bottom[i]), e.y.d, dy, e.conv, e.bwdFilter, ws, 1, e.w, g.MutableDiff(l.blobs[0])); err != nil {
+				return err
+			}
+		}
+		if propagateDown[i] {
+			if err := e.dnn.ConvBackwardData(1, e.w, g.Data(l.blobs[0]), e.y.d, dy, e.conv, e.bwdData, ws, 0, e.x.d, g.MutableDiff(bottom[i])); err != nil {
+				return err
+			}
+		}
+	}
+	return g.Err()
+}

@@ -1,0 +1,184 @@
+package layer_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/cudatest"
+	"github.com/gocaffe/gocaffe/layer"
+	"github.com/gocaffe/gocaffe/layer/layertest"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// withEngine returns the layer text with its type's engine field set to e;
+// false for a type without one.
+func withEngine(t *testing.T, text string, e layer.EngineName) (string, bool) {
+	p := layertest.Param(t, text)
+	switch p.GetType() {
+	case "Convolution", "Deconvolution":
+		if p.ConvolutionParam == nil {
+			p.ConvolutionParam = &caffepb.ConvolutionParameter{}
+		}
+		p.ConvolutionParam.Engine = caffepb.ConvolutionParameter_Engine(e).Enum()
+	case "Pooling":
+		if p.PoolingParam == nil {
+			p.PoolingParam = &caffepb.PoolingParameter{}
+		}
+		p.PoolingParam.Engine = caffepb.PoolingParameter_Engine(e).Enum()
+	case "LRN":
+		if p.LrnParam == nil {
+			p.LrnParam = &caffepb.LRNParameter{}
+		}
+		p.LrnParam.Engine = caffepb.LRNParameter_Engine(e).Enum()
+	case "ReLU":
+		if p.ReluParam == nil {
+			p.ReluParam = &caffepb.ReLUParameter{}
+		}
+		p.ReluParam.Engine = caffepb.ReLUParameter_Engine(e).Enum()
+	case "Sigmoid":
+		if p.SigmoidParam == nil {
+			p.SigmoidParam = &caffepb.SigmoidParameter{}
+		}
+		p.SigmoidParam.Engine = caffepb.SigmoidParameter_Engine(e).Enum()
+	case "Softmax":
+		if p.SoftmaxParam == nil {
+			p.SoftmaxParam = &caffepb.SoftmaxParameter{}
+		}
+		p.SoftmaxParam.Engine = caffepb.SoftmaxParameter_Engine(e).Enum()
+	case "TanH":
+		if p.TanhParam == nil {
+			p.TanhParam = &caffepb.TanHParameter{}
+		}
+		p.TanhParam.Engine = caffepb.TanHParameter_Engine(e).Enum()
+	default:
+		return text, false
+	}
+	return prototext.Format(p), true
+}
+
+// needDNN skips a test where cuDNN is not found on the GPU machine.
+func needDNN(t *testing.T) *device.Context {
+	t.Helper()
+	ctx := device.New(cudatest.Device(t))
+	if _, err := ctx.DNN(); err != nil {
+		if errors.Is(err, cuda.ErrNoCuDNN) {
+			t.Skipf("no cuDNN here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// dnnCases are the layers cuDNN computes, with the shapes that reach its
+// corners: groups, strides, pads, dilation, 1-D and 3-D convolutions,
+// several bottoms, softmax over an inner axis, in-place activations.
+var dnnCases = []layertest.Parity{
+	{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 3 stride: 2 pad: 1 group: 2 dilation: 2
+		weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 17, 13}}, Tol: 1e-3},
+	{Layer: `type: "Convolution" bottom: "a" bottom: "b" top: "c" top: "d" convolution_param { num_output: 5 kernel_size: 1
+		weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 3, 5, 7}, {2, 3, 5, 7}}, Tol: 1e-3},
+	{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 3 pad: 1 bias_term: false
+		weight_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 3, 11}}, Tol: 1e-3},
+	{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 2 kernel_size: 3 kernel_size: 2 stride: 2 pad: 1
+		weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 2, 5, 6, 7}}, Tol: 1e-3},
+	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: AVE kernel_size: 3 stride: 2 }`, Bottom: [][]int{{2, 3, 9, 11}}},
+	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: AVE kernel_size: 3 stride: 2 pad: 1 }`, Bottom: [][]int{{2, 3, 10, 8}}},
+	{Layer: `type: "LRN" bottom: "a" top: "n" lrn_param { local_size: 5 alpha: 0.0001 beta: 0.75 }`, Bottom: [][]int{{2, 7, 5, 4}}},
+	{Layer: `type: "Softmax" bottom: "a" top: "s"`, Bottom: [][]int{{3, 5, 2, 4}}},
+	{Layer: `type: "Softmax" bottom: "a" top: "s" softmax_param { axis: 2 }`, Bottom: [][]int{{3, 5, 6, 4}}},
+	{Layer: `type: "ReLU" bottom: "a" top: "a"`, Bottom: [][]int{{4, 3, 5, 6}}},
+	{Layer: `type: "Sigmoid" bottom: "a" top: "s"`, Bottom: [][]int{{4, 3, 5, 6}}},
+	{Layer: `type: "TanH" bottom: "a" top: "a"`, Bottom: [][]int{{4, 3, 5, 6}}},
+}
+
+// Every cuDNN engine against the CPU, float32 and float64, and the engine
+// asked for is the one that runs.
+func TestCuDNNEnginesMatchCPU(t *testing.T) {
+	ctx := needDNN(t)
+	for _, c := range dnnCases {
+		text, _ := withEngine(t, c.Layer, layer.EngineCuDNN)
+		c.Layer, c.Context = text, ctx
+		name := layertest.Param(t, text).GetType()
+		// The engine SetUp chose.
+		l := layertest.New[float32](t, text)
+		l.LayerBase().SetContext(ctx)
+		bottoms := make([]*blob.Blob[float32], len(c.Bottom))
+		for i, s := range c.Bottom {
+			bottoms[i] = layertest.Blob[float32](t, s...)
+			bottoms[i].SetDevice(ctx.Device())
+		}
+		tops := layertest.Blobs[float32](t, max(len(layertest.Param(t, text).GetTop()), 1))
+		if len(layertest.Param(t, text).GetTop()) == 1 && layertest.Param(t, text).GetTop()[0] == layertest.Param(t, text).GetBottom()[0] {
+			tops = bottoms[:1] // in place
+		}
+		layertest.SetUp(t, l, bottoms, tops)
+		if got := l.LayerBase().EngineName(); got != layer.EngineCuDNN {
+			t.Errorf("%s: engine %v runs, want CUDNN", name, got)
+		}
+		t.Run(name+"/float32", func(t *testing.T) { layertest.CheckGPUParity[float32](t, c) })
+		c.Tol = 0
+		t.Run(name+"/float64", func(t *testing.T) { layertest.CheckGPUParity[float64](t, c) })
+	}
+}
+
+// gocaffe's own GPU kernels stay tested where cuDNN would take the
+// layers: every parity case of a type with a cuDNN engine, forced to CAFFE.
+func TestOwnGPUKernelsWhereCuDNNExists(t *testing.T) {
+	cudatest.Device(t)
+	for _, c := range parityCases {
+		text, ok := withEngine(t, c.Layer, layer.EngineCaffe)
+		if !ok {
+			continue
+		}
+		c.Layer = text
+		name := layertest.Param(t, text).GetType()
+		t.Run(name+"/float32", func(t *testing.T) { layertest.CheckGPUParity[float32](t, c) })
+		t.Run(name+"/float64", func(t *testing.T) { layertest.CheckGPUParity[float64](t, c) })
+	}
+}
+
+// Without cuDNN (GOCAFFE_CUDNN=off stands in for a machine without it),
+// DEFAULT runs gocaffe's own kernels, says so once, and CUDNN on a
+// convolution is an error naming cuDNN.
+func TestWithoutCuDNN(t *testing.T) {
+	if os.Getenv("GOCAFFE_CUDNN") == "off" {
+		ctx := device.New(cudatest.Device(t))
+		for range 2 {
+			l := layertest.New[float32](t, `type: "ReLU" bottom: "a" top: "b"`)
+			l.LayerBase().SetContext(ctx)
+			x := layertest.Blob[float32](t, 2, 3)
+			x.SetDevice(ctx.Device())
+			layertest.SetUp(t, l, []*blob.Blob[float32]{x}, layertest.Blobs[float32](t, 1))
+			if l.LayerBase().EngineName() != layer.EngineCaffe {
+				t.Errorf("DEFAULT ran %v without cuDNN", l.LayerBase().EngineName())
+			}
+		}
+		l := layertest.New[float32](t, `type: "Convolution" convolution_param { num_output: 2 kernel_size: 1 engine: CUDNN }`)
+		l.LayerBase().SetContext(ctx)
+		x := layertest.Blob[float32](t, 1, 1, 2, 2)
+		x.SetDevice(ctx.Device())
+		err := layer.SetUp(l, []*blob.Blob[float32]{x}, layertest.Blobs[float32](t, 1))
+		if err == nil || !strings.Contains(err.Error(), "cuDNN") {
+			t.Errorf("engine CUDNN without cuDNN: %v, want an error naming cuDNN", err)
+		}
+		return
+	}
+	cudatest.Device(t)
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWithoutCuDNN$", "-test.v")
+	cmd.Env = append(os.Environ(), "GOCAFFE_CUDNN=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "cuDNN is not available"); n != 1 {
+		t.Errorf("the missing cuDNN was reported %d times, want once:\n%s", n, out)
+	}
+}

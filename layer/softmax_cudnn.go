@@ -1,0 +1,46 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+func init() { registerCuDNN("Softmax", false, nil, newSoftmaxDNN[float32], newSoftmaxDNN[float64]) }
+
+// softmaxDNN is Softmax's cuDNN engine: the softmax axis is cuDNN's
+// channel axis of an (outer, channels, inner, 1) tensor.
+type softmaxDNN[T Float] struct {
+	l   *Softmax[T]
+	dnn *cuda.DNN
+	x   tensorDesc[T]
+}
+
+func newSoftmaxDNN[T Float](l *Softmax[T], dnn *cuda.DNN) (Engine[T], error) {
+	return &softmaxDNN[T]{l: l, dnn: dnn}, nil
+}
+
+// Reshaped describes the bottom as (outer, channels, inner, 1).
+func (e *softmaxDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
+	return e.x.set(e.l.outer, e.l.channels, e.l.inner, 1)
+}
+
+// Forward computes the softmax.
+func (e *softmaxDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	g := e.l.gpu()
+	if err := e.dnn.SoftmaxForward(e.x.d, g.Data(bottom[0]), e.x.d, g.MutableData(top[0])); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+// Backward computes the bottom's gradient from the top's.
+func (e *softmaxDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !propagateDown[0] {
+		return nil
+	}
+	g := e.l.gpu()
+	if err := e.dnn.SoftmaxBackward(e.x.d, g.Data(top[0]), e.x.d, g.Diff(top[0]), e.x.d, g.MutableDiff(bottom[0])); err != nil {
+		return err
+	}
+	return g.Err()
+}
