@@ -285,6 +285,24 @@ func (n *DNN) algo(which int, x *TensorDesc, w *FilterDesc, c *ConvDesc, y *Tens
 	return ConvAlgo{Algo: int(a.algo), Workspace: int(a.memory)}, err
 }
 
+// ConvFind runs the algorithms of one pass on real memory and returns the
+// fastest that fits the workspace ws of wsBytes (cudnnFind*AlgorithmEx,
+// PyTorch's cudnn.benchmark): which is 0 for forward (y is written), 1 for
+// the data gradient (w and dy = y are read, dx = x is written), 2 for the
+// weight gradient (x and dy = y are read, dw = w is written). Give it
+// scratch memory wherever it writes what must be kept. Tensor-core math
+// only with tf32.
+func (n *DNN) ConvFind(which int, x *TensorDesc, xp DevicePtr, w *FilterDesc, wp DevicePtr, c *ConvDesc, y *TensorDesc, yp DevicePtr, ws DevicePtr, wsBytes int, tf32 bool) (ConvAlgo, error) {
+	var a C.gc_dnn_algo
+	t := C.int(0)
+	if tf32 {
+		t = 1
+	}
+	err := dnnError(fmt.Sprintf("cudnnFindConvolution%sAlgorithmEx", [...]string{"Forward", "BackwardData", "BackwardFilter"}[which]),
+		C.gc_dnn_conv_find(n.dev.ctx, n.h, C.int(which), t, x.p, dp(xp), w.p, dp(wp), c.p, y.p, dp(yp), dp(ws), C.size_t(wsBytes), &a))
+	return ConvAlgo{Algo: int(a.algo), Workspace: int(a.memory)}, err
+}
+
 func dbl(t DNNType) C.int {
 	if t == DNNDouble {
 		return 1

@@ -76,6 +76,9 @@ typedef void *P;
   X(int, cudnnGetConvolutionForwardAlgorithm_v7, (H, D, D, D, D, int, int *, gc_perf *))           \
   X(int, cudnnGetConvolutionBackwardDataAlgorithm_v7, (H, D, D, D, D, int, int *, gc_perf *))      \
   X(int, cudnnGetConvolutionBackwardFilterAlgorithm_v7, (H, D, D, D, D, int, int *, gc_perf *))    \
+  X(int, cudnnFindConvolutionForwardAlgorithmEx, (H, D, CP, D, CP, D, D, P, int, int *, gc_perf *, P, size_t)) \
+  X(int, cudnnFindConvolutionBackwardDataAlgorithmEx, (H, D, CP, D, CP, D, D, P, int, int *, gc_perf *, P, size_t)) \
+  X(int, cudnnFindConvolutionBackwardFilterAlgorithmEx, (H, D, CP, D, CP, D, D, P, int, int *, gc_perf *, P, size_t)) \
   X(int, cudnnConvolutionForward, (H, CP, D, CP, D, CP, D, int, P, size_t, CP, D, P))              \
   X(int, cudnnConvolutionBackwardData, (H, CP, D, CP, D, CP, D, int, P, size_t, CP, D, P))         \
   X(int, cudnnConvolutionBackwardFilter, (H, CP, D, CP, D, CP, D, int, P, size_t, CP, D, P))       \
@@ -227,6 +230,35 @@ int gc_dnn_conv_algo(CUcontext c, gc_dnn_t h, int which, gc_dnn_desc_t x, gc_dnn
     }
   }
   return 9;  // CUDNN_STATUS_NOT_SUPPORTED: nothing fits the workspace
+}
+
+// pick_algo takes the first (fastest) of n results that succeeded, fits
+// max_ws and, unless tf32, runs without tensor-core math.
+static int pick_algo(gc_perf *perf, int n, size_t max_ws, int tf32, gc_dnn_algo *out) {
+  for (int i = 0; i < n; i++) {
+    if (perf[i].status != 0 || perf[i].memory > max_ws) continue;
+    if (!tf32 && (perf[i].math == GC_DNN_TENSOR_OP_MATH || perf[i].math == 2)) continue;
+    out->algo = perf[i].algo;
+    out->memory = perf[i].memory;
+    return 0;
+  }
+  return 9;  // CUDNN_STATUS_NOT_SUPPORTED: nothing fits
+}
+
+int gc_dnn_conv_find(CUcontext c, gc_dnn_t h, int which, int tf32, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t wd,
+                     CUdeviceptr w, gc_dnn_desc_t conv, gc_dnn_desc_t yd, CUdeviceptr y, CUdeviceptr ws,
+                     size_t wsbytes, gc_dnn_algo *out) {
+  CTX(c);
+  gc_perf perf[16];
+  int n = 0, r;
+  void *xp = (void *)(uintptr_t)x, *wp = (void *)(uintptr_t)w, *yp = (void *)(uintptr_t)y, *wsp = (void *)(uintptr_t)ws;
+  switch (which) {
+    case 0: r = p_cudnnFindConvolutionForwardAlgorithmEx(h, xd, xp, wd, wp, conv, yd, yp, 16, &n, perf, wsp, wsbytes); break;
+    case 1: r = p_cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, wp, yd, yp, conv, xd, xp, 16, &n, perf, wsp, wsbytes); break;
+    default: r = p_cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, xp, yd, yp, conv, wd, wp, 16, &n, perf, wsp, wsbytes); break;
+  }
+  if (r != 0) return r;
+  return pick_algo(perf, n, wsbytes, tf32, out);
 }
 
 // ALPHA_BETA declares the scalars in the type cuDNN reads for the data.

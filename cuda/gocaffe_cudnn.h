@@ -64,6 +64,14 @@ int gc_dnn_set_lrn(gc_dnn_desc_t d, unsigned n, double alpha, double beta, doubl
 int gc_dnn_conv_algo(CUcontext c, gc_dnn_t h, int which, gc_dnn_desc_t x, gc_dnn_desc_t w, gc_dnn_desc_t conv,
                      gc_dnn_desc_t y, size_t max_ws, gc_dnn_algo *out);
 
+// The fastest algorithm by running them (cudnnFind*AlgorithmEx) on x, w
+// and y, within the workspace ws: which 0 forward (writes y), 1 backward
+// data (reads w and y as dy, writes x as dx), 2 backward filter (reads x
+// and y as dy, writes w as dw). Tensor-core math only with tf32.
+int gc_dnn_conv_find(CUcontext c, gc_dnn_t h, int which, int tf32, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t wd,
+                     CUdeviceptr w, gc_dnn_desc_t conv, gc_dnn_desc_t yd, CUdeviceptr y, CUdeviceptr ws,
+                     size_t wsbytes, gc_dnn_algo *out);
+
 // The passes. dbl says whether alpha and beta are doubles (double data)
 // or floats.
 int gc_dnn_conv_forward(CUcontext c, gc_dnn_t h, int dbl, double alpha, gc_dnn_desc_t xd, CUdeviceptr x,

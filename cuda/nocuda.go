@@ -358,3 +358,8 @@ func (n *DNN) LRNForward(l *LRNDesc, x *TensorDesc, xp DevicePtr, y *TensorDesc,
 func (n *DNN) LRNBackward(l *LRNDesc, y *TensorDesc, yp DevicePtr, dy *TensorDesc, dyp DevicePtr, x *TensorDesc, xp DevicePtr, dx *TensorDesc, dxp DevicePtr) error {
 	return ErrNoCUDA
 }
+
+// ConvFind returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) ConvFind(which int, x *TensorDesc, xp DevicePtr, w *FilterDesc, wp DevicePtr, c *ConvDesc, y *TensorDesc, yp DevicePtr, ws DevicePtr, wsBytes int, tf32 bool) (ConvAlgo, error) {
+	return ConvAlgo{}, ErrNoCUDA
+}

@@ -28,8 +28,9 @@ func acceptsConvDNN(p *caffepb.LayerParameter) error {
 }
 
 // convolutionDNN is Convolution's cuDNN engine: one call per bottom for
-// the whole batch and every group, the algorithms chosen per shape by
-// cuDNN's heuristics within the context's workspace bound.
+// the whole batch and every group, the algorithms timed once per shape
+// (cuDNN's Find, or its heuristics if that fails) within the context's
+// workspace bound.
 type convolutionDNN[T Float] struct {
 	l    *Convolution[T]
 	dnn  *cuda.DNN
@@ -93,6 +94,10 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	}
 	var zero T
 	limit := l.ctx.ConvWorkspaceElems() * int(unsafe.Sizeof(zero))
+	if err := e.find(bottom[0], top[0], limit); err == nil {
+		return nil
+	}
+	// The heuristics, where running the algorithms failed (memory, say).
 	var err error
 	if e.fwd, err = e.dnn.ConvForwardAlgo(e.x.d, e.w, e.conv, e.y.d, limit); err != nil {
 		return err
@@ -102,6 +107,43 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	}
 	e.bwdFilter, err = e.dnn.ConvBackwardFilterAlgo(e.x.d, e.w, e.conv, e.y.d, limit)
 	return err
+}
+
+// find times every algorithm of the three passes on the layer's own
+// memory (cuDNN's Find, as PyTorch's cudnn.benchmark) once per shape: the
+// forward pass writes the top, which the forward pass overwrites next;
+// the gradients are written to scratch memory, since the weights' diff
+// accumulates and the bottom's may not exist yet.
+func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
+	l := e.l
+	g := l.gpu()
+	ws, err := l.ctx.Workspace(limit)
+	if err != nil {
+		return err
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	dev := l.ctx.Device()
+	scratch, err := dev.Alloc(max(x.Count(), l.blobs[0].Count()) * size)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		l.ctx.Synchronize()
+		dev.Free(scratch)
+	}()
+	tf32 := l.ctx.TF32()
+	xp, wp, yp := g.Data(x), g.Data(l.blobs[0]), g.MutableData(y)
+	if e.fwd, err = e.dnn.ConvFind(0, e.x.d, xp, e.w, wp, e.conv, e.y.d, yp, ws, limit, tf32); err != nil {
+		return err
+	}
+	if e.bwdData, err = e.dnn.ConvFind(1, e.x.d, scratch, e.w, wp, e.conv, e.y.d, yp, ws, limit, tf32); err != nil {
+		return err
+	}
+	if e.bwdFilter, err = e.dnn.ConvFind(2, e.x.d, xp, e.w, scratch, e.conv, e.y.d, yp, ws, limit, tf32); err != nil {
+		return err
+	}
+	return g.Err()
 }
 
 // Forward convolves each bottom and adds the bias.

@@ -17,7 +17,7 @@ func TestLogger(t *testing.T) {
 	var rec logtest.Recorder
 	text := `name: "Logged"
 layer { name: "data" type: "DummyData" top: "x" dummy_data_param { shape { dim: 1 dim: 1 dim: 4 dim: 4 } } }
-layer { name: "conv" type: "Convolution" bottom: "x" top: "y"
+layer { name: "conv" type: "Deconvolution" bottom: "x" top: "y"
   convolution_param { num_output: 1 kernel_size: 3 engine: CUDNN } }`
 	opts := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TRAIN.Enum()}, Logger: rec.Logger()}
 	if _, err := net.New[float32](parseNet(t, text), opts); err != nil {
@@ -25,8 +25,8 @@ layer { name: "conv" type: "Convolution" bottom: "x" top: "y"
 	}
 	rec.Expect(t,
 		logtest.Line{Level: slog.LevelDebug, Message: "Creating Layer conv", File: "net.go"},
-		logtest.Line{Level: slog.LevelDebug, Message: "Top shape: 1 1 2 2 (4)", File: "net.go"},
-		logtest.Line{Level: slog.LevelWarn, Message: "Layer conv: engine CUDNN, but gocaffe has no cuDNN engine for Convolution layers; using Caffe's own engine", File: "engine.go"},
+		logtest.Line{Level: slog.LevelDebug, Message: "Top shape: 1 1 6 6 (36)", File: "net.go"},
+		logtest.Line{Level: slog.LevelWarn, Message: "Layer conv: engine CUDNN, but gocaffe has no cuDNN engine for Deconvolution layers; using Caffe's own engine", File: "engine.go"},
 	)
 	stray.ExpectNone(t, "slog.Default()")
 }
