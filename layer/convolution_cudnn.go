@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -92,8 +93,7 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 			return err
 		}
 	}
-	var zero T
-	limit := l.ctx.ConvWorkspaceElems() * int(unsafe.Sizeof(zero))
+	limit := dnnWorkspaceLimit[T](l.ctx)
 	if err := e.find(bottom[0], top[0], limit); err == nil {
 		return nil
 	}
@@ -107,6 +107,19 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	}
 	e.bwdFilter, err = e.dnn.ConvBackwardFilterAlgo(e.x.d, e.w, e.conv, e.y.d, limit)
 	return err
+}
+
+// dnnWorkspaceLimit bounds the workspace of cuDNN's algorithms: the
+// context's convolution bound, or up to 1 GiB where a tenth of the free
+// device memory allows (the fastest algorithms of large convolutions want
+// hundreds of MB, and the context keeps one workspace for all its layers).
+func dnnWorkspaceLimit[T Float](ctx *device.Context) int {
+	var zero T
+	limit := ctx.ConvWorkspaceElems() * int(unsafe.Sizeof(zero))
+	if free, _, err := ctx.Device().MemInfo(); err == nil {
+		limit = max(limit, min(1<<30, int(free/10)))
+	}
+	return limit
 }
 
 // find times every algorithm of the three passes on the layer's own

@@ -15,12 +15,14 @@ import (
 // netFlags are the flags shared by the commands that build a net.
 type netFlags struct {
 	gpu    string
+	tf32   bool
 	level  int
 	stages string
 }
 
 func (f *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gpu, "gpu", "", "run on these GPUs: a device number (0), a list (0,1) or 'all'; empty for the CPU")
+	fs.BoolVar(&f.tf32, "tf32", false, "let float32 products (cuBLAS, cuDNN convolutions) use TF32 tensor cores on the GPU: faster, 10-bit mantissa; off, the default, keeps strict FP32")
 	fs.IntVar(&f.level, "level", 0, "the level of the net state, for include/exclude rules")
 	fs.StringVar(&f.stages, "stage", "", "comma-separated stages of the net state, for include/exclude rules")
 }
@@ -59,7 +61,7 @@ func (f *netFlags) context() (*device.Context, error) {
 	if len(ids) != 1 {
 		return nil, fmt.Errorf("-gpu %s: training on %d GPUs is not supported yet; give one device", f.gpu, len(ids))
 	}
-	ctx, err := device.Open(ids[0])
+	ctx, err := f.open(ids[0])
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +81,7 @@ func (f *netFlags) solverContext(p *caffepb.SolverParameter) (*device.Context, e
 		glog.Infof("Use CPU.")
 		return nil, nil
 	}
-	ctx, err := device.Open(int(p.GetDeviceId()))
+	ctx, err := f.open(int(p.GetDeviceId()))
 	if errors.Is(err, cuda.ErrNoCUDA) {
 		glog.Warningf("solver_mode is GPU but gocaffe was built without CUDA support; training on the CPU")
 		return nil, nil
@@ -88,5 +90,19 @@ func (f *netFlags) solverContext(p *caffepb.SolverParameter) (*device.Context, e
 		return nil, err
 	}
 	glog.Infof("Using GPU %d", p.GetDeviceId())
+	return ctx, nil
+}
+
+// open opens GPU id's context with the flags' settings (-tf32).
+func (f *netFlags) open(id int) (*device.Context, error) {
+	ctx, err := device.Open(id)
+	if err != nil {
+		return nil, err
+	}
+	if f.tf32 {
+		if err := ctx.SetTF32(true); err != nil {
+			return nil, err
+		}
+	}
 	return ctx, nil
 }

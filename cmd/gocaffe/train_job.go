@@ -109,7 +109,7 @@ func (f *netFlags) mpiRank(p *caffepb.SolverParameter) ([]trainRank, error) {
 		}
 		return []trainRank{{ctx: device.New(nil), comm: comm}}, nil
 	}
-	ctx, err := device.Open(gpu)
+	ctx, err := f.open(gpu)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (f *netFlags) envRank(p *caffepb.SolverParameter, l parallel.Launch) ([]tra
 	if gpu < 0 {
 		return nil, fmt.Errorf("RANK=%d WORLD_SIZE=%d: ranks started through the environment run on GPUs (NCCL); give -gpu, or start CPU ranks with mpirun and a gocaffe built with -tags mpi", l.Rank, l.WorldSize)
 	}
-	ctx, err := device.Open(gpu)
+	ctx, err := f.open(gpu)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (f *netFlags) envRank(p *caffepb.SolverParameter, l parallel.Launch) ([]tra
 func (f *netFlags) groupRanks(ids []int) ([]trainRank, error) {
 	ctxs := make([]*device.Context, len(ids))
 	for i, id := range ids {
-		ctx, err := device.Open(id)
+		ctx, err := f.open(id)
 		if err != nil {
 			return nil, err
 		}
