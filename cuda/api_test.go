@@ -36,6 +36,8 @@ var (
 	_ func(*Device) (*Event, error)                           = (*Device).NewSyncEvent
 	_ func(*Device, string, string) (*Module, error)          = (*Device).Compile
 	_ func(*Device) (*Blas, error)                            = (*Device).Blas
+	_ func(*Device) (int, int)                                = (*Device).MemStats
+	_ func(*Device)                                           = (*Device).ResetPeak
 
 	_ func(*Stream) *Device = (*Stream).Device
 	_ func(*Stream) error   = (*Stream).Synchronize

@@ -103,6 +103,10 @@ type Device struct {
 	major   int
 	minor   int
 
+	memMu       sync.Mutex
+	sizes       map[DevicePtr]int // of the allocations Alloc made
+	inUse, peak int
+
 	dnnOnce sync.Once
 	dnn     *DNN
 	dnnErr  error
@@ -130,7 +134,7 @@ func GetDevice(ordinal int) (*Device, error) {
 	if d, ok := devices[ordinal]; ok {
 		return d, nil
 	}
-	d := &Device{ordinal: ordinal, modules: map[string]*Module{}}
+	d := &Device{ordinal: ordinal, modules: map[string]*Module{}, sizes: map[DevicePtr]int{}}
 	if err := driverError(fmt.Sprintf("cuDeviceGet(%d)", ordinal), C.gc_device_get(&d.dev, C.int(ordinal))); err != nil {
 		return nil, err
 	}
@@ -282,7 +286,27 @@ func (d *Device) Alloc(n int) (DevicePtr, error) {
 	if r := C.gc_mem_alloc(d.ctx, &p, C.size_t(n)); r != C.CUDA_SUCCESS {
 		return 0, driverError(fmt.Sprintf("cuMemAlloc(%d bytes on device %d)", n, d.ordinal), r)
 	}
+	d.memMu.Lock()
+	d.sizes[DevicePtr(p)] = n
+	d.inUse += n
+	d.peak = max(d.peak, d.inUse)
+	d.memMu.Unlock()
 	return DevicePtr(p), nil
+}
+
+// MemStats returns the device memory gocaffe holds through Alloc now, and
+// the most it held at once since the process started (or ResetPeak).
+func (d *Device) MemStats() (inUse, peak int) {
+	d.memMu.Lock()
+	defer d.memMu.Unlock()
+	return d.inUse, d.peak
+}
+
+// ResetPeak starts the peak MemStats reports again from the memory in use.
+func (d *Device) ResetPeak() {
+	d.memMu.Lock()
+	d.peak = d.inUse
+	d.memMu.Unlock()
 }
 
 // Free frees memory from Alloc. Free(0) does nothing.
@@ -293,6 +317,10 @@ func (d *Device) Free(p DevicePtr) error {
 	if r := C.gc_mem_free(d.ctx, C.CUdeviceptr(p)); r != C.CUDA_SUCCESS {
 		return driverError(fmt.Sprintf("cuMemFree(%#x on device %d)", uintptr(p), d.ordinal), r)
 	}
+	d.memMu.Lock()
+	d.inUse -= d.sizes[p]
+	delete(d.sizes, p)
+	d.memMu.Unlock()
 	return nil
 }
 

@@ -363,3 +363,9 @@ func (n *DNN) LRNBackward(l *LRNDesc, y *TensorDesc, yp DevicePtr, dy *TensorDes
 func (n *DNN) ConvFind(which int, x *TensorDesc, xp DevicePtr, w *FilterDesc, wp DevicePtr, c *ConvDesc, y *TensorDesc, yp DevicePtr, ws DevicePtr, wsBytes int, tf32 bool) (ConvAlgo, error) {
 	return ConvAlgo{}, ErrNoCUDA
 }
+
+// MemStats returns zeros in a build without the `cuda` tag.
+func (d *Device) MemStats() (inUse, peak int) { return 0, 0 }
+
+// ResetPeak does nothing in a build without the `cuda` tag.
+func (d *Device) ResetPeak() {}

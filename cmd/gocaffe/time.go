@@ -128,6 +128,10 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 	}
 	pass := ms(time.Since(start), iterations)
 	glog.Infof("Average Forward-Backward without per-layer synchronisation: %s ms.", pass)
+	if d := n.Context().Device(); d != nil {
+		_, peak := d.MemStats()
+		glog.Infof("Peak device memory: %.1f MiB (held by gocaffe's allocations)", float64(peak)/(1<<20))
+	}
 	fmt.Fprintf(stdout, "forward-backward: %s ms (per layer, synchronised: %s ms)\n", pass, ms(elapsed, iterations))
 	return nil
 }

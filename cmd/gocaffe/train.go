@@ -76,7 +76,16 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// job's ranks agree on the action at the end of the iteration.
 	stop := handleSignals(solvers[0], onInt, onHup)
 	defer stop()
-	return solveAll(solvers, ranks, *snapshot)
+	if err := solveAll(solvers, ranks, *snapshot); err != nil {
+		return err
+	}
+	for _, r := range ranks {
+		if d := r.ctx.Device(); d != nil {
+			_, peak := d.MemStats()
+			glog.Infof("Peak device memory on GPU %d: %.1f MiB (held by gocaffe's allocations)", d.Ordinal(), float64(peak)/(1<<20))
+		}
+	}
+	return nil
 }
 
 func int32Ptr(v int32) *int32 { return &v }

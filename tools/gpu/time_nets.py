@@ -19,6 +19,9 @@ MODELS = {
     "lenet": ("models/lenet/lenet_train_test.prototxt", 64, (1, 28, 28)),
     "cifar10_quick": ("models/cifar10_quick/cifar10_quick_train_test.prototxt", 100, (3, 32, 32)),
     "caffenet": ("models/caffenet/train_val.prototxt", 256, (3, 227, 227)),
+    "googlenet": ("models/googlenet/train_val.prototxt", 64, (3, 224, 224)),
+    "resnet50": ("models/resnet50/train_val.prototxt", 64, (3, 224, 224)),
+    "mobilenet": ("models/mobilenet/train_val.prototxt", 64, (3, 224, 224)),
 }
 
 
