@@ -59,3 +59,7 @@ func (l *AbsVal[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, botto
 	}
 	return nil
 }
+
+// InPlace: AbsVal does not run in place, as in Caffe (its backward pass
+// needs x, which it does not keep).
+func (*AbsVal[T]) InPlace() bool { return false }

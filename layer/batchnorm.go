@@ -267,3 +267,6 @@ func batchNormBackward[T Float, A any](l *BatchNorm[T], d device.View[T, A], top
 	d.Div(n, dx, std, dx)
 	return d.Err()
 }
+
+// InPlace: BatchNorm runs in place.
+func (*BatchNorm[T]) InPlace() bool { return true }

@@ -4,16 +4,20 @@ import (
 	"errors"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 func init() { register("Clip", newClip[float32], newClip[float64]) }
 
 // Clip computes y = max(min, min(max, x)) with clip_param's min and max
-// (both required); the gradient passes where min <= x <= max.
+// (both required); the gradient passes where min <= x <= max. Run in
+// place, it keeps a copy of x: from y alone an x at a bound cannot be told
+// from one beyond it (Caffe's Clip gets this wrong in place).
 type Clip[T Float] struct {
 	neuron[T]
 	lo, hi T
+	input  bottomCopy[T]
 }
 
 func newClip[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -35,8 +39,19 @@ func newClip[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 // Type returns "Clip".
 func (*Clip[T]) Type() string { return "Clip" }
 
+// Reshape gives the top the bottom's shape and sizes the in-place copy.
+func (l *Clip[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	if err := top[0].ReshapeLike(bottom[0]); err != nil {
+		return err
+	}
+	return l.input.reshape(&l.Base, bottom[0], top[0])
+}
+
 // ForwardCPU clips.
 func (l *Clip[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
+		return err
+	}
 	y := top[0].MutableCPUData()
 	for i, v := range bottom[0].CPUData() {
 		y[i] = max(l.lo, min(l.hi, v))
@@ -49,8 +64,9 @@ func (l *Clip[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 	if !propagateDown[0] {
 		return nil
 	}
+	x := l.input.input(bottom[0], top[0]).CPUData()
 	dy, dx := top[0].CPUDiff(), bottom[0].MutableCPUDiff()
-	for i, v := range bottom[0].CPUData() {
+	for i, v := range x {
 		if v >= l.lo && v <= l.hi {
 			dx[i] = dy[i]
 		} else {

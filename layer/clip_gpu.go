@@ -16,6 +16,9 @@ func newClipGPU[T Float](l *Clip[T]) Engine[T] { return clipGPU[T]{l} }
 func (e clipGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
+	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
+		return err
+	}
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
@@ -31,6 +34,6 @@ func (e clipGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 	g := l.gpu()
 	n := bottom[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(bottom[0])).Ptr(g.MutableDiff(bottom[0]))
+	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(l.input.input(bottom[0], top[0]))).Ptr(g.MutableDiff(bottom[0]))
 	return launch[T](l.ctx, "clip.cu", "clip_backward", n, scalarArg(scalarArg(&a, l.lo), l.hi))
 }

@@ -154,6 +154,21 @@ type FLOPCounter interface {
 	FLOPs(propagateDown bool) (forward, backward float64)
 }
 
+// InPlacer is implemented by layer types that compute correctly with a top
+// that is also their bottom (top j named as bottom j): Caffe's in-place
+// layers, the element-wise ones, Dropout, BatchNorm, Scale, Bias and the
+// like. Other types refuse it: the net reports their in-place use as an
+// error rather than letting them compute wrong values or crash.
+type InPlacer interface {
+	InPlace() bool
+}
+
+// AllowsInPlace reports whether l may run in place.
+func AllowsInPlace[T Float](l Layer[T]) bool {
+	p, ok := l.(InPlacer)
+	return ok && p.InPlace()
+}
+
 // ForceBackwardAllower is implemented by layers that cannot propagate to
 // some bottom even when the net forces backward (a loss layer's labels).
 type ForceBackwardAllower interface {

@@ -140,3 +140,6 @@ func mvnBackward[T Float, A any](l *MVN[T], d device.View[T, A], top []*blob.Blo
 	d.Div(count, temp, dx, dx)
 	return d.Err()
 }
+
+// InPlace: MVN runs in place.
+func (*MVN[T]) InPlace() bool { return true }

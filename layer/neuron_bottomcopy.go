@@ -8,7 +8,7 @@ import (
 // bottomCopy keeps the input of an element-wise layer that runs in place
 // (bottom and top the same blob) and whose backward pass needs x after the
 // forward pass has overwritten it with y: Caffe's PReLU keeps such a copy
-// (bottom_memory_); here PReLU, Power, Log and BNLL do, so that their
+// (bottom_memory_); here PReLU, Power, Log, BNLL and Clip do, so that their
 // gradients are right in place too. Out of place it holds nothing.
 type bottomCopy[T Float] struct{ saved *blob.Blob[T] }
 

@@ -221,3 +221,6 @@ func scaleGradient[T Float, A any](l *Scale[T], d device.View[T, A], dy A, dxWan
 	}
 	sumBroadcast(d, l.shape, &l.buf, product, beta, d.MutableDiff(vec))
 }
+
+// InPlace: Scale runs in place.
+func (*Scale[T]) InPlace() bool { return true }

@@ -225,6 +225,9 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 		needBackward = needBackward || n.blobs[blobID].needBackward
 	}
 	for j, name := range lp.Top {
+		if j < len(lp.Bottom) && lp.Bottom[j] == name && !layer.AllowsInPlace(l) {
+			return fmt.Errorf("layer %q (%s) cannot compute in place: top %q is its bottom", lp.GetName(), lp.GetType(), name)
+		}
 		if err := n.appendTop(id, j, name, lp, available); err != nil {
 			return err
 		}

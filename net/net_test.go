@@ -1,6 +1,7 @@
 package net_test
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"os"
@@ -382,4 +383,44 @@ func TestUpdate(t *testing.T) {
 	if err := n.ClearParamDiffs(); err != nil || w.AsumDiff() != 0 {
 		t.Errorf("ClearParamDiffs left %v (%v)", w.AsumDiff(), err)
 	}
+}
+
+// A layer type that cannot compute in place is refused in place, naming
+// the layer, its type and the blob; one that can is accepted.
+func TestInPlaceRefused(t *testing.T) {
+	for _, c := range []struct {
+		layer string
+		ok    bool
+	}{
+		{`layer { name: "pool" type: "Pooling" bottom: "data" top: "data" pooling_param { pool: MAX kernel_size: 2 stride: 2 } }`, false},
+		{`layer { name: "ip" type: "InnerProduct" bottom: "data" top: "data" inner_product_param { num_output: 3 } }`, false},
+		{`layer { name: "abs" type: "AbsVal" bottom: "data" top: "data" }`, false},
+		{`layer { name: "relu" type: "ReLU" bottom: "data" top: "data" }`, true},
+	} {
+		text := `layer { name: "in" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } } }` + "\n" + c.layer
+		n, err := net.New[float32](parseNet(t, text), net.Options{})
+		if c.ok {
+			if err != nil {
+				t.Errorf("%s: %v", c.layer, err)
+			} else {
+				n.Close()
+			}
+			continue
+		}
+		l := layertestName(c.layer)
+		want := fmt.Sprintf(`layer %q (%s) cannot compute in place: top "data" is its bottom`, l[0], l[1])
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", c.layer, err, want)
+		}
+	}
+}
+
+// layertestName returns the name and type in a layer's text.
+func layertestName(text string) [2]string {
+	var out [2]string
+	for i, key := range []string{`name: "`, `type: "`} {
+		s := text[strings.Index(text, key)+len(key):]
+		out[i] = s[:strings.Index(s, `"`)]
+	}
+	return out
 }

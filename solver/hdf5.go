@@ -103,6 +103,9 @@ func (s *Solver[T]) restoreHDF5(path string) error {
 			return err
 		}
 	}
+	if err := s.checkState(path, iter, step); err != nil {
+		return err
+	}
 	for i, h := range s.history {
 		copy(h.MutableCPUData(), staged[i].CPUData())
 	}

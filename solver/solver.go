@@ -143,6 +143,9 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 	if p.GetAverageLoss() < 1 || p.GetIterSize() < 1 {
 		return nil, fmt.Errorf("average_loss (%d) and iter_size (%d) must be at least 1", p.GetAverageLoss(), p.GetIterSize())
 	}
+	if err := checkCounts(p); err != nil {
+		return nil, err
+	}
 	if err := s.setSnapshotPrefix(opts.SolverFile); err != nil {
 		return nil, err
 	}
@@ -817,7 +820,42 @@ func (s *Solver[T]) Restore(path string) error {
 			return fmt.Errorf("%s: history blob %d: %w", path, i, err)
 		}
 	}
+	if err := s.checkState(path, int(st.GetIter()), int(st.GetCurrentStep())); err != nil {
+		return err
+	}
 	s.iter, s.currentStep = int(st.GetIter()), int(st.GetCurrentStep())
+	return nil
+}
+
+// checkCounts checks the solver's counts that Caffe's loops take for
+// granted: a negative one would never end, or index out of range.
+func checkCounts(p *caffepb.SolverParameter) error {
+	for i, n := range p.TestIter {
+		if n < 1 {
+			return fmt.Errorf("test_iter must be at least 1: test net #%d has test_iter %d", i, n)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max_iter", int64(p.GetMaxIter())}, {"display", int64(p.GetDisplay())}, {"snapshot", int64(p.GetSnapshot())},
+		{"test_interval", int64(p.GetTestInterval())}, {"stepsize", int64(p.GetStepsize())}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s must not be negative, got %d", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// checkState checks a restored iteration and step: non-negative, and the
+// step within the multistep policy's stepvalues.
+func (s *Solver[T]) checkState(path string, iter, step int) error {
+	if iter < 0 {
+		return fmt.Errorf("%s: iter %d is negative", path, iter)
+	}
+	if step < 0 || (s.param.GetLrPolicy() == "multistep" && step > len(s.param.Stepvalue)) {
+		return fmt.Errorf("%s: current_step %d is outside 0..%d (the solver's stepvalues)", path, step, len(s.param.Stepvalue))
+	}
 	return nil
 }
 

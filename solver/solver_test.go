@@ -417,3 +417,45 @@ func TestBadSolverParameters(t *testing.T) {
 		t.Errorf("missing solver file: err = %v", err)
 	}
 }
+
+// Counts Caffe's loops take for granted are checked when the solver is
+// made, and a restored iteration and step when they are read.
+func TestSolverCountsAndStateChecked(t *testing.T) {
+	for extra, want := range map[string]string{
+		"test_iter: 0 test_interval: 10":  "test_iter must be at least 1: test net #0 has test_iter 0",
+		"test_iter: -3 test_interval: 10": "test_iter must be at least 1",
+		"max_iter: -1":                    "max_iter must not be negative",
+		"test_interval: -2":               "test_interval must not be negative",
+		"snapshot: -1":                    "snapshot must not be negative",
+	} {
+		p := &caffepb.SolverParameter{}
+		if err := protoio.ParseText([]byte(leastSquaresNet+extra+` base_lr: 0.1 lr_policy: "fixed"`), p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := solver.New[float64](p, solver.Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", extra, err, want)
+		}
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		iter, step int32
+		want       string
+	}{{-10, 0, "iter -10 is negative"}, {10, -1, "current_step -1 is outside 0..2"}, {10, 3, "current_step 3 is outside 0..2"}} {
+		s := newSolver(t, `base_lr: 0.1 lr_policy: "multistep" stepvalue: 5 stepvalue: 20 gamma: 0.5 snapshot_prefix: "`+dir+`/s"`)
+		_, state, err := s.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &caffepb.SolverState{}
+		if err := protoio.ReadProtoFromBinaryFile(state, st); err != nil {
+			t.Fatal(err)
+		}
+		st.Iter, st.CurrentStep = &c.iter, &c.step
+		if err := protoio.WriteProtoToBinaryFile(st, state); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Restore(state); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("iter %d step %d: err = %v, want %q", c.iter, c.step, err, c.want)
+		}
+	}
+}
