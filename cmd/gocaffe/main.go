@@ -64,7 +64,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := cmd.run(args[1:], stdout, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+		if errors.Is(err, flag.ErrHelp) {
+			return 2
+		}
+		if errors.Is(err, errUsage) {
+			// The flag list was printed; say what was missing after it.
+			fmt.Fprintf(stderr, "gocaffe %s: %s\n", args[0], strings.TrimSuffix(err.Error(), ": "+errUsage.Error()))
 			return 2
 		}
 		fmt.Fprintf(stderr, "gocaffe %s: %v\n", args[0], err)

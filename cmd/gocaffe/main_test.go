@@ -48,3 +48,17 @@ func TestParseGPUs(t *testing.T) {
 		}
 	}
 }
+
+// A missing required flag says which, after the flag list.
+func TestMissingFlagSaysWhich(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"test":  "gocaffe test: need -model and -weights",
+		"time":  "gocaffe time: need -model",
+		"train": "gocaffe train: need -solver",
+	} {
+		code, _, stderr := runCmd(cmd)
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr ends %q; want 2 and %q", cmd, code, lastLines(stderr, 2), want)
+		}
+	}
+}
