@@ -1,6 +1,8 @@
 package net_test
 
 import (
+	"google.golang.org/protobuf/proto"
+
 	"log/slog"
 	"testing"
 
@@ -37,5 +39,25 @@ func TestLoggerDefault(t *testing.T) {
 	build(t, tinyNet("", "", ""), caffepb.Phase_TRAIN)
 	if _, ok := rec.Find("Network initialization done."); !ok {
 		t.Errorf("slog.Default() got %d lines, none of them the end of the initialisation", len(rec.Lines()))
+	}
+}
+
+// Weights that copy nothing (an empty file, or another net's) are
+// legal, as in Caffe, but said, at warning level.
+func TestNoWeightsCopiedWarns(t *testing.T) {
+	for _, model := range []*caffepb.NetParameter{{}, {Layer: []*caffepb.LayerParameter{{Name: proto.String("other"), Blobs: []*caffepb.BlobProto{{}}}}}} {
+		var rec logtest.Recorder
+		opts := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TRAIN.Enum()}, Logger: rec.Logger()}
+		n, err := net.New[float32](parseNet(t, tinyNet("", "", "")), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.CopyTrainedLayersFrom(model); err != nil {
+			t.Fatal(err)
+		}
+		l, ok := rec.Find("No weights were copied")
+		if !ok || l.Level != slog.LevelWarn {
+			t.Errorf("model with %d layers: no warning that nothing was copied (%+v)", len(model.Layer), l)
+		}
 	}
 }

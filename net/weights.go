@@ -49,6 +49,17 @@ func (n *Net[T]) CopyTrainedLayersFrom(model *caffepb.NetParameter) error {
 			return err
 		}
 	}
+	if len(jobs) == 0 {
+		// Legal (Caffe copies nothing silently), but almost always a
+		// mistake: a model of another net, or renamed layers.
+		names := 0
+		for _, src := range model.Layer {
+			if len(src.Blobs) > 0 {
+				names++
+			}
+		}
+		logf.Warnf(n.log, "No weights were copied into net %q: the model has %d layers (%d with weights) and none of them matches a layer of the net by name and with weights", n.name, len(model.Layer), names)
+	}
 	return nil
 }
 
