@@ -60,6 +60,9 @@ func DecodeDatum(d *caffepb.Datum, mode ColorMode) (*caffepb.Datum, error) {
 	if !d.GetEncoded() {
 		return d, nil
 	}
+	if err := CheckImageHeader(d.GetData(), 0); err != nil {
+		return nil, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(d.GetData()), err)
+	}
 	img, _, err := image.Decode(bytes.NewReader(d.GetData()))
 	if err != nil {
 		return nil, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(d.GetData()), err)

@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/gocaffe/gocaffe/internal/fileio"
 )
 
 // IDX element types, the third byte of an IDX file's magic number.
@@ -66,7 +67,7 @@ type IDXFile struct {
 // its header. For an uncompressed file a size too small for the header's
 // item count is reported at once, before any item is read.
 func OpenIDX(path string) (*IDXFile, error) {
-	f, err := os.Open(path)
+	f, _, err := fileio.Open(path, fileio.NoLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"os"
+
+	"github.com/gocaffe/gocaffe/internal/fileio"
 )
 
 // ImagePixels writes an image's pixels in Caffe's raw datum layout
@@ -209,6 +210,10 @@ func rgbaPixels(src []byte, stride int, b image.Rectangle, c int, pix []byte, co
 type ImageReader struct {
 	Mode          ColorMode
 	Height, Width int
+	// MaxPixels caps the size of an image it decodes (0: MaxImagePixels,
+	// GOCAFFE_MAX_IMAGE_PIXELS or DefaultMaxImagePixels); the header is
+	// checked before any pixel memory is allocated.
+	MaxPixels int64
 
 	file    []byte
 	pix     []byte
@@ -218,16 +223,12 @@ type ImageReader struct {
 
 // Read reads the image file at path. Errors name the path.
 func (r *ImageReader) Read(path string) (DatumRecord, error) {
-	f, err := os.Open(path)
+	// An encoded image must fit in a Datum, so protobuf's limit bounds the file.
+	b, err := fileio.ReadFileInto(r.file, path, fileio.ProtoLimit)
 	if err != nil {
-		return DatumRecord{}, fmt.Errorf("could not open image %s: %w", path, err)
+		return DatumRecord{}, fmt.Errorf("could not read image: %w", err)
 	}
-	defer f.Close()
-	buf := bytes.NewBuffer(r.file[:0])
-	if _, err := buf.ReadFrom(f); err != nil {
-		return DatumRecord{}, fmt.Errorf("could not read image %s: %w", path, err)
-	}
-	r.file = buf.Bytes()
+	r.file = b
 	rec, err := r.Decode(r.file)
 	if err != nil {
 		return DatumRecord{}, fmt.Errorf("could not decode image %s: %w", path, err)
@@ -237,6 +238,9 @@ func (r *ImageReader) Read(path string) (DatumRecord, error) {
 
 // Decode decodes an encoded image (the bytes of a file) as Read does.
 func (r *ImageReader) Decode(encoded []byte) (DatumRecord, error) {
+	if err := CheckImageHeader(encoded, r.MaxPixels); err != nil {
+		return DatumRecord{}, err
+	}
 	img, _, err := image.Decode(bytes.NewReader(encoded))
 	if err != nil {
 		return DatumRecord{}, err
@@ -244,6 +248,9 @@ func (r *ImageReader) Decode(encoded []byte) (DatumRecord, error) {
 	c, h, w, pix := ImagePixels(img, r.Mode, r.pix)
 	r.pix = pix
 	if r.Height > 0 && r.Width > 0 && (r.Height != h || r.Width != w) {
+		if err := CheckImageSize("resize target", r.Height, r.Width, r.MaxPixels); err != nil {
+			return DatumRecord{}, err
+		}
 		resized, err := r.rs.Resize(r.resized, pix, c, h, w, r.Height, r.Width)
 		if err != nil {
 			return DatumRecord{}, err

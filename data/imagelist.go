@@ -3,9 +3,10 @@ package data
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/gocaffe/gocaffe/internal/fileio"
 )
 
 // ImageListEntry is one line of an image list file, the input of the
@@ -24,7 +25,7 @@ type ImageListEntry struct {
 // spaces. Blank lines are skipped; a line without an integer label is an
 // error naming the file and line.
 func ReadImageList(path string) ([]ImageListEntry, error) {
-	f, err := os.Open(path)
+	f, _, err := fileio.Open(path, fileio.NoLimit)
 	if err != nil {
 		return nil, fmt.Errorf("image list: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/gocaffe/gocaffe/internal/fileio"
 )
 
 // signature starts every HDF5 superblock.
@@ -20,7 +22,7 @@ const undefined = ^uint64(0)
 // IsHDF5 reports whether the file at path starts with an HDF5 signature
 // (at offset 0 or after a user block), as libhdf5's H5Fis_hdf5.
 func IsHDF5(path string) bool {
-	f, err := os.Open(path)
+	f, _, err := fileio.Open(path, fileio.NoLimit)
 	if err != nil {
 		return false
 	}
@@ -42,7 +44,7 @@ type File struct {
 
 // Open opens an HDF5 file for reading.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, _, err := fileio.Open(path, fileio.NoLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
@@ -159,7 +160,8 @@ func openDatumSource[T Float](dp *caffepb.DataParameter, tf *data.Transformer[T]
 	return s, nil
 }
 
-func (s *datumSource[T]) start(randSkip uint32, seed uint64) error {
+func (s *datumSource[T]) start(randSkip uint32, seed uint64) (err error) {
+	defer recoverMappedFault(s.source, &err, debug.SetPanicOnFault(true))
 	if !s.cursor.Valid() {
 		return fmt.Errorf("database %s is empty", s.source)
 	}
@@ -187,7 +189,29 @@ func (s *datumSource[T]) start(randSkip uint32, seed uint64) error {
 // records are transformed as they are read; encoded ones are copied aside,
 // decoded in parallel, then transformed in batch order, so the random
 // crops and mirrors are drawn in the same order whatever the scheduling.
-func (s *datumSource[T]) load(b *batch[T]) error {
+func (s *datumSource[T]) load(b *batch[T]) (err error) {
+	defer recoverMappedFault(s.source, &err, debug.SetPanicOnFault(true))
+	return s.loadBatch(b)
+}
+
+// recoverMappedFault, deferred with the previous SetPanicOnFault setting,
+// turns a fault while reading a memory-mapped database (its file truncated
+// or replaced under the reader: SIGBUS, which would otherwise kill the
+// process) into an error naming the database. Other panics go on.
+func recoverMappedFault(source string, err *error, previous bool) {
+	debug.SetPanicOnFault(previous)
+	r := recover()
+	if r == nil {
+		return
+	}
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		*err = fmt.Errorf("database %s: its memory-mapped file could not be read at address %#x (was it truncated or rewritten while open?)", source, f.Addr())
+		return
+	}
+	panic(r)
+}
+
+func (s *datumSource[T]) loadBatch(b *batch[T]) error {
 	dst := b.data.MutableCPUData()
 	var labels []T
 	if b.label != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/hdf5"
+	"github.com/gocaffe/gocaffe/internal/fileio"
 	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -88,7 +89,7 @@ func (l *HDF5Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 // readFileList reads the whitespace-separated file names of an HDF5Data
 // source list.
 func readFileList(source string) ([]string, error) {
-	b, err := os.ReadFile(source)
+	b, err := fileio.ReadFile(source, fileio.ProtoLimit)
 	if err != nil {
 		return nil, fmt.Errorf("failed to open source file: %w", err)
 	}

@@ -7,6 +7,9 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/gocaffe/gocaffe/internal/sysmem"
 
 	"github.com/gocaffe/gocaffe/blob"
 )
@@ -74,6 +77,9 @@ func newPrefetcher[T Float](b *Base[T], loader batchLoader[T], ahead int, dataSh
 		p.releaseAll()
 		loader.close()
 		return nil, err
+	}
+	if err := checkBatchMemory[T](ahead, dataShape, labelShape); err != nil {
+		return fail(err)
 	}
 	for range max(ahead, 1) {
 		bt, err := newBatch(b, dataShape, labelShape)
@@ -332,4 +338,46 @@ func inParallel(n int, work func(i int) error, failed func(i int, err error)) {
 // prefetching layer (ImageData included).
 func prefetchCount[T Float](b *Base[T]) int {
 	return int(b.param.GetDataParam().GetPrefetch())
+}
+
+// checkBatchMemory refuses batches that cannot fit in the memory the
+// process has left: the prefetched batches and the tops they are copied
+// into, each data plus labels. Without it a batch_size x prefetch too large
+// is found by the kernel (the out-of-memory killer) or ends in the Go
+// runtime's fatal error, neither naming the layer.
+func checkBatchMemory[T Float](ahead int, dataShape, labelShape []int) error {
+	perBatch := float64(shapeCount(dataShape)+shapeCount(labelShape)) * float64(unsafe.Sizeof(T(0)))
+	batches := max(ahead, 1) + 1
+	need := perBatch * float64(batches)
+	avail, limitedBy, ok := sysmem.Available()
+	if !ok || need <= float64(avail) {
+		return nil
+	}
+	return fmt.Errorf("%d batches of shape %v (prefetch %d, and the tops) need %s, but only %s can be allocated (%s): lower batch_size or data_param.prefetch",
+		batches, dataShape, ahead, byteSize(need), byteSize(float64(avail)), limitedBy)
+}
+
+// shapeCount is the number of elements of a shape (0 for nil), in float64
+// so that absurd shapes cannot overflow.
+func shapeCount(shape []int) float64 {
+	if shape == nil {
+		return 0
+	}
+	n := 1.0
+	for _, d := range shape {
+		n *= float64(d)
+	}
+	return n
+}
+
+// byteSize writes a byte count for people.
+func byteSize(b float64) string {
+	const unit = 1024.0
+	for i, suffix := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
+		if b < unit || i == 4 {
+			return fmt.Sprintf("%.1f %s", b, suffix)
+		}
+		b /= unit
+	}
+	return ""
 }

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/internal/fileio"
 	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
@@ -111,7 +111,7 @@ func (l *WindowData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 
 // readWindowFile parses the window file.
 func (l *WindowData[T]) readWindowFile(source string) error {
-	text, err := os.ReadFile(source)
+	text, err := fileio.ReadFile(source, fileio.NoLimit)
 	if err != nil {
 		return fmt.Errorf("failed to open window file: %w", err)
 	}
@@ -159,7 +159,7 @@ func (l *WindowData[T]) readWindowFile(source string) error {
 		}
 		img := windowImage{path: wp.GetRootFolder() + path}
 		if wp.GetCacheImages() {
-			if img.encoded, err = os.ReadFile(img.path); err != nil {
+			if img.encoded, err = fileio.ReadFile(img.path, fileio.ProtoLimit); err != nil {
 				return fmt.Errorf("could not open or find file %s: %w", img.path, err)
 			}
 		}

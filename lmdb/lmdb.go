@@ -37,6 +37,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/gocaffe/gocaffe/internal/fileio"
 )
 
 const (
@@ -106,7 +108,7 @@ type readEnv struct {
 
 // openReadEnv opens a data file, mapped when mmap is set.
 func openReadEnv(file string, mmap bool) (*readEnv, error) {
-	f, err := os.Open(file)
+	f, _, err := fileio.Open(file, fileio.NoLimit)
 	if err != nil {
 		return nil, err
 	}

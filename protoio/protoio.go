@@ -10,17 +10,25 @@
 package protoio
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/internal/fileio"
 )
 
 // ReadProtoFromBinaryFile parses the binary protobuf file at path into m.
 func ReadProtoFromBinaryFile(path string, m proto.Message) error {
-	b, err := os.ReadFile(path)
+	b, err := fileio.ReadFile(path, fileio.ProtoLimit)
 	if err != nil {
 		return fmt.Errorf("protoio: %w", err)
 	}
@@ -43,7 +51,7 @@ func WriteProtoToBinaryFile(m proto.Message, path string) error {
 // ReadProtoFromTextFile parses the protobuf text file (a .prototxt) at path
 // into m. Unknown fields are errors, as in Caffe.
 func ReadProtoFromTextFile(path string, m proto.Message) error {
-	b, err := os.ReadFile(path)
+	b, err := fileio.ReadFile(path, fileio.ProtoLimit)
 	if err != nil {
 		return fmt.Errorf("protoio: %w", err)
 	}
@@ -73,13 +81,17 @@ func WriteProtoToTextFile(m proto.Message, path string) error {
 
 // WriteFileAtomic writes data to path through a temporary file in the same
 // directory that is synced and then renamed over path, so readers see either
-// the old file or the complete new one.
+// the old file or the complete new one. The file is created with mode 0666
+// less the process's umask, as Caffe's files are. Temporary files that a
+// killed process left for the same path (named after that process, which no
+// longer runs) are removed first.
 func WriteFileAtomic(path string, data []byte) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	removeStaleTemps(dir, base)
+	f, err := createTemp(dir, base)
 	if err != nil {
 		return fmt.Errorf("protoio: writing %s: %w", path, err)
 	}
@@ -98,13 +110,65 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("protoio: writing %s: %w", path, err)
 	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("protoio: writing %s: %w", path, err)
-	}
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("protoio: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// tempPrefix is the start of the temporary files' names for target base:
+// hidden, then the writing process's id, so that a later writer can tell a
+// dead process's leftovers from a live one's file in progress.
+func tempPrefix(base string) string { return "." + base + ".tmp-" }
+
+// createTemp makes a new temporary file for base in dir with mode 0666, the
+// umask applied by the kernel (os.CreateTemp would make it 0600).
+func createTemp(dir, base string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, fmt.Sprintf("%s%d-%d", tempPrefix(base), os.Getpid(), rand.Uint32()))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("no unused temporary file name in %s", dir)
+}
+
+// removeStaleTemps removes base's temporary files in dir whose writing
+// process is gone (a snapshot killed half way). Errors are ignored: the
+// files are only clutter.
+func removeStaleTemps(dir, base string) {
+	names, err := filepath.Glob(filepath.Join(dir, globEscape(tempPrefix(base))+"*"))
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		rest := strings.TrimPrefix(filepath.Base(name), tempPrefix(base))
+		pid, _, ok := strings.Cut(rest, "-")
+		if !ok {
+			// os.CreateTemp's names (gocaffe before the pid was written):
+			// no process to ask, so only an hour's age makes one stale.
+			if info, err := os.Stat(name); err == nil && time.Since(info.ModTime()) > time.Hour {
+				os.Remove(name)
+			}
+			continue
+		}
+		if n, err := strconv.Atoi(pid); err == nil && !processRuns(n) {
+			os.Remove(name)
+		}
+	}
+}
+
+// globEscape quotes the characters filepath.Match treats specially.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func typeName(m proto.Message) string {

@@ -2,10 +2,13 @@ package protoio
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -158,5 +161,76 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, "no", "such", "dir", "f"), nil); err == nil {
 		t.Error("write into a missing directory succeeded")
+	}
+}
+
+// TestWriteFileAtomicHonoursUmask: snapshots get mode 0666 less the umask,
+// as Caffe's (an fopen'd file) do, not a fixed 0644.
+func TestWriteFileAtomicHonoursUmask(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		umask int
+		want  os.FileMode
+	}{{0o077, 0o600}, {0o022, 0o644}, {0o002, 0o664}} {
+		old := syscall.Umask(c.umask)
+		path := filepath.Join(dir, "snap.caffemodel")
+		err := WriteFileAtomic(path, []byte("x"))
+		syscall.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != c.want {
+			t.Errorf("umask %04o: mode %04o, want %04o", c.umask, got, c.want)
+		}
+	}
+}
+
+// TestWriteFileAtomicRemovesStaleTemps: the temporary files of a process
+// killed mid-snapshot are removed at the next write of the same file;
+// those of a live process, and those of other files, are not.
+func TestWriteFileAtomicRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	const deadPID = 1 << 30 // above any pid_max, so no such process
+	touch := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("half a snapshot"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dead := touch(fmt.Sprintf(".snap.caffemodel.tmp-%d-12345", deadPID))
+	live := touch(fmt.Sprintf(".snap.caffemodel.tmp-%d-12345", os.Getpid()))
+	other := touch(fmt.Sprintf(".other.caffemodel.tmp-%d-12345", deadPID))
+	oldStyle := touch(".snap.caffemodel.tmp-123456789")
+	hourAgo := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(oldStyle, hourAgo, hourAgo)
+	if err := WriteFileAtomic(filepath.Join(dir, "snap.caffemodel"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	for path, wantGone := range map[string]bool{dead: true, oldStyle: true, live: false, other: false} {
+		_, err := os.Stat(path)
+		if gone := os.IsNotExist(err); gone != wantGone {
+			t.Errorf("%s: removed %v, want %v", filepath.Base(path), gone, wantGone)
+		}
+	}
+}
+
+// TestReadRefusesNonRegularFiles: /dev/zero as weights or a FIFO as a net
+// is refused at once instead of exhausting memory or blocking.
+func TestReadRefusesNonRegularFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "net.prototxt")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var net caffepb.NetParameter
+	if err := ReadProtoFromBinaryFile("/dev/zero", &net); err == nil || !strings.Contains(err.Error(), "/dev/zero is not a regular file") {
+		t.Errorf("/dev/zero: err = %v", err)
+	}
+	if err := ReadProtoFromTextFile(fifo, &net); err == nil || !strings.Contains(err.Error(), "named pipe") {
+		t.Errorf("FIFO: err = %v", err)
 	}
 }

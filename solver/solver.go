@@ -802,6 +802,9 @@ func (s *Solver[T]) Restore(path string) error {
 	if err := protoio.ReadProtoFromBinaryFile(path, st); err != nil {
 		return err
 	}
+	if err := s.checkState(path, int(st.GetIter()), int(st.GetCurrentStep())); err != nil {
+		return err
+	}
 	if len(st.History) != len(s.history) {
 		return fmt.Errorf("%s: incorrect length of history blobs: %d, the %s solver of this net needs %d", path, len(st.History), s.typ, len(s.history))
 	}
@@ -819,9 +822,6 @@ func (s *Solver[T]) Restore(path string) error {
 		if err := s.history[i].FromProto(h, false); err != nil {
 			return fmt.Errorf("%s: history blob %d: %w", path, i, err)
 		}
-	}
-	if err := s.checkState(path, int(st.GetIter()), int(st.GetCurrentStep())); err != nil {
-		return err
 	}
 	s.iter, s.currentStep = int(st.GetIter()), int(st.GetCurrentStep())
 	return nil

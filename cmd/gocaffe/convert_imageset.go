@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/internal/fileio"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -82,6 +83,13 @@ func (o *imagesetOptions) check() error {
 	// that is always a mistake, so say so.
 	if (o.resizeWidth > 0) != (o.resizeHeight > 0) {
 		return fmt.Errorf("-resize_width %d -resize_height %d: give both sizes to resize, or neither", o.resizeWidth, o.resizeHeight)
+	}
+	// Checked before the database is created: a target too large to
+	// allocate would otherwise kill the process and leave an empty database.
+	if o.resizeWidth > 0 {
+		if err := data.CheckImageSize("-resize_width/-resize_height target", o.resizeHeight, o.resizeWidth, 0); err != nil {
+			return err
+		}
 	}
 	if o.encodeType != "" {
 		enc, ok := normalizeEncoding(o.encodeType)
@@ -283,9 +291,12 @@ func (p *imagePipeline) stop() {
 // planes, or one grey plane), or with -encoded the image file's bytes when
 // they are already what was asked for, re-encoded otherwise.
 func convertImage(path string, label int32, o *imagesetOptions) imageResult {
-	raw, err := os.ReadFile(path)
+	raw, err := fileio.ReadFile(path, fileio.ProtoLimit)
 	if err != nil {
-		return imageResult{skip: fmt.Errorf("could not open or find file %s: %w", path, err)}
+		return imageResult{skip: fmt.Errorf("could not open or find file: %w", err)}
+	}
+	if err := data.CheckImageHeader(raw, 0); err != nil {
+		return imageResult{skip: fmt.Errorf("could not decode image %s: %w", path, err)}
 	}
 	img, _, err := image.Decode(bytes.NewReader(raw))
 	if err != nil {

@@ -28,6 +28,8 @@ var levels = map[string]int{
 	"internal/glog":           0, // the command's log format (a slog.Handler)
 	"internal/logf":           0, // the library's printf-style lines to a *slog.Logger
 	"internal/progress":       0,
+	"internal/fileio":         0, // reads of user files: regular files only, bounded in size
+	"internal/sysmem":         0, // how much memory the process can still allocate
 	"mathfn/internal/gemmgen": 0, // writes mathfn/gemm_amd64.s
 	"cuda":                    1,
 	"mpi":                     1, // the MPI binding, the only cgo but cuda's (mpi tag)
@@ -37,6 +39,7 @@ var levels = map[string]int{
 	"internal/h5pytest":       2, // helpers of the tests against h5py
 	"internal/logtest":        2, // a slog.Handler recording log lines, for tests
 	"internal/kvtest":         2, // helpers of the tests of key-value stores (lmdb, data)
+	"internal/badinput":       2, // hostile inputs for the hardening tests
 	"syncedmem":               2,
 	"mathfn":                  2,
 	"hdf5":                    2,

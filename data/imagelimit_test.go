@@ -1,0 +1,58 @@
+package data
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/internal/badinput"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// TestImageCap: the header decides, before decoding, whether an image is
+// within the cap; the reader's MaxPixels moves the cap, resize targets are
+// held to it, and encoded Datums from a database are checked the same way.
+func TestImageCap(t *testing.T) {
+	small := badinput.PNGBomb(7, 5) // 35 pixels
+	if _, err := (&ImageReader{MaxPixels: 35}).Decode(small); err != nil {
+		t.Errorf("35 pixels under a cap of 35: %v", err)
+	}
+	_, err := (&ImageReader{MaxPixels: 34}).Decode(small)
+	wantErr(t, "cap 34", err, "png image of 7x5 pixels is over the limit of 34 pixels", MaxImagePixelsEnv)
+	_, err = (&ImageReader{MaxPixels: 35, Height: 100, Width: 100}).Decode(small)
+	wantErr(t, "resize target", err, "resize target of 100x100 pixels is over the limit of 35")
+
+	dir := t.TempDir()
+	bomb := filepath.Join(dir, "bomb.png")
+	if err := os.WriteFile(bomb, badinput.PNGBomb(20000, 20000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var r ImageReader
+	_, err = r.Read(bomb)
+	wantErr(t, "bomb", err, bomb, "20000x20000 pixels is over the limit of 268435456")
+	_, err = r.Read("/dev/zero")
+	wantErr(t, "/dev/zero", err, "/dev/zero is not a regular file")
+
+	d := &caffepb.Datum{Encoded: proto.Bool(true), Data: badinput.PNGBomb(20000, 20000)}
+	_, err = DecodeDatum(d, Color)
+	wantErr(t, "encoded datum", err, "encoded datum", "over the limit")
+
+	wantErr(t, "no pixels", CheckImageSize("image", 0, 5, 0), "has no pixels")
+	wantErr(t, "datum limit", CheckImageSize("image", 40000, 40000, 1<<40), "cannot be held in a Datum")
+}
+
+func wantErr(t *testing.T, what string, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error, want %q", what, parts)
+		return
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %q lacks %q", what, err, p)
+		}
+	}
+}
