@@ -293,7 +293,7 @@ func (p *imagePipeline) stop() {
 func convertImage(path string, label int32, o *imagesetOptions) imageResult {
 	raw, err := fileio.ReadFile(path, fileio.ProtoLimit)
 	if err != nil {
-		return imageResult{skip: fmt.Errorf("could not open or find file: %w", err)}
+		return imageResult{skip: fmt.Errorf("could not open or find file %s: %w", path, err)}
 	}
 	if err := data.CheckImageHeader(raw, 0); err != nil {
 		return imageResult{skip: fmt.Errorf("could not decode image %s: %w", path, err)}

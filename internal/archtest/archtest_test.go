@@ -28,9 +28,9 @@ var levels = map[string]int{
 	"internal/glog":           0, // the command's log format (a slog.Handler)
 	"internal/logf":           0, // the library's printf-style lines to a *slog.Logger
 	"internal/progress":       0,
-	"internal/fileio":         0, // reads of user files: regular files only, bounded in size
-	"internal/sysmem":         0, // how much memory the process can still allocate
-	"mathfn/internal/gemmgen": 0, // writes mathfn/gemm_amd64.s
+	"internal/fileio":         -1, // reads of user files: regular files only, bounded in size
+	"internal/sysmem":         -1, // how much memory the process can still allocate
+	"mathfn/internal/gemmgen": 0,  // writes mathfn/gemm_amd64.s
 	"cuda":                    1,
 	"mpi":                     1, // the MPI binding, the only cgo but cuda's (mpi tag)
 	"netproto":                1, // upgrading, filtering and split insertion of NetParameters
