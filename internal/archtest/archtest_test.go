@@ -40,6 +40,7 @@ var levels = map[string]int{
 	"internal/logtest":        2, // a slog.Handler recording log lines, for tests
 	"internal/kvtest":         2, // helpers of the tests of key-value stores (lmdb, data)
 	"internal/badinput":       2, // hostile inputs for the hardening tests
+	"internal/fuzzguard":      2, // bounds on fuzzed messages, for the fuzz targets
 	"syncedmem":               2,
 	"mathfn":                  2,
 	"hdf5":                    2,
