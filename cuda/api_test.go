@@ -118,4 +118,7 @@ var (
 	_ func(*DNN, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                                                   = (*DNN).SoftmaxBackward
 	_ func(*DNN, *LRNDesc, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                                                                 = (*DNN).LRNForward
 	_ func(*DNN, *LRNDesc, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr) error                 = (*DNN).LRNBackward
+	_ func(*DNN) (float64, bool)                                                                                                                 = (*DNN).BatchNormMinEpsilon
+	_ func(*DNN, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *BatchNormBuffers, float64) error                                               = (*DNN).BatchNormForwardTraining
+	_ func(*DNN, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *BatchNormBuffers, float64) error                       = (*DNN).BatchNormBackward
 )

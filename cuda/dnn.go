@@ -64,3 +64,19 @@ func contiguousStrides(dims []int) []int {
 	}
 	return s
 }
+
+// BatchNormBuffers are the per-channel device buffers of cuDNN's batch
+// normalization (spatial mode, without its affine part), each of C
+// elements of the data's type, described by Desc (1 x C x 1 x 1).
+type BatchNormBuffers struct {
+	Desc        *TensorDesc
+	Ones, Zeros DevicePtr // the scale (ones) and bias (zeros) cuDNN applies
+	// Mean and Var receive the batch's mean and unbiased variance in the
+	// forward pass.
+	Mean, Var DevicePtr
+	// SaveMean and SaveInvStd carry the forward pass's statistics to the
+	// backward pass.
+	SaveMean, SaveInvStd DevicePtr
+	// DScale and DBias receive the affine part's gradients (unused).
+	DScale, DBias DevicePtr
+}

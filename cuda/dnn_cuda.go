@@ -379,3 +379,27 @@ func (n *DNN) LRNForward(l *LRNDesc, x *TensorDesc, xp DevicePtr, y *TensorDesc,
 func (n *DNN) LRNBackward(l *LRNDesc, y *TensorDesc, yp DevicePtr, dy *TensorDesc, dyp DevicePtr, x *TensorDesc, xp DevicePtr, dx *TensorDesc, dxp DevicePtr) error {
 	return dnnError("cudnnLRNCrossChannelBackward", C.gc_dnn_lrn_backward(n.dev.ctx, n.h, dbl(x.Type), l.p, y.p, dp(yp), dy.p, dp(dyp), x.p, dp(xp), dx.p, dp(dxp)))
 }
+
+// BatchNormMinEpsilon returns the smallest epsilon cuDNN's batch
+// normalization takes; ok is false when the loaded cuDNN lacks it.
+func (n *DNN) BatchNormMinEpsilon() (eps float64, ok bool) {
+	if C.gc_dnn_bn_available() == 0 {
+		return 0, false
+	}
+	return float64(C.gc_dnn_bn_min_epsilon()), true
+}
+
+// BatchNormForwardTraining normalizes x into y per channel with the
+// batch's statistics: y = (x - mean) / sqrt(var + eps), var biased; b's
+// Mean and Var receive the batch's mean and unbiased variance.
+func (n *DNN) BatchNormForwardTraining(x *TensorDesc, xp DevicePtr, y *TensorDesc, yp DevicePtr, b *BatchNormBuffers, eps float64) error {
+	return dnnError("cudnnBatchNormalizationForwardTraining", C.gc_dnn_bn_forward_training(n.dev.ctx, n.h, dbl(x.Type),
+		x.p, dp(xp), y.p, dp(yp), b.Desc.p, dp(b.Ones), dp(b.Zeros), dp(b.Mean), dp(b.Var), C.double(eps), dp(b.SaveMean), dp(b.SaveInvStd)))
+}
+
+// BatchNormBackward computes dx from x, dy and the statistics the forward
+// pass saved in b.
+func (n *DNN) BatchNormBackward(x *TensorDesc, xp DevicePtr, dy *TensorDesc, dyp DevicePtr, dx *TensorDesc, dxp DevicePtr, b *BatchNormBuffers, eps float64) error {
+	return dnnError("cudnnBatchNormalizationBackward", C.gc_dnn_bn_backward(n.dev.ctx, n.h, dbl(x.Type),
+		x.p, dp(xp), dy.p, dp(dyp), dx.p, dp(dxp), b.Desc.p, dp(b.Ones), dp(b.DScale), dp(b.DBias), C.double(eps), dp(b.SaveMean), dp(b.SaveInvStd)))
+}

@@ -28,6 +28,8 @@ _Static_assert(CUDNN_ACTIVATION_TANH == GC_DNN_TANH, "CUDNN_ACTIVATION_TANH");
 _Static_assert(CUDNN_SOFTMAX_ACCURATE == GC_DNN_SOFTMAX_ACCURATE, "CUDNN_SOFTMAX_ACCURATE");
 _Static_assert(CUDNN_SOFTMAX_MODE_CHANNEL == GC_DNN_SOFTMAX_CHANNEL, "CUDNN_SOFTMAX_MODE_CHANNEL");
 _Static_assert(CUDNN_LRN_CROSS_CHANNEL_DIM1 == GC_DNN_LRN_CROSS_CHANNEL, "CUDNN_LRN_CROSS_CHANNEL_DIM1");
+_Static_assert(CUDNN_BATCHNORM_SPATIAL == GC_DNN_BN_SPATIAL, "CUDNN_BATCHNORM_SPATIAL");
+#define GC_HAVE_CUDNN_H 1
 #define GC_CHECK_PERF(T) _Static_assert(sizeof(T) == sizeof(gc_perf) && offsetof(T, memory) == offsetof(gc_perf, memory) && offsetof(T, mathType) == offsetof(gc_perf, math), #T)
 #endif
 #endif
@@ -102,8 +104,17 @@ typedef void *P;
   X(int, cudnnLRNCrossChannelForward, (H, D, int, CP, D, CP, CP, D, P))                             \
   X(int, cudnnLRNCrossChannelBackward, (H, D, int, CP, D, CP, D, CP, D, CP, CP, D, P))
 
+// Entry points gocaffe can do without: a cuDNN lacking them still serves
+// the others.
+#define GC_DNN_OPTIONAL_FUNCS(X)                                                                           \
+  X(int, cudnnBatchNormalizationForwardTraining,                                                          \
+    (H, int, CP, CP, D, CP, D, P, D, CP, CP, double, P, P, double, P, P))                                  \
+  X(int, cudnnBatchNormalizationBackward,                                                                 \
+    (H, int, CP, CP, CP, CP, D, CP, D, CP, D, P, D, CP, P, P, double, CP, CP))
+
 #define GC_DECLARE(ret, name, args) static ret(*p_##name) args;
 GC_DNN_FUNCS(GC_DECLARE)
+GC_DNN_OPTIONAL_FUNCS(GC_DECLARE)
 
 static int loaded;
 
@@ -126,6 +137,8 @@ int gc_dnn_load(char *err, int errlen) {
     return -1;                                                    \
   }
   GC_DNN_FUNCS(GC_LOAD)
+#define GC_LOAD_OPTIONAL(ret, name, args) p_##name = (ret(*) args)dlsym(lib, #name);
+  GC_DNN_OPTIONAL_FUNCS(GC_LOAD_OPTIONAL)
   loaded = 1;
   return 0;
 }
@@ -367,4 +380,40 @@ int gc_dnn_lrn_backward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t ld, gc_d
   ALPHA_BETA(dbl, 1.0, 0.0);
   return p_cudnnLRNCrossChannelBackward(h, ld, GC_DNN_LRN_CROSS_CHANNEL, a_, yd, DP(y), dyd, DP(dy), xd, DP(x), b_, dxd,
                                         DP(dx));
+}
+
+int gc_dnn_bn_available(void) {
+  return loaded && p_cudnnBatchNormalizationForwardTraining != NULL && p_cudnnBatchNormalizationBackward != NULL;
+}
+
+double gc_dnn_bn_min_epsilon(void) {
+#if defined(GC_HAVE_CUDNN_H) && defined(CUDNN_BN_MIN_EPSILON)
+  return CUDNN_BN_MIN_EPSILON;
+#else
+  return 1e-5;  // cuDNN 7's value, the largest any version has used
+#endif
+}
+
+int gc_dnn_bn_forward_training(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t yd,
+                               CUdeviceptr y, gc_dnn_desc_t bnd, CUdeviceptr ones, CUdeviceptr zeros,
+                               CUdeviceptr run_mean, CUdeviceptr run_var, double eps, CUdeviceptr save_mean,
+                               CUdeviceptr save_invstd) {
+  CTX(c);
+  if (!gc_dnn_bn_available()) return -1000;
+  ALPHA_BETA(dbl, 1.0, 0.0);
+  return p_cudnnBatchNormalizationForwardTraining(h, GC_DNN_BN_SPATIAL, a_, b_, xd, DP(x), yd, DP(y), bnd, DP(ones),
+                                                  DP(zeros), 1.0, DP(run_mean), DP(run_var), eps, DP(save_mean),
+                                                  DP(save_invstd));
+}
+
+int gc_dnn_bn_backward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t dyd,
+                       CUdeviceptr dy, gc_dnn_desc_t dxd, CUdeviceptr dx, gc_dnn_desc_t bnd, CUdeviceptr ones,
+                       CUdeviceptr dscale, CUdeviceptr dbias, double eps, CUdeviceptr save_mean,
+                       CUdeviceptr save_invstd) {
+  CTX(c);
+  if (!gc_dnn_bn_available()) return -1000;
+  ALPHA_BETA(dbl, 1.0, 0.0);
+  return p_cudnnBatchNormalizationBackward(h, GC_DNN_BN_SPATIAL, a_, b_, a_, b_, xd, DP(x), dyd, DP(dy), dxd, DP(dx),
+                                           bnd, DP(ones), DP(dscale), DP(dbias), eps, DP(save_mean),
+                                           DP(save_invstd));
 }

@@ -27,6 +27,7 @@
 #define GC_DNN_SOFTMAX_ACCURATE 1       // CUDNN_SOFTMAX_ACCURATE
 #define GC_DNN_SOFTMAX_CHANNEL 1        // CUDNN_SOFTMAX_MODE_CHANNEL
 #define GC_DNN_LRN_CROSS_CHANNEL 0      // CUDNN_LRN_CROSS_CHANNEL_DIM1
+#define GC_DNN_BN_SPATIAL 1             // CUDNN_BATCHNORM_SPATIAL
 
 typedef void *gc_dnn_t;       // cudnnHandle_t
 typedef void *gc_dnn_desc_t;  // any cudnn*Descriptor_t
@@ -106,5 +107,27 @@ int gc_dnn_lrn_forward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t ld, gc_dn
 int gc_dnn_lrn_backward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t ld, gc_dnn_desc_t yd, CUdeviceptr y,
                         gc_dnn_desc_t dyd, CUdeviceptr dy, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t dxd,
                         CUdeviceptr dx);
+
+// Batch normalization (CUDNN_BATCHNORM_SPATIAL: statistics per channel over
+// the batch and spatial axes), without cuDNN's affine part: the scale is
+// ones and the bias zeros (bnd describes them, 1 x C x 1 x 1, in the type
+// cuDNN wants for the data). gc_dnn_bn_available says whether the loaded
+// cuDNN has these functions (they are optional: nothing else needs them);
+// gc_dnn_bn_min_epsilon is the smallest epsilon cuDNN accepts.
+int gc_dnn_bn_available(void);
+double gc_dnn_bn_min_epsilon(void);
+// Training: normalizes x into y with the batch's statistics; run_mean and
+// run_var receive the batch's mean and unbiased variance (factor 1), and
+// save_mean and save_invstd what the backward pass needs.
+int gc_dnn_bn_forward_training(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t yd,
+                               CUdeviceptr y, gc_dnn_desc_t bnd, CUdeviceptr ones, CUdeviceptr zeros,
+                               CUdeviceptr run_mean, CUdeviceptr run_var, double eps, CUdeviceptr save_mean,
+                               CUdeviceptr save_invstd);
+// Backward of training: dx from x, dy and the saved statistics; the
+// scale's and bias's gradients go to dscale and dbias (scratch).
+int gc_dnn_bn_backward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t xd, CUdeviceptr x, gc_dnn_desc_t dyd,
+                       CUdeviceptr dy, gc_dnn_desc_t dxd, CUdeviceptr dx, gc_dnn_desc_t bnd, CUdeviceptr ones,
+                       CUdeviceptr dscale, CUdeviceptr dbias, double eps, CUdeviceptr save_mean,
+                       CUdeviceptr save_invstd);
 
 #endif

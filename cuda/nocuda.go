@@ -369,3 +369,17 @@ func (d *Device) MemStats() (inUse, peak int) { return 0, 0 }
 
 // ResetPeak does nothing in a build without the `cuda` tag.
 func (d *Device) ResetPeak() {}
+
+// BatchNormMinEpsilon reports no batch normalization in a build without
+// the `cuda` tag.
+func (n *DNN) BatchNormMinEpsilon() (eps float64, ok bool) { return 0, false }
+
+// BatchNormForwardTraining returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) BatchNormForwardTraining(x *TensorDesc, xp DevicePtr, y *TensorDesc, yp DevicePtr, b *BatchNormBuffers, eps float64) error {
+	return ErrNoCUDA
+}
+
+// BatchNormBackward returns ErrNoCUDA in a build without the `cuda` tag.
+func (n *DNN) BatchNormBackward(x *TensorDesc, xp DevicePtr, dy *TensorDesc, dyp DevicePtr, dx *TensorDesc, dxp DevicePtr, b *BatchNormBuffers, eps float64) error {
+	return ErrNoCUDA
+}

@@ -97,6 +97,9 @@ var dnnCases = []layertest.Parity{
 	{Layer: `type: "ReLU" bottom: "a" top: "a"`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "Sigmoid" bottom: "a" top: "s"`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "TanH" bottom: "a" top: "a"`, Bottom: [][]int{{4, 3, 5, 6}}},
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b"`, Bottom: [][]int{{4, 3, 5, 6}}, Tol: 1e-3, Repeat: 3},
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { moving_average_fraction: 0.9 eps: 0.001 }`, Bottom: [][]int{{6, 5}}, Tol: 1e-3},
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b"`, Bottom: [][]int{{2, 4, 3, 2, 5}}, Tol: 1e-3},
 }
 
 // Every cuDNN engine against the CPU, float32 and float64, and the engine
@@ -180,5 +183,58 @@ func TestWithoutCuDNN(t *testing.T) {
 	}
 	if n := strings.Count(string(out), "layers run on gocaffe's own GPU kernels"); n != 1 {
 		t.Errorf("the missing cuDNN was reported %d times, want once:\n%s", n, out)
+	}
+}
+
+// BatchNorm in place on cuDNN (x saved before y overwrites it, dy before dx
+// does) gives what it gives out of place, in training and with global
+// statistics (own kernels); and a batch of one value per channel, which
+// cuDNN's unbiased variance cannot take, goes to gocaffe's engine.
+func TestCuDNNBatchNormInPlace(t *testing.T) {
+	ctx := needDNN(t)
+	for _, phase := range []string{"", "batch_norm_param { use_global_stats: true }"} {
+		run := func(inPlace bool) (top, diff []float32) {
+			l := layertest.New[float32](t, `type: "BatchNorm" bottom: "a" top: "b" `+phase)
+			l.LayerBase().SetContext(ctx)
+			x := layertest.Blob[float32](t, 4, 3, 5, 6)
+			x.SetDevice(ctx.Device())
+			y := x
+			if !inPlace {
+				y = layertest.Blob[float32](t)
+				y.SetDevice(ctx.Device())
+			}
+			layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+			if phase != "" { // running sums of means and variances, and their scale factor
+				b := l.LayerBase().Blobs()
+				for j := range b[0].Count() {
+					b[0].MutableCPUData()[j] = 3 * float32(j)
+					b[1].MutableCPUData()[j] = 3 + float32(j)
+				}
+				b[2].MutableCPUData()[0] = 4
+			}
+			layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+			top = append([]float32(nil), y.CPUData()...)
+			for i := range y.Count() {
+				y.MutableCPUDiff()[i] = float32(i%7) - 3
+			}
+			layertest.Backward(t, l, []*blob.Blob[float32]{y}, []bool{true}, []*blob.Blob[float32]{x})
+			return top, append([]float32(nil), x.CPUDiff()...)
+		}
+		topIn, diffIn := run(true)
+		topOut, diffOut := run(false)
+		layertest.CheckClose(t, "BatchNorm in place, top "+phase, topIn, topOut, 1e-5)
+		layertest.CheckClose(t, "BatchNorm in place, bottom diff "+phase, diffIn, diffOut, 1e-5)
+	}
+	l := layertest.New[float32](t, `type: "BatchNorm" bottom: "a" top: "b"`)
+	l.LayerBase().SetContext(ctx)
+	x, y := layertest.Blob[float32](t, 1, 3), layertest.Blob[float32](t)
+	x.SetDevice(ctx.Device())
+	y.SetDevice(ctx.Device())
+	layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+	layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+	for i, v := range y.CPUData() {
+		if v != 0 {
+			t.Fatalf("BatchNorm of one value per channel: y[%d] = %v, want 0 (x - its own mean)", i, v)
+		}
 	}
 }

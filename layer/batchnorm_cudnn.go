@@ -1,0 +1,143 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
+
+func init() {
+	registerCuDNN("BatchNorm", true, nil, newBatchNormDNN[float32], newBatchNormDNN[float64])
+}
+
+// bnBuffers is how many per-channel buffers cuDNN's batch normalization
+// takes (see cuda.BatchNormBuffers).
+const bnBuffers = 8
+
+// batchNormDNN is BatchNorm's cuDNN engine. cuDNN normalizes with the
+// batch's statistics in two passes over the data each way (gocaffe's own
+// engine, Caffe's formulation in BLAS calls, takes about fifteen and two
+// more buffers of the bottom's size). cuDNN's affine part is made the
+// identity (scale one, bias zero), as Caffe's BatchNorm has none, and the
+// running sums are updated as Caffe does from the batch's mean and
+// unbiased variance. use_global_stats, a single value per channel and an
+// epsilon below cuDNN's minimum go to gocaffe's own GPU engine.
+type batchNormDNN[T Float] struct {
+	l      *BatchNorm[T]
+	dnn    *cuda.DNN
+	caffe  Engine[T]
+	x, bn  tensorDesc[T]
+	stats  *blob.Blob[T] // bnBuffers x C, the first two ones and zeros
+	saved  *blob.Blob[T] // in place: the bottom's data (forward), the top's gradient (backward)
+	onesC  int           // the channel count stats holds ones and zeros for
+	useDNN bool
+}
+
+func newBatchNormDNN[T Float](l *BatchNorm[T], dnn *cuda.DNN) (Engine[T], error) {
+	caffe, err := caffeGPUEngine[T](l)
+	if err != nil {
+		return nil, err
+	}
+	e := &batchNormDNN[T]{l: l, dnn: dnn, caffe: caffe}
+	if e.stats, err = l.NewBlob(); err != nil {
+		return nil, err
+	}
+	if e.saved, err = l.NewBlob(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Reshaped decides who computes this shape and describes it to cuDNN:
+// N x C x (the spatial axes as one) x 1.
+func (e *batchNormDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	minEps, ok := e.dnn.BatchNormMinEpsilon()
+	e.useDNN = ok && !l.useGlobal && float64(l.eps) >= minEps && l.num*l.spatial > 1 && l.channels > 0
+	if !e.useDNN {
+		return nil
+	}
+	if err := e.x.set(l.num, l.channels, l.spatial, 1); err != nil {
+		return err
+	}
+	if err := e.bn.set(1, l.channels, 1, 1); err != nil {
+		return err
+	}
+	if err := e.saved.ReshapeLike(bottom[0]); err != nil {
+		return err
+	}
+	if e.onesC != l.channels {
+		if err := e.stats.Reshape([]int{bnBuffers * l.channels}); err != nil {
+			return err
+		}
+		g := l.gpu()
+		s := g.MutableData(e.stats)
+		g.Set(l.channels, 1, s)
+		g.Set(l.channels, 0, g.Offset(s, l.channels))
+		if err := g.Err(); err != nil {
+			return err
+		}
+		e.onesC = l.channels
+	}
+	return nil
+}
+
+// buffers returns cuDNN's per-channel buffers, carved out of stats.
+func (e *batchNormDNN[T]) buffers() cuda.BatchNormBuffers {
+	g, c := e.l.gpu(), e.l.channels
+	s := g.MutableData(e.stats)
+	at := func(i int) cuda.DevicePtr { return g.Offset(s, i*c) }
+	return cuda.BatchNormBuffers{Desc: e.bn.d, Ones: at(0), Zeros: at(1), Mean: at(2), Var: at(3),
+		SaveMean: at(4), SaveInvStd: at(5), DScale: at(6), DBias: at(7)}
+}
+
+// Forward normalizes with the batch's statistics and folds them into the
+// running sums.
+func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	if !e.useDNN {
+		return e.caffe.Forward(bottom, top)
+	}
+	l, g := e.l, e.l.gpu()
+	n := bottom[0].Count()
+	x := g.Data(bottom[0])
+	if bottom[0] == top[0] {
+		// The backward pass needs x, which y is about to overwrite.
+		g.Copy(n, x, g.MutableData(e.saved))
+		x = g.Data(e.saved)
+	}
+	b := e.buffers()
+	if err := e.dnn.BatchNormForwardTraining(e.x.d, x, e.x.d, g.MutableData(top[0]), &b, float64(l.eps)); err != nil {
+		return err
+	}
+	// Caffe's running sums: s = maf*s + 1, mean = maf*mean + batch mean,
+	// var = maf*var + unbiased batch variance (cuDNN's already).
+	s := g.MutableData(l.blobs[2])
+	g.Scal(1, l.maf, s)
+	g.AddScalar(1, 1, s)
+	g.Axpby(l.channels, 1, b.Mean, l.maf, g.MutableData(l.blobs[0]))
+	g.Axpby(l.channels, 1, b.Var, l.maf, g.MutableData(l.blobs[1]))
+	return g.Err()
+}
+
+// Backward computes the bottom's gradient from x, dy and the saved
+// statistics.
+func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !e.useDNN {
+		return e.caffe.Backward(top, propagateDown, bottom)
+	}
+	if !propagateDown[0] {
+		return nil
+	}
+	g := e.l.gpu()
+	x, dy := g.Data(bottom[0]), g.Diff(top[0])
+	if bottom[0] == top[0] {
+		n := bottom[0].Count()
+		x = g.Data(e.saved)
+		g.Copy(n, dy, g.MutableDiff(e.saved)) // dx is about to overwrite dy
+		dy = g.Diff(e.saved)
+	}
+	b := e.buffers()
+	if err := e.dnn.BatchNormBackward(e.x.d, x, e.x.d, dy, e.x.d, g.MutableDiff(bottom[0]), &b, float64(e.l.eps)); err != nil {
+		return err
+	}
+	return g.Err()
+}
