@@ -186,45 +186,55 @@ func TestWithoutCuDNN(t *testing.T) {
 	}
 }
 
+// gpuInPlaceMatches runs a layer on the GPU in place and out of place on
+// the same input and top gradient (prepare, when not nil, sets its
+// parameters) and checks that the top and the bottom's gradient agree.
+func gpuInPlaceMatches(t *testing.T, ctx *device.Context, text string, shape []int, prepare func(l layer.Layer[float32])) {
+	t.Helper()
+	run := func(inPlace bool) (top, diff []float32) {
+		l := layertest.New[float32](t, text)
+		l.LayerBase().SetContext(ctx)
+		x := layertest.Blob[float32](t, shape...)
+		x.SetDevice(ctx.Device())
+		y := x
+		if !inPlace {
+			y = layertest.Blob[float32](t)
+			y.SetDevice(ctx.Device())
+		}
+		layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+		if prepare != nil {
+			prepare(l)
+		}
+		layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+		top = append([]float32(nil), y.CPUData()...)
+		for i := range y.Count() {
+			y.MutableCPUDiff()[i] = float32(i%7) - 3
+		}
+		layertest.Backward(t, l, []*blob.Blob[float32]{y}, []bool{true}, []*blob.Blob[float32]{x})
+		return top, append([]float32(nil), x.CPUDiff()...)
+	}
+	topIn, diffIn := run(true)
+	topOut, diffOut := run(false)
+	layertest.CheckClose(t, text+" in place, top", topIn, topOut, 1e-5)
+	layertest.CheckClose(t, text+" in place, bottom diff", diffIn, diffOut, 1e-5)
+}
+
 // BatchNorm in place on cuDNN (x saved before y overwrites it, dy before dx
 // does) gives what it gives out of place, in training and with global
 // statistics (own kernels); and a batch of one value per channel, which
 // cuDNN's unbiased variance cannot take, goes to gocaffe's engine.
 func TestCuDNNBatchNormInPlace(t *testing.T) {
 	ctx := needDNN(t)
-	for _, phase := range []string{"", "batch_norm_param { use_global_stats: true }"} {
-		run := func(inPlace bool) (top, diff []float32) {
-			l := layertest.New[float32](t, `type: "BatchNorm" bottom: "a" top: "b" `+phase)
-			l.LayerBase().SetContext(ctx)
-			x := layertest.Blob[float32](t, 4, 3, 5, 6)
-			x.SetDevice(ctx.Device())
-			y := x
-			if !inPlace {
-				y = layertest.Blob[float32](t)
-				y.SetDevice(ctx.Device())
+	gpuInPlaceMatches(t, ctx, `type: "BatchNorm" bottom: "a" top: "b"`, []int{4, 3, 5, 6}, nil)
+	gpuInPlaceMatches(t, ctx, `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: true }`, []int{4, 3, 5, 6},
+		func(l layer.Layer[float32]) { // running sums of means and variances, and their scale factor
+			b := l.LayerBase().Blobs()
+			for j := range b[0].Count() {
+				b[0].MutableCPUData()[j] = 3 * float32(j)
+				b[1].MutableCPUData()[j] = 3 + float32(j)
 			}
-			layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
-			if phase != "" { // running sums of means and variances, and their scale factor
-				b := l.LayerBase().Blobs()
-				for j := range b[0].Count() {
-					b[0].MutableCPUData()[j] = 3 * float32(j)
-					b[1].MutableCPUData()[j] = 3 + float32(j)
-				}
-				b[2].MutableCPUData()[0] = 4
-			}
-			layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
-			top = append([]float32(nil), y.CPUData()...)
-			for i := range y.Count() {
-				y.MutableCPUDiff()[i] = float32(i%7) - 3
-			}
-			layertest.Backward(t, l, []*blob.Blob[float32]{y}, []bool{true}, []*blob.Blob[float32]{x})
-			return top, append([]float32(nil), x.CPUDiff()...)
-		}
-		topIn, diffIn := run(true)
-		topOut, diffOut := run(false)
-		layertest.CheckClose(t, "BatchNorm in place, top "+phase, topIn, topOut, 1e-5)
-		layertest.CheckClose(t, "BatchNorm in place, bottom diff "+phase, diffIn, diffOut, 1e-5)
-	}
+			b[2].MutableCPUData()[0] = 4
+		})
 	l := layertest.New[float32](t, `type: "BatchNorm" bottom: "a" top: "b"`)
 	l.LayerBase().SetContext(ctx)
 	x, y := layertest.Blob[float32](t, 1, 3), layertest.Blob[float32](t)
@@ -237,4 +247,12 @@ func TestCuDNNBatchNormInPlace(t *testing.T) {
 			t.Fatalf("BatchNorm of one value per channel: y[%d] = %v, want 0 (x - its own mean)", i, v)
 		}
 	}
+}
+
+// Scale's fused GPU kernels in place (x saved by the forward kernel) give
+// what they give out of place.
+func TestScaleGPUInPlace(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	gpuInPlaceMatches(t, ctx, `type: "Scale" bottom: "a" top: "b" scale_param { filler { type: "gaussian" } bias_term: true bias_filler { type: "gaussian" } }`, []int{4, 3, 5, 6}, nil)
+	gpuInPlaceMatches(t, ctx, `type: "Scale" bottom: "a" top: "b" scale_param { axis: 1 num_axes: 2 filler { type: "gaussian" } }`, []int{4, 3, 5, 6}, nil)
 }

@@ -1,10 +1,21 @@
 package layer
 
-import "github.com/gocaffe/gocaffe/blob"
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+)
 
 func init() { registerGPU("Scale", newScaleGPU[float32], newScaleGPU[float64]) }
 
-// scaleGPU is Scale's GPU half.
+// scaleSumThreads is the block size of scale_param_sums (SCALE_SUM_THREADS
+// in scale.cu).
+const scaleSumThreads = 256
+
+// scaleGPU is Scale's GPU half. With a learnable scale (one bottom) it runs
+// fused kernels: the forward pass reads x once (saving it when in place),
+// and the backward pass sums both parameter gradients in one pass over dy
+// and x. ResNet's 53 Scale layers took 24 of its 118 ms through the
+// general path, which is still used for a scale given as a second bottom.
 type scaleGPU[T Float] struct{ l *Scale[T] }
 
 func newScaleGPU[T Float](l *Scale[T]) Engine[T] { return scaleGPU[T]{l} }
@@ -12,11 +23,62 @@ func newScaleGPU[T Float](l *Scale[T]) Engine[T] { return scaleGPU[T]{l} }
 // Forward scales on the device.
 func (e scaleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	return scaleForward[T](l, gpuBroadcasterOf(&l.Base), bottom, top)
+	if len(bottom) == 2 {
+		return scaleForward[T](l, gpuBroadcasterOf(&l.Base), bottom, top)
+	}
+	g := l.gpu()
+	n := bottom[0].Count()
+	var save, bias cuda.DevicePtr // null: not in place, no bias
+	if bottom[0] == top[0] {
+		save = g.MutableData(l.temp)
+	}
+	if l.biasIndex >= 0 {
+		bias = g.Data(l.blobs[l.biasIndex])
+	}
+	var a cuda.Args
+	a.Int(n).Int(l.shape.dim).Int(l.shape.inner).Ptr(g.Data(bottom[0])).Ptr(g.Data(l.blobs[0])).Ptr(bias).Ptr(g.MutableData(top[0])).Ptr(save)
+	if err := launch[T](l.ctx, "scale.cu", "scale_forward", n, &a); err != nil {
+		return err
+	}
+	return g.Err()
 }
 
-// Backward computes the gradients on the device.
+// Backward computes the gradients on the device: the parameters' first,
+// since in place dx overwrites dy.
 func (e scaleGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	return scaleBackward[T](l, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
+	if len(bottom) == 2 {
+		return scaleBackward[T](l, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
+	}
+	g := l.gpu()
+	dy := g.Diff(top[0])
+	var db, ds cuda.DevicePtr
+	if l.biasIndex >= 0 && l.ParamPropagateDown(l.biasIndex) {
+		db = g.MutableDiff(l.blobs[l.biasIndex])
+	}
+	if l.ParamPropagateDown(0) {
+		ds = g.MutableDiff(l.blobs[0])
+	}
+	if (db != 0 || ds != 0) && bottom[0].Count() > 0 {
+		x := g.Data(bottom[0])
+		if bottom[0] == top[0] {
+			x = g.Data(l.temp)
+		}
+		f, err := kernel[T](l.ctx, "scale.cu", "scale_param_sums")
+		if err != nil {
+			return err
+		}
+		var a cuda.Args
+		a.Int(l.shape.outer).Int(l.shape.dim).Int(l.shape.inner).Ptr(dy).Ptr(x).Ptr(db).Ptr(ds)
+		if err := f.Launch(cuda.Dim3{X: l.shape.dim}, cuda.Dim3{X: scaleSumThreads}, 0, nil, &a); err != nil {
+			return err
+		}
+	}
+	if propagateDown[0] {
+		n := bottom[0].Count()
+		if err := gpuBroadcasterOf(&l.Base).broadcast(broadcastMul, n, l.shape.dim, l.shape.inner, dy, g.Data(l.blobs[0]), g.MutableDiff(bottom[0])); err != nil {
+			return err
+		}
+	}
+	return g.Err()
 }
