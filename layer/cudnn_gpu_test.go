@@ -2,6 +2,7 @@ package layer_test
 
 import (
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -202,6 +203,16 @@ func gpuInPlaceMatches(t *testing.T, ctx *device.Context, text string, shape []i
 			y.SetDevice(ctx.Device())
 		}
 		layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+		// The same input and parameters for both runs (each layer's
+		// fillers draw their own).
+		for i := range x.Count() {
+			x.MutableCPUData()[i] = float32(math.Sin(float64(i)))
+		}
+		for k, b := range l.LayerBase().Blobs() {
+			for j := range b.Count() {
+				b.MutableCPUData()[j] = 0.3 + 0.1*float32((j+k)%5)
+			}
+		}
 		if prepare != nil {
 			prepare(l)
 		}
