@@ -7,23 +7,12 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-// legacyTypes maps the deprecated solver_type enum to type strings.
-var legacyTypes = map[caffepb.SolverParameter_SolverType]string{
-	caffepb.SolverParameter_SGD: "SGD", caffepb.SolverParameter_NESTEROV: "Nesterov",
-	caffepb.SolverParameter_ADAGRAD: "AdaGrad", caffepb.SolverParameter_RMSPROP: "RMSProp",
-	caffepb.SolverParameter_ADADELTA: "AdaDelta", caffepb.SolverParameter_ADAM: "Adam",
-}
-
 // solverType resolves the solver type, honouring the deprecated enum.
-func solverType(p *caffepb.SolverParameter) string {
-	if p.SolverType != nil && p.Type == nil {
-		return legacyTypes[p.GetSolverType()]
-	}
-	return p.GetType()
-}
+func solverType(p *caffepb.SolverParameter) string { return netproto.SolverType(p) }
 
 // checkRegularization checks regularization_type, which regularize reads.
 func checkRegularization(p *caffepb.SolverParameter) error {

@@ -42,6 +42,11 @@ var commands = map[string]command{
 	"convert_mnist_data": {"convert MNIST-format IDX files into a Datum database", runConvertMNIST},
 	"convert_imageset":   {"convert a list of labelled images into a Datum database", runConvertImageset},
 	"compute_image_mean": {"compute the mean image of a Datum database", runComputeImageMean},
+
+	"upgrade_net_proto_text":    {"upgrade a net prototxt written for an older Caffe", runUpgradeNetText},
+	"upgrade_net_proto_binary":  {"upgrade a binary net (.caffemodel) written for an older Caffe", runUpgradeNetBinary},
+	"upgrade_solver_proto_text": {"upgrade a solver prototxt written for an older Caffe", runUpgradeSolverText},
+	"parse_log":                 {"turn a training log into Caffe's parse_log.py CSV files", runParseLog},
 }
 
 // errUsage marks errors for which the command's usage is printed.

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gocaffe/gocaffe/internal/fileio"
+)
+
+// parse_log is Caffe's tools/extra/parse_log.py in Go: a training log in
+// Caffe's glog format (gocaffe's or Caffe's) becomes LOG.train and LOG.test
+// in OUTDIR, one row per iteration with NumIters, Seconds (since the
+// "Solving" line), LearningRate and every net output, written as the
+// script writes them (Python's float repr, CRLF line ends), so scripts
+// built on its CSVs keep working.
+
+var (
+	logIteration   = regexp.MustCompile(`Iteration (\d+)`)
+	logTrainOutput = regexp.MustCompile(`Train net output #(\d+): (\S+) = ([\.\deE+-]+)`)
+	logTestOutput  = regexp.MustCompile(`Test net output #(\d+): (\S+) = ([\.\deE+-]+)`)
+	logLR          = regexp.MustCompile(`lr = ([-+]?[0-9]*\.?[0-9]+([eE]?[-+]?[0-9]+)?)`)
+)
+
+func runParseLog(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("parse_log", stderr)
+	delimiter := fs.String("delimiter", ",", "column delimiter of the CSV files")
+	verbose := fs.Bool("verbose", false, "say which files are written")
+	setUsage(fs, stderr, "gocaffe parse_log [-delimiter ,] [-verbose] LOGFILE OUTPUT_DIR",
+		"Parses a Caffe-format training log into two CSV files, OUTPUT_DIR/LOGFILE.train\n"+
+			"and OUTPUT_DIR/LOGFILE.test, as Caffe's tools/extra/parse_log.py.")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usageError(fs, stderr, "want 2 arguments (log file, output directory), got %d", len(pos))
+	}
+	if len(*delimiter) != 1 {
+		return fmt.Errorf("-delimiter %q: want one character", *delimiter)
+	}
+	train, test, err := parseTrainingLog(pos[0])
+	if err != nil {
+		return err
+	}
+	base := filepath.Join(pos[1], filepath.Base(pos[0]))
+	for _, t := range []struct {
+		path string
+		rows *logTable
+	}{{base + ".train", train}, {base + ".test", test}} {
+		if len(t.rows.rows) == 0 {
+			if *verbose {
+				fmt.Fprintf(stdout, "Not writing %s; no lines to write\n", t.path)
+			}
+			continue
+		}
+		if err := os.WriteFile(t.path, t.rows.csv((*delimiter)[0]), 0o666); err != nil {
+			return err
+		}
+		if *verbose {
+			fmt.Fprintf(stdout, "Wrote %s\n", t.path)
+		}
+	}
+	return nil
+}
+
+// logRow is one row: its columns in order of first appearance.
+type logRow struct {
+	names  []string
+	values map[string]float64
+}
+
+func newLogRow(iter, seconds, lr float64) *logRow {
+	r := &logRow{values: map[string]float64{}}
+	r.set("NumIters", iter)
+	r.set("Seconds", seconds)
+	r.set("LearningRate", lr)
+	return r
+}
+
+func (r *logRow) set(name string, v float64) {
+	if _, ok := r.values[name]; !ok {
+		r.names = append(r.names, name)
+	}
+	r.values[name] = v
+}
+
+// logTable collects the rows of train or test outputs as the script does:
+// a row is complete when it has as many columns as the first row; the first
+// row is pushed when the next iteration's outputs start.
+type logTable struct {
+	rows []*logRow
+	row  *logRow
+}
+
+func (t *logTable) add(re *regexp.Regexp, line string, iter, seconds, lr float64) {
+	if m := re.FindStringSubmatch(line); m != nil {
+		if t.row == nil || t.row.values["NumIters"] != iter {
+			if t.row != nil {
+				t.rows = append(t.rows, t.row)
+			}
+			t.row = newLogRow(iter, seconds, lr)
+		}
+		v, _ := strconv.ParseFloat(m[3], 64)
+		t.row.set(m[2], v)
+	}
+	if t.row != nil && len(t.rows) >= 1 && len(t.row.names) == len(t.rows[0].names) {
+		t.rows = append(t.rows, t.row)
+		t.row = nil
+	}
+}
+
+// fixInitialLR copies the second row's learning rate into the first, which
+// comes before the solver prints one.
+func (t *logTable) fixInitialLR() {
+	if len(t.rows) > 1 {
+		t.rows[0].values["LearningRate"] = t.rows[1].values["LearningRate"]
+	}
+}
+
+// csv writes the table as Python's csv.DictWriter with the excel dialect:
+// the first row's columns, CRLF line ends, missing values empty.
+func (t *logTable) csv(delim byte) []byte {
+	var b strings.Builder
+	cols := t.rows[0].names
+	b.WriteString(strings.Join(cols, string(delim)))
+	b.WriteString("\r\n")
+	for _, r := range t.rows {
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteByte(delim)
+			}
+			if v, ok := r.values[c]; ok {
+				b.WriteString(pyFloat(v))
+			}
+		}
+		b.WriteString("\r\n")
+	}
+	return []byte(b.String())
+}
+
+// parseTrainingLog reads the log's train and test rows. Timestamps carry no
+// year in glog's format; as the script, the year is the file's and rolls
+// over when the month goes back.
+func parseTrainingLog(path string) (train, test *logTable, err error) {
+	f, _, err := fileio.Open(path, fileio.NoLimit)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	year := info.ModTime().Year()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var start time.Time
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "Solving") {
+			if start, err = glogTime(sc.Text(), year); err != nil {
+				return nil, nil, fmt.Errorf("%s: the \"Solving\" line has no glog time: %w", path, err)
+			}
+			break
+		}
+	}
+	if start.IsZero() {
+		return nil, nil, fmt.Errorf("%s: no \"Solving\" line: not a training log", path)
+	}
+	train, test = &logTable{}, &logTable{}
+	iter, lr, last := -1.0, math.NaN(), start
+	for sc.Scan() {
+		line := sc.Text()
+		if m := logIteration.FindStringSubmatch(line); m != nil {
+			iter, _ = strconv.ParseFloat(m[1], 64)
+		}
+		if iter == -1 {
+			continue
+		}
+		t, err := glogTime(line, year)
+		if err != nil {
+			continue // not a log line (a resumed solver's output, a stack trace)
+		}
+		if t.Month() < last.Month() {
+			year++
+			t, _ = glogTime(line, year)
+		}
+		last = t
+		seconds := float64(t.Sub(start).Microseconds()) / 1e6
+		if m := logLR.FindStringSubmatch(line); m != nil {
+			lr, _ = strconv.ParseFloat(m[1], 64)
+		}
+		train.add(logTrainOutput, line, iter, seconds, lr)
+		test.add(logTestOutput, line, iter, seconds, lr)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	train.fixInitialLR()
+	test.fixInitialLR()
+	return train, test, nil
+}
+
+// glogTime reads the time of a glog line ("I0210 13:39:22.381027 ...").
+func glogTime(line string, year int) (time.Time, error) {
+	f := strings.Fields(line)
+	if len(f) < 2 || len(f[0]) != 5 {
+		return time.Time{}, fmt.Errorf("not a glog line")
+	}
+	month, err1 := strconv.Atoi(f[0][1:3])
+	day, err2 := strconv.Atoi(f[0][3:])
+	clock, frac, ok := strings.Cut(f[1], ".")
+	hms := strings.Split(clock, ":")
+	if err1 != nil || err2 != nil || !ok || len(hms) != 3 {
+		return time.Time{}, fmt.Errorf("not a glog line")
+	}
+	var n [3]int
+	for i, s := range hms {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			return time.Time{}, err
+		}
+		n[i] = v
+	}
+	us, err := strconv.Atoi(frac)
+	if err != nil || month < 1 || month > 12 || us >= 1e6 {
+		return time.Time{}, fmt.Errorf("not a glog line")
+	}
+	return time.Date(year, time.Month(month), day, n[0], n[1], n[2], us*1000, time.UTC), nil
+}
+
+// pyFloat formats v as Python's repr(float): the shortest digits that read
+// back, fixed notation from 1e-4 up to 1e16 (with ".0" for integers), else
+// scientific with a two-digit exponent at least; nan, inf, -inf.
+func pyFloat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	sci := strconv.FormatFloat(v, 'e', -1, 64) // d.ddde±XX
+	mant, expText, _ := strings.Cut(sci, "e")
+	exp, _ := strconv.Atoi(expText)
+	if exp < -4 || exp >= 16 {
+		sign := "+"
+		if exp < 0 {
+			sign, exp = "-", -exp
+		}
+		return fmt.Sprintf("%se%s%02d", mant, sign, exp)
+	}
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".") {
+		s += ".0"
+	}
+	return s
+}
