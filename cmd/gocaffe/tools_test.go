@@ -1,13 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
@@ -136,5 +140,87 @@ layers { name: "relu" type: RELU bottom: "conv" top: "conv" }
 	os.WriteFile(both, []byte("solver_type: ADAM type: \"Adam\"\n"), 0o644)
 	if code, _, stderr := runCmd("upgrade_solver_proto_text", both, solverOut); code != 1 || !strings.Contains(stderr, "cannot be both specified") {
 		t.Errorf("solver_type and type: exit %d, %s", code, stderr)
+	}
+}
+
+// TestExtractFeatures: extract_features writes, for each item of each
+// batch, the blob's values as a Datum under Caffe's keys; read back, they
+// are what a forward pass of the same net with the same weights gives.
+func TestExtractFeatures(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "net.prototxt")
+	os.WriteFile(model, []byte(`name: "feat"
+layer { name: "d" type: "DummyData" top: "x" dummy_data_param { shape { dim: 3 dim: 2 dim: 2 dim: 2 } data_filler { type: "gaussian" } } }
+layer { name: "ip" type: "InnerProduct" bottom: "x" top: "ip" inner_product_param { num_output: 4 weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } } }
+layer { name: "relu" type: "ReLU" bottom: "ip" top: "r" }
+`), 0o644)
+	n, err := net.NewFromFile[float32](model, net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := filepath.Join(dir, "w.caffemodel")
+	if err := protoio.WriteProtoToBinaryFile(n.ToProto(false), weights); err != nil {
+		t.Fatal(err)
+	}
+	n.Close()
+	// The reference: the command's own net (seed 1701), two batches.
+	ref, err := net.NewFromFile[float32](model, net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1701})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	if err := ref.CopyTrainedLayersFromFile(weights); err != nil {
+		t.Fatal(err)
+	}
+	var wantIP, wantX [][]float32
+	for range 2 {
+		if _, err := ref.Forward(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			wantIP = append(wantIP, slices.Clone(ref.BlobByName("ip").CPUData()[i*4:(i+1)*4]))
+			wantX = append(wantX, slices.Clone(ref.BlobByName("x").CPUData()[i*8:(i+1)*8]))
+		}
+	}
+	ipDB, xDB := filepath.Join(dir, "ip_lmdb"), filepath.Join(dir, "x_lmdb")
+	if code, _, stderr := runCmd("extract_features", "-model", model, "-weights", weights, "-blobs", "ip,x", "-db", ipDB+","+xDB, "-iterations", "2"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, c := range []struct {
+		db      string
+		want    [][]float32
+		c, h, w int32
+	}{{ipDB, wantIP, 4, 1, 1}, {xDB, wantX, 2, 2, 2}} {
+		db, err := data.Open(caffepb.DataParameter_LMDB, c.db, data.Read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := db.NewCursor()
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		for ; cur.Valid(); k++ {
+			var d caffepb.Datum
+			if err := proto.Unmarshal(cur.Value(), &d); err != nil {
+				t.Fatal(err)
+			}
+			if key := string(cur.Key()); key != fmt.Sprintf("%010d", k) || d.GetChannels() != c.c || d.GetHeight() != c.h || d.GetWidth() != c.w || !slices.Equal(d.FloatData, c.want[k]) {
+				t.Errorf("%s record %d: key %s, %dx%dx%d %v; want %dx%dx%d %v", c.db, k, key, d.GetChannels(), d.GetHeight(), d.GetWidth(), d.FloatData, c.c, c.h, c.w, c.want[k])
+			}
+			if err := cur.Next(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		if k != 6 {
+			t.Errorf("%s: %d records, want 6", c.db, k)
+		}
+	}
+	if code, _, stderr := runCmd("extract_features", "-model", model, "-weights", weights, "-blobs", "nope", "-db", filepath.Join(dir, "n_lmdb")); code != 1 || !strings.Contains(stderr, "unknown feature blob name nope") {
+		t.Errorf("unknown blob: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n_lmdb")); !os.IsNotExist(err) {
+		t.Errorf("a failed extraction left its database (%v)", err)
 	}
 }
