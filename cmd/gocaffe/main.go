@@ -46,6 +46,7 @@ var commands = map[string]command{
 	"upgrade_net_proto_text":    {"upgrade a net prototxt written for an older Caffe", runUpgradeNetText},
 	"upgrade_net_proto_binary":  {"upgrade a binary net (.caffemodel) written for an older Caffe", runUpgradeNetBinary},
 	"upgrade_solver_proto_text": {"upgrade a solver prototxt written for an older Caffe", runUpgradeSolverText},
+	"classify":                  {"classify images with a trained deploy net", runClassify},
 	"extract_features":          {"save blobs of a trained net's TEST pass as Datums", runExtractFeatures},
 	"parse_log":                 {"turn a training log into Caffe's parse_log.py CSV files", runParseLog},
 }

@@ -54,6 +54,7 @@ var levels = map[string]int{
 	"layer/layertest":         6, // helpers of the layer tests
 	"net":                     6,
 	"solver":                  7,
+	"classify":                7, // a deploy net serving images
 	"cmd/gocaffe":             8,
 	"models":                  8, // the reference models' tests
 	"tools/golden":            8, // the tests against BVLC Caffe's fixtures
