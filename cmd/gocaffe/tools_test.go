@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,5 +223,52 @@ layer { name: "relu" type: "ReLU" bottom: "ip" top: "r" }
 	}
 	if _, err := os.Stat(filepath.Join(dir, "n_lmdb")); !os.IsNotExist(err) {
 		t.Errorf("a failed extraction left its database (%v)", err)
+	}
+}
+
+// TestPlot: the curves of caffeLog as PNG (decoded: the asked size, drawn
+// in several colours) and SVG (a legend entry per series: train loss, test
+// accuracy, test loss, learning rate).
+func TestPlot(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "caffe.INFO")
+	os.WriteFile(log, []byte(caffeLog), 0o644)
+	pngPath, svgPath := filepath.Join(dir, "c.png"), filepath.Join(dir, "c.svg")
+	if code, _, stderr := runCmd("plot", "-o", pngPath, "-width", "10", "-height", "8", log); code != 0 {
+		t.Fatalf("plot png: exit %d: %s", code, stderr)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() < 370 || b.Dx() > 390 || b.Dy() < 295 || b.Dy() > 310 { // 10 x 8 cm at 96 dpi
+		t.Errorf("PNG is %v, want about 378x302", b)
+	}
+	colours := map[[3]uint32]bool{}
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y += 2 {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x += 2 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
+		}
+	}
+	if len(colours) < 4 {
+		t.Errorf("the PNG has %d colours: nothing drawn", len(colours))
+	}
+	if code, _, stderr := runCmd("plot", "-x", "seconds", "-o", svgPath, log); code != 0 {
+		t.Fatalf("plot svg: exit %d: %s", code, stderr)
+	}
+	svg, _ := os.ReadFile(svgPath)
+	for _, w := range []string{">train loss<", ">test accuracy<", ">test loss<", ">learning rate<", ">seconds<"} {
+		if !strings.Contains(string(svg), w) {
+			t.Errorf("the SVG lacks %q", w)
+		}
+	}
+	if code, _, stderr := runCmd("plot", "-o", filepath.Join(dir, "c.gif"), log); code != 1 || !strings.Contains(stderr, ".png or .svg") {
+		t.Errorf("a .gif: exit %d: %s", code, stderr)
 	}
 }
