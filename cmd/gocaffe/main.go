@@ -48,6 +48,7 @@ var commands = map[string]command{
 	"upgrade_solver_proto_text": {"upgrade a solver prototxt written for an older Caffe", runUpgradeSolverText},
 	"classify":                  {"classify images with a trained deploy net", runClassify},
 	"extract_features":          {"save blobs of a trained net's TEST pass as Datums", runExtractFeatures},
+	"draw":                      {"draw a net's layers and blobs (SVG, PNG or Graphviz DOT)", runDraw},
 	"plot":                      {"draw a training log's loss, outputs and learning rate", runPlot},
 	"parse_log":                 {"turn a training log into Caffe's parse_log.py CSV files", runParseLog},
 }

@@ -272,3 +272,67 @@ func TestPlot(t *testing.T) {
 		t.Errorf("a .gif: exit %d: %s", code, stderr)
 	}
 }
+
+// TestDraw: LeNet's deploy net as DOT (9 layers, 9 blob nodes, 17 edges;
+// shapes from building the net), SVG (every layer's type and a shape in
+// the text) and PNG (decoded; convolution red and pooling orange present),
+// in both directions; and the train net in TEST phase keeps its Accuracy.
+func TestDraw(t *testing.T) {
+	dir := t.TempDir()
+	deploy := "../../models/lenet/lenet_deploy.prototxt"
+	dotPath := filepath.Join(dir, "lenet.dot")
+	if code, _, stderr := runCmd("draw", "-model", deploy, "-o", dotPath); code != 0 {
+		t.Fatalf("draw dot: exit %d: %s", code, stderr)
+	}
+	dot, _ := os.ReadFile(dotPath)
+	if n := strings.Count(string(dot), "shape=record"); n != 9 {
+		t.Errorf("DOT has %d layer nodes, want 9", n)
+	}
+	if n := strings.Count(string(dot), "shape=octagon"); n != 9 {
+		t.Errorf("DOT has %d blob nodes, want 9", n)
+	}
+	if n := strings.Count(string(dot), "->"); n != 17 {
+		t.Errorf("DOT has %d edges, want 17", n)
+	}
+	if !strings.Contains(string(dot), `64 20 24 24 (737280)`) {
+		t.Errorf("DOT lacks conv1's shape:\n%s", dot)
+	}
+	svgPath := filepath.Join(dir, "lenet.svg")
+	if code, _, stderr := runCmd("draw", "-model", deploy, "-o", svgPath, "-rankdir", "LR"); code != 0 {
+		t.Fatalf("draw svg: exit %d: %s", code, stderr)
+	}
+	svg, _ := os.ReadFile(svgPath)
+	for typ, want := range map[string]int{"(Convolution)": 2, "(Pooling)": 2, "(InnerProduct)": 2, "(ReLU)": 1, "(Softmax)": 1, "(Input)": 1} {
+		if n := strings.Count(string(svg), typ); n != want {
+			t.Errorf("SVG shows %s %d times, want %d", typ, n, want)
+		}
+	}
+	pngPath := filepath.Join(dir, "lenet.png")
+	if code, _, stderr := runCmd("draw", "-model", "../../models/lenet/lenet_train_test.prototxt", "-phase", "TEST", "-o", pngPath); code != 0 {
+		t.Fatalf("draw png: exit %d: %s", code, stderr)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[[3]uint32]bool{}
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			found[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
+		}
+	}
+	for name, c := range map[string][3]uint32{"convolution red": {0xff, 0x50, 0x50}, "pooling orange": {0xff, 0x99, 0x00}} {
+		if !found[c] {
+			t.Errorf("the PNG has no %s", name)
+		}
+	}
+	if code, _, stderr := runCmd("draw", "-model", "../../models/lenet/lenet_train_test.prototxt", "-phase", "TEST", "-o", dotPath); code != 0 || func() bool { b, _ := os.ReadFile(dotPath); return !strings.Contains(string(b), "(Accuracy)") }() {
+		t.Errorf("TEST phase: exit %d %s, or no Accuracy layer", code, stderr)
+	}
+}
