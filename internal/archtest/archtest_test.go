@@ -34,6 +34,7 @@ var levels = map[string]int{
 	"cuda":                    1,
 	"mpi":                     1, // the MPI binding, the only cgo but cuda's (mpi tag)
 	"netproto":                1, // upgrading, filtering and split insertion of NetParameters
+	"netspec":                 1, // nets written from Go code, and Caffe's text format
 	"internal/mpitest":        2, // helpers of the tests run under mpirun
 	"internal/cudatest":       2, // helpers of the GPU tests
 	"internal/h5pytest":       2, // helpers of the tests against h5py
