@@ -15,8 +15,6 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/netproto"
@@ -259,28 +257,12 @@ func (g *drawGraph) render(path string, lr bool) error {
 	if lr {
 		w, h = total+2*drawMargin, widest+2*drawMargin
 	}
-	var c draw.Canvas
-	var write func(io.Writer) (int64, error)
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".png":
-		img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(144), vgimg.UseBackgroundColor(color.White))
-		c, write = draw.New(img), vgimg.PngCanvas{Canvas: img}.WriteTo
-	case ".svg":
-		s := vgsvg.New(w, h)
-		c, write = draw.New(s), s.WriteTo
-	default:
-		return fmt.Errorf("-o %s: want a .svg, .png or .dot file", path)
+	c, write, err := imageCanvas(path, w, h, 144)
+	if err != nil {
+		return fmt.Errorf("%w (or .dot)", err)
 	}
 	g.paint(&c, sty, lr)
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
+	return writeImage(path, write)
 }
 
 // paint draws the edges (with arrowheads) and then the nodes over them.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"os"
 	"path/filepath"
@@ -118,25 +119,35 @@ func addLine(p *plot.Plot, t *logTable, xcol, col, name string, i int) error {
 // savePlots stacks the panels (outputs three quarters, learning rate one)
 // into one PNG or SVG image.
 func savePlots(path string, w, h vg.Length, outputs, lr *plot.Plot) error {
-	var canvas draw.Canvas
-	var write func(io.Writer) (int64, error)
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".png":
-		c := vgimg.New(w, h)
-		canvas = draw.New(c)
-		write = vgimg.PngCanvas{Canvas: c}.WriteTo
-	case ".svg":
-		c := vgsvg.New(w, h)
-		canvas = draw.New(c)
-		write = c.WriteTo
-	default:
-		return fmt.Errorf("-o %s: want a .png or .svg file", path)
+	canvas, write, err := imageCanvas(path, w, h, 96)
+	if err != nil {
+		return err
 	}
 	top, bottom := canvas, canvas
 	split := canvas.Min.Y + (canvas.Max.Y-canvas.Min.Y)/4
 	top.Min.Y, bottom.Max.Y = split, split
 	outputs.Draw(top)
 	lr.Draw(bottom)
+	return writeImage(path, write)
+}
+
+// imageCanvas makes a w x h canvas for a picture that path's extension
+// says is a PNG (at dpi, white background) or an SVG, and the function
+// that writes it out.
+func imageCanvas(path string, w, h vg.Length, dpi int) (draw.Canvas, func(io.Writer) (int64, error), error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png":
+		img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
+		return draw.New(img), vgimg.PngCanvas{Canvas: img}.WriteTo, nil
+	case ".svg":
+		s := vgsvg.New(w, h)
+		return draw.New(s), s.WriteTo, nil
+	}
+	return draw.Canvas{}, nil, fmt.Errorf("-o %s: want a .png or .svg file", path)
+}
+
+// writeImage writes a finished canvas to path.
+func writeImage(path string, write func(io.Writer) (int64, error)) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -237,24 +238,9 @@ func TestPlot(t *testing.T) {
 	if code, _, stderr := runCmd("plot", "-o", pngPath, "-width", "10", "-height", "8", log); code != 0 {
 		t.Fatalf("plot png: exit %d: %s", code, stderr)
 	}
-	f, err := os.Open(pngPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b := img.Bounds(); b.Dx() < 370 || b.Dx() > 390 || b.Dy() < 295 || b.Dy() > 310 { // 10 x 8 cm at 96 dpi
+	bounds, colours := pngColours(t, pngPath, 2)
+	if b := bounds; b.Dx() < 370 || b.Dx() > 390 || b.Dy() < 295 || b.Dy() > 310 { // 10 x 8 cm at 96 dpi
 		t.Errorf("PNG is %v, want about 378x302", b)
-	}
-	colours := map[[3]uint32]bool{}
-	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y += 2 {
-		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x += 2 {
-			r, g, b, _ := img.At(x, y).RGBA()
-			colours[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
-		}
 	}
 	if len(colours) < 4 {
 		t.Errorf("the PNG has %d colours: nothing drawn", len(colours))
@@ -311,22 +297,7 @@ func TestDraw(t *testing.T) {
 	if code, _, stderr := runCmd("draw", "-model", "../../models/lenet/lenet_train_test.prototxt", "-phase", "TEST", "-o", pngPath); code != 0 {
 		t.Fatalf("draw png: exit %d: %s", code, stderr)
 	}
-	f, err := os.Open(pngPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := map[[3]uint32]bool{}
-	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
-		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
-			r, g, b, _ := img.At(x, y).RGBA()
-			found[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
-		}
-	}
+	_, found := pngColours(t, pngPath, 1)
 	for name, c := range map[string][3]uint32{"convolution red": {0xff, 0x50, 0x50}, "pooling orange": {0xff, 0x99, 0x00}} {
 		if !found[c] {
 			t.Errorf("the PNG has no %s", name)
@@ -335,4 +306,27 @@ func TestDraw(t *testing.T) {
 	if code, _, stderr := runCmd("draw", "-model", "../../models/lenet/lenet_train_test.prototxt", "-phase", "TEST", "-o", dotPath); code != 0 || func() bool { b, _ := os.ReadFile(dotPath); return !strings.Contains(string(b), "(Accuracy)") }() {
 		t.Errorf("TEST phase: exit %d %s, or no Accuracy layer", code, stderr)
 	}
+}
+
+// pngColours decodes a PNG and returns its bounds and the colours of every
+// step-th pixel of every step-th row.
+func pngColours(t *testing.T, path string, step int) (image.Rectangle, map[[3]uint32]bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	colours := map[[3]uint32]bool{}
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y += step {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x += step {
+			r, g, b, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
+		}
+	}
+	return img.Bounds(), colours
 }
