@@ -44,6 +44,19 @@ const (
 	Snapshot
 )
 
+// String names the action as the command's flags do.
+func (a Action) String() string {
+	switch a {
+	case None:
+		return "none"
+	case Stop:
+		return "stop"
+	case Snapshot:
+		return "snapshot"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
 // Options configures a solver.
 type Options struct {
 	// Context is the device the nets and the update run on; nil runs them

@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -60,7 +62,7 @@ func runDraw(args []string, stdout, stderr io.Writer) error {
 	if strings.EqualFold(filepath.Ext(*out), ".dot") {
 		return os.WriteFile(*out, []byte(g.dot(*rankdir)), 0o666)
 	}
-	return g.render(*out, *rankdir == "LR")
+	return g.render(*out, *rankdir == "LR", nil)
 }
 
 // drawNode is a layer or a blob of the picture.
@@ -86,6 +88,12 @@ func netGraph(model string, phase caffepb.Phase) (*drawGraph, error) {
 	if err != nil {
 		return nil, err
 	}
+	return netGraphOf(p, phase)
+}
+
+// netGraphOf is netGraph of a NetParameter (upgraded already).
+func netGraphOf(p *caffepb.NetParameter, phase caffepb.Phase) (*drawGraph, error) {
+	p = proto.Clone(p).(*caffepb.NetParameter)
 	p.State = &caffepb.NetState{Phase: phase.Enum()}
 	layers, err := netproto.FilterNet(p)
 	if err != nil {
@@ -205,8 +213,9 @@ const (
 )
 
 // render lays the ranks out along the flow, nodes of a rank side by side,
-// and draws to SVG or PNG.
-func (g *drawGraph) render(path string, lr bool) error {
+// and draws to SVG or PNG (path's extension) in path, or in to when it is
+// not nil.
+func (g *drawGraph) render(path string, lr bool, to io.Writer) error {
 	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 9), XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
 	ranks := 0
 	for _, n := range g.nodes {
@@ -262,6 +271,10 @@ func (g *drawGraph) render(path string, lr bool) error {
 		return fmt.Errorf("%w (or .dot)", err)
 	}
 	g.paint(&c, sty, lr)
+	if to != nil {
+		_, err := write(to)
+		return err
+	}
 	return writeImage(path, write)
 }
 

@@ -49,6 +49,7 @@ var commands = map[string]command{
 	"classify":                  {"classify images with a trained deploy net", runClassify},
 	"extract_features":          {"save blobs of a trained net's TEST pass as Datums", runExtractFeatures},
 	"draw":                      {"draw a net's layers and blobs (SVG, PNG or Graphviz DOT)", runDraw},
+	"ui":                        {"serve the dashboard over a directory's newest training log", runUI},
 	"plot":                      {"draw a training log's loss, outputs and learning rate", runPlot},
 	"parse_log":                 {"turn a training log into Caffe's parse_log.py CSV files", runParseLog},
 }

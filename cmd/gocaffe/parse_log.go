@@ -159,53 +159,87 @@ func parseTrainingLog(path string) (train, test *logTable, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	year := info.ModTime().Year()
+	feed := newLogFeed(info.ModTime().Year())
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var start time.Time
 	for sc.Scan() {
-		if strings.Contains(sc.Text(), "Solving") {
-			if start, err = glogTime(sc.Text(), year); err != nil {
-				return nil, nil, fmt.Errorf("%s: the \"Solving\" line has no glog time: %w", path, err)
-			}
-			break
+		if err := feed.line(sc.Text()); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
-	}
-	if start.IsZero() {
-		return nil, nil, fmt.Errorf("%s: no \"Solving\" line: not a training log", path)
-	}
-	train, test = &logTable{}, &logTable{}
-	iter, lr, last := -1.0, math.NaN(), start
-	for sc.Scan() {
-		line := sc.Text()
-		if m := logIteration.FindStringSubmatch(line); m != nil {
-			iter, _ = strconv.ParseFloat(m[1], 64)
-		}
-		if iter == -1 {
-			continue
-		}
-		t, err := glogTime(line, year)
-		if err != nil {
-			continue // not a log line (a resumed solver's output, a stack trace)
-		}
-		if t.Month() < last.Month() {
-			year++
-			t, _ = glogTime(line, year)
-		}
-		last = t
-		seconds := float64(t.Sub(start).Microseconds()) / 1e6
-		if m := logLR.FindStringSubmatch(line); m != nil {
-			lr, _ = strconv.ParseFloat(m[1], 64)
-		}
-		train.add(logTrainOutput, line, iter, seconds, lr)
-		test.add(logTestOutput, line, iter, seconds, lr)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	train.fixInitialLR()
-	test.fixInitialLR()
+	if feed.start.IsZero() {
+		return nil, nil, fmt.Errorf("%s: no \"Solving\" line: not a training log", path)
+	}
+	train, test = feed.tables()
 	return train, test, nil
+}
+
+// logFeed parses a training log line by line, as parse_log.py does, so
+// that a log can be followed while it is written (the dashboard).
+type logFeed struct {
+	year        int
+	start, last time.Time
+	iter, lr    float64
+	train, test logTable
+}
+
+func newLogFeed(year int) *logFeed { return &logFeed{year: year, iter: -1, lr: math.NaN()} }
+
+// line takes the next line of the log.
+func (f *logFeed) line(line string) error {
+	if f.start.IsZero() {
+		if strings.Contains(line, "Solving") {
+			t, err := glogTime(line, f.year)
+			if err != nil {
+				return fmt.Errorf("the \"Solving\" line has no glog time: %w", err)
+			}
+			f.start, f.last = t, t
+		}
+		return nil
+	}
+	if m := logIteration.FindStringSubmatch(line); m != nil {
+		f.iter, _ = strconv.ParseFloat(m[1], 64)
+	}
+	if f.iter == -1 {
+		return nil
+	}
+	t, err := glogTime(line, f.year)
+	if err != nil {
+		return nil // not a log line (a resumed solver's output, a stack trace)
+	}
+	if t.Month() < f.last.Month() {
+		f.year++
+		t, _ = glogTime(line, f.year)
+	}
+	f.last = t
+	seconds := float64(t.Sub(f.start).Microseconds()) / 1e6
+	if m := logLR.FindStringSubmatch(line); m != nil {
+		f.lr, _ = strconv.ParseFloat(m[1], 64)
+	}
+	f.train.add(logTrainOutput, line, f.iter, seconds, f.lr)
+	f.test.add(logTestOutput, line, f.iter, seconds, f.lr)
+	return nil
+}
+
+// tables returns copies of the rows so far, the first rows' learning
+// rates fixed as the script fixes them at the end.
+func (f *logFeed) tables() (train, test *logTable) {
+	cp := func(t *logTable) *logTable {
+		out := &logTable{rows: make([]*logRow, len(t.rows))}
+		for i, r := range t.rows {
+			c := &logRow{names: r.names, values: make(map[string]float64, len(r.values))}
+			for k, v := range r.values {
+				c.values[k] = v
+			}
+			out.rows[i] = c
+		}
+		out.fixInitialLR()
+		return out
+	}
+	return cp(&f.train), cp(&f.test)
 }
 
 // glogTime reads the time of a glog line ("I0210 13:39:22.381027 ...").

@@ -23,6 +23,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	iterations := fs.Int("iterations", 0, "train for this many iterations instead of the solver's max_iter (0: max_iter)")
 	sigint := fs.String("sigint_effect", "stop", "what to do on SIGINT: stop, snapshot or none")
 	sighup := fs.String("sighup_effect", "snapshot", "what to do on SIGHUP: stop, snapshot or none")
+	ui := fs.String("ui", "", "serve a live dashboard at this address (:8080 is localhost's port 8080)")
+	uiPublic := fs.Bool("ui_public", false, "allow a -ui address other machines can reach")
 	var nf netFlags
 	nf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -55,6 +57,19 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	quietRank(ranks)
+	var actions chan solver.Action
+	if *ui != "" {
+		d := newTrainDashboard(*solverFile, param)
+		stopUI, err := serveDashboard(*ui, *uiPublic, d)
+		if err != nil {
+			return err
+		}
+		defer stopUI()
+		prev := glog.SetOutput(d)
+		glog.SetOutput(io.MultiWriter(prev, d))
+		defer glog.SetOutput(prev)
+		actions = d.actions
+	}
 	glog.Infof("Starting Optimization")
 	solvers := make([]*solver.Solver[float32], len(ranks))
 	for i, r := range ranks {
@@ -74,7 +89,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	logJob(solvers[0], ranks[0].comm)
 	// Signals reach the process once: its first solver takes them, and a
 	// job's ranks agree on the action at the end of the iteration.
-	stop := handleSignals(solvers[0], onInt, onHup)
+	stop := handleSignals(solvers[0], onInt, onHup, actions)
 	defer stop()
 	if err := solveAll(solvers, ranks, *snapshot); err != nil {
 		return err
@@ -104,8 +119,9 @@ func parseEffect(flagName, v string) (solver.Action, error) {
 }
 
 // handleSignals makes SIGINT and SIGHUP request their actions between
-// iterations, as Caffe's SignalHandler; the returned function undoes it.
-func handleSignals(s *solver.Solver[float32], onInt, onHup solver.Action) func() {
+// iterations, as Caffe's SignalHandler, and so do requests on actions (the
+// dashboard's buttons; nil without one); the returned function undoes it.
+func handleSignals(s *solver.Solver[float32], onInt, onHup solver.Action, actions <-chan solver.Action) func() {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt, syscall.SIGHUP)
 	s.SetActionFunc(func() solver.Action {
@@ -117,6 +133,9 @@ func handleSignals(s *solver.Solver[float32], onInt, onHup solver.Action) func()
 			}
 			glog.Infof("Caught SIGINT: %v", onInt)
 			return onInt
+		case a := <-actions:
+			glog.Infof("Dashboard asked: %v", a)
+			return a
 		default:
 			return solver.None
 		}
