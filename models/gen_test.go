@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/netspec"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
@@ -18,122 +19,157 @@ import (
 // The ImageNet models GoogLeNet, ResNet-50 and MobileNet are written by
 // the generator below, from their papers' architectures, in the layout of
 // the Caffe models people use (BVLC's bvlc_googlenet, Kaiming He's
-// ResNet-50 with BatchNorm + Scale, the Caffe MobileNet v1): by hand a
-// 50-layer ResNet is 2,000 error-prone lines. The committed files must be
+// ResNet-50 with BatchNorm + Scale, the Caffe MobileNet v1), through
+// netspec: by hand a 50-layer ResNet is 2,000 error-prone lines. The committed files must be
 // what it writes; `go test ./models -run TestGeneratedModels -update`
 // rewrites them.
 var update = flag.Bool("update", false, "rewrite the generated models' prototxt files")
 
-// netText accumulates a prototxt.
-type netText struct{ strings.Builder }
+// gen writes a net through netspec, with the layer kinds these models use.
+type gen struct{ n *netspec.Net }
 
-func (b *netText) f(format string, args ...any) { fmt.Fprintf(&b.Builder, format, args...) }
+func newGen(name string) gen { return gen{netspec.New(name)} }
+
+// text is the net in Caffe's text format, after a comment header.
+func (g gen) text(header string) string {
+	text, err := g.n.Prototxt()
+	if err != nil {
+		panic(err) // a mistake in this generator
+	}
+	return header + text
+}
+
+func u32(v int) *uint32 { return proto.Uint32(uint32(v)) }
 
 // imagenetData writes the TRAIN and TEST Data layers of an ImageNet
 // train_val net: crop crop, mean values (BGR), batches train and test.
-func (b *netText) imagenetData(crop, train, test int) {
+func (g gen) imagenetData(crop, train, test int) (data, label netspec.Blob) {
 	for _, ph := range []struct {
-		phase, source string
-		mirror        bool
-		batch         int
-	}{{"TRAIN", "ilsvrc12_train_lmdb", true, train}, {"TEST", "ilsvrc12_val_lmdb", false, test}} {
-		b.f("layer {\n  name: \"data\"\n  type: \"Data\"\n  top: \"data\"\n  top: \"label\"\n  include { phase: %s }\n", ph.phase)
-		b.f("  transform_param { mirror: %v crop_size: %d mean_value: 104 mean_value: 117 mean_value: 123 }\n", ph.mirror, crop)
-		b.f("  data_param { source: \"data/ilsvrc12/%s\" batch_size: %d backend: LMDB }\n}\n", ph.source, ph.batch)
+		phase  caffepb.Phase
+		source string
+		mirror bool
+		batch  int
+	}{{caffepb.Phase_TRAIN, "ilsvrc12_train_lmdb", true, train}, {caffepb.Phase_TEST, "ilsvrc12_val_lmdb", false, test}} {
+		tops := g.n.Tops("data", "Data", nil, []string{"data", "label"}, func(l *caffepb.LayerParameter) {
+			l.Include = []*caffepb.NetStateRule{netspec.Phase(ph.phase)}
+			l.TransformParam = &caffepb.TransformationParameter{Mirror: proto.Bool(ph.mirror), CropSize: u32(crop), MeanValue: []float32{104, 117, 123}}
+			l.DataParam = &caffepb.DataParameter{Source: proto.String("data/ilsvrc12/" + ph.source), BatchSize: u32(ph.batch), Backend: caffepb.DataParameter_LMDB.Enum()}
+		})
+		data, label = tops[0], tops[1]
 	}
+	return data, label
 }
 
-// deployInput writes a deploy net's Input layer of one image of size x size.
-func (b *netText) deployInput(batch, size int) {
-	b.f("layer {\n  name: \"data\"\n  type: \"Input\"\n  top: \"data\"\n  input_param { shape { dim: %d dim: 3 dim: %d dim: %d } }\n}\n", batch, size, size)
+// deployInput writes a deploy net's Input layer of batch images of size x size.
+func (g gen) deployInput(batch, size int) netspec.Blob {
+	return g.n.Layer("data", "Input", nil, func(l *caffepb.LayerParameter) {
+		l.InputParam = &caffepb.InputParameter{Shape: []*caffepb.BlobShape{{Dim: []int64{int64(batch), 3, int64(size), int64(size)}}}}
+	})
 }
 
 // conv writes a convolution; bias false for the ones a BatchNorm follows.
-func (b *netText) conv(name, bottom string, out, kernel, stride, pad, group int, bias bool, weight string) {
-	b.f("layer {\n  name: %q\n  type: \"Convolution\"\n  bottom: %q\n  top: %q\n", name, bottom, name)
-	if bias {
-		b.f("  param { lr_mult: 1 decay_mult: 1 }\n  param { lr_mult: 2 decay_mult: 0 }\n")
-	} else {
-		b.f("  param { lr_mult: 1 decay_mult: 1 }\n")
-	}
-	b.f("  convolution_param {\n    num_output: %d\n", out)
-	if !bias {
-		b.f("    bias_term: false\n")
-	}
-	if pad > 0 {
-		b.f("    pad: %d\n", pad)
-	}
-	b.f("    kernel_size: %d\n", kernel)
-	if stride > 1 {
-		b.f("    stride: %d\n", stride)
-	}
-	if group > 1 {
-		b.f("    group: %d\n", group)
-	}
-	b.f("    weight_filler { %s }\n", weight)
-	if bias {
-		b.f("    bias_filler { type: \"constant\" value: 0.2 }\n")
-	}
-	b.f("  }\n}\n")
+func (g gen) conv(name string, bottom netspec.Blob, out, kernel, stride, pad, group int, bias bool, weight string) netspec.Blob {
+	return g.n.Layer(name, "Convolution", netspec.On(bottom), func(l *caffepb.LayerParameter) {
+		l.Param = []*caffepb.ParamSpec{netspec.Param(1, 1)}
+		c := &caffepb.ConvolutionParameter{NumOutput: u32(out), KernelSize: []uint32{uint32(kernel)}, WeightFiller: netspec.Filler(weight)}
+		if bias {
+			l.Param = append(l.Param, netspec.Param(2, 0))
+			c.BiasFiller = netspec.Filler("constant", func(f *caffepb.FillerParameter) { f.Value = proto.Float32(0.2) })
+		} else {
+			c.BiasTerm = proto.Bool(false)
+		}
+		if pad > 0 {
+			c.Pad = []uint32{uint32(pad)}
+		}
+		if stride > 1 {
+			c.Stride = []uint32{uint32(stride)}
+		}
+		if group > 1 {
+			c.Group = u32(group)
+		}
+		l.ConvolutionParam = c
+	})
 }
 
 // relu writes an in-place ReLU.
-func (b *netText) relu(name, blob string) {
-	b.f("layer {\n  name: %q\n  type: \"ReLU\"\n  bottom: %q\n  top: %q\n}\n", name, blob, blob)
-}
+func (g gen) relu(name string, b netspec.Blob) netspec.Blob { return g.n.InPlace(name, "ReLU", b, nil) }
 
 // bnScale writes BatchNorm (its statistics not learned by the solver) and
 // Scale (the learned affine part) in place, as Caffe's ResNets do.
-func (b *netText) bnScale(bn, scale, blob string) {
-	b.f("layer {\n  name: %q\n  type: \"BatchNorm\"\n  bottom: %q\n  top: %q\n", bn, blob, blob)
-	b.f("  param { lr_mult: 0 decay_mult: 0 }\n  param { lr_mult: 0 decay_mult: 0 }\n  param { lr_mult: 0 decay_mult: 0 }\n}\n")
-	b.f("layer {\n  name: %q\n  type: \"Scale\"\n  bottom: %q\n  top: %q\n  scale_param { bias_term: true }\n}\n", scale, blob, blob)
+func (g gen) bnScale(bn, scale string, b netspec.Blob) netspec.Blob {
+	g.n.InPlace(bn, "BatchNorm", b, func(l *caffepb.LayerParameter) {
+		l.Param = []*caffepb.ParamSpec{netspec.Param(0, 0), netspec.Param(0, 0), netspec.Param(0, 0)}
+	})
+	return g.n.InPlace(scale, "Scale", b, func(l *caffepb.LayerParameter) {
+		l.ScaleParam = &caffepb.ScaleParameter{BiasTerm: proto.Bool(true)}
+	})
 }
 
 // pool writes a pooling layer.
-func (b *netText) pool(name, bottom, method string, kernel, stride, pad int) {
-	b.f("layer {\n  name: %q\n  type: \"Pooling\"\n  bottom: %q\n  top: %q\n  pooling_param { pool: %s kernel_size: %d stride: %d", name, bottom, name, method, kernel, stride)
-	if pad > 0 {
-		b.f(" pad: %d", pad)
-	}
-	b.f(" }\n}\n")
+func (g gen) pool(name string, bottom netspec.Blob, method caffepb.PoolingParameter_PoolMethod, kernel, stride, pad int) netspec.Blob {
+	return g.n.Layer(name, "Pooling", netspec.On(bottom), func(l *caffepb.LayerParameter) {
+		l.PoolingParam = &caffepb.PoolingParameter{Pool: method.Enum(), KernelSize: u32(kernel), Stride: u32(stride)}
+		if pad > 0 {
+			l.PoolingParam.Pad = u32(pad)
+		}
+	})
 }
 
 // fc writes an inner product.
-func (b *netText) fc(name, bottom string, out int, weight string) {
-	b.f("layer {\n  name: %q\n  type: \"InnerProduct\"\n  bottom: %q\n  top: %q\n", name, bottom, name)
-	b.f("  param { lr_mult: 1 decay_mult: 1 }\n  param { lr_mult: 2 decay_mult: 0 }\n")
-	b.f("  inner_product_param {\n    num_output: %d\n    weight_filler { %s }\n    bias_filler { type: \"constant\" value: 0 }\n  }\n}\n", out, weight)
+func (g gen) fc(name string, bottom netspec.Blob, out int, weight string) netspec.Blob {
+	return g.n.Layer(name, "InnerProduct", netspec.On(bottom), func(l *caffepb.LayerParameter) {
+		l.Param = []*caffepb.ParamSpec{netspec.Param(1, 1), netspec.Param(2, 0)}
+		l.InnerProductParam = &caffepb.InnerProductParameter{NumOutput: u32(out), WeightFiller: netspec.Filler(weight),
+			BiasFiller: netspec.Filler("constant", func(f *caffepb.FillerParameter) { f.Value = proto.Float32(0) })}
+	})
+}
+
+// dropout writes an in-place Dropout.
+func (g gen) dropout(name string, b netspec.Blob, ratio float32) {
+	g.n.InPlace(name, "Dropout", b, func(l *caffepb.LayerParameter) {
+		l.DropoutParam = &caffepb.DropoutParameter{DropoutRatio: proto.Float32(ratio)}
+	})
 }
 
 // head writes the classifier's ending: a deploy net's Softmax, or a
 // train_val net's loss and (TEST) top-1 and top-5 accuracies.
-func (b *netText) head(logits string, deploy bool, lossWeight float64, suffix string) {
+func (g gen) head(logits, label netspec.Blob, deploy bool, lossWeight float32, suffix string) {
 	if deploy {
-		b.f("layer {\n  name: \"prob\"\n  type: \"Softmax\"\n  bottom: %q\n  top: \"prob\"\n}\n", logits)
+		g.n.Layer("prob", "Softmax", netspec.On(logits), nil)
 		return
 	}
-	b.f("layer {\n  name: \"loss%s\"\n  type: \"SoftmaxWithLoss\"\n  bottom: %q\n  bottom: \"label\"\n  top: \"loss%s\"\n", suffix, logits, suffix)
-	if lossWeight != 1 {
-		b.f("  loss_weight: %g\n", lossWeight)
-	}
-	b.f("}\n")
+	g.n.Layer("loss"+suffix, "SoftmaxWithLoss", netspec.On(logits, label), func(l *caffepb.LayerParameter) {
+		if lossWeight != 1 {
+			l.LossWeight = []float32{lossWeight}
+		}
+	})
 	for _, k := range []int{1, 5} {
 		name := "accuracy" + suffix
 		if k > 1 {
 			name += "_top5"
 		}
-		b.f("layer {\n  name: %q\n  type: \"Accuracy\"\n  bottom: %q\n  bottom: \"label\"\n  top: %q\n  include { phase: TEST }\n", name, logits, name)
-		if k > 1 {
-			b.f("  accuracy_param { top_k: %d }\n", k)
-		}
-		b.f("}\n")
+		g.n.Layer(name, "Accuracy", netspec.On(logits, label), func(l *caffepb.LayerParameter) {
+			l.Include = []*caffepb.NetStateRule{netspec.Phase(caffepb.Phase_TEST)}
+			if k > 1 {
+				l.AccuracyParam = &caffepb.AccuracyParameter{TopK: u32(k)}
+			}
+		})
 	}
 }
 
+// input writes the deploy input or the train_val data layers.
+func (g gen) input(deploy bool, train, test int) (data, label netspec.Blob) {
+	if deploy {
+		return g.deployInput(1, 224), netspec.Blob{}
+	}
+	return g.imagenetData(224, train, test)
+}
+
 const (
-	msra   = `type: "msra"`
-	xavier = `type: "xavier"`
+	msra   = "msra"
+	xavier = "xavier"
+	maxP   = caffepb.PoolingParameter_MAX
+	aveP   = caffepb.PoolingParameter_AVE
 )
 
 // resnet50 writes ResNet-50 (He et al. 2016): 7x7 stem, bottleneck blocks
@@ -141,18 +177,11 @@ const (
 // (stride 2 on its first 1x1, as Caffe's ResNet-50), BatchNorm + Scale
 // after every convolution.
 func resnet50(deploy bool) string {
-	var b netText
-	b.f("# ResNet-50 (He, Zhang, Ren, Sun 2016) for 224x224 ImageNet crops, in the\n# layout of Caffe's ResNet-50: BatchNorm + Scale after each convolution.\n# Written by models/gen_test.go.\nname: \"ResNet-50\"\n")
-	if deploy {
-		b.deployInput(1, 224)
-	} else {
-		b.imagenetData(224, 32, 25)
-	}
-	b.conv("conv1", "data", 64, 7, 2, 3, 1, false, msra)
-	b.bnScale("bn_conv1", "scale_conv1", "conv1")
-	b.relu("conv1_relu", "conv1")
-	b.pool("pool1", "conv1", "MAX", 3, 2, 0)
-	in := "pool1"
+	g := newGen("ResNet-50")
+	data, label := g.input(deploy, 32, 25)
+	x := g.conv("conv1", data, 64, 7, 2, 3, 1, false, msra)
+	g.relu("conv1_relu", g.bnScale("bn_conv1", "scale_conv1", x))
+	in := g.pool("pool1", x, maxP, 3, 2, 0)
 	for s, stage := range []struct{ blocks, width int }{{3, 64}, {4, 128}, {6, 256}, {3, 512}} {
 		for k := range stage.blocks {
 			name := fmt.Sprintf("res%d%c", s+2, 'a'+k)
@@ -162,9 +191,8 @@ func resnet50(deploy bool) string {
 			}
 			shortcut := in
 			if k == 0 {
-				b.conv(name+"_branch1", in, 4*stage.width, 1, stride, 0, 1, false, msra)
-				b.bnScale("bn"+name[3:]+"_branch1", "scale"+name[3:]+"_branch1", name+"_branch1")
-				shortcut = name + "_branch1"
+				shortcut = g.conv(name+"_branch1", in, 4*stage.width, 1, stride, 0, 1, false, msra)
+				g.bnScale("bn"+name[3:]+"_branch1", "scale"+name[3:]+"_branch1", shortcut)
 			}
 			prev := in
 			for i, c := range []struct {
@@ -172,22 +200,17 @@ func resnet50(deploy bool) string {
 				out, k, st, pd int
 			}{{"2a", stage.width, 1, stride, 0}, {"2b", stage.width, 3, 1, 1}, {"2c", 4 * stage.width, 1, 1, 0}} {
 				top := name + "_branch" + c.part
-				b.conv(top, prev, c.out, c.k, c.st, c.pd, 1, false, msra)
-				b.bnScale("bn"+name[3:]+"_branch"+c.part, "scale"+name[3:]+"_branch"+c.part, top)
+				prev = g.conv(top, prev, c.out, c.k, c.st, c.pd, 1, false, msra)
+				g.bnScale("bn"+name[3:]+"_branch"+c.part, "scale"+name[3:]+"_branch"+c.part, prev)
 				if i < 2 {
-					b.relu(top+"_relu", top)
+					g.relu(top+"_relu", prev)
 				}
-				prev = top
 			}
-			b.f("layer {\n  name: %q\n  type: \"Eltwise\"\n  bottom: %q\n  bottom: %q\n  top: %q\n}\n", name, shortcut, prev, name)
-			b.relu(name+"_relu", name)
-			in = name
+			in = g.relu(name+"_relu", g.n.Layer(name, "Eltwise", netspec.On(shortcut, prev), nil))
 		}
 	}
-	b.pool("pool5", in, "AVE", 7, 1, 0)
-	b.fc("fc1000", "pool5", 1000, msra)
-	b.head("fc1000", deploy, 1, "")
-	return b.String()
+	g.head(g.fc("fc1000", g.pool("pool5", in, aveP, 7, 1, 0), 1000, msra), label, deploy, 1, "")
+	return g.text("# ResNet-50 (He, Zhang, Ren, Sun 2016) for 224x224 ImageNet crops, in the\n# layout of Caffe's ResNet-50: BatchNorm + Scale after each convolution.\n# Written by models/gen_test.go through netspec.\n")
 }
 
 // googlenet writes GoogLeNet (Szegedy et al. 2015) as BVLC's
@@ -195,77 +218,54 @@ func resnet50(deploy bool) string {
 // convolutions, and in train_val the two auxiliary classifiers (loss
 // weight 0.3) after inception 4a and 4d.
 func googlenet(deploy bool) string {
-	var b netText
-	b.f("# GoogLeNet (Szegedy et al. 2015) for 224x224 ImageNet crops, as BVLC's\n# bvlc_googlenet (auxiliary classifiers in train_val only).\n# Written by models/gen_test.go.\nname: \"GoogLeNet\"\n")
-	if deploy {
-		b.deployInput(1, 224)
-	} else {
-		b.imagenetData(224, 32, 50)
+	g := newGen("GoogLeNet")
+	data, label := g.input(deploy, 32, 50)
+	lrn := func(name string, bottom netspec.Blob) netspec.Blob {
+		return g.n.Layer(name, "LRN", netspec.On(bottom), func(l *caffepb.LayerParameter) {
+			l.LrnParam = &caffepb.LRNParameter{LocalSize: u32(5), Alpha: proto.Float32(0.0001), Beta: proto.Float32(0.75)}
+		})
 	}
-	b.conv("conv1/7x7_s2", "data", 64, 7, 2, 3, 1, true, xavier)
-	b.relu("conv1/relu_7x7", "conv1/7x7_s2")
-	b.pool("pool1/3x3_s2", "conv1/7x7_s2", "MAX", 3, 2, 0)
-	lrn := func(name, bottom string) {
-		b.f("layer {\n  name: %q\n  type: \"LRN\"\n  bottom: %q\n  top: %q\n  lrn_param { local_size: 5 alpha: 0.0001 beta: 0.75 }\n}\n", name, bottom, name)
-	}
-	lrn("pool1/norm1", "pool1/3x3_s2")
-	b.conv("conv2/3x3_reduce", "pool1/norm1", 64, 1, 1, 0, 1, true, xavier)
-	b.relu("conv2/relu_3x3_reduce", "conv2/3x3_reduce")
-	b.conv("conv2/3x3", "conv2/3x3_reduce", 192, 3, 1, 1, 1, true, xavier)
-	b.relu("conv2/relu_3x3", "conv2/3x3")
-	lrn("conv2/norm2", "conv2/3x3")
-	b.pool("pool2/3x3_s2", "conv2/norm2", "MAX", 3, 2, 0)
-	inception := func(name, in string, c1, r3, c3, r5, c5, pp int) string {
+	x := g.relu("conv1/relu_7x7", g.conv("conv1/7x7_s2", data, 64, 7, 2, 3, 1, true, xavier))
+	x = lrn("pool1/norm1", g.pool("pool1/3x3_s2", x, maxP, 3, 2, 0))
+	x = g.relu("conv2/relu_3x3_reduce", g.conv("conv2/3x3_reduce", x, 64, 1, 1, 0, 1, true, xavier))
+	x = g.relu("conv2/relu_3x3", g.conv("conv2/3x3", x, 192, 3, 1, 1, 1, true, xavier))
+	x = g.pool("pool2/3x3_s2", lrn("conv2/norm2", x), maxP, 3, 2, 0)
+	inception := func(name string, in netspec.Blob, c1, r3, c3, r5, c5, pp int) netspec.Blob {
 		p := "inception_" + name + "/"
-		b.conv(p+"1x1", in, c1, 1, 1, 0, 1, true, xavier)
-		b.relu(p+"relu_1x1", p+"1x1")
-		b.conv(p+"3x3_reduce", in, r3, 1, 1, 0, 1, true, xavier)
-		b.relu(p+"relu_3x3_reduce", p+"3x3_reduce")
-		b.conv(p+"3x3", p+"3x3_reduce", c3, 3, 1, 1, 1, true, xavier)
-		b.relu(p+"relu_3x3", p+"3x3")
-		b.conv(p+"5x5_reduce", in, r5, 1, 1, 0, 1, true, xavier)
-		b.relu(p+"relu_5x5_reduce", p+"5x5_reduce")
-		b.conv(p+"5x5", p+"5x5_reduce", c5, 5, 1, 2, 1, true, xavier)
-		b.relu(p+"relu_5x5", p+"5x5")
-		b.pool(p+"pool", in, "MAX", 3, 1, 1)
-		b.conv(p+"pool_proj", p+"pool", pp, 1, 1, 0, 1, true, xavier)
-		b.relu(p+"relu_pool_proj", p+"pool_proj")
-		b.f("layer {\n  name: %q\n  type: \"Concat\"\n  bottom: %q\n  bottom: %q\n  bottom: %q\n  bottom: %q\n  top: %q\n}\n",
-			p+"output", p+"1x1", p+"3x3", p+"5x5", p+"pool_proj", p+"output")
-		return p + "output"
+		unit := func(n string, bottom netspec.Blob, out, k, pad int) netspec.Blob {
+			return g.relu(p+"relu_"+n, g.conv(p+n, bottom, out, k, 1, pad, 1, true, xavier))
+		}
+		a := unit("1x1", in, c1, 1, 0)
+		b := unit("3x3", unit("3x3_reduce", in, r3, 1, 0), c3, 3, 1)
+		c := unit("5x5", unit("5x5_reduce", in, r5, 1, 0), c5, 5, 2)
+		d := unit("pool_proj", g.pool(p+"pool", in, maxP, 3, 1, 1), pp, 1, 0)
+		return g.n.Layer(p+"output", "Concat", netspec.On(a, b, c, d), nil)
 	}
-	aux := func(n int, in string) {
+	aux := func(n int, in netspec.Blob) {
 		if deploy {
 			return
 		}
 		p := fmt.Sprintf("loss%d/", n)
-		b.pool(p+"ave_pool", in, "AVE", 5, 3, 0)
-		b.conv(p+"conv", p+"ave_pool", 128, 1, 1, 0, 1, true, xavier)
-		b.relu(p+"relu_conv", p+"conv")
-		b.fc(p+"fc", p+"conv", 1024, xavier)
-		b.relu(p+"relu_fc", p+"fc")
-		b.f("layer {\n  name: %q\n  type: \"Dropout\"\n  bottom: %q\n  top: %q\n  dropout_param { dropout_ratio: 0.7 }\n}\n", p+"drop_fc", p+"fc", p+"fc")
-		b.fc(p+"classifier", p+"fc", 1000, xavier)
-		b.head(p+"classifier", false, 0.3, fmt.Sprintf("%d", n))
+		x := g.relu(p+"relu_conv", g.conv(p+"conv", g.pool(p+"ave_pool", in, aveP, 5, 3, 0), 128, 1, 1, 0, 1, true, xavier))
+		x = g.relu(p+"relu_fc", g.fc(p+"fc", x, 1024, xavier))
+		g.dropout(p+"drop_fc", x, 0.7)
+		g.head(g.fc(p+"classifier", x, 1000, xavier), label, false, 0.3, fmt.Sprintf("%d", n))
 	}
-	x := inception("3a", "pool2/3x3_s2", 64, 96, 128, 16, 32, 32)
+	x = inception("3a", x, 64, 96, 128, 16, 32, 32)
 	x = inception("3b", x, 128, 128, 192, 32, 96, 64)
-	b.pool("pool3/3x3_s2", x, "MAX", 3, 2, 0)
-	x = inception("4a", "pool3/3x3_s2", 192, 96, 208, 16, 48, 64)
+	x = inception("4a", g.pool("pool3/3x3_s2", x, maxP, 3, 2, 0), 192, 96, 208, 16, 48, 64)
 	aux(1, x)
 	x = inception("4b", x, 160, 112, 224, 24, 64, 64)
 	x = inception("4c", x, 128, 128, 256, 24, 64, 64)
 	x = inception("4d", x, 112, 144, 288, 32, 64, 64)
 	aux(2, x)
 	x = inception("4e", x, 256, 160, 320, 32, 128, 128)
-	b.pool("pool4/3x3_s2", x, "MAX", 3, 2, 0)
-	x = inception("5a", "pool4/3x3_s2", 256, 160, 320, 32, 128, 128)
+	x = inception("5a", g.pool("pool4/3x3_s2", x, maxP, 3, 2, 0), 256, 160, 320, 32, 128, 128)
 	x = inception("5b", x, 384, 192, 384, 48, 128, 128)
-	b.pool("pool5/7x7_s1", x, "AVE", 7, 1, 0)
-	b.f("layer {\n  name: \"pool5/drop_7x7_s1\"\n  type: \"Dropout\"\n  bottom: \"pool5/7x7_s1\"\n  top: \"pool5/7x7_s1\"\n  dropout_param { dropout_ratio: 0.4 }\n}\n")
-	b.fc("loss3/classifier", "pool5/7x7_s1", 1000, xavier)
-	b.head("loss3/classifier", deploy, 1, "")
-	return b.String()
+	x = g.pool("pool5/7x7_s1", x, aveP, 7, 1, 0)
+	g.dropout("pool5/drop_7x7_s1", x, 0.4)
+	g.head(g.fc("loss3/classifier", x, 1000, xavier), label, deploy, 1, "")
+	return g.text("# GoogLeNet (Szegedy et al. 2015) for 224x224 ImageNet crops, as BVLC's\n# bvlc_googlenet (auxiliary classifiers in train_val only).\n# Written by models/gen_test.go through netspec.\n")
 }
 
 // mobilenet writes MobileNet v1 (Howard et al. 2017, width 1.0): a 3x3
@@ -273,31 +273,21 @@ func googlenet(deploy bool) string {
 // equal to its channels, then a 1x1), each convolution followed by
 // BatchNorm + Scale + ReLU.
 func mobilenet(deploy bool) string {
-	var b netText
-	b.f("# MobileNet v1 (Howard et al. 2017, width 1.0) for 224x224 ImageNet crops:\n# depthwise convolutions are Convolution layers with group == channels.\n# Written by models/gen_test.go.\nname: \"MobileNet\"\n")
-	if deploy {
-		b.deployInput(1, 224)
-	} else {
-		b.imagenetData(224, 32, 25)
+	g := newGen("MobileNet")
+	data, label := g.input(deploy, 32, 25)
+	unit := func(name string, bottom netspec.Blob, out, kernel, stride, group int) netspec.Blob {
+		x := g.conv(name, bottom, out, kernel, stride, kernel/2, group, false, msra)
+		g.bnScale(name+"/bn", name+"/scale", x)
+		return g.relu(name+"/relu", x)
 	}
-	unit := func(name, bottom string, out, kernel, stride, group int) {
-		b.conv(name, bottom, out, kernel, stride, kernel/2, group, false, msra)
-		b.bnScale(name+"/bn", name+"/scale", name)
-		b.relu(name+"/relu", name)
-	}
-	unit("conv1", "data", 32, 3, 2, 1)
-	in, ch := "conv1", 32
+	in, ch := unit("conv1", data, 32, 3, 2, 1), 32
 	for i, blk := range []struct{ out, stride int }{{64, 1}, {128, 2}, {128, 1}, {256, 2}, {256, 1}, {512, 2},
 		{512, 1}, {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}} {
-		dw, pw := fmt.Sprintf("conv%d_dw", i+2), fmt.Sprintf("conv%d_pw", i+2)
-		unit(dw, in, ch, 3, blk.stride, ch)
-		unit(pw, dw, blk.out, 1, 1, 1)
-		in, ch = pw, blk.out
+		dw := unit(fmt.Sprintf("conv%d_dw", i+2), in, ch, 3, blk.stride, ch)
+		in, ch = unit(fmt.Sprintf("conv%d_pw", i+2), dw, blk.out, 1, 1, 1), blk.out
 	}
-	b.pool("pool6", in, "AVE", 7, 1, 0)
-	b.fc("fc7", "pool6", 1000, msra)
-	b.head("fc7", deploy, 1, "")
-	return b.String()
+	g.head(g.fc("fc7", g.pool("pool6", in, aveP, 7, 1, 0), 1000, msra), label, deploy, 1, "")
+	return g.text("# MobileNet v1 (Howard et al. 2017, width 1.0) for 224x224 ImageNet crops:\n# depthwise convolutions are Convolution layers with group == channels.\n# Written by models/gen_test.go through netspec.\n")
 }
 
 // imagenetSolver writes a solver for a generated train_val net.
