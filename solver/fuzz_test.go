@@ -50,6 +50,13 @@ func FuzzSolverPrototxt(f *testing.F) {
 			return
 		}
 		p.SnapshotPrefix = proto.String(filepath.Join(t.TempDir(), "fuzz"))
+		// A few iterations and test passes reach every code path; more
+		// only make an execution slow.
+		p.MaxIter = proto.Int32(min(p.GetMaxIter(), 4))
+		p.IterSize = proto.Int32(min(p.GetIterSize(), 2))
+		for i, n := range p.TestIter {
+			p.TestIter[i] = min(n, 2)
+		}
 		s, err := solver.New[float32](&p, solver.Options{})
 		if err != nil {
 			return

@@ -12,7 +12,7 @@ import (
 
 // MaxInt bounds every integer field of an affordable message (shape
 // dimensions, num_output, batch sizes, iterations).
-const MaxInt = 32
+const MaxInt = 16
 
 // MaxRepeated bounds the length of every repeated field.
 const MaxRepeated = 8
@@ -20,7 +20,8 @@ const MaxRepeated = 8
 // Affordable reports whether every integer in m lies within
 // [-MaxInt, MaxInt] and every repeated field has at most MaxRepeated
 // entries; with those bounds no blob or parameter of a net exceeds a few
-// million values.
+// hundred thousand values, and one run of a fuzzed net or solver stays
+// in the milliseconds.
 func Affordable(m proto.Message) bool {
 	return affordable(m.ProtoReflect())
 }
