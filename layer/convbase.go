@@ -19,7 +19,8 @@ import (
 // is convolution with forward and backward swapped (reverse).
 type convBase[T Float] struct {
 	Base[T]
-	reverse bool // Deconvolution
+	reverse   bool // Deconvolution
+	depthwise bool // ConvolutionDepthwise: one filter per channel
 
 	channelAxis, numSpatial       int
 	kernel, stride, pad, dilation []int
@@ -129,6 +130,11 @@ func (l *convBase[T]) setUp(bottom *blob.Blob[T]) error {
 	}
 	l.channels = bottom.Shape()[l.channelAxis]
 	l.numOutput, l.group, l.biasTerm = int(cp.GetNumOutput()), int(cp.GetGroup()), cp.GetBiasTerm()
+	if l.depthwise {
+		// As the forks' layer: num_output and group are the channels,
+		// whatever the parameter says.
+		l.numOutput, l.group = l.channels, l.channels
+	}
 	if l.numOutput <= 0 {
 		return errors.New("convolution_param.num_output must be set and positive")
 	}

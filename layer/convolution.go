@@ -24,8 +24,13 @@ func newConvolution[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	return l, nil
 }
 
-// Type returns "Convolution".
-func (*Convolution[T]) Type() string { return "Convolution" }
+// Type returns "Convolution", or "ConvolutionDepthwise".
+func (l *Convolution[T]) Type() string {
+	if l.depthwise {
+		return "ConvolutionDepthwise"
+	}
+	return "Convolution"
+}
 
 // ForwardCPU convolves on the host, images spread over the cores.
 func (l *Convolution[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {

@@ -135,7 +135,13 @@ type engineKey struct {
 	engine EngineName
 }
 
+// engineAliases are layer types computed by another type's engines.
+var engineAliases = map[string]string{"ConvolutionDepthwise": "Convolution"}
+
 func lookupEngine(typ string, e EngineName) *engineEntry {
+	if base, ok := engineAliases[typ]; ok {
+		typ = base
+	}
 	engines.RLock()
 	defer engines.RUnlock()
 	return engines.m[engineKey{typ, e}]
@@ -146,7 +152,7 @@ func lookupEngine(typ string, e EngineName) *engineEntry {
 // that have none.
 func engineField(p *caffepb.LayerParameter) EngineName {
 	switch p.GetType() {
-	case "Convolution", "Deconvolution":
+	case "Convolution", "Deconvolution", "ConvolutionDepthwise":
 		return EngineName(p.GetConvolutionParam().GetEngine())
 	case "Pooling":
 		return EngineName(p.GetPoolingParam().GetEngine())
