@@ -1,7 +1,6 @@
 package data
 
 import (
-	"bytes"
 	"fmt"
 	"image"
 	_ "image/gif" // registered for encoded datums and image lists
@@ -60,10 +59,7 @@ func DecodeDatum(d *caffepb.Datum, mode ColorMode) (*caffepb.Datum, error) {
 	if !d.GetEncoded() {
 		return d, nil
 	}
-	if err := CheckImageHeader(d.GetData(), 0); err != nil {
-		return nil, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(d.GetData()), err)
-	}
-	img, _, err := image.Decode(bytes.NewReader(d.GetData()))
+	img, err := DecodeImage(d.GetData(), 0)
 	if err != nil {
 		return nil, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(d.GetData()), err)
 	}

@@ -1,7 +1,6 @@
 package data
 
 import (
-	"bytes"
 	"fmt"
 	"image"
 	"image/color"
@@ -238,10 +237,7 @@ func (r *ImageReader) Read(path string) (DatumRecord, error) {
 
 // Decode decodes an encoded image (the bytes of a file) as Read does.
 func (r *ImageReader) Decode(encoded []byte) (DatumRecord, error) {
-	if err := CheckImageHeader(encoded, r.MaxPixels); err != nil {
-		return DatumRecord{}, err
-	}
-	img, _, err := image.Decode(bytes.NewReader(encoded))
+	img, err := DecodeImage(encoded, r.MaxPixels)
 	if err != nil {
 		return DatumRecord{}, err
 	}

@@ -76,3 +76,15 @@ func CheckImageSize(what string, height, width int, maxPixels int64) error {
 	}
 	return nil
 }
+
+// DecodeImage decodes an encoded image (JPEG, PNG, GIF) after checking its
+// header against maxPixels (0: MaxImagePixels), so that no image's pixels
+// are allocated before its size is known to be allowed. Every decode of a
+// user's image goes through it.
+func DecodeImage(encoded []byte, maxPixels int64) (image.Image, error) {
+	if err := CheckImageHeader(encoded, maxPixels); err != nil {
+		return nil, err
+	}
+	img, _, err := image.Decode(bytes.NewReader(encoded))
+	return img, err
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"image"
 	"io"
@@ -95,10 +94,7 @@ func readImage(path string) (image.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("could not read image: %w", err)
 	}
-	if err := data.CheckImageHeader(b, 0); err != nil {
-		return nil, fmt.Errorf("image %s: %w", path, err)
-	}
-	img, _, err := image.Decode(bytes.NewReader(b))
+	img, err := data.DecodeImage(b, 0)
 	if err != nil {
 		return nil, fmt.Errorf("could not decode image %s: %w", path, err)
 	}

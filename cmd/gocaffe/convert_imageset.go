@@ -295,10 +295,7 @@ func convertImage(path string, label int32, o *imagesetOptions) imageResult {
 	if err != nil {
 		return imageResult{skip: fmt.Errorf("could not open or find file %s: %w", path, err)}
 	}
-	if err := data.CheckImageHeader(raw, 0); err != nil {
-		return imageResult{skip: fmt.Errorf("could not decode image %s: %w", path, err)}
-	}
-	img, _, err := image.Decode(bytes.NewReader(raw))
+	img, err := data.DecodeImage(raw, 0)
 	if err != nil {
 		return imageResult{skip: fmt.Errorf("could not decode image %s: %w", path, err)}
 	}
