@@ -1,0 +1,244 @@
+package onnx
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/netproto"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/proto/onnxpb"
+	"github.com/gocaffe/gocaffe/protoio"
+)
+
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // the nets' build logs
+	os.Exit(m.Run())
+}
+
+// tolerance is the largest relative error (relativeError) allowed
+// between ONNX Runtime's outputs and gocaffe's.
+const tolerance = 1e-4
+
+// randomize gives every learned blob of the net values a trained net could
+// have, so that nothing the export drops or misplaces hides behind zeros or
+// ones: biases, Scale's factors and shifts, PReLU's slopes and BatchNorm's
+// statistics (stored, as Caffe does, multiplied by a moving-average factor)
+// become random; weights keep their fillers' values, which keep deep nets'
+// activations in range.
+func randomize(n *net.Net[float32], seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for _, l := range n.Layers() {
+		blobs := l.LayerBase().Blobs()
+		switch l.Type() {
+		case "BatchNorm":
+			const factor = 3.5
+			mean, variance := blobs[0].MutableCPUData(), blobs[1].MutableCPUData()
+			for i := range mean {
+				mean[i] = factor * float32(0.2*rng.NormFloat64())
+				variance[i] = factor * float32(0.5+rng.Float64())
+			}
+			blobs[2].MutableCPUData()[0] = factor
+		case "Scale":
+			for i, b := range blobs {
+				for k := range b.MutableCPUData() {
+					v := 0.1 * rng.NormFloat64()
+					if i == 0 && len(l.LayerBase().Param().GetBottom()) == 1 {
+						v += 1
+					}
+					b.MutableCPUData()[k] = float32(v)
+				}
+			}
+		case "PReLU":
+			for k := range blobs[0].MutableCPUData() {
+				blobs[0].MutableCPUData()[k] = float32(0.25 + 0.1*rng.NormFloat64())
+			}
+		default:
+			for _, b := range blobs {
+				if b.NumAxes() != 1 {
+					continue
+				}
+				for k := range b.MutableCPUData() {
+					b.MutableCPUData()[k] = float32(0.1 * rng.NormFloat64())
+				}
+			}
+		}
+	}
+}
+
+// randomInputs fills the net's input blobs (the tops of its data layers
+// that the model reads) with standard normal values.
+func randomInputs(n *net.Net[float32], names []string, seed uint64) []tensor {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	var out []tensor
+	for _, name := range names {
+		b := n.BlobByName(name)
+		x := b.MutableCPUData()
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		out = append(out, tensor{name, b.Shape(), append([]float32(nil), x...)})
+	}
+	return out
+}
+
+// compare runs the model in ONNX Runtime on the net's inputs and compares
+// its outputs with the net's forward pass, twice: as exported, with the
+// runtime's graph optimisations (what a user gets), and with every blob of
+// the net whose final value the model computes declared an output too and
+// no optimisation, so that a wrong layer cannot hide behind a saturated
+// softmax at the end.
+func compare(t *testing.T, n *net.Net[float32], m *Model, inputs []tensor) {
+	t.Helper()
+	data, err := m.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkONNX(t, data)
+	if _, err := n.Forward(); err != nil {
+		t.Fatal(err)
+	}
+	got := runORT(t, data, inputs, true)
+	if len(got) != len(m.Outputs) {
+		t.Fatalf("ONNX Runtime gave %d outputs, Model.Outputs are %v", len(got), m.Outputs)
+	}
+	for i, o := range got {
+		if o.name != m.Outputs[i] {
+			t.Errorf("output %d is %q, Model.Outputs says %q", i, o.name, m.Outputs[i])
+		}
+		if e, ok := compareBlob(t, n, o); ok {
+			t.Logf("output %s %v: relative error %.2g", o.name, o.shape, e)
+		}
+	}
+	everything := proto.Clone(m.Proto).(*onnxpb.ModelProto)
+	addBlobOutputs(everything.Graph, n)
+	if data, err = proto.Marshal(everything); err != nil {
+		t.Fatal(err)
+	}
+	worst, worstName := 0.0, ""
+	got = runORT(t, data, inputs, false)
+	for _, o := range got {
+		if e, _ := compareBlob(t, n, o); e >= worst {
+			worst, worstName = e, o.name
+		}
+	}
+	t.Logf("all %d blobs the model computes: largest relative error %.2g (%s)", len(got), worst, worstName)
+}
+
+// compareBlob compares an output of ONNX Runtime with the blob of its
+// name, failing the test beyond tolerance.
+func compareBlob(t *testing.T, n *net.Net[float32], o tensor) (float64, bool) {
+	t.Helper()
+	want := n.BlobByName(o.name)
+	if want == nil {
+		t.Errorf("output %q is no blob of the net", o.name)
+		return 0, false
+	}
+	if shapeString(o.shape) != shapeString(want.Shape()) {
+		t.Errorf("output %s: shape %v, gocaffe's is %v", o.name, o.shape, want.Shape())
+		return 0, false
+	}
+	e := relativeError(o.data, want.CPUData())
+	if e > tolerance {
+		t.Errorf("output %s: relative error %.3g exceeds %g", o.name, e, tolerance)
+	}
+	return e, true
+}
+
+// addBlobOutputs declares as graph outputs the values that carry a blob's
+// name (the blob's final value) and are not outputs yet.
+func addBlobOutputs(g *onnxpb.GraphProto, n *net.Net[float32]) {
+	have := map[string]bool{}
+	for _, o := range g.Output {
+		have[o.GetName()] = true
+	}
+	for _, nd := range g.Node {
+		for _, v := range nd.Output {
+			if b := n.BlobByName(v); b != nil && !have[v] {
+				g.Output = append(g.Output, valueInfo(v, b.Shape(), nil))
+				have[v] = true
+			}
+		}
+	}
+}
+
+// exportAndCompare builds the net p describes at the given batch (0: its
+// own), randomizes its weights, exports it through Export (the path
+// export_onnx takes: data layers replaced, weights copied from a
+// NetParameter) and compares ONNX Runtime's outputs with the net's.
+func exportAndCompare(t *testing.T, p *caffepb.NetParameter, batch int, opts Options) *Model {
+	t.Helper()
+	testState := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1}
+	trained, err := net.New[float32](p, testState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	randomize(trained, 5)
+	weights := trained.ToProto(false)
+	reference, err := replaceDataLayers(p, trained, batch, nil)
+	trained.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Batch = batch
+	m, err := Export(p, weights, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := net.New[float32](reference, testState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.CopyTrainedLayersFrom(weights); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, n, m, randomInputs(n, m.Inputs, 3))
+	return m
+}
+
+func readNet(t *testing.T, path string) *caffepb.NetParameter {
+	t.Helper()
+	p, err := netproto.ReadNetParamsFromTextFile(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func parseNet(t *testing.T, text string) *caffepb.NetParameter {
+	t.Helper()
+	p := &caffepb.NetParameter{}
+	if err := protoio.ParseText([]byte(text), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestModels exports the deploy nets of models/ and runs them in ONNX
+// Runtime.
+func TestModels(t *testing.T) {
+	for _, tc := range []struct {
+		dir, file string
+		batch     int
+	}{
+		{"lenet", "lenet_deploy.prototxt", 4},
+		{"cifar10_quick", "cifar10_quick.prototxt", 3},
+		{"caffenet", "deploy.prototxt", 2},
+		{"googlenet", "deploy.prototxt", 1},
+		{"resnet50", "deploy.prototxt", 1},
+		{"mobilenet", "deploy.prototxt", 2},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			if testing.Short() && tc.batch < 3 {
+				t.Skip("a large net; -short")
+			}
+			exportAndCompare(t, readNet(t, filepath.Join("..", "models", tc.dir, tc.file)), tc.batch, Options{})
+		})
+	}
+}
