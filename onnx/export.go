@@ -251,7 +251,7 @@ func ExportNet[T net.Float](n *net.Net[T], opts Options) (*Model, error) {
 	if opset == 0 {
 		opset = DefaultOpset
 	}
-	w := newWalk(n, opts.DynamicBatch)
+	w := newWalk(n, opts.DynamicBatch, opset)
 	if err := w.run(); err != nil {
 		return nil, err
 	}
@@ -274,6 +274,7 @@ type walk[T net.Float] struct {
 	n       *net.Net[T]
 	b       *builder
 	dynamic bool
+	opset   int
 	batch   int // the first input's batch size
 
 	blobName map[*blob.Blob[T]]string
@@ -288,9 +289,9 @@ type walk[T net.Float] struct {
 	dropped         []Dropped
 }
 
-func newWalk[T net.Float](n *net.Net[T], dynamic bool) *walk[T] {
+func newWalk[T net.Float](n *net.Net[T], dynamic bool, opset int) *walk[T] {
 	w := &walk[T]{
-		n: n, b: newBuilder(n.Name()), dynamic: dynamic,
+		n: n, b: newBuilder(n.Name()), dynamic: dynamic, opset: opset,
 		blobName: map[*blob.Blob[T]]string{}, last: map[*blob.Blob[T]]int{},
 		cur: map[*blob.Blob[T]]string{}, gone: map[*blob.Blob[T]]string{},
 		fromData: map[string][]int{}, made: map[string][]int{}, used: map[string]bool{},
@@ -374,7 +375,7 @@ func (w *walk[T]) context(i int, name string, l interface{ Type() string }, bott
 	lay := w.n.Layers()[i]
 	c := &layerCtx{
 		b: w.b, name: name, typ: l.Type(), lp: lay.LayerBase().Param(), layer: lay,
-		dynamic: w.dynamic, batch: w.batch,
+		dynamic: w.dynamic, batch: w.batch, opset: w.opset,
 	}
 	for _, bt := range bottoms {
 		v, ok := w.cur[bt]

@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -72,7 +73,8 @@ func randomize(n *net.Net[float32], seed uint64) {
 }
 
 // randomInputs fills the net's input blobs (the tops of its data layers
-// that the model reads) with standard normal values.
+// that the model reads) with standard normal values; an input named "ids"
+// (Embed's indices in the test nets) gets integers from 0 to 6.
 func randomInputs(n *net.Net[float32], names []string, seed uint64) []tensor {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	var out []tensor
@@ -81,6 +83,9 @@ func randomInputs(n *net.Net[float32], names []string, seed uint64) []tensor {
 		x := b.MutableCPUData()
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
+			if name == "ids" {
+				x[i] = float32(rng.IntN(7))
+			}
 		}
 		out = append(out, tensor{name, b.Shape(), append([]float32(nil), x...)})
 	}
@@ -239,6 +244,79 @@ func TestModels(t *testing.T) {
 				t.Skip("a large net; -short")
 			}
 			exportAndCompare(t, readNet(t, filepath.Join("..", "models", tc.dir, tc.file)), tc.batch, Options{})
+		})
+	}
+}
+
+// layerNets are the test nets under testdata that together use every
+// exported layer type.
+var layerNets = []string{"pooling", "convolution", "elementwise", "neurons", "reductions"}
+
+// TestLayers exports small nets that use every exported layer type, in
+// its less common forms and at pooling's rounding edges, at several
+// opsets.
+func TestLayers(t *testing.T) {
+	for _, file := range layerNets {
+		for _, opset := range []int{MinOpset, 17, MaxOpset} {
+			t.Run(fmt.Sprintf("%s/opset%d", file, opset), func(t *testing.T) {
+				exportAndCompare(t, readNet(t, filepath.Join("testdata", file+".prototxt")), 0, Options{Opset: opset})
+			})
+		}
+	}
+}
+
+// TestEveryTypeTested checks that the layer nets above use every type
+// Types lists, so a converter added without a test is noticed.
+func TestEveryTypeTested(t *testing.T) {
+	used := map[string]bool{"Split": true} // inserted by the net wherever a blob feeds two layers
+	for _, file := range layerNets {
+		for _, l := range readNet(t, filepath.Join("testdata", file+".prototxt")).GetLayer() {
+			used[l.GetType()] = true
+		}
+	}
+	for _, typ := range Types() {
+		if !used[typ] {
+			t.Errorf("no test net uses layer type %s", typ)
+		}
+	}
+}
+
+// TestDynamicBatch exports with a symbolic batch axis and runs the model
+// at a batch size other than the one it was exported with.
+func TestDynamicBatch(t *testing.T) {
+	for _, file := range []string{"../models/lenet/lenet_deploy.prototxt", "testdata/elementwise.prototxt"} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			p := readNet(t, file)
+			testState := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1}
+			trained, err := net.New[float32](p, testState)
+			if err != nil {
+				t.Fatal(err)
+			}
+			randomize(trained, 9)
+			weights := trained.ToProto(false)
+			atThree, err := replaceDataLayers(p, trained, 3, nil)
+			trained.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Export(p, weights, Options{Batch: 2, DynamicBatch: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range m.Proto.Graph.Input {
+				if d := in.GetType().GetTensorType().GetShape().GetDim()[0]; d.GetDimParam() != BatchDim {
+					t.Errorf("input %s: first axis %v, want the symbolic %q", in.GetName(), d, BatchDim)
+				}
+			}
+			n, err := net.New[float32](atThree, testState)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			if err := n.CopyTrainedLayersFrom(weights); err != nil {
+				t.Fatal(err)
+			}
+			compare(t, n, m, randomInputs(n, m.Inputs, 4))
 		})
 	}
 }

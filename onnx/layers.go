@@ -43,6 +43,7 @@ type layerCtx struct {
 	params    []paramBlob
 	dynamic   bool
 	batch     int
+	opset     int
 }
 
 // paramBlob is a learned blob of the layer, in float32.

@@ -128,11 +128,21 @@ func checkONNX(t testing.TB, model []byte) {
 	}
 	script := `import sys, onnx
 m = onnx.load(sys.argv[1])
+opset = max(o.version for o in m.opset_import if o.domain in ("", "ai.onnx"))
+if opset > onnx.defs.onnx_opset_version():
+    print("onnx %s checks opsets up to %d, not %d" % (onnx.__version__, onnx.defs.onnx_opset_version(), opset))
+    sys.exit(0)
 onnx.checker.check_model(m, full_check=True)
 onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
 `
-	if out, err := exec.Command(python, "-c", script, path).CombinedOutput(); err != nil {
+	out, err := exec.Command(python, "-c", script, path).CombinedOutput()
+	if err != nil {
 		t.Fatalf("the onnx checker refused the model: %v\n%s", err, out)
+	}
+	if len(out) > 0 {
+		// An opset newer than the checker knows: ONNX Runtime, which
+		// checks the model as it loads it, is then the only check.
+		t.Logf("checker skipped: %s", out)
 	}
 }
 

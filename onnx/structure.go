@@ -152,12 +152,16 @@ func reshapeLayer(c *layerCtx) error {
 	return reshapeTo(c, keepsBatch)
 }
 
-func reshapeTo(c *layerCtx, keepsBatch bool) error {
+// reshapeTo writes the bottom reshaped to the top's shape.
+func reshapeTo(c *layerCtx, keepsBatch bool) error { return reshapeInto(c, c.in[0], keepsBatch) }
+
+// reshapeInto writes value x reshaped to the top's shape.
+func reshapeInto(c *layerCtx, x string, keepsBatch bool) error {
 	target, err := c.shapeConst(c.outShapes[0], keepsBatch)
 	if err != nil {
 		return err
 	}
-	c.finish("Reshape", c.in[0], target)
+	c.finish("Reshape", x, target)
 	return nil
 }
 

@@ -52,6 +52,7 @@ var commands = map[string]command{
 	"ui":                        {"serve the dashboard over a directory's newest training log", runUI},
 	"plot":                      {"draw a training log's loss, outputs and learning rate", runPlot},
 	"parse_log":                 {"turn a training log into Caffe's parse_log.py CSV files", runParseLog},
+	"export_onnx":               {"export a trained net as an ONNX model", runExportONNX},
 }
 
 // errUsage marks errors for which the command's usage is printed.
