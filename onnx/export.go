@@ -326,6 +326,10 @@ func (w *walk[T]) run() error {
 			}
 			continue
 		}
+		if typ == "Split" {
+			w.alias(bottoms[0], tops)
+			continue
+		}
 		if isDataLayer(typ, len(bottoms)) {
 			for _, t := range tops {
 				v := w.topValue(t, i, name)
@@ -355,6 +359,19 @@ func (w *walk[T]) run() error {
 	}
 	w.finish(order)
 	return nil
+}
+
+// alias makes a Split layer's tops other names of its bottom's value:
+// the net inserts Split wherever a blob feeds several layers, and a copy in
+// the model would make a blob read only by left-out layers look used.
+func (w *walk[T]) alias(bottom *blob.Blob[T], tops []*blob.Blob[T]) {
+	for _, t := range tops {
+		if v, ok := w.cur[bottom]; ok {
+			w.cur[t] = v
+		} else if by, gone := w.gone[bottom]; gone {
+			w.gone[t] = by
+		}
+	}
 }
 
 // topValue names the value a layer writes into blob t: the blob's own
@@ -402,11 +419,13 @@ func (w *walk[T]) context(i int, name string, l interface{ Type() string }, bott
 // finish declares the inputs (data values some layer reads) and the
 // outputs (final values of exported layers that no exported layer reads).
 func (w *walk[T]) finish(order []string) {
+	declared := map[string]bool{}
 	for _, b := range w.n.Blobs() {
 		v, ok := w.cur[b]
-		if !ok {
+		if !ok || declared[v] { // a Split's tops name their bottom's value
 			continue
 		}
+		declared[v] = true
 		if shape, isData := w.fromData[v]; isData && w.used[v] {
 			w.b.graph.Input = append(w.b.graph.Input, valueInfo(v, shape, w.symbolic(shape)))
 			w.inputs = append(w.inputs, v)

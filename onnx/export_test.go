@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -72,9 +73,22 @@ func randomize(n *net.Net[float32], seed uint64) {
 	}
 }
 
+// zeroInputs zeroes the tops of the net's Input layers, so that those the
+// model does not read (labels of dropped layers) hold valid labels.
+func zeroInputs(n *net.Net[float32]) {
+	for i, l := range n.Layers() {
+		if l.Type() == "Input" {
+			for _, b := range n.Tops(i) {
+				clear(b.MutableCPUData())
+			}
+		}
+	}
+}
+
 // randomInputs fills the net's input blobs (the tops of its data layers
-// that the model reads) with standard normal values; an input named "ids"
-// (Embed's indices in the test nets) gets integers from 0 to 6.
+// that the model reads) with standard normal values; the inputs named
+// "ids" and "ids_items" (indices in the test nets) get integers from 0 to 6
+// and 0 to 1.
 func randomInputs(n *net.Net[float32], names []string, seed uint64) []tensor {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	var out []tensor
@@ -83,8 +97,11 @@ func randomInputs(n *net.Net[float32], names []string, seed uint64) []tensor {
 		x := b.MutableCPUData()
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
-			if name == "ids" {
+			switch name {
+			case "ids":
 				x[i] = float32(rng.IntN(7))
+			case "ids_items":
+				x[i] = float32(rng.IntN(2))
 			}
 		}
 		out = append(out, tensor{name, b.Shape(), append([]float32(nil), x...)})
@@ -203,6 +220,7 @@ func exportAndCompare(t *testing.T, p *caffepb.NetParameter, batch int, opts Opt
 	if err := n.CopyTrainedLayersFrom(weights); err != nil {
 		t.Fatal(err)
 	}
+	zeroInputs(n)
 	compare(t, n, m, randomInputs(n, m.Inputs, 3))
 	return m
 }
@@ -268,7 +286,7 @@ func TestLayers(t *testing.T) {
 // TestEveryTypeTested checks that the layer nets above use every type
 // Types lists, so a converter added without a test is noticed.
 func TestEveryTypeTested(t *testing.T) {
-	used := map[string]bool{"Split": true} // inserted by the net wherever a blob feeds two layers
+	used := map[string]bool{}
 	for _, file := range layerNets {
 		for _, l := range readNet(t, filepath.Join("testdata", file+".prototxt")).GetLayer() {
 			used[l.GetType()] = true
@@ -317,6 +335,134 @@ func TestDynamicBatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			compare(t, n, m, randomInputs(n, m.Inputs, 4))
+		})
+	}
+}
+
+// TestTrainValNet exports a train_val net: its data layer becomes the
+// input (at the batch asked for), the loss and accuracy layers are left
+// out and listed, and what they read becomes the output; the labels, read
+// only by them, are no input.
+func TestTrainValNet(t *testing.T) {
+	p := readNet(t, "../models/lenet/lenet_train_test.prototxt")
+	for _, l := range p.Layer {
+		if l.GetType() == "Data" {
+			l.Type, l.DataParam, l.TransformParam = proto.String("DummyData"), nil, nil
+			l.DummyDataParam = &caffepb.DummyDataParameter{Shape: []*caffepb.BlobShape{{Dim: []int64{100, 1, 28, 28}}, {Dim: []int64{100}}}}
+		}
+	}
+	m := exportAndCompare(t, p, 5, Options{})
+	if fmt.Sprint(m.Inputs) != "[data]" || fmt.Sprint(m.Outputs) != "[ip2]" {
+		t.Errorf("inputs %v and outputs %v, want [data] and [ip2]", m.Inputs, m.Outputs)
+	}
+	var dropped []string
+	for _, d := range m.Dropped {
+		dropped = append(dropped, d.Layer+":"+d.Type)
+	}
+	if fmt.Sprint(dropped) != "[accuracy:Accuracy loss:SoftmaxWithLoss]" {
+		t.Errorf("dropped %v, want the accuracy and the loss", dropped)
+	}
+	in := m.Proto.Graph.Input[0].GetType().GetTensorType().GetShape().GetDim()
+	if in[0].GetDimValue() != 5 {
+		t.Errorf("input batch %v, want 5", in[0])
+	}
+}
+
+// TestLegacyInputs exports a deploy net in the old input/input_dim form.
+func TestLegacyInputs(t *testing.T) {
+	p := parseNet(t, `name: "legacy" input: "data" input_dim: 2 input_dim: 3 input_dim: 8 input_dim: 8
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv" convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: "xavier" } } }
+layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+layer { name: "pool" type: "Pooling" bottom: "conv" top: "pool" pooling_param { pool: MAX kernel_size: 3 stride: 2 } }`)
+	m := exportAndCompare(t, p, 0, Options{})
+	if fmt.Sprint(m.Inputs, m.Outputs) != "[data] [pool]" {
+		t.Errorf("inputs %v, outputs %v", m.Inputs, m.Outputs)
+	}
+}
+
+// TestUnsupported checks that layers with no faithful ONNX form are
+// errors naming the layer and its type.
+func TestUnsupported(t *testing.T) {
+	const input = `layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 dim: 6 dim: 6 } } }
+`
+	for _, tc := range []struct{ layer, name, typ string }{
+		{`layer { name: "stoch" type: "Pooling" bottom: "data" top: "p" pooling_param { pool: STOCHASTIC kernel_size: 2 stride: 2 } }`, "stoch", "Pooling"},
+		{`layer { name: "mask" type: "Pooling" bottom: "data" top: "p" top: "m" pooling_param { pool: MAX kernel_size: 2 stride: 2 } }`, "mask", "Pooling"},
+		{`layer { name: "bn" type: "BatchNorm" bottom: "data" top: "b" batch_norm_param { use_global_stats: false } }`, "bn", "BatchNorm"},
+		{`layer { name: "top3" type: "ArgMax" bottom: "data" top: "a" argmax_param { top_k: 3 } }`, "top3", "ArgMax"},
+		{`layer { name: "keep" type: "Input" top: "keep" input_param { shape { dim: 2 } } }
+layer { name: "filter" type: "Filter" bottom: "data" bottom: "keep" top: "f" }`, "filter", "Filter"},
+	} {
+		p := parseNet(t, input+tc.layer)
+		_, err := Export(p, nil, Options{})
+		var u *UnsupportedError
+		if !errors.As(err, &u) || u.Layer != tc.name || u.Type != tc.typ {
+			t.Errorf("%s: got %v, want an UnsupportedError naming layer %s (%s)", tc.name, err, tc.name, tc.typ)
+			continue
+		}
+		t.Log(err)
+	}
+}
+
+// TestDynamicBatchRefusesBatchReshape checks that a layer that would
+// write the batch size into the model is an error with a dynamic batch.
+func TestDynamicBatchRefusesBatchReshape(t *testing.T) {
+	p := parseNet(t, `layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 dim: 4 } } }
+layer { name: "flat" type: "Reshape" bottom: "data" top: "flat" reshape_param { shape { dim: -1 } } }`)
+	if _, err := Export(p, nil, Options{}); err != nil {
+		t.Fatalf("fixed batch: %v", err)
+	}
+	_, err := Export(p, nil, Options{DynamicBatch: true})
+	var u *UnsupportedError
+	if !errors.As(err, &u) || u.Layer != "flat" {
+		t.Fatalf("dynamic batch: got %v, want an UnsupportedError for layer flat", err)
+	}
+}
+
+// TestOpsetRange checks the opsets accepted.
+func TestOpsetRange(t *testing.T) {
+	p := parseNet(t, `layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 1 dim: 2 } } }
+layer { name: "relu" type: "ReLU" bottom: "data" top: "out" }`)
+	for _, v := range []int{MinOpset - 1, MaxOpset + 1} {
+		if _, err := Export(p, nil, Options{Opset: v}); err == nil {
+			t.Errorf("opset %d accepted", v)
+		}
+	}
+	m, err := Export(p, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := m.Proto.GetOpsetImport()[0].GetVersion(); v != DefaultOpset || m.Proto.GetIrVersion() != 7 {
+		t.Errorf("opset %d, IR version %d; want %d and 7", v, m.Proto.GetIrVersion(), DefaultOpset)
+	}
+}
+
+// TestExportFiles exports from files, as export_onnx does: a prototxt and
+// its weights as a binary caffemodel and as Caffe's HDF5.
+func TestExportFiles(t *testing.T) {
+	dir := t.TempDir()
+	model := "../models/cifar10_quick/cifar10_quick.prototxt"
+	testState := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1}
+	n, err := net.NewFromFile[float32](model, testState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	randomize(n, 12)
+	binary, hdf5 := filepath.Join(dir, "w.caffemodel"), filepath.Join(dir, "w.caffemodel.h5")
+	if err := protoio.WriteProtoToBinaryFile(n.ToProto(false), binary); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ToHDF5(hdf5, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, weights := range []string{binary, hdf5} {
+		t.Run(filepath.Base(weights), func(t *testing.T) {
+			m, err := ExportFiles(model, weights, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compare(t, n, m, randomInputs(n, m.Inputs, 13))
 		})
 	}
 }

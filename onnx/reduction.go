@@ -10,6 +10,15 @@ func init() {
 	register(mvn, "MVN")
 	register(argMax, "ArgMax")
 	register(embed, "Embed")
+	register(batchReindex, "BatchReindex")
+}
+
+// batchReindex writes Gather of the bottom's items that the (float)
+// indices name.
+func batchReindex(c *layerCtx) error {
+	idx := c.tmp("Cast", []string{c.in[1]}, attrInt("to", int(onnxpb.TensorProto_INT64)))
+	c.node("Gather", 0, []string{c.in[0], idx}, attrInt("axis", 0))
+	return nil
 }
 
 // reduce writes a Reduce* operator over axes. ReduceSum takes its axes as

@@ -8,7 +8,6 @@ func init() {
 	register(eltwise, "Eltwise")
 	register(concat, "Concat")
 	register(slice, "Slice")
-	register(split, "Split")
 	register(crop, "Crop")
 	register(flatten, "Flatten")
 	register(reshapeLayer, "Reshape")
@@ -81,14 +80,6 @@ func slice(c *layerCtx) error {
 			c.in[0], c.b.int64s(c.name+"/starts", []int64{int64(start)}), c.b.int64s(c.name+"/ends", []int64{int64(end)}), axes,
 		})
 		start = end
-	}
-	return nil
-}
-
-// split copies its bottom to every top.
-func split(c *layerCtx) error {
-	for j := range c.out {
-		c.node("Identity", j, c.in[:1])
 	}
 	return nil
 }
