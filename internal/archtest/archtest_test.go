@@ -24,6 +24,7 @@ const module = "github.com/gocaffe/gocaffe/"
 // placed here.
 var levels = map[string]int{
 	"proto/caffepb":           0,
+	"proto/onnxpb":            0, // ONNX's model format, for the export
 	"protoio":                 0,
 	"internal/glog":           0, // the command's log format (a slog.Handler)
 	"internal/logf":           0, // the library's printf-style lines to a *slog.Logger
@@ -56,6 +57,7 @@ var levels = map[string]int{
 	"net":                     6,
 	"solver":                  7,
 	"classify":                7, // a deploy net serving images
+	"onnx":                    7, // nets exported to ONNX
 	"cmd/gocaffe":             8,
 	"models":                  8, // the reference models' tests
 	"tools/golden":            8, // the tests against BVLC Caffe's fixtures
