@@ -30,6 +30,19 @@ type batchNormDNN[T Float] struct {
 	saved  *blob.Blob[T] // in place: the bottom's data (forward), the top's gradient (backward)
 	onesC  int           // the channel count stats holds ones and zeros for
 	useDNN bool
+	// scale, if not nil, is the Scale after the layer, in place on its
+	// top, whose scale and bias cuDNN applies (Fuse).
+	scale *Scale[T]
+}
+
+// fusedScale returns the Scale this pass computes too, or nil: the layer
+// must compute with cuDNN and the Scale's vector must be the channels'.
+func (e *batchNormDNN[T]) fusedScale() *Scale[T] {
+	s, l := e.scale, e.l
+	if s == nil || !e.useDNN || s.shape.outer != l.num || s.shape.dim != l.channels || s.shape.inner != l.spatial {
+		return nil
+	}
+	return s
 }
 
 func newBatchNormDNN[T Float](l *BatchNorm[T], dnn *cuda.DNN) (Engine[T], error) {
@@ -105,6 +118,12 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		x = g.Data(e.saved)
 	}
 	b := e.buffers()
+	if s := e.fusedScale(); s != nil {
+		b.Ones = g.Data(s.blobs[0])
+		if s.biasIndex >= 0 {
+			b.Zeros = g.Data(s.blobs[s.biasIndex])
+		}
+	}
 	if err := e.dnn.BatchNormForwardTraining(e.x.d, x, e.x.d, g.MutableData(top[0]), &b, float64(l.eps)); err != nil {
 		return err
 	}
@@ -119,25 +138,44 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient from x, dy and the saved
-// statistics.
+// statistics, and with a fused Scale that Scale's parameter gradients.
 func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !e.useDNN {
 		return e.caffe.Backward(top, propagateDown, bottom)
 	}
-	if !propagateDown[0] {
+	s := e.fusedScale()
+	if !propagateDown[0] && s == nil {
 		return nil
 	}
 	g := e.l.gpu()
-	x, dy := g.Data(bottom[0]), g.Diff(top[0])
+	n := bottom[0].Count()
+	x, dy, dx := g.Data(bottom[0]), g.Diff(top[0]), g.MutableDiff(bottom[0])
 	if bottom[0] == top[0] {
-		n := bottom[0].Count()
 		x = g.Data(e.saved)
 		g.Copy(n, dy, g.MutableDiff(e.saved)) // dx is about to overwrite dy
 		dy = g.Diff(e.saved)
 	}
+	if !propagateDown[0] { // only the Scale's gradients are wanted
+		dx = g.MutableDiff(e.saved)
+		if bottom[0] == top[0] {
+			dx = g.MutableDiff(top[0])
+		}
+	}
 	b := e.buffers()
-	if err := e.dnn.BatchNormBackward(e.x.d, x, e.x.d, dy, e.x.d, g.MutableDiff(bottom[0]), &b, float64(e.l.eps)); err != nil {
+	if s != nil {
+		b.Ones = g.Data(s.blobs[0])
+	}
+	if err := e.dnn.BatchNormBackward(e.x.d, x, e.x.d, dy, e.x.d, dx, &b, float64(e.l.eps)); err != nil {
 		return err
+	}
+	if s != nil {
+		c := e.l.channels
+		if s.ParamPropagateDown(0) {
+			g.Axpy(c, 1, b.DScale, g.MutableDiff(s.blobs[0]))
+		}
+		if s.biasIndex >= 0 && s.ParamPropagateDown(s.biasIndex) {
+			g.Axpy(c, 1, b.DBias, g.MutableDiff(s.blobs[s.biasIndex]))
+		}
 	}
 	return g.Err()
 }

@@ -30,6 +30,9 @@ type Scale[T Float] struct {
 	// temp holds the bottom when in place (backward needs it), and the
 	// product dy*x in backward when no diff can hold it.
 	temp *blob.Blob[T]
+	// fusedInto, if not nil, is the BatchNorm before this layer that may
+	// compute it (see Fuse).
+	fusedInto *BatchNorm[T]
 }
 
 func newScale[T Float](p *caffepb.LayerParameter) (Layer[T], error) {

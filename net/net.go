@@ -165,6 +165,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	if p.GetForceBackward() {
 		n.forceBackward()
 	}
+	n.fuseLayers()
 	for id, b := range n.blobs {
 		if available[b.name] {
 			n.outputIDs = append(n.outputIDs, id)
@@ -176,6 +177,18 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	}
 	logf.Debugf(n.log, "Network initialization done.")
 	return n, nil
+}
+
+// fuseLayers offers each pair of consecutive layers to layer.Fuse, which
+// lets the first compute the second where its engine can (BatchNorm and
+// the Scale after it, on cuDNN).
+func (n *Net[T]) fuseLayers() {
+	for i := 0; i+1 < len(n.layers); i++ {
+		a, b := &n.layers[i], &n.layers[i+1]
+		if layer.Fuse(a.layer, b.layer, a.tops, b.bottoms, b.tops, a.needBackward) {
+			logf.Debugf(n.log, "%s computes %s too (fused)", a.name, b.name)
+		}
+	}
 }
 
 // addLayer creates layer id, connects its bottoms and tops, sets it up and
