@@ -90,6 +90,12 @@ func (l *Pooling[T]) readParam(pp *caffepb.PoolingParameter) error {
 	default:
 		return fmt.Errorf("unknown rounding mode %v", pp.GetRoundMode())
 	}
+	if pp.CeilMode != nil { // the forks' boolean spelling of round_mode
+		if pp.RoundMode != nil && pp.GetCeilMode() != l.ceil {
+			return fmt.Errorf("ceil_mode: %v contradicts round_mode: %v", pp.GetCeilMode(), pp.GetRoundMode())
+		}
+		l.ceil = pp.GetCeilMode()
+	}
 	var err error
 	if l.global {
 		if pp.KernelSize != nil || pp.KernelH != nil || pp.KernelW != nil {

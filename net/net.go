@@ -30,6 +30,7 @@ import (
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
 )
 
 // Float is the element type of a net's blobs.
@@ -53,6 +54,10 @@ type Options struct {
 	// hides the details unless it enables Debug;
 	// slog.New(slog.DiscardHandler) silences the net.
 	Logger *slog.Logger
+	// SkipUnknownFields makes NewFromFile skip, with a warning each, the
+	// fields of the prototxt that gocaffe's schema does not have (a Caffe
+	// fork's never seen) instead of failing.
+	SkipUnknownFields bool
 }
 
 // Net is a set of connected layers.
@@ -115,7 +120,7 @@ type learnableRecord[T Float] struct {
 
 // NewFromFile reads a net prototxt (upgrading old formats) and builds it.
 func NewFromFile[T Float](path string, opts Options) (*Net[T], error) {
-	p, err := netproto.ReadNetParamsFromTextFile(path, opts.Logger)
+	p, err := netproto.ReadNetParamsFromTextFileWith(path, protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, opts.Logger)
 	if err != nil {
 		return nil, err
 	}

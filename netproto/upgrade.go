@@ -20,6 +20,15 @@ func ReadNetParamsFromTextFile(path string, log *slog.Logger) (*caffepb.NetParam
 	return readAndUpgrade(path, log, protoio.ReadProtoFromTextFile)
 }
 
+// ReadNetParamsFromTextFileWith is ReadNetParamsFromTextFile reading the
+// text as opts says (skipping unknown fields, for a fork's files).
+func ReadNetParamsFromTextFileWith(path string, opts protoio.TextOptions, log *slog.Logger) (*caffepb.NetParameter, error) {
+	if opts.Logger == nil {
+		opts.Logger = log
+	}
+	return readAndUpgrade(path, log, opts.ReadFile)
+}
+
 // ReadNetParamsFromBinaryFile reads a binary NetParameter (a .caffemodel)
 // and upgrades it as needed, logging to log (nil: slog.Default()).
 func ReadNetParamsFromBinaryFile(path string, log *slog.Logger) (*caffepb.NetParameter, error) {

@@ -39,6 +39,7 @@ import (
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/proto/onnxpb"
+	"github.com/gocaffe/gocaffe/protoio"
 )
 
 // The opsets Export writes.
@@ -69,6 +70,9 @@ type Options struct {
 	// Logger receives the net's messages while it is built; nil is
 	// slog.Default().
 	Logger *slog.Logger
+	// SkipUnknownFields skips, with a warning each, the prototxt's fields
+	// gocaffe's schema does not have (ExportFiles).
+	SkipUnknownFields bool
 }
 
 // Model is an exported model.
@@ -112,7 +116,7 @@ func (e *UnsupportedError) Error() string {
 // ExportFiles reads a net prototxt and, if weightsPath is not empty, its
 // trained weights (a binary .caffemodel or Caffe's HDF5), and exports them.
 func ExportFiles(modelPath, weightsPath string, opts Options) (*Model, error) {
-	model, err := netproto.ReadNetParamsFromTextFile(modelPath, opts.Logger)
+	model, err := netproto.ReadNetParamsFromTextFileWith(modelPath, protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, opts.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -49,26 +49,15 @@ func WriteProtoToBinaryFile(m proto.Message, path string) error {
 }
 
 // ReadProtoFromTextFile parses the protobuf text file (a .prototxt) at path
-// into m. Unknown fields are errors, as in Caffe.
+// into m. Unknown fields are errors, as in Caffe (TextOptions can skip
+// them).
 func ReadProtoFromTextFile(path string, m proto.Message) error {
-	b, err := fileio.ReadFile(path, fileio.ProtoLimit)
-	if err != nil {
-		return fmt.Errorf("protoio: %w", err)
-	}
-	if err := ParseText(b, m); err != nil {
-		return fmt.Errorf("protoio: %s: %w", path, err)
-	}
-	return nil
+	return TextOptions{}.ReadFile(path, m)
 }
 
 // ParseText parses protobuf text into m; the error says which message type
 // was expected and where (line:column) the text went wrong.
-func ParseText(text []byte, m proto.Message) error {
-	if err := prototext.Unmarshal(text, m); err != nil {
-		return fmt.Errorf("parsing %s: %w", typeName(m), err)
-	}
-	return nil
-}
+func ParseText(text []byte, m proto.Message) error { return TextOptions{}.Parse(text, m) }
 
 // WriteProtoToTextFile writes m to path in the protobuf text format.
 func WriteProtoToTextFile(m proto.Message, path string) error {

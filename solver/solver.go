@@ -88,6 +88,10 @@ type Options struct {
 	// the Comm; with a Comm, Context must be the Comm's device (a host
 	// context for CPU ranks: device.New(nil)), and its shard is set here.
 	Comm parallel.Comm
+	// SkipUnknownFields makes the solver and net prototxts' fields that
+	// gocaffe's schema does not have (a Caffe fork's never seen) warnings
+	// instead of errors.
+	SkipUnknownFields bool
 }
 
 // Solver trains a net.
@@ -95,7 +99,8 @@ type Solver[T blob.Float] struct {
 	param    *caffepb.SolverParameter
 	typ      string
 	ctx      *device.Context
-	log      *slog.Logger // nil: slog.Default()
+	log      *slog.Logger        // nil: slog.Default()
+	text     protoio.TextOptions // how the net prototxts are read
 	net      *net.Net[T]
 	testNets []*net.Net[T]
 
@@ -123,7 +128,7 @@ type Solver[T blob.Float] struct {
 // NewFromFile reads a solver prototxt and builds the solver.
 func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 	p := &caffepb.SolverParameter{}
-	if err := protoio.ReadProtoFromTextFile(path, p); err != nil {
+	if err := (protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields, Logger: opts.Logger}).ReadFile(path, p); err != nil {
 		return nil, err
 	}
 	opts.SolverFile = path
@@ -138,7 +143,8 @@ func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 // in the parameter's weights field), and the history its update rule needs.
 func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
 	p = proto.Clone(p).(*caffepb.SolverParameter)
-	s := &Solver[T]{param: p, ctx: opts.Context, log: opts.Logger, action: func() Action { return None }}
+	s := &Solver[T]{param: p, ctx: opts.Context, log: opts.Logger, action: func() Action { return None },
+		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}}
 	if err := s.joinJob(opts.Comm); err != nil {
 		return nil, err
 	}
@@ -244,11 +250,11 @@ func (s *Solver[T]) trainNetParam() (*caffepb.NetParameter, error) {
 	case p.TrainNetParam != nil:
 		return proto.Clone(p.TrainNetParam).(*caffepb.NetParameter), nil
 	case p.TrainNet != nil:
-		return netproto.ReadNetParamsFromTextFile(p.GetTrainNet(), s.log)
+		return netproto.ReadNetParamsFromTextFileWith(p.GetTrainNet(), s.text, s.log)
 	case p.NetParam != nil:
 		return proto.Clone(p.NetParam).(*caffepb.NetParameter), nil
 	}
-	return netproto.ReadNetParamsFromTextFile(p.GetNet(), s.log)
+	return netproto.ReadNetParamsFromTextFileWith(p.GetNet(), s.text, s.log)
 }
 
 // netState merges the solver's default phase, the net's own state and the
@@ -337,7 +343,7 @@ func (s *Solver[T]) initTestNets(opts Options) error {
 		params = append(params, proto.Clone(tp).(*caffepb.NetParameter))
 	}
 	for _, f := range p.TestNet {
-		np, err := netproto.ReadNetParamsFromTextFile(f, s.log)
+		np, err := netproto.ReadNetParamsFromTextFileWith(f, s.text, s.log)
 		if err != nil {
 			return err
 		}
@@ -371,7 +377,7 @@ func (s *Solver[T]) trainNetParamGeneric() (*caffepb.NetParameter, error) {
 	if s.param.NetParam != nil {
 		return proto.Clone(s.param.NetParam).(*caffepb.NetParameter), nil
 	}
-	return netproto.ReadNetParamsFromTextFile(s.param.GetNet(), s.log)
+	return netproto.ReadNetParamsFromTextFileWith(s.param.GetNet(), s.text, s.log)
 }
 
 // initHistory makes the history and scratch blobs, shaped like the params

@@ -37,7 +37,7 @@ func runExportONNX(args []string, stdout, stderr io.Writer) error {
 	// the data layers); its warnings matter, its build log would only
 	// repeat.
 	quiet := slog.New(warningsOnly{glog.NewHandler(nil)})
-	opts := onnx.Options{Opset: *opset, State: nf.state(caffepb.Phase_TEST), Logger: quiet}
+	opts := onnx.Options{Opset: *opset, State: nf.state(caffepb.Phase_TEST), Logger: quiet, SkipUnknownFields: nf.skipUnknown}
 	switch *batch {
 	case "":
 	case "dynamic":

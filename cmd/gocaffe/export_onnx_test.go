@@ -104,3 +104,23 @@ layer { name: "sampler" type: "Pooling" bottom: "data" top: "p" pooling_param { 
 		t.Errorf("a refused export left %s behind", out)
 	}
 }
+
+// TestSkipUnknownFieldsFlag runs a net with a field of a fork gocaffe does
+// not know: an error naming line and field, and with -skip_unknown_fields
+// a warning and a run.
+func TestSkipUnknownFieldsFlag(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "net.prototxt")
+	os.WriteFile(model, []byte(`layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 } } }
+layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+  inner_product_param { num_output: 2 } quantization_param { bw_layer_out: 8 } }
+`), 0o644)
+	code, _, stderr := runCmd("time", "-model", model, "-iterations", "1")
+	if code != 1 || !strings.Contains(stderr, `line 3: unknown field "quantization_param"`) || !strings.Contains(stderr, "Ristretto") {
+		t.Errorf("without the flag: exit %d, stderr %q", code, stderr)
+	}
+	log := captureLog(t)
+	code, _, stderr = runCmd("time", "-model", model, "-iterations", "1", "-skip_unknown_fields")
+	if code != 0 || !strings.Contains(log.String(), `line 3: skipping unknown field "quantization_param"`) {
+		t.Errorf("with the flag: exit %d, stderr %q, log %q", code, stderr, log.String())
+	}
+}

@@ -14,10 +14,11 @@ import (
 
 // netFlags are the flags shared by the commands that build a net.
 type netFlags struct {
-	gpu    string
-	tf32   bool
-	level  int
-	stages string
+	gpu         string
+	tf32        bool
+	level       int
+	stages      string
+	skipUnknown bool
 }
 
 func (f *netFlags) register(fs *flag.FlagSet) {
@@ -25,6 +26,7 @@ func (f *netFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.tf32, "tf32", false, "let float32 products (cuBLAS, cuDNN convolutions) use TF32 tensor cores on the GPU: faster, 10-bit mantissa; off, the default, keeps strict FP32")
 	fs.IntVar(&f.level, "level", 0, "the level of the net state, for include/exclude rules")
 	fs.StringVar(&f.stages, "stage", "", "comma-separated stages of the net state, for include/exclude rules")
+	fs.BoolVar(&f.skipUnknown, "skip_unknown_fields", false, "skip, with a warning each, prototxt fields gocaffe does not know (a Caffe fork's) instead of failing")
 }
 
 func (f *netFlags) stageList() []string {
@@ -81,7 +83,8 @@ func (f *netFlags) solverContext(p *caffepb.SolverParameter) (*device.Context, e
 		glog.Infof("Use CPU.")
 		return nil, nil
 	}
-	ctx, err := f.open(int(p.GetDeviceId()))
+	id := solverDevice(p)
+	ctx, err := f.open(id)
 	if errors.Is(err, cuda.ErrNoCUDA) {
 		glog.Warningf("solver_mode is GPU but gocaffe was built without CUDA support; training on the CPU")
 		return nil, nil
@@ -89,8 +92,24 @@ func (f *netFlags) solverContext(p *caffepb.SolverParameter) (*device.Context, e
 	if err != nil {
 		return nil, err
 	}
-	glog.Infof("Using GPU %d", p.GetDeviceId())
+	glog.Infof("Using GPU %d", id)
 	return ctx, nil
+}
+
+// solverDevice is the solver's device_id: 0 when absent, as Caffe's
+// default. TSN's solvers list one per GPU; gocaffe trains on the first and
+// says how to use them all.
+func solverDevice(p *caffepb.SolverParameter) int {
+	ids := p.GetDeviceId()
+	switch len(ids) {
+	case 0:
+		return 0
+	case 1:
+		return int(ids[0])
+	}
+	glog.Warningf("device_id lists %d GPUs %v (TSN's form); training on GPU %d: give -gpu %s for data-parallel training on all of them",
+		len(ids), ids, ids[0], strings.Trim(strings.Join(strings.Fields(fmt.Sprint(ids)), ","), "[]"))
+	return int(ids[0])
 }
 
 // open opens GPU id's context with the flags' settings (-tf32).

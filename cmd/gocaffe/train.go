@@ -46,7 +46,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	param := &caffepb.SolverParameter{}
-	if err := protoio.ReadProtoFromTextFile(*solverFile, param); err != nil {
+	if err := (protoio.TextOptions{SkipUnknownFields: nf.skipUnknown, Logger: glog.Logger()}).ReadFile(*solverFile, param); err != nil {
 		return err
 	}
 	if *iterations > 0 {
@@ -73,7 +73,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	glog.Infof("Starting Optimization")
 	solvers := make([]*solver.Solver[float32], len(ranks))
 	for i, r := range ranks {
-		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level)})
+		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level), SkipUnknownFields: nf.skipUnknown})
 		if err != nil {
 			return fmt.Errorf("%s: %w", *solverFile, err)
 		}

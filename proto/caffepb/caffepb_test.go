@@ -25,10 +25,12 @@ func parseFile(t *testing.T, path string, m proto.Message) {
 
 // TestEveryLayerParameterParses parses a net with one layer for each of
 // LayerParameter's parameter messages and checks that none is missing from
-// the file, so adding a parameter to the schema without covering it fails.
+// the files, so adding a parameter to the schema without covering it fails:
+// BVLC's in all_layers.prototxt, the forks' in fork_layers.prototxt.
 func TestEveryLayerParameterParses(t *testing.T) {
-	var net NetParameter
+	var net, forks NetParameter
 	parseFile(t, "testdata/all_layers.prototxt", &net)
+	parseFile(t, "testdata/fork_layers.prototxt", &forks)
 	fields := (&LayerParameter{}).ProtoReflect().Descriptor().Fields()
 	checked := 0
 	for i := range fields.Len() {
@@ -38,7 +40,7 @@ func TestEveryLayerParameterParses(t *testing.T) {
 		}
 		checked++
 		found := false
-		for _, l := range net.GetLayer() {
+		for _, l := range append(net.GetLayer(), forks.GetLayer()...) {
 			m := l.ProtoReflect()
 			if m.Has(fd) {
 				sub := m.Get(fd).Message()
@@ -51,7 +53,7 @@ func TestEveryLayerParameterParses(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("no layer in all_layers.prototxt sets %s", fd.Name())
+			t.Errorf("no layer in all_layers.prototxt or fork_layers.prototxt sets %s", fd.Name())
 		}
 	}
 	if checked < 49 {
