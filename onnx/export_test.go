@@ -268,7 +268,7 @@ func TestModels(t *testing.T) {
 
 // layerNets are the test nets under testdata that together use every
 // exported layer type.
-var layerNets = []string{"pooling", "convolution", "elementwise", "neurons", "reductions"}
+var layerNets = []string{"pooling", "convolution", "elementwise", "neurons", "reductions", "forks"}
 
 // TestLayers exports small nets that use every exported layer type, in
 // its less common forms and at pooling's rounding edges, at several

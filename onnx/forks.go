@@ -1,0 +1,67 @@
+package onnx
+
+func init() {
+	register(permute, "Permute")
+	register(axpy, "Axpy")
+	register(normalize, "Normalize")
+}
+
+// permute writes SSD's Permute as Transpose with the layer's full order.
+func permute(c *layerCtx) error {
+	order := make([]int, 0, len(c.inShapes[0]))
+	seen := map[int]bool{}
+	for _, o := range c.lp.GetPermuteParam().GetOrder() {
+		order = append(order, int(o))
+		seen[int(o)] = true
+	}
+	for a := range c.inShapes[0] {
+		if !seen[a] {
+			order = append(order, a)
+		}
+	}
+	if c.dynamic && order[0] != 0 {
+		return c.unsupported("it moves the batch axis, which a model with a dynamic batch cannot declare")
+	}
+	c.node("Transpose", 0, c.in, attrInts("perm", order))
+	return nil
+}
+
+// axpy writes SENet's Axpy: a * x + y, a reshaped to broadcast over x's
+// planes when it has only the image and channel axes.
+func axpy(c *layerCtx) error {
+	a := c.in[0]
+	if want := broadcastShape(c.inShapes[0][:2], len(c.inShapes[1])); len(c.inShapes[0]) != len(want) {
+		var err error
+		if a, err = c.reshape(a, want, true); err != nil {
+			return err
+		}
+	}
+	c.finish("Add", c.tmp("Mul", []string{a, c.in[1]}), c.in[2])
+	return nil
+}
+
+// normalize writes SSD's Normalize: x / sqrt(sum(x^2) + eps) times the
+// scale, the sum over the channels (or the channels and positions with
+// across_spatial).
+func normalize(c *layerCtx) error {
+	p := c.lp.GetNormParam()
+	rank := len(c.inShapes[0])
+	axes := []int{1}
+	if p.GetAcrossSpatial() {
+		axes = axesFrom(1, rank)
+	}
+	x := c.in[0]
+	sum := c.reduce("ReduceSumSquare", x, axes, true)
+	norm := c.tmp("Sqrt", []string{c.tmp("Add", []string{sum, c.scalar("eps", p.GetEps())})})
+	y := c.tmp("Div", []string{x, norm})
+	shape := []int{}
+	if !p.GetChannelShared() {
+		shape = broadcastShape([]int{c.inShapes[0][1]}, rank-1)
+	}
+	s, err := c.param(0, "scale", shape)
+	if err != nil {
+		return err
+	}
+	c.finish("Mul", y, s)
+	return nil
+}
