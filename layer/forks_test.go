@@ -2,10 +2,12 @@ package layer_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 )
 
@@ -141,5 +143,93 @@ func TestSmoothL1LossForward(t *testing.T) {
 	// d = 0.5, 2, -0.5, -0.2: 0.125 + 2*(2-0.5) + 0.125 + 0.02, over 2.
 	if want := (0.125 + 3 + 0.125 + 0.02) / 2; math.Abs(loss-want) > 1e-12 {
 		t.Errorf("loss %v, want %v", loss, want)
+	}
+}
+
+func init() {
+	rois := func(i int, b *blob.Blob[float64]) {
+		if i == 0 {
+			// Distinct values 0.05 apart, so that no finite-difference
+			// step changes which element a bin takes.
+			x := b.MutableCPUData()
+			for k, v := range rand.New(rand.NewPCG(7, 7)).Perm(len(x)) {
+				x[k] = 0.05 * float64(v)
+			}
+			return
+		}
+		// Regions in a 16 x 12 image over a 8 x 6 map (scale 0.5):
+		// whole, corner, one pixel, past the edge.
+		copy(b.MutableCPUData(), []float64{
+			0, 0, 0, 15, 11,
+			1, 2, 3, 9, 8,
+			1, 4, 4, 4, 4,
+			0, 10, 6, 30, 20,
+		})
+	}
+	addGradCases(gradCase{name: "ROIPooling", layer: `type: "ROIPooling" roi_pooling_param { pooled_h: 3 pooled_w: 2 spatial_scale: 0.5 }`,
+		bottom: [][]int{{2, 2, 6, 8}, {4, 5}}, fill: rois, firstBottomOnly: true, mode: exhaustive})
+}
+
+// TestPriorBox checks SSD's boxes against values computed here from the
+// formula: a 2 x 2 map of a 300 x 300 image, min_size 30.7 (used as 30, as
+// SSD truncates it), max_size 60, aspect ratio 2 flipped, four variances.
+func TestPriorBox(t *testing.T) {
+	l := layertest.New[float64](t, `type: "PriorBox" prior_box_param { min_size: 30.7 max_size: 60 aspect_ratio: 2 flip: true
+		variance: 0.1 variance: 0.1 variance: 0.2 variance: 0.2 }`)
+	fmap, img := layertest.Blob[float64](t, 1, 8, 2, 2), layertest.Blob[float64](t, 1, 3, 300, 300)
+	top := layertest.Blob[float64](t)
+	layertest.SetUp(t, l, []*blobF64{fmap, img}, []*blobF64{top})
+	layertest.Forward(t, l, []*blobF64{fmap, img}, []*blobF64{top})
+	if !slices.Equal(top.Shape(), []int{1, 2, 2 * 2 * 4 * 4}) {
+		t.Fatalf("shape %v, want 1 x 2 x 64", top.Shape())
+	}
+	var want []float64
+	box := func(cx, cy, w, h float64) {
+		want = append(want, (cx-w/2)/300, (cy-h/2)/300, (cx+w/2)/300, (cy+h/2)/300)
+	}
+	for h := range 2 {
+		for w := range 2 {
+			cx, cy := (float64(w)+0.5)*150, (float64(h)+0.5)*150
+			box(cx, cy, 30, 30)
+			box(cx, cy, math.Sqrt(30*60), math.Sqrt(30*60))
+			box(cx, cy, 30*math.Sqrt(2), 30/math.Sqrt(2))
+			box(cx, cy, 30*math.Sqrt(0.5), 30/math.Sqrt(0.5))
+		}
+	}
+	for range 16 {
+		want = append(want, 0.1, 0.1, 0.2, 0.2)
+	}
+	layertest.CheckClose(t, "PriorBox", top.CPUData(), want, 1e-6)
+	clipped := layertest.New[float64](t, `type: "PriorBox" prior_box_param { min_size: 200 clip: true step: 100 offset: 0 img_size: 300 }`)
+	layertest.SetUp(t, clipped, []*blobF64{fmap, img}, []*blobF64{top})
+	layertest.Forward(t, clipped, []*blobF64{fmap, img}, []*blobF64{top})
+	// First box: centre (0, 0), side 200: clipped to (0, 0, 1/3, 1/3).
+	layertest.CheckClose(t, "clipped", top.CPUData()[:4], []float64{0, 0, 100.0 / 300, 100.0 / 300}, 1e-12)
+	for _, bad := range []string{`prior_box_param { }`, `prior_box_param { min_size: 30 max_size: 20 }`,
+		`prior_box_param { min_size: 30 variance: 0.1 variance: 0.2 }`, `prior_box_param { min_size: 30 step: 8 step_h: 8 }`} {
+		if _, err := layer.New[float64](layertest.Param(t, `type: "PriorBox" `+bad)); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// TestROIPooling checks the bins on a hand example: a 1 x 1 x 4 x 4 map
+// holding 0..15, the region (1, 1)-(3, 3) at scale 1 pooled 2 x 2.
+func TestROIPooling(t *testing.T) {
+	l := layertest.New[float64](t, `type: "ROIPooling" roi_pooling_param { pooled_h: 2 pooled_w: 2 spatial_scale: 1 }`)
+	fmap, rois := layertest.Blob[float64](t, 1, 1, 4, 4), layertest.Blob[float64](t, 2, 5)
+	for i := range 16 {
+		fmap.MutableCPUData()[i] = float64(i)
+	}
+	// The second region rounds 0.4 -> 0 and 0.6 -> 1 and covers (0, 0)-(1, 1).
+	copy(rois.MutableCPUData(), []float64{0, 1, 1, 3, 3, 0, 0.4, 0.4, 0.6, 0.6})
+	top := layertest.Blob[float64](t)
+	layertest.SetUp(t, l, []*blobF64{fmap, rois}, []*blobF64{top})
+	layertest.Forward(t, l, []*blobF64{fmap, rois}, []*blobF64{top})
+	// Region 1 is 3 x 3, bins of 1.5: rows [1, 3) and [2, 4), columns likewise.
+	// Region 2 is 2 x 2, bins of one element each.
+	want := []float64{10, 11, 14, 15, 0, 1, 4, 5}
+	if got := top.CPUData(); !slices.Equal(got, want) {
+		t.Errorf("ROIPooling: %v, want %v", got, want)
 	}
 }

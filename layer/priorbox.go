@@ -1,0 +1,216 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("PriorBox", newPriorBox[float32], newPriorBox[float64]) }
+
+// PriorBox is SSD's default-box generator (weiliu89/caffe;
+// prior_box_param). For each position of its first bottom (a feature map)
+// it writes num_priors boxes (xmin, ymin, xmax, ymax), normalized by the
+// image's size (img_size, img_h/img_w, or the second bottom's plane):
+// centred at ((w + offset) * step_w, (h + offset) * step_h), step defaulting
+// to the image over the map; for each min_size a square of that side, a
+// square of side sqrt(min_size * max_size) when max sizes are given, and a
+// box min_size*sqrt(ar) wide and min_size/sqrt(ar) high for each other
+// aspect ratio (and 1/ar with flip). The top is 1 x 2 x (4 * boxes): the
+// boxes, clipped to [0, 1] with clip, then their variances (one value, or
+// four repeated per box). As SSD's layer, sizes are truncated to integers
+// before use (int min_size_ = min_sizes_[s]), so that the boxes are SSD's
+// to the last bit. It has no backward pass.
+type PriorBox[T Float] struct {
+	Base[T]
+	minSizes, maxSizes, aspectRatios []float32
+	variance                         []float32
+	clip                             bool
+	imgH, imgW                       int
+	stepH, stepW, offset             float32
+	numPriors                        int
+}
+
+func newPriorBox[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &PriorBox[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	if err := l.readParam(p.GetPriorBoxParam()); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// readParam reads and checks prior_box_param as SSD's LayerSetUp does.
+func (l *PriorBox[T]) readParam(pp *caffepb.PriorBoxParameter) error {
+	if len(pp.GetMinSize()) == 0 {
+		return errors.New("must provide min_size")
+	}
+	for _, s := range pp.GetMinSize() {
+		if !(s > 0) {
+			return fmt.Errorf("min_size must be positive, got %v", s)
+		}
+	}
+	l.minSizes = pp.GetMinSize()
+	l.aspectRatios = []float32{1}
+	for _, ar := range pp.GetAspectRatio() {
+		dup := false
+		for _, have := range l.aspectRatios {
+			dup = dup || math.Abs(float64(ar-have)) < 1e-6
+		}
+		if dup {
+			continue
+		}
+		if !(ar > 0) {
+			return fmt.Errorf("aspect_ratio must be positive, got %v", ar)
+		}
+		l.aspectRatios = append(l.aspectRatios, ar)
+		if pp.GetFlip() {
+			l.aspectRatios = append(l.aspectRatios, 1/ar)
+		}
+	}
+	l.numPriors = len(l.aspectRatios) * len(l.minSizes)
+	if max := pp.GetMaxSize(); len(max) > 0 {
+		if len(max) != len(l.minSizes) {
+			return fmt.Errorf("%d max_size values for %d min_size values: give one for each or none", len(max), len(l.minSizes))
+		}
+		for i, m := range max {
+			if !(m > l.minSizes[i]) {
+				return fmt.Errorf("max_size %v must be greater than min_size %v", m, l.minSizes[i])
+			}
+		}
+		l.maxSizes = max
+		l.numPriors += len(max)
+	}
+	l.clip = pp.GetClip()
+	switch v := pp.GetVariance(); len(v) {
+	case 0:
+		l.variance = []float32{0.1}
+	case 1, 4:
+		for _, x := range v {
+			if !(x > 0) {
+				return fmt.Errorf("variance must be positive, got %v", x)
+			}
+		}
+		l.variance = v
+	default:
+		return fmt.Errorf("give one variance or four, got %d", len(v))
+	}
+	switch {
+	case pp.ImgH != nil || pp.ImgW != nil:
+		if pp.ImgSize != nil {
+			return errors.New("either img_size or img_h/img_w should be specified; not both")
+		}
+		l.imgH, l.imgW = int(pp.GetImgH()), int(pp.GetImgW())
+		if l.imgH <= 0 || l.imgW <= 0 {
+			return fmt.Errorf("img_h and img_w must be positive, got %d x %d", l.imgH, l.imgW)
+		}
+	case pp.ImgSize != nil:
+		l.imgH, l.imgW = int(pp.GetImgSize()), int(pp.GetImgSize())
+		if l.imgH <= 0 {
+			return errors.New("img_size must be positive")
+		}
+	}
+	switch {
+	case pp.StepH != nil || pp.StepW != nil:
+		if pp.Step != nil {
+			return errors.New("either step or step_h/step_w should be specified; not both")
+		}
+		l.stepH, l.stepW = pp.GetStepH(), pp.GetStepW()
+		if !(l.stepH > 0 && l.stepW > 0) {
+			return fmt.Errorf("step_h and step_w must be positive, got %v x %v", l.stepH, l.stepW)
+		}
+	case pp.Step != nil:
+		l.stepH, l.stepW = pp.GetStep(), pp.GetStep()
+		if !(l.stepH > 0) {
+			return errors.New("step must be positive")
+		}
+	}
+	l.offset = pp.GetOffset()
+	return nil
+}
+
+// Type returns "PriorBox".
+func (*PriorBox[T]) Type() string { return "PriorBox" }
+
+// Counts: the feature map and the image (whose plane sizes the boxes when
+// the parameters do not).
+func (*PriorBox[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(2), Top: Exactly(1)} }
+
+// LayerSetUp has nothing more to set up.
+func (*PriorBox[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+
+// Reshape sizes the top: 1 x 2 x (map positions * boxes * 4).
+func (l *PriorBox[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	for i, b := range bottom {
+		if b.NumAxes() != 4 {
+			return fmt.Errorf("bottom %d %s must be 4-D (num, channels, height, width)", i, b.ShapeString())
+		}
+	}
+	s := bottom[0].Shape()
+	return top[0].Reshape([]int{1, 2, s[2] * s[3] * l.numPriors * 4})
+}
+
+// ForwardCPU writes the boxes and their variances.
+func (l *PriorBox[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	mapH, mapW := bottom[0].Shape()[2], bottom[0].Shape()[3]
+	imgH, imgW := l.imgH, l.imgW
+	if imgH == 0 || imgW == 0 {
+		imgH, imgW = bottom[1].Shape()[2], bottom[1].Shape()[3]
+	}
+	stepH, stepW := l.stepH, l.stepW
+	if stepH == 0 || stepW == 0 {
+		stepH, stepW = float32(imgH)/float32(mapH), float32(imgW)/float32(mapW)
+	}
+	out := top[0].MutableCPUData()
+	dim := mapH * mapW * l.numPriors * 4
+	boxes, idx := out[:dim], 0
+	put := func(cx, cy, bw, bh float32) {
+		// SSD computes in double from float centres and sizes.
+		x, y, w, h := float64(cx), float64(cy), float64(bw), float64(bh)
+		boxes[idx] = T((x - w/2) / float64(imgW))
+		boxes[idx+1] = T((y - h/2) / float64(imgH))
+		boxes[idx+2] = T((x + w/2) / float64(imgW))
+		boxes[idx+3] = T((y + h/2) / float64(imgH))
+		idx += 4
+	}
+	for h := range mapH {
+		for w := range mapW {
+			cx, cy := (float32(w)+l.offset)*stepW, (float32(h)+l.offset)*stepH
+			for s, fmin := range l.minSizes {
+				minSize := int(fmin) // SSD's truncation
+				put(cx, cy, float32(minSize), float32(minSize))
+				if len(l.maxSizes) > 0 {
+					side := float32(math.Sqrt(float64(minSize * int(l.maxSizes[s]))))
+					put(cx, cy, side, side)
+				}
+				for _, ar := range l.aspectRatios {
+					if math.Abs(float64(ar)-1) < 1e-6 {
+						continue
+					}
+					r := float32(math.Sqrt(float64(ar)))
+					put(cx, cy, float32(minSize)*r, float32(minSize)/r)
+				}
+			}
+		}
+	}
+	if l.clip {
+		for i, v := range boxes {
+			boxes[i] = min(max(v, 0), 1)
+		}
+	}
+	variances := out[dim:]
+	for i := range variances {
+		variances[i] = T(l.variance[i%len(l.variance)])
+	}
+	return nil
+}
+
+// BackwardCPU does nothing: the boxes depend on shapes only.
+func (*PriorBox[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return nil
+}
