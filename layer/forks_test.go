@@ -233,3 +233,68 @@ func TestROIPooling(t *testing.T) {
 		t.Errorf("ROIPooling: %v, want %v", got, want)
 	}
 }
+
+func init() {
+	const tsn = `type: "BN" bn_param { slope_filler { type: "gaussian" mean: 1 std: 0.3 } bias_filler { type: "gaussian" std: 0.3 } }`
+	addGradCases(
+		gradCase{name: "BN", layer: tsn, bottom: [][]int{{3, 2, 2, 3}}, mode: exhaustive},
+		gradCase{name: "BN/2-axis", layer: tsn, bottom: [][]int{{5, 3}}, mode: exhaustive},
+		gradCase{name: "BN/frozen", layer: `type: "BN" bn_param { frozen: true slope_filler { type: "constant" value: 1.5 } }`,
+			bottom: [][]int{{2, 3, 2, 2}}, mode: exhaustive},
+	)
+}
+
+// TestBN checks TSN's BN on hand values: the batch statistics, the running
+// ones, the ParamSpecs it forces and the TEST phase.
+func TestBN(t *testing.T) {
+	l := layertest.New[float64](t, `type: "BN" bn_param { slope_filler { type: "constant" value: 2 } bias_filler { type: "constant" value: 1 } momentum: 0.5 eps: 0 }`)
+	x := layertest.Blob[float64](t, 2, 1, 1, 2)
+	copy(x.MutableCPUData(), []float64{1, 3, 5, 7}) // mean 4, variance 5
+	top := layertest.Blob[float64](t)
+	layertest.SetUp(t, l, []*blobF64{x}, []*blobF64{top})
+	layertest.Forward(t, l, []*blobF64{x}, []*blobF64{top})
+	s := math.Sqrt(5)
+	layertest.CheckClose(t, "BN", top.CPUData(), []float64{2*-3/s + 1, 2*-1/s + 1, 2*1/s + 1, 2*3/s + 1}, 1e-12)
+	b := l.LayerBase().Blobs()
+	if m, v := b[2].CPUData()[0], b[3].CPUData()[0]; m != 2 || v != 2.5 {
+		t.Errorf("running mean %v and variance %v, want 2 and 2.5 (half of the batch's, from 0)", m, v)
+	}
+	if !slices.Equal(b[0].Shape(), []int{1, 1}) {
+		t.Errorf("blob shape %v, want 1 x C", b[0].Shape())
+	}
+	for i, ps := range l.LayerBase().Param().GetParam() {
+		if lr := ps.GetLrMult(); (i >= 2) != (lr == 0) {
+			t.Errorf("param %d: lr_mult %v", i, lr)
+		}
+	}
+	test := layertest.New[float64](t, `type: "BN" phase: TEST bn_param { eps: 0 }`)
+	test.LayerBase().SetBlobs(b)
+	layertest.SetUp(t, test, []*blobF64{x}, []*blobF64{top})
+	layertest.Forward(t, test, []*blobF64{x}, []*blobF64{top})
+	// Slope 2, bias 1, running mean 2 and variance 2.5.
+	r := math.Sqrt(2.5)
+	layertest.CheckClose(t, "BN TEST", top.CPUData(), []float64{2*-1/r + 1, 2*1/r + 1, 2*3/r + 1, 2*5/r + 1}, 1e-12)
+}
+
+func init() {
+	// The fork layers have CPU halves only; on a GPU they run them through
+	// the blobs' synced memory, which these cases check.
+	addParityCases(
+		layertest.Parity{Layer: `type: "Axpy"`, Bottom: [][]int{{2, 3, 1, 1}, {2, 3, 4, 5}, {2, 3, 4, 5}}},
+		layertest.Parity{Layer: `type: "BN" bn_param { slope_filler { type: "constant" value: 1.5 } }`, Bottom: [][]int{{4, 3, 5, 5}}},
+		layertest.Parity{Layer: `type: "Normalize" norm_param { across_spatial: false }`, Bottom: [][]int{{2, 3, 4, 5}}},
+		layertest.Parity{Layer: `type: "Permute" permute_param { order: 0 order: 3 order: 1 order: 2 }`, Bottom: [][]int{{2, 3, 4, 5}}},
+		layertest.Parity{Layer: `type: "PriorBox" prior_box_param { min_size: 10 max_size: 20 aspect_ratio: 3 }`, Bottom: [][]int{{1, 8, 3, 3}, {1, 3, 30, 30}}},
+		layertest.Parity{Layer: `type: "SmoothL1Loss"`, Bottom: [][]int{{4, 6}, {4, 6}}},
+		layertest.Parity{Layer: `type: "ROIPooling" roi_pooling_param { pooled_h: 2 pooled_w: 3 spatial_scale: 0.25 }`,
+			Bottom: [][]int{{2, 3, 8, 8}, {3, 5}}, Fill: func(i int, b []float64) {
+				if i == 1 {
+					copy(b, []float64{0, 0, 0, 31, 31, 1, 4, 8, 20, 16, 1, 12, 12, 13, 13})
+					return
+				}
+				for k := range b {
+					b[k] = math.Sin(float64(k))
+				}
+			}},
+	)
+}

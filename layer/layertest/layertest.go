@@ -181,14 +181,17 @@ const maxFailures = 10
 func (c *GradientChecker[T]) checkSingle(t testing.TB, l layer.Layer[T], bottom, top []*blob.Blob[T], checkBottom, topID, topData int, elementwise bool) bool {
 	t.Helper()
 	base := l.LayerBase()
-	// The blobs to check: the learnable ones (diffs zeroed, as Backward
-	// accumulates into them) and the chosen bottoms.
+	// The blobs to check: the learnable ones that get a gradient (diffs
+	// zeroed, as Backward accumulates into them) and the chosen bottoms.
 	type checked struct {
 		b    *blob.Blob[T]
 		name string
 	}
 	var blobs []checked
 	for i, p := range base.Blobs() {
+		if !base.ParamPropagateDown(i) {
+			continue
+		}
 		mathfn.Set(p.Count(), 0, p.MutableCPUDiff())
 		blobs = append(blobs, checked{p, fmt.Sprintf("param blob %d", i)})
 	}
