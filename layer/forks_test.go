@@ -286,6 +286,24 @@ func init() {
 		layertest.Parity{Layer: `type: "Permute" permute_param { order: 0 order: 3 order: 1 order: 2 }`, Bottom: [][]int{{2, 3, 4, 5}}},
 		layertest.Parity{Layer: `type: "PriorBox" prior_box_param { min_size: 10 max_size: 20 aspect_ratio: 3 }`, Bottom: [][]int{{1, 8, 3, 3}, {1, 3, 30, 30}}},
 		layertest.Parity{Layer: `type: "SmoothL1Loss"`, Bottom: [][]int{{4, 6}, {4, 6}}},
+		layertest.Parity{Layer: `type: "DetectionOutput" detection_output_param { num_classes: 3 code_type: CENTER_SIZE nms_param { nms_threshold: 0.5 top_k: 5 } keep_top_k: 6 }`,
+			Bottom: [][]int{{2, 10 * 4}, {2, 10 * 3}, {1, 2, 10 * 4}}, Fill: func(i int, b []float64) {
+				for k := range b {
+					switch i {
+					case 0: // small offsets
+						b[k] = 0.3 * math.Sin(float64(3*k))
+					case 1: // scores
+						b[k] = 0.5 + 0.5*math.Sin(float64(7*k))
+					case 2: // ten priors on a diagonal, then variances
+						p := k / 4
+						if p >= 10 {
+							b[k] = 0.1
+							continue
+						}
+						b[k] = 0.08*float64(p) + []float64{0, 0, 0.2, 0.25}[k%4]
+					}
+				}
+			}},
 		layertest.Parity{Layer: `type: "ROIPooling" roi_pooling_param { pooled_h: 2 pooled_w: 3 spatial_scale: 0.25 }`,
 			Bottom: [][]int{{2, 3, 8, 8}, {3, 5}}, Fill: func(i int, b []float64) {
 				if i == 1 {
@@ -297,4 +315,44 @@ func init() {
 				}
 			}},
 	)
+}
+
+// TestDetectionOutput checks decoding, per-class NMS, the confidence
+// threshold and keep_top_k on a hand case: three priors, A and B
+// overlapping (IoU about 0.9), C apart; class 1 prefers A, class 2 C.
+func TestDetectionOutput(t *testing.T) {
+	text := `type: "DetectionOutput" detection_output_param { num_classes: 3 background_label_id: 0 code_type: CENTER_SIZE
+		nms_param { nms_threshold: 0.45 } confidence_threshold: 0.25 keep_top_k: 3 }`
+	l := layertest.New[float64](t, text)
+	loc, conf, prior := layertest.Blob[float64](t, 1, 12), layertest.Blob[float64](t, 1, 9), layertest.Blob[float64](t, 1, 2, 12)
+	a, b, c := []float64{0.1, 0.1, 0.5, 0.5}, []float64{0.12, 0.1, 0.52, 0.5}, []float64{0.6, 0.6, 0.9, 0.9}
+	copy(prior.MutableCPUData(), slices.Concat(a, b, c, []float64{0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2}))
+	// Scores per prior: background, class 1, class 2.
+	copy(conf.MutableCPUData(), []float64{0, 0.9, 0.2, 0, 0.8, 0.7, 0, 0.3, 0.95})
+	top := layertest.Blob[float64](t)
+	bottom := []*blobF64{loc, conf, prior}
+	layertest.SetUp(t, l, bottom, []*blobF64{top})
+	layertest.Forward(t, l, bottom, []*blobF64{top})
+	// Class 1 keeps A (B overlaps it, C 0.3 is dropped by keep_top_k);
+	// class 2 keeps C and B (A is under the threshold).
+	want := slices.Concat([]float64{0, 1, 0.9}, a, []float64{0, 2, 0.95}, c, []float64{0, 2, 0.7}, b)
+	if !slices.Equal(top.Shape(), []int{1, 1, 3, 7}) {
+		t.Fatalf("shape %v, want 1 x 1 x 3 x 7", top.Shape())
+	}
+	layertest.CheckClose(t, "detections", top.CPUData(), want, 1e-6)
+
+	// A predicted offset moves the box: CENTER_SIZE with variances 0.1 and
+	// 0.2, loc (1, 0, ln 2 / 0.2, 0) on prior C: centre x + 0.1 * 0.3,
+	// width doubled.
+	copy(loc.MutableCPUData()[8:], []float64{1, 0, math.Ln2 / 0.2, 0})
+	layertest.Forward(t, l, bottom, []*blobF64{top})
+	cx, w := 0.75+0.1*0.3, 0.6
+	layertest.CheckClose(t, "decoded C", top.CPUData()[10:14], []float64{cx - w/2, 0.6, cx + w/2, 0.9}, 1e-6)
+
+	// Nothing above the threshold: one row of -1 per image, image index first.
+	copy(conf.MutableCPUData(), []float64{1, 0.1, 0.1, 1, 0.1, 0.1, 1, 0.1, 0.1})
+	layertest.Forward(t, l, bottom, []*blobF64{top})
+	if got := top.CPUData(); !slices.Equal(got, []float64{0, -1, -1, -1, -1, -1, -1}) {
+		t.Errorf("no detections: %v", got)
+	}
 }

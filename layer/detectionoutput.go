@@ -1,0 +1,207 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("DetectionOutput", newDetectionOutput[float32], newDetectionOutput[float64]) }
+
+// DetectionOutput is SSD's detection head at inference
+// (weiliu89/caffe; detection_output_param). Bottoms: the location
+// predictions (N x priors*classes_loc*4, classes_loc 1 with share_location),
+// the class confidences (N x priors*classes, usually after softmax) and
+// PriorBox's output (1 x 2 x priors*4). Each prediction is decoded against
+// its prior (code_type, the prior's variances unless they are encoded in
+// the target), each class but the background is reduced by non-maximum
+// suppression (nms_param: threshold, top_k, eta) among the boxes scoring
+// above confidence_threshold, and at most keep_top_k detections per image
+// survive, best first. The top is 1 x 1 x D x 7, one row per detection:
+// image, label, score, xmin, ymin, xmax, ymax; with none at all, one row
+// per image of -1 but the image index, as SSD writes it. Rows are by
+// image, then label, then score. save_output_param's files are not
+// written.
+type DetectionOutput[T Float] struct {
+	Base[T]
+	numClasses, locClasses int
+	share                  bool
+	background             int
+	code                   caffepb.PriorBoxParameter_CodeType
+	varianceInTarget       bool
+	keepTopK, topK         int
+	confidence, nmsThresh  float32
+	eta                    float32
+	priors                 int
+}
+
+func newDetectionOutput[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &DetectionOutput[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	dp := p.GetDetectionOutputParam()
+	if dp == nil || dp.NumClasses == nil {
+		return nil, errors.New("detection_output_param: must specify num_classes")
+	}
+	l.numClasses, l.share = int(dp.GetNumClasses()), dp.GetShareLocation()
+	l.locClasses = 1
+	if !l.share {
+		l.locClasses = l.numClasses
+	}
+	l.background, l.code, l.varianceInTarget = int(dp.GetBackgroundLabelId()), dp.GetCodeType(), dp.GetVarianceEncodedInTarget()
+	l.keepTopK, l.confidence = int(dp.GetKeepTopK()), -maxFloat32
+	if dp.ConfidenceThreshold != nil {
+		l.confidence = dp.GetConfidenceThreshold()
+	}
+	np := dp.GetNmsParam()
+	l.nmsThresh, l.eta, l.topK = np.GetNmsThreshold(), np.GetEta(), -1
+	if np.TopK != nil {
+		l.topK = int(np.GetTopK())
+	}
+	if l.nmsThresh < 0 {
+		return nil, fmt.Errorf("nms_threshold must be non negative, got %v", l.nmsThresh)
+	}
+	if !(l.eta > 0 && l.eta <= 1) {
+		return nil, fmt.Errorf("nms_param.eta must be in (0, 1], got %v", l.eta)
+	}
+	if dir := dp.GetSaveOutputParam().GetOutputDirectory(); dir != "" {
+		l.Logger().Warn(fmt.Sprintf("Layer %s: save_output_param is not supported; no detection files are written to %s", l.Name(), dir))
+	}
+	return l, nil
+}
+
+const maxFloat32 = 3.4028234663852886e38
+
+// Type returns "DetectionOutput".
+func (*DetectionOutput[T]) Type() string { return "DetectionOutput" }
+
+// Counts: locations, confidences, priors; one top.
+func (*DetectionOutput[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(3), Top: Exactly(1)} }
+
+// LayerSetUp has nothing more to set up.
+func (*DetectionOutput[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+
+// Reshape checks the bottoms against each other; the top's size is known
+// only after a forward pass, which reshapes it (one row until then).
+func (l *DetectionOutput[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	loc, conf, prior := bottom[0], bottom[1], bottom[2]
+	if loc.Shape()[0] != conf.Shape()[0] {
+		return fmt.Errorf("locations %s and confidences %s disagree on the batch", loc.ShapeString(), conf.ShapeString())
+	}
+	if prior.NumAxes() < 3 || prior.Shape()[1] != 2 {
+		return fmt.Errorf("priors %s must be 1 x 2 x (4 * priors), as PriorBox writes", prior.ShapeString())
+	}
+	l.priors = prior.CountFrom(2) / 4
+	if got := loc.CountFrom(1); got != l.priors*l.locClasses*4 {
+		return fmt.Errorf("locations %s hold %d values per image, want %d priors x %d classes x 4", loc.ShapeString(), got, l.priors, l.locClasses)
+	}
+	if got := conf.CountFrom(1); got != l.priors*l.numClasses {
+		return fmt.Errorf("confidences %s hold %d values per image, want %d priors x %d classes", conf.ShapeString(), got, l.priors, l.numClasses)
+	}
+	return top[0].Reshape([]int{1, 1, 1, 7})
+}
+
+// detection is one kept box.
+type detection struct {
+	image, label int
+	score        float32
+	box          normBox
+}
+
+// ForwardCPU decodes, suppresses and writes the detections.
+func (l *DetectionOutput[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	num := bottom[0].Shape()[0]
+	loc, conf, prior := toF32(bottom[0].CPUData()), toF32(bottom[1].CPUData()), toF32(bottom[2].CPUData())
+	priorBoxes := make([]normBox, l.priors)
+	for p := range priorBoxes {
+		b := prior[4*p:]
+		priorBoxes[p] = normBox{b[0], b[1], b[2], b[3]}
+	}
+	variances := prior[4*l.priors:]
+	var all []detection
+	boxes := make([]normBox, l.priors)
+	scores := make([]float32, l.priors)
+	for i := range num {
+		var dets []detection
+		decoded := -1 // the location class the boxes hold
+		for c := range l.numClasses {
+			if c == l.background {
+				continue
+			}
+			if lc := l.locClass(c); lc != decoded {
+				for p := range boxes {
+					at := ((i*l.priors+p)*l.locClasses + lc) * 4
+					boxes[p] = decodeBox(priorBoxes[p], variances[4*p:4*p+4], l.code, l.varianceInTarget, loc[at:at+4])
+				}
+				decoded = lc
+			}
+			for p := range scores {
+				scores[p] = conf[(i*l.priors+p)*l.numClasses+c]
+			}
+			for _, k := range nms(boxes, scores, l.confidence, l.nmsThresh, l.eta, l.topK) {
+				dets = append(dets, detection{i, c, scores[k], boxes[k]})
+			}
+		}
+		if l.keepTopK > -1 && len(dets) > l.keepTopK {
+			// Best first over all classes; SSD then lists them by label.
+			sort.SliceStable(dets, func(a, b int) bool { return dets[a].score > dets[b].score })
+			dets = dets[:l.keepTopK]
+			sort.SliceStable(dets, func(a, b int) bool { return dets[a].label < dets[b].label })
+		}
+		all = append(all, dets...)
+	}
+	return l.write(top[0], all, num)
+}
+
+// locClass is the location class whose boxes class c uses.
+func (l *DetectionOutput[T]) locClass(c int) int {
+	if l.share {
+		return 0
+	}
+	return c
+}
+
+// write fills the top with the detections' rows.
+func (l *DetectionOutput[T]) write(top *blob.Blob[T], dets []detection, num int) error {
+	if len(dets) == 0 {
+		if err := top.Reshape([]int{1, 1, num, 7}); err != nil {
+			return err
+		}
+		out := top.MutableCPUData()
+		for i := range out {
+			out[i] = -1
+		}
+		for i := range num {
+			out[7*i] = T(i)
+		}
+		return nil
+	}
+	if err := top.Reshape([]int{1, 1, len(dets), 7}); err != nil {
+		return err
+	}
+	out := top.MutableCPUData()
+	for k, d := range dets {
+		copy(out[7*k:7*k+7], []T{T(d.image), T(d.label), T(d.score), T(d.box.xmin), T(d.box.ymin), T(d.box.xmax), T(d.box.ymax)})
+	}
+	return nil
+}
+
+// BackwardCPU does nothing: detections have no gradient.
+func (*DetectionOutput[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return nil
+}
+
+func toF32[T Float](x []T) []float32 {
+	if f, ok := any(x).([]float32); ok {
+		return f
+	}
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
