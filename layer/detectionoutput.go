@@ -80,7 +80,9 @@ const maxFloat32 = 3.4028234663852886e38
 func (*DetectionOutput[T]) Type() string { return "DetectionOutput" }
 
 // Counts: locations, confidences, priors; one top.
-func (*DetectionOutput[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(3), Top: Exactly(1)} }
+func (*DetectionOutput[T]) Counts() BlobCounts {
+	return BlobCounts{Bottom: Exactly(3), Top: Exactly(1)}
+}
 
 // LayerSetUp has nothing more to set up.
 func (*DetectionOutput[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
