@@ -356,3 +356,46 @@ func TestDetectionOutput(t *testing.T) {
 		t.Errorf("no detections: %v", got)
 	}
 }
+
+// TestProposalAnchors checks py-faster-rcnn's nine default anchors, the
+// values its generate_anchors.py documents.
+func TestProposalAnchors(t *testing.T) {
+	want := [][4]float32{
+		{-84, -40, 99, 55}, {-176, -88, 191, 103}, {-360, -184, 375, 199},
+		{-56, -56, 71, 71}, {-120, -120, 135, 135}, {-248, -248, 263, 263},
+		{-36, -80, 51, 95}, {-80, -168, 95, 183}, {-168, -344, 183, 359},
+	}
+	if got := layer.ProposalAnchors(); !slices.Equal(got, want) {
+		t.Errorf("anchors %v, want %v", got, want)
+	}
+}
+
+// TestProposal runs the Python-registered proposal layer on a hand case:
+// a 1 x 2 map of a 100 x 100 image, zero deltas, three anchors scored.
+func TestProposal(t *testing.T) {
+	l := layertest.New[float64](t, `type: "Python" phase: TEST python_param { module: "rpn.proposal_layer" layer: "ProposalLayer" param_str: "'feat_stride': 16" }`)
+	prob, deltas, info := layertest.Blob[float64](t, 1, 18, 1, 2), layertest.Blob[float64](t, 1, 36, 1, 2), layertest.Blob[float64](t, 1, 3)
+	copy(info.MutableCPUData(), []float64{100, 100, 1})
+	p := prob.MutableCPUData() // channel 9+k is anchor k's foreground, 2 positions each
+	// bbox_transform_inv with zero deltas moves the far corner by one
+	// pixel (x2 = x1 + width): py-faster-rcnn's arithmetic, kept.
+	p[(9+4)*2+0] = 0.9 // anchor 4 at x 0: (-120, -120, 136, 136), clipped to the image
+	p[(9+3)*2+1] = 0.8 // anchor 3 at x 16: (-40, -56, 88, 72), clipped to (0, 0, 88, 72)
+	p[(9+0)*2+0] = 0.7 // anchor 0 at x 0: (0, 0, 99, 56) clipped: IoU 0.712 with the second, dropped
+	rois, scores := layertest.Blob[float64](t), layertest.Blob[float64](t)
+	bottom, top := []*blobF64{prob, deltas, info}, []*blobF64{rois, scores}
+	layertest.SetUp(t, l, bottom, top)
+	layertest.Forward(t, l, bottom, top)
+	r, s := rois.CPUData(), scores.CPUData()
+	if rois.Shape()[1] != 5 || len(s) != rois.Shape()[0] {
+		t.Fatalf("rois %v, scores %v", rois.Shape(), scores.Shape())
+	}
+	if !slices.Equal(r[:10], []float64{0, 0, 0, 99, 99, 0, 0, 0, 88, 72}) || s[0] != float64(float32(0.9)) || s[1] != float64(float32(0.8)) {
+		t.Errorf("first proposals %v scores %v", r[:10], s[:2])
+	}
+	for i := 2; i < len(s); i++ {
+		if s[i] != 0 {
+			t.Errorf("proposal %d scores %v: the 0.7 box should have been suppressed", i, s[i])
+		}
+	}
+}

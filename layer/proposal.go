@@ -1,0 +1,264 @@
+package layer
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() {
+	if err := RegisterPython("rpn.proposal_layer.ProposalLayer", newProposal[float32], newProposal[float64]); err != nil {
+		panic(err)
+	}
+}
+
+// Proposal is Faster R-CNN's region proposal layer, the Python layer
+// rpn.proposal_layer.ProposalLayer of py-faster-rcnn, written in Go and
+// registered under that name, so that Faster R-CNN's test nets run
+// unchanged:
+//
+//	layer { name: "proposal" type: "Python" bottom: "rpn_cls_prob_reshape" bottom: "rpn_bbox_pred" bottom: "im_info"
+//	  top: "rois" python_param { module: "rpn.proposal_layer" layer: "ProposalLayer" param_str: "'feat_stride': 16" } }
+//
+// Bottoms: the objectness probabilities (1 x 2A x H x W, the second A
+// channels foreground), the box deltas (1 x 4A x H x W) and im_info (image
+// height, width and scale). The A anchors (py-faster-rcnn's
+// generate_anchors: ratios 0.5, 1, 2 and param_str's scales, default 8 16
+// 32, on a 16-pixel base) are placed every feat_stride pixels, moved by the
+// deltas, clipped to the image; boxes narrower or lower than 16 pixels at
+// the image's scale are dropped, the best pre_nms_top_n kept (6000 in TEST,
+// 12000 in TRAIN), reduced by NMS at 0.7 IoU (pixel areas, +1) and cut to
+// post_nms_top_n (300, 2000). Top 0: R x 5 regions (0, x1, y1, x2, y2);
+// top 1, optional: their scores. Arithmetic is in float32, as py-faster-rcnn
+// runs it on Caffe's blobs.
+type Proposal[T Float] struct {
+	Base[T]
+	featStride      int
+	anchors         [][4]float32
+	preNMS, postNMS int
+	nmsThresh       float32
+	minSize         float32
+}
+
+func newProposal[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &Proposal[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	params, err := parsePyDict(p.GetPythonParam().GetParamStr())
+	if err != nil {
+		return nil, fmt.Errorf("param_str: %w", err)
+	}
+	stride, ok := params["feat_stride"]
+	if !ok || len(stride) != 1 || stride[0] <= 0 {
+		return nil, fmt.Errorf("param_str %q must give a positive 'feat_stride'", p.GetPythonParam().GetParamStr())
+	}
+	l.featStride = int(stride[0])
+	scales := []float64{8, 16, 32}
+	if s, ok := params["scales"]; ok {
+		scales = s
+	}
+	l.anchors = generateAnchors(16, []float64{0.5, 1, 2}, scales)
+	// py-faster-rcnn's cfg.TRAIN and cfg.TEST defaults.
+	l.preNMS, l.postNMS, l.nmsThresh, l.minSize = 6000, 300, 0.7, 16
+	if l.Phase() == caffepb.Phase_TRAIN {
+		l.preNMS, l.postNMS = 12000, 2000
+	}
+	return l, nil
+}
+
+var pyItem = regexp.MustCompile(`['"](\w+)['"]\s*:\s*(\[[^\]]*\]|\([^)]*\)|[-+0-9.eE]+)`)
+
+// parsePyDict reads the numeric entries of a param_str written as a
+// Python or YAML mapping: 'feat_stride': 16, 'scales': [8, 16, 32].
+func parsePyDict(s string) (map[string][]float64, error) {
+	out := map[string][]float64{}
+	for _, m := range pyItem.FindAllStringSubmatch(s, -1) {
+		var vals []float64
+		for _, f := range strings.FieldsFunc(strings.Trim(m[2], "[]()"), func(r rune) bool { return r == ',' || r == ' ' }) {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", m[1], err)
+			}
+			vals = append(vals, v)
+		}
+		out[m[1]] = vals
+	}
+	return out, nil
+}
+
+// generateAnchors is py-faster-rcnn's generate_anchors: the base window
+// (0, 0, base-1, base-1) reshaped to each ratio (sides rounded half to
+// even, as numpy) and then scaled.
+func generateAnchors(base float64, ratios, scales []float64) [][4]float32 {
+	whctr := func(a [4]float64) (w, h, x, y float64) {
+		w, h = a[2]-a[0]+1, a[3]-a[1]+1
+		return w, h, a[0] + 0.5*(w-1), a[1] + 0.5*(h-1)
+	}
+	mk := func(w, h, x, y float64) [4]float64 {
+		return [4]float64{x - 0.5*(w-1), y - 0.5*(h-1), x + 0.5*(w-1), y + 0.5*(h-1)}
+	}
+	w, h, x, y := whctr([4]float64{0, 0, base - 1, base - 1})
+	var out [][4]float32
+	for _, r := range ratios {
+		ws := math.RoundToEven(math.Sqrt(w * h / r))
+		hs := math.RoundToEven(ws * r)
+		rw, rh, rx, ry := whctr(mk(ws, hs, x, y))
+		for _, s := range scales {
+			a := mk(rw*s, rh*s, rx, ry)
+			out = append(out, [4]float32{float32(a[0]), float32(a[1]), float32(a[2]), float32(a[3])})
+		}
+	}
+	return out
+}
+
+// Type returns "Python", the type its prototxt gives.
+func (*Proposal[T]) Type() string { return "Python" }
+
+// Counts: probabilities, deltas, im_info; the regions and their scores.
+func (*Proposal[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(3), Top: Between(1, 2)} }
+
+// LayerSetUp checks the anchors against the bottoms.
+func (l *Proposal[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+
+// Reshape checks the bottoms; the tops are sized by the forward pass.
+func (l *Proposal[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	a := len(l.anchors)
+	prob, deltas := bottom[0], bottom[1]
+	if prob.NumAxes() != 4 || prob.Shape()[0] != 1 {
+		return fmt.Errorf("only single item batches are supported: probabilities %s", prob.ShapeString())
+	}
+	if prob.Shape()[1] != 2*a || deltas.NumAxes() != 4 || deltas.Shape()[1] != 4*a ||
+		deltas.Shape()[2] != prob.Shape()[2] || deltas.Shape()[3] != prob.Shape()[3] {
+		return fmt.Errorf("probabilities %s and deltas %s must be 1 x %d x H x W and 1 x %d x H x W for %d anchors",
+			prob.ShapeString(), deltas.ShapeString(), 2*a, 4*a, a)
+	}
+	if bottom[2].Count() < 3 {
+		return fmt.Errorf("im_info %s must hold height, width and scale", bottom[2].ShapeString())
+	}
+	if err := top[0].Reshape([]int{1, 5}); err != nil {
+		return err
+	}
+	if len(top) > 1 {
+		return top[1].Reshape([]int{1, 1, 1, 1})
+	}
+	return nil
+}
+
+// ForwardCPU computes the proposals.
+func (l *Proposal[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	a := len(l.anchors)
+	hgt, wid := bottom[0].Shape()[2], bottom[0].Shape()[3]
+	prob, deltas, info := toF32(bottom[0].CPUData()), toF32(bottom[1].CPUData()), toF32(bottom[2].CPUData())
+	imH, imW, scale := info[0], info[1], info[2]
+	plane := hgt * wid
+	type proposal struct {
+		box   [4]float32
+		score float32
+		index int
+	}
+	var props []proposal
+	minSize := float64(l.minSize) * float64(scale)
+	for y := range hgt {
+		for x := range wid {
+			for k, anc := range l.anchors {
+				sx, sy := float32(x*l.featStride), float32(y*l.featStride)
+				d := func(j int) float32 { return deltas[(4*k+j)*plane+y*wid+x] }
+				box := transformInv([4]float32{anc[0] + sx, anc[1] + sy, anc[2] + sx, anc[3] + sy}, d(0), d(1), d(2), d(3))
+				for j := range box {
+					limit := imW - 1
+					if j%2 == 1 {
+						limit = imH - 1
+					}
+					box[j] = max(min(box[j], limit), 0)
+				}
+				if float64(box[2]-box[0]+1) < minSize || float64(box[3]-box[1]+1) < minSize {
+					continue
+				}
+				props = append(props, proposal{box, prob[(a+k)*plane+y*wid+x], (y*wid+x)*a + k})
+			}
+		}
+	}
+	// Best first; among equal scores the later one first, as numpy's
+	// argsort()[::-1].
+	sort.SliceStable(props, func(i, j int) bool {
+		if props[i].score != props[j].score {
+			return props[i].score > props[j].score
+		}
+		return props[i].index > props[j].index
+	})
+	if l.preNMS > 0 && len(props) > l.preNMS {
+		props = props[:l.preNMS]
+	}
+	var kept []proposal
+	for _, p := range props {
+		keep := true
+		for _, q := range kept {
+			if pixelIoU(p.box, q.box) > l.nmsThresh {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			kept = append(kept, p)
+			if l.postNMS > 0 && len(kept) == l.postNMS {
+				break
+			}
+		}
+	}
+	if err := top[0].Reshape([]int{len(kept), 5}); err != nil {
+		return err
+	}
+	rois := top[0].MutableCPUData()
+	for i, p := range kept {
+		copy(rois[5*i:], []T{0, T(p.box[0]), T(p.box[1]), T(p.box[2]), T(p.box[3])})
+	}
+	if len(top) > 1 {
+		if err := top[1].Reshape([]int{len(kept), 1}); err != nil {
+			return err
+		}
+		scores := top[1].MutableCPUData()
+		for i, p := range kept {
+			scores[i] = T(p.score)
+		}
+	}
+	return nil
+}
+
+// transformInv is py-faster-rcnn's bbox_transform_inv for one box, in
+// float32: the centre moves by (dx, dy) widths and heights, the sides
+// scale by exp(dw), exp(dh).
+func transformInv(b [4]float32, dx, dy, dw, dh float32) [4]float32 {
+	w, h := b[2]-b[0]+1, b[3]-b[1]+1
+	cx, cy := b[0]+0.5*w, b[1]+0.5*h
+	px, py := float32(dx*w)+cx, float32(dy*h)+cy
+	pw, ph := float32(math.Exp(float64(dw)))*w, float32(math.Exp(float64(dh)))*h
+	return [4]float32{px - 0.5*pw, py - 0.5*ph, px + 0.5*pw, py + 0.5*ph}
+}
+
+// pixelIoU is the overlap of two boxes in pixels (sides + 1), as
+// py-faster-rcnn's NMS measures it.
+func pixelIoU(a, b [4]float32) float32 {
+	w := max(0, min(a[2], b[2])-max(a[0], b[0])+1)
+	h := max(0, min(a[3], b[3])-max(a[1], b[1])+1)
+	inter := w * h
+	areaA := (a[2] - a[0] + 1) * (a[3] - a[1] + 1)
+	areaB := (b[2] - b[0] + 1) * (b[3] - b[1] + 1)
+	return inter / (areaA + areaB - inter)
+}
+
+// BackwardCPU does nothing: proposals get no gradient, as in
+// py-faster-rcnn.
+func (*Proposal[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return nil
+}
+
+// ProposalAnchors returns the anchors the proposal layer uses by default
+// (py-faster-rcnn's generate_anchors()), for tests and tools.
+func ProposalAnchors() [][4]float32 { return generateAnchors(16, []float64{0.5, 1, 2}, []float64{8, 16, 32}) }
