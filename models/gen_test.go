@@ -310,7 +310,7 @@ solver_mode: GPU
 
 // generated are the generated models' files and their contents.
 func generated() map[string]string {
-	return map[string]string{
+	files := map[string]string{
 		"resnet50/train_val.prototxt":  resnet50(false),
 		"resnet50/deploy.prototxt":     resnet50(true),
 		"resnet50/solver.prototxt":     imagenetSolver("resnet50", "train_val.prototxt", 0.1, "lr_policy: \"step\"\ngamma: 0.1\nstepsize: 150000"),
@@ -321,6 +321,10 @@ func generated() map[string]string {
 		"mobilenet/deploy.prototxt":    mobilenet(true),
 		"mobilenet/solver.prototxt":    imagenetSolver("mobilenet", "train_val.prototxt", 0.1, "lr_policy: \"poly\"\npower: 1"),
 	}
+	for path, text := range forkModels() {
+		files[path] = text
+	}
+	return files
 }
 
 // The committed files are what the generator writes, and parse.

@@ -35,6 +35,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -416,6 +417,16 @@ func (w *walk[T]) context(i int, name string, l interface{ Type() string }, bott
 	}
 	for _, p := range lay.LayerBase().Blobs() {
 		c.params = append(c.params, paramBlob{shape: p.Shape(), data: toFloat32(p.CPUData())})
+	}
+	c.forward = func() ([][]float32, error) {
+		if _, err := layer.Forward(lay, bottoms, tops); err != nil {
+			return nil, err
+		}
+		var out [][]float32
+		for _, t := range tops {
+			out = append(out, toFloat32(t.CPUData()))
+		}
+		return out, nil
 	}
 	return c, nil
 }

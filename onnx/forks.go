@@ -4,6 +4,19 @@ func init() {
 	register(permute, "Permute")
 	register(axpy, "Axpy")
 	register(normalize, "Normalize")
+	register(priorBox, "PriorBox")
+}
+
+// priorBox writes SSD's PriorBox as the constant it is: its boxes depend
+// only on the shapes of its bottoms, which the model fixes (with a dynamic
+// batch too: the boxes are the same for every image).
+func priorBox(c *layerCtx) error {
+	out, err := c.forward()
+	if err != nil {
+		return err
+	}
+	c.finish("Identity", c.constant("boxes", c.outShapes[0], out[0]))
+	return nil
 }
 
 // permute writes SSD's Permute as Transpose with the layer's full order.

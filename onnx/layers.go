@@ -44,6 +44,9 @@ type layerCtx struct {
 	dynamic   bool
 	batch     int
 	opset     int
+	// forward runs the layer on the net's blobs and returns its tops'
+	// data, for layers whose output depends only on shapes (PriorBox).
+	forward func() ([][]float32, error)
 }
 
 // paramBlob is a learned blob of the layer, in float32.

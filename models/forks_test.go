@@ -1,0 +1,120 @@
+package models_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// TestForkModels builds the fork-style nets of models/forks and runs them:
+// forward for the deploy and test nets, forward and backward for the
+// training nets, with random images. It checks what each must produce:
+// SSD's detection rows, Faster R-CNN's regions and per-region scores, a
+// finite loss and gradients for the training nets.
+func TestForkModels(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		phase caffepb.Phase
+		large bool
+		check func(t *testing.T, n *net.Net[float32])
+	}{
+		{"ssd300_vgg16_deploy.prototxt", caffepb.Phase_TEST, true, checkDetections},
+		{"mobilenet_ssd_deploy.prototxt", caffepb.Phase_TEST, false, checkDetections},
+		{"faster_rcnn_vgg16_test.prototxt", caffepb.Phase_TEST, true, checkFasterRCNN},
+		{"se_resnet_block_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained},
+		{"tsn_bn_inception_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			if c.large && testing.Short() {
+				t.Skip("a VGG-16 net; -short")
+			}
+			n, err := net.NewFromFile[float32](filepath.Join("forks", c.file), net.Options{State: &caffepb.NetState{Phase: c.phase.Enum()}, Seed: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			fillInputs(t, n)
+			if _, err := n.Forward(); err != nil {
+				t.Fatal(err)
+			}
+			if c.phase == caffepb.Phase_TRAIN {
+				if err := n.Backward(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.check(t, n)
+		})
+	}
+}
+
+// fillInputs gives the net random images, labels in 0..9, and Faster
+// R-CNN's im_info its image's size at scale 1.
+func fillInputs(t *testing.T, n *net.Net[float32]) {
+	t.Helper()
+	if b := n.BlobByName("data"); b != nil {
+		rng := rand.New(rand.NewPCG(3, 3))
+		for i := range b.MutableCPUData() {
+			b.MutableCPUData()[i] = float32(50 * rng.NormFloat64())
+		}
+	}
+	if b := n.BlobByName("label"); b != nil {
+		for i := range b.MutableCPUData() {
+			b.MutableCPUData()[i] = float32(i % 10)
+		}
+	}
+	if b := n.BlobByName("im_info"); b != nil {
+		s := n.BlobByName("data").Shape()
+		copy(b.MutableCPUData(), []float32{float32(s[2]), float32(s[3]), 1})
+	}
+}
+
+func checkDetections(t *testing.T, n *net.Net[float32]) {
+	d := n.BlobByName("detection_out")
+	if s := d.Shape(); len(s) != 4 || s[3] != 7 || s[2] < 1 {
+		t.Fatalf("detection_out %v, want 1 x 1 x D x 7", s)
+	}
+	rows := d.CPUData()
+	for r := 0; r < len(rows); r += 7 {
+		if rows[r+1] == -1 { // no detection
+			continue
+		}
+		if label, score := rows[r+1], rows[r+2]; label < 1 || label > 20 || score < 0.01 || score > 1 {
+			t.Fatalf("row %d: label %v score %v", r/7, label, score)
+		}
+	}
+	t.Logf("%d detection rows from %d priors", d.Shape()[2], n.BlobByName("mbox_priorbox").Shape()[2]/4)
+}
+
+func checkFasterRCNN(t *testing.T, n *net.Net[float32]) {
+	rois := n.BlobByName("rois")
+	if rois.Shape()[1] != 5 || rois.Shape()[0] < 1 || rois.Shape()[0] > 300 {
+		t.Fatalf("rois %v, want 1 to 300 x 5", rois.Shape())
+	}
+	for _, name := range []string{"cls_prob", "bbox_pred"} {
+		if got := n.BlobByName(name).Shape()[0]; got != rois.Shape()[0] {
+			t.Errorf("%s has %d rows for %d regions", name, got, rois.Shape()[0])
+		}
+	}
+	t.Logf("%d proposals", rois.Shape()[0])
+}
+
+func checkTrained(t *testing.T, n *net.Net[float32]) {
+	loss := n.BlobByName("loss").CPUData()[0]
+	if math.IsNaN(float64(loss)) || loss <= 0 {
+		t.Fatalf("loss %v", loss)
+	}
+	var sum float64
+	for _, p := range n.LearnableParams() {
+		for _, g := range p.CPUDiff() {
+			sum += math.Abs(float64(g))
+		}
+	}
+	if sum == 0 || math.IsNaN(sum) {
+		t.Fatalf("parameter gradients sum to %v", sum)
+	}
+	t.Logf("loss %.4f, |gradients| %.4g", loss, sum)
+}
