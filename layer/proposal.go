@@ -261,4 +261,6 @@ func (*Proposal[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, botto
 
 // ProposalAnchors returns the anchors the proposal layer uses by default
 // (py-faster-rcnn's generate_anchors()), for tests and tools.
-func ProposalAnchors() [][4]float32 { return generateAnchors(16, []float64{0.5, 1, 2}, []float64{8, 16, 32}) }
+func ProposalAnchors() [][4]float32 {
+	return generateAnchors(16, []float64{0.5, 1, 2}, []float64{8, 16, 32})
+}
