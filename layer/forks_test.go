@@ -399,3 +399,105 @@ func TestProposal(t *testing.T) {
 		}
 	}
 }
+
+// multiboxData is MultiBoxLoss's inputs for the hand case (locations,
+// confidences, priors, ground truth): four priors around one box (0.1,
+// 0.1, 0.5, 0.5) of label 1, overlapping it by 0.9, 0.6, 0.14 and 0.
+func multiboxData() [][]float64 {
+	return [][]float64{
+		make([]float64, 16),
+		// Three classes; prior 3's background is the least likely.
+		{0, 0, 0, 0, 0, 0, 0, 0, 0, -2, 1, 0},
+		{
+			0.1, 0.1, 0.5, 0.46, 0.2, 0.1, 0.6, 0.5, 0.3, 0.3, 0.7, 0.7, 0.7, 0.7, 0.9, 0.9,
+			0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2,
+		},
+		{0, 1, 0, 0.1, 0.1, 0.5, 0.5, 0},
+	}
+}
+
+// multiboxShapes are the hand case's bottom shapes.
+var multiboxShapes = [][]int{{1, 16}, {1, 12}, {1, 2, 16}, {1, 1, 1, 8}}
+
+func multiboxBottoms(t *testing.T) []*blobF64 {
+	var out []*blobF64
+	for i, d := range multiboxData() {
+		b := layertest.Blob[float64](t, multiboxShapes[i]...)
+		copy(b.MutableCPUData(), d)
+		out = append(out, b)
+	}
+	return out
+}
+
+// TestMultiBoxLoss checks matching, encoding, mining and normalization on
+// the hand case against values worked out here: priors 0 (bipartite) and 1
+// (overlap 0.6 >= 0.5) match; with neg_pos_ratio 0.5 one negative is
+// mined, prior 3, whose background scores worst.
+func TestMultiBoxLoss(t *testing.T) {
+	l := layertest.New[float64](t, `type: "MultiBoxLoss" multibox_loss_param { num_classes: 3 overlap_threshold: 0.5
+		code_type: CENTER_SIZE neg_pos_ratio: 0.5 neg_overlap: 0.5 mining_type: MAX_NEGATIVE match_type: PER_PREDICTION }`)
+	bottom := multiboxBottoms(t)
+	top := layertest.Blob[float64](t)
+	layertest.SetUp(t, l, bottom, []*blobF64{top})
+	loss := layertest.Forward(t, l, bottom, []*blobF64{top})
+	// Location targets (variances 0.1, 0.1, 0.2, 0.2), predictions 0.
+	t0 := []float64{0, 0.02 / 0.36 / 0.1, 0, math.Log(0.4/0.36) / 0.2}
+	t1 := []float64{-0.1 / 0.4 / 0.1, 0, 0, 0}
+	var locLoss float64
+	for _, v := range slices.Concat(t0, t1) {
+		if d := math.Abs(v); d < 1 {
+			locLoss += d * d / 2
+		} else {
+			locLoss += d - 0.5
+		}
+	}
+	// Confidences: two positives (label 1) and prior 3 as background.
+	logSoftmax := func(x []float64, k int) float64 {
+		var s float64
+		for _, v := range x {
+			s += math.Exp(v)
+		}
+		return -math.Log(math.Exp(x[k]) / s)
+	}
+	confLoss := 2*logSoftmax([]float64{0, 0, 0}, 1) + logSoftmax([]float64{-2, 1, 0}, 0)
+	if want := (locLoss + confLoss) / 2; math.Abs(loss-want) > 1e-6 {
+		t.Errorf("loss %v, want %v (location %v, confidence %v, over 2 matches)", loss, want, locLoss, confLoss)
+	}
+	layertest.Backward(t, l, []*blobF64{top}, []bool{true, true, false, false}, bottom)
+	// Prior 2 entered neither loss.
+	if d := bottom[1].CPUDiff()[6:9]; !slices.Equal(d, []float64{0, 0, 0}) {
+		t.Errorf("prior 2's confidence gradient %v, want none", d)
+	}
+	if d := bottom[0].CPUDiff()[8:12]; !slices.Equal(d, []float64{0, 0, 0, 0}) {
+		t.Errorf("prior 2's location gradient %v, want none", d)
+	}
+}
+
+func init() {
+	fill := func(i int, b *blob.Blob[float64]) {
+		if i < 2 {
+			layertest.FillGaussian(b, 0, 0.3, uint64(90+i))
+			return
+		}
+		copy(b.MutableCPUData(), multiboxData()[i])
+	}
+	// Mining picks negatives by their loss, which the finite differences
+	// would change: the gradient is checked without mining, with L2 (no
+	// kink) and with smooth L1 on the confidences only.
+	addGradCases(
+		gradCase{name: "MultiBoxLoss/L2", layer: `type: "MultiBoxLoss" multibox_loss_param { num_classes: 3 code_type: CENTER_SIZE loc_loss_type: L2 mining_type: NONE } loss_weight: 1.5`,
+			bottom: multiboxShapes, fill: fill, checkBottoms: []int{0, 1}, threshold: 1e-2},
+		gradCase{name: "MultiBoxLoss/confidences", layer: `type: "MultiBoxLoss" multibox_loss_param { num_classes: 3 code_type: CENTER_SIZE mining_type: NONE }`,
+			bottom: multiboxShapes, fill: fill, checkBottoms: []int{1}, threshold: 1e-2},
+	)
+	addParityCases(layertest.Parity{Layer: `type: "MultiBoxLoss" multibox_loss_param { num_classes: 3 code_type: CENTER_SIZE neg_pos_ratio: 3 mining_type: MAX_NEGATIVE }`,
+		Bottom: multiboxShapes, Fill: func(i int, b []float64) {
+			if i < 2 {
+				for k := range b {
+					b[k] = 0.3 * math.Sin(float64(5*k+i))
+				}
+				return
+			}
+			copy(b, multiboxData()[i])
+		}})
+}

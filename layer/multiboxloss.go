@@ -1,0 +1,456 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() { register("MultiBoxLoss", newMultiBoxLoss[float32], newMultiBoxLoss[float64]) }
+
+// MultiBoxLoss is SSD's training loss (weiliu89/caffe;
+// multibox_loss_param). Bottoms: the location predictions (N x priors*4),
+// the class confidences before softmax (N x priors*classes), PriorBox's
+// output and the ground truth (1 x 1 x G x 8 rows of image, label, instance,
+// xmin, ymin, xmax, ymax, difficult; image -1 for none).
+//
+// Each image's priors are matched to its boxes as SSD does: every box
+// first takes the prior that overlaps it most (bipartite, greedily by the
+// largest overlap left), then with PER_PREDICTION every other prior takes
+// the box it overlaps most if by overlap_threshold or more. The location
+// loss (smooth L1, or L2) compares the matched priors' predictions with the
+// boxes encoded against the priors (code_type, the priors' variances); the
+// confidence loss (softmax) takes the matched priors with their boxes'
+// labels and, with MAX_NEGATIVE mining, the unmatched priors overlapping no
+// box by neg_overlap or more that the background fits worst, neg_pos_ratio
+// of them per positive (without mining, every prior). The loss is
+// loc_weight * location + confidence, divided by the normalizer
+// (loss_param.normalization: VALID, the default, is the number of
+// matches).
+//
+// Supported as in SSD's published nets: shared locations, matching on the
+// priors, SMOOTH_L1 or L2, SOFTMAX, mining NONE or MAX_NEGATIVE without
+// NMS; other settings are errors naming them.
+type MultiBoxLoss[T Float] struct {
+	LossBase[T]
+	p                       *caffepb.MultiBoxLossParameter
+	classes, background     int
+	priors, num             int
+	normalization           caffepb.LossParameter_NormalizationMode
+	locOn, confOn           bool    // the layer's propagate_down for locations and confidences
+	matches                 [][]int // per image and prior: the matched box, or -1 (or -2)
+	numMatches, numNegative int
+	normalizer              T
+	locDiff                 []T // per match: 4 gradients of the location loss
+	confRows                []confRow
+}
+
+// confRow is one prediction in the confidence loss: image, prior and the
+// label it should have.
+type confRow struct{ image, prior, label int }
+
+func newMultiBoxLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &MultiBoxLoss[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	mp := p.GetMultiboxLossParam()
+	if mp == nil || mp.NumClasses == nil || mp.GetNumClasses() < 1 {
+		return nil, errors.New("multibox_loss_param: must provide num_classes (at least 1)")
+	}
+	l.p, l.classes, l.background = mp, int(mp.GetNumClasses()), int(mp.GetBackgroundLabelId())
+	switch {
+	case !mp.GetShareLocation():
+		return nil, errors.New("multibox_loss_param: share_location: false is not supported")
+	case !mp.GetUsePriorForMatching():
+		return nil, errors.New("multibox_loss_param: use_prior_for_matching: false is not supported")
+	case mp.GetConfLossType() != caffepb.MultiBoxLossParameter_SOFTMAX:
+		return nil, fmt.Errorf("multibox_loss_param: conf_loss_type %v is not supported (SOFTMAX is)", mp.GetConfLossType())
+	case mp.GetMiningType() == caffepb.MultiBoxLossParameter_HARD_EXAMPLE:
+		return nil, errors.New("multibox_loss_param: mining_type HARD_EXAMPLE is not supported (MAX_NEGATIVE and NONE are)")
+	case mp.NmsParam != nil && mp.GetNmsParam().GetNmsThreshold() > 0 && mp.GetMiningType() != caffepb.MultiBoxLossParameter_NONE:
+		return nil, errors.New("multibox_loss_param: mining with nms_param is not supported")
+	case mp.GetMapObjectToAgnostic():
+		return nil, errors.New("multibox_loss_param: map_object_to_agnostic is not supported")
+	case l.background < 0 || l.background >= l.classes:
+		return nil, fmt.Errorf("background_label_id %d should be within [0, %d) for softmax", l.background, l.classes)
+	}
+	if mp.DoNegMining != nil && mp.GetDoNegMining() != (mp.GetMiningType() != caffepb.MultiBoxLossParameter_NONE) {
+		return nil, errors.New("multibox_loss_param: do_neg_mining (deprecated) contradicts mining_type")
+	}
+	lp := p.GetLossParam()
+	l.normalization = lp.GetNormalization()
+	if lp != nil && lp.Normalization == nil && lp.Normalize != nil {
+		l.normalization = caffepb.LossParameter_BATCH_SIZE
+		if lp.GetNormalize() {
+			l.normalization = caffepb.LossParameter_VALID
+		}
+	}
+	l.locOn, l.confOn = true, true
+	if pd := p.GetPropagateDown(); len(pd) >= 2 {
+		l.locOn, l.confOn = pd[0], pd[1]
+	}
+	return l, nil
+}
+
+// Type returns "MultiBoxLoss".
+func (*MultiBoxLoss[T]) Type() string { return "MultiBoxLoss" }
+
+// Counts: locations, confidences, priors, ground truth.
+func (*MultiBoxLoss[T]) Counts() BlobCounts {
+	return BlobCounts{Bottom: Exactly(4), Top: Exactly(1), AutoTop: true}
+}
+
+// AllowForceBackward allows the predictions only.
+func (*MultiBoxLoss[T]) AllowForceBackward(i int) bool { return i < 2 }
+
+// LayerSetUp has nothing more to set up.
+func (*MultiBoxLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+
+// Reshape checks the bottoms against each other.
+func (l *MultiBoxLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	loc, conf, prior, gt := bottom[0], bottom[1], bottom[2], bottom[3]
+	if prior.NumAxes() < 3 || prior.Shape()[1] != 2 {
+		return fmt.Errorf("priors %s must be 1 x 2 x (4 * priors), as PriorBox writes", prior.ShapeString())
+	}
+	l.priors, l.num = prior.CountFrom(2)/4, loc.Shape()[0]
+	if loc.CountFrom(1) != 4*l.priors {
+		return fmt.Errorf("locations %s must hold 4 values for each of %d priors", loc.ShapeString(), l.priors)
+	}
+	if conf.Shape()[0] != l.num || conf.CountFrom(1) != l.classes*l.priors {
+		return fmt.Errorf("confidences %s must be %d x (%d priors x %d classes)", conf.ShapeString(), l.num, l.priors, l.classes)
+	}
+	if gt.Count()%8 != 0 {
+		return fmt.Errorf("ground truth %s must hold rows of 8 values", gt.ShapeString())
+	}
+	return top[0].Reshape(lossShape)
+}
+
+// groundTruth reads the boxes of each image (difficult ones unless
+// use_difficult_gt) with their labels.
+func (l *MultiBoxLoss[T]) groundTruth(gt []float32) ([][]normBox, [][]int, error) {
+	boxes, labels := make([][]normBox, l.num), make([][]int, l.num)
+	for r := 0; r+8 <= len(gt); r += 8 {
+		item := int(gt[r])
+		if item == -1 {
+			continue
+		}
+		if item < 0 || item >= l.num {
+			return nil, nil, fmt.Errorf("ground truth row %d names image %d of a batch of %d", r/8, item, l.num)
+		}
+		label := int(gt[r+1])
+		if label == l.background {
+			return nil, nil, fmt.Errorf("ground truth row %d has the background label %d", r/8, label)
+		}
+		if label < 0 || label >= l.classes {
+			return nil, nil, fmt.Errorf("ground truth row %d has label %d, not in [0, %d)", r/8, label, l.classes)
+		}
+		if gt[r+7] != 0 && !l.p.GetUseDifficultGt() {
+			continue
+		}
+		boxes[item] = append(boxes[item], normBox{gt[r+3], gt[r+4], gt[r+5], gt[r+6]})
+		labels[item] = append(labels[item], label)
+	}
+	return boxes, labels, nil
+}
+
+// match is SSD's MatchBBox on the priors: per prior the index of its box
+// (-1 none, -2 a prior crossing the image's border with
+// ignore_cross_boundary_bbox) and its largest overlap with any box.
+func (l *MultiBoxLoss[T]) match(gts, priors []normBox) ([]int, []float32) {
+	idx, best := make([]int, len(priors)), make([]float32, len(priors))
+	for i := range idx {
+		idx[i] = -1
+	}
+	if len(gts) == 0 {
+		return idx, best
+	}
+	overlap := make([][]float32, len(priors)) // nil rows: no overlap at all
+	for i, p := range priors {
+		if l.p.GetIgnoreCrossBoundaryBbox() && (p.xmin < 0 || p.xmin > 1 || p.ymin < 0 || p.ymin > 1 || p.xmax < 0 || p.xmax > 1 || p.ymax < 0 || p.ymax > 1) {
+			idx[i] = -2
+			continue
+		}
+		for j, g := range gts {
+			if o := jaccard(p, g); o > 1e-6 {
+				if overlap[i] == nil {
+					overlap[i] = make([]float32, len(gts))
+				}
+				overlap[i][j] = o
+				best[i] = max(best[i], o)
+			}
+		}
+	}
+	// Bipartite: the largest remaining overlap, box by box.
+	pool := make([]bool, len(gts))
+	for range gts {
+		bi, bj, bo := -1, -1, float32(-1)
+		for i, row := range overlap {
+			if row == nil || idx[i] != -1 {
+				continue
+			}
+			for j, o := range row {
+				if !pool[j] && o > 1e-6 && o > bo {
+					bi, bj, bo = i, j, o
+				}
+			}
+		}
+		if bi == -1 {
+			break
+		}
+		idx[bi], best[bi], pool[bj] = bj, bo, true
+	}
+	if l.p.GetMatchType() == caffepb.MultiBoxLossParameter_PER_PREDICTION {
+		thresh := l.p.GetOverlapThreshold()
+		for i, row := range overlap {
+			if row == nil || idx[i] != -1 {
+				continue
+			}
+			bj, bo := -1, float32(-1)
+			for j, o := range row {
+				if o > 1e-6 && o >= thresh && o > bo {
+					bj, bo = j, o
+				}
+			}
+			if bj != -1 {
+				idx[i], best[i] = bj, bo
+			}
+		}
+	}
+	return idx, best
+}
+
+// encodeBox is SSD's EncodeBBox: box relative to the prior, in the code
+// type, divided by the variances unless they are encoded in the target.
+func encodeBox(prior normBox, v []float32, code caffepb.PriorBoxParameter_CodeType, varianceInTarget bool, b normBox) [4]float32 {
+	if varianceInTarget {
+		v = []float32{1, 1, 1, 1}
+	}
+	switch code {
+	case caffepb.PriorBoxParameter_CORNER:
+		return [4]float32{(b.xmin - prior.xmin) / v[0], (b.ymin - prior.ymin) / v[1], (b.xmax - prior.xmax) / v[2], (b.ymax - prior.ymax) / v[3]}
+	case caffepb.PriorBoxParameter_CORNER_SIZE:
+		w, h := prior.xmax-prior.xmin, prior.ymax-prior.ymin
+		return [4]float32{(b.xmin - prior.xmin) / w / v[0], (b.ymin - prior.ymin) / h / v[1], (b.xmax - prior.xmax) / w / v[2], (b.ymax - prior.ymax) / h / v[3]}
+	}
+	pw, ph := prior.xmax-prior.xmin, prior.ymax-prior.ymin
+	pcx, pcy := float32(float64(prior.xmin+prior.xmax)/2), float32(float64(prior.ymin+prior.ymax)/2)
+	bw, bh := b.xmax-b.xmin, b.ymax-b.ymin
+	bcx, bcy := float32(float64(b.xmin+b.xmax)/2), float32(float64(b.ymin+b.ymax)/2)
+	return [4]float32{
+		(bcx - pcx) / pw / v[0], (bcy - pcy) / ph / v[1],
+		float32(math.Log(float64(bw/pw))) / v[2], float32(math.Log(float64(bh/ph))) / v[3],
+	}
+}
+
+// softmaxLoss is -log of the softmax probability of label among the
+// scores, floored as SSD's at FLT_MIN, and the probabilities.
+func softmaxLoss[T Float](scores []T, label int, prob []T) T {
+	m := scores[0]
+	for _, s := range scores[1:] {
+		m = max(m, s)
+	}
+	var sum T
+	for c, s := range scores {
+		prob[c] = T(math.Exp(float64(s - m)))
+		sum += prob[c]
+	}
+	for c := range prob {
+		prob[c] /= sum
+	}
+	return T(-math.Log(math.Max(float64(prob[label]), 1.1754943508222875e-38)))
+}
+
+// ForwardCPU matches, mines and computes the loss.
+func (l *MultiBoxLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	loc, conf := bottom[0].CPUData(), bottom[1].CPUData()
+	prior := toF32(bottom[2].CPUData())
+	gts, labels, err := l.groundTruth(toF32(bottom[3].CPUData()))
+	if err != nil {
+		return err
+	}
+	priors := make([]normBox, l.priors)
+	for p := range priors {
+		priors[p] = normBox{prior[4*p], prior[4*p+1], prior[4*p+2], prior[4*p+3]}
+	}
+	variances := prior[4*l.priors:]
+	l.matches = make([][]int, l.num)
+	l.numMatches, l.numNegative, l.locDiff, l.confRows = 0, 0, l.locDiff[:0], l.confRows[:0]
+	prob := make([]T, l.classes)
+	mining := l.p.GetMiningType() == caffepb.MultiBoxLossParameter_MAX_NEGATIVE
+	var locLoss, confLoss T
+	for i := range l.num {
+		if len(gts[i]) == 0 && mining {
+			continue
+		}
+		idx, overlap := l.match(gts[i], priors)
+		l.matches[i] = idx
+		// Location loss over the matches.
+		for p, g := range idx {
+			if g < 0 {
+				continue
+			}
+			l.numMatches++
+			target := encodeBox(priors[p], variances[4*p:4*p+4], l.p.GetCodeType(), l.p.GetEncodeVarianceInTarget(), gts[i][g])
+			for k := range 4 {
+				pred := loc[(i*l.priors+p)*4+k]
+				if l.p.GetEncodeVarianceInTarget() {
+					pred /= T(variances[4*p+k])
+					target[k] /= variances[4*p+k]
+				}
+				d := pred - T(target[k])
+				loss, grad := smoothL1(d)
+				if l.p.GetLocLossType() == caffepb.MultiBoxLossParameter_L2 {
+					loss, grad = d*d/2, d
+				}
+				if l.p.GetEncodeVarianceInTarget() {
+					grad /= T(variances[4*p+k]) // d pred / d loc
+				}
+				locLoss += loss
+				l.locDiff = append(l.locDiff, grad)
+			}
+		}
+		l.confRows = l.appendConfRows(l.confRows, i, idx, overlap, labels[i], conf, prob, mining)
+	}
+	for _, r := range l.confRows {
+		at := (r.image*l.priors + r.prior) * l.classes
+		confLoss += softmaxLoss(conf[at:at+l.classes], r.label, prob)
+	}
+	l.normalizer = l.normalizerFor()
+	var loss T
+	if l.locOn {
+		loss += T(l.p.GetLocWeight()) * locLoss / l.normalizer
+	}
+	if l.confOn {
+		loss += confLoss / l.normalizer
+	}
+	top[0].MutableCPUData()[0] = loss
+	return nil
+}
+
+// smoothL1 is SSD's smooth L1 (sigma 1) and its derivative.
+func smoothL1[T Float](d T) (T, T) {
+	switch {
+	case d > -1 && d < 1:
+		return d * d / 2, d
+	case d > 0:
+		return d - 0.5, 1
+	default:
+		return -d - 0.5, -1
+	}
+}
+
+// appendConfRows adds image i's predictions that enter the confidence
+// loss: the matched priors with their boxes' labels and, mining, the
+// hardest eligible negatives; without mining every prior.
+func (l *MultiBoxLoss[T]) appendConfRows(rows []confRow, i int, idx []int, overlap []float32, labels []int, conf []T, prob []T, mining bool) []confRow {
+	label := func(p int) int {
+		if idx[p] > -1 {
+			return labels[idx[p]]
+		}
+		return l.background
+	}
+	if !mining {
+		for p := range idx {
+			rows = append(rows, confRow{i, p, label(p)})
+		}
+		return rows
+	}
+	positives := 0
+	for p, g := range idx {
+		if g > -1 {
+			rows = append(rows, confRow{i, p, label(p)})
+			positives++
+		}
+	}
+	type lossIndex struct {
+		loss  T
+		prior int
+	}
+	var eligible []lossIndex
+	negOverlap := l.p.GetNegOverlap()
+	for p, g := range idx {
+		if g == -1 && overlap[p] < negOverlap {
+			at := (i*l.priors + p) * l.classes
+			eligible = append(eligible, lossIndex{softmaxLoss(conf[at:at+l.classes], l.background, prob), p})
+		}
+	}
+	n := min(int(float32(positives)*l.p.GetNegPosRatio()), len(eligible))
+	sort.SliceStable(eligible, func(a, b int) bool { return eligible[a].loss > eligible[b].loss })
+	chosen := make([]int, 0, n)
+	for _, e := range eligible[:n] {
+		chosen = append(chosen, e.prior)
+	}
+	sort.Ints(chosen) // SSD lists the negatives by prior
+	for _, p := range chosen {
+		rows = append(rows, confRow{i, p, l.background})
+	}
+	l.numNegative += n
+	return rows
+}
+
+// normalizerFor is Caffe's LossLayer::GetNormalizer with the matches as
+// the valid count, at least 1.
+func (l *MultiBoxLoss[T]) normalizerFor() T {
+	var n T
+	switch l.normalization {
+	case caffepb.LossParameter_FULL:
+		n = T(l.num * l.priors)
+	case caffepb.LossParameter_VALID:
+		n = T(l.numMatches)
+	case caffepb.LossParameter_BATCH_SIZE:
+		n = T(l.num)
+	default:
+		n = 1
+	}
+	return max(n, 1)
+}
+
+// BackwardCPU writes the gradients of the predictions that entered the
+// loss; the others get none.
+func (l *MultiBoxLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if propagateDown[2] || propagateDown[3] {
+		return errors.New("cannot backpropagate to the priors or the ground truth")
+	}
+	w := top[0].CPUDiff()[0] / l.normalizer
+	if propagateDown[0] {
+		dx := bottom[0].MutableCPUDiff()
+		clear(dx)
+		if l.locOn {
+			k, scale := 0, w*T(l.p.GetLocWeight())
+			for i, idx := range l.matches {
+				for p, g := range idx {
+					if g < 0 {
+						continue
+					}
+					for c := range 4 {
+						dx[(i*l.priors+p)*4+c] = scale * l.locDiff[k]
+						k++
+					}
+				}
+			}
+		}
+	}
+	if propagateDown[1] {
+		dx, conf := bottom[1].MutableCPUDiff(), bottom[1].CPUData()
+		clear(dx)
+		if l.confOn {
+			prob := make([]T, l.classes)
+			for _, r := range l.confRows {
+				at := (r.image*l.priors + r.prior) * l.classes
+				softmaxLoss(conf[at:at+l.classes], r.label, prob)
+				for c, q := range prob {
+					if c == r.label {
+						q--
+					}
+					dx[at+c] = w * q
+				}
+			}
+		}
+	}
+	return nil
+}
