@@ -123,7 +123,7 @@ func TestEveryLayerHasCases(t *testing.T) {
 		// No backward, or nothing continuous to check.
 		"Accuracy": true, "Input": true, "DummyData": true, "Silence": true, "Threshold": true,
 		"Data": true, "ImageData": true, "MemoryData": true, "HDF5Data": true, "HDF5Output": true,
-		"WindowData": true, "ArgMax": true, "PriorBox": true, "DetectionOutput": true,
+		"WindowData": true, "ArgMax": true, "PriorBox": true, "DetectionOutput": true, "DetectionEvaluate": true,
 		// Checked in their own tests, on the parameters only or one bottom
 		// at a time (their other bottoms are indices).
 		"Embed": true, "Filter": true,

@@ -286,6 +286,14 @@ func init() {
 		layertest.Parity{Layer: `type: "Permute" permute_param { order: 0 order: 3 order: 1 order: 2 }`, Bottom: [][]int{{2, 3, 4, 5}}},
 		layertest.Parity{Layer: `type: "PriorBox" prior_box_param { min_size: 10 max_size: 20 aspect_ratio: 3 }`, Bottom: [][]int{{1, 8, 3, 3}, {1, 3, 30, 30}}},
 		layertest.Parity{Layer: `type: "SmoothL1Loss"`, Bottom: [][]int{{4, 6}, {4, 6}}},
+		layertest.Parity{Layer: `type: "DetectionEvaluate" detection_evaluate_param { num_classes: 3 }`,
+			Bottom: [][]int{{1, 1, 2, 7}, {1, 1, 1, 8}}, Fill: func(i int, b []float64) {
+				if i == 0 {
+					copy(b, []float64{0, 1, 0.9, 0.1, 0.1, 0.5, 0.5, 0, 2, 0.4, 0.2, 0.2, 0.6, 0.6})
+					return
+				}
+				copy(b, []float64{0, 1, 0, 0.1, 0.1, 0.45, 0.5, 0})
+			}},
 		layertest.Parity{Layer: `type: "DetectionOutput" detection_output_param { num_classes: 3 code_type: CENTER_SIZE nms_param { nms_threshold: 0.5 top_k: 5 } keep_top_k: 6 }`,
 			Bottom: [][]int{{2, 10 * 4}, {2, 10 * 3}, {1, 2, 10 * 4}}, Fill: func(i int, b []float64) {
 				for k := range b {
@@ -500,4 +508,49 @@ func init() {
 			}
 			copy(b, multiboxData()[i])
 		}})
+}
+
+// TestDetectionEvaluate checks SSD's true and false positives and the
+// mean average precision on a hand case of two images.
+func TestDetectionEvaluate(t *testing.T) {
+	l := layertest.New[float64](t, `type: "DetectionEvaluate" detection_evaluate_param { num_classes: 3 background_label_id: 0 overlap_threshold: 0.5 evaluate_difficult_gt: false }`)
+	det, gt := layertest.Blob[float64](t, 1, 1, 5, 7), layertest.Blob[float64](t, 1, 1, 3, 8)
+	a, b, c := []float64{0.1, 0.1, 0.4, 0.4}, []float64{0.5, 0.5, 0.9, 0.9}, []float64{0.2, 0.6, 0.4, 0.8}
+	copy(gt.MutableCPUData(), slices.Concat(
+		[]float64{0, 1, 0}, a, []float64{0}, // image 0: label 1 at A
+		[]float64{0, 2, 0}, b, []float64{1}, // image 0: label 2 at B, difficult
+		[]float64{1, 1, 0}, c, []float64{0}, // image 1: label 1 at C
+	))
+	copy(det.MutableCPUData(), slices.Concat(
+		[]float64{0, 1, 0.8, 0.1, 0.1, 0.4, 0.38}, // A again: a false positive once A is taken
+		[]float64{0, 1, 0.9, 0.11, 0.1, 0.4, 0.4}, // A: true positive
+		[]float64{0, 2, 0.7, 0.5, 0.5, 0.9, 0.88}, // B, difficult: neither
+		[]float64{1, 1, 0.6, 0.6, 0.1, 0.9, 0.3},  // far from C: false positive
+		[]float64{1, 2, 0.5, 0.2, 0.6, 0.4, 0.8},  // no label 2 in image 1: false positive
+	))
+	top := layertest.Blob[float64](t)
+	layertest.SetUp(t, l, []*blobF64{det, gt}, []*blobF64{top})
+	layertest.Forward(t, l, []*blobF64{det, gt}, []*blobF64{top})
+	want := []float64{
+		-1, 1, 2, -1, -1, -1, 2, 0, -1, -1,
+		0, 1, 0.9, 1, 0, 0, 1, 0.8, 0, 1,
+		0, 2, 0.7, 0, 0,
+		1, 1, 0.6, 0, 1,
+		1, 2, 0.5, 0, 1,
+	}
+	layertest.CheckClose(t, "rows", top.CPUData(), want, 1e-6)
+	var e layer.DetectionEval
+	rows := make([]float32, len(top.CPUData()))
+	for i, v := range top.CPUData() {
+		rows[i] = float32(v)
+	}
+	e.Add(rows)
+	// Label 1: precision 1, 1/2, 1/3 at recall 1/2 throughout: AP 0.5
+	// (Integral), 6/11 (11 points); label 2 has no positives: AP 0.
+	for version, want := range map[string]float64{"Integral": 0.25, "MaxIntegral": 0.25, "11point": 3.0 / 11} {
+		got, err := e.MAP(version)
+		if err != nil || math.Abs(got-want) > 1e-6 {
+			t.Errorf("%s mAP %v (%v), want %v", version, got, err, want)
+		}
+	}
 }
