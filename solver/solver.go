@@ -26,6 +26,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/logf"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/parallel"
@@ -731,6 +732,9 @@ func (s *Solver[T]) Test(i int) error {
 		return err
 	}
 	iters := int(s.param.TestIter[i])
+	if s.param.GetEvalType() == "detection" {
+		return s.testDetection(i, tn, iters)
+	}
 	var scores []T
 	var loss T
 	for it := range iters {
@@ -774,6 +778,56 @@ func (s *Solver[T]) Test(i int) error {
 			s.logOutput("Test", k, out.Name(), scores[k]/T(iters), out.LossWeight())
 			k++
 		}
+	}
+	return nil
+}
+
+// testDetection is SSD's TestDetection (eval_type: "detection"): every
+// output of the test net holds DetectionEvaluate's rows, which are gathered
+// over the test iterations and logged as the mean average precision
+// (ap_version).
+func (s *Solver[T]) testDetection(i int, tn *net.Net[T], iters int) error {
+	var evals []layer.DetectionEval
+	var loss T
+	for it := range iters {
+		if s.earlyExit {
+			logf.Infof(s.log, "Test interrupted.")
+			return nil
+		}
+		tn.Reseed(s.seed ^ uint64(it)*0x94d049bb133111eb)
+		l, err := tn.Forward()
+		if err != nil {
+			return fmt.Errorf("test net #%d, test iteration %d: %w", i, it, err)
+		}
+		loss += l
+		k := 0
+		for out := range tn.Graph().Outputs() {
+			b := out.Blob()
+			if b.NumAxes() == 0 || b.Shape()[b.NumAxes()-1] != 5 {
+				return fmt.Errorf("test net #%d: eval_type detection needs DetectionEvaluate's rows of 5 in every output; %s is %s", i, out.Name(), b.ShapeString())
+			}
+			if k == len(evals) {
+				evals = append(evals, layer.DetectionEval{})
+			}
+			rows := make([]float32, b.Count())
+			for j, v := range b.CPUData() {
+				rows[j] = float32(v)
+			}
+			evals[k].Add(rows)
+			k++
+		}
+	}
+	if s.param.GetTestComputeLoss() {
+		logf.Infof(s.log, "Test loss: %s", num(loss/T(iters)))
+	}
+	k := 0
+	for out := range tn.Graph().Outputs() {
+		mAP, err := evals[k].MAP(s.param.GetApVersion())
+		if err != nil {
+			return err
+		}
+		logf.Infof(s.log, "    Test net output #%d: %s = %s", k, out.Name(), num(mAP))
+		k++
 	}
 	return nil
 }
