@@ -109,8 +109,6 @@ func (u unknownField) describe() string {
 // forkFields names the Caffe forks that some fields gocaffe's schema does
 // not hold come from (the forks it does hold are in proto/caffe.proto).
 var forkFields = map[string]string{
-	"interp_param":               "DeepLab v2 and PSPNet (the Interp layer)",
-	"upsample_param":             "SegNet's caffe-segnet (the Upsample layer)",
 	"region_param":               "the YOLO ports (the Region layer)",
 	"reorg_param":                "the YOLO ports (the Reorg layer)",
 	"psroi_pooling_param":        "R-FCN (the PSROIPooling layer)",

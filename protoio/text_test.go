@@ -9,16 +9,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-// forkNet uses fields of forks gocaffe's schema does not hold: a DeepLab
-// Interp layer's parameters, an unknown scalar, an unknown list and an
+// forkNet uses fields of forks gocaffe's schema does not hold: a YOLO
+// port's Region layer parameters, an unknown scalar, an unknown list and an
 // unknown message holding a string with braces, inside known messages.
 const forkNet = `name: "fork"
 layer {
-  name: "interp"
-  type: "Interp"
+  name: "region"
+  type: "Region"
   bottom: "x"
   top: "y"
-  interp_param { zoom_factor: 8 pad_beg: 0 }
+  region_param { classes: 20 coords: 4 }
 }
 layer {
   name: "pool"
@@ -34,7 +34,7 @@ func TestUnknownFieldIsAnError(t *testing.T) {
 	if err == nil {
 		t.Fatal("an unknown field parsed")
 	}
-	for _, want := range []string{"line 7", `"interp_param"`, "DeepLab v2 and PSPNet", "-skip_unknown_fields"} {
+	for _, want := range []string{"line 7", `"region_param"`, "the YOLO ports", "-skip_unknown_fields"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -54,9 +54,9 @@ func TestSkipUnknownFields(t *testing.T) {
 	}
 	warnings := strings.Count(log.String(), "level=WARN")
 	if warnings != 4 {
-		t.Errorf("%d warnings, want 4 (interp_param, mystery, other, count):\n%s", warnings, log.String())
+		t.Errorf("%d warnings, want 4 (region_param, mystery, other, count):\n%s", warnings, log.String())
 	}
-	for _, want := range []string{"line 7", "interp_param", "line 12", "mystery", "line 13", "other", "line 14", "count"} {
+	for _, want := range []string{"line 7", "region_param", "line 12", "mystery", "line 13", "other", "line 14", "count"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("the warnings do not say %q:\n%s", want, log.String())
 		}

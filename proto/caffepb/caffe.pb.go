@@ -7,7 +7,8 @@
 //
 // The forks' additions follow, each marked with its fork: SSD (weiliu89/caffe,
 // branch ssd), Faster R-CNN (rbgirshick/caffe-fast-rcnn, branch faster-rcnn),
-// NVCaffe 0.17 (NVIDIA/caffe) and TSN (yjxiong/caffe), at the numbers those
+// NVCaffe 0.17 (NVIDIA/caffe), TSN (yjxiong/caffe), and the segmentation
+// forks' Upsample (SegNet) and Interp (PSPNet, DeepLab), at the numbers those
 // forks give them. Where two schemas give one number to different fields,
 // which wins, in this order:
 //   1. BVLC: its files are the most numerous, binary ones included;
@@ -4796,8 +4797,12 @@ type LayerParameter struct {
 	// TSN numbers it 141, taken here by bias_param.
 	SegDataParam        *SegDataParameter        `protobuf:"bytes,5006,opt,name=seg_data_param,json=segDataParam" json:"seg_data_param,omitempty"`
 	BatchReductionParam *BatchReductionParameter `protobuf:"bytes,162,opt,name=batch_reduction_param,json=batchReductionParam" json:"batch_reduction_param,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// From SegNet (alexgkendall/caffe-segnet); SegNet numbers it 137, taken here by embed_param.
+	UpsampleParam *UpsampleParameter `protobuf:"bytes,5007,opt,name=upsample_param,json=upsampleParam" json:"upsample_param,omitempty"`
+	// From PSPNet and DeepLab (hszhao/PSPNet); they number it 143, taken here by input_param.
+	InterpParam   *InterpParameter `protobuf:"bytes,5008,opt,name=interp_param,json=interpParam" json:"interp_param,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 // Default values for LayerParameter fields.
@@ -5410,6 +5415,20 @@ func (x *LayerParameter) GetSegDataParam() *SegDataParameter {
 func (x *LayerParameter) GetBatchReductionParam() *BatchReductionParameter {
 	if x != nil {
 		return x.BatchReductionParam
+	}
+	return nil
+}
+
+func (x *LayerParameter) GetUpsampleParam() *UpsampleParameter {
+	if x != nil {
+		return x.UpsampleParam
+	}
+	return nil
+}
+
+func (x *LayerParameter) GetInterpParam() *InterpParameter {
+	if x != nil {
+		return x.InterpParam
 	}
 	return nil
 }
@@ -13694,6 +13713,201 @@ func (x *MemoryOptimizationParameter) GetExcludeBlob() []string {
 	return nil
 }
 
+// SegNet's Upsample: unpooling through a max pooling layer's positions.
+type UpsampleParameter struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scale         *uint32                `protobuf:"varint,1,opt,name=scale,def=2" json:"scale,omitempty"`
+	ScaleH        *uint32                `protobuf:"varint,2,opt,name=scale_h,json=scaleH" json:"scale_h,omitempty"`
+	ScaleW        *uint32                `protobuf:"varint,3,opt,name=scale_w,json=scaleW" json:"scale_w,omitempty"`
+	PadOutH       *bool                  `protobuf:"varint,4,opt,name=pad_out_h,json=padOutH,def=0" json:"pad_out_h,omitempty"`
+	PadOutW       *bool                  `protobuf:"varint,5,opt,name=pad_out_w,json=padOutW,def=0" json:"pad_out_w,omitempty"`
+	UpsampleH     *uint32                `protobuf:"varint,6,opt,name=upsample_h,json=upsampleH" json:"upsample_h,omitempty"`
+	UpsampleW     *uint32                `protobuf:"varint,7,opt,name=upsample_w,json=upsampleW" json:"upsample_w,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+// Default values for UpsampleParameter fields.
+const (
+	Default_UpsampleParameter_Scale   = uint32(2)
+	Default_UpsampleParameter_PadOutH = bool(false)
+	Default_UpsampleParameter_PadOutW = bool(false)
+)
+
+func (x *UpsampleParameter) Reset() {
+	*x = UpsampleParameter{}
+	mi := &file_caffe_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpsampleParameter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpsampleParameter) ProtoMessage() {}
+
+func (x *UpsampleParameter) ProtoReflect() protoreflect.Message {
+	mi := &file_caffe_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpsampleParameter.ProtoReflect.Descriptor instead.
+func (*UpsampleParameter) Descriptor() ([]byte, []int) {
+	return file_caffe_proto_rawDescGZIP(), []int{99}
+}
+
+func (x *UpsampleParameter) GetScale() uint32 {
+	if x != nil && x.Scale != nil {
+		return *x.Scale
+	}
+	return Default_UpsampleParameter_Scale
+}
+
+func (x *UpsampleParameter) GetScaleH() uint32 {
+	if x != nil && x.ScaleH != nil {
+		return *x.ScaleH
+	}
+	return 0
+}
+
+func (x *UpsampleParameter) GetScaleW() uint32 {
+	if x != nil && x.ScaleW != nil {
+		return *x.ScaleW
+	}
+	return 0
+}
+
+func (x *UpsampleParameter) GetPadOutH() bool {
+	if x != nil && x.PadOutH != nil {
+		return *x.PadOutH
+	}
+	return Default_UpsampleParameter_PadOutH
+}
+
+func (x *UpsampleParameter) GetPadOutW() bool {
+	if x != nil && x.PadOutW != nil {
+		return *x.PadOutW
+	}
+	return Default_UpsampleParameter_PadOutW
+}
+
+func (x *UpsampleParameter) GetUpsampleH() uint32 {
+	if x != nil && x.UpsampleH != nil {
+		return *x.UpsampleH
+	}
+	return 0
+}
+
+func (x *UpsampleParameter) GetUpsampleW() uint32 {
+	if x != nil && x.UpsampleW != nil {
+		return *x.UpsampleW
+	}
+	return 0
+}
+
+// PSPNet's and DeepLab's Interp: bilinear resizing.
+type InterpParameter struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Height        *int32                 `protobuf:"varint,1,opt,name=height,def=0" json:"height,omitempty"`
+	Width         *int32                 `protobuf:"varint,2,opt,name=width,def=0" json:"width,omitempty"`
+	ZoomFactor    *int32                 `protobuf:"varint,3,opt,name=zoom_factor,json=zoomFactor,def=1" json:"zoom_factor,omitempty"`
+	ShrinkFactor  *int32                 `protobuf:"varint,4,opt,name=shrink_factor,json=shrinkFactor,def=1" json:"shrink_factor,omitempty"`
+	PadBeg        *int32                 `protobuf:"varint,5,opt,name=pad_beg,json=padBeg,def=0" json:"pad_beg,omitempty"`
+	PadEnd        *int32                 `protobuf:"varint,6,opt,name=pad_end,json=padEnd,def=0" json:"pad_end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+// Default values for InterpParameter fields.
+const (
+	Default_InterpParameter_Height       = int32(0)
+	Default_InterpParameter_Width        = int32(0)
+	Default_InterpParameter_ZoomFactor   = int32(1)
+	Default_InterpParameter_ShrinkFactor = int32(1)
+	Default_InterpParameter_PadBeg       = int32(0)
+	Default_InterpParameter_PadEnd       = int32(0)
+)
+
+func (x *InterpParameter) Reset() {
+	*x = InterpParameter{}
+	mi := &file_caffe_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterpParameter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterpParameter) ProtoMessage() {}
+
+func (x *InterpParameter) ProtoReflect() protoreflect.Message {
+	mi := &file_caffe_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterpParameter.ProtoReflect.Descriptor instead.
+func (*InterpParameter) Descriptor() ([]byte, []int) {
+	return file_caffe_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *InterpParameter) GetHeight() int32 {
+	if x != nil && x.Height != nil {
+		return *x.Height
+	}
+	return Default_InterpParameter_Height
+}
+
+func (x *InterpParameter) GetWidth() int32 {
+	if x != nil && x.Width != nil {
+		return *x.Width
+	}
+	return Default_InterpParameter_Width
+}
+
+func (x *InterpParameter) GetZoomFactor() int32 {
+	if x != nil && x.ZoomFactor != nil {
+		return *x.ZoomFactor
+	}
+	return Default_InterpParameter_ZoomFactor
+}
+
+func (x *InterpParameter) GetShrinkFactor() int32 {
+	if x != nil && x.ShrinkFactor != nil {
+		return *x.ShrinkFactor
+	}
+	return Default_InterpParameter_ShrinkFactor
+}
+
+func (x *InterpParameter) GetPadBeg() int32 {
+	if x != nil && x.PadBeg != nil {
+		return *x.PadBeg
+	}
+	return Default_InterpParameter_PadBeg
+}
+
+func (x *InterpParameter) GetPadEnd() int32 {
+	if x != nil && x.PadEnd != nil {
+		return *x.PadEnd
+	}
+	return Default_InterpParameter_PadEnd
+}
+
 type DetectNetGroundTruthParameter_ClassMapping struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Src           *uint32                `protobuf:"varint,1,req,name=src" json:"src,omitempty"`
@@ -13704,7 +13918,7 @@ type DetectNetGroundTruthParameter_ClassMapping struct {
 
 func (x *DetectNetGroundTruthParameter_ClassMapping) Reset() {
 	*x = DetectNetGroundTruthParameter_ClassMapping{}
-	mi := &file_caffe_proto_msgTypes[99]
+	mi := &file_caffe_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -13716,7 +13930,7 @@ func (x *DetectNetGroundTruthParameter_ClassMapping) String() string {
 func (*DetectNetGroundTruthParameter_ClassMapping) ProtoMessage() {}
 
 func (x *DetectNetGroundTruthParameter_ClassMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_caffe_proto_msgTypes[99]
+	mi := &file_caffe_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -13939,7 +14153,7 @@ const file_caffe_proto_rawDesc = "" +
 	"\n" +
 	"\x06STRICT\x10\x00\x12\x0e\n" +
 	"\n" +
-	"PERMISSIVE\x10\x01\"\xcc&\n" +
+	"PERMISSIVE\x10\x01\"\xca'\n" +
 	"\x0eLayerParameter\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -14040,7 +14254,9 @@ const file_caffe_proto_rawDesc = "" +
 	"\x1cdetectnet_augmentation_param\x18\x925 \x01(\v2%.caffe.DetectNetAugmentationParameterR\x1adetectnetAugmentationParam\x12.\n" +
 	"\bbn_param\x18\x8d' \x01(\v2\x12.caffe.BNParameterR\abnParam\x12>\n" +
 	"\x0eseg_data_param\x18\x8e' \x01(\v2\x17.caffe.SegDataParameterR\fsegDataParam\x12S\n" +
-	"\x15batch_reduction_param\x18\xa2\x01 \x01(\v2\x1e.caffe.BatchReductionParameterR\x13batchReductionParam\"\x94\x10\n" +
+	"\x15batch_reduction_param\x18\xa2\x01 \x01(\v2\x1e.caffe.BatchReductionParameterR\x13batchReductionParam\x12@\n" +
+	"\x0eupsample_param\x18\x8f' \x01(\v2\x18.caffe.UpsampleParameterR\rupsampleParam\x12:\n" +
+	"\finterp_param\x18\x90' \x01(\v2\x16.caffe.InterpParameterR\vinterpParam\"\x94\x10\n" +
 	"\x17TransformationParameter\x12\x17\n" +
 	"\x05scale\x18\x01 \x01(\x02:\x011R\x05scale\x12\x1d\n" +
 	"\x06mirror\x18\x02 \x01(\b:\x05falseR\x06mirror\x12\x1e\n" +
@@ -15039,7 +15255,25 @@ const file_caffe_proto_rawDesc = "" +
 	"\x1bMemoryOptimizationParameter\x12+\n" +
 	"\x0eoptimize_train\x18\x01 \x01(\b:\x04trueR\roptimizeTrain\x12*\n" +
 	"\roptimize_test\x18\x02 \x01(\b:\x05falseR\foptimizeTest\x12!\n" +
-	"\fexclude_blob\x18\x03 \x03(\tR\vexcludeBlob*\x1c\n" +
+	"\fexclude_blob\x18\x03 \x03(\tR\vexcludeBlob\"\xe2\x01\n" +
+	"\x11UpsampleParameter\x12\x17\n" +
+	"\x05scale\x18\x01 \x01(\r:\x012R\x05scale\x12\x17\n" +
+	"\ascale_h\x18\x02 \x01(\rR\x06scaleH\x12\x17\n" +
+	"\ascale_w\x18\x03 \x01(\rR\x06scaleW\x12!\n" +
+	"\tpad_out_h\x18\x04 \x01(\b:\x05falseR\apadOutH\x12!\n" +
+	"\tpad_out_w\x18\x05 \x01(\b:\x05falseR\apadOutW\x12\x1d\n" +
+	"\n" +
+	"upsample_h\x18\x06 \x01(\rR\tupsampleH\x12\x1d\n" +
+	"\n" +
+	"upsample_w\x18\a \x01(\rR\tupsampleW\"\xc9\x01\n" +
+	"\x0fInterpParameter\x12\x19\n" +
+	"\x06height\x18\x01 \x01(\x05:\x010R\x06height\x12\x17\n" +
+	"\x05width\x18\x02 \x01(\x05:\x010R\x05width\x12\"\n" +
+	"\vzoom_factor\x18\x03 \x01(\x05:\x011R\n" +
+	"zoomFactor\x12&\n" +
+	"\rshrink_factor\x18\x04 \x01(\x05:\x011R\fshrinkFactor\x12\x1a\n" +
+	"\apad_beg\x18\x05 \x01(\x05:\x010R\x06padBeg\x12\x1a\n" +
+	"\apad_end\x18\x06 \x01(\x05:\x010R\x06padEnd*\x1c\n" +
 	"\x05Phase\x12\t\n" +
 	"\x05TRAIN\x10\x00\x12\b\n" +
 	"\x04TEST\x10\x01*G\n" +
@@ -15071,7 +15305,7 @@ func file_caffe_proto_rawDescGZIP() []byte {
 }
 
 var file_caffe_proto_enumTypes = make([]protoimpl.EnumInfo, 50)
-var file_caffe_proto_msgTypes = make([]protoimpl.MessageInfo, 100)
+var file_caffe_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
 var file_caffe_proto_goTypes = []any{
 	(Phase)(0),                                                // 0: caffe.Phase
 	(Type)(0),                                                 // 1: caffe.Type
@@ -15222,7 +15456,9 @@ var file_caffe_proto_goTypes = []any{
 	(*SegDataParameter)(nil),                                  // 146: caffe.SegDataParameter
 	(*BatchReductionParameter)(nil),                           // 147: caffe.BatchReductionParameter
 	(*MemoryOptimizationParameter)(nil),                       // 148: caffe.MemoryOptimizationParameter
-	(*DetectNetGroundTruthParameter_ClassMapping)(nil),        // 149: caffe.DetectNetGroundTruthParameter.ClassMapping
+	(*UpsampleParameter)(nil),                                 // 149: caffe.UpsampleParameter
+	(*InterpParameter)(nil),                                   // 150: caffe.InterpParameter
+	(*DetectNetGroundTruthParameter_ClassMapping)(nil),        // 151: caffe.DetectNetGroundTruthParameter.ClassMapping
 }
 var file_caffe_proto_depIdxs = []int32{
 	50,  // 0: caffe.BlobProto.shape:type_name -> caffe.BlobShape
@@ -15326,143 +15562,145 @@ var file_caffe_proto_depIdxs = []int32{
 	145, // 98: caffe.LayerParameter.bn_param:type_name -> caffe.BNParameter
 	146, // 99: caffe.LayerParameter.seg_data_param:type_name -> caffe.SegDataParameter
 	147, // 100: caffe.LayerParameter.batch_reduction_param:type_name -> caffe.BatchReductionParameter
-	123, // 101: caffe.TransformationParameter.resize_param:type_name -> caffe.ResizeParameter
-	125, // 102: caffe.TransformationParameter.noise_param:type_name -> caffe.NoiseParameter
-	126, // 103: caffe.TransformationParameter.distort_param:type_name -> caffe.DistortionParameter
-	127, // 104: caffe.TransformationParameter.expand_param:type_name -> caffe.ExpansionParameter
-	118, // 105: caffe.TransformationParameter.emit_constraint:type_name -> caffe.EmitConstraint
-	9,   // 106: caffe.TransformationParameter.interpolation_algo_down:type_name -> caffe.TransformationParameter.InterpolationAlgo
-	9,   // 107: caffe.TransformationParameter.interpolation_algo_up:type_name -> caffe.TransformationParameter.InterpolationAlgo
-	2,   // 108: caffe.TransformationParameter.forward_packing:type_name -> caffe.Packing
-	10,  // 109: caffe.LossParameter.normalization:type_name -> caffe.LossParameter.NormalizationMode
-	54,  // 110: caffe.BatchNormParameter.scale_filler:type_name -> caffe.FillerParameter
-	54,  // 111: caffe.BatchNormParameter.bias_filler:type_name -> caffe.FillerParameter
-	11,  // 112: caffe.BatchNormParameter.engine:type_name -> caffe.BatchNormParameter.Engine
-	54,  // 113: caffe.BiasParameter.filler:type_name -> caffe.FillerParameter
-	54,  // 114: caffe.ConvolutionParameter.weight_filler:type_name -> caffe.FillerParameter
-	54,  // 115: caffe.ConvolutionParameter.bias_filler:type_name -> caffe.FillerParameter
-	12,  // 116: caffe.ConvolutionParameter.engine:type_name -> caffe.ConvolutionParameter.Engine
-	13,  // 117: caffe.ConvolutionParameter.cudnn_convolution_algo_seeker:type_name -> caffe.ConvolutionParameter.CuDNNConvolutionAlgorithmSeeker
-	14,  // 118: caffe.DataParameter.backend:type_name -> caffe.DataParameter.DB
-	15,  // 119: caffe.DropoutParameter.engine:type_name -> caffe.DropoutParameter.Engine
-	54,  // 120: caffe.DummyDataParameter.data_filler:type_name -> caffe.FillerParameter
-	50,  // 121: caffe.DummyDataParameter.shape:type_name -> caffe.BlobShape
-	16,  // 122: caffe.EltwiseParameter.operation:type_name -> caffe.EltwiseParameter.EltwiseOp
-	54,  // 123: caffe.EmbedParameter.weight_filler:type_name -> caffe.FillerParameter
-	54,  // 124: caffe.EmbedParameter.bias_filler:type_name -> caffe.FillerParameter
-	17,  // 125: caffe.HingeLossParameter.norm:type_name -> caffe.HingeLossParameter.Norm
-	54,  // 126: caffe.InnerProductParameter.weight_filler:type_name -> caffe.FillerParameter
-	54,  // 127: caffe.InnerProductParameter.bias_filler:type_name -> caffe.FillerParameter
-	50,  // 128: caffe.InputParameter.shape:type_name -> caffe.BlobShape
-	18,  // 129: caffe.LRNParameter.norm_region:type_name -> caffe.LRNParameter.NormRegion
-	19,  // 130: caffe.LRNParameter.engine:type_name -> caffe.LRNParameter.Engine
-	50,  // 131: caffe.ParameterParameter.shape:type_name -> caffe.BlobShape
-	20,  // 132: caffe.PoolingParameter.pool:type_name -> caffe.PoolingParameter.PoolMethod
-	21,  // 133: caffe.PoolingParameter.engine:type_name -> caffe.PoolingParameter.Engine
-	22,  // 134: caffe.PoolingParameter.round_mode:type_name -> caffe.PoolingParameter.RoundMode
-	54,  // 135: caffe.RecurrentParameter.weight_filler:type_name -> caffe.FillerParameter
-	54,  // 136: caffe.RecurrentParameter.bias_filler:type_name -> caffe.FillerParameter
-	23,  // 137: caffe.ReductionParameter.operation:type_name -> caffe.ReductionParameter.ReductionOp
-	24,  // 138: caffe.ReLUParameter.engine:type_name -> caffe.ReLUParameter.Engine
-	50,  // 139: caffe.ReshapeParameter.shape:type_name -> caffe.BlobShape
-	54,  // 140: caffe.ScaleParameter.filler:type_name -> caffe.FillerParameter
-	54,  // 141: caffe.ScaleParameter.bias_filler:type_name -> caffe.FillerParameter
-	25,  // 142: caffe.SigmoidParameter.engine:type_name -> caffe.SigmoidParameter.Engine
-	26,  // 143: caffe.SoftmaxParameter.engine:type_name -> caffe.SoftmaxParameter.Engine
-	27,  // 144: caffe.TanHParameter.engine:type_name -> caffe.TanHParameter.Engine
-	28,  // 145: caffe.SPPParameter.pool:type_name -> caffe.SPPParameter.PoolMethod
-	29,  // 146: caffe.SPPParameter.engine:type_name -> caffe.SPPParameter.Engine
-	59,  // 147: caffe.V1LayerParameter.include:type_name -> caffe.NetStateRule
-	59,  // 148: caffe.V1LayerParameter.exclude:type_name -> caffe.NetStateRule
-	30,  // 149: caffe.V1LayerParameter.type:type_name -> caffe.V1LayerParameter.LayerType
-	51,  // 150: caffe.V1LayerParameter.blobs:type_name -> caffe.BlobProto
-	31,  // 151: caffe.V1LayerParameter.blob_share_mode:type_name -> caffe.V1LayerParameter.DimCheckMode
-	64,  // 152: caffe.V1LayerParameter.accuracy_param:type_name -> caffe.AccuracyParameter
-	65,  // 153: caffe.V1LayerParameter.argmax_param:type_name -> caffe.ArgMaxParameter
-	67,  // 154: caffe.V1LayerParameter.concat_param:type_name -> caffe.ConcatParameter
-	70,  // 155: caffe.V1LayerParameter.contrastive_loss_param:type_name -> caffe.ContrastiveLossParameter
-	71,  // 156: caffe.V1LayerParameter.convolution_param:type_name -> caffe.ConvolutionParameter
-	73,  // 157: caffe.V1LayerParameter.data_param:type_name -> caffe.DataParameter
-	74,  // 158: caffe.V1LayerParameter.dropout_param:type_name -> caffe.DropoutParameter
-	75,  // 159: caffe.V1LayerParameter.dummy_data_param:type_name -> caffe.DummyDataParameter
-	76,  // 160: caffe.V1LayerParameter.eltwise_param:type_name -> caffe.EltwiseParameter
-	79,  // 161: caffe.V1LayerParameter.exp_param:type_name -> caffe.ExpParameter
-	81,  // 162: caffe.V1LayerParameter.hdf5_data_param:type_name -> caffe.HDF5DataParameter
-	82,  // 163: caffe.V1LayerParameter.hdf5_output_param:type_name -> caffe.HDF5OutputParameter
-	83,  // 164: caffe.V1LayerParameter.hinge_loss_param:type_name -> caffe.HingeLossParameter
-	84,  // 165: caffe.V1LayerParameter.image_data_param:type_name -> caffe.ImageDataParameter
-	85,  // 166: caffe.V1LayerParameter.infogain_loss_param:type_name -> caffe.InfogainLossParameter
-	86,  // 167: caffe.V1LayerParameter.inner_product_param:type_name -> caffe.InnerProductParameter
-	89,  // 168: caffe.V1LayerParameter.lrn_param:type_name -> caffe.LRNParameter
-	90,  // 169: caffe.V1LayerParameter.memory_data_param:type_name -> caffe.MemoryDataParameter
-	91,  // 170: caffe.V1LayerParameter.mvn_param:type_name -> caffe.MVNParameter
-	93,  // 171: caffe.V1LayerParameter.pooling_param:type_name -> caffe.PoolingParameter
-	94,  // 172: caffe.V1LayerParameter.power_param:type_name -> caffe.PowerParameter
-	98,  // 173: caffe.V1LayerParameter.relu_param:type_name -> caffe.ReLUParameter
-	101, // 174: caffe.V1LayerParameter.sigmoid_param:type_name -> caffe.SigmoidParameter
-	103, // 175: caffe.V1LayerParameter.softmax_param:type_name -> caffe.SoftmaxParameter
-	102, // 176: caffe.V1LayerParameter.slice_param:type_name -> caffe.SliceParameter
-	105, // 177: caffe.V1LayerParameter.tanh_param:type_name -> caffe.TanHParameter
-	107, // 178: caffe.V1LayerParameter.threshold_param:type_name -> caffe.ThresholdParameter
-	108, // 179: caffe.V1LayerParameter.window_data_param:type_name -> caffe.WindowDataParameter
-	62,  // 180: caffe.V1LayerParameter.transform_param:type_name -> caffe.TransformationParameter
-	63,  // 181: caffe.V1LayerParameter.loss_param:type_name -> caffe.LossParameter
-	111, // 182: caffe.V1LayerParameter.layer:type_name -> caffe.V0LayerParameter
-	54,  // 183: caffe.V0LayerParameter.weight_filler:type_name -> caffe.FillerParameter
-	54,  // 184: caffe.V0LayerParameter.bias_filler:type_name -> caffe.FillerParameter
-	32,  // 185: caffe.V0LayerParameter.pool:type_name -> caffe.V0LayerParameter.PoolMethod
-	51,  // 186: caffe.V0LayerParameter.blobs:type_name -> caffe.BlobProto
-	82,  // 187: caffe.V0LayerParameter.hdf5_output_param:type_name -> caffe.HDF5OutputParameter
-	54,  // 188: caffe.PReLUParameter.filler:type_name -> caffe.FillerParameter
-	113, // 189: caffe.LabelMap.item:type_name -> caffe.LabelMapItem
-	115, // 190: caffe.BatchSampler.sampler:type_name -> caffe.Sampler
-	116, // 191: caffe.BatchSampler.sample_constraint:type_name -> caffe.SampleConstraint
-	33,  // 192: caffe.EmitConstraint.emit_type:type_name -> caffe.EmitConstraint.EmitType
-	119, // 193: caffe.Annotation.bbox:type_name -> caffe.NormalizedBBox
-	120, // 194: caffe.AnnotationGroup.annotation:type_name -> caffe.Annotation
-	53,  // 195: caffe.AnnotatedDatum.datum:type_name -> caffe.Datum
-	34,  // 196: caffe.AnnotatedDatum.type:type_name -> caffe.AnnotatedDatum.AnnotationType
-	121, // 197: caffe.AnnotatedDatum.annotation_group:type_name -> caffe.AnnotationGroup
-	35,  // 198: caffe.ResizeParameter.resize_mode:type_name -> caffe.ResizeParameter.Resize_mode
-	36,  // 199: caffe.ResizeParameter.pad_mode:type_name -> caffe.ResizeParameter.Pad_mode
-	37,  // 200: caffe.ResizeParameter.interp_mode:type_name -> caffe.ResizeParameter.Interp_mode
-	124, // 201: caffe.NoiseParameter.saltpepper_param:type_name -> caffe.SaltPepperParameter
-	117, // 202: caffe.AnnotatedDataParameter.batch_sampler:type_name -> caffe.BatchSampler
-	34,  // 203: caffe.AnnotatedDataParameter.anno_type:type_name -> caffe.AnnotatedDatum.AnnotationType
-	123, // 204: caffe.DetectionEvaluateParameter.resize_param:type_name -> caffe.ResizeParameter
-	123, // 205: caffe.SaveOutputParameter.resize_param:type_name -> caffe.ResizeParameter
-	130, // 206: caffe.DetectionOutputParameter.nms_param:type_name -> caffe.NonMaximumSuppressionParameter
-	131, // 207: caffe.DetectionOutputParameter.save_output_param:type_name -> caffe.SaveOutputParameter
-	42,  // 208: caffe.DetectionOutputParameter.code_type:type_name -> caffe.PriorBoxParameter.CodeType
-	38,  // 209: caffe.MultiBoxLossParameter.loc_loss_type:type_name -> caffe.MultiBoxLossParameter.LocLossType
-	39,  // 210: caffe.MultiBoxLossParameter.conf_loss_type:type_name -> caffe.MultiBoxLossParameter.ConfLossType
-	40,  // 211: caffe.MultiBoxLossParameter.match_type:type_name -> caffe.MultiBoxLossParameter.MatchType
-	42,  // 212: caffe.MultiBoxLossParameter.code_type:type_name -> caffe.PriorBoxParameter.CodeType
-	41,  // 213: caffe.MultiBoxLossParameter.mining_type:type_name -> caffe.MultiBoxLossParameter.MiningType
-	130, // 214: caffe.MultiBoxLossParameter.nms_param:type_name -> caffe.NonMaximumSuppressionParameter
-	54,  // 215: caffe.NormalizeParameter.scale_filler:type_name -> caffe.FillerParameter
-	43,  // 216: caffe.VideoDataParameter.video_type:type_name -> caffe.VideoDataParameter.VideoType
-	44,  // 217: caffe.VideoDataParameter.modality:type_name -> caffe.VideoDataParameter.Modality
-	45,  // 218: caffe.C2TensorProto.data_type:type_name -> caffe.C2TensorProto.DataType
-	140, // 219: caffe.C2TensorProtos.protos:type_name -> caffe.C2TensorProto
-	46,  // 220: caffe.DetectNetGroundTruthParameter.gridbox_type:type_name -> caffe.DetectNetGroundTruthParameter.GridboxType
-	47,  // 221: caffe.DetectNetGroundTruthParameter.coverage_type:type_name -> caffe.DetectNetGroundTruthParameter.CoverageType
-	149, // 222: caffe.DetectNetGroundTruthParameter.object_class:type_name -> caffe.DetectNetGroundTruthParameter.ClassMapping
-	123, // 223: caffe.DetectNetAugmentationParameter.resize_param:type_name -> caffe.ResizeParameter
-	125, // 224: caffe.DetectNetAugmentationParameter.noise_param:type_name -> caffe.NoiseParameter
-	126, // 225: caffe.DetectNetAugmentationParameter.distort_param:type_name -> caffe.DistortionParameter
-	127, // 226: caffe.DetectNetAugmentationParameter.expand_param:type_name -> caffe.ExpansionParameter
-	118, // 227: caffe.DetectNetAugmentationParameter.emit_constraint:type_name -> caffe.EmitConstraint
-	48,  // 228: caffe.TRTParameter.trt_mode:type_name -> caffe.TRTParameter.TRTMode
-	54,  // 229: caffe.BNParameter.slope_filler:type_name -> caffe.FillerParameter
-	54,  // 230: caffe.BNParameter.bias_filler:type_name -> caffe.FillerParameter
-	49,  // 231: caffe.BNParameter.engine:type_name -> caffe.BNParameter.Engine
-	97,  // 232: caffe.BatchReductionParameter.reduction_param:type_name -> caffe.ReductionParameter
-	233, // [233:233] is the sub-list for method output_type
-	233, // [233:233] is the sub-list for method input_type
-	233, // [233:233] is the sub-list for extension type_name
-	233, // [233:233] is the sub-list for extension extendee
-	0,   // [0:233] is the sub-list for field type_name
+	149, // 101: caffe.LayerParameter.upsample_param:type_name -> caffe.UpsampleParameter
+	150, // 102: caffe.LayerParameter.interp_param:type_name -> caffe.InterpParameter
+	123, // 103: caffe.TransformationParameter.resize_param:type_name -> caffe.ResizeParameter
+	125, // 104: caffe.TransformationParameter.noise_param:type_name -> caffe.NoiseParameter
+	126, // 105: caffe.TransformationParameter.distort_param:type_name -> caffe.DistortionParameter
+	127, // 106: caffe.TransformationParameter.expand_param:type_name -> caffe.ExpansionParameter
+	118, // 107: caffe.TransformationParameter.emit_constraint:type_name -> caffe.EmitConstraint
+	9,   // 108: caffe.TransformationParameter.interpolation_algo_down:type_name -> caffe.TransformationParameter.InterpolationAlgo
+	9,   // 109: caffe.TransformationParameter.interpolation_algo_up:type_name -> caffe.TransformationParameter.InterpolationAlgo
+	2,   // 110: caffe.TransformationParameter.forward_packing:type_name -> caffe.Packing
+	10,  // 111: caffe.LossParameter.normalization:type_name -> caffe.LossParameter.NormalizationMode
+	54,  // 112: caffe.BatchNormParameter.scale_filler:type_name -> caffe.FillerParameter
+	54,  // 113: caffe.BatchNormParameter.bias_filler:type_name -> caffe.FillerParameter
+	11,  // 114: caffe.BatchNormParameter.engine:type_name -> caffe.BatchNormParameter.Engine
+	54,  // 115: caffe.BiasParameter.filler:type_name -> caffe.FillerParameter
+	54,  // 116: caffe.ConvolutionParameter.weight_filler:type_name -> caffe.FillerParameter
+	54,  // 117: caffe.ConvolutionParameter.bias_filler:type_name -> caffe.FillerParameter
+	12,  // 118: caffe.ConvolutionParameter.engine:type_name -> caffe.ConvolutionParameter.Engine
+	13,  // 119: caffe.ConvolutionParameter.cudnn_convolution_algo_seeker:type_name -> caffe.ConvolutionParameter.CuDNNConvolutionAlgorithmSeeker
+	14,  // 120: caffe.DataParameter.backend:type_name -> caffe.DataParameter.DB
+	15,  // 121: caffe.DropoutParameter.engine:type_name -> caffe.DropoutParameter.Engine
+	54,  // 122: caffe.DummyDataParameter.data_filler:type_name -> caffe.FillerParameter
+	50,  // 123: caffe.DummyDataParameter.shape:type_name -> caffe.BlobShape
+	16,  // 124: caffe.EltwiseParameter.operation:type_name -> caffe.EltwiseParameter.EltwiseOp
+	54,  // 125: caffe.EmbedParameter.weight_filler:type_name -> caffe.FillerParameter
+	54,  // 126: caffe.EmbedParameter.bias_filler:type_name -> caffe.FillerParameter
+	17,  // 127: caffe.HingeLossParameter.norm:type_name -> caffe.HingeLossParameter.Norm
+	54,  // 128: caffe.InnerProductParameter.weight_filler:type_name -> caffe.FillerParameter
+	54,  // 129: caffe.InnerProductParameter.bias_filler:type_name -> caffe.FillerParameter
+	50,  // 130: caffe.InputParameter.shape:type_name -> caffe.BlobShape
+	18,  // 131: caffe.LRNParameter.norm_region:type_name -> caffe.LRNParameter.NormRegion
+	19,  // 132: caffe.LRNParameter.engine:type_name -> caffe.LRNParameter.Engine
+	50,  // 133: caffe.ParameterParameter.shape:type_name -> caffe.BlobShape
+	20,  // 134: caffe.PoolingParameter.pool:type_name -> caffe.PoolingParameter.PoolMethod
+	21,  // 135: caffe.PoolingParameter.engine:type_name -> caffe.PoolingParameter.Engine
+	22,  // 136: caffe.PoolingParameter.round_mode:type_name -> caffe.PoolingParameter.RoundMode
+	54,  // 137: caffe.RecurrentParameter.weight_filler:type_name -> caffe.FillerParameter
+	54,  // 138: caffe.RecurrentParameter.bias_filler:type_name -> caffe.FillerParameter
+	23,  // 139: caffe.ReductionParameter.operation:type_name -> caffe.ReductionParameter.ReductionOp
+	24,  // 140: caffe.ReLUParameter.engine:type_name -> caffe.ReLUParameter.Engine
+	50,  // 141: caffe.ReshapeParameter.shape:type_name -> caffe.BlobShape
+	54,  // 142: caffe.ScaleParameter.filler:type_name -> caffe.FillerParameter
+	54,  // 143: caffe.ScaleParameter.bias_filler:type_name -> caffe.FillerParameter
+	25,  // 144: caffe.SigmoidParameter.engine:type_name -> caffe.SigmoidParameter.Engine
+	26,  // 145: caffe.SoftmaxParameter.engine:type_name -> caffe.SoftmaxParameter.Engine
+	27,  // 146: caffe.TanHParameter.engine:type_name -> caffe.TanHParameter.Engine
+	28,  // 147: caffe.SPPParameter.pool:type_name -> caffe.SPPParameter.PoolMethod
+	29,  // 148: caffe.SPPParameter.engine:type_name -> caffe.SPPParameter.Engine
+	59,  // 149: caffe.V1LayerParameter.include:type_name -> caffe.NetStateRule
+	59,  // 150: caffe.V1LayerParameter.exclude:type_name -> caffe.NetStateRule
+	30,  // 151: caffe.V1LayerParameter.type:type_name -> caffe.V1LayerParameter.LayerType
+	51,  // 152: caffe.V1LayerParameter.blobs:type_name -> caffe.BlobProto
+	31,  // 153: caffe.V1LayerParameter.blob_share_mode:type_name -> caffe.V1LayerParameter.DimCheckMode
+	64,  // 154: caffe.V1LayerParameter.accuracy_param:type_name -> caffe.AccuracyParameter
+	65,  // 155: caffe.V1LayerParameter.argmax_param:type_name -> caffe.ArgMaxParameter
+	67,  // 156: caffe.V1LayerParameter.concat_param:type_name -> caffe.ConcatParameter
+	70,  // 157: caffe.V1LayerParameter.contrastive_loss_param:type_name -> caffe.ContrastiveLossParameter
+	71,  // 158: caffe.V1LayerParameter.convolution_param:type_name -> caffe.ConvolutionParameter
+	73,  // 159: caffe.V1LayerParameter.data_param:type_name -> caffe.DataParameter
+	74,  // 160: caffe.V1LayerParameter.dropout_param:type_name -> caffe.DropoutParameter
+	75,  // 161: caffe.V1LayerParameter.dummy_data_param:type_name -> caffe.DummyDataParameter
+	76,  // 162: caffe.V1LayerParameter.eltwise_param:type_name -> caffe.EltwiseParameter
+	79,  // 163: caffe.V1LayerParameter.exp_param:type_name -> caffe.ExpParameter
+	81,  // 164: caffe.V1LayerParameter.hdf5_data_param:type_name -> caffe.HDF5DataParameter
+	82,  // 165: caffe.V1LayerParameter.hdf5_output_param:type_name -> caffe.HDF5OutputParameter
+	83,  // 166: caffe.V1LayerParameter.hinge_loss_param:type_name -> caffe.HingeLossParameter
+	84,  // 167: caffe.V1LayerParameter.image_data_param:type_name -> caffe.ImageDataParameter
+	85,  // 168: caffe.V1LayerParameter.infogain_loss_param:type_name -> caffe.InfogainLossParameter
+	86,  // 169: caffe.V1LayerParameter.inner_product_param:type_name -> caffe.InnerProductParameter
+	89,  // 170: caffe.V1LayerParameter.lrn_param:type_name -> caffe.LRNParameter
+	90,  // 171: caffe.V1LayerParameter.memory_data_param:type_name -> caffe.MemoryDataParameter
+	91,  // 172: caffe.V1LayerParameter.mvn_param:type_name -> caffe.MVNParameter
+	93,  // 173: caffe.V1LayerParameter.pooling_param:type_name -> caffe.PoolingParameter
+	94,  // 174: caffe.V1LayerParameter.power_param:type_name -> caffe.PowerParameter
+	98,  // 175: caffe.V1LayerParameter.relu_param:type_name -> caffe.ReLUParameter
+	101, // 176: caffe.V1LayerParameter.sigmoid_param:type_name -> caffe.SigmoidParameter
+	103, // 177: caffe.V1LayerParameter.softmax_param:type_name -> caffe.SoftmaxParameter
+	102, // 178: caffe.V1LayerParameter.slice_param:type_name -> caffe.SliceParameter
+	105, // 179: caffe.V1LayerParameter.tanh_param:type_name -> caffe.TanHParameter
+	107, // 180: caffe.V1LayerParameter.threshold_param:type_name -> caffe.ThresholdParameter
+	108, // 181: caffe.V1LayerParameter.window_data_param:type_name -> caffe.WindowDataParameter
+	62,  // 182: caffe.V1LayerParameter.transform_param:type_name -> caffe.TransformationParameter
+	63,  // 183: caffe.V1LayerParameter.loss_param:type_name -> caffe.LossParameter
+	111, // 184: caffe.V1LayerParameter.layer:type_name -> caffe.V0LayerParameter
+	54,  // 185: caffe.V0LayerParameter.weight_filler:type_name -> caffe.FillerParameter
+	54,  // 186: caffe.V0LayerParameter.bias_filler:type_name -> caffe.FillerParameter
+	32,  // 187: caffe.V0LayerParameter.pool:type_name -> caffe.V0LayerParameter.PoolMethod
+	51,  // 188: caffe.V0LayerParameter.blobs:type_name -> caffe.BlobProto
+	82,  // 189: caffe.V0LayerParameter.hdf5_output_param:type_name -> caffe.HDF5OutputParameter
+	54,  // 190: caffe.PReLUParameter.filler:type_name -> caffe.FillerParameter
+	113, // 191: caffe.LabelMap.item:type_name -> caffe.LabelMapItem
+	115, // 192: caffe.BatchSampler.sampler:type_name -> caffe.Sampler
+	116, // 193: caffe.BatchSampler.sample_constraint:type_name -> caffe.SampleConstraint
+	33,  // 194: caffe.EmitConstraint.emit_type:type_name -> caffe.EmitConstraint.EmitType
+	119, // 195: caffe.Annotation.bbox:type_name -> caffe.NormalizedBBox
+	120, // 196: caffe.AnnotationGroup.annotation:type_name -> caffe.Annotation
+	53,  // 197: caffe.AnnotatedDatum.datum:type_name -> caffe.Datum
+	34,  // 198: caffe.AnnotatedDatum.type:type_name -> caffe.AnnotatedDatum.AnnotationType
+	121, // 199: caffe.AnnotatedDatum.annotation_group:type_name -> caffe.AnnotationGroup
+	35,  // 200: caffe.ResizeParameter.resize_mode:type_name -> caffe.ResizeParameter.Resize_mode
+	36,  // 201: caffe.ResizeParameter.pad_mode:type_name -> caffe.ResizeParameter.Pad_mode
+	37,  // 202: caffe.ResizeParameter.interp_mode:type_name -> caffe.ResizeParameter.Interp_mode
+	124, // 203: caffe.NoiseParameter.saltpepper_param:type_name -> caffe.SaltPepperParameter
+	117, // 204: caffe.AnnotatedDataParameter.batch_sampler:type_name -> caffe.BatchSampler
+	34,  // 205: caffe.AnnotatedDataParameter.anno_type:type_name -> caffe.AnnotatedDatum.AnnotationType
+	123, // 206: caffe.DetectionEvaluateParameter.resize_param:type_name -> caffe.ResizeParameter
+	123, // 207: caffe.SaveOutputParameter.resize_param:type_name -> caffe.ResizeParameter
+	130, // 208: caffe.DetectionOutputParameter.nms_param:type_name -> caffe.NonMaximumSuppressionParameter
+	131, // 209: caffe.DetectionOutputParameter.save_output_param:type_name -> caffe.SaveOutputParameter
+	42,  // 210: caffe.DetectionOutputParameter.code_type:type_name -> caffe.PriorBoxParameter.CodeType
+	38,  // 211: caffe.MultiBoxLossParameter.loc_loss_type:type_name -> caffe.MultiBoxLossParameter.LocLossType
+	39,  // 212: caffe.MultiBoxLossParameter.conf_loss_type:type_name -> caffe.MultiBoxLossParameter.ConfLossType
+	40,  // 213: caffe.MultiBoxLossParameter.match_type:type_name -> caffe.MultiBoxLossParameter.MatchType
+	42,  // 214: caffe.MultiBoxLossParameter.code_type:type_name -> caffe.PriorBoxParameter.CodeType
+	41,  // 215: caffe.MultiBoxLossParameter.mining_type:type_name -> caffe.MultiBoxLossParameter.MiningType
+	130, // 216: caffe.MultiBoxLossParameter.nms_param:type_name -> caffe.NonMaximumSuppressionParameter
+	54,  // 217: caffe.NormalizeParameter.scale_filler:type_name -> caffe.FillerParameter
+	43,  // 218: caffe.VideoDataParameter.video_type:type_name -> caffe.VideoDataParameter.VideoType
+	44,  // 219: caffe.VideoDataParameter.modality:type_name -> caffe.VideoDataParameter.Modality
+	45,  // 220: caffe.C2TensorProto.data_type:type_name -> caffe.C2TensorProto.DataType
+	140, // 221: caffe.C2TensorProtos.protos:type_name -> caffe.C2TensorProto
+	46,  // 222: caffe.DetectNetGroundTruthParameter.gridbox_type:type_name -> caffe.DetectNetGroundTruthParameter.GridboxType
+	47,  // 223: caffe.DetectNetGroundTruthParameter.coverage_type:type_name -> caffe.DetectNetGroundTruthParameter.CoverageType
+	151, // 224: caffe.DetectNetGroundTruthParameter.object_class:type_name -> caffe.DetectNetGroundTruthParameter.ClassMapping
+	123, // 225: caffe.DetectNetAugmentationParameter.resize_param:type_name -> caffe.ResizeParameter
+	125, // 226: caffe.DetectNetAugmentationParameter.noise_param:type_name -> caffe.NoiseParameter
+	126, // 227: caffe.DetectNetAugmentationParameter.distort_param:type_name -> caffe.DistortionParameter
+	127, // 228: caffe.DetectNetAugmentationParameter.expand_param:type_name -> caffe.ExpansionParameter
+	118, // 229: caffe.DetectNetAugmentationParameter.emit_constraint:type_name -> caffe.EmitConstraint
+	48,  // 230: caffe.TRTParameter.trt_mode:type_name -> caffe.TRTParameter.TRTMode
+	54,  // 231: caffe.BNParameter.slope_filler:type_name -> caffe.FillerParameter
+	54,  // 232: caffe.BNParameter.bias_filler:type_name -> caffe.FillerParameter
+	49,  // 233: caffe.BNParameter.engine:type_name -> caffe.BNParameter.Engine
+	97,  // 234: caffe.BatchReductionParameter.reduction_param:type_name -> caffe.ReductionParameter
+	235, // [235:235] is the sub-list for method output_type
+	235, // [235:235] is the sub-list for method input_type
+	235, // [235:235] is the sub-list for extension type_name
+	235, // [235:235] is the sub-list for extension extendee
+	0,   // [0:235] is the sub-list for field type_name
 }
 
 func init() { file_caffe_proto_init() }
@@ -15476,7 +15714,7 @@ func file_caffe_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_caffe_proto_rawDesc), len(file_caffe_proto_rawDesc)),
 			NumEnums:      50,
-			NumMessages:   100,
+			NumMessages:   102,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
