@@ -5,6 +5,25 @@ func init() {
 	register(axpy, "Axpy")
 	register(normalize, "Normalize")
 	register(priorBox, "PriorBox")
+	register(interp, "Interp")
+}
+
+// interp writes PSPNet's Interp as Resize, linear with aligned corners, to
+// the layer's output size, after a Slice for its cropping pads.
+func interp(c *layerCtx) error {
+	if c.dynamic {
+		return c.unsupported("Resize needs the output size, batch included, which a dynamic batch leaves open")
+	}
+	p := c.lp.GetInterpParam()
+	x := c.in[0]
+	if beg, end := int64(p.GetPadBeg()), int64(p.GetPadEnd()); beg != 0 || end != 0 {
+		s := c.inShapes[0]
+		x = c.tmp("Slice", []string{x, c.b.int64s(c.name+"/starts", []int64{-beg, -beg}),
+			c.b.int64s(c.name+"/ends", []int64{int64(s[2]) + end, int64(s[3]) + end}), c.b.int64s(c.name+"/axes", []int64{2, 3})})
+	}
+	c.node("Resize", 0, []string{x, "", "", c.b.int64s(c.name+"/sizes", ints64(c.outShapes[0]))},
+		attrString("mode", "linear"), attrString("coordinate_transformation_mode", "align_corners"))
+	return nil
 }
 
 // priorBox writes SSD's PriorBox as the constant it is: its boxes depend
