@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -96,15 +97,25 @@ func (b *Blob[T]) FromProto(p *caffepb.BlobProto, reshape bool) error {
 	} else if !b.ShapeEquals(p) {
 		return fmt.Errorf("blob: shape mismatch (reshape not set): blob is %s, BlobProto is %v", b.ShapeString(), protoShape(p))
 	}
-	data, err := protoValues[T](p.GetDoubleData(), p.GetData(), count, "data")
+	var data []T
+	var err error
+	if len(p.GetDoubleData()) == 0 && len(p.GetData()) == 0 && p.RawData != nil {
+		data, err = rawValues[T](p.GetRawData(), p.RawDataType, count, "data")
+	} else {
+		data, err = protoValues[T](p.GetDoubleData(), p.GetData(), count, "data")
+	}
 	if err != nil {
 		return err
 	}
 	var diff []T
-	if len(p.GetDoubleDiff()) > 0 || len(p.GetDiff()) > 0 {
-		if diff, err = protoValues[T](p.GetDoubleDiff(), p.GetDiff(), count, "diff"); err != nil {
-			return err
-		}
+	switch {
+	case len(p.GetDoubleDiff()) > 0 || len(p.GetDiff()) > 0:
+		diff, err = protoValues[T](p.GetDoubleDiff(), p.GetDiff(), count, "diff")
+	case p.RawDiff != nil:
+		diff, err = rawValues[T](p.GetRawDiff(), p.RawDiffType, count, "diff")
+	}
+	if err != nil {
+		return err
 	}
 	if reshape {
 		if err := b.Reshape(shape); err != nil {
@@ -147,6 +158,55 @@ func protoValues[T Float](doubles []float64, floats []float32, count int, what s
 		return nil, fmt.Errorf("blob: BlobProto has %d %s values, its shape needs %d", len(floats), what, count)
 	}
 	return convert[T](floats), nil
+}
+
+// rawValues decodes NVCaffe's raw_data (or raw_diff): count little-endian
+// values of the given type (FLOAT, DOUBLE or FLOAT16), as NVCaffe 0.17
+// writes its caffemodels by default.
+func rawValues[T Float](raw []byte, typ *caffepb.Type, count int, what string) ([]T, error) {
+	if typ == nil {
+		return nil, fmt.Errorf("blob: BlobProto has raw_%s without raw_%s_type", what, what)
+	}
+	size := map[caffepb.Type]int{caffepb.Type_FLOAT: 4, caffepb.Type_DOUBLE: 8, caffepb.Type_FLOAT16: 2}[*typ]
+	if size == 0 {
+		return nil, fmt.Errorf("blob: BlobProto raw_%s of type %v: only FLOAT, DOUBLE and FLOAT16 are supported", what, *typ)
+	}
+	if len(raw) != size*count {
+		return nil, fmt.Errorf("blob: BlobProto has %d bytes of raw_%s (%v), its shape needs %d", len(raw), what, *typ, size*count)
+	}
+	out := make([]T, count)
+	for i := range out {
+		switch *typ {
+		case caffepb.Type_FLOAT:
+			out[i] = T(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+		case caffepb.Type_DOUBLE:
+			out[i] = T(math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:])))
+		default:
+			out[i] = T(halfToFloat(binary.LittleEndian.Uint16(raw[2*i:])))
+		}
+	}
+	return out, nil
+}
+
+// halfToFloat converts an IEEE 754 half-precision value.
+func halfToFloat(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f: // infinity or NaN
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	case exp != 0: // normal
+		return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
+	case frac == 0:
+		return math.Float32frombits(sign)
+	}
+	// Subnormal: frac * 2^-24.
+	v := float32(frac) * (1.0 / (1 << 24))
+	if sign != 0 {
+		v = -v
+	}
+	return v
 }
 
 // convert returns v as a slice of T, without copying when it already is.

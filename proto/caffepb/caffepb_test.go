@@ -2,6 +2,7 @@ package caffepb
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -214,10 +215,19 @@ func TestProtocAgreement(t *testing.T) {
 	state := &SolverState{Iter: proto.Int32(5000), LearnedNet: proto.String("x_iter_5000.caffemodel"), CurrentStep: proto.Int32(1),
 		History: []*BlobProto{{Shape: &BlobShape{Dim: []int64{3}}, Data: []float32{0, 1, 2}}}}
 	datum := &Datum{Channels: proto.Int32(1), Height: proto.Int32(2), Width: proto.Int32(2), Data: []byte{0, 255, 7, 9}, Label: proto.Int32(3), FloatData: []float32{1, 2}}
+	// The forks' files: a net with every fork layer parameter and NVCaffe's
+	// raw half-precision blobs, an SSD solver state, an SSD annotated datum.
+	var forks NetParameter
+	parseFile(t, "testdata/fork_layers.prototxt", &forks)
+	forks.Layer = append(forks.Layer, &LayerParameter{Name: proto.String("nvcaffe_blobs"),
+		Blobs: []*BlobProto{{Shape: &BlobShape{Dim: []int64{2}}, RawDataType: Type_FLOAT16.Enum(), RawData: []byte{0, 0x3c, 0, 0xc0}}}})
+	ssdState := &SolverState{Iter: proto.Int32(120000), LearnedNet: proto.String("ssd_iter_120000.caffemodel"), MinimumLoss: proto.Float32(2.5), IterLastEvent: proto.Int32(118000)}
+	annotated := &AnnotatedDatum{Datum: datum, Type: AnnotatedDatum_BBOX.Enum(), AnnotationGroup: []*AnnotationGroup{{GroupLabel: proto.Int32(12),
+		Annotation: []*Annotation{{InstanceId: proto.Int32(0), Bbox: &NormalizedBBox{Xmin: proto.Float32(0.1), Ymin: proto.Float32(0.2), Xmax: proto.Float32(0.5), Ymax: proto.Float32(0.9), Difficult: proto.Bool(true)}}}}}}
 
-	for _, m := range []proto.Message{&net, &solver, state, datum} {
+	for i, m := range []proto.Message{&net, &solver, state, datum, &forks, ssdState, annotated} {
 		name := string(m.ProtoReflect().Descriptor().FullName())
-		t.Run(name, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d-%s", i, name), func(t *testing.T) {
 			wire, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 			if err != nil {
 				t.Fatal(err)
