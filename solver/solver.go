@@ -738,23 +738,9 @@ func (s *Solver[T]) Test(i int) error {
 	var scores []T
 	var loss T
 	for it := range iters {
-		for req := s.action(); req != None; req = s.action() {
-			if req == Snapshot {
-				if _, _, err := s.Snapshot(); err != nil {
-					return err
-				}
-			} else {
-				s.earlyExit = true
-			}
-		}
-		if s.earlyExit {
-			logf.Infof(s.log, "Test interrupted.")
-			return nil
-		}
-		tn.Reseed(s.seed ^ uint64(it)*0x94d049bb133111eb)
-		l, err := tn.Forward()
-		if err != nil {
-			return fmt.Errorf("test net #%d, test iteration %d: %w", i, it, err)
+		l, stop, err := s.testIteration(i, tn, it)
+		if stop || err != nil {
+			return err
 		}
 		loss += l
 		k := 0
@@ -782,6 +768,29 @@ func (s *Solver[T]) Test(i int) error {
 	return nil
 }
 
+// testIteration runs test iteration it of test net i after serving the
+// pending requests (a snapshot, or a stop, which ends the test: stop true).
+func (s *Solver[T]) testIteration(i int, tn *net.Net[T], it int) (loss T, stop bool, err error) {
+	for req := s.action(); req != None; req = s.action() {
+		if req == Snapshot {
+			if _, _, err := s.Snapshot(); err != nil {
+				return 0, true, err
+			}
+		} else {
+			s.earlyExit = true
+		}
+	}
+	if s.earlyExit {
+		logf.Infof(s.log, "Test interrupted.")
+		return 0, true, nil
+	}
+	tn.Reseed(s.seed ^ uint64(it)*0x94d049bb133111eb)
+	if loss, err = tn.Forward(); err != nil {
+		return 0, true, fmt.Errorf("test net #%d, test iteration %d: %w", i, it, err)
+	}
+	return loss, false, nil
+}
+
 // testDetection is SSD's TestDetection (eval_type: "detection"): every
 // output of the test net holds DetectionEvaluate's rows, which are gathered
 // over the test iterations and logged as the mean average precision
@@ -790,14 +799,9 @@ func (s *Solver[T]) testDetection(i int, tn *net.Net[T], iters int) error {
 	var evals []layer.DetectionEval
 	var loss T
 	for it := range iters {
-		if s.earlyExit {
-			logf.Infof(s.log, "Test interrupted.")
-			return nil
-		}
-		tn.Reseed(s.seed ^ uint64(it)*0x94d049bb133111eb)
-		l, err := tn.Forward()
-		if err != nil {
-			return fmt.Errorf("test net #%d, test iteration %d: %w", i, it, err)
+		l, stop, err := s.testIteration(i, tn, it)
+		if stop || err != nil {
+			return err
 		}
 		loss += l
 		k := 0
