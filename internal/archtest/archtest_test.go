@@ -61,6 +61,7 @@ var levels = map[string]int{
 	"cmd/gocaffe":             8,
 	"models":                  8, // the reference models' tests
 	"tools/golden":            8, // the tests against BVLC Caffe's fixtures
+	"tools/gpu/mkjpeg":        0, // synthetic JPEGs for the GPU data check (standard library only)
 	"internal/archtest":       8,
 }
 
