@@ -191,21 +191,43 @@ func (t *Transformer[T]) ColorMode() ColorMode { return t.mode }
 // ImageReader or a decoded datum) into dst. force_color and force_gray do
 // not apply: the image was decoded already.
 func (t *Transformer[T]) TransformImage(raw *DatumRecord, dst []T) error {
-	c, oh, ow, err := t.ItemShape(raw)
+	p, err := t.PlanImage(raw, len(dst))
 	if err != nil {
 		return err
 	}
-	if len(dst) != c*oh*ow {
-		return fmt.Errorf("datum of shape %dx%dx%d transforms to %dx%dx%d (%d values), but the output item holds %d",
-			raw.Channels, raw.Height, raw.Width, c, oh, ow, c*oh*ow, len(dst))
-	}
-	g := t.geometry(c, raw.Height, raw.Width)
-	if len(raw.Data) > 0 {
-		transformPlanes(raw.Data, dst, g, t.mean, t.meanValues, t.scale)
-	} else {
-		transformPlanes(raw.FloatData, dst, g, t.mean, t.meanValues, t.scale)
-	}
+	t.ApplyPlan(raw, p, dst)
 	return nil
+}
+
+// TransformPlan is one image's random choices (mirror, crop offsets).
+type TransformPlan struct{ g planeGeometry }
+
+// PlanImage checks that the decoded image raw transforms into an item of
+// size values and draws its random choices in Caffe's order. Plans must be
+// drawn item by item in the batch's order, so that a seed gives the same
+// batches; ApplyPlan, which does the work, may then run for several items
+// at once on other goroutines.
+func (t *Transformer[T]) PlanImage(raw *DatumRecord, size int) (TransformPlan, error) {
+	c, oh, ow, err := t.ItemShape(raw)
+	if err != nil {
+		return TransformPlan{}, err
+	}
+	if size != c*oh*ow {
+		return TransformPlan{}, fmt.Errorf("datum of shape %dx%dx%d transforms to %dx%dx%d (%d values), but the output item holds %d",
+			raw.Channels, raw.Height, raw.Width, c, oh, ow, c*oh*ow, size)
+	}
+	return TransformPlan{t.geometry(c, raw.Height, raw.Width)}, nil
+}
+
+// ApplyPlan writes the transformed image into dst as planned. It reads the
+// transformer's mean and scale only, so calls for different items may run
+// concurrently.
+func (t *Transformer[T]) ApplyPlan(raw *DatumRecord, p TransformPlan, dst []T) {
+	if len(raw.Data) > 0 {
+		transformPlanes(raw.Data, dst, p.g, t.mean, t.meanValues, t.scale)
+	} else {
+		transformPlanes(raw.FloatData, dst, p.g, t.mean, t.meanValues, t.scale)
+	}
 }
 
 // decode returns r itself when raw, or its decoded image.

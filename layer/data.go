@@ -138,6 +138,7 @@ type encodedDatum struct {
 	encoded []byte
 	dec     data.ImageReader
 	img     data.DatumRecord
+	plan    data.TransformPlan
 	err     error
 }
 
@@ -266,6 +267,8 @@ func (s *datumSource[T]) transformEncoded(items []*encodedDatum, dst []T, size i
 		items[k].img, err = items[k].dec.Decode(items[k].encoded)
 		return err
 	}, func(k int, err error) { items[k].err = err })
+	// The random choices in the batch's order, then the pixel work (crop,
+	// mirror, mean, scale: as long as the decoding) on all cores again.
 	for _, e := range items {
 		if e.err != nil {
 			return s.keyError(e.key, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(e.encoded), e.err))
@@ -273,8 +276,19 @@ func (s *datumSource[T]) transformEncoded(items []*encodedDatum, dst []T, size i
 		if err := s.checkItem(&e.img); err != nil {
 			return s.keyError(e.key, err)
 		}
-		if err := s.tf.TransformImage(&e.img, dst[e.index*size:(e.index+1)*size]); err != nil {
+		var err error
+		if e.plan, err = s.tf.PlanImage(&e.img, size); err != nil {
 			return s.keyError(e.key, err)
+		}
+	}
+	inParallel(len(items), func(k int) error {
+		e := items[k]
+		s.tf.ApplyPlan(&e.img, e.plan, dst[e.index*size:(e.index+1)*size])
+		return nil
+	}, func(k int, err error) { items[k].err = err })
+	for _, e := range items {
+		if e.err != nil {
+			return s.keyError(e.key, e.err)
 		}
 	}
 	return nil
