@@ -42,6 +42,26 @@ layer { name: "pw" type: "Power" bottom: "x" top: "x" power_param { power: 2 sca
 layer { name: "rs" type: "Reshape" bottom: "x" top: "r" reshape_param { shape { dim: 0 dim: -1 dim: 1 } } }
 layer { name: "fl" type: "Flatten" bottom: "r" top: "f" }
 layer { name: "red" type: "Reduction" bottom: "f" top: "loss" loss_weight: 1 }`,
+	// SSD's layers (eight, fuzzguard's limit on lists).
+	`layer { name: "d" type: "DummyData" top: "x" top: "gt" dummy_data_param { shape { dim: 2 dim: 3 dim: 8 dim: 8 } shape { dim: 1 dim: 1 dim: 2 dim: 8 } data_filler { type: "gaussian" } data_filler { type: "constant" value: 1 } } }
+layer { name: "n" type: "Normalize" bottom: "x" top: "n" norm_param { across_spatial: false channel_shared: false } }
+layer { name: "loc" type: "Convolution" bottom: "n" top: "loc" convolution_param { num_output: 8 kernel_size: 1 weight_filler { type: "xavier" } } }
+layer { name: "locp" type: "Permute" bottom: "loc" top: "locp" permute_param { order: 0 order: 2 order: 3 order: 1 } }
+layer { name: "conf" type: "Convolution" bottom: "n" top: "conf" convolution_param { num_output: 6 kernel_size: 1 weight_filler { type: "xavier" } } }
+layer { name: "pb" type: "PriorBox" bottom: "n" bottom: "x" top: "pb" prior_box_param { min_size: 2 aspect_ratio: 2 flip: false } }
+layer { name: "loss" type: "MultiBoxLoss" bottom: "locp" bottom: "conf" bottom: "pb" bottom: "gt" top: "loss" include { phase: TRAIN }
+  propagate_down: true propagate_down: true propagate_down: false propagate_down: false multibox_loss_param { num_classes: 3 } }
+layer { name: "det" type: "DetectionOutput" bottom: "locp" bottom: "conf" bottom: "pb" top: "det" include { phase: TEST }
+  detection_output_param { num_classes: 3 nms_param { nms_threshold: 0.45 } keep_top_k: 5 } }`,
+	// The other forks' layers.
+	`layer { name: "d" type: "DummyData" top: "x" top: "a" top: "rois" dummy_data_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } shape { dim: 2 dim: 3 } shape { dim: 2 dim: 5 } data_filler { type: "gaussian" } data_filler { type: "uniform" } data_filler { type: "constant" value: 1 } } }
+layer { name: "bn" type: "BN" bottom: "x" top: "bn" bn_param { slope_filler { type: "constant" value: 1 } } }
+layer { name: "ax" type: "Axpy" bottom: "a" bottom: "bn" bottom: "x" top: "ax" }
+layer { name: "it" type: "Interp" bottom: "ax" top: "it" interp_param { zoom_factor: 2 } }
+layer { name: "p" type: "Pooling" bottom: "it" top: "p" top: "mask" pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+layer { name: "up" type: "Upsample" bottom: "p" bottom: "mask" top: "up" upsample_param { scale: 2 } }
+layer { name: "roi" type: "ROIPooling" bottom: "up" bottom: "rois" top: "roi" roi_pooling_param { pooled_h: 2 pooled_w: 2 spatial_scale: 1 } }
+layer { name: "red" type: "Reduction" bottom: "roi" top: "loss" loss_weight: 1 }`,
 	`name: "v1" layers { name: "d" type: DUMMY_DATA top: "x" dummy_data_param { num: 2 channels: 1 height: 4 width: 4 } }
 layers { name: "c" type: CONVOLUTION bottom: "x" top: "c" convolution_param { num_output: 2 kernel_size: 3 } }
 layers { name: "t" type: TANH bottom: "c" top: "c" }`,
