@@ -101,7 +101,8 @@ type imageSource[T Float] struct {
 	rng        *rand.Rand
 	reader     data.ImageReader
 	tf         *data.Transformer[T]
-	item       [3]int // channels, height, width of a transformed image
+	item       [3]int       // channels, height, width of a transformed image
+	items      []*imageItem // reused by every batch
 }
 
 // openImageSource reads the list, shuffles it and skips as asked, and
@@ -163,18 +164,23 @@ func (s *imageSource[T]) imageError(l data.ImageListEntry, err error) error {
 	return fmt.Errorf("image list %s, line %d, image %s: %w", s.list, l.Line, s.root+l.Path, err)
 }
 
-// load fills a batch with the next images (Caffe's load_batch).
+// load fills a batch with the next images (Caffe's load_batch): the list's
+// next entries in order, their files read and decoded on all cores, each
+// item's random choices drawn in the batch's order (so that a seed gives the
+// same batches), then the transforms on all cores again.
 func (s *imageSource[T]) load(b *batch[T]) error {
 	dst := b.data.MutableCPUData()
 	labels := b.label.MutableCPUData()
 	n := b.data.Shape()[0]
 	size := len(dst) / n
-	for i := range n {
-		l := s.lines[s.pos]
-		if err := s.readItem(l, dst[i*size:(i+1)*size]); err != nil {
-			return err
-		}
-		labels[i] = T(l.Label)
+	for len(s.items) < n { // readers of the source's settings, buffers of their own
+		r := data.ImageReader{Mode: s.reader.Mode, Height: s.reader.Height, Width: s.reader.Width, MaxPixels: s.reader.MaxPixels}
+		s.items = append(s.items, &imageItem{reader: r})
+	}
+	items := s.items[:n]
+	for i, it := range items {
+		it.line, it.err = s.lines[s.pos], nil
+		labels[i] = T(it.line.Label)
 		if s.pos++; s.pos == len(s.lines) {
 			s.pos = 0
 			if s.shuffle {
@@ -182,24 +188,58 @@ func (s *imageSource[T]) load(b *batch[T]) error {
 			}
 		}
 	}
+	record := func(k int, err error) { items[k].err = err }
+	inParallel(n, func(k int) (err error) {
+		it := items[k]
+		it.rec, err = it.reader.Read(s.root + it.line.Path)
+		if err != nil {
+			err = fmt.Errorf("image list %s, line %d: %w", s.list, it.line.Line, err)
+		}
+		return err
+	}, record)
+	for _, it := range items {
+		if it.err != nil {
+			return it.err
+		}
+		if err := s.checkItem(it); err != nil {
+			return err
+		}
+		var err error
+		if it.plan, err = s.tf.PlanImage(&it.rec, size); err != nil {
+			return s.imageError(it.line, err)
+		}
+	}
+	inParallel(n, func(k int) error {
+		s.tf.ApplyPlan(&items[k].rec, items[k].plan, dst[k*size:(k+1)*size])
+		return nil
+	}, record)
+	for _, it := range items {
+		if it.err != nil {
+			return s.imageError(it.line, it.err)
+		}
+	}
 	return nil
 }
 
-func (s *imageSource[T]) readItem(l data.ImageListEntry, dst []T) error {
-	rec, err := s.read(l)
+// imageItem is one image of a batch being loaded, with a reader of its own
+// (readers keep buffers) so that images decode in parallel.
+type imageItem struct {
+	line   data.ImageListEntry
+	reader data.ImageReader
+	rec    data.DatumRecord
+	plan   data.TransformPlan
+	err    error
+}
+
+// checkItem checks that the image gives items of the first image's shape.
+func (s *imageSource[T]) checkItem(it *imageItem) error {
+	c, h, w, err := s.tf.ItemShape(&it.rec)
 	if err != nil {
-		return err
-	}
-	c, h, w, err := s.tf.ItemShape(&rec)
-	if err != nil {
-		return s.imageError(l, err)
+		return s.imageError(it.line, err)
 	}
 	if [3]int{c, h, w} != s.item {
-		return s.imageError(l, fmt.Errorf("image of %dx%dx%d gives items of %dx%dx%d, the first image's give %dx%dx%d: set new_height and new_width, or crop_size, to make them equal",
-			rec.Channels, rec.Height, rec.Width, c, h, w, s.item[0], s.item[1], s.item[2]))
-	}
-	if err := s.tf.TransformRecord(&rec, dst); err != nil {
-		return s.imageError(l, err)
+		return s.imageError(it.line, fmt.Errorf("image of %dx%dx%d gives items of %dx%dx%d, the first image's give %dx%dx%d: set new_height and new_width, or crop_size, to make them equal",
+			it.rec.Channels, it.rec.Height, it.rec.Width, c, h, w, s.item[0], s.item[1], s.item[2]))
 	}
 	return nil
 }
