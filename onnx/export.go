@@ -176,12 +176,15 @@ func export(model, weights *caffepb.NetParameter, weightsPath string, opts Optio
 
 // replaceDataLayers returns model (upgraded) with each data layer that
 // built net n holds replaced by an Input layer of the shapes it produced,
-// their first axis set to batch when batch > 0.
+// with batch > 0 as their batch size: the first axis of the tops whose
+// first axis is the first data top's (an input of another kind, a vector
+// of means say, keeps its shape).
 func replaceDataLayers(model *caffepb.NetParameter, n *net.Net[float32], batch int, log *slog.Logger) (*caffepb.NetParameter, error) {
 	p := proto.Clone(model).(*caffepb.NetParameter)
 	if err := netproto.Upgrade(p, "net "+p.GetName(), log); err != nil {
 		return nil, err
 	}
+	netBatch := -1
 	for i, lp := range p.Layer {
 		if !isDataLayer(lp.GetType(), len(lp.Bottom)) {
 			continue
@@ -197,7 +200,10 @@ func replaceDataLayers(model *caffepb.NetParameter, n *net.Net[float32], batch i
 				break
 			}
 			shape := &caffepb.BlobShape{Dim: ints64(b.Shape())}
-			if batch > 0 && len(shape.Dim) > 0 {
+			if len(shape.Dim) > 0 && netBatch < 0 {
+				netBatch = int(shape.Dim[0])
+			}
+			if batch > 0 && len(shape.Dim) > 0 && int(shape.Dim[0]) == netBatch {
 				shape.Dim[0] = int64(batch)
 			}
 			in.InputParam.Shape = append(in.InputParam.Shape, shape)

@@ -466,3 +466,19 @@ func TestExportFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchLeavesOtherInputs exports at another batch size a net with an
+// input that has no batch axis (a vector of means): it keeps its shape.
+func TestBatchLeavesOtherInputs(t *testing.T) {
+	p := parseNet(t, `layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } } }
+layer { name: "means" type: "Input" top: "means" input_param { shape { dim: 3 } } }
+layer { name: "centred" type: "Bias" bottom: "data" bottom: "means" top: "centred" }`)
+	m := exportAndCompare(t, p, 5, Options{})
+	for _, in := range m.Proto.Graph.Input {
+		dims := in.GetType().GetTensorType().GetShape().GetDim()
+		want := map[string]int64{"data": 5, "means": 3}[in.GetName()]
+		if dims[0].GetDimValue() != want {
+			t.Errorf("input %s: first axis %d, want %d", in.GetName(), dims[0].GetDimValue(), want)
+		}
+	}
+}
