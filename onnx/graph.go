@@ -20,6 +20,9 @@ type builder struct {
 }
 
 func newBuilder(name string) *builder {
+	if name == "" { // ONNX requires a graph name; a prototxt need not have one
+		name = "net"
+	}
 	return &builder{graph: &onnxpb.GraphProto{Name: proto.String(name)}, used: map[string]bool{}}
 }
 
