@@ -624,3 +624,28 @@ func TestInterp(t *testing.T) {
 		t.Errorf("shrink 2 of 5 x 7: %v, want 3 x 4", top.Shape())
 	}
 }
+
+// TestMultiBoxLossDoesNotAllocate: once the shapes are known, a training
+// pass (forward and backward) allocates nothing.
+func TestMultiBoxLossDoesNotAllocate(t *testing.T) {
+	l := layertest.New[float32](t, `type: "MultiBoxLoss" multibox_loss_param { num_classes: 3 code_type: CENTER_SIZE neg_pos_ratio: 0.5 mining_type: MAX_NEGATIVE }`)
+	var bottom []*blob.Blob[float32]
+	for i, d := range multiboxData() {
+		b := layertest.Blob[float32](t, multiboxShapes[i]...)
+		for k, v := range d {
+			b.MutableCPUData()[k] = float32(v)
+		}
+		bottom = append(bottom, b)
+	}
+	top := []*blob.Blob[float32]{layertest.Blob[float32](t)}
+	layertest.SetUp(t, l, bottom, top)
+	propagate := []bool{true, true, false, false}
+	pass := func() {
+		layertest.Forward(t, l, bottom, top)
+		layertest.Backward(t, l, top, propagate, bottom)
+	}
+	pass()
+	if n := testing.AllocsPerRun(10, pass); n != 0 {
+		t.Errorf("%v allocations per pass", n)
+	}
+}

@@ -1,10 +1,11 @@
 package layer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -47,6 +48,25 @@ type MultiBoxLoss[T Float] struct {
 	normalizer              T
 	locDiff                 []T // per match: 4 gradients of the location loss
 	confRows                []confRow
+
+	// Buffers kept between passes, so that a training iteration allocates
+	// nothing here once the shapes are known.
+	priorBoxes []normBox
+	best       [][]float32 // per image and prior: the largest overlap
+	overlap    []float32   // priors x boxes of the image being matched
+	touched    []int       // the priors overlapping some box
+	pool       []bool
+	gtBoxes    [][]normBox
+	gtLabels   [][]int
+	prob       []T
+	eligible   []lossIndex[T]
+	chosen     []int
+}
+
+// lossIndex is a negative's background loss and its prior.
+type lossIndex[T Float] struct {
+	loss  T
+	prior int
 }
 
 // confRow is one prediction in the confidence loss: image, prior and the
@@ -133,7 +153,11 @@ func (l *MultiBoxLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 // groundTruth reads the boxes of each image (difficult ones unless
 // use_difficult_gt) with their labels.
 func (l *MultiBoxLoss[T]) groundTruth(gt []float32) ([][]normBox, [][]int, error) {
-	boxes, labels := make([][]normBox, l.num), make([][]int, l.num)
+	l.gtBoxes, l.gtLabels = resizeSlice(l.gtBoxes, l.num), resizeSlice(l.gtLabels, l.num)
+	boxes, labels := l.gtBoxes, l.gtLabels
+	for i := range boxes {
+		boxes[i], labels[i] = boxes[i][:0], labels[i][:0]
+	}
 	for r := 0; r+8 <= len(gt); r += 8 {
 		item := int(gt[r])
 		if item == -1 {
@@ -158,66 +182,74 @@ func (l *MultiBoxLoss[T]) groundTruth(gt []float32) ([][]normBox, [][]int, error
 	return boxes, labels, nil
 }
 
-// match is SSD's MatchBBox on the priors: per prior the index of its box
-// (-1 none, -2 a prior crossing the image's border with
+// match is SSD's MatchBBox on the priors for image i: per prior the index
+// of its box (-1 none, -2 a prior crossing the image's border with
 // ignore_cross_boundary_bbox) and its largest overlap with any box.
-func (l *MultiBoxLoss[T]) match(gts, priors []normBox) ([]int, []float32) {
-	idx, best := make([]int, len(priors)), make([]float32, len(priors))
-	for i := range idx {
-		idx[i] = -1
+func (l *MultiBoxLoss[T]) match(i int, gts, priors []normBox) ([]int, []float32) {
+	idx, best := resizeSlice(l.matches[i], len(priors)), resizeSlice(l.best[i], len(priors))
+	l.matches[i], l.best[i] = idx, best
+	for p := range idx {
+		idx[p], best[p] = -1, 0
 	}
 	if len(gts) == 0 {
 		return idx, best
 	}
-	overlap := make([][]float32, len(priors)) // nil rows: no overlap at all
-	for i, p := range priors {
-		if l.p.GetIgnoreCrossBoundaryBbox() && (p.xmin < 0 || p.xmin > 1 || p.ymin < 0 || p.ymin > 1 || p.xmax < 0 || p.xmax > 1 || p.ymax < 0 || p.ymax > 1) {
-			idx[i] = -2
+	g := len(gts)
+	l.overlap = resizeSlice(l.overlap, len(priors)*g)
+	clear(l.overlap)
+	l.touched = l.touched[:0]
+	row := func(p int) []float32 { return l.overlap[p*g : (p+1)*g] }
+	for p, pb := range priors {
+		if l.p.GetIgnoreCrossBoundaryBbox() && (pb.xmin < 0 || pb.xmin > 1 || pb.ymin < 0 || pb.ymin > 1 || pb.xmax < 0 || pb.xmax > 1 || pb.ymax < 0 || pb.ymax > 1) {
+			idx[p] = -2
 			continue
 		}
-		for j, g := range gts {
-			if o := jaccard(p, g); o > 1e-6 {
-				if overlap[i] == nil {
-					overlap[i] = make([]float32, len(gts))
-				}
-				overlap[i][j] = o
-				best[i] = max(best[i], o)
+		any := false
+		for j, gt := range gts {
+			if o := jaccard(pb, gt); o > 1e-6 {
+				row(p)[j] = o
+				best[p] = max(best[p], o)
+				any = true
 			}
+		}
+		if any {
+			l.touched = append(l.touched, p)
 		}
 	}
 	// Bipartite: the largest remaining overlap, box by box.
-	pool := make([]bool, len(gts))
+	l.pool = resizeSlice(l.pool, g)
+	clear(l.pool)
 	for range gts {
 		bi, bj, bo := -1, -1, float32(-1)
-		for i, row := range overlap {
-			if row == nil || idx[i] != -1 {
+		for _, p := range l.touched {
+			if idx[p] != -1 {
 				continue
 			}
-			for j, o := range row {
-				if !pool[j] && o > 1e-6 && o > bo {
-					bi, bj, bo = i, j, o
+			for j, o := range row(p) {
+				if !l.pool[j] && o > 1e-6 && o > bo {
+					bi, bj, bo = p, j, o
 				}
 			}
 		}
 		if bi == -1 {
 			break
 		}
-		idx[bi], best[bi], pool[bj] = bj, bo, true
+		idx[bi], best[bi], l.pool[bj] = bj, bo, true
 	}
 	if l.p.GetMatchType() == caffepb.MultiBoxLossParameter_PER_PREDICTION {
 		thresh := l.p.GetOverlapThreshold()
-		for i, row := range overlap {
-			if row == nil || idx[i] != -1 {
+		for _, p := range l.touched {
+			if idx[p] != -1 {
 				continue
 			}
 			bj, bo := -1, float32(-1)
-			for j, o := range row {
+			for j, o := range row(p) {
 				if o > 1e-6 && o >= thresh && o > bo {
 					bj, bo = j, o
 				}
 			}
 			if bj != -1 {
-				idx[i], best[i] = bj, bo
+				idx[p], best[p] = bj, bo
 			}
 		}
 	}
@@ -273,22 +305,24 @@ func (l *MultiBoxLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	priors := make([]normBox, l.priors)
+	l.priorBoxes = resizeSlice(l.priorBoxes, l.priors)
+	priors := l.priorBoxes
 	for p := range priors {
 		priors[p] = normBox{prior[4*p], prior[4*p+1], prior[4*p+2], prior[4*p+3]}
 	}
 	variances := prior[4*l.priors:]
-	l.matches = make([][]int, l.num)
+	l.matches, l.best = resizeSlice(l.matches, l.num), resizeSlice(l.best, l.num)
 	l.numMatches, l.numNegative, l.locDiff, l.confRows = 0, 0, l.locDiff[:0], l.confRows[:0]
-	prob := make([]T, l.classes)
+	l.prob = resizeSlice(l.prob, l.classes)
+	prob := l.prob
 	mining := l.p.GetMiningType() == caffepb.MultiBoxLossParameter_MAX_NEGATIVE
 	var locLoss, confLoss T
 	for i := range l.num {
 		if len(gts[i]) == 0 && mining {
+			l.matches[i] = l.matches[i][:0] // no prediction of this image enters the loss
 			continue
 		}
-		idx, overlap := l.match(gts[i], priors)
-		l.matches[i] = idx
+		idx, overlap := l.match(i, gts[i], priors)
 		// Location loss over the matches.
 		for p, g := range idx {
 			if g < 0 {
@@ -367,25 +401,23 @@ func (l *MultiBoxLoss[T]) appendConfRows(rows []confRow, i int, idx []int, overl
 			positives++
 		}
 	}
-	type lossIndex struct {
-		loss  T
-		prior int
-	}
-	var eligible []lossIndex
+	eligible := l.eligible[:0]
 	negOverlap := l.p.GetNegOverlap()
 	for p, g := range idx {
 		if g == -1 && overlap[p] < negOverlap {
 			at := (i*l.priors + p) * l.classes
-			eligible = append(eligible, lossIndex{softmaxLoss(conf[at:at+l.classes], l.background, prob), p})
+			eligible = append(eligible, lossIndex[T]{softmaxLoss(conf[at:at+l.classes], l.background, prob), p})
 		}
 	}
+	l.eligible = eligible
 	n := min(int(float32(positives)*l.p.GetNegPosRatio()), len(eligible))
-	sort.SliceStable(eligible, func(a, b int) bool { return eligible[a].loss > eligible[b].loss })
-	chosen := make([]int, 0, n)
+	slices.SortStableFunc(eligible, func(a, b lossIndex[T]) int { return cmp.Compare(b.loss, a.loss) })
+	chosen := l.chosen[:0]
 	for _, e := range eligible[:n] {
 		chosen = append(chosen, e.prior)
 	}
-	sort.Ints(chosen) // SSD lists the negatives by prior
+	slices.Sort(chosen) // SSD lists the negatives by prior
+	l.chosen = chosen
 	for _, p := range chosen {
 		rows = append(rows, confRow{i, p, l.background})
 	}
@@ -439,7 +471,7 @@ func (l *MultiBoxLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool,
 		dx, conf := bottom[1].MutableCPUDiff(), bottom[1].CPUData()
 		clear(dx)
 		if l.confOn {
-			prob := make([]T, l.classes)
+			prob := l.prob
 			for _, r := range l.confRows {
 				at := (r.image*l.priors + r.prior) * l.classes
 				softmaxLoss(conf[at:at+l.classes], r.label, prob)

@@ -399,10 +399,9 @@ func (w *walk[T]) topValue(t *blob.Blob[T], layerIndex int, layerName string) st
 
 // context prepares a layer's conversion: its input values (which must
 // exist), its output names, shapes and learned blobs.
-func (w *walk[T]) context(i int, name string, l interface{ Type() string }, bottoms, tops []*blob.Blob[T]) (*layerCtx, error) {
-	lay := w.n.Layers()[i]
+func (w *walk[T]) context(i int, name string, lay layer.Layer[T], bottoms, tops []*blob.Blob[T]) (*layerCtx, error) {
 	c := &layerCtx{
-		b: w.b, name: name, typ: l.Type(), lp: lay.LayerBase().Param(), layer: lay,
+		b: w.b, name: name, typ: lay.Type(), lp: lay.LayerBase().Param(), layer: lay,
 		dynamic: w.dynamic, batch: w.batch, opset: w.opset,
 	}
 	for _, bt := range bottoms {
