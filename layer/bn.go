@@ -113,16 +113,9 @@ func (l *BN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		return fmt.Errorf("bottom %s must have the %d channels of the layer's blobs", b.ShapeString(), l.blobs[0].Count())
 	}
 	l.num, l.channels, l.spatial = b.Shape()[0], b.Shape()[1], b.CountFrom(2)
-	l.xNorm = resizeSlice(l.xNorm, b.Count())
-	l.invStd = resizeSlice(l.invStd, l.channels)
+	l.xNorm = grow(l.xNorm, b.Count())
+	l.invStd = grow(l.invStd, l.channels)
 	return top[0].ReshapeLike(b)
-}
-
-func resizeSlice[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
 
 // each calls f(c, i) for every element i of channel c.

@@ -67,10 +67,11 @@ func (l *convBase[T]) cpuParts() int {
 	return parts
 }
 
-// grow returns s with length n, reusing its array when it is big enough.
-func grow[T Float](s []T, n int) []T {
+// grow returns s with length n, reusing its array when it is big enough
+// (the contents are not cleared).
+func grow[E any](s []E, n int) []E {
 	if cap(s) < n {
-		return make([]T, n)
+		return make([]E, n)
 	}
 	return s[:n]
 }

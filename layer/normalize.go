@@ -92,10 +92,7 @@ func (l *Normalize[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if l.acrossSpatial {
 		n = l.num
 	}
-	if cap(l.norm) < n {
-		l.norm, l.sums, l.dots = make([]T, n), make([]float64, n), make([]T, n)
-	}
-	l.norm, l.sums, l.dots = l.norm[:n], l.sums[:n], l.dots[:n]
+	l.norm, l.sums, l.dots = grow(l.norm, n), grow(l.sums, n), grow(l.dots, n)
 	return top[0].ReshapeLike(b)
 }
 

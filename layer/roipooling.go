@@ -65,10 +65,7 @@ func (l *ROIPooling[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	s := bottom[0].Shape()
 	l.channels, l.h, l.w = s[1], s[2], s[3]
 	n := bottom[1].Shape()[0] * l.channels * l.pooledH * l.pooledW
-	if cap(l.argmax) < n {
-		l.argmax = make([]int, n)
-	}
-	l.argmax = l.argmax[:n]
+	l.argmax = grow(l.argmax, n)
 	return top[0].Reshape([]int{bottom[1].Shape()[0], l.channels, l.pooledH, l.pooledW})
 }
 

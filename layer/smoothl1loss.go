@@ -60,10 +60,7 @@ func (l *SmoothL1Loss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 			return fmt.Errorf("bottom %d %s differs in shape from the prediction %s", i+1, b.ShapeString(), bottom[0].ShapeString())
 		}
 	}
-	if cap(l.diff) < bottom[0].Count() {
-		l.diff = make([]T, bottom[0].Count())
-	}
-	l.diff = l.diff[:bottom[0].Count()]
+	l.diff = grow(l.diff, bottom[0].Count())
 	return top[0].Reshape(lossShape)
 }
 
