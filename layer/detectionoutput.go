@@ -3,6 +3,7 @@ package layer
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/gocaffe/gocaffe/blob"
@@ -53,7 +54,7 @@ func newDetectionOutput[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 		l.locClasses = l.numClasses
 	}
 	l.background, l.code, l.varianceInTarget = int(dp.GetBackgroundLabelId()), dp.GetCodeType(), dp.GetVarianceEncodedInTarget()
-	l.keepTopK, l.confidence = int(dp.GetKeepTopK()), -maxFloat32
+	l.keepTopK, l.confidence = int(dp.GetKeepTopK()), -math.MaxFloat32
 	if dp.ConfidenceThreshold != nil {
 		l.confidence = dp.GetConfidenceThreshold()
 	}
@@ -73,8 +74,6 @@ func newDetectionOutput[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	}
 	return l, nil
 }
-
-const maxFloat32 = 3.4028234663852886e38
 
 // Type returns "DetectionOutput".
 func (*DetectionOutput[T]) Type() string { return "DetectionOutput" }

@@ -74,17 +74,17 @@ func (l *PriorBox[T]) readParam(pp *caffepb.PriorBoxParameter) error {
 		}
 	}
 	l.numPriors = len(l.aspectRatios) * len(l.minSizes)
-	if max := pp.GetMaxSize(); len(max) > 0 {
-		if len(max) != len(l.minSizes) {
-			return fmt.Errorf("%d max_size values for %d min_size values: give one for each or none", len(max), len(l.minSizes))
+	if maxSizes := pp.GetMaxSize(); len(maxSizes) > 0 {
+		if len(maxSizes) != len(l.minSizes) {
+			return fmt.Errorf("%d max_size values for %d min_size values: give one for each or none", len(maxSizes), len(l.minSizes))
 		}
-		for i, m := range max {
+		for i, m := range maxSizes {
 			if !(m > l.minSizes[i]) {
 				return fmt.Errorf("max_size %v must be greater than min_size %v", m, l.minSizes[i])
 			}
 		}
-		l.maxSizes = max
-		l.numPriors += len(max)
+		l.maxSizes = maxSizes
+		l.numPriors += len(maxSizes)
 	}
 	l.clip = pp.GetClip()
 	switch v := pp.GetVariance(); len(v) {
