@@ -110,22 +110,29 @@ func (*Data[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []
 	return nil
 }
 
-// datumSource reads a database's records for the prefetch goroutine.
-type datumSource[T Float] struct {
-	source  string
-	db      data.DB
-	cursor  data.Cursor
-	tf      *data.Transformer[T]
-	rec     data.DatumRecord
-	item    [3]int          // channels, height, width of a transformed record
-	encoded []*encodedDatum // the encoded records of the batch being loaded
-	log     *slog.Logger
+// recordCursor walks a database's records for a data layer's prefetch
+// goroutine: in key order, back to the first after the last, passing the
+// records of other ranks in a data-parallel job.
+type recordCursor struct {
+	source string
+	db     data.DB
+	cursor data.Cursor
+	log    *slog.Logger
 
 	// rank of ranks: the source keeps the records whose position (from
 	// the start, counting every record passed, rand_skip's included) is
 	// rank modulo ranks, and passes the others.
 	rank, ranks int
 	position    int
+}
+
+// datumSource reads a database's Datum records for the prefetch goroutine.
+type datumSource[T Float] struct {
+	recordCursor
+	tf      *data.Transformer[T]
+	rec     data.DatumRecord
+	item    [3]int          // channels, height, width of a transformed record
+	encoded []*encodedDatum // the encoded records of the batch being loaded
 }
 
 // encodedDatum is an encoded record waiting to be decoded: JPEG decoding
@@ -145,23 +152,36 @@ type encodedDatum struct {
 // openDatumSource opens the database, skips rand_skip records at random
 // (seed) and reads the item shape from the record found there.
 func openDatumSource[T Float](dp *caffepb.DataParameter, tf *data.Transformer[T], seed uint64, log *slog.Logger) (*datumSource[T], error) {
-	db, err := data.Open(dp.GetBackend(), dp.GetSource(), data.Read)
-	if err != nil {
+	s := &datumSource[T]{tf: tf}
+	if err := s.open(dp, seed, log); err != nil {
 		return nil, err
 	}
-	s := &datumSource[T]{source: dp.GetSource(), db: db, tf: tf, log: log}
-	if s.cursor, err = db.NewCursor(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("database %s: %w", s.source, err)
-	}
-	if err := s.start(dp.GetRandSkip(), seed); err != nil {
+	if err := s.firstShape(); err != nil {
 		s.close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *datumSource[T]) start(randSkip uint32, seed uint64) (err error) {
+// open opens the database and skips rand_skip records at random (seed).
+func (s *recordCursor) open(dp *caffepb.DataParameter, seed uint64, log *slog.Logger) error {
+	db, err := data.Open(dp.GetBackend(), dp.GetSource(), data.Read)
+	if err != nil {
+		return err
+	}
+	s.source, s.db, s.log = dp.GetSource(), db, log
+	if s.cursor, err = db.NewCursor(); err != nil {
+		db.Close()
+		return fmt.Errorf("database %s: %w", s.source, err)
+	}
+	if err := s.skipRandom(dp.GetRandSkip(), seed); err != nil {
+		s.close()
+		return err
+	}
+	return nil
+}
+
+func (s *recordCursor) skipRandom(randSkip uint32, seed uint64) (err error) {
 	defer recoverMappedFault(s.source, &err, debug.SetPanicOnFault(true))
 	if !s.cursor.Valid() {
 		return fmt.Errorf("database %s is empty", s.source)
@@ -175,6 +195,12 @@ func (s *datumSource[T]) start(randSkip uint32, seed uint64) (err error) {
 			}
 		}
 	}
+	return nil
+}
+
+// firstShape reads the item shape from the record under the cursor.
+func (s *datumSource[T]) firstShape() (err error) {
+	defer recoverMappedFault(s.source, &err, debug.SetPanicOnFault(true))
 	if err := s.rec.Parse(s.cursor.Value()); err != nil {
 		return s.recordError(err)
 	}
@@ -321,7 +347,7 @@ func (s *datumSource[T]) checkItem(r *data.DatumRecord) error {
 
 // skipOthers passes the records that other ranks of a data-parallel job
 // read.
-func (s *datumSource[T]) skipOthers() error {
+func (s *recordCursor) skipOthers() error {
 	for s.ranks > 1 && s.position%s.ranks != s.rank {
 		if err := s.next(); err != nil {
 			return err
@@ -331,7 +357,7 @@ func (s *datumSource[T]) skipOthers() error {
 }
 
 // next moves to the next record, back to the first after the last.
-func (s *datumSource[T]) next() error {
+func (s *recordCursor) next() error {
 	s.position++
 	if err := s.cursor.Next(); err != nil {
 		return fmt.Errorf("database %s: %w", s.source, err)
@@ -349,12 +375,12 @@ func (s *datumSource[T]) next() error {
 	return nil
 }
 
-func (s *datumSource[T]) recordError(err error) error { return s.keyError(s.cursor.Key(), err) }
+func (s *recordCursor) recordError(err error) error { return s.keyError(s.cursor.Key(), err) }
 
-func (s *datumSource[T]) keyError(key []byte, err error) error {
+func (s *recordCursor) keyError(key []byte, err error) error {
 	return fmt.Errorf("database %s, record %q: %w", s.source, key, err)
 }
 
-func (s *datumSource[T]) close() error {
+func (s *recordCursor) close() error {
 	return errors.Join(s.cursor.Close(), s.db.Close())
 }

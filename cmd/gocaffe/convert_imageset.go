@@ -9,6 +9,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -34,6 +35,7 @@ type imagesetOptions struct {
 	gray, shuffle, checkSize, encoded bool
 	encodeType                        string // "", "png" or "jpg"
 	resizeWidth, resizeHeight         int
+	minDim, maxDim                    int // convert_annoset's aspect-keeping resize
 	seed                              int64
 	backend                           caffepb.DataParameter_DB
 }
@@ -147,15 +149,40 @@ func convertImageset(root, listPath, dbPath string, o *imagesetOptions, stderr i
 		rng.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
 	}
 	glog.Infof("A total of %d images.", len(lines))
-	// Caffe prepends the root folder as written, so "images" and "list
-	// entry a.jpg" make "imagesa.jpg"; add the separator it needs when the
-	// root is a directory, and otherwise keep Caffe's plain prefix.
+	root = rootPrefix(root)
+	entries := make([]listedFile, len(lines))
+	for i, e := range lines {
+		entries[i] = listedFile{Path: e.Path, Line: e.Line}
+	}
+	return writeImageDatabase("convert_imageset", entries, listPath, dbPath, o, stderr, func(i int) imageResult {
+		return convertImage(root+lines[i].Path, lines[i].Label, o)
+	})
+}
+
+// rootPrefix returns the root folder as the prefix of list paths. Caffe
+// prepends the root folder as written, so "images" and "list entry a.jpg"
+// make "imagesa.jpg"; the separator is added when the root is a directory,
+// and otherwise Caffe's plain prefix kept.
+func rootPrefix(root string) string {
 	if root != "" && !strings.HasSuffix(root, "/") && !strings.HasSuffix(root, string(filepath.Separator)) {
 		if st, err := os.Stat(root); err == nil && st.IsDir() {
 			root += string(filepath.Separator)
 		}
 	}
+	return root
+}
 
+// listedFile is an image of a list file: its path as written and line.
+type listedFile struct {
+	Path string
+	Line int
+}
+
+// writeImageDatabase writes the records convert makes for each listed
+// image (on all CPUs, see imagePipeline) into a new database, in list
+// order, with Caffe's keys %08d_<path>, and returns the number stored.
+// Images convert cannot read are skipped and counted, as Caffe does.
+func writeImageDatabase(tool string, entries []listedFile, listPath, dbPath string, o *imagesetOptions, stderr io.Writer, convert func(i int) imageResult) (stored int, err error) {
 	db, err := createDB(o.backend, dbPath)
 	if err != nil {
 		return 0, err
@@ -165,10 +192,10 @@ func convertImageset(root, listPath, dbPath string, o *imagesetOptions, stderr i
 			db.abort()
 		}
 	}()
-	rep, stop := startProgress(stderr, "convert_imageset", "images", len(lines))
+	rep, stop := startProgress(stderr, tool, "images", len(entries))
 	defer stop()
 
-	pipe := startImagePipeline(root, lines, o)
+	pipe := startImagePipeline(len(entries), convert)
 	defer pipe.stop()
 	var (
 		skipped                int
@@ -176,14 +203,12 @@ func convertImageset(root, listPath, dbPath string, o *imagesetOptions, stderr i
 		firstName              string
 		key                    []byte
 	)
-	for i, e := range lines {
+	for i, e := range entries {
 		r := pipe.result(i)
 		switch {
 		case r.err != nil:
 			return stored, fmt.Errorf("%s:%d: %s: %w", listPath, e.Line, e.Path, r.err)
 		case r.skip != nil:
-			// Caffe logs and skips images it cannot read; they are counted
-			// and reported at the end.
 			glog.Errorf("%s:%d: skipping %v", listPath, e.Line, r.skip)
 			skipped++
 			rep.Add(1)
@@ -207,14 +232,14 @@ func convertImageset(root, listPath, dbPath string, o *imagesetOptions, stderr i
 		rep.Add(1)
 	}
 	if stored == 0 {
-		return 0, fmt.Errorf("none of the %d images listed in %s could be read", len(lines), listPath)
+		return 0, fmt.Errorf("none of the %d images listed in %s could be read", len(entries), listPath)
 	}
 	if err := db.finish(); err != nil {
 		return stored, err
 	}
 	rep.Finish()
 	if skipped > 0 {
-		glog.Warningf("%d of %d images could not be read and were skipped; %d stored in %s", skipped, len(lines), stored, dbPath)
+		glog.Warningf("%d of %d images could not be read and were skipped; %d stored in %s", skipped, len(entries), stored, dbPath)
 	}
 	return stored, nil
 }
@@ -233,7 +258,7 @@ type imagePipeline struct {
 	once   sync.Once
 }
 
-func startImagePipeline(root string, lines []data.ImageListEntry, o *imagesetOptions) *imagePipeline {
+func startImagePipeline(n int, convert func(i int) imageResult) *imagePipeline {
 	workers := runtime.GOMAXPROCS(0)
 	p := &imagePipeline{
 		slots:  make([]chan imageResult, 4*workers),
@@ -249,13 +274,13 @@ func startImagePipeline(root string, lines []data.ImageListEntry, o *imagesetOpt
 		go func() {
 			defer p.wg.Done()
 			for i := range jobs {
-				p.slots[i%len(p.slots)] <- convertImage(root+lines[i].Path, lines[i].Label, o)
+				p.slots[i%len(p.slots)] <- convert(i)
 			}
 		}()
 	}
 	go func() {
 		defer close(jobs)
-		for i := range lines {
+		for i := range n {
 			select {
 			case p.window <- struct{}{}:
 			case <-p.done:
@@ -287,42 +312,99 @@ func (p *imagePipeline) stop() {
 	})
 }
 
-// convertImage reads one image and makes its record: raw pixels (B, G, R
-// planes, or one grey plane), or with -encoded the image file's bytes when
-// they are already what was asked for, re-encoded otherwise.
+// convertImage reads one image and makes its record (see imageFile.datum).
 func convertImage(path string, label int32, o *imagesetOptions) imageResult {
+	f, res := readImageFile(path, o)
+	if res.skip != nil || res.err != nil {
+		return res
+	}
+	d, err := f.datum(path, label, o)
+	if err != nil {
+		return imageResult{err: err}
+	}
+	res.value, res.err = proto.Marshal(d)
+	return res
+}
+
+// imageFile is one image read for a conversion.
+type imageFile struct {
+	raw          []byte         // the file's bytes
+	img          image.Image    // decoded
+	d            *caffepb.Datum // its raw pixels, resized as the flags ask
+	origH, origW int            // its size in the file
+	resized      bool
+}
+
+// readImageFile reads and decodes the image at path (in colour, three
+// channels, B, G, R, whatever the file holds, or grey with -gray, as
+// OpenCV's imread for Caffe) and resizes it as the flags ask. A file that
+// cannot be read is a skip; other failures are errors.
+func readImageFile(path string, o *imagesetOptions) (imageFile, imageResult) {
 	raw, err := fileio.ReadFile(path, fileio.ProtoLimit)
 	if err != nil {
-		return imageResult{skip: fmt.Errorf("could not open or find file %s: %w", path, err)}
+		return imageFile{}, imageResult{skip: fmt.Errorf("could not open or find file %s: %w", path, err)}
 	}
 	img, err := data.DecodeImage(raw, 0)
 	if err != nil {
-		return imageResult{skip: fmt.Errorf("could not decode image %s: %w", path, err)}
+		return imageFile{}, imageResult{skip: fmt.Errorf("could not decode image %s: %w", path, err)}
 	}
-	// OpenCV's imread, which Caffe uses, gives three channels for colour
-	// whatever the file holds, and one for -gray.
 	mode := data.Color
 	if o.gray {
 		mode = data.Gray
 	}
-	d := data.ImageToDatum(img, mode)
-	c, h, w := int(d.GetChannels()), int(d.GetHeight()), int(d.GetWidth())
-	resized := false
-	if o.resizeWidth > 0 && (w != o.resizeWidth || h != o.resizeHeight) {
-		px, err := data.ResizeBilinear(d.Data, c, h, w, o.resizeHeight, o.resizeWidth)
-		if err != nil {
-			return imageResult{err: err}
+	f := imageFile{raw: raw, img: img, d: data.ImageToDatum(img, mode)}
+	c, h, w := int(f.d.GetChannels()), int(f.d.GetHeight()), int(f.d.GetWidth())
+	f.origH, f.origW = h, w
+	nh, nw := o.targetSize(h, w)
+	if nh != h || nw != w {
+		if err := data.CheckImageSize("resize target", nh, nw, 0); err != nil {
+			return imageFile{}, imageResult{err: err}
 		}
-		h, w, resized = o.resizeHeight, o.resizeWidth, true
-		d = &caffepb.Datum{Channels: proto.Int32(int32(c)), Height: proto.Int32(int32(h)), Width: proto.Int32(int32(w)), Data: px}
+		px, err := data.ResizeBilinear(f.d.Data, c, h, w, nh, nw)
+		if err != nil {
+			return imageFile{}, imageResult{err: err}
+		}
+		h, w, f.resized = nh, nw, true
+		f.d = &caffepb.Datum{Channels: proto.Int32(int32(c)), Height: proto.Int32(int32(h)), Width: proto.Int32(int32(w)), Data: px}
 	}
-	res := imageResult{c: c, h: h, w: w}
-	if !o.encoded {
-		d.Label = proto.Int32(label)
-		res.value, res.err = proto.Marshal(d)
-		return res
-	}
+	return f, imageResult{c: c, h: h, w: w}
+}
 
+// targetSize is the size an h x w image is stored at: with -min_dim or
+// -max_dim (convert_annoset) scaled, its aspect kept, so that its short
+// side reaches min_dim without its long side passing max_dim (SSD's
+// ReadImageToCVMat, sizes rounded as cv::resize rounds them); else with
+// -resize_width and -resize_height that size; else its own.
+func (o *imagesetOptions) targetSize(h, w int) (int, int) {
+	if o.minDim > 0 || o.maxDim > 0 {
+		short, long := min(h, w), max(h, w)
+		scale := float32(1)
+		if o.minDim > 0 && short < o.minDim {
+			scale = float32(o.minDim) / float32(short)
+		}
+		if o.maxDim > 0 && int(scale*float32(long)) > o.maxDim {
+			scale = float32(o.maxDim) / float32(long)
+		}
+		if scale == 1 {
+			return h, w
+		}
+		return int(math.Round(float64(float32(h) * scale))), int(math.Round(float64(float32(w) * scale)))
+	}
+	if o.resizeWidth > 0 {
+		return o.resizeHeight, o.resizeWidth
+	}
+	return h, w
+}
+
+// datum makes the image's Datum: raw pixels (B, G, R planes, or one grey
+// plane), or with -encoded the image file's bytes when they are already
+// what was asked for, re-encoded otherwise.
+func (f imageFile) datum(path string, label int32, o *imagesetOptions) (*caffepb.Datum, error) {
+	if !o.encoded {
+		d := f.d
+		d.Label = proto.Int32(label)
+		return d, nil
+	}
 	// Caffe stores the file's bytes when they already hold the image as it
 	// would be stored: not resized, in the requested encoding (or the
 	// file's own), and with the requested number of channels. Caffe's own
@@ -335,9 +417,8 @@ func convertImage(path string, label int32, o *imagesetOptions) imageResult {
 		enc, known = normalizeEncoding(filepath.Ext(path))
 	}
 	sameEncoding := known && (o.encodeType == "" || matchesExt(path, enc))
-	if !resized && sameEncoding && nativeChannels(img) == c {
-		res.value, res.err = proto.Marshal(&caffepb.Datum{Data: raw, Label: proto.Int32(label), Encoded: proto.Bool(true)})
-		return res
+	if !f.resized && sameEncoding && nativeChannels(f.img) == int(f.d.GetChannels()) {
+		return &caffepb.Datum{Data: f.raw, Label: proto.Int32(label), Encoded: proto.Bool(true)}, nil
 	}
 	if !known {
 		// The file's own format (GIF, or a name without an extension) is
@@ -345,11 +426,10 @@ func convertImage(path string, label int32, o *imagesetOptions) imageResult {
 		enc = "png"
 	}
 	var buf bytes.Buffer
-	if err := encodeImage(&buf, datumImage(d), enc); err != nil {
-		return imageResult{err: fmt.Errorf("encoding %s as %s: %w", path, enc, err)}
+	if err := encodeImage(&buf, datumImage(f.d), enc); err != nil {
+		return nil, fmt.Errorf("encoding %s as %s: %w", path, enc, err)
 	}
-	res.value, res.err = proto.Marshal(&caffepb.Datum{Data: buf.Bytes(), Label: proto.Int32(label), Encoded: proto.Bool(true)})
-	return res
+	return &caffepb.Datum{Data: buf.Bytes(), Label: proto.Int32(label), Encoded: proto.Bool(true)}, nil
 }
 
 // matchesExt reports whether path's extension names the encoding enc

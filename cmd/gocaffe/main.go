@@ -8,9 +8,11 @@
 //	gocaffe convert_mnist_data [-backend lmdb|leveldb] images labels db
 //	gocaffe convert_imageset [-gray] [-shuffle] [-resize_width W -resize_height H] [-encoded] ROOTFOLDER/ LISTFILE DB_NAME
 //	gocaffe compute_image_mean [-backend lmdb|leveldb] DB [MEAN_FILE]
+//	gocaffe convert_annoset -anno_type detection -label_map_file labelmap.prototxt ROOTFOLDER/ LISTFILE DB_NAME
 //
-// The last three are Caffe's dataset tools (convert_mnist_data,
-// convert_imageset, compute_image_mean) as subcommands; their flags may also
+// The last four are Caffe's dataset tools (convert_mnist_data,
+// convert_imageset, compute_image_mean, and SSD's convert_annoset) as
+// subcommands; their flags may also
 // follow the positional arguments, as gflags allows.
 //
 // Flags take one dash or two (-gpu or --gpu). Errors go to standard error
@@ -42,6 +44,7 @@ var commands = map[string]command{
 	"convert_mnist_data": {"convert MNIST-format IDX files into a Datum database", runConvertMNIST},
 	"convert_imageset":   {"convert a list of labelled images into a Datum database", runConvertImageset},
 	"compute_image_mean": {"compute the mean image of a Datum database", runComputeImageMean},
+	"convert_annoset":    {"convert images and their box annotations into an AnnotatedDatum database (SSD)", runConvertAnnoset},
 
 	"upgrade_net_proto_text":    {"upgrade a net prototxt written for an older Caffe", runUpgradeNetText},
 	"upgrade_net_proto_binary":  {"upgrade a binary net (.caffemodel) written for an older Caffe", runUpgradeNetBinary},

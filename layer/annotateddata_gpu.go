@@ -1,0 +1,21 @@
+package layer
+
+import "github.com/gocaffe/gocaffe/blob"
+
+func init() {
+	registerGPU("AnnotatedData", newAnnotatedDataGPU[float32], newAnnotatedDataGPU[float64])
+}
+
+// annotatedDataGPU is AnnotatedData's GPU half.
+type annotatedDataGPU[T Float] struct{ l *AnnotatedData[T] }
+
+func newAnnotatedDataGPU[T Float](l *AnnotatedData[T]) Engine[T] { return annotatedDataGPU[T]{l} }
+
+// Forward hands the tops the next batch, already pushed to the device by
+// the prefetch goroutine (its label rows too, however many there are).
+func (e annotatedDataGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return e.l.forwardGPU(top) }
+
+// Backward has nothing to do: data layers have no bottoms.
+func (annotatedDataGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return nil
+}
