@@ -228,7 +228,10 @@ func (a *Augmenter[T]) planSample(p *AugmentPlan) {
 	p.winX, p.winY = int(x0), int(y0)
 	p.winW, p.winH = max(1, int(box.XMax*fw-x0)), max(1, int(box.YMax*fh-y0))
 	p.winW, p.winH = min(p.winW, p.canvasW-p.winX), min(p.winH, p.canvasH-p.winY)
-	p.Objects = a.moveObjects(p.Objects, box, false, false, p.canvasH, p.canvasW)
+	// The boxes move with the whole-pixel window actually cut (SSD moves
+	// them with the sampled box, up to two pixels off the pixels).
+	cut := BBox{XMin: float32(p.winX) / fw, YMin: float32(p.winY) / fh, XMax: float32(p.winX+p.winW) / fw, YMax: float32(p.winY+p.winH) / fh}
+	p.Objects = a.moveObjects(p.Objects, cut, false, false, p.canvasH, p.canvasW)
 }
 
 // generateSamples tries max_trials windows of one sampler, keeping those
@@ -265,6 +268,9 @@ func (a *Augmenter[T]) sampleBox(s *caffepb.Sampler) BBox {
 // included: once an object passes a test that is present, later objects
 // that fail another test no longer make the window fail.
 func satisfiesSampleConstraint(box BBox, objs []Object, c *caffepb.SampleConstraint) bool {
+	if c == nil {
+		return true
+	}
 	hasJaccard := c.MinJaccardOverlap != nil || c.MaxJaccardOverlap != nil
 	hasSample := c.MinSampleCoverage != nil || c.MaxSampleCoverage != nil
 	hasObject := c.MinObjectCoverage != nil || c.MaxObjectCoverage != nil

@@ -149,7 +149,7 @@ func (s *annotatedSource[T]) firstRecord(ap *caffepb.AnnotatedDataParameter, bat
 	if err := s.rec.Parse(s.cursor.Value()); err != nil {
 		return nil, s.recordError(err)
 	}
-	if ap.AnnoType != nil {
+	if ap != nil && ap.AnnoType != nil {
 		if s.rec.HasType {
 			logf.Warnf(s.log, "type stored in AnnotatedDatum is shadowed.")
 		}

@@ -1,14 +1,21 @@
 package models_test
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	"image/png"
 	"math/rand/v2"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/internal/logtest"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -166,8 +173,14 @@ func TestSSDTrainsOnSyntheticBoxes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 300 iterations; -short")
 	}
+	trainTinySSD(t, fmt.Sprintf(tinySSD, ssdHeadText("pool2", 8, 14, 4)+ssdHeadText("conv3", 14, 20, 8)))
+}
+
+// trainTinySSD trains the net text 300 iterations and checks the loss and
+// mAP from the solver's log.
+func trainTinySSD(t *testing.T, text string) {
+	t.Helper()
 	netParam := &caffepb.NetParameter{}
-	text := fmt.Sprintf(tinySSD, ssdHeadText("pool2", 8, 14, 4)+ssdHeadText("conv3", 14, 20, 8))
 	if err := protoio.ParseText([]byte(text), netParam); err != nil {
 		t.Fatal(err)
 	}
@@ -211,4 +224,97 @@ func TestSSDTrainsOnSyntheticBoxes(t *testing.T) {
 	if !(maps[0] < 0.1 && maps[2] > 0.5) {
 		t.Errorf("mAP went from %v to %v; want it to rise from under 0.1 to over 0.5", maps[0], maps[2])
 	}
+}
+
+// TestSSDTrainsFromAnnotatedData trains tinySSD as SSD's own scripts do:
+// from an LMDB of AnnotatedDatums (PNG-encoded images of the synthetic
+// set with their boxes) read by AnnotatedData layers, the TRAIN one with
+// SSD's augmentation (photometric distortion, expansion, SSD's seven batch
+// samplers, a resize back to 32 x 32 with a random interpolation, mirror).
+func TestSSDTrainsFromAnnotatedData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 300 iterations; -short")
+	}
+	train, test := writeBoxesLMDB(t, 512, 1), writeBoxesLMDB(t, 64, 99)
+	var samplers strings.Builder
+	samplers.WriteString(`batch_sampler { sampler { min_scale: 1 max_scale: 1 min_aspect_ratio: 1 max_aspect_ratio: 1 } max_sample: 1 max_trials: 1 }`)
+	for _, overlap := range []string{"0.1", "0.3", "0.5", "0.7", "0.9"} {
+		fmt.Fprintf(&samplers, ` batch_sampler { sampler { min_scale: 0.3 max_scale: 1 min_aspect_ratio: 0.5 max_aspect_ratio: 2 } sample_constraint { min_jaccard_overlap: %s } max_sample: 1 max_trials: 50 }`, overlap)
+	}
+	samplers.WriteString(` batch_sampler { sampler { min_scale: 0.3 max_scale: 1 min_aspect_ratio: 0.5 max_aspect_ratio: 2 } sample_constraint { max_jaccard_overlap: 1 } max_sample: 1 max_trials: 50 }`)
+	data := fmt.Sprintf(`layer { name: "data" type: "AnnotatedData" top: "data" top: "label" include { phase: TRAIN }
+  transform_param { scale: 0.003921569 mirror: true
+    resize_param { prob: 1 resize_mode: WARP height: 32 width: 32 interp_mode: LINEAR interp_mode: AREA interp_mode: NEAREST interp_mode: CUBIC interp_mode: LANCZOS4 }
+    emit_constraint { emit_type: CENTER }
+    distort_param { brightness_prob: 0.5 brightness_delta: 32 contrast_prob: 0.5 contrast_lower: 0.5 contrast_upper: 1.5
+      hue_prob: 0.5 hue_delta: 18 saturation_prob: 0.5 saturation_lower: 0.5 saturation_upper: 1.5 random_order_prob: 0 }
+    expand_param { prob: 0.5 max_expand_ratio: 2 } }
+  data_param { source: "%s" batch_size: 16 backend: LMDB }
+  annotated_data_param { %s } }
+layer { name: "data" type: "AnnotatedData" top: "data" top: "label" include { phase: TEST }
+  transform_param { scale: 0.003921569 resize_param { resize_mode: WARP height: 32 width: 32 interp_mode: LINEAR } }
+  data_param { source: "%s" batch_size: 64 backend: LMDB } }
+`, train, samplers.String(), test)
+	text := fmt.Sprintf(tinySSD, ssdHeadText("pool2", 8, 14, 4)+ssdHeadText("conv3", 14, 20, 8))
+	text = data + text[strings.Index(text, `layer { name: "conv1"`):]
+	trainTinySSD(t, text)
+}
+
+// writeBoxesLMDB writes n images of the synthetic set (one rectangle of
+// class 1 in the blue channel or class 2 in the green one, 255 on 0) as
+// PNG-encoded AnnotatedDatums with their boxes, and returns the path.
+func writeBoxesLMDB(t *testing.T, n int, seed uint64) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "boxes_lmdb")
+	db, err := data.Open(caffepb.DataParameter_LMDB, path, data.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn, err := db.NewTransaction()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for i := range n {
+		class := 1 + rng.IntN(2)
+		w, h := 8+rng.IntN(9), 8+rng.IntN(9)
+		x, y := rng.IntN(boxImage-w+1), rng.IntN(boxImage-h+1)
+		img := image.NewNRGBA(image.Rect(0, 0, boxImage, boxImage))
+		for p := 3; p < len(img.Pix); p += 4 {
+			img.Pix[p] = 255
+		}
+		for r := y; r < y+h; r++ {
+			for c := x; c < x+w; c++ {
+				// Datum channel 0 is blue, 1 green (B, G, R planes).
+				img.Pix[(r*boxImage+c)*4+3-class] = 255
+			}
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			t.Fatal(err)
+		}
+		s := float32(boxImage)
+		rec := &caffepb.AnnotatedDatum{
+			Datum: &caffepb.Datum{Data: buf.Bytes(), Encoded: ptr(true), Label: ptr[int32](-1)},
+			Type:  caffepb.AnnotatedDatum_BBOX.Enum(),
+			AnnotationGroup: []*caffepb.AnnotationGroup{{GroupLabel: ptr(int32(class)), Annotation: []*caffepb.Annotation{{
+				InstanceId: ptr[int32](0),
+				Bbox:       &caffepb.NormalizedBBox{Xmin: ptr(float32(x) / s), Ymin: ptr(float32(y) / s), Xmax: ptr(float32(x+w) / s), Ymax: ptr(float32(y+h) / s)},
+			}}}},
+		}
+		v, err := proto.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Put(fmt.Appendf(nil, "%08d", i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -69,8 +69,22 @@ type record struct {
 	datum *caffepb.Datum
 }
 
-// readDB returns every record of a database, in key order.
+// readDB returns every record of a database of Datums, in key order.
 func readDB(t *testing.T, backend caffepb.DataParameter_DB, path string) []record {
+	t.Helper()
+	var out []record
+	for _, kv := range readDBValues(t, backend, path) {
+		d := &caffepb.Datum{}
+		if err := proto.Unmarshal(kv[1], d); err != nil {
+			t.Fatalf("record %q: %v", kv[0], err)
+		}
+		out = append(out, record{string(kv[0]), d})
+	}
+	return out
+}
+
+// readDBValues returns the keys and values of a database, in key order.
+func readDBValues(t *testing.T, backend caffepb.DataParameter_DB, path string) [][2][]byte {
 	t.Helper()
 	db, err := data.Open(backend, path, data.Read)
 	if err != nil {
@@ -82,13 +96,9 @@ func readDB(t *testing.T, backend caffepb.DataParameter_DB, path string) []recor
 		t.Fatal(err)
 	}
 	defer cur.Close()
-	var out []record
+	var out [][2][]byte
 	for cur.Valid() {
-		d := &caffepb.Datum{}
-		if err := proto.Unmarshal(cur.Value(), d); err != nil {
-			t.Fatalf("record %q: %v", cur.Key(), err)
-		}
-		out = append(out, record{string(cur.Key()), d})
+		out = append(out, [2][]byte{bytes.Clone(cur.Key()), bytes.Clone(cur.Value())})
 		if err := cur.Next(); err != nil {
 			t.Fatal(err)
 		}
