@@ -43,11 +43,44 @@ func (g gen) convRelu(name string, bottom netspec.Blob, out, kernel, stride, pad
 	return g.relu(name+"_relu", g.conv(name, bottom, out, kernel, stride, pad, 1, true, xavier))
 }
 
-// ssdPredict writes SSD's prediction layers over the heads: per head a
-// location and a confidence convolution, each permuted to N x H x W x C
-// and flattened, and the head's PriorBox; then their concatenations, the
-// softmax over the classes and DetectionOutput.
+// ssdPredict writes SSD's prediction layers over the heads (ssdHeads),
+// the softmax over the classes and DetectionOutput.
 func (g gen) ssdPredict(data netspec.Blob, heads []ssdHead, classes int) {
+	loc, conf, prior := g.ssdHeads(data, heads, classes)
+	conf = g.n.Layer("mbox_conf_reshape", "Reshape", netspec.On(conf), func(l *caffepb.LayerParameter) {
+		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: []int64{0, -1, int64(classes)}}}
+	})
+	conf = g.n.Layer("mbox_conf_softmax", "Softmax", netspec.On(conf), func(l *caffepb.LayerParameter) {
+		l.SoftmaxParam = &caffepb.SoftmaxParameter{Axis: proto.Int32(2)}
+	})
+	conf = g.n.Layer("mbox_conf_flatten", "Flatten", netspec.On(conf), nil)
+	g.n.Layer("detection_out", "DetectionOutput", netspec.On(loc, conf, prior), func(l *caffepb.LayerParameter) {
+		l.DetectionOutputParam = &caffepb.DetectionOutputParameter{NumClasses: u32(classes), ShareLocation: proto.Bool(true),
+			BackgroundLabelId: proto.Int32(0), NmsParam: &caffepb.NonMaximumSuppressionParameter{NmsThreshold: proto.Float32(0.45), TopK: proto.Int32(400)},
+			CodeType: caffepb.PriorBoxParameter_CENTER_SIZE.Enum(), KeepTopK: proto.Int32(200), ConfidenceThreshold: proto.Float32(0.01)}
+	})
+}
+
+// ssdLoss writes SSD's training head: the predictions and MultiBoxLoss
+// against the AnnotatedData labels, with SSD's VOC settings.
+func (g gen) ssdLoss(data, label netspec.Blob, heads []ssdHead, classes int) {
+	loc, conf, prior := g.ssdHeads(data, heads, classes)
+	g.n.Layer("mbox_loss", "MultiBoxLoss", netspec.On(loc, conf, prior, label), func(l *caffepb.LayerParameter) {
+		l.PropagateDown = []bool{true, true, false, false}
+		l.LossParam = &caffepb.LossParameter{Normalization: caffepb.LossParameter_VALID.Enum()}
+		l.MultiboxLossParam = &caffepb.MultiBoxLossParameter{LocLossType: caffepb.MultiBoxLossParameter_SMOOTH_L1.Enum(),
+			ConfLossType: caffepb.MultiBoxLossParameter_SOFTMAX.Enum(), LocWeight: proto.Float32(1), NumClasses: u32(classes),
+			ShareLocation: proto.Bool(true), MatchType: caffepb.MultiBoxLossParameter_PER_PREDICTION.Enum(), OverlapThreshold: proto.Float32(0.5),
+			UsePriorForMatching: proto.Bool(true), BackgroundLabelId: u32(0), UseDifficultGt: proto.Bool(true), NegPosRatio: proto.Float32(3),
+			NegOverlap: proto.Float32(0.5), CodeType: caffepb.PriorBoxParameter_CENTER_SIZE.Enum(), IgnoreCrossBoundaryBbox: proto.Bool(false),
+			MiningType: caffepb.MultiBoxLossParameter_MAX_NEGATIVE.Enum()}
+	})
+}
+
+// ssdHeads writes, per head, a location and a confidence convolution, each
+// permuted to N x H x W x C and flattened, and the head's PriorBox, and
+// returns their concatenations.
+func (g gen) ssdHeads(data netspec.Blob, heads []ssdHead, classes int) (loc, conf, prior netspec.Blob) {
 	var locs, confs, priors []netspec.Blob
 	for _, h := range heads {
 		flat := func(suffix string, out int) netspec.Blob {
@@ -70,19 +103,7 @@ func (g gen) ssdPredict(data netspec.Blob, heads []ssdHead, classes int) {
 			l.ConcatParam = &caffepb.ConcatParameter{Axis: proto.Int32(axis)}
 		})
 	}
-	loc, conf, prior := concat("mbox_loc", 1, locs), concat("mbox_conf", 1, confs), concat("mbox_priorbox", 2, priors)
-	conf = g.n.Layer("mbox_conf_reshape", "Reshape", netspec.On(conf), func(l *caffepb.LayerParameter) {
-		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: []int64{0, -1, int64(classes)}}}
-	})
-	conf = g.n.Layer("mbox_conf_softmax", "Softmax", netspec.On(conf), func(l *caffepb.LayerParameter) {
-		l.SoftmaxParam = &caffepb.SoftmaxParameter{Axis: proto.Int32(2)}
-	})
-	conf = g.n.Layer("mbox_conf_flatten", "Flatten", netspec.On(conf), nil)
-	g.n.Layer("detection_out", "DetectionOutput", netspec.On(loc, conf, prior), func(l *caffepb.LayerParameter) {
-		l.DetectionOutputParam = &caffepb.DetectionOutputParameter{NumClasses: u32(classes), ShareLocation: proto.Bool(true),
-			BackgroundLabelId: proto.Int32(0), NmsParam: &caffepb.NonMaximumSuppressionParameter{NmsThreshold: proto.Float32(0.45), TopK: proto.Int32(400)},
-			CodeType: caffepb.PriorBoxParameter_CENTER_SIZE.Enum(), KeepTopK: proto.Int32(200), ConfidenceThreshold: proto.Float32(0.01)}
-	})
+	return concat("mbox_loc", 1, locs), concat("mbox_conf", 1, confs), concat("mbox_priorbox", 2, priors)
 }
 
 // vgg16 writes VGG-16's convolutions up to conv5_3 and returns conv4_3 and
@@ -110,6 +131,59 @@ func (g gen) vgg16(data netspec.Blob) (conv43, conv53 netspec.Blob) {
 func ssd300() string {
 	g := newGen("VGG_VOC0712_SSD_300x300_deploy")
 	data := g.deployInput(1, 300)
+	g.ssdPredict(data, g.ssd300Base(data), 21)
+	return g.text("# SSD300 on VGG-16 reduced (Liu et al. 2016), VOC's 21 classes, in the layout of\n# weiliu89/caffe's deploy net. Written by models/forks_gen_test.go through netspec.\n")
+}
+
+// ssd300Train writes SSD300's training net as weiliu89's ssd_pascal.py
+// does: AnnotatedData from a VOC0712 LMDB with SSD's augmentation (the
+// photometric distortions, expansion up to 4x, its seven batch samplers,
+// a warp to 300x300 with a random interpolation, mirror, BGR mean values)
+// and MultiBoxLoss.
+func ssd300Train() string {
+	g := newGen("VGG_VOC0712_SSD_300x300_train")
+	tops := g.n.Tops("data", "AnnotatedData", nil, []string{"data", "label"}, func(l *caffepb.LayerParameter) {
+		l.Include = []*caffepb.NetStateRule{netspec.Phase(caffepb.Phase_TRAIN)}
+		l.TransformParam = &caffepb.TransformationParameter{Mirror: proto.Bool(true), MeanValue: []float32{104, 117, 123},
+			ResizeParam: &caffepb.ResizeParameter{Prob: proto.Float32(1), ResizeMode: caffepb.ResizeParameter_WARP.Enum(), Height: u32(300), Width: u32(300),
+				InterpMode: []caffepb.ResizeParameter_InterpMode{caffepb.ResizeParameter_LINEAR, caffepb.ResizeParameter_AREA,
+					caffepb.ResizeParameter_NEAREST, caffepb.ResizeParameter_CUBIC, caffepb.ResizeParameter_LANCZOS4}},
+			EmitConstraint: &caffepb.EmitConstraint{EmitType: caffepb.EmitConstraint_CENTER.Enum()},
+			DistortParam: &caffepb.DistortionParameter{BrightnessProb: proto.Float32(0.5), BrightnessDelta: proto.Float32(32),
+				ContrastProb: proto.Float32(0.5), ContrastLower: proto.Float32(0.5), ContrastUpper: proto.Float32(1.5),
+				HueProb: proto.Float32(0.5), HueDelta: proto.Float32(18), SaturationProb: proto.Float32(0.5),
+				SaturationLower: proto.Float32(0.5), SaturationUpper: proto.Float32(1.5), RandomOrderProb: proto.Float32(0)},
+			ExpandParam: &caffepb.ExpansionParameter{Prob: proto.Float32(0.5), MaxExpandRatio: proto.Float32(4)}}
+		l.DataParam = &caffepb.DataParameter{Source: proto.String("examples/VOC0712/VOC0712_trainval_lmdb"), BatchSize: u32(32),
+			Backend: caffepb.DataParameter_LMDB.Enum()}
+		l.AnnotatedDataParam = &caffepb.AnnotatedDataParameter{LabelMapFile: proto.String("data/VOC0712/labelmap_voc.prototxt"),
+			BatchSampler: ssdBatchSamplers()}
+	})
+	data := tops[0]
+	g.ssdLoss(data, tops[1], g.ssd300Base(data), 21)
+	return g.text("# SSD300 on VGG-16 reduced (Liu et al. 2016), VOC's 21 classes: the training net, in the layout\n# weiliu89/caffe's ssd_pascal.py writes. Written by models/forks_gen_test.go through netspec.\n")
+}
+
+// ssdBatchSamplers are SSD's seven samplers: the whole image, windows of
+// at least 0.1 to 0.9 Jaccard overlap with an object, and any window.
+func ssdBatchSamplers() []*caffepb.BatchSampler {
+	out := []*caffepb.BatchSampler{{Sampler: &caffepb.Sampler{}, MaxSample: u32(1), MaxTrials: u32(1)}}
+	window := func() *caffepb.Sampler {
+		return &caffepb.Sampler{MinScale: proto.Float32(0.3), MaxScale: proto.Float32(1), MinAspectRatio: proto.Float32(0.5), MaxAspectRatio: proto.Float32(2)}
+	}
+	for _, o := range []float32{0.1, 0.3, 0.5, 0.7, 0.9} {
+		out = append(out, &caffepb.BatchSampler{Sampler: window(), SampleConstraint: &caffepb.SampleConstraint{MinJaccardOverlap: proto.Float32(o)},
+			MaxSample: u32(1), MaxTrials: u32(50)})
+	}
+	return append(out, &caffepb.BatchSampler{Sampler: window(), SampleConstraint: &caffepb.SampleConstraint{MaxJaccardOverlap: proto.Float32(1)},
+		MaxSample: u32(1), MaxTrials: u32(50)})
+}
+
+// ssd300Base writes VGG-16 reduced with SSD's extra stages and returns
+// its six heads: pool5 3x3 stride 1, fc6 a dilated 3x3 convolution, fc7
+// 1x1, four extra stages, conv4_3 L2-normalized with a learned scale
+// starting at 20.
+func (g gen) ssd300Base(data netspec.Blob) []ssdHead {
 	conv43, x := g.vgg16(data)
 	x = g.pool("pool5", x, maxP, 3, 1, 1)
 	x = g.relu("relu6", g.dilatedConv("fc6", x, 1024, 3, 6, 6))
@@ -126,12 +200,11 @@ func ssd300() string {
 		extras = append(extras, x)
 	}
 	two, three := []float32{2}, []float32{2, 3}
-	g.ssdPredict(data, []ssdHead{
+	return []ssdHead{
 		{norm, "conv4_3_norm", 30, 60, two, 8}, {fc7, "fc7", 60, 111, three, 16},
 		{extras[0], "conv6_2", 111, 162, three, 32}, {extras[1], "conv7_2", 162, 213, three, 64},
 		{extras[2], "conv8_2", 213, 264, two, 100}, {extras[3], "conv9_2", 264, 315, two, 300},
-	}, 21)
-	return g.text("# SSD300 on VGG-16 reduced (Liu et al. 2016), VOC's 21 classes, in the layout of\n# weiliu89/caffe's deploy net. Written by models/forks_gen_test.go through netspec.\n")
+	}
 }
 
 // mobilenetSSD writes MobileNet-SSD in the style of the Caffe port people
@@ -294,6 +367,7 @@ func tsnFragment() string {
 func forkModels() map[string]string {
 	return map[string]string{
 		"forks/ssd300_vgg16_deploy.prototxt":    ssd300(),
+		"forks/ssd300_vgg16_train.prototxt":     ssd300Train(),
 		"forks/mobilenet_ssd_deploy.prototxt":   mobilenetSSD(),
 		"forks/faster_rcnn_vgg16_test.prototxt": fasterRCNNTest(224, 224),
 		"forks/se_resnet_block_train.prototxt":  seResNetBlock(),

@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
 )
 
 // TestForkModels builds the fork-style nets of models/forks and runs them:
@@ -21,23 +24,35 @@ func TestForkModels(t *testing.T) {
 		phase caffepb.Phase
 		large bool
 		check func(t *testing.T, n *net.Net[float32])
+		// prepare, when set, adapts the net before it is built.
+		prepare func(t *testing.T, p *caffepb.NetParameter)
 	}{
-		{"ssd300_vgg16_deploy.prototxt", caffepb.Phase_TEST, true, checkDetections},
-		{"mobilenet_ssd_deploy.prototxt", caffepb.Phase_TEST, false, checkDetections},
-		{"faster_rcnn_vgg16_test.prototxt", caffepb.Phase_TEST, true, checkFasterRCNN},
-		{"se_resnet_block_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained},
-		{"tsn_bn_inception_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained},
+		{"ssd300_vgg16_deploy.prototxt", caffepb.Phase_TEST, true, checkDetections, nil},
+		{"ssd300_vgg16_train.prototxt", caffepb.Phase_TRAIN, true, checkTrained, readSyntheticBoxes},
+		{"mobilenet_ssd_deploy.prototxt", caffepb.Phase_TEST, false, checkDetections, nil},
+		{"faster_rcnn_vgg16_test.prototxt", caffepb.Phase_TEST, true, checkFasterRCNN, nil},
+		{"se_resnet_block_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained, nil},
+		{"tsn_bn_inception_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained, nil},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			if c.large && testing.Short() {
 				t.Skip("a VGG-16 net; -short")
 			}
-			n, err := net.NewFromFile[float32](filepath.Join("forks", c.file), net.Options{State: &caffepb.NetState{Phase: c.phase.Enum()}, Seed: 5})
+			p := &caffepb.NetParameter{}
+			if err := protoio.ReadProtoFromTextFile(filepath.Join("forks", c.file), p); err != nil {
+				t.Fatal(err)
+			}
+			if c.prepare != nil {
+				c.prepare(t, p)
+			}
+			n, err := net.New[float32](p, net.Options{State: &caffepb.NetState{Phase: c.phase.Enum()}, Seed: 5})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer n.Close()
-			fillInputs(t, n)
+			if c.prepare == nil {
+				fillInputs(t, n)
+			}
 			if _, err := n.Forward(); err != nil {
 				t.Fatal(err)
 			}
@@ -48,6 +63,18 @@ func TestForkModels(t *testing.T) {
 			}
 			c.check(t, n)
 		})
+	}
+}
+
+// readSyntheticBoxes points the AnnotatedData layer at an LMDB of the
+// synthetic detection set (32 x 32 images the layer's resize_param warps
+// to 300 x 300) and reads batches of 2.
+func readSyntheticBoxes(t *testing.T, p *caffepb.NetParameter) {
+	src := writeBoxesLMDB(t, 8, 3)
+	for _, l := range p.Layer {
+		if l.GetType() == "AnnotatedData" {
+			l.DataParam.Source, l.DataParam.BatchSize = proto.String(src), proto.Uint32(2)
+		}
 	}
 }
 
@@ -103,7 +130,11 @@ func checkFasterRCNN(t *testing.T, n *net.Net[float32]) {
 }
 
 func checkTrained(t *testing.T, n *net.Net[float32]) {
-	loss := n.BlobByName("loss").CPUData()[0]
+	lossBlob := n.BlobByName("loss")
+	if lossBlob == nil {
+		lossBlob = n.BlobByName("mbox_loss") // SSD's name
+	}
+	loss := lossBlob.CPUData()[0]
 	if math.IsNaN(float64(loss)) || loss <= 0 {
 		t.Fatalf("loss %v", loss)
 	}
