@@ -4704,23 +4704,24 @@ func (x *ParamSpec) GetDecayMult() float32 {
 }
 
 type LayerParameter struct {
-	state                protoimpl.MessageState    `protogen:"open.v1"`
-	Name                 *string                   `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
-	Type                 *string                   `protobuf:"bytes,2,opt,name=type" json:"type,omitempty"`
-	Bottom               []string                  `protobuf:"bytes,3,rep,name=bottom" json:"bottom,omitempty"`
-	Top                  []string                  `protobuf:"bytes,4,rep,name=top" json:"top,omitempty"`
-	Phase                *Phase                    `protobuf:"varint,10,opt,name=phase,enum=caffe.Phase" json:"phase,omitempty"`
-	LossWeight           []float32                 `protobuf:"fixed32,5,rep,name=loss_weight,json=lossWeight" json:"loss_weight,omitempty"`
-	Param                []*ParamSpec              `protobuf:"bytes,6,rep,name=param" json:"param,omitempty"`
-	Blobs                []*BlobProto              `protobuf:"bytes,7,rep,name=blobs" json:"blobs,omitempty"`
-	PropagateDown        []bool                    `protobuf:"varint,11,rep,name=propagate_down,json=propagateDown" json:"propagate_down,omitempty"`
-	Include              []*NetStateRule           `protobuf:"bytes,8,rep,name=include" json:"include,omitempty"`
-	Exclude              []*NetStateRule           `protobuf:"bytes,9,rep,name=exclude" json:"exclude,omitempty"`
-	TransformParam       *TransformationParameter  `protobuf:"bytes,100,opt,name=transform_param,json=transformParam" json:"transform_param,omitempty"`
-	LossParam            *LossParameter            `protobuf:"bytes,101,opt,name=loss_param,json=lossParam" json:"loss_param,omitempty"`
-	AccuracyParam        *AccuracyParameter        `protobuf:"bytes,102,opt,name=accuracy_param,json=accuracyParam" json:"accuracy_param,omitempty"`
-	ArgmaxParam          *ArgMaxParameter          `protobuf:"bytes,103,opt,name=argmax_param,json=argmaxParam" json:"argmax_param,omitempty"`
-	BatchNormParam       *BatchNormParameter       `protobuf:"bytes,139,opt,name=batch_norm_param,json=batchNormParam" json:"batch_norm_param,omitempty"`
+	state          protoimpl.MessageState   `protogen:"open.v1"`
+	Name           *string                  `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	Type           *string                  `protobuf:"bytes,2,opt,name=type" json:"type,omitempty"`
+	Bottom         []string                 `protobuf:"bytes,3,rep,name=bottom" json:"bottom,omitempty"`
+	Top            []string                 `protobuf:"bytes,4,rep,name=top" json:"top,omitempty"`
+	Phase          *Phase                   `protobuf:"varint,10,opt,name=phase,enum=caffe.Phase" json:"phase,omitempty"`
+	LossWeight     []float32                `protobuf:"fixed32,5,rep,name=loss_weight,json=lossWeight" json:"loss_weight,omitempty"`
+	Param          []*ParamSpec             `protobuf:"bytes,6,rep,name=param" json:"param,omitempty"`
+	Blobs          []*BlobProto             `protobuf:"bytes,7,rep,name=blobs" json:"blobs,omitempty"`
+	PropagateDown  []bool                   `protobuf:"varint,11,rep,name=propagate_down,json=propagateDown" json:"propagate_down,omitempty"`
+	Include        []*NetStateRule          `protobuf:"bytes,8,rep,name=include" json:"include,omitempty"`
+	Exclude        []*NetStateRule          `protobuf:"bytes,9,rep,name=exclude" json:"exclude,omitempty"`
+	TransformParam *TransformationParameter `protobuf:"bytes,100,opt,name=transform_param,json=transformParam" json:"transform_param,omitempty"`
+	LossParam      *LossParameter           `protobuf:"bytes,101,opt,name=loss_param,json=lossParam" json:"loss_param,omitempty"`
+	AccuracyParam  *AccuracyParameter       `protobuf:"bytes,102,opt,name=accuracy_param,json=accuracyParam" json:"accuracy_param,omitempty"`
+	ArgmaxParam    *ArgMaxParameter         `protobuf:"bytes,103,opt,name=argmax_param,json=argmaxParam" json:"argmax_param,omitempty"`
+	BatchNormParam *BatchNormParameter      `protobuf:"bytes,139,opt,name=batch_norm_param,json=batchNormParam" json:"batch_norm_param,omitempty"`
+	// TSN numbers it 161: a binary file of that fork's with it there keeps it as an unknown field.
 	BiasParam            *BiasParameter            `protobuf:"bytes,141,opt,name=bias_param,json=biasParam" json:"bias_param,omitempty"`
 	ClipParam            *ClipParameter            `protobuf:"bytes,148,opt,name=clip_param,json=clipParam" json:"clip_param,omitempty"`
 	ConcatParam          *ConcatParameter          `protobuf:"bytes,104,opt,name=concat_param,json=concatParam" json:"concat_param,omitempty"`
@@ -4751,20 +4752,22 @@ type LayerParameter struct {
 	PowerParam           *PowerParameter           `protobuf:"bytes,122,opt,name=power_param,json=powerParam" json:"power_param,omitempty"`
 	PreluParam           *PReLUParameter           `protobuf:"bytes,131,opt,name=prelu_param,json=preluParam" json:"prelu_param,omitempty"`
 	PythonParam          *PythonParameter          `protobuf:"bytes,130,opt,name=python_param,json=pythonParam" json:"python_param,omitempty"`
-	RecurrentParam       *RecurrentParameter       `protobuf:"bytes,146,opt,name=recurrent_param,json=recurrentParam" json:"recurrent_param,omitempty"`
-	ReductionParam       *ReductionParameter       `protobuf:"bytes,136,opt,name=reduction_param,json=reductionParam" json:"reduction_param,omitempty"`
-	ReluParam            *ReLUParameter            `protobuf:"bytes,123,opt,name=relu_param,json=reluParam" json:"relu_param,omitempty"`
-	ReshapeParam         *ReshapeParameter         `protobuf:"bytes,133,opt,name=reshape_param,json=reshapeParam" json:"reshape_param,omitempty"`
-	ScaleParam           *ScaleParameter           `protobuf:"bytes,142,opt,name=scale_param,json=scaleParam" json:"scale_param,omitempty"`
-	SigmoidParam         *SigmoidParameter         `protobuf:"bytes,124,opt,name=sigmoid_param,json=sigmoidParam" json:"sigmoid_param,omitempty"`
-	SoftmaxParam         *SoftmaxParameter         `protobuf:"bytes,125,opt,name=softmax_param,json=softmaxParam" json:"softmax_param,omitempty"`
-	SppParam             *SPPParameter             `protobuf:"bytes,132,opt,name=spp_param,json=sppParam" json:"spp_param,omitempty"`
-	SliceParam           *SliceParameter           `protobuf:"bytes,126,opt,name=slice_param,json=sliceParam" json:"slice_param,omitempty"`
-	SwishParam           *SwishParameter           `protobuf:"bytes,147,opt,name=swish_param,json=swishParam" json:"swish_param,omitempty"`
-	TanhParam            *TanHParameter            `protobuf:"bytes,127,opt,name=tanh_param,json=tanhParam" json:"tanh_param,omitempty"`
-	ThresholdParam       *ThresholdParameter       `protobuf:"bytes,128,opt,name=threshold_param,json=thresholdParam" json:"threshold_param,omitempty"`
-	TileParam            *TileParameter            `protobuf:"bytes,138,opt,name=tile_param,json=tileParam" json:"tile_param,omitempty"`
-	WindowDataParam      *WindowDataParameter      `protobuf:"bytes,129,opt,name=window_data_param,json=windowDataParam" json:"window_data_param,omitempty"`
+	// NVCaffe numbers it 151: a binary file of that fork's with it there keeps it as an unknown field.
+	RecurrentParam *RecurrentParameter `protobuf:"bytes,146,opt,name=recurrent_param,json=recurrentParam" json:"recurrent_param,omitempty"`
+	ReductionParam *ReductionParameter `protobuf:"bytes,136,opt,name=reduction_param,json=reductionParam" json:"reduction_param,omitempty"`
+	ReluParam      *ReLUParameter      `protobuf:"bytes,123,opt,name=relu_param,json=reluParam" json:"relu_param,omitempty"`
+	ReshapeParam   *ReshapeParameter   `protobuf:"bytes,133,opt,name=reshape_param,json=reshapeParam" json:"reshape_param,omitempty"`
+	// TSN numbers it 160: a binary file of that fork's with it there keeps it as an unknown field.
+	ScaleParam      *ScaleParameter      `protobuf:"bytes,142,opt,name=scale_param,json=scaleParam" json:"scale_param,omitempty"`
+	SigmoidParam    *SigmoidParameter    `protobuf:"bytes,124,opt,name=sigmoid_param,json=sigmoidParam" json:"sigmoid_param,omitempty"`
+	SoftmaxParam    *SoftmaxParameter    `protobuf:"bytes,125,opt,name=softmax_param,json=softmaxParam" json:"softmax_param,omitempty"`
+	SppParam        *SPPParameter        `protobuf:"bytes,132,opt,name=spp_param,json=sppParam" json:"spp_param,omitempty"`
+	SliceParam      *SliceParameter      `protobuf:"bytes,126,opt,name=slice_param,json=sliceParam" json:"slice_param,omitempty"`
+	SwishParam      *SwishParameter      `protobuf:"bytes,147,opt,name=swish_param,json=swishParam" json:"swish_param,omitempty"`
+	TanhParam       *TanHParameter       `protobuf:"bytes,127,opt,name=tanh_param,json=tanhParam" json:"tanh_param,omitempty"`
+	ThresholdParam  *ThresholdParameter  `protobuf:"bytes,128,opt,name=threshold_param,json=thresholdParam" json:"threshold_param,omitempty"`
+	TileParam       *TileParameter       `protobuf:"bytes,138,opt,name=tile_param,json=tileParam" json:"tile_param,omitempty"`
+	WindowDataParam *WindowDataParameter `protobuf:"bytes,129,opt,name=window_data_param,json=windowDataParam" json:"window_data_param,omitempty"`
 	// From SSD (weiliu89/caffe, branch ssd).
 	AnnotatedDataParam     *AnnotatedDataParameter     `protobuf:"bytes,200,opt,name=annotated_data_param,json=annotatedDataParam" json:"annotated_data_param,omitempty"`
 	DetectionEvaluateParam *DetectionEvaluateParameter `protobuf:"bytes,205,opt,name=detection_evaluate_param,json=detectionEvaluateParam" json:"detection_evaluate_param,omitempty"`
@@ -4773,8 +4776,10 @@ type LayerParameter struct {
 	NormParam              *NormalizeParameter         `protobuf:"bytes,206,opt,name=norm_param,json=normParam" json:"norm_param,omitempty"`
 	PermuteParam           *PermuteParameter           `protobuf:"bytes,202,opt,name=permute_param,json=permuteParam" json:"permute_param,omitempty"`
 	PriorBoxParam          *PriorBoxParameter          `protobuf:"bytes,203,opt,name=prior_box_param,json=priorBoxParam" json:"prior_box_param,omitempty"`
-	VideoDataParam         *VideoDataParameter         `protobuf:"bytes,207,opt,name=video_data_param,json=videoDataParam" json:"video_data_param,omitempty"`
+	// TSN numbers it 140, elu_param here: in a binary TSN net it would be read as elu_param.
+	VideoDataParam *VideoDataParameter `protobuf:"bytes,207,opt,name=video_data_param,json=videoDataParam" json:"video_data_param,omitempty"`
 	// From Faster R-CNN (rbgirshick/caffe-fast-rcnn, branch faster-rcnn).
+	// TSN numbers it 150, cudnn_math_override here: a binary TSN net's value there (a message) is kept as an unknown field.
 	RoiPoolingParam   *ROIPoolingParameter   `protobuf:"bytes,8266711,opt,name=roi_pooling_param,json=roiPoolingParam" json:"roi_pooling_param,omitempty"`
 	SmoothL1LossParam *SmoothL1LossParameter `protobuf:"bytes,8266712,opt,name=smooth_l1_loss_param,json=smoothL1LossParam" json:"smooth_l1_loss_param,omitempty"`
 	// From NVCaffe 0.17 (NVIDIA/caffe).
@@ -5443,13 +5448,20 @@ type TransformationParameter struct {
 	ForceColor *bool                  `protobuf:"varint,6,opt,name=force_color,json=forceColor,def=0" json:"force_color,omitempty"`
 	ForceGray  *bool                  `protobuf:"varint,7,opt,name=force_gray,json=forceGray,def=0" json:"force_gray,omitempty"`
 	// From SSD (weiliu89/caffe, branch ssd).
-	CropH          *uint32              `protobuf:"varint,11,opt,name=crop_h,json=cropH,def=0" json:"crop_h,omitempty"`
-	CropW          *uint32              `protobuf:"varint,12,opt,name=crop_w,json=cropW,def=0" json:"crop_w,omitempty"`
-	ResizeParam    *ResizeParameter     `protobuf:"bytes,8,opt,name=resize_param,json=resizeParam" json:"resize_param,omitempty"`
-	NoiseParam     *NoiseParameter      `protobuf:"bytes,9,opt,name=noise_param,json=noiseParam" json:"noise_param,omitempty"`
-	DistortParam   *DistortionParameter `protobuf:"bytes,13,opt,name=distort_param,json=distortParam" json:"distort_param,omitempty"`
-	ExpandParam    *ExpansionParameter  `protobuf:"bytes,14,opt,name=expand_param,json=expandParam" json:"expand_param,omitempty"`
-	EmitConstraint *EmitConstraint      `protobuf:"bytes,10,opt,name=emit_constraint,json=emitConstraint" json:"emit_constraint,omitempty"`
+	// NVCaffe numbers it 211: a binary file of that fork's with it there keeps it as an unknown field.
+	CropH *uint32 `protobuf:"varint,11,opt,name=crop_h,json=cropH,def=0" json:"crop_h,omitempty"`
+	// NVCaffe numbers it 212: a binary file of that fork's with it there keeps it as an unknown field.
+	CropW *uint32 `protobuf:"varint,12,opt,name=crop_w,json=cropW,def=0" json:"crop_w,omitempty"`
+	// NVCaffe numbers it 208: a binary file of that fork's with it there keeps it as an unknown field.
+	ResizeParam *ResizeParameter `protobuf:"bytes,8,opt,name=resize_param,json=resizeParam" json:"resize_param,omitempty"`
+	// NVCaffe numbers it 209: a binary file of that fork's with it there keeps it as an unknown field.
+	NoiseParam *NoiseParameter `protobuf:"bytes,9,opt,name=noise_param,json=noiseParam" json:"noise_param,omitempty"`
+	// NVCaffe numbers it 213: a binary file of that fork's with it there keeps it as an unknown field.
+	DistortParam *DistortionParameter `protobuf:"bytes,13,opt,name=distort_param,json=distortParam" json:"distort_param,omitempty"`
+	// NVCaffe numbers it 214: a binary file of that fork's with it there keeps it as an unknown field.
+	ExpandParam *ExpansionParameter `protobuf:"bytes,14,opt,name=expand_param,json=expandParam" json:"expand_param,omitempty"`
+	// NVCaffe numbers it 210: a binary file of that fork's with it there keeps it as an unknown field.
+	EmitConstraint *EmitConstraint `protobuf:"bytes,10,opt,name=emit_constraint,json=emitConstraint" json:"emit_constraint,omitempty"`
 	// NVCaffe numbers it 10, taken here by emit_constraint.
 	ImgRandResizeLower *uint32 `protobuf:"varint,5001,opt,name=img_rand_resize_lower,json=imgRandResizeLower,def=0" json:"img_rand_resize_lower,omitempty"`
 	// NVCaffe numbers it 11, taken here by crop_h.
@@ -6393,12 +6405,13 @@ func (x *ContrastiveLossParameter) GetLegacyVersion() bool {
 }
 
 type ConvolutionParameter struct {
-	state                      protoimpl.MessageState                                `protogen:"open.v1"`
-	NumOutput                  *uint32                                               `protobuf:"varint,1,opt,name=num_output,json=numOutput" json:"num_output,omitempty"`
-	BiasTerm                   *bool                                                 `protobuf:"varint,2,opt,name=bias_term,json=biasTerm,def=1" json:"bias_term,omitempty"`
-	Pad                        []uint32                                              `protobuf:"varint,3,rep,name=pad" json:"pad,omitempty"`
-	KernelSize                 []uint32                                              `protobuf:"varint,4,rep,name=kernel_size,json=kernelSize" json:"kernel_size,omitempty"`
-	Stride                     []uint32                                              `protobuf:"varint,6,rep,name=stride" json:"stride,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	NumOutput  *uint32                `protobuf:"varint,1,opt,name=num_output,json=numOutput" json:"num_output,omitempty"`
+	BiasTerm   *bool                  `protobuf:"varint,2,opt,name=bias_term,json=biasTerm,def=1" json:"bias_term,omitempty"`
+	Pad        []uint32               `protobuf:"varint,3,rep,name=pad" json:"pad,omitempty"`
+	KernelSize []uint32               `protobuf:"varint,4,rep,name=kernel_size,json=kernelSize" json:"kernel_size,omitempty"`
+	Stride     []uint32               `protobuf:"varint,6,rep,name=stride" json:"stride,omitempty"`
+	// TSN numbers it 16, axis here: in a binary TSN net its dilation would be read as axis.
 	Dilation                   []uint32                                              `protobuf:"varint,18,rep,name=dilation" json:"dilation,omitempty"`
 	PadH                       *uint32                                               `protobuf:"varint,9,opt,name=pad_h,json=padH,def=0" json:"pad_h,omitempty"`
 	PadW                       *uint32                                               `protobuf:"varint,10,opt,name=pad_w,json=padW,def=0" json:"pad_w,omitempty"`
@@ -6693,8 +6706,9 @@ type DataParameter struct {
 	Threads       *uint32 `protobuf:"varint,11,opt,name=threads,def=0" json:"threads,omitempty"`
 	ParserThreads *uint32 `protobuf:"varint,12,opt,name=parser_threads,json=parserThreads,def=0" json:"parser_threads,omitempty"`
 	Cache         *bool   `protobuf:"varint,13,opt,name=cache,def=0" json:"cache,omitempty"`
-	Shuffle       *bool   `protobuf:"varint,14,opt,name=shuffle,def=0" json:"shuffle,omitempty"`
-	Precache      *bool   `protobuf:"varint,16,opt,name=precache,def=0" json:"precache,omitempty"`
+	// TSN numbers it 10, prefetch here: in a binary TSN net shuffle: true would be read as prefetch: 1.
+	Shuffle       *bool `protobuf:"varint,14,opt,name=shuffle,def=0" json:"shuffle,omitempty"`
+	Precache      *bool `protobuf:"varint,16,opt,name=precache,def=0" json:"precache,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
