@@ -55,16 +55,9 @@ func newProposal[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("param_str: %w", err)
 	}
-	stride, ok := params["feat_stride"]
-	if !ok || len(stride) != 1 || stride[0] <= 0 {
-		return nil, fmt.Errorf("param_str %q must give a positive 'feat_stride'", p.GetPythonParam().GetParamStr())
+	if l.featStride, l.anchors, err = rpnAnchors(p, params); err != nil {
+		return nil, err
 	}
-	l.featStride = int(stride[0])
-	scales := []float64{8, 16, 32}
-	if s, ok := params["scales"]; ok {
-		scales = s
-	}
-	l.anchors = generateAnchors(16, []float64{0.5, 1, 2}, scales)
 	// py-faster-rcnn's cfg.TRAIN and cfg.TEST defaults.
 	l.preNMS, l.postNMS, l.nmsThresh, l.minSize = 6000, 300, 0.7, 16
 	if l.Phase() == caffepb.Phase_TRAIN {
@@ -240,6 +233,16 @@ func transformInv(b [4]float32, dx, dy, dw, dh float32) [4]float32 {
 	px, py := float32(dx*w)+cx, float32(dy*h)+cy
 	pw, ph := float32(math.Exp(float64(dw)))*w, float32(math.Exp(float64(dh)))*h
 	return [4]float32{px - 0.5*pw, py - 0.5*ph, px + 0.5*pw, py + 0.5*ph}
+}
+
+// bboxTransform is py-faster-rcnn's bbox_transform, in float32: the
+// deltas (dx, dy, dw, dh) that transformInv applies to ex to give gt.
+func bboxTransform(ex, gt [4]float32) [4]float32 {
+	ew, eh := ex[2]-ex[0]+1, ex[3]-ex[1]+1
+	gw, gh := gt[2]-gt[0]+1, gt[3]-gt[1]+1
+	dx := (gt[0] + 0.5*gw - (ex[0] + 0.5*ew)) / ew
+	dy := (gt[1] + 0.5*gh - (ex[1] + 0.5*eh)) / eh
+	return [4]float32{dx, dy, float32(math.Log(float64(gw / ew))), float32(math.Log(float64(gh / eh)))}
 }
 
 // pixelIoU is the overlap of two boxes in pixels (sides + 1), as

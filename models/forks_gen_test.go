@@ -291,6 +291,71 @@ func fasterRCNNTest(height, width int) string {
 	return g.text("# Faster R-CNN (Ren et al. 2015) VGG-16 test net in the layout of py-faster-rcnn's\n# faster_rcnn_end2end test.prototxt. Written by models/forks_gen_test.go through netspec.\n")
 }
 
+// fasterRCNNTrain writes Faster R-CNN's end-to-end VGG-16 training net as
+// py-faster-rcnn's faster_rcnn_end2end train.prototxt lays it out (the
+// RPN with its anchor targets and losses, the proposals, the proposal
+// targets, RoI pooling and the detection losses), with one change: the
+// images, im_info and ground-truth boxes come from an Input layer where
+// py-faster-rcnn's RoIDataLayer reads its Python roidb.
+func fasterRCNNTrain(height, width, boxes int) string {
+	g := newGen("VGG_ILSVRC_16_layers")
+	in := g.n.Tops("input", "Input", nil, []string{"data", "im_info", "gt_boxes"}, func(l *caffepb.LayerParameter) {
+		l.InputParam = &caffepb.InputParameter{Shape: []*caffepb.BlobShape{{Dim: []int64{1, 3, int64(height), int64(width)}}, {Dim: []int64{1, 3}}, {Dim: []int64{int64(boxes), 5}}}}
+	})
+	data, imInfo, gt := in[0], in[1], in[2]
+	_, conv53 := g.vgg16(data)
+	rpn := g.convRelu("rpn_conv/3x3", conv53, 512, 3, 1, 1)
+	score := g.conv("rpn_cls_score", rpn, 18, 1, 1, 0, 1, true, xavier)
+	deltas := g.conv("rpn_bbox_pred", rpn, 36, 1, 1, 0, 1, true, xavier)
+	reshape := func(name string, b netspec.Blob, dims ...int64) netspec.Blob {
+		return g.n.Layer(name, "Reshape", netspec.On(b), func(l *caffepb.LayerParameter) {
+			l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: dims}}
+		})
+	}
+	python := func(name, module, layer, param string, bottoms []netspec.Blob, tops ...string) []netspec.Blob {
+		return g.n.Tops(name, "Python", bottoms, tops, func(l *caffepb.LayerParameter) {
+			l.PythonParam = &caffepb.PythonParameter{Module: proto.String(module), Layer: proto.String(layer), ParamStr: proto.String(param)}
+		})
+	}
+	smoothL1 := func(name string, bottoms []netspec.Blob, sigma float32) {
+		g.n.Layer(name, "SmoothL1Loss", bottoms, func(l *caffepb.LayerParameter) {
+			l.LossWeight = []float32{1}
+			if sigma != 1 {
+				l.SmoothL1LossParam = &caffepb.SmoothL1LossParameter{Sigma: proto.Float32(sigma)}
+			}
+		})
+	}
+	scoreReshape := reshape("rpn_cls_score_reshape", score, 0, 2, -1, 0)
+	rpnData := python("rpn-data", "rpn.anchor_target_layer", "AnchorTargetLayer", "'feat_stride': 16", netspec.On(score, gt, imInfo, data),
+		"rpn_labels", "rpn_bbox_targets", "rpn_bbox_inside_weights", "rpn_bbox_outside_weights")
+	g.n.Layer("rpn_loss_cls", "SoftmaxWithLoss", netspec.On(scoreReshape, rpnData[0]), func(l *caffepb.LayerParameter) {
+		l.PropagateDown = []bool{true, false}
+		l.LossWeight = []float32{1}
+		l.LossParam = &caffepb.LossParameter{IgnoreLabel: proto.Int32(-1), Normalize: proto.Bool(true)}
+	})
+	smoothL1("rpn_loss_bbox", netspec.On(deltas, rpnData[1], rpnData[2], rpnData[3]), 3)
+	prob := g.n.Layer("rpn_cls_prob", "Softmax", netspec.On(scoreReshape), nil)
+	prob = reshape("rpn_cls_prob_reshape", prob, 0, 18, -1, 0)
+	rpnRois := python("proposal", "rpn.proposal_layer", "ProposalLayer", "'feat_stride': 16", netspec.On(prob, deltas, imInfo), "rpn_rois")[0]
+	roiData := python("roi-data", "rpn.proposal_target_layer", "ProposalTargetLayer", "'num_classes': 21", netspec.On(rpnRois, gt),
+		"rois", "labels", "bbox_targets", "bbox_inside_weights", "bbox_outside_weights")
+	x := g.n.Layer("roi_pool5", "ROIPooling", netspec.On(conv53, roiData[0]), func(l *caffepb.LayerParameter) {
+		l.RoiPoolingParam = &caffepb.ROIPoolingParameter{PooledW: u32(7), PooledH: u32(7), SpatialScale: proto.Float32(0.0625)}
+	})
+	for _, fc := range []string{"fc6", "fc7"} {
+		x = g.relu("relu"+fc[2:], g.fc(fc, x, 4096, xavier))
+		g.dropout("drop"+fc[2:], x, 0.5)
+	}
+	g.n.Layer("loss_cls", "SoftmaxWithLoss", netspec.On(g.fc("cls_score", x, 21, xavier), roiData[1]), func(l *caffepb.LayerParameter) {
+		l.PropagateDown = []bool{true, false}
+		l.LossWeight = []float32{1}
+	})
+	smoothL1("loss_bbox", netspec.On(g.fc("bbox_pred", x, 84, xavier), roiData[2], roiData[3], roiData[4]), 1)
+	return g.text("# Faster R-CNN (Ren et al. 2015) VGG-16 end-to-end training net in the layout of py-faster-rcnn's\n" +
+		"# faster_rcnn_end2end train.prototxt, with an Input layer in place of its Python RoIDataLayer.\n" +
+		"# Written by models/forks_gen_test.go through netspec.\n")
+}
+
 // seResNetBlock writes a training net around one SE-ResNet bottleneck
 // block (Hu et al. 2018) as SENet's Caffe lays it out: the residual
 // branch's channels rescaled by global pooling, a 1x1 reduction by 16, ReLU,
@@ -370,6 +435,7 @@ func forkModels() map[string]string {
 		"forks/ssd300_vgg16_train.prototxt":     ssd300Train(),
 		"forks/mobilenet_ssd_deploy.prototxt":   mobilenetSSD(),
 		"forks/faster_rcnn_vgg16_test.prototxt": fasterRCNNTest(224, 224),
+		"forks/faster_rcnn_vgg16_train.prototxt": fasterRCNNTrain(224, 224, 2),
 		"forks/se_resnet_block_train.prototxt":  seResNetBlock(),
 		"forks/tsn_bn_inception_train.prototxt": tsnFragment(),
 	}

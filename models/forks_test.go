@@ -31,6 +31,7 @@ func TestForkModels(t *testing.T) {
 		{"ssd300_vgg16_train.prototxt", caffepb.Phase_TRAIN, true, checkTrained, readSyntheticBoxes},
 		{"mobilenet_ssd_deploy.prototxt", caffepb.Phase_TEST, false, checkDetections, nil},
 		{"faster_rcnn_vgg16_test.prototxt", caffepb.Phase_TEST, true, checkFasterRCNN, nil},
+		{"faster_rcnn_vgg16_train.prototxt", caffepb.Phase_TRAIN, true, checkFasterRCNNTrained, nil},
 		{"se_resnet_block_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained, nil},
 		{"tsn_bn_inception_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained, nil},
 	} {
@@ -93,6 +94,9 @@ func fillInputs(t *testing.T, n *net.Net[float32]) {
 			b.MutableCPUData()[i] = float32(i % 10)
 		}
 	}
+	if b := n.BlobByName("gt_boxes"); b != nil {
+		copy(b.MutableCPUData(), []float32{20, 30, 120, 150, 7, 100, 60, 200, 200, 15})
+	}
 	if b := n.BlobByName("im_info"); b != nil {
 		s := n.BlobByName("data").Shape()
 		copy(b.MutableCPUData(), []float32{float32(s[2]), float32(s[3]), 1})
@@ -129,10 +133,32 @@ func checkFasterRCNN(t *testing.T, n *net.Net[float32]) {
 	t.Logf("%d proposals", rois.Shape()[0])
 }
 
+// checkFasterRCNNTrained checks the four losses and that the sampled
+// regions include foreground ones of the boxes' classes.
+func checkFasterRCNNTrained(t *testing.T, n *net.Net[float32]) {
+	for _, name := range []string{"rpn_loss_cls", "rpn_loss_bbox", "loss_cls", "loss_bbox"} {
+		v := n.BlobByName(name).CPUData()[0]
+		if math.IsNaN(float64(v)) || v < 0 {
+			t.Fatalf("%s = %v", name, v)
+		}
+		t.Logf("%s = %.4f", name, v)
+	}
+	fg := map[float32]int{}
+	for _, c := range n.BlobByName("labels").CPUData() {
+		fg[c]++
+	}
+	if fg[7] == 0 || fg[15] == 0 || fg[0] == 0 {
+		t.Errorf("region classes %v: want foreground regions of classes 7 and 15 (the ground truth is among the candidates) and background ones", fg)
+	}
+	checkTrained(t, n)
+}
+
 func checkTrained(t *testing.T, n *net.Net[float32]) {
 	lossBlob := n.BlobByName("loss")
-	if lossBlob == nil {
-		lossBlob = n.BlobByName("mbox_loss") // SSD's name
+	for _, other := range []string{"mbox_loss", "loss_cls"} { // SSD's and Faster R-CNN's names
+		if lossBlob == nil {
+			lossBlob = n.BlobByName(other)
+		}
 	}
 	loss := lossBlob.CPUData()[0]
 	if math.IsNaN(float64(loss)) || loss <= 0 {
