@@ -431,12 +431,12 @@ func tsnFragment() string {
 // forkModels are the fork-style nets' files and contents.
 func forkModels() map[string]string {
 	return map[string]string{
-		"forks/ssd300_vgg16_deploy.prototxt":    ssd300(),
-		"forks/ssd300_vgg16_train.prototxt":     ssd300Train(),
-		"forks/mobilenet_ssd_deploy.prototxt":   mobilenetSSD(),
-		"forks/faster_rcnn_vgg16_test.prototxt": fasterRCNNTest(224, 224),
+		"forks/ssd300_vgg16_deploy.prototxt":     ssd300(),
+		"forks/ssd300_vgg16_train.prototxt":      ssd300Train(),
+		"forks/mobilenet_ssd_deploy.prototxt":    mobilenetSSD(),
+		"forks/faster_rcnn_vgg16_test.prototxt":  fasterRCNNTest(224, 224),
 		"forks/faster_rcnn_vgg16_train.prototxt": fasterRCNNTrain(224, 224, 2),
-		"forks/se_resnet_block_train.prototxt":  seResNetBlock(),
-		"forks/tsn_bn_inception_train.prototxt": tsnFragment(),
+		"forks/se_resnet_block_train.prototxt":   seResNetBlock(),
+		"forks/tsn_bn_inception_train.prototxt":  tsnFragment(),
 	}
 }
