@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/internal/logf"
@@ -21,6 +22,15 @@ import (
 // mean_file blob at the cropped position, or one mean_value per channel, a
 // single one standing for every channel) and multiply by scale.
 //
+// TSN's Caffe (yjxiong/caffe) adds, in TRAIN with a crop size:
+// multi_scale (the crop's height and width drawn from scale_ratios of the
+// image's short side, default 1, .875, .75, .66, pairs at most max_distort
+// ratios apart, then resized to crop_size), fix_crop (the crop's corner
+// drawn from the four corners and the centre, and with more_fix_crop eight
+// more places), and is_flow (mirroring inverts the horizontal flow
+// channels, the even ones: 255 - v). Its mean_value may give one value
+// per group of channels (a stack of frames), repeated across the stack.
+//
 // Its random draws come from its own generator, seeded at construction or
 // by Reseed, so a run is reproducible. A Transformer is not safe for
 // concurrent use: a Data layer's prefetch goroutine owns its transformer.
@@ -36,6 +46,11 @@ type Transformer[T blob.Float] struct {
 	mean       []T    // mean_file values, nil without one
 	meanShape  [3]int // its channels, height, width
 	meanValues []T
+
+	// TSN's options.
+	fixCrop, moreFixCrop, multiScale, isFlow bool
+	scaleRatios                              []float32
+	maxDistort                               int
 
 	src *rand.PCG
 	rng *rand.Rand
@@ -56,6 +71,14 @@ func NewTransformer[T blob.Float](p *caffepb.TransformationParameter, phase caff
 	}
 	t.rng = rand.New(t.src)
 	t.Reseed(seed)
+	t.fixCrop, t.moreFixCrop, t.multiScale, t.isFlow = p.GetFixCrop(), p.GetMoreFixCrop(), p.GetMultiScale(), p.GetIsFlow()
+	t.scaleRatios, t.maxDistort = p.GetScaleRatios(), int(p.GetMaxDistort())
+	if len(t.scaleRatios) == 0 {
+		t.scaleRatios = []float32{1, .875, .75, .66}
+	}
+	if p.GetOriginalImage() {
+		return nil, errors.New("transform_param: TSN's original_image is not implemented")
+	}
 	if err := t.setColor(p); err != nil {
 		return nil, err
 	}
@@ -154,8 +177,8 @@ func (t *Transformer[T]) ItemShape(r *DatumRecord) (c, h, w int, err error) {
 		return 0, 0, 0, fmt.Errorf("the mean in mean_file %s has shape %dx%dx%d, the datum %dx%dx%d: they must be equal",
 			t.meanFile, t.meanShape[0], t.meanShape[1], t.meanShape[2], c, h, w)
 	}
-	if n := len(t.meanValues); n > 1 && n != c {
-		return 0, 0, 0, fmt.Errorf("specify either 1 mean_value or as many as channels: %d (got %d)", c, n)
+	if n := len(t.meanValues); n > 1 && c%n != 0 {
+		return 0, 0, 0, fmt.Errorf("specify either 1 mean_value or as many as channels: %d (or, as TSN allows, as many as a group of channels that repeats; got %d)", c, n)
 	}
 	if t.crop > 0 {
 		h, w = t.crop, t.crop
@@ -216,17 +239,61 @@ func (t *Transformer[T]) PlanImage(raw *DatumRecord, size int) (TransformPlan, e
 		return TransformPlan{}, fmt.Errorf("datum of shape %dx%dx%d transforms to %dx%dx%d (%d values), but the output item holds %d",
 			raw.Channels, raw.Height, raw.Width, c, oh, ow, c*oh*ow, size)
 	}
-	return TransformPlan{t.geometry(c, raw.Height, raw.Width)}, nil
+	g := t.geometry(c, raw.Height, raw.Width)
+	if (g.winH != g.oh || g.winW != g.ow) && len(raw.Data) == 0 {
+		return TransformPlan{}, errors.New("TSN's multi_scale resizes 8-bit images; this datum holds float_data")
+	}
+	return TransformPlan{g}, nil
 }
 
 // ApplyPlan writes the transformed image into dst as planned. It reads the
 // transformer's mean and scale only, so calls for different items may run
 // concurrently.
 func (t *Transformer[T]) ApplyPlan(raw *DatumRecord, p TransformPlan, dst []T) {
-	if len(raw.Data) > 0 {
+	switch {
+	case p.g.winH != p.g.oh || p.g.winW != p.g.ow:
+		t.applyScaled(raw, p.g, dst)
+	case len(raw.Data) > 0:
 		transformPlanes(raw.Data, dst, p.g, t.mean, t.meanValues, t.scale)
-	} else {
+	default:
 		transformPlanes(raw.FloatData, dst, p.g, t.mean, t.meanValues, t.scale)
+	}
+}
+
+// resizers serves applyScaled's resizing, which may run on several
+// goroutines at once.
+var resizers = sync.Pool{New: func() any { return &scaledScratch{} }}
+
+type scaledScratch struct {
+	rs          Resizer
+	window, out []byte
+}
+
+// applyScaled is TSN's multi-scale crop: each channel's window is resized
+// to the crop size, then mirrored, and the mean (the mean file's top-left
+// corner, as TSN indexes it) and scale applied.
+func (t *Transformer[T]) applyScaled(raw *DatumRecord, g planeGeometry, dst []T) {
+	s := resizers.Get().(*scaledScratch)
+	defer resizers.Put(s)
+	s.window = grown(s.window, g.winH*g.winW)
+	plane := planeGeometry{c: 1, h: g.oh, w: g.ow, oh: g.oh, ow: g.ow, winH: g.oh, winW: g.ow, mirror: g.mirror, flow: g.flow}
+	var mean []T
+	if t.mean != nil {
+		mean = make([]T, g.oh*g.ow)
+	}
+	for c := range g.c {
+		for y := range g.winH {
+			si := (c*g.h+g.hOff+y)*g.w + g.wOff
+			copy(s.window[y*g.winW:(y+1)*g.winW], raw.Data[si:si+g.winW])
+		}
+		s.out, _ = s.rs.Resize(s.out, s.window, 1, g.winH, g.winW, g.oh, g.ow)
+		if mean != nil { // TSN reads the mean at (c, y, x) of the full-size mean
+			for y := range g.oh {
+				copy(mean[y*g.ow:(y+1)*g.ow], t.mean[(c*g.h+y)*g.w:])
+			}
+		}
+		plane.channel = c
+		transformPlanes(s.out, dst[c*g.oh*g.ow:(c+1)*g.oh*g.ow], plane, mean, t.meanValues, t.scale)
 	}
 }
 
@@ -249,20 +316,68 @@ func (t *Transformer[T]) decode(r *DatumRecord) (*DatumRecord, error) {
 }
 
 // geometry draws this datum's random choices in Caffe's order: the mirror
-// coin first, then the crop offsets (rows, then columns).
+// coin first, then (TSN) the multi-scale crop size and the fixed crop
+// place, or the crop offsets (rows, then columns).
 func (t *Transformer[T]) geometry(c, h, w int) planeGeometry {
-	g := planeGeometry{c: c, h: h, w: w, oh: h, ow: w}
+	g := planeGeometry{c: c, h: h, w: w, oh: h, ow: w, winH: h, winW: w, flow: t.isFlow}
 	g.mirror = t.mirror && t.rng.IntN(2) == 1
 	if t.crop > 0 {
-		g.oh, g.ow = t.crop, t.crop
-		if t.phase == caffepb.Phase_TRAIN {
-			g.hOff = t.rng.IntN(h - t.crop + 1)
-			g.wOff = t.rng.IntN(w - t.crop + 1)
-		} else {
+		g.oh, g.ow, g.winH, g.winW = t.crop, t.crop, t.crop, t.crop
+		if t.phase != caffepb.Phase_TRAIN {
 			g.hOff, g.wOff = (h-t.crop)/2, (w-t.crop)/2
+			return g
+		}
+		if t.multiScale {
+			sizes := tsnCropSizes(h, w, t.crop, t.maxDistort, t.scaleRatios)
+			sz := sizes[t.rng.IntN(len(sizes))]
+			g.winH, g.winW = sz[0], sz[1]
+		}
+		if t.fixCrop {
+			offs := tsnFixedOffsets(h, w, g.winH, g.winW, t.moreFixCrop)
+			off := offs[t.rng.IntN(len(offs))]
+			g.hOff, g.wOff = off[0], off[1]
+		} else {
+			g.hOff = t.rng.IntN(h - g.winH + 1)
+			g.wOff = t.rng.IntN(w - g.winW + 1)
 		}
 	}
 	return g
+}
+
+// tsnCropSizes are TSN's multi-scale crop sizes (its fillCropSize): each
+// pair of scale ratios of the short side at most maxDistort apart in the
+// list, a side within 2 pixels of the crop size taken as the crop size.
+func tsnCropSizes(h, w, crop, maxDistort int, ratios []float32) [][2]int {
+	base := float32(min(h, w))
+	side := func(r float32) int {
+		s := int(base * r)
+		if s-crop < 3 && crop-s < 3 {
+			return crop
+		}
+		return s
+	}
+	var out [][2]int
+	for i, rh := range ratios {
+		for j, rw := range ratios {
+			if i-j <= maxDistort && j-i <= maxDistort {
+				out = append(out, [2]int{side(rh), side(rw)})
+			}
+		}
+	}
+	return out
+}
+
+// tsnFixedOffsets are TSN's fixed crop places (its fillFixOffset): the
+// four corners and the centre, and with more the middles of the edges and
+// the centres of the quarters, on a grid of a quarter of the slack.
+func tsnFixedOffsets(h, w, ch, cw int, more bool) [][2]int {
+	hq, wq := (h-ch)/4, (w-cw)/4
+	out := [][2]int{{0, 0}, {0, 4 * wq}, {4 * hq, 0}, {4 * hq, 4 * wq}, {2 * hq, 2 * wq}}
+	if more {
+		out = append(out, [2]int{0, 2 * wq}, [2]int{4 * hq, 2 * wq}, [2]int{2 * hq, 0}, [2]int{2 * hq, 4 * wq},
+			[2]int{hq, wq}, [2]int{hq, 3 * wq}, [2]int{3 * hq, wq}, [2]int{3 * hq, 3 * wq})
+	}
+	return out
 }
 
 // planeGeometry is one datum's crop window and mirror choice.
@@ -270,29 +385,51 @@ type planeGeometry struct {
 	c, h, w    int // source
 	oh, ow     int // output
 	hOff, wOff int
+	winH, winW int // the source window: the output's size unless resized (TSN's multi_scale)
 	mirror     bool
+	flow       bool // TSN's is_flow: mirroring inverts the even channels
+	channel    int  // the first channel's number, for flow and mean values
 }
 
 // transformPlanes writes dst[c][y][x] = (src[c][y+hOff][x'+wOff] - mean) *
 // scale, with x' = x or, mirrored, ow-1-x. The mean is the mean blob at
-// the source position, else the channel's mean value, else 0 (subtracting
-// 0 leaves the value exactly as it was, so one loop serves both).
+// the source position, else the channel's mean value (the values repeat
+// when there are fewer than channels), else 0 (subtracting 0 leaves the
+// value exactly as it was, so one loop serves both). A mirrored flow
+// image's even channels are inverted first (255 - v).
 func transformPlanes[S byte | float32, T blob.Float](src []S, dst []T, g planeGeometry, mean, meanValues []T, scale T) {
 	for c := range g.c {
 		var mv T
 		if len(meanValues) > 0 {
-			mv = meanValues[min(c, len(meanValues)-1)]
+			mv = meanValues[(g.channel+c)%len(meanValues)]
 		}
+		invert := g.flow && g.mirror && (g.channel+c)%2 == 0
 		for y := range g.oh {
 			si := (c*g.h+g.hOff+y)*g.w + g.wOff
 			in := src[si : si+g.ow]
 			out := dst[(c*g.oh+y)*g.ow : (c*g.oh+y+1)*g.ow]
-			if mean != nil {
+			switch {
+			case invert:
+				rowInverted(in, mean, si, mv, out, scale)
+			case mean != nil:
 				rowMinusMean(in, mean[si:si+g.ow], out, scale, g.mirror)
-			} else {
+			default:
 				rowMinusValue(in, mv, out, scale, g.mirror)
 			}
 		}
+	}
+}
+
+// rowInverted is a mirrored row of a horizontal flow channel: 255 - v,
+// less the mean (the blob's at si, or mv), times scale.
+func rowInverted[S byte | float32, T blob.Float](in []S, mean []T, si int, mv T, out []T, scale T) {
+	last := len(in) - 1
+	for x, v := range in {
+		m := mv
+		if mean != nil {
+			m = mean[si+x]
+		}
+		out[last-x] = (255 - T(v) - m) * scale
 	}
 }
 
