@@ -123,7 +123,7 @@ func TestEveryLayerHasCases(t *testing.T) {
 		// No backward, or nothing continuous to check.
 		"Accuracy": true, "Input": true, "DummyData": true, "Silence": true, "Threshold": true,
 		"Data": true, "ImageData": true, "MemoryData": true, "HDF5Data": true, "HDF5Output": true,
-		"WindowData": true, "ArgMax": true, "PriorBox": true, "DetectionOutput": true, "DetectionEvaluate": true,
+		"WindowData": true, "AnnotatedData": true, "VideoData": true, "ArgMax": true, "PriorBox": true, "DetectionOutput": true, "DetectionEvaluate": true,
 		// Checked in their own tests, on the parameters only or one bottom
 		// at a time (their other bottoms are indices).
 		"Embed": true, "Filter": true,
@@ -132,7 +132,8 @@ func TestEveryLayerHasCases(t *testing.T) {
 	// static parity case cannot describe: data_cuda_test.go checks them.
 	// HDF5Data, HDF5Output and WindowData have only a CPU half (they move
 	// data, the blobs' memory does the device copies).
-	parityElsewhere := map[string]bool{"Data": true, "ImageData": true, "MemoryData": true, "HDF5Data": true, "HDF5Output": true, "WindowData": true}
+	parityElsewhere := map[string]bool{"Data": true, "ImageData": true, "MemoryData": true, "HDF5Data": true, "HDF5Output": true, "WindowData": true,
+		"AnnotatedData": true, "VideoData": true}
 	covered := map[string]bool{}
 	for _, c := range gradCases {
 		covered[layertest.Param(t, c.layer).GetType()] = true

@@ -74,8 +74,8 @@ func checkSourceParity[T layer.Float](t *testing.T, text string, prepare func(la
 }
 
 // TestDataLayersGPUParity: in GPU mode (pinned batches pushed on the
-// prefetch stream, device copies in Forward) the Data, ImageData and
-// MemoryData layers produce what they produce on the CPU, batch for batch,
+// prefetch stream, device copies in Forward) the Data, ImageData,
+// AnnotatedData, VideoData and MemoryData layers produce what they produce on the CPU, batch for batch,
 // random crops, mirrors and shuffles included.
 func TestDataLayersGPUParity(t *testing.T) {
 	raw := writeDatums(t, numbered(7, 3, 8, 8))
@@ -90,7 +90,18 @@ func TestDataLayersGPUParity(t *testing.T) {
 	}
 	root, list := writeImageList(t, imgs)
 	transform := `transform_param { crop_size: 5 mirror: true mean_value: 3 mean_value: 4 mean_value: 5 scale: 0.5 }`
+	var annotatedRecs []*caffepb.AnnotatedDatum
+	for i, d := range numbered(6, 3, 12, 10) {
+		annotatedRecs = append(annotatedRecs, annotated(d, group(int32(1+i%2), [5]float32{0.1, 0.2, 0.6, 0.7, 0}), group(3, [5]float32{0.5, 0.5, 0.9, 1, 1})))
+	}
+	anno := writeAnnotated(t, annotatedRecs)
+	videos := writeVideos(t, 3, 9, false)
 	texts := map[string]string{
+		"AnnotatedData": annotatedText(anno, 2, `mirror: true mean_value: 5 resize_param { height: 8 width: 8 interp_mode: LINEAR interp_mode: CUBIC }
+			expand_param { prob: 0.5 max_expand_ratio: 2 } distort_param { brightness_prob: 0.5 brightness_delta: 20 }`,
+			`annotated_data_param { batch_sampler { sampler { min_scale: 0.5 max_scale: 1 } sample_constraint { min_jaccard_overlap: 0.1 } max_trials: 10 max_sample: 1 } }`),
+		"VideoData": fmt.Sprintf(`type: "VideoData" video_data_param { source: "%s" batch_size: 2 shuffle: true num_segments: 3 new_length: 2
+			modality: RGB name_pattern: "img_%%05d.png" } transform_param { crop_size: 3 mirror: true mean_value: 10 }`, videos),
 		"Data/prefetch4": dataText(raw, "batch_size: 3 prefetch: 4", transform),
 		"Data/prefetch0": dataText(raw, "batch_size: 3 prefetch: 0", transform),
 		"Data/encoded":   dataText(enc, "batch_size: 2", `transform_param { crop_size: 4 mirror: true }`),

@@ -277,9 +277,13 @@ func TestBN(t *testing.T) {
 }
 
 func init() {
-	// The fork layers have CPU halves only; on a GPU they run them through
-	// the blobs' synced memory, which these cases check.
+	// GPU halves (Axpy, BN, Normalize, Permute, SmoothL1Loss) against the
+	// CPU; the others (PriorBox, DetectionEvaluate) run their CPU halves
+	// on a GPU through the blobs' synced memory, which these cases check.
 	addParityCases(
+		layertest.Parity{Layer: `type: "BN" phase: TEST bn_param { slope_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 3, 5}}},
+		layertest.Parity{Layer: `type: "BN" bn_param { frozen: true slope_filler { type: "constant" value: 0.5 } }`, Bottom: [][]int{{2, 3, 4, 4}}},
+		layertest.Parity{Layer: `type: "SmoothL1Loss" smooth_l1_loss_param { sigma: 3 }`, Bottom: [][]int{{3, 8}, {3, 8}, {3, 8}, {3, 8}}, NoPropagate: []int{2, 3}},
 		layertest.Parity{Layer: `type: "Axpy"`, Bottom: [][]int{{2, 3, 1, 1}, {2, 3, 4, 5}, {2, 3, 4, 5}}},
 		layertest.Parity{Layer: `type: "BN" bn_param { slope_filler { type: "constant" value: 1.5 } }`, Bottom: [][]int{{4, 3, 5, 5}}},
 		layertest.Parity{Layer: `type: "Normalize" norm_param { across_spatial: false }`, Bottom: [][]int{{2, 3, 4, 5}}},
@@ -587,6 +591,7 @@ func init() {
 				}
 			}},
 		layertest.Parity{Layer: `type: "Interp" interp_param { zoom_factor: 4 shrink_factor: 2 }`, Bottom: [][]int{{2, 3, 9, 7}}},
+		layertest.Parity{Layer: `type: "Interp" interp_param { height: 5 width: 11 pad_beg: -1 pad_end: -2 }`, Bottom: [][]int{{2, 2, 8, 9}}},
 	)
 }
 
