@@ -174,7 +174,9 @@ func (p *prefetcher[T]) releaseCurrent() error {
 	return err
 }
 
-// shareOnDevice makes dst, shaped as src, read src's device memory.
+// shareOnDevice makes dst, shaped as src, read src's device memory. The
+// two may differ in capacity (AnnotatedData's labels change size from
+// batch to batch), so dst's copies are bounded by src's memory.
 func shareOnDevice[T Float](src, dst *blob.Blob[T]) error {
 	if err := dst.ReshapeLike(src); err != nil {
 		return err
@@ -183,5 +185,5 @@ func shareOnDevice[T Float](src, dst *blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	return dst.Data().SetGPUData(from)
+	return dst.Data().SetSharedGPUData(from, src.Data().Size())
 }

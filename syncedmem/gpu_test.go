@@ -180,6 +180,29 @@ func TestSetGPUDataAdoptsWithoutOwning(t *testing.T) {
 	}
 }
 
+// A memory larger than the device buffer it shares (a blob that grew,
+// sharing a batch's smaller buffer) copies only what the buffer holds,
+// both ways.
+func TestSharedSmallerGPUData(t *testing.T) {
+	d := cudatest.Device(t)
+	p := cudatest.Upload(t, d, bytes.Repeat([]byte{7}, 16)) // freed by the test cleanup
+	m := New(48)
+	if err := m.SetSharedGPUData(p, 16); err != nil {
+		t.Fatal(err)
+	}
+	got := m.CPUData()
+	if !allEqual(got[:16], 7) {
+		t.Errorf("CPUData of a shared 16-byte buffer: %v", got[:16])
+	}
+	fill(m.MutableCPUData()[:16], 5)
+	if _, err := m.GPUData(); err != nil {
+		t.Fatalf("pushing back into the shared buffer: %v", err)
+	}
+	if got := cudatest.Download(t, d, p, 16); !allEqual(got, 5) {
+		t.Errorf("shared buffer after the push: %v", got)
+	}
+}
+
 func TestCloseFreesDeviceMemory(t *testing.T) {
 	d := cudatest.Device(t)
 	// Free memory is device-wide and other test processes (go test runs

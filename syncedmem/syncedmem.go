@@ -82,6 +82,9 @@ type SyncedMemory struct {
 	gpu    cuda.DevicePtr // device copy
 	hasGPU bool           // gpu is valid (a size-0 buffer may be the null pointer)
 	ownGPU bool           // gpu was allocated here (and is freed by Close)
+	// gpuBytes, when positive, is the size of shared device memory smaller
+	// than size (SetSharedGPUData); copies move no more than it.
+	gpuBytes int
 	gpuDev *cuda.Device   // the device gpu lives on
 
 	// Safety nets for memory that is dropped without Close: the garbage
@@ -187,7 +190,30 @@ func (m *SyncedMemory) SetGPUData(p cuda.DevicePtr) error {
 	}
 	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = p, true, false, d
 	m.head = HeadAtGPU
+	m.gpuBytes = 0
 	return nil
+}
+
+// SetSharedGPUData is SetGPUData for device memory of n bytes that another
+// SyncedMemory owns. n may be less than this memory's size (a blob that
+// grew, sharing a batch whose blob did not): copies between host and
+// device then move n bytes, all the shared memory holds.
+func (m *SyncedMemory) SetSharedGPUData(p cuda.DevicePtr, n int) error {
+	if err := m.SetGPUData(p); err != nil {
+		return err
+	}
+	if n < m.size {
+		m.gpuBytes = n
+	}
+	return nil
+}
+
+// deviceBytes is how many bytes the device memory holds.
+func (m *SyncedMemory) deviceBytes() int {
+	if m.gpuBytes > 0 {
+		return m.gpuBytes
+	}
+	return m.size
 }
 
 // AsyncGPUPush starts copying the host copy to the device on stream s and
@@ -200,7 +226,7 @@ func (m *SyncedMemory) AsyncGPUPush(s *cuda.Stream) error {
 	if err := m.allocGPU(); err != nil {
 		return err
 	}
-	if err := m.gpuDev.CopyHtoDAsync(m.gpu, m.cpu[:m.size], s); err != nil {
+	if err := m.gpuDev.CopyHtoDAsync(m.gpu, m.cpu[:m.deviceBytes()], s); err != nil {
 		return fmt.Errorf("syncedmem: async push of %d bytes: %w", m.size, err)
 	}
 	m.head = Synced
@@ -231,8 +257,8 @@ func (m *SyncedMemory) toCPU() {
 		if m.cpu == nil {
 			m.allocCPU()
 		}
-		if err := m.gpuDev.CopyDtoH(m.cpu[:m.size], m.gpu); err != nil {
-			panic(&DeviceError{Op: fmt.Sprintf("copy %d bytes device to host", m.size), Err: err})
+		if err := m.gpuDev.CopyDtoH(m.cpu[:m.deviceBytes()], m.gpu); err != nil {
+			panic(&DeviceError{Op: fmt.Sprintf("copy %d bytes device to host", m.deviceBytes()), Err: err})
 		}
 		m.head = Synced
 	}
@@ -245,7 +271,7 @@ func (m *SyncedMemory) toGPU() error {
 		if err := m.allocGPU(); err != nil {
 			return err
 		}
-		if err := m.gpuDev.Memset(m.gpu, 0, m.size); err != nil {
+		if err := m.gpuDev.Memset(m.gpu, 0, m.deviceBytes()); err != nil {
 			return fmt.Errorf("syncedmem: zero %d bytes on the device: %w", m.size, err)
 		}
 		m.head = HeadAtGPU
@@ -253,7 +279,7 @@ func (m *SyncedMemory) toGPU() error {
 		if err := m.allocGPU(); err != nil {
 			return err
 		}
-		if err := m.gpuDev.CopyHtoD(m.gpu, m.cpu[:m.size]); err != nil {
+		if err := m.gpuDev.CopyHtoD(m.gpu, m.cpu[:m.deviceBytes()]); err != nil {
 			return fmt.Errorf("syncedmem: copy %d bytes host to device: %w", m.size, err)
 		}
 		m.head = Synced
@@ -290,6 +316,7 @@ func (m *SyncedMemory) allocGPU() error {
 		return fmt.Errorf("syncedmem: allocate %d bytes on the device: %w", m.size, err)
 	}
 	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = p, true, true, d
+	m.gpuBytes = 0
 	m.gpuCleanup = runtime.AddCleanup(m, freeDevice, deviceBuffer{d, p})
 	return nil
 }
@@ -326,6 +353,7 @@ func (m *SyncedMemory) releaseGPU() error {
 		err = m.gpuDev.Free(m.gpu)
 	}
 	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = 0, false, false, nil
+	m.gpuBytes = 0
 	return err
 }
 
