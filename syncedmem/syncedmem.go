@@ -85,7 +85,7 @@ type SyncedMemory struct {
 	// gpuBytes, when positive, is the size of shared device memory smaller
 	// than size (SetSharedGPUData); copies move no more than it.
 	gpuBytes int
-	gpuDev *cuda.Device   // the device gpu lives on
+	gpuDev   *cuda.Device // the device gpu lives on
 
 	// Safety nets for memory that is dropped without Close: the garbage
 	// collector then frees the device and pinned buffers. Close stops them.
