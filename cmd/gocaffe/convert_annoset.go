@@ -33,21 +33,13 @@ type annosetOptions struct {
 func runConvertAnnoset(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("convert_annoset", stderr)
 	var o annosetOptions
-	fs.BoolVar(&o.gray, "gray", false, "store images as grayscale (one channel) instead of colour (three, in B, G, R order)")
-	fs.BoolVar(&o.shuffle, "shuffle", false, "shuffle the list's order (see -seed)")
-	fs.Int64Var(&o.seed, "seed", -1, "the seed of -shuffle; -1 for a random one, logged so that the order can be repeated")
-	backendName := fs.String("backend", "lmdb", "the database backend to write: lmdb or leveldb")
+	backendName := o.addFlags(fs)
 	fs.StringVar(&o.annoType, "anno_type", "classification", "the annotation: classification (list lines \"<image> <integer label>\") or detection (\"<image> <annotation file>\")")
 	fs.StringVar(&o.labelType, "label_type", "xml", "with -anno_type detection, the annotation files' format: xml (VOC), json (SSD's COCO files) or txt (\"label xmin ymin xmax ymax\" lines, in pixels)")
 	fs.StringVar(&o.labelMapFile, "label_map_file", "", "with -anno_type detection, a LabelMap in protobuf text format mapping class names to labels")
 	fs.BoolVar(&o.checkLabel, "check_label", false, "fail when the label map gives a name twice")
 	fs.IntVar(&o.minDim, "min_dim", 0, "resize images, keeping their aspect, so that the short side is at least this (see -max_dim); 0: no minimum")
 	fs.IntVar(&o.maxDim, "max_dim", 0, "resize images, keeping their aspect, so that the long side is at most this; 0: no maximum")
-	fs.IntVar(&o.resizeWidth, "resize_width", 0, "resize images to this width (with -resize_height; bilinear); 0 keeps their size")
-	fs.IntVar(&o.resizeHeight, "resize_height", 0, "resize images to this height (with -resize_width; bilinear); 0 keeps their size")
-	fs.BoolVar(&o.checkSize, "check_size", false, "check that all images have the same size (after any resizing)")
-	fs.BoolVar(&o.encoded, "encoded", false, "store the image files' encoded bytes (PNG, JPEG) instead of raw pixels")
-	fs.StringVar(&o.encodeType, "encode_type", "", "with -encoded, the encoding to store: png or jpg; empty keeps each file's own (implies -encoded)")
 	setUsage(fs, stderr, "gocaffe convert_annoset [flags] ROOTFOLDER/ LISTFILE DB_NAME",
 		"Converts the images listed in LISTFILE and their annotations into a database of\n"+
 			"AnnotatedDatums with keys %08d_<image path>, as SSD's convert_annoset. With\n"+

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"errors"
 	"fmt"
 	"image"
@@ -45,15 +46,7 @@ type imagesetOptions struct {
 func runConvertImageset(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("convert_imageset", stderr)
 	var o imagesetOptions
-	fs.BoolVar(&o.gray, "gray", false, "store images as grayscale (one channel) instead of colour (three, in B, G, R order)")
-	fs.BoolVar(&o.shuffle, "shuffle", false, "shuffle the list's order (see -seed)")
-	fs.Int64Var(&o.seed, "seed", -1, "the seed of -shuffle; -1 for a random one, logged so that the order can be repeated")
-	backendName := fs.String("backend", "lmdb", "the database backend to write: lmdb or leveldb")
-	fs.IntVar(&o.resizeWidth, "resize_width", 0, "resize images to this width (with -resize_height; bilinear); 0 keeps their size")
-	fs.IntVar(&o.resizeHeight, "resize_height", 0, "resize images to this height (with -resize_width; bilinear); 0 keeps their size")
-	fs.BoolVar(&o.checkSize, "check_size", false, "check that all images have the same size (after any resizing)")
-	fs.BoolVar(&o.encoded, "encoded", false, "store the image files' encoded bytes (PNG, JPEG) instead of raw pixels")
-	fs.StringVar(&o.encodeType, "encode_type", "", "with -encoded, the encoding to store: png or jpg; empty keeps each file's own (implies -encoded)")
+	backendName := o.addFlags(fs)
 	setUsage(fs, stderr, "gocaffe convert_imageset [flags] ROOTFOLDER/ LISTFILE DB_NAME",
 		"Converts the images listed in LISTFILE, one \"<path> <integer label>\" a line with\n"+
 			"paths relative to ROOTFOLDER, into a database of Datums with keys\n"+
@@ -74,6 +67,21 @@ func runConvertImageset(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = convertImageset(pos[0], pos[1], pos[2], &o, stderr)
 	return err
+}
+
+// addFlags defines the flags convert_imageset and convert_annoset share
+// and returns the backend's.
+func (o *imagesetOptions) addFlags(fs *flag.FlagSet) *string {
+	fs.BoolVar(&o.gray, "gray", false, "store images as grayscale (one channel) instead of colour (three, in B, G, R order)")
+	fs.BoolVar(&o.shuffle, "shuffle", false, "shuffle the list's order (see -seed)")
+	fs.Int64Var(&o.seed, "seed", -1, "the seed of -shuffle; -1 for a random one, logged so that the order can be repeated")
+	backendName := fs.String("backend", "lmdb", "the database backend to write: lmdb or leveldb")
+	fs.IntVar(&o.resizeWidth, "resize_width", 0, "resize images to this width (with -resize_height; bilinear); 0 keeps their size")
+	fs.IntVar(&o.resizeHeight, "resize_height", 0, "resize images to this height (with -resize_width; bilinear); 0 keeps their size")
+	fs.BoolVar(&o.checkSize, "check_size", false, "check that all images have the same size (after any resizing)")
+	fs.BoolVar(&o.encoded, "encoded", false, "store the image files' encoded bytes (PNG, JPEG) instead of raw pixels")
+	fs.StringVar(&o.encodeType, "encode_type", "", "with -encoded, the encoding to store: png or jpg; empty keeps each file's own (implies -encoded)")
+	return backendName
 }
 
 // check validates and normalises the flags.
