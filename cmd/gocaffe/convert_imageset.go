@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"errors"
+	"flag"
 	"fmt"
 	"image"
 	"image/color"
