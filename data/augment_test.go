@@ -314,3 +314,22 @@ func checkBoxOverBright(t *testing.T, what string, out []float32, p AugmentPlan)
 		t.Fatalf("%s: %d bright pixels outside the box %v", what, bright, box)
 	}
 }
+
+// SSD's scripts give test nets an empty batch_sampler {}: every trial
+// samples the whole image, which then passes unchanged.
+func TestEmptyBatchSamplerKeepsTheImage(t *testing.T) {
+	a := augmenterFor(t, `mean_value: 1`, []*caffepb.BatchSampler{{}}, caffepb.Phase_TEST, 1)
+	img := DatumRecord{Channels: 1, Height: 3, Width: 4, Data: []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}
+	obj := []Object{{Label: 2, Box: BBox{XMin: 0.25, YMin: 0, XMax: 0.75, YMax: 1}}}
+	var p AugmentPlan
+	if err := a.Plan(&img, obj, &p); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, 12)
+	if err := a.Apply(&img, &p, out, &AugmentScratch{}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(out) != "[0 1 2 3 4 5 6 7 8 9 10 11]" || len(p.Objects) != 1 || !nearBox(p.Objects[0].Box, obj[0].Box) {
+		t.Errorf("output %v, objects %+v", out, p.Objects)
+	}
+}
