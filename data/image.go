@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
@@ -216,6 +217,7 @@ type ImageReader struct {
 
 	file    []byte
 	pix     []byte
+	row     []byte // libjpeg's scanline
 	resized []byte
 	rs      Resizer
 }
@@ -235,14 +237,17 @@ func (r *ImageReader) Read(path string) (DatumRecord, error) {
 	return rec, nil
 }
 
+// decodeJPEG, set by the libjpeg build tag, decodes a JPEG straight into
+// planes (buf and row are reused scratch); ok false leaves the image to
+// Go's decoders.
+var decodeJPEG func(encoded []byte, mode ColorMode, buf, row []byte) (c, h, w int, pix, rowOut []byte, ok bool, err error)
+
 // Decode decodes an encoded image (the bytes of a file) as Read does.
 func (r *ImageReader) Decode(encoded []byte) (DatumRecord, error) {
-	img, err := DecodeImage(encoded, r.MaxPixels)
+	c, h, w, pix, err := r.decodePlanes(encoded)
 	if err != nil {
 		return DatumRecord{}, err
 	}
-	c, h, w, pix := ImagePixels(img, r.Mode, r.pix)
-	r.pix = pix
 	if r.Height > 0 && r.Width > 0 && (r.Height != h || r.Width != w) {
 		if err := CheckImageSize("resize target", r.Height, r.Width, r.MaxPixels); err != nil {
 			return DatumRecord{}, err
@@ -255,4 +260,25 @@ func (r *ImageReader) Decode(encoded []byte) (DatumRecord, error) {
 		pix, h, w = resized, r.Height, r.Width
 	}
 	return DatumRecord{Channels: c, Height: h, Width: w, Data: pix}, nil
+}
+
+// decodePlanes decodes an image into r.pix as planes, after checking its
+// size against the cap.
+func (r *ImageReader) decodePlanes(encoded []byte) (c, h, w int, pix []byte, err error) {
+	if err := CheckImageHeader(encoded, r.MaxPixels); err != nil {
+		return 0, 0, 0, nil, err
+	}
+	if decodeJPEG != nil {
+		var ok bool
+		c, h, w, r.pix, r.row, ok, err = decodeJPEG(encoded, r.Mode, r.pix, r.row)
+		if ok {
+			return c, h, w, r.pix, err
+		}
+	}
+	img, _, err := image.Decode(bytes.NewReader(encoded))
+	if err != nil {
+		return 0, 0, 0, nil, err
+	}
+	c, h, w, r.pix = ImagePixels(img, r.Mode, r.pix)
+	return c, h, w, r.pix, nil
 }

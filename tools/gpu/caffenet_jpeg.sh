@@ -6,12 +6,15 @@
 # solver's log. Run from the repository root with .device carried:
 #
 #   . .device/env.sh && tools/gpu/caffenet_jpeg.sh
+#
+# TAGS adds build tags (TAGS=libjpeg decodes with the system's libjpeg);
+# ROUNDS sets the number of interleaved rounds (default 3).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}
 work=/tmp/jpeg
 rm -rf "$work" && mkdir -p "$work" "$out"
-go build -tags cuda -o /tmp/gc ./cmd/gocaffe || exit 1
+go build -tags "cuda ${TAGS:-}" -o /tmp/gc ./cmd/gocaffe || exit 1
 go run ./tools/gpu/mkjpeg -n 2048 -size 256 -dir "$work/img" -list "$work/list.txt" || exit 1
 /tmp/gc convert_imageset -encoded "$work/img/" "$work/list.txt" "$work/lmdb" 2>&1 | tail -1
 du -sh "$work/lmdb"
@@ -29,7 +32,7 @@ open(f"{work}/nets/caffenet_data.prototxt", "w").write(net)
 solver = open(f"{work}/nets/caffenet_time_solver.prototxt").read().replace("caffenet_time.prototxt", "caffenet_data.prototxt")
 open(f"{work}/nets/caffenet_data_solver.prototxt", "w").write(solver)
 PY
-for round in 1 2 3; do
+for round in $(seq "${ROUNDS:-3}"); do
 	for feed in time data; do
 		rates=$(/tmp/gc train -solver "$work/nets/caffenet_${feed}_solver.prototxt" -gpu 0 2>&1 | tee "$out/caffenet_${feed}_$round.log" |
 			sed -n 's/.*Iteration \([1-9][0-9]*\) (\([0-9.]*\) iter\/s.*/\2/p' | tr '\n' ' ')
