@@ -74,6 +74,7 @@ CUresult gc_stream_synchronize(CUcontext c, CUstream s) { WITH_CTX(c, cuStreamSy
 CUresult gc_event_create(CUcontext c, CUevent *e, unsigned int flags) { WITH_CTX(c, cuEventCreate(e, flags)); }
 CUresult gc_event_destroy(CUcontext c, CUevent e) { WITH_CTX(c, cuEventDestroy(e)); }
 CUresult gc_event_record(CUcontext c, CUevent e, CUstream s) { WITH_CTX(c, cuEventRecord(e, s)); }
+CUresult gc_stream_wait_event(CUcontext c, CUstream s, CUevent e) { WITH_CTX(c, cuStreamWaitEvent(s, e, 0)); }
 CUresult gc_event_synchronize(CUcontext c, CUevent e) { WITH_CTX(c, cuEventSynchronize(e)); }
 CUresult gc_event_elapsed(CUcontext c, float *ms, CUevent start, CUevent end) { WITH_CTX(c, cuEventElapsedTime(ms, start, end)); }
 

@@ -49,6 +49,7 @@ CUresult gc_stream_synchronize(CUcontext c, CUstream s);
 CUresult gc_event_create(CUcontext c, CUevent *e, unsigned int flags);
 CUresult gc_event_destroy(CUcontext c, CUevent e);
 CUresult gc_event_record(CUcontext c, CUevent e, CUstream s);
+CUresult gc_stream_wait_event(CUcontext c, CUstream s, CUevent e);
 CUresult gc_event_synchronize(CUcontext c, CUevent e);
 CUresult gc_event_elapsed(CUcontext c, float *ms, CUevent start, CUevent end);
 

@@ -128,6 +128,9 @@ func (s *Stream) Synchronize() error { return ErrNoCUDA }
 // Close returns ErrNoCUDA in a build without the `cuda` tag.
 func (s *Stream) Close() error { return ErrNoCUDA }
 
+// WaitEvent returns ErrNoCUDA in a build without the `cuda` tag.
+func (s *Stream) WaitEvent(e *Event) error { return ErrNoCUDA }
+
 // Record returns ErrNoCUDA in a build without the `cuda` tag.
 func (e *Event) Record(s *Stream) error { return ErrNoCUDA }
 

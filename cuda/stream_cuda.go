@@ -7,6 +7,7 @@ package cuda
 #cgo noescape gc_event_create
 #cgo noescape gc_event_elapsed
 #cgo nocallback gc_event_record
+#cgo nocallback gc_stream_wait_event
 #cgo nocallback gc_stream_synchronize
 #include "gocaffe_cuda.h"
 */
@@ -94,6 +95,16 @@ func (d *Device) newEvent(flags C.uint) (*Event, error) {
 func (e *Event) Record(s *Stream) error {
 	if r := C.gc_event_record(e.dev.ctx, e.e, s.handle()); r != C.CUDA_SUCCESS {
 		return driverError("cuEventRecord", r)
+	}
+	return nil
+}
+
+// WaitEvent makes the work queued on s from now on wait for e (the last
+// Record of it) without blocking the host: one stream's work ordered after
+// another's.
+func (s *Stream) WaitEvent(e *Event) error {
+	if r := C.gc_stream_wait_event(e.dev.ctx, s.handle(), e.e); r != C.CUDA_SUCCESS {
+		return driverError("cuStreamWaitEvent", r)
 	}
 	return nil
 }

@@ -46,6 +46,9 @@ func MaxImagePixels() (int64, error) { return maxPixelsFromEnv() }
 // an image of more than maxPixels pixels (0: MaxImagePixels) before any
 // pixel memory is allocated.
 func CheckImageHeader(encoded []byte, maxPixels int64) error {
+	if w, h, _, ok := jpegFrame(encoded); ok { // the common case, without image.DecodeConfig's allocations
+		return CheckImageSize("jpeg image", h, w, maxPixels)
+	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(encoded))
 	if err != nil {
 		return err
@@ -87,4 +90,44 @@ func DecodeImage(encoded []byte, maxPixels int64) (image.Image, error) {
 	}
 	img, _, err := image.Decode(bytes.NewReader(encoded))
 	return img, err
+}
+
+// jpegFrame reads a JPEG's size and number of components from its frame
+// header (SOF0 to SOF15) without allocating; ok is false for anything it
+// does not find plainly so (not a JPEG, truncated, a frame with its height
+// given later), which image.DecodeConfig then reads or reports.
+func jpegFrame(b []byte) (w, h, comps int, ok bool) {
+	if len(b) < 4 || b[0] != 0xff || b[1] != 0xd8 {
+		return 0, 0, 0, false
+	}
+	for i := 2; i+4 <= len(b); {
+		if b[i] != 0xff {
+			return 0, 0, 0, false
+		}
+		m := b[i+1]
+		switch {
+		case m == 0xff: // fill byte
+			i++
+			continue
+		case m == 0x01 || (m >= 0xd0 && m <= 0xd8): // markers without a segment
+			i += 2
+			continue
+		case m == 0xda || m == 0xd9: // scan or end before any frame
+			return 0, 0, 0, false
+		}
+		n := int(b[i+2])<<8 | int(b[i+3])
+		if n < 2 || i+2+n > len(b) {
+			return 0, 0, 0, false
+		}
+		if m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc {
+			if n < 8 {
+				return 0, 0, 0, false
+			}
+			seg := b[i+4:]
+			h, w, comps = int(seg[1])<<8|int(seg[2]), int(seg[3])<<8|int(seg[4]), int(seg[5])
+			return w, h, comps, h > 0 && w > 0 && comps > 0
+		}
+		i += 2 + n
+	}
+	return 0, 0, 0, false
 }

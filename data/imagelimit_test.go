@@ -1,6 +1,9 @@
 package data
 
 import (
+	"bytes"
+	"image"
+	"image/jpeg"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +56,44 @@ func wantErr(t *testing.T, what string, err error, parts ...string) {
 	for _, p := range parts {
 		if !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: error %q lacks %q", what, err, p)
+		}
+	}
+}
+
+// jpegFrame reads the size image.DecodeConfig reads, for colour and grey
+// JPEGs with and without extra segments, and declines what is not a plain
+// JPEG frame.
+func TestJPEGFrame(t *testing.T) {
+	for _, c := range []struct {
+		img   image.Image
+		comps int
+	}{{image.NewRGBA(image.Rect(0, 0, 37, 23)), 3}, {image.NewGray(image.Rect(0, 0, 5, 300)), 1}} {
+		var b bytes.Buffer
+		if err := jpeg.Encode(&b, c.img, nil); err != nil {
+			t.Fatal(err)
+		}
+		data := b.Bytes()
+		// An APP1 segment and fill bytes before the frame.
+		withApp := append([]byte{0xff, 0xd8, 0xff, 0xff, 0xe1, 0, 6, 1, 2, 3, 4}, data[2:]...)
+		for _, d := range [][]byte{data, withApp} {
+			cfg, _, err := image.DecodeConfig(bytes.NewReader(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, h, comps, ok := jpegFrame(d)
+			if !ok || w != cfg.Width || h != cfg.Height || comps != c.comps {
+				t.Errorf("jpegFrame %dx%d %d comps %v, DecodeConfig %dx%d", w, h, comps, ok, cfg.Width, cfg.Height)
+			}
+		}
+		for n := range len(data) {
+			if _, _, _, ok := jpegFrame(data[:n]); ok && n < 20 {
+				t.Errorf("a %d-byte prefix gave a frame", n)
+			}
+		}
+	}
+	for _, bad := range [][]byte{nil, {0xff, 0xd8}, []byte("\x89PNG\r\n"), {0xff, 0xd8, 0xff, 0xda, 0, 2}} {
+		if _, _, _, ok := jpegFrame(bad); ok {
+			t.Errorf("jpegFrame(%q) found a frame", bad)
 		}
 	}
 }

@@ -78,11 +78,8 @@ static int gc_decode(const unsigned char *src, unsigned long n, int channels, in
 import "C"
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
 	"unsafe"
 )
 
@@ -96,16 +93,13 @@ func init() { decodeJPEG = libjpegDecode }
 // libjpegDecode decodes a JPEG into planes in mode; ok is false when the
 // data is not a JPEG libjpeg converts, for the Go decoder to try.
 func libjpegDecode(encoded []byte, mode ColorMode, buf, row []byte) (c, h, w int, pix, rowOut []byte, ok bool, err error) {
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(encoded))
-	if err != nil || format != "jpeg" {
+	w, h, comps, ok := jpegFrame(encoded)
+	if !ok || (comps != 1 && comps != 3) { // CMYK and YCCK have 4: Go's decoder converts them
 		return 0, 0, 0, buf, row, false, nil
 	}
-	w, h, c = cfg.Width, cfg.Height, 3
-	if mode == Gray || (mode == Native && cfg.ColorModel == color.GrayModel) {
+	c = 3
+	if mode == Gray || (mode == Native && comps == 1) {
 		c = 1
-	}
-	if w <= 0 || h <= 0 {
-		return 0, 0, 0, buf, row, false, nil
 	}
 	pix = grown(buf, c*h*w)
 	row = grown(row, 3*w)

@@ -152,6 +152,9 @@ func (p *prefetcher[T]) fill(b *batch[T]) (err error) {
 			err = fmt.Errorf("panic while loading a batch: %v\n%s", r, debug.Stack())
 		}
 	}()
+	if err := awaitPush(p, b); err != nil {
+		return err
+	}
 	if err := p.loader.load(b); err != nil {
 		return err
 	}

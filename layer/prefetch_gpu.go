@@ -12,25 +12,31 @@ import (
 
 // In GPU mode a batch's blobs belong to the device, so their host memory is
 // pinned; the prefetch goroutine copies each loaded batch to the device
-// asynchronously on a stream of its own and waits for the copy before
-// handing the batch over (Caffe's async_gpu_push in
-// BasePrefetchingDataLayer::InternalThreadEntry), so Forward only points
-// its tops at the batch's device memory. The cuda package binds the
-// context in every call, so the goroutine needs no locked thread.
+// asynchronously on a stream of its own and records an event after the
+// copy (Caffe's async_gpu_push in BasePrefetchingDataLayer::
+// InternalThreadEntry, except that Caffe waits for the copy there). It goes
+// on loading the next batch while the copy runs; Forward makes the compute
+// stream wait for the event (no host wait) and points its tops at the
+// batch's device memory. The cuda package binds the context in every call,
+// so the goroutine needs no locked thread.
 
 // batchDevice marks the end of the compute work that may read the batch's
 // device memory: that work is queued on the compute stream and may still
 // be running when the batch goes back to the goroutine, which must not
 // overwrite the batch's device memory before it ends.
-type batchDevice struct{ copied *cuda.Event }
+//
+// pushed marks the end of the batch's copy to the device; the goroutine
+// waits for it before it writes the batch's host memory again.
+type batchDevice struct {
+	copied, pushed *cuda.Event
+	pushing        bool // pushed is recorded and not yet waited for
+}
 
 // prefetchDevice is the device of a GPU-mode prefetcher (nil in CPU mode),
-// the goroutine's stream, the event it waits on for its pushes, and the
-// batch whose device memory the tops hold.
+// the goroutine's stream, and the batch whose device memory the tops hold.
 type prefetchDevice[T Float] struct {
 	dev     *cuda.Device
 	stream  *cuda.Stream
-	pushed  *cuda.Event
 	current *batch[T]
 }
 
@@ -50,19 +56,33 @@ func initDevice[T Float](p *prefetcher[T], d *cuda.Device) error {
 		return fmt.Errorf("prefetch stream: %w", err)
 	}
 	p.dev = prefetchDevice[T]{dev: d, stream: s}
-	if p.dev.pushed, err = newWaitEvent(d); err != nil {
-		return errors.Join(fmt.Errorf("prefetch event: %w", err), closeDevice(p))
-	}
 	for _, b := range p.batches {
 		if b.dev.copied, err = newWaitEvent(d); err != nil {
+			return errors.Join(fmt.Errorf("prefetch event: %w", err), closeDevice(p))
+		}
+		if b.dev.pushed, err = newWaitEvent(d); err != nil {
 			return errors.Join(fmt.Errorf("prefetch event: %w", err), closeDevice(p))
 		}
 	}
 	return nil
 }
 
-// pushToDevice copies a loaded batch to the device on the prefetch stream
-// and waits for the copy.
+// awaitPush waits for the batch's last copy to the device to end before
+// the loader writes its host memory again (usually long over).
+func awaitPush[T Float](p *prefetcher[T], b *batch[T]) error {
+	if p.dev.dev == nil || !b.dev.pushing {
+		return nil
+	}
+	b.dev.pushing = false
+	if err := b.dev.pushed.Synchronize(); err != nil {
+		return fmt.Errorf("waiting for the batch's previous copy to the device: %w", err)
+	}
+	return nil
+}
+
+// pushToDevice queues the copy of a loaded batch to the device on the
+// prefetch stream, after the compute work that read the batch's device
+// memory last time, and records the batch's pushed event after it.
 func pushToDevice[T Float](p *prefetcher[T], b *batch[T]) error {
 	if p.dev.dev == nil {
 		return nil
@@ -78,10 +98,11 @@ func pushToDevice[T Float](p *prefetcher[T], b *batch[T]) error {
 			return fmt.Errorf("pushing the batch labels to the device: %w", err)
 		}
 	}
-	if err := p.dev.pushed.Record(p.dev.stream); err != nil {
+	if err := b.dev.pushed.Record(p.dev.stream); err != nil {
 		return fmt.Errorf("marking the end of the batch's push: %w", err)
 	}
-	return p.dev.pushed.Synchronize()
+	b.dev.pushing = true
+	return nil
 }
 
 // push queues the copy of what the loader wrote; memory it did not write
@@ -104,13 +125,13 @@ func closeDevice[T Float](p *prefetcher[T]) error {
 		errs = append(errs, b.dev.copied.Record(p.dev.dev.Stream()))
 	}
 	for _, b := range p.batches {
-		if b.dev.copied != nil {
-			errs = append(errs, b.dev.copied.Synchronize(), b.dev.copied.Close())
-			b.dev.copied = nil
+		for _, e := range []**cuda.Event{&b.dev.copied, &b.dev.pushed} {
+			if *e != nil {
+				errs = append(errs, (*e).Synchronize(), (*e).Close())
+				*e = nil
+			}
 		}
-	}
-	if p.dev.pushed != nil {
-		errs = append(errs, p.dev.pushed.Close())
+		b.dev.pushing = false
 	}
 	errs = append(errs, p.dev.stream.Close())
 	p.dev = prefetchDevice[T]{}
@@ -147,6 +168,10 @@ func forwardBatchGPU[T Float](p *prefetcher[T], top []*blob.Blob[T]) error {
 		return err
 	}
 	p.dev.current = b
+	// The compute stream waits for the batch's copy; the host does not.
+	if err := d.Stream().WaitEvent(b.dev.pushed); err != nil {
+		return fmt.Errorf("ordering the compute stream after the batch's copy: %w", err)
+	}
 	if err := shareOnDevice(b.data, top[0]); err != nil {
 		return err
 	}
