@@ -318,7 +318,7 @@ func inParallel(n int, work func(i int) error, failed func(i int, err error)) {
 			failed(i, err)
 		}
 	}
-	workers := min(n, runtime.GOMAXPROCS(0))
+	workers := min(n, loaderWorkers())
 	if workers <= 1 {
 		for i := range n {
 			safe(i)
@@ -335,6 +335,18 @@ func inParallel(n int, work func(i int) error, failed func(i int, err error)) {
 		})
 	}
 	wg.Wait()
+}
+
+// loaderWorkers is how many goroutines decode and transform a batch: all
+// the cores but one on machines of more than four, so that the goroutine
+// running the net (launching the GPU's work, which stalls when it waits
+// for a core) keeps one.
+func loaderWorkers() int {
+	n := runtime.GOMAXPROCS(0)
+	if n > 4 {
+		return n - 1
+	}
+	return n
 }
 
 // prefetchCount is data_param.prefetch, which Caffe reads for every
