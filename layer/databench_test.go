@@ -59,6 +59,9 @@ func BenchmarkDataLayer(b *testing.B) {
 			"batch_size: 64", `transform_param { scale: 0.00390625 }`, 64},
 		{"jpeg_3x256x256_crop227_mirror_batch32", func(b *testing.B) []*caffepb.Datum { return jpegDatums(b, 256, 256) },
 			"batch_size: 32", `transform_param { crop_size: 227 mirror: true mean_value: 104 mean_value: 117 mean_value: 123 }`, 32},
+		// CaffeNet's training batch, as issue 16's data check feeds it.
+		{"jpeg_3x256x256_crop227_mirror_batch256", func(b *testing.B) []*caffepb.Datum { return jpegDatums(b, 512, 256) },
+			"batch_size: 256", `transform_param { crop_size: 227 mirror: true mean_value: 104 mean_value: 117 mean_value: 123 }`, 256},
 	}
 	for _, backend := range []caffepb.DataParameter_DB{caffepb.DataParameter_LMDB, caffepb.DataParameter_LEVELDB} {
 		testBackend = backend
