@@ -488,7 +488,7 @@ func (a *Augmenter[T]) Apply(img *DatumRecord, p *AugmentPlan, dst []T, s *Augme
 		a.pad(s.fitted, pix, c, p)
 		pix = s.fitted
 	}
-	transformPlanes(pix, dst, p.g, a.tf.mean, a.tf.meanValues, a.tf.scale)
+	transformPixels(pix, dst, p.g, a.tf.mean, a.tf.meanValues, a.tf.scale)
 	return nil
 }
 
