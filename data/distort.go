@@ -124,57 +124,66 @@ func adjustHSV(bs, gs, rs []byte, s distortStep) {
 	}
 }
 
-// bgrToHSV is OpenCV's 8-bit BGR2HSV.
+// OpenCV's 8-bit HSV tables (hsv_shift 12): 255/v and 180/(6 diff) in
+// fixed point, rounded.
+var sdivTable, hdivTable = func() (s, h [256]int32) {
+	for i := 1; i < 256; i++ {
+		s[i] = int32(math.RoundToEven(float64(255<<12) / float64(i)))
+		h[i] = int32(math.RoundToEven(float64(180<<12) / (6 * float64(i))))
+	}
+	return s, h
+}()
+
+// bgrToHSV is OpenCV's 8-bit BGR2HSV, in its fixed-point arithmetic.
 func bgrToHSV(b, g, r byte) (h, s, v byte) {
-	hi, lo := max(b, g, r), min(b, g, r)
-	diff := float64(hi) - float64(lo)
-	if hi == 0 {
-		return 0, 0, 0
-	}
-	s = byte(math.RoundToEven(diff * 255 / float64(hi)))
-	if diff == 0 {
-		return 0, s, hi
-	}
-	var deg float64
-	switch hi {
-	case r:
-		deg = 60 * (float64(g) - float64(b)) / diff
-	case g:
-		deg = 120 + 60*(float64(b)-float64(r))/diff
+	vi, lo := int32(max(b, g, r)), int32(min(b, g, r))
+	bi, gi, ri := int32(b), int32(g), int32(r)
+	diff := vi - lo
+	si := (diff*sdivTable[vi] + 1<<11) >> 12
+	var hi int32
+	switch vi {
+	case ri:
+		hi = gi - bi
+	case gi:
+		hi = bi - ri + 2*diff
 	default:
-		deg = 240 + 60*(float64(r)-float64(g))/diff
+		hi = ri - gi + 4*diff
 	}
-	if deg < 0 {
-		deg += 360
+	hi = (hi*hdivTable[diff] + 1<<11) >> 12
+	if hi < 0 {
+		hi += 180
 	}
-	return byte(math.RoundToEven(deg / 2)), s, hi
+	return byte(hi), byte(si), byte(vi)
 }
 
-// hsvToBGR is OpenCV's 8-bit HSV2BGR; hues past 179 wrap around.
+// hsvToBGR is OpenCV's 8-bit HSV2BGR: float32 arithmetic on S and V
+// scaled to 0..1, H to sectors of 30 (hues past 179 wrap around), the
+// results scaled back to bytes. OpenCV's own paths disagree on that last
+// step: its vectorised loop, which converts all but the last few pixels
+// of a row, truncates (OpenCV 4.6: data/opencv_test.go), its scalar loop
+// rounds; this truncates, as the vectorised loop does.
 func hsvToBGR(h, s, v byte) (b, g, r byte) {
-	fv := float64(v) / 255
+	const hscale = float32(6) / 180
+	fv := float32(v) * (1 / float32(255))
+	toByte := func(x float32) byte { return byte(max(0, min(255, x*255))) }
 	if s == 0 {
-		return v, v, v
+		x := toByte(fv)
+		return x, x, x
 	}
-	fs := float64(s) / 255
-	hh := math.Mod(float64(h)/30, 6)
-	sector := math.Floor(hh)
-	f := hh - sector
-	p, q, t := fv*(1-fs), fv*(1-fs*f), fv*(1-fs*(1-f))
-	var fr, fg, fb float64
-	switch int(sector) {
-	case 0:
-		fr, fg, fb = fv, t, p
-	case 1:
-		fr, fg, fb = q, fv, p
-	case 2:
-		fr, fg, fb = p, fv, t
-	case 3:
-		fr, fg, fb = p, q, fv
-	case 4:
-		fr, fg, fb = t, p, fv
-	default:
-		fr, fg, fb = fv, p, q
+	fs := float32(s) * (1 / float32(255))
+	fh := float32(h) * hscale
+	for fh >= 6 {
+		fh -= 6
 	}
-	return saturateByte(float32(fb * 255)), saturateByte(float32(fg * 255)), saturateByte(float32(fr * 255))
+	sector := int(math.Floor(float64(fh)))
+	fh -= float32(sector)
+	if sector < 0 || sector >= 6 {
+		sector, fh = 0, 0
+	}
+	// 1 - s*h fused (OpenCV's build contracts it into one multiply-add): the
+	// product of two float32 is exact in float64.
+	fused := func(a, b float32) float32 { return float32(1 - float64(a)*float64(b)) }
+	tab := [4]float32{fv, fv * (1 - fs), fv * fused(fs, fh), fv * fused(fs, 1-fh)}
+	order := [6][3]int{{1, 3, 0}, {1, 0, 2}, {3, 0, 1}, {0, 2, 1}, {0, 1, 3}, {2, 1, 0}}[sector]
+	return toByte(tab[order[0]]), toByte(tab[order[1]]), toByte(tab[order[2]])
 }

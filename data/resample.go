@@ -55,6 +55,11 @@ func (r *Resampler) Resize(mode caffepb.ResizeParameter_InterpMode, dst, src []b
 		resizeNearest(dst, src, channels, h, w, nh, nw)
 		return dst, nil
 	}
+	if mode == caffepb.ResizeParameter_AREA && (nh > h || nw > w) {
+		// OpenCV averages areas only when shrinking along both axes;
+		// otherwise its INTER_AREA is bilinear with area positions.
+		return r.linear.resize(dst, src, channels, h, w, nh, nw, true)
+	}
 	r.xt.plan(mode, w, nw)
 	r.yt.plan(mode, h, nh)
 	r.rows = grown(r.rows, h*nw)
@@ -117,10 +122,8 @@ func (t *filterTaps) plan(mode caffepb.ResizeParameter_InterpMode, n, nn int) {
 		t.kernel(n, nn, scale, 4, cubicWeights)
 	case mode == caffepb.ResizeParameter_LANCZOS4:
 		t.kernel(n, nn, scale, 8, lanczos4Weights)
-	case scale > 1: // AREA, shrinking
+	default: // AREA, shrinking along both axes (Resize sends the rest to the bilinear path)
 		t.area(n, nn, scale)
-	default: // AREA, enlarging
-		t.areaUp(n, nn, scale)
 	}
 }
 
@@ -165,25 +168,6 @@ func (t *filterTaps) area(n, nn int, scale float64) {
 		for ; j < k; j++ { // unused taps
 			t.idx[i*k+j], t.wt[i*k+j] = 0, 0
 		}
-	}
-}
-
-// areaUp is OpenCV's INTER_AREA when enlarging: bilinear between source
-// pixels sx and sx+1, where the weight of sx+1 is the part of destination
-// pixel i lying past source pixel sx.
-func (t *filterTaps) areaUp(n, nn int, scale float64) {
-	t.reset(nn, 2)
-	inv := 1 / scale
-	for i := range nn {
-		s := int(math.Floor(float64(i) * scale))
-		f := float64(i+1) - float64(s+1)*inv
-		if f <= 0 {
-			f = 0
-		} else {
-			f -= math.Floor(f)
-		}
-		t.idx[2*i], t.idx[2*i+1] = clampIndex(s, n), clampIndex(s+1, n)
-		t.wt[2*i], t.wt[2*i+1] = float32(1-f), float32(f)
 	}
 }
 

@@ -47,6 +47,13 @@ type Resizer struct {
 // dst, reusing dst's storage when it is large enough, and returns the
 // resized planes.
 func (r *Resizer) Resize(dst, src []byte, channels, h, w, nh, nw int) ([]byte, error) {
+	return r.resize(dst, src, channels, h, w, nh, nw, false)
+}
+
+// resize is Resize, or with area OpenCV's INTER_AREA where it does not
+// shrink along both axes: bilinear, with the weight of a destination
+// pixel's second source the part of it lying past the first.
+func (r *Resizer) resize(dst, src []byte, channels, h, w, nh, nw int, area bool) ([]byte, error) {
 	if channels <= 0 || h <= 0 || w <= 0 || nh <= 0 || nw <= 0 {
 		return nil, fmt.Errorf("resizing a %dx%dx%d image to %dx%d: every size must be positive", channels, h, w, nh, nw)
 	}
@@ -58,8 +65,8 @@ func (r *Resizer) Resize(dst, src []byte, channels, h, w, nh, nw int) ([]byte, e
 		copy(dst, src)
 		return dst, nil
 	}
-	r.xt.plan(w, nw)
-	r.yt.plan(h, nh)
+	r.xt.plan(w, nw, area)
+	r.yt.plan(h, nh, area)
 	r.row0, r.row1 = grown(r.row0, nw), grown(r.row1, nw)
 	for c := range channels {
 		r.resizePlane(dst[c*nh*nw:(c+1)*nh*nw], src[c*h*w:(c+1)*h*w], w, nw)
@@ -109,8 +116,9 @@ func (r *Resizer) resizePlane(out, plane []byte, w, nw int) {
 type taps struct {
 	i0, i1 []int
 	w0, w1 []int
-	// src and dst are the sizes the taps were planned for.
+	// src, dst and area are what the taps were planned for.
 	src, dst int
+	area     bool
 }
 
 // hresize interpolates one source row at the destination columns.
@@ -125,19 +133,32 @@ func hresize(dst []int, row []byte, t *taps) {
 // plan computes the taps for dst destination positions along an axis of
 // src source pixels as OpenCV's resize computes them (in float32, then
 // rounded to 11 bits); past the edges both indices are the border pixel.
-// Taps already planned for the same sizes are kept.
-func (t *taps) plan(src, dst int) {
-	if t.src == src && t.dst == dst && len(t.i0) == dst {
+// With area, the positions are INTER_AREA's when enlarging. Taps already
+// planned for the same sizes are kept.
+func (t *taps) plan(src, dst int, area bool) {
+	if t.src == src && t.dst == dst && t.area == area && len(t.i0) == dst {
 		return
 	}
-	t.src, t.dst = src, dst
+	t.src, t.dst, t.area = src, dst, area
 	t.i0, t.i1 = grown(t.i0, dst), grown(t.i1, dst)
 	t.w0, t.w1 = grown(t.w0, dst), grown(t.w1, dst)
-	scale := float64(src) / float64(dst)
+	scale, inv := float64(src)/float64(dst), float64(dst)/float64(src)
 	for d := range dst {
-		f := float32((float64(d)+0.5)*scale - 0.5)
-		s := int(math.Floor(float64(f)))
-		f -= float32(s)
+		var s int
+		var f float32
+		if area {
+			s = int(math.Floor(float64(d) * scale))
+			f = float32(float64(d+1) - float64(s+1)*inv)
+			if f <= 0 {
+				f = 0
+			} else {
+				f -= float32(math.Floor(float64(f)))
+			}
+		} else {
+			f = float32((float64(d)+0.5)*scale - 0.5)
+			s = int(math.Floor(float64(f)))
+			f -= float32(s)
+		}
 		if s < 0 {
 			s, f = 0, 0
 		}
