@@ -397,10 +397,20 @@ func seResNetBlock() string {
 // inception 3a, on a 10-class head, for training.
 func tsnFragment() string {
 	g := newGen("BN-Inception-fragment")
-	tops := g.n.Tops("data", "Input", nil, []string{"data", "label"}, func(l *caffepb.LayerParameter) {
-		l.InputParam = &caffepb.InputParameter{Shape: []*caffepb.BlobShape{{Dim: []int64{2, 3, 64, 64}}, {Dim: []int64{2}}}}
+	const segments, crop, classes = 3, 64, 10
+	tops := g.n.Tops("data", "VideoData", nil, []string{"data", "label"}, func(l *caffepb.LayerParameter) {
+		l.VideoDataParam = &caffepb.VideoDataParameter{Source: proto.String("data/ucf101_rgb_train_split_1.txt"), BatchSize: u32(2),
+			NewLength: u32(1), NumSegments: u32(segments), Modality: caffepb.VideoDataParameter_RGB.Enum(), Shuffle: proto.Bool(true),
+			NewHeight: u32(80), NewWidth: u32(96), NamePattern: proto.String("img_%05d.jpg")}
+		l.TransformParam = &caffepb.TransformationParameter{CropSize: u32(crop), Mirror: proto.Bool(true), FixCrop: proto.Bool(true),
+			MoreFixCrop: proto.Bool(true), MultiScale: proto.Bool(true), MaxDistort: proto.Int32(1), ScaleRatios: []float32{1, .875, .75, .66},
+			IsFlow: proto.Bool(false), MeanValue: []float32{104, 117, 123}}
 	})
-	data, label := tops[0], tops[1]
+	label := tops[1]
+	// The segments' frames, stacked in the channels, become images of their own.
+	data := g.n.Layer("data_reshape", "Reshape", netspec.On(tops[0]), func(l *caffepb.LayerParameter) {
+		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: []int64{-1, 3, crop, crop}}}
+	})
 	bnRelu := func(name string, bottom netspec.Blob, out, kernel, stride, pad int) netspec.Blob {
 		x := g.conv(name, bottom, out, kernel, stride, pad, 1, true, xavier)
 		x = g.n.Layer(name+"_bn", "BN", netspec.On(x), func(l *caffepb.LayerParameter) {
@@ -424,8 +434,20 @@ func tsnFragment() string {
 	x = g.n.Layer("global_pool", "Pooling", netspec.On(x), func(l *caffepb.LayerParameter) {
 		l.PoolingParam = &caffepb.PoolingParameter{Pool: aveP.Enum(), GlobalPooling: proto.Bool(true)}
 	})
-	g.n.Layer("loss", "SoftmaxWithLoss", netspec.On(g.fc("fc-action", x, 10, xavier), label), nil)
-	return g.text("# The start of BN-Inception (Ioffe and Szegedy 2015) through inception 3a, in the layout of\n# TSN's Caffe (yjxiong/caffe: BN layers), on a 10-class head. Written by models/forks_gen_test.go.\n")
+	// TSN's segmental consensus: each video's segment scores averaged.
+	x = g.n.Layer("reshape_fc", "Reshape", netspec.On(g.fc("fc-action", x, classes, xavier)), func(l *caffepb.LayerParameter) {
+		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: []int64{-1, 1, segments, classes}}}
+	})
+	x = g.n.Layer("pool_fusion", "Pooling", netspec.On(x), func(l *caffepb.LayerParameter) {
+		l.PoolingParam = &caffepb.PoolingParameter{Pool: aveP.Enum(), KernelH: u32(segments), KernelW: u32(1)}
+	})
+	x = g.n.Layer("reshape_fusion", "Reshape", netspec.On(x), func(l *caffepb.LayerParameter) {
+		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: []int64{-1, classes}}}
+	})
+	g.n.Layer("loss", "SoftmaxWithLoss", netspec.On(x, label), nil)
+	return g.text("# The start of BN-Inception (Ioffe and Szegedy 2015) through inception 3a, in the layout of\n" +
+		"# TSN's Caffe (yjxiong/caffe): VideoData with three segments and TSN's multi-scale fixed crops, BN layers,\n" +
+		"# the segmental consensus, on a 10-class head. Written by models/forks_gen_test.go.\n")
 }
 
 // forkModels are the fork-style nets' files and contents.

@@ -1,9 +1,15 @@
 package models_test
 
 import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/jpeg"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -33,7 +39,7 @@ func TestForkModels(t *testing.T) {
 		{"faster_rcnn_vgg16_test.prototxt", caffepb.Phase_TEST, true, checkFasterRCNN, nil},
 		{"faster_rcnn_vgg16_train.prototxt", caffepb.Phase_TRAIN, true, checkFasterRCNNTrained, nil},
 		{"se_resnet_block_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained, nil},
-		{"tsn_bn_inception_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained, nil},
+		{"tsn_bn_inception_train.prototxt", caffepb.Phase_TRAIN, false, checkTrained, readSyntheticVideos},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			if c.large && testing.Short() {
@@ -75,6 +81,42 @@ func readSyntheticBoxes(t *testing.T, p *caffepb.NetParameter) {
 	for _, l := range p.Layer {
 		if l.GetType() == "AnnotatedData" {
 			l.DataParam.Source, l.DataParam.BatchSize = proto.String(src), proto.Uint32(2)
+		}
+	}
+}
+
+// readSyntheticVideos points the VideoData layer at folders of JPEG
+// frames of its own: two videos of 9 frames of 80 x 96.
+func readSyntheticVideos(t *testing.T, p *caffepb.NetParameter) {
+	dir := t.TempDir()
+	var list strings.Builder
+	for v := range 2 {
+		folder := filepath.Join(dir, fmt.Sprintf("video%d", v))
+		if err := os.MkdirAll(folder, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f := 1; f <= 9; f++ {
+			img := image.NewRGBA(image.Rect(0, 0, 96, 80))
+			for i := range img.Pix {
+				img.Pix[i] = byte(i*(v+1) + 20*f)
+			}
+			var b bytes.Buffer
+			if err := jpeg.Encode(&b, img, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(folder, fmt.Sprintf("img_%05d.jpg", f)), b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fmt.Fprintf(&list, "%s 9 %d\n", folder, 3+v)
+	}
+	src := filepath.Join(dir, "list.txt")
+	if err := os.WriteFile(src, []byte(list.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range p.Layer {
+		if l.GetType() == "VideoData" {
+			l.VideoDataParam.Source = proto.String(src)
 		}
 	}
 }
