@@ -46,17 +46,8 @@ func runConvertAnnoset(args []string, stdout, stderr io.Writer) error {
 			"-anno_type detection each line is \"<image> <annotation file>\", both relative to\n"+
 			"ROOTFOLDER; boxes are stored normalized to the image size the annotation gives.\n"+
 			"An image without an annotation file is stored with no boxes.")
-	pos, err := parseArgs(fs, args)
+	pos, err := parseConversion(fs, args, stderr, backendName, &o.imagesetOptions, o.check)
 	if err != nil {
-		return err
-	}
-	if len(pos) != 3 {
-		return usageError(fs, stderr, "want 3 arguments (root folder, list file, database), got %d", len(pos))
-	}
-	if o.backend, err = parseBackendFlag(*backendName); err != nil {
-		return err
-	}
-	if err := o.check(); err != nil {
 		return err
 	}
 	_, err = convertAnnoset(pos[0], pos[1], pos[2], &o, stderr)

@@ -52,21 +52,29 @@ func runConvertImageset(args []string, stdout, stderr io.Writer) error {
 			"paths relative to ROOTFOLDER, into a database of Datums with keys\n"+
 			"%08d_<path>, as Caffe's convert_imageset. Images that cannot be read are\n"+
 			"skipped and counted.")
-	pos, err := parseArgs(fs, args)
+	pos, err := parseConversion(fs, args, stderr, backendName, &o, o.check)
 	if err != nil {
-		return err
-	}
-	if len(pos) != 3 {
-		return usageError(fs, stderr, "want 3 arguments (root folder, list file, database), got %d", len(pos))
-	}
-	if o.backend, err = parseBackendFlag(*backendName); err != nil {
-		return err
-	}
-	if err := o.check(); err != nil {
 		return err
 	}
 	_, err = convertImageset(pos[0], pos[1], pos[2], &o, stderr)
 	return err
+}
+
+// parseConversion parses the command line of convert_imageset or
+// convert_annoset: the flags, checked by check, and three arguments (root
+// folder, list file, database).
+func parseConversion(fs *flag.FlagSet, args []string, stderr io.Writer, backendName *string, o *imagesetOptions, check func() error) ([]string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != 3 {
+		return nil, usageError(fs, stderr, "want 3 arguments (root folder, list file, database), got %d", len(pos))
+	}
+	if o.backend, err = parseBackendFlag(*backendName); err != nil {
+		return nil, err
+	}
+	return pos, check()
 }
 
 // addFlags defines the flags convert_imageset and convert_annoset share
