@@ -333,3 +333,32 @@ func TestEmptyBatchSamplerKeepsTheImage(t *testing.T) {
 		t.Errorf("output %v, objects %+v", out, p.Objects)
 	}
 }
+
+// FIT_LARGE_SIZE_AND_PAD keeps the aspect and pads: a 2 x 4 image in a
+// 4 x 4 frame gets a row above and below, by pad_mode.
+func TestFitLargePads(t *testing.T) {
+	img := DatumRecord{Channels: 1, Height: 2, Width: 4, Data: []byte{1, 2, 3, 4, 5, 6, 7, 8}}
+	obj := []Object{{Label: 1, Box: BBox{XMin: 0, YMin: 0, XMax: 0.5, YMax: 1}}}
+	for mode, want := range map[string]string{
+		"CONSTANT pad_value: 9": "[9 9 9 9 1 2 3 4 5 6 7 8 9 9 9 9]",
+		"REPEAT_NEAREST":        "[1 2 3 4 1 2 3 4 5 6 7 8 5 6 7 8]",
+		"MIRRORED":              "[5 6 7 8 1 2 3 4 5 6 7 8 1 2 3 4]",
+	} {
+		a := augmenterFor(t, `resize_param { resize_mode: FIT_LARGE_SIZE_AND_PAD height: 4 width: 4 interp_mode: NEAREST pad_mode: `+mode+` }`, nil, caffepb.Phase_TEST, 1)
+		var p AugmentPlan
+		if err := a.Plan(&img, obj, &p); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, p.Channels*p.Height*p.Width)
+		if err := a.Apply(&img, &p, out, &AugmentScratch{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(out); got != want {
+			t.Errorf("%s: %s, want %s", mode, got, want)
+		}
+		// The box keeps its columns and moves into the image's rows.
+		if b := p.Objects[0].Box; len(p.Objects) != 1 || !nearBox(b, BBox{XMin: 0, YMin: 0.25, XMax: 0.5, YMax: 0.75}) {
+			t.Errorf("%s: objects %+v", mode, p.Objects)
+		}
+	}
+}

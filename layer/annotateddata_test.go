@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -197,4 +198,43 @@ func TestAnnotatedDataFloat64(t *testing.T) {
 		t.Errorf("labels %v", got)
 	}
 	var _ *blob.Blob[float64] = top[0]
+}
+
+// FIT_SMALL_SIZE gives each image its own size (batch_size 1): the short
+// side reaches the resize's, the aspect stays, and the data top takes each
+// batch's shape.
+func TestAnnotatedDataFitSmallSize(t *testing.T) {
+	var recs []*caffepb.AnnotatedDatum
+	for _, size := range [][2]int{{20, 10}, {15, 30}} { // width, height
+		img := image.NewGray(image.Rect(0, 0, size[0], size[1]))
+		recs = append(recs, annotated(&caffepb.Datum{Data: encodePNG(t, img), Encoded: proto.Bool(true)},
+			group(1, [5]float32{0.25, 0.25, 0.75, 0.75, 0})))
+	}
+	src := writeAnnotated(t, recs)
+	l, top := setUpSource[float32](t, annotatedText(src, 1, "resize_param { resize_mode: FIT_SMALL_SIZE height: 8 width: 8 }", ""), 1, 2)
+	// 20 x 10 (aspect 2) becomes 16 x 8; 15 x 30 (aspect 0.5) 8 x 16.
+	for pass, want := range []string{"1 1 8 16 (128)", "1 1 16 8 (128)", "1 1 8 16 (128)"} {
+		layertest.Forward(t, l, nil, top)
+		if got := top[0].ShapeString(); got != want {
+			t.Errorf("pass %d: data %s, want %s", pass, got, want)
+		}
+		if got := fmt.Sprint(top[1].CPUData()); got != "[0 1 0 0.25 0.25 0.75 0.75 0]" {
+			t.Errorf("pass %d: labels %s", pass, got)
+		}
+	}
+}
+
+// Float datums pass through crop, mirror, mean and scale; SSD's pixel
+// augmentation is refused for them by name.
+func TestAnnotatedDataFloatDatums(t *testing.T) {
+	d := &caffepb.Datum{Channels: proto.Int32(1), Height: proto.Int32(2), Width: proto.Int32(2), FloatData: []float32{1.5, -2, 3, 4}}
+	src := writeAnnotated(t, []*caffepb.AnnotatedDatum{annotated(d, group(2, [5]float32{0, 0, 1, 1, 0}))})
+	l, top := setUpSource[float32](t, annotatedText(src, 1, "scale: 2 mean_value: 1", ""), 1, 2)
+	layertest.Forward(t, l, nil, top)
+	if got := fmt.Sprint(top[0].CPUData()); got != "[1 -6 4 6]" {
+		t.Errorf("data %s, want [1 -6 4 6]", got)
+	}
+	l2, top2 := setUpSource[float32](t, annotatedText(src, 1, "expand_param { prob: 1 max_expand_ratio: 2 }", ""), 1, 2)
+	_, err := layer.Forward(l2, nil, top2)
+	wantError(t, "expand_param on float_data", err, "8-bit images")
 }
