@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -12,29 +13,13 @@ import (
 // as SSD's NormalizedBBox, so that every comparison (the overlaps NMS
 // tests, the scores it sorts) falls the same way as in SSD.
 
-// normBox is a box's corners.
-type normBox struct{ xmin, ymin, xmax, ymax float32 }
+// normBox is a box's corners: data.BBox, the box arithmetic SSD's data
+// augmentation shares.
+type normBox = data.BBox
 
-// size is the box's area, 0 for an inverted box.
-func (b normBox) size() float32 {
-	if b.xmax < b.xmin || b.ymax < b.ymin {
-		return 0
-	}
-	return (b.xmax - b.xmin) * (b.ymax - b.ymin)
-}
-
-// jaccard is the intersection over union of two boxes.
-func jaccard(a, b normBox) float32 {
-	if b.xmin > a.xmax || b.xmax < a.xmin || b.ymin > a.ymax || b.ymax < a.ymin {
-		return 0
-	}
-	w := min(a.xmax, b.xmax) - max(a.xmin, b.xmin)
-	h := min(a.ymax, b.ymax) - max(a.ymin, b.ymin)
-	if w <= 0 || h <= 0 {
-		return 0
-	}
-	inter := w * h
-	return inter / (a.size() + b.size() - inter)
+// box makes a box from its corners.
+func box(xmin, ymin, xmax, ymax float32) normBox {
+	return normBox{XMin: xmin, YMin: ymin, XMax: xmax, YMax: ymax}
 }
 
 // decodeBox turns a predicted offset loc (four values) relative to a
@@ -47,23 +32,23 @@ func decodeBox(prior normBox, variance []float32, code caffepb.PriorBoxParameter
 	}
 	switch code {
 	case caffepb.PriorBoxParameter_CORNER:
-		return normBox{prior.xmin + float32(v[0]*loc[0]), prior.ymin + float32(v[1]*loc[1]), prior.xmax + float32(v[2]*loc[2]), prior.ymax + float32(v[3]*loc[3])}
+		return box(prior.XMin+float32(v[0]*loc[0]), prior.YMin+float32(v[1]*loc[1]), prior.XMax+float32(v[2]*loc[2]), prior.YMax+float32(v[3]*loc[3]))
 	case caffepb.PriorBoxParameter_CORNER_SIZE:
-		w, h := prior.xmax-prior.xmin, prior.ymax-prior.ymin
-		return normBox{prior.xmin + float32(v[0]*loc[0]*w), prior.ymin + float32(v[1]*loc[1]*h), prior.xmax + float32(v[2]*loc[2]*w), prior.ymax + float32(v[3]*loc[3]*h)}
+		w, h := prior.XMax-prior.XMin, prior.YMax-prior.YMin
+		return box(prior.XMin+float32(v[0]*loc[0]*w), prior.YMin+float32(v[1]*loc[1]*h), prior.XMax+float32(v[2]*loc[2]*w), prior.YMax+float32(v[3]*loc[3]*h))
 	}
 	// CENTER_SIZE.
-	w, h := prior.xmax-prior.xmin, prior.ymax-prior.ymin
-	cx, cy := float32(float64(prior.xmin+prior.xmax)/2), float32(float64(prior.ymin+prior.ymax)/2)
+	w, h := prior.XMax-prior.XMin, prior.YMax-prior.YMin
+	cx, cy := float32(float64(prior.XMin+prior.XMax)/2), float32(float64(prior.YMin+prior.YMax)/2)
 	// The conversions round each product, as SSD's float arithmetic does,
 	// where Go could otherwise fuse a multiply and an add.
 	dcx, dcy := float32(v[0]*loc[0]*w)+cx, float32(v[1]*loc[1]*h)+cy
 	dw := float32(math.Exp(float64(v[2]*loc[2]))) * w
 	dh := float32(math.Exp(float64(v[3]*loc[3]))) * h
-	return normBox{
-		float32(float64(dcx) - float64(dw)/2), float32(float64(dcy) - float64(dh)/2),
-		float32(float64(dcx) + float64(dw)/2), float32(float64(dcy) + float64(dh)/2),
-	}
+	return box(
+		float32(float64(dcx)-float64(dw)/2), float32(float64(dcy)-float64(dh)/2),
+		float32(float64(dcx)+float64(dw)/2), float32(float64(dcy)+float64(dh)/2),
+	)
 }
 
 // scoredIndex is a box's score and index.
@@ -92,7 +77,7 @@ func nms(boxes []normBox, scores []float32, threshold, nmsThreshold, eta float32
 	for _, c := range cand {
 		keep := true
 		for _, k := range kept {
-			if jaccard(boxes[c.index], boxes[k]) > adaptive {
+			if data.Jaccard(boxes[c.index], boxes[k]) > adaptive {
 				keep = false
 				break
 			}

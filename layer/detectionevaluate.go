@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -92,7 +93,7 @@ func (l *DetectionEvaluate[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 			continue
 		}
 		key := [2]int{int(gt[r]), int(gt[r+1])}
-		b := evalBox{normBox{gt[r+3], gt[r+4], gt[r+5], gt[r+6]}, gt[r+7] != 0}
+		b := evalBox{box(gt[r+3], gt[r+4], gt[r+5], gt[r+6]), gt[r+7] != 0}
 		truth[key] = append(truth[key], b)
 		if l.difficult || !b.difficult {
 			positives[key[1]]++
@@ -112,7 +113,7 @@ func (l *DetectionEvaluate[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 		if _, ok := dets[key]; !ok {
 			keys = append(keys, key)
 		}
-		dets[key] = append(dets[key], scored{det[r+2], normBox{det[r+3], det[r+4], det[r+5], det[r+6]}})
+		dets[key] = append(dets[key], scored{det[r+2], box(det[r+3], det[r+4], det[r+5], det[r+6])})
 	}
 	// SSD walks its maps: images, then labels, in increasing order.
 	sort.Slice(keys, func(a, b int) bool {
@@ -133,7 +134,7 @@ func (l *DetectionEvaluate[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 			tp, fp := T(0), T(1)
 			best, at := float32(-1), -1
 			for j, g := range boxes {
-				if o := jaccard(d.box, g.box); o > best {
+				if o := data.Jaccard(d.box, g.box); o > best {
 					best, at = o, j
 				}
 			}

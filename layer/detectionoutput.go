@@ -120,7 +120,7 @@ func (l *DetectionOutput[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	priorBoxes := make([]normBox, l.priors)
 	for p := range priorBoxes {
 		b := prior[4*p:]
-		priorBoxes[p] = normBox{b[0], b[1], b[2], b[3]}
+		priorBoxes[p] = box(b[0], b[1], b[2], b[3])
 	}
 	variances := prior[4*l.priors:]
 	var all []detection
@@ -186,7 +186,7 @@ func (l *DetectionOutput[T]) write(top *blob.Blob[T], dets []detection, num int)
 	}
 	out := top.MutableCPUData()
 	for k, d := range dets {
-		copy(out[7*k:7*k+7], []T{T(d.image), T(d.label), T(d.score), T(d.box.xmin), T(d.box.ymin), T(d.box.xmax), T(d.box.ymax)})
+		copy(out[7*k:7*k+7], []T{T(d.image), T(d.label), T(d.score), T(d.box.XMin), T(d.box.YMin), T(d.box.XMax), T(d.box.YMax)})
 	}
 	return nil
 }

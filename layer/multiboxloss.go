@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -176,7 +177,7 @@ func (l *MultiBoxLoss[T]) groundTruth(gt []float32) ([][]normBox, [][]int, error
 		if gt[r+7] != 0 && !l.p.GetUseDifficultGt() {
 			continue
 		}
-		boxes[item] = append(boxes[item], normBox{gt[r+3], gt[r+4], gt[r+5], gt[r+6]})
+		boxes[item] = append(boxes[item], box(gt[r+3], gt[r+4], gt[r+5], gt[r+6]))
 		labels[item] = append(labels[item], label)
 	}
 	return boxes, labels, nil
@@ -200,13 +201,13 @@ func (l *MultiBoxLoss[T]) match(i int, gts, priors []normBox) ([]int, []float32)
 	l.touched = l.touched[:0]
 	row := func(p int) []float32 { return l.overlap[p*g : (p+1)*g] }
 	for p, pb := range priors {
-		if l.p.GetIgnoreCrossBoundaryBbox() && (pb.xmin < 0 || pb.xmin > 1 || pb.ymin < 0 || pb.ymin > 1 || pb.xmax < 0 || pb.xmax > 1 || pb.ymax < 0 || pb.ymax > 1) {
+		if l.p.GetIgnoreCrossBoundaryBbox() && (pb.XMin < 0 || pb.XMin > 1 || pb.YMin < 0 || pb.YMin > 1 || pb.XMax < 0 || pb.XMax > 1 || pb.YMax < 0 || pb.YMax > 1) {
 			idx[p] = -2
 			continue
 		}
 		any := false
 		for j, gt := range gts {
-			if o := jaccard(pb, gt); o > 1e-6 {
+			if o := data.Jaccard(pb, gt); o > 1e-6 {
 				row(p)[j] = o
 				best[p] = max(best[p], o)
 				any = true
@@ -264,15 +265,15 @@ func encodeBox(prior normBox, v []float32, code caffepb.PriorBoxParameter_CodeTy
 	}
 	switch code {
 	case caffepb.PriorBoxParameter_CORNER:
-		return [4]float32{(b.xmin - prior.xmin) / v[0], (b.ymin - prior.ymin) / v[1], (b.xmax - prior.xmax) / v[2], (b.ymax - prior.ymax) / v[3]}
+		return [4]float32{(b.XMin - prior.XMin) / v[0], (b.YMin - prior.YMin) / v[1], (b.XMax - prior.XMax) / v[2], (b.YMax - prior.YMax) / v[3]}
 	case caffepb.PriorBoxParameter_CORNER_SIZE:
-		w, h := prior.xmax-prior.xmin, prior.ymax-prior.ymin
-		return [4]float32{(b.xmin - prior.xmin) / w / v[0], (b.ymin - prior.ymin) / h / v[1], (b.xmax - prior.xmax) / w / v[2], (b.ymax - prior.ymax) / h / v[3]}
+		w, h := prior.XMax-prior.XMin, prior.YMax-prior.YMin
+		return [4]float32{(b.XMin - prior.XMin) / w / v[0], (b.YMin - prior.YMin) / h / v[1], (b.XMax - prior.XMax) / w / v[2], (b.YMax - prior.YMax) / h / v[3]}
 	}
-	pw, ph := prior.xmax-prior.xmin, prior.ymax-prior.ymin
-	pcx, pcy := float32(float64(prior.xmin+prior.xmax)/2), float32(float64(prior.ymin+prior.ymax)/2)
-	bw, bh := b.xmax-b.xmin, b.ymax-b.ymin
-	bcx, bcy := float32(float64(b.xmin+b.xmax)/2), float32(float64(b.ymin+b.ymax)/2)
+	pw, ph := prior.XMax-prior.XMin, prior.YMax-prior.YMin
+	pcx, pcy := float32(float64(prior.XMin+prior.XMax)/2), float32(float64(prior.YMin+prior.YMax)/2)
+	bw, bh := b.XMax-b.XMin, b.YMax-b.YMin
+	bcx, bcy := float32(float64(b.XMin+b.XMax)/2), float32(float64(b.YMin+b.YMax)/2)
 	return [4]float32{
 		(bcx - pcx) / pw / v[0], (bcy - pcy) / ph / v[1],
 		float32(math.Log(float64(bw/pw))) / v[2], float32(math.Log(float64(bh/ph))) / v[3],
@@ -308,7 +309,7 @@ func (l *MultiBoxLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	l.priorBoxes = grow(l.priorBoxes, l.priors)
 	priors := l.priorBoxes
 	for p := range priors {
-		priors[p] = normBox{prior[4*p], prior[4*p+1], prior[4*p+2], prior[4*p+3]}
+		priors[p] = box(prior[4*p], prior[4*p+1], prior[4*p+2], prior[4*p+3])
 	}
 	variances := prior[4*l.priors:]
 	l.matches, l.best = grow(l.matches, l.num), grow(l.best, l.num)

@@ -73,12 +73,11 @@ func withInput(tb testing.TB, p *caffepb.NetParameter, item []int, batch int) {
 	})
 }
 
-// withLMDB writes n random 28x28 grey datums with labels 0-9 into an LMDB
-// database and points the net's Data layers at it (LMDB admits several
-// readers of one environment).
-func withLMDB(tb testing.TB, p *caffepb.NetParameter, n int) {
+// writeLMDB writes records 0..n-1 made by record into a new LMDB database
+// under the keys %08d and returns its path.
+func writeLMDB(tb testing.TB, name string, n int, record func(i int) proto.Message) string {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "lenet_lmdb")
+	path := filepath.Join(tb.TempDir(), name)
 	db, err := data.Open(caffepb.DataParameter_LMDB, path, data.New)
 	if err != nil {
 		tb.Fatal(err)
@@ -87,13 +86,8 @@ func withLMDB(tb testing.TB, p *caffepb.NetParameter, n int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pix := make([]byte, 28*28)
 	for i := range n {
-		for j := range pix {
-			pix[j] = byte(i*7 + j*13)
-		}
-		d := &caffepb.Datum{Channels: ptr[int32](1), Height: ptr[int32](28), Width: ptr[int32](28), Data: pix, Label: ptr(int32(i % 10))}
-		v, err := proto.Marshal(d)
+		v, err := proto.Marshal(record(i))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -107,6 +101,21 @@ func withLMDB(tb testing.TB, p *caffepb.NetParameter, n int) {
 	if err := db.Close(); err != nil {
 		tb.Fatal(err)
 	}
+	return path
+}
+
+// withLMDB writes n random 28x28 grey datums with labels 0-9 into an LMDB
+// database and points the net's Data layers at it (LMDB admits several
+// readers of one environment).
+func withLMDB(tb testing.TB, p *caffepb.NetParameter, n int) {
+	tb.Helper()
+	pix := make([]byte, 28*28)
+	path := writeLMDB(tb, "lenet_lmdb", n, func(i int) proto.Message {
+		for j := range pix {
+			pix[j] = byte(i*7 + j*13)
+		}
+		return &caffepb.Datum{Channels: ptr[int32](1), Height: ptr[int32](28), Width: ptr[int32](28), Data: pix, Label: ptr(int32(i % 10))}
+	})
 	for _, l := range p.Layer {
 		if l.GetType() == "Data" {
 			l.DataParam.Source, l.DataParam.Backend = ptr(path), caffepb.DataParameter_LMDB.Enum()

@@ -30,6 +30,13 @@ type ssdHead struct {
 // (max size), and two per aspect ratio (flipped).
 func (h ssdHead) priors() int { return 2 + 2*len(h.ratios) }
 
+// reshape writes a Reshape layer to dims.
+func (g gen) reshape(name string, b netspec.Blob, dims ...int64) netspec.Blob {
+	return g.n.Layer(name, "Reshape", netspec.On(b), func(l *caffepb.LayerParameter) {
+		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: dims}}
+	})
+}
+
 // dilatedConv writes a convolution with dilation (SSD's fc6).
 func (g gen) dilatedConv(name string, bottom netspec.Blob, out, kernel, pad, dilation int) netspec.Blob {
 	return g.n.Layer(name, "Convolution", netspec.On(bottom), func(l *caffepb.LayerParameter) {
@@ -47,9 +54,7 @@ func (g gen) convRelu(name string, bottom netspec.Blob, out, kernel, stride, pad
 // the softmax over the classes and DetectionOutput.
 func (g gen) ssdPredict(data netspec.Blob, heads []ssdHead, classes int) {
 	loc, conf, prior := g.ssdHeads(data, heads, classes)
-	conf = g.n.Layer("mbox_conf_reshape", "Reshape", netspec.On(conf), func(l *caffepb.LayerParameter) {
-		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: []int64{0, -1, int64(classes)}}}
-	})
+	conf = g.reshape("mbox_conf_reshape", conf, 0, -1, int64(classes))
 	conf = g.n.Layer("mbox_conf_softmax", "Softmax", netspec.On(conf), func(l *caffepb.LayerParameter) {
 		l.SoftmaxParam = &caffepb.SoftmaxParameter{Axis: proto.Int32(2)}
 	})
@@ -268,13 +273,8 @@ func fasterRCNNTest(height, width int) string {
 	rpn := g.convRelu("rpn_conv/3x3", conv53, 512, 3, 1, 1)
 	score := g.conv("rpn_cls_score", rpn, 18, 1, 1, 0, 1, true, xavier)
 	deltas := g.conv("rpn_bbox_pred", rpn, 36, 1, 1, 0, 1, true, xavier)
-	reshape := func(name string, b netspec.Blob, dims ...int64) netspec.Blob {
-		return g.n.Layer(name, "Reshape", netspec.On(b), func(l *caffepb.LayerParameter) {
-			l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: dims}}
-		})
-	}
-	prob := g.n.Layer("rpn_cls_prob", "Softmax", netspec.On(reshape("rpn_cls_score_reshape", score, 0, 2, -1, 0)), nil)
-	prob = reshape("rpn_cls_prob_reshape", prob, 0, 18, -1, 0)
+	prob := g.n.Layer("rpn_cls_prob", "Softmax", netspec.On(g.reshape("rpn_cls_score_reshape", score, 0, 2, -1, 0)), nil)
+	prob = g.reshape("rpn_cls_prob_reshape", prob, 0, 18, -1, 0)
 	rois := g.n.Tops("proposal", "Python", netspec.On(prob, deltas, imInfo), []string{"rois"}, func(l *caffepb.LayerParameter) {
 		l.PythonParam = &caffepb.PythonParameter{Module: proto.String("rpn.proposal_layer"), Layer: proto.String("ProposalLayer"),
 			ParamStr: proto.String("'feat_stride': 16")}
@@ -307,11 +307,6 @@ func fasterRCNNTrain(height, width, boxes int) string {
 	rpn := g.convRelu("rpn_conv/3x3", conv53, 512, 3, 1, 1)
 	score := g.conv("rpn_cls_score", rpn, 18, 1, 1, 0, 1, true, xavier)
 	deltas := g.conv("rpn_bbox_pred", rpn, 36, 1, 1, 0, 1, true, xavier)
-	reshape := func(name string, b netspec.Blob, dims ...int64) netspec.Blob {
-		return g.n.Layer(name, "Reshape", netspec.On(b), func(l *caffepb.LayerParameter) {
-			l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: dims}}
-		})
-	}
 	python := func(name, module, layer, param string, bottoms []netspec.Blob, tops ...string) []netspec.Blob {
 		return g.n.Tops(name, "Python", bottoms, tops, func(l *caffepb.LayerParameter) {
 			l.PythonParam = &caffepb.PythonParameter{Module: proto.String(module), Layer: proto.String(layer), ParamStr: proto.String(param)}
@@ -325,7 +320,7 @@ func fasterRCNNTrain(height, width, boxes int) string {
 			}
 		})
 	}
-	scoreReshape := reshape("rpn_cls_score_reshape", score, 0, 2, -1, 0)
+	scoreReshape := g.reshape("rpn_cls_score_reshape", score, 0, 2, -1, 0)
 	rpnData := python("rpn-data", "rpn.anchor_target_layer", "AnchorTargetLayer", "'feat_stride': 16", netspec.On(score, gt, imInfo, data),
 		"rpn_labels", "rpn_bbox_targets", "rpn_bbox_inside_weights", "rpn_bbox_outside_weights")
 	g.n.Layer("rpn_loss_cls", "SoftmaxWithLoss", netspec.On(scoreReshape, rpnData[0]), func(l *caffepb.LayerParameter) {
@@ -335,7 +330,7 @@ func fasterRCNNTrain(height, width, boxes int) string {
 	})
 	smoothL1("rpn_loss_bbox", netspec.On(deltas, rpnData[1], rpnData[2], rpnData[3]), 3)
 	prob := g.n.Layer("rpn_cls_prob", "Softmax", netspec.On(scoreReshape), nil)
-	prob = reshape("rpn_cls_prob_reshape", prob, 0, 18, -1, 0)
+	prob = g.reshape("rpn_cls_prob_reshape", prob, 0, 18, -1, 0)
 	rpnRois := python("proposal", "rpn.proposal_layer", "ProposalLayer", "'feat_stride': 16", netspec.On(prob, deltas, imInfo), "rpn_rois")[0]
 	roiData := python("roi-data", "rpn.proposal_target_layer", "ProposalTargetLayer", "'num_classes': 21", netspec.On(rpnRois, gt),
 		"rois", "labels", "bbox_targets", "bbox_inside_weights", "bbox_outside_weights")
@@ -408,9 +403,7 @@ func tsnFragment() string {
 	})
 	label := tops[1]
 	// The segments' frames, stacked in the channels, become images of their own.
-	data := g.n.Layer("data_reshape", "Reshape", netspec.On(tops[0]), func(l *caffepb.LayerParameter) {
-		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: []int64{-1, 3, crop, crop}}}
-	})
+	data := g.reshape("data_reshape", tops[0], -1, 3, crop, crop)
 	bnRelu := func(name string, bottom netspec.Blob, out, kernel, stride, pad int) netspec.Blob {
 		x := g.conv(name, bottom, out, kernel, stride, pad, 1, true, xavier)
 		x = g.n.Layer(name+"_bn", "BN", netspec.On(x), func(l *caffepb.LayerParameter) {
@@ -435,15 +428,11 @@ func tsnFragment() string {
 		l.PoolingParam = &caffepb.PoolingParameter{Pool: aveP.Enum(), GlobalPooling: proto.Bool(true)}
 	})
 	// TSN's segmental consensus: each video's segment scores averaged.
-	x = g.n.Layer("reshape_fc", "Reshape", netspec.On(g.fc("fc-action", x, classes, xavier)), func(l *caffepb.LayerParameter) {
-		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: []int64{-1, 1, segments, classes}}}
-	})
+	x = g.reshape("reshape_fc", g.fc("fc-action", x, classes, xavier), -1, 1, segments, classes)
 	x = g.n.Layer("pool_fusion", "Pooling", netspec.On(x), func(l *caffepb.LayerParameter) {
 		l.PoolingParam = &caffepb.PoolingParameter{Pool: aveP.Enum(), KernelH: u32(segments), KernelW: u32(1)}
 	})
-	x = g.n.Layer("reshape_fusion", "Reshape", netspec.On(x), func(l *caffepb.LayerParameter) {
-		l.ReshapeParam = &caffepb.ReshapeParameter{Shape: &caffepb.BlobShape{Dim: []int64{-1, classes}}}
-	})
+	x = g.reshape("reshape_fusion", x, -1, classes)
 	g.n.Layer("loss", "SoftmaxWithLoss", netspec.On(x, label), nil)
 	return g.text("# The start of BN-Inception (Ioffe and Szegedy 2015) through inception 3a, in the layout of\n" +
 		"# TSN's Caffe (yjxiong/caffe): VideoData with three segments and TSN's multi-scale fixed crops, BN layers,\n" +

@@ -6,7 +6,6 @@ import (
 	"image"
 	"image/png"
 	"math/rand/v2"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/internal/logtest"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -265,17 +263,8 @@ layer { name: "data" type: "AnnotatedData" top: "data" top: "label" include { ph
 // PNG-encoded AnnotatedDatums with their boxes, and returns the path.
 func writeBoxesLMDB(t *testing.T, n int, seed uint64) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "boxes_lmdb")
-	db, err := data.Open(caffepb.DataParameter_LMDB, path, data.New)
-	if err != nil {
-		t.Fatal(err)
-	}
-	txn, err := db.NewTransaction()
-	if err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(seed, 1))
-	for i := range n {
+	return writeLMDB(t, "boxes_lmdb", n, func(int) proto.Message {
 		class := 1 + rng.IntN(2)
 		w, h := 8+rng.IntN(9), 8+rng.IntN(9)
 		x, y := rng.IntN(boxImage-w+1), rng.IntN(boxImage-h+1)
@@ -294,7 +283,7 @@ func writeBoxesLMDB(t *testing.T, n int, seed uint64) string {
 			t.Fatal(err)
 		}
 		s := float32(boxImage)
-		rec := &caffepb.AnnotatedDatum{
+		return &caffepb.AnnotatedDatum{
 			Datum: &caffepb.Datum{Data: buf.Bytes(), Encoded: ptr(true), Label: ptr[int32](-1)},
 			Type:  caffepb.AnnotatedDatum_BBOX.Enum(),
 			AnnotationGroup: []*caffepb.AnnotationGroup{{GroupLabel: ptr(int32(class)), Annotation: []*caffepb.Annotation{{
@@ -302,19 +291,5 @@ func writeBoxesLMDB(t *testing.T, n int, seed uint64) string {
 				Bbox:       &caffepb.NormalizedBBox{Xmin: ptr(float32(x) / s), Ymin: ptr(float32(y) / s), Xmax: ptr(float32(x+w) / s), Ymax: ptr(float32(y+h) / s)},
 			}}}},
 		}
-		v, err := proto.Marshal(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := txn.Put(fmt.Appendf(nil, "%08d", i), v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := txn.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	})
 }
