@@ -450,6 +450,7 @@ func extrapolateBox(r *caffepb.ResizeParameter, h, w int, crop, b BBox) BBox {
 // per concurrent Apply and reuse it.
 type AugmentScratch struct {
 	distorted, window, resized, fitted []byte
+	reorder                            []byte // the distortion's channel reordering
 	rs                                 Resampler
 }
 
@@ -468,7 +469,7 @@ func (a *Augmenter[T]) Apply(img *DatumRecord, p *AugmentPlan, dst []T, s *Augme
 	pix := img.Data
 	if p.distort.n > 0 {
 		s.distorted = append(s.distorted[:0], pix...)
-		p.distort.apply(s.distorted, c, h*w)
+		s.reorder = p.distort.apply(s.distorted, c, h*w, s.reorder)
 		pix = s.distorted
 	}
 	if p.winH != h || p.winW != w || p.canvasH != h || p.canvasW != w {

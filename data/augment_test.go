@@ -134,7 +134,7 @@ func TestDistortions(t *testing.T) {
 	d := distortPlan{}
 	d.add(distortStep{kind: distortBrightness, v: 10.5})
 	d.add(distortStep{kind: distortContrast, v: 0.5})
-	d.apply(pix, 3, 3)
+	d.apply(pix, 3, 3, nil)
 	// (v + 10.5) rounded half to even, clamped, then halved and rounded.
 	want := []byte{5, 55, 128, 10, 15, 20, 8, 8, 8}
 	if fmt.Sprint(pix) != fmt.Sprint(want) {
@@ -143,14 +143,14 @@ func TestDistortions(t *testing.T) {
 	sat := distortPlan{}
 	sat.add(distortStep{kind: distortSaturation, v: 0})
 	px := []byte{10, 200, 30}
-	sat.apply(px, 3, 1)
+	sat.apply(px, 3, 1, nil)
 	if px[0] != 200 || px[1] != 200 || px[2] != 200 {
 		t.Errorf("saturation 0 gives %v, want the grey of the value, 200", px)
 	}
 	order := distortPlan{}
 	order.add(distortStep{kind: distortOrder, perm: [3]int{2, 0, 1}})
 	px = []byte{1, 2, 3, 4, 5, 6}
-	order.apply(px, 3, 2)
+	order.apply(px, 3, 2, nil)
 	if fmt.Sprint(px) != fmt.Sprint([]byte{5, 6, 1, 2, 3, 4}) {
 		t.Errorf("channel order 2,0,1: %v", px)
 	}

@@ -84,8 +84,9 @@ func (a *Augmenter[T]) planDistort(c int, d *distortPlan) {
 	}
 }
 
-// apply distorts c planes of n pixels in place.
-func (d *distortPlan) apply(pix []byte, c, n int) {
+// apply distorts c planes of n pixels in place; tmp is scratch for the
+// channel reordering, grown as needed and returned.
+func (d *distortPlan) apply(pix []byte, c, n int, tmp []byte) []byte {
 	for _, s := range d.steps[:d.n] {
 		switch s.kind {
 		case distortBrightness:
@@ -99,15 +100,13 @@ func (d *distortPlan) apply(pix []byte, c, n int) {
 		case distortSaturation, distortHue:
 			adjustHSV(pix[:n], pix[n:2*n], pix[2*n:3*n], s)
 		case distortOrder:
-			var planes [3][]byte
+			tmp = append(tmp[:0], pix[:3*n]...)
 			for k := range 3 {
-				planes[k] = append([]byte(nil), pix[s.perm[k]*n:(s.perm[k]+1)*n]...)
-			}
-			for k := range 3 {
-				copy(pix[k*n:], planes[k])
+				copy(pix[k*n:(k+1)*n], tmp[s.perm[k]*n:])
 			}
 		}
 	}
+	return tmp
 }
 
 // adjustHSV converts each pixel to 8-bit HSV, scales S or shifts H, and
