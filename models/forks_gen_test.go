@@ -394,7 +394,7 @@ func tsnFragment() string {
 	g := newGen("BN-Inception-fragment")
 	const segments, crop, classes = 3, 64, 10
 	tops := g.n.Tops("data", "VideoData", nil, []string{"data", "label"}, func(l *caffepb.LayerParameter) {
-		l.VideoDataParam = &caffepb.VideoDataParameter{Source: proto.String("data/ucf101_rgb_train_split_1.txt"), BatchSize: u32(2),
+		l.VideoDataParam = &caffepb.VideoDataParameter{Source: proto.String("examples/tsn/videos.txt"), BatchSize: u32(2),
 			NewLength: u32(1), NumSegments: u32(segments), Modality: caffepb.VideoDataParameter_RGB.Enum(), Shuffle: proto.Bool(true),
 			NewHeight: u32(80), NewWidth: u32(96), NamePattern: proto.String("img_%05d.jpg")}
 		l.TransformParam = &caffepb.TransformationParameter{CropSize: u32(crop), Mirror: proto.Bool(true), FixCrop: proto.Bool(true),

@@ -233,13 +233,21 @@ func TestSSDTrainsFromAnnotatedData(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 300 iterations; -short")
 	}
-	train, test := writeBoxesLMDB(t, 512, 1), writeBoxesLMDB(t, 64, 99)
+	trainTinySSD(t, tinySSDFromLMDB(writeBoxesLMDB(t, 512, 1), writeBoxesLMDB(t, 64, 99), 16, 64))
+}
+
+// tinySSDFromLMDB is tinySSD reading AnnotatedDatums with AnnotatedData
+// layers: the TRAIN one from train with SSD's augmentation, the TEST one
+// from test.
+func tinySSDFromLMDB(train, test string, trainBatch, testBatch int) string {
 	var samplers strings.Builder
 	samplers.WriteString(`batch_sampler { sampler { min_scale: 1 max_scale: 1 min_aspect_ratio: 1 max_aspect_ratio: 1 } max_sample: 1 max_trials: 1 }`)
 	for _, overlap := range []string{"0.1", "0.3", "0.5", "0.7", "0.9"} {
-		fmt.Fprintf(&samplers, ` batch_sampler { sampler { min_scale: 0.3 max_scale: 1 min_aspect_ratio: 0.5 max_aspect_ratio: 2 } sample_constraint { min_jaccard_overlap: %s } max_sample: 1 max_trials: 50 }`, overlap)
+		fmt.Fprintf(&samplers, `
+    batch_sampler { sampler { min_scale: 0.3 max_scale: 1 min_aspect_ratio: 0.5 max_aspect_ratio: 2 } sample_constraint { min_jaccard_overlap: %s } max_sample: 1 max_trials: 50 }`, overlap)
 	}
-	samplers.WriteString(` batch_sampler { sampler { min_scale: 0.3 max_scale: 1 min_aspect_ratio: 0.5 max_aspect_ratio: 2 } sample_constraint { max_jaccard_overlap: 1 } max_sample: 1 max_trials: 50 }`)
+	samplers.WriteString(`
+    batch_sampler { sampler { min_scale: 0.3 max_scale: 1 min_aspect_ratio: 0.5 max_aspect_ratio: 2 } sample_constraint { max_jaccard_overlap: 1 } max_sample: 1 max_trials: 50 }`)
 	data := fmt.Sprintf(`layer { name: "data" type: "AnnotatedData" top: "data" top: "label" include { phase: TRAIN }
   transform_param { scale: 0.003921569 mirror: true
     resize_param { prob: 1 resize_mode: WARP height: 32 width: 32 interp_mode: LINEAR interp_mode: AREA interp_mode: NEAREST interp_mode: CUBIC interp_mode: LANCZOS4 }
@@ -247,15 +255,15 @@ func TestSSDTrainsFromAnnotatedData(t *testing.T) {
     distort_param { brightness_prob: 0.5 brightness_delta: 32 contrast_prob: 0.5 contrast_lower: 0.5 contrast_upper: 1.5
       hue_prob: 0.5 hue_delta: 18 saturation_prob: 0.5 saturation_lower: 0.5 saturation_upper: 1.5 random_order_prob: 0 }
     expand_param { prob: 0.5 max_expand_ratio: 2 } }
-  data_param { source: "%s" batch_size: 16 backend: LMDB }
-  annotated_data_param { %s } }
+  data_param { source: "%s" batch_size: %d backend: LMDB }
+  annotated_data_param {
+    %s } }
 layer { name: "data" type: "AnnotatedData" top: "data" top: "label" include { phase: TEST }
   transform_param { scale: 0.003921569 resize_param { resize_mode: WARP height: 32 width: 32 interp_mode: LINEAR } }
-  data_param { source: "%s" batch_size: 64 backend: LMDB } }
-`, train, samplers.String(), test)
+  data_param { source: "%s" batch_size: %d backend: LMDB } }
+`, train, trainBatch, samplers.String(), test, testBatch)
 	text := fmt.Sprintf(tinySSD, ssdHeadText("pool2", 8, 14, 4)+ssdHeadText("conv3", 14, 20, 8))
-	text = data + text[strings.Index(text, `layer { name: "conv1"`):]
-	trainTinySSD(t, text)
+	return data + text[strings.Index(text, `layer { name: "conv1"`):]
 }
 
 // writeBoxesLMDB writes n images of the synthetic set (one rectangle of

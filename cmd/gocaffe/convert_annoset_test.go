@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"image"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -147,5 +151,45 @@ func TestConvertAnnosetErrors(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want an error containing %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestREADMEForkExamples runs the README's SSD and TSN examples as
+// written, from a copy of the repository's examples and models/forks (the
+// commands write next to their inputs): the small SSD's mAP must rise, and
+// the TSN net must run.
+func TestREADMEForkExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains the small SSD; -short")
+	}
+	root := t.TempDir()
+	for _, dir := range []string{"examples/ssd", "examples/tsn", "models/forks"} {
+		if err := os.CopyFS(filepath.Join(root, dir), os.DirFS(filepath.Join("..", "..", dir))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.RemoveAll(filepath.Join(root, "examples/ssd/trainval_lmdb")) // a run here may have left one
+	t.Chdir(root)
+	logs := captureLog(t)
+	for _, cmd := range [][]string{
+		{"convert_annoset", "-anno_type", "detection", "-label_map_file", "examples/ssd/labelmap.prototxt",
+			"-encoded", "examples/ssd/", "examples/ssd/trainval.txt", "examples/ssd/trainval_lmdb"},
+		{"train", "-solver", "examples/ssd/solver.prototxt"},
+		{"time", "-model", "models/forks/tsn_bn_inception_train.prototxt", "-iterations", "2"},
+	} {
+		if code, _, stderr := runCmd(cmd...); code != 0 {
+			t.Fatalf("gocaffe %s: exit %d\n%s", strings.Join(cmd, " "), code, stderr)
+		}
+	}
+	var maps []float64
+	for _, m := range regexp.MustCompile(`detection_eval = ([0-9.e+-]+)`).FindAllStringSubmatch(logs.String(), -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		maps = append(maps, v)
+	}
+	if len(maps) != 4 || !(maps[0] < 0.2 && maps[3] > 0.7) {
+		t.Errorf("the small SSD's mAP at iterations 0, 100, 200, 300: %v; want it to rise from under 0.2 to over 0.7", maps)
+	}
+	if !strings.Contains(logs.String(), "Average Forward-Backward") {
+		t.Error("gocaffe time on the TSN net printed no timing")
 	}
 }
