@@ -42,6 +42,10 @@ type microKernel[T Float] struct {
 	gather func(dst, src []T, ld, k, rows, width int, alpha T)
 	// dot, if not nil, serves products of few rows by a transposed B.
 	dot *dotKernel[T]
+	// rows, if not nil, holds kernels of fewer rows than mr, by number
+	// (nil at 0): fn's product for the first rows of the panels, written
+	// to C directly.
+	rows []func(k int, a, b, c []T, ldc int)
 }
 
 // dotKernel computes the 16 dot products of 4 rows of A and 4 rows of B,
@@ -63,8 +67,8 @@ const (
 // The kernels by preference: this CPU's assembly ones (gemm_amd64.go),
 // then the plain Go one.
 var (
-	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil})
-	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil})
+	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil})
+	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil})
 )
 
 // Block sizes, in elements. kc x nr of B~ (24 KB for float32 at nr 32) sits
@@ -394,6 +398,10 @@ func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int) {
 			off := (ic+ir)*j.ldc + jc + jr
 			if rows == mr && cols == nr {
 				kern.fn(kc, ap, bp, j.c[off:], j.ldc)
+				continue
+			}
+			if cols == nr && kern.rows != nil {
+				kern.rows[rows](kc, ap, bp, j.c[off:], j.ldc)
 				continue
 			}
 			// An edge tile: compute the whole tile aside, add its part.

@@ -27,10 +27,54 @@ func sgemmPackAVX512(dst, src unsafe.Pointer, ld, k, rows, width int, alpha floa
 func dgemmPackAVX512(dst, src unsafe.Pointer, ld, k, rows, width int, alpha float64)
 
 //go:noescape
+func sgemmTransPackAVX512(dst, src unsafe.Pointer, ld, blocks, rows, width int, alpha float32)
+
+//go:noescape
 func sdotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
 
 //go:noescape
 func ddotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
+
+// The AVX-512 float32 kernels of the first 1 to 11 rows of a 12-row A~
+// panel (a product's last rows).
+//
+//go:noescape
+func sgemmKernelAVX512Rows1(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows2(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows3(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows4(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows5(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows6(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows7(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows8(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows9(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows10(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows11(k int, a, b, c unsafe.Pointer, ldc int)
+
+// sgemmRowsAVX512 are they, by number of rows.
+var sgemmRowsAVX512 = []func(k int, a, b, c unsafe.Pointer, ldc int){nil, sgemmKernelAVX512Rows1, sgemmKernelAVX512Rows2,
+	sgemmKernelAVX512Rows3, sgemmKernelAVX512Rows4, sgemmKernelAVX512Rows5, sgemmKernelAVX512Rows6, sgemmKernelAVX512Rows7,
+	sgemmKernelAVX512Rows8, sgemmKernelAVX512Rows9, sgemmKernelAVX512Rows10, sgemmKernelAVX512Rows11}
 
 //go:noescape
 func sgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
@@ -43,10 +87,14 @@ func dgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 func archSgemmKernels() []microKernel[float32] {
 	var ks []microKernel[float32]
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), asmGather[float32](sgemmPackAVX512), asmDot[float32](sdotKernelAVX512, 16)})
+		rows := make([]func(k int, a, b, c []float32, ldc int), len(sgemmRowsAVX512))
+		for r, f := range sgemmRowsAVX512[1:] {
+			rows[r+1] = asmKernel[float32](f)
+		}
+		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, asmDot[float32](sdotKernelAVX512, 16), rows})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), nil, nil})
+		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), nil, nil, nil})
 	}
 	return ks
 }
@@ -56,10 +104,10 @@ func archSgemmKernels() []microKernel[float32] {
 func archDgemmKernels() []microKernel[float64] {
 	var ks []microKernel[float64]
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512), asmGather[float64](dgemmPackAVX512), asmDot[float64](ddotKernelAVX512, 8)})
+		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512), asmGather[float64](dgemmPackAVX512), asmDot[float64](ddotKernelAVX512, 8), nil})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2), nil, nil})
+		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2), nil, nil, nil})
 	}
 	return ks
 }
@@ -75,6 +123,27 @@ func asmKernel[T Float](f func(k int, a, b, c unsafe.Pointer, ldc int)) func(k i
 func asmGather[T Float](f func(dst, src unsafe.Pointer, ld, k, rows, width int, alpha T)) func(dst, src []T, ld, k, rows, width int, alpha T) {
 	return func(dst, src []T, ld, k, rows, width int, alpha T) {
 		f(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), ld, k, rows, width, alpha)
+	}
+}
+
+// sgemmPack packs a float32 panel for the AVX-512 kernel: a full panel (12
+// rows of A~, or 32 of B~ as two halves of 16) through in-register
+// transposes, 16 steps at a time; the steps past the last multiple of 16,
+// and short panels (a product's last rows or columns), through gathers.
+func sgemmPack(dst, src []float32, ld, k, rows, width int, alpha float32) {
+	blocks := k / 16
+	if rows != width || blocks == 0 || (width != 12 && width != 32) {
+		sgemmPackAVX512(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), ld, k, rows, width, alpha)
+		return
+	}
+	if width == 12 {
+		sgemmTransPackAVX512(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), ld, blocks, 12, 12, alpha)
+	} else {
+		sgemmTransPackAVX512(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), ld, blocks, 16, 32, alpha)
+		sgemmTransPackAVX512(unsafe.Pointer(&dst[16]), unsafe.Pointer(&src[16*ld]), ld, blocks, 16, 32, alpha)
+	}
+	if rest := k - blocks*16; rest > 0 {
+		sgemmPackAVX512(unsafe.Pointer(&dst[blocks*16*width]), unsafe.Pointer(&src[blocks*16]), ld, rest, rows, width, alpha)
 	}
 }
 

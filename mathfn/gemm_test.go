@@ -67,6 +67,11 @@ func testGemmShapes[T Float](t *testing.T, tol float64) {
 			{25, 33, 193}, {241, 97, 389}, {3, 500, 7}, {97, 5, 1}, {64, 800, 500}, {260, 3100, 3},
 			// few rows by a long k: the dot kernels (with B transposed)
 			{10, 37, 300}, {1, 9, 129}, {3, 4, 257}, {16, 5, 1000}, {7, 100, 128}, {2, 6, 131}}
+		// a last panel of every number of rows short of a tile (kernels
+		// of fewer rows), and of 16-step blocks and a remainder (packing)
+		for m := 13; m < 24; m++ {
+			shapes = append(shapes, [3]int{m, 64, 37})
+		}
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
 			for _, ta := range []bool{false, true} {
