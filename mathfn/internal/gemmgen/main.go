@@ -41,7 +41,7 @@ func (k kernel) aStep() int {
 	}
 	return k.mr * k.elem
 }
-func (k kernel) nr() int    { return k.nvec * k.lanes() }
+func (k kernel) nr() int { return k.nvec * k.lanes() }
 
 func (k kernel) acc(i, j int) string { return fmt.Sprintf("%s%d", k.reg, i*k.nvec+j) }
 func (k kernel) b(j int) string      { return fmt.Sprintf("%s%d", k.reg, k.mr*k.nvec+j) }
