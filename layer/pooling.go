@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/mathfn"
@@ -370,32 +371,96 @@ func (l *Pooling[T]) forwardPlanes(part, lo, hi int) {
 // NaNs are skipped unless the whole window is NaN; an empty window gives
 // -FLT_MAX and index -1, as in Caffe.
 func maxPoolPlane[T Float](g *poolGeom, x, y, idx []T) {
+	data := unsafe.Pointer(unsafe.SliceData(x))
+	if unsafe.Sizeof(x[0]) == 4 {
+		maxPoolBits(g, unsafe.Slice((*int32)(data), len(x)), x, y, idx)
+	} else {
+		maxPoolBits(g, unsafe.Slice((*int64)(data), len(x)), x, y, idx)
+	}
+}
+
+// maxPoolBits is maxPoolPlane reading the plane's values as their bits
+// (bits and x are one array), compared by orderKey: integers, whose
+// comparison compiles to conditional moves where that of floats is a
+// branch, mispredicted about once a window on data like a convolution's
+// output (CIFAR-10 quick's pool1 at batch 100 on random data: 12.4 ms
+// with float comparisons, 8.7 ms).
+func maxPoolBits[B int32 | int64, T Float](g *poolGeom, bits []B, x, y, idx []T) {
+	floor := orderKey(floatBits[B](-math.MaxFloat32))
+	width, pooledW := g.width, g.pooledW
 	for ph := range g.pooledH {
-		for pw := range g.pooledW {
+		for pw := range pooledW {
 			h0, h1, w0, w1, _ := g.window(ph, pw)
-			// The common case, some value above -FLT_MAX: the first
-			// largest wins.
-			best, arg := T(-math.MaxFloat32), -1
-			for h := h0; h < h1; h++ {
-				for c, v := range x[h*g.width+w0 : h*g.width+max(w1, w0)] {
-					if v > best {
-						best, arg = v, h*g.width+w0+c
-					}
-				}
+			arg := windowArgMax(bits, width, h0, h1, w0, w1, floor)
+			var v T
+			if arg >= 0 {
+				v = x[arg]
 			}
-			if arg < 0 { // NaNs, -Inf or -FLT_MAX alone, or an empty window
-				best, arg = maxPoolRare(g, x, h0, h1, w0, w1)
+			// NaNs order above +Inf (or below -Inf) as keys but are
+			// never larger as floats.
+			if arg < 0 || v != v {
+				v, arg = maxPoolRare(g, x, h0, h1, w0, w1)
 			}
-			o := ph*g.pooledW + pw
-			y[o], idx[o] = best, T(arg)
+			o := ph*pooledW + pw
+			y[o], idx[o] = v, T(arg)
 		}
 	}
 }
 
-// maxPoolRare is a window's maximum where no value exceeds -FLT_MAX: the
-// first value, replaced by any larger one and any after a NaN.
+// windowArgMax returns the index of the first largest value of the window
+// by key, or -1 if none is above floor. (A function of its own, not
+// inlined: in the loop over windows its values spilled to the stack on
+// every element.)
+//
+//go:noinline
+func windowArgMax[B int32 | int64](bits []B, width, h0, h1, w0, w1 int, floor B) int {
+	best, arg := floor, -1
+	n := max(w1-w0, 0)
+	for h := h0; h < h1; h++ {
+		at := h*width + w0
+		for c, b := range bits[at : at+n] {
+			k := orderKey(b)
+			larger := -b2i(k > best) // all ones when it is
+			arg ^= (arg ^ (at + c)) & larger
+			best = max(best, k)
+		}
+	}
+	return arg
+}
+
+// floatBits returns the bits of v as a float of B's size.
+func floatBits[B int32 | int64](v float64) B {
+	if unsafe.Sizeof(B(0)) == 4 {
+		return B(int32(math.Float32bits(float32(v))))
+	}
+	return B(int64(math.Float64bits(v)))
+}
+
+// orderKey maps a float's bits to an integer in the floats' order: the
+// bits of a positive value, the negated magnitude of a negative one (so
+// -0 and +0 are equal, as floats). NaNs come above +Inf or below -Inf by
+// their sign.
+func orderKey[B int32 | int64](b B) B {
+	sign := b >> (8*unsafe.Sizeof(b) - 1)
+	return ((b &^ (B(1) << (8*unsafe.Sizeof(b) - 1))) ^ sign) - sign
+}
+
+// maxPoolRare is a window's maximum as Caffe finds it, for the windows
+// where no value exceeds -FLT_MAX or a NaN is among the largest keys: the
+// first value above -FLT_MAX (NaNs never are), else the first value,
+// replaced by any larger one and any after a NaN.
 func maxPoolRare[T Float](g *poolGeom, x []T, h0, h1, w0, w1 int) (T, int) {
 	best, arg := T(-math.MaxFloat32), -1
+	for h := h0; h < h1; h++ {
+		for c := w0; c < w1; c++ {
+			if v := x[h*g.width+c]; v > best {
+				best, arg = v, h*g.width+c
+			}
+		}
+	}
+	if arg >= 0 {
+		return best, arg
+	}
 	for h := h0; h < h1; h++ {
 		for c := w0; c < w1; c++ {
 			if v := x[h*g.width+c]; arg < 0 || v > best || math.IsNaN(float64(best)) {

@@ -84,6 +84,8 @@ func (l *Upsample[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	return top[0].Reshape([]int{s[0], s[1], l.h, l.w})
 }
 
+// b2i is 1 for true and 0 for false (without a branch: the compiler makes
+// it a SETcc).
 func b2i(b bool) int {
 	if b {
 		return 1
