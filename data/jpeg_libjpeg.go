@@ -26,8 +26,11 @@ static void gc_error_exit(j_common_ptr c) {
 
 static void gc_no_message(j_common_ptr c) {}
 
+#define GC_ROWS 16
+
 // gc_decode decodes the JPEG src of n bytes, whose header said w x h, into
-// planes: channels 1 (grey) or 3 (B, G, R). row is scratch of 3*w bytes.
+// planes: channels 1 (grey) or 3 (B, G, R). row is scratch of GC_ROWS*3*w
+// bytes.
 // It returns 0, 1 with msg set on a libjpeg error, 2 when the image is
 // not w x h, or 3 for a colour space libjpeg does not convert (CMYK).
 static int gc_decode(const unsigned char *src, unsigned long n, int channels, int w, int h,
@@ -57,16 +60,25 @@ static int gc_decode(const unsigned char *src, unsigned long n, int channels, in
 		return 2;
 	}
 	long plane = (long)w * h;
+	// GC_ROWS rows a call: libjpeg works in row groups (of up to 16 rows
+	// with 2x2 chroma), and a call for one row costs a copy through its
+	// own buffer.
 	while (d.output_scanline < d.output_height) {
 		int y = d.output_scanline;
-		JSAMPROW rows[1] = {channels == 1 ? out + (long)y * w : row};
-		jpeg_read_scanlines(&d, rows, 1);
+		JSAMPROW rows[GC_ROWS];
+		for (int k = 0; k < GC_ROWS; k++) {
+			rows[k] = channels == 1 ? out + (long)(y + k < h ? y + k : h - 1) * w : row + (long)k * 3 * w;
+		}
+		int got = jpeg_read_scanlines(&d, rows, GC_ROWS);
 		if (channels == 3) {
-			unsigned char *b = out + (long)y * w, *g = b + plane, *r = g + plane;
-			for (int x = 0; x < w; x++) {
-				r[x] = row[3 * x];
-				g[x] = row[3 * x + 1];
-				b[x] = row[3 * x + 2];
+			for (int k = 0; k < got; k++) {
+				unsigned char *b = out + (long)(y + k) * w, *g = b + plane, *r = g + plane;
+				const unsigned char *in = row + (long)k * 3 * w;
+				for (int x = 0; x < w; x++) {
+					r[x] = in[3 * x];
+					g[x] = in[3 * x + 1];
+					b[x] = in[3 * x + 2];
+				}
 			}
 		}
 	}
@@ -102,7 +114,7 @@ func libjpegDecode(encoded []byte, mode ColorMode, buf, row []byte) (c, h, w int
 		c = 1
 	}
 	pix = grown(buf, c*h*w)
-	row = grown(row, 3*w)
+	row = grown(row, C.GC_ROWS*3*w)
 	var msg [C.JMSG_LENGTH_MAX]C.char
 	switch C.gc_decode((*C.uchar)(unsafe.Pointer(&encoded[0])), C.ulong(len(encoded)), C.int(c), C.int(w), C.int(h),
 		(*C.uchar)(unsafe.Pointer(&pix[0])), (*C.uchar)(unsafe.Pointer(&row[0])), &msg[0]) {

@@ -4,10 +4,13 @@ package data
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -108,4 +111,49 @@ func BenchmarkDecodeJPEG256(b *testing.B) {
 			_, _, _, buf = ImagePixels(img, Color, buf)
 		}
 	})
+}
+
+// TestLibjpegAgainstOpenCV: JPEGs decode to OpenCV's pixels exactly (the
+// same library, islow IDCT and fancy upsampling), in colour and grey,
+// at sizes that end in partial 16-row groups and blocks, the grey ones
+// from colour files too, as Caffe's ReadImageToCVMat decodes them.
+func TestLibjpegAgainstOpenCV(t *testing.T) {
+	dir := t.TempDir()
+	type job struct {
+		data []byte
+		mode ColorMode
+	}
+	var jobs []job
+	var args []string
+	for _, c := range []struct {
+		w, h int
+		grey bool
+	}{{37, 23, false}, {64, 48, false}, {256, 256, false}, {19, 301, false}, {1, 1, false}, {45, 33, true}} {
+		data := jpegOf(t, c.w, c.h, c.grey)
+		for _, mode := range []ColorMode{Color, Gray} {
+			name := fmt.Sprintf("j%d", len(jobs))
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			flag := map[ColorMode]string{Color: "color", Gray: "gray"}[mode]
+			args = append(args, fmt.Sprintf("imdecode:%s:%s:%s.out", name, flag, name))
+			jobs = append(jobs, job{data, mode})
+		}
+	}
+	opencv(t, dir, args)
+	for i, j := range jobs {
+		want, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("j%d.out", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := ImageReader{Mode: j.mode}
+		got, err := r.Decode(j.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pix := interleave(got.Data, got.Channels); !bytes.Equal(pix, want) {
+			worst, off := maxDiff(pix, want)
+			t.Errorf("image %d (%dx%dx%d, mode %v): differs from OpenCV's by up to %d at byte %d", i, got.Channels, got.Height, got.Width, j.mode, worst, off)
+		}
+	}
 }

@@ -14,8 +14,10 @@ import (
 
 // opencvScript applies OpenCV's operations to the raw images the test
 // writes: argv is the directory, then one job per argument,
-// "resize:<in>:<c>:<h>:<w>:<nh>:<nw>:<mode>:<out>", "bgr2hsv:<in>:<n>:<out>"
-// or "hsv2bgr:<in>:<n>:<out>", images interleaved (OpenCV's layout).
+// "resize:<in>:<c>:<h>:<w>:<nh>:<nw>:<mode>:<out>", "bgr2hsv:<in>:<n>:<out>",
+// "hsv2bgr:<in>:<n>:<out>" or "imdecode:<in>:<color|gray>:<out>" (an
+// encoded image decoded as Caffe's ReadImageToCVMat does), images
+// interleaved (OpenCV's layout).
 const opencvScript = `
 import sys, cv2, numpy as np
 d = sys.argv[1]
@@ -29,6 +31,9 @@ for job in sys.argv[2:]:
         img = src.reshape(h, w, c) if c > 1 else src.reshape(h, w)
         out = cv2.resize(img, (nw, nh), interpolation=modes[f[7]])
         out.tofile(d + "/" + f[8])
+    elif f[0] == "imdecode":
+        flag = cv2.IMREAD_COLOR if f[2] == "color" else cv2.IMREAD_GRAYSCALE
+        cv2.imdecode(src, flag).tofile(d + "/" + f[3])
     else:
         n = int(f[2])
         img = src.reshape(1, n, 3)
