@@ -222,6 +222,19 @@ func (t *Transformer[T]) TransformImage(raw *DatumRecord, dst []T) error {
 	return nil
 }
 
+// PlanRaw is PlanImage for a raw record, which TransformRecord would
+// transform (it says once that force_color and force_gray do not apply).
+func (t *Transformer[T]) PlanRaw(r *DatumRecord, size int) (TransformPlan, error) {
+	if r.Encoded {
+		return TransformPlan{}, errors.New("PlanRaw takes a raw record; this one is encoded")
+	}
+	raw, err := t.decode(r)
+	if err != nil {
+		return TransformPlan{}, err
+	}
+	return t.PlanImage(raw, size)
+}
+
 // TransformPlan is one image's random choices (mirror, crop offsets).
 type TransformPlan struct{ g planeGeometry }
 

@@ -239,13 +239,15 @@ func recoverMappedFault(source string, err *error, previous bool) {
 }
 
 func (s *datumSource[T]) loadBatch(b *batch[T]) error {
-	dst := b.data.MutableCPUData()
+	if b.pix != nil {
+		b.pix.reset()
+	}
 	var labels []T
 	if b.label != nil {
 		labels = b.label.MutableCPUData()
 	}
 	n := b.data.Shape()[0]
-	size := len(dst) / n
+	size := b.data.Count() / n
 	pending := 0
 	for i := range n {
 		if err := s.skipOthers(); err != nil {
@@ -257,7 +259,7 @@ func (s *datumSource[T]) loadBatch(b *batch[T]) error {
 		if s.rec.Encoded {
 			s.setAside(pending, i)
 			pending++
-		} else if err := s.readRaw(dst[i*size : (i+1)*size]); err != nil {
+		} else if err := s.readRaw(b, i, size); err != nil {
 			return err
 		}
 		if labels != nil {
@@ -267,7 +269,36 @@ func (s *datumSource[T]) loadBatch(b *batch[T]) error {
 			return err
 		}
 	}
-	return s.transformEncoded(s.encoded[:pending], dst, size)
+	return s.transformEncoded(b, s.encoded[:pending], size)
+}
+
+// pixelArithmetic lets the device finish the transformation (pixelStager).
+func (s *datumSource[T]) pixelArithmetic() (data.PixelArithmetic[T], [3]int, bool) {
+	a, ok := s.tf.PixelArithmetic()
+	return a, s.item, ok
+}
+
+// staging reports whether the batch's items go to the device as windows.
+func staging[T Float](b *batch[T]) bool { return b.pix != nil && b.pix.used }
+
+// unstage finishes on the host the items staged so far and stages no more
+// of the batch: one of its items cannot be staged.
+func (s *datumSource[T]) unstage(b *batch[T]) {
+	if !staging(b) {
+		return
+	}
+	b.pix.used = false
+	dst := b.data.MutableCPUData()
+	size := len(dst) / b.pix.items
+	a, _ := s.tf.PixelArithmetic()
+	c, h, w := b.pix.item[0], b.pix.item[1], b.pix.item[2]
+	params := b.pix.params()
+	for i := range b.pix.items {
+		if b.pix.staged[i] {
+			p := params[3*i : 3*i+3]
+			a.ApplyWindow(b.pix.window(i), c, h, w, p[0] != 0, int(p[1]), int(p[2]), dst[i*size:(i+1)*size])
+		}
+	}
 }
 
 // setAside copies the encoded record under the cursor, item i of the
@@ -284,8 +315,8 @@ func (s *datumSource[T]) setAside(k, i int) {
 }
 
 // transformEncoded decodes the set-aside records in parallel and
-// transforms them in order.
-func (s *datumSource[T]) transformEncoded(items []*encodedDatum, dst []T, size int) error {
+// transforms (or stages) them in order.
+func (s *datumSource[T]) transformEncoded(b *batch[T], items []*encodedDatum, size int) error {
 	if len(items) == 0 { // raw records: keep the closures below from allocating
 		return nil
 	}
@@ -295,6 +326,7 @@ func (s *datumSource[T]) transformEncoded(items []*encodedDatum, dst []T, size i
 	}, func(k int, err error) { items[k].err = err })
 	// The random choices in the batch's order, then the pixel work (crop,
 	// mirror, mean, scale: as long as the decoding) on all cores again.
+	fits := true
 	for _, e := range items {
 		if e.err != nil {
 			return s.keyError(e.key, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(e.encoded), e.err))
@@ -306,7 +338,21 @@ func (s *datumSource[T]) transformEncoded(items []*encodedDatum, dst []T, size i
 		if e.plan, err = s.tf.PlanImage(&e.img, size); err != nil {
 			return s.keyError(e.key, err)
 		}
+		fits = fits && e.plan.FitsWindow(&e.img)
 	}
+	if !fits { // the raw items staged so far go to the host, and these
+		s.unstage(b)
+	}
+	if staging(b) {
+		inParallel(len(items), func(k int) error {
+			e := items[k]
+			e.plan.Window(&e.img, b.pix.window(e.index))
+			b.pix.place(e.index, e.plan)
+			return nil
+		}, func(k int, err error) { items[k].err = err })
+		return nil
+	}
+	dst := b.data.MutableCPUData()
 	inParallel(len(items), func(k int) error {
 		e := items[k]
 		s.tf.ApplyPlan(&e.img, e.plan, dst[e.index*size:(e.index+1)*size])
@@ -320,14 +366,25 @@ func (s *datumSource[T]) transformEncoded(items []*encodedDatum, dst []T, size i
 	return nil
 }
 
-// readRaw transforms the raw record under the cursor.
-func (s *datumSource[T]) readRaw(dst []T) error {
+// readRaw transforms (or stages) the raw record under the cursor, item i
+// of the batch.
+func (s *datumSource[T]) readRaw(b *batch[T], i, size int) error {
 	if err := s.checkItem(&s.rec); err != nil {
 		return s.recordError(err)
 	}
-	if err := s.tf.TransformRecord(&s.rec, dst); err != nil {
+	plan, err := s.tf.PlanRaw(&s.rec, size)
+	if err != nil {
 		return s.recordError(err)
 	}
+	if staging(b) && !plan.FitsWindow(&s.rec) {
+		s.unstage(b)
+	}
+	if staging(b) {
+		plan.Window(&s.rec, b.pix.window(i))
+		b.pix.place(i, plan)
+		return nil
+	}
+	s.tf.ApplyPlan(&s.rec, plan, b.data.MutableCPUData()[i*size:(i+1)*size])
 	return nil
 }
 

@@ -3,6 +3,7 @@ package layer_test
 import (
 	"fmt"
 	"image"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -22,8 +24,9 @@ import (
 // (nil: the CPU), prepares it (MemoryData's Reset), and returns copies of
 // its tops over n forward passes. On the GPU it also checks that Forward
 // left the data on the device (a device-side copy, not a host one). The
-// layer is closed before returning: LevelDB admits one reader at a time.
-func runSourceOn[T layer.Float](t *testing.T, text string, seed uint64, dev *cuda.Device, n int, prepare func(layer.Layer[T])) [][][]T {
+// layer is closed before returning (LevelDB admits one reader at a time),
+// after inspect, if not nil, looks at it.
+func runSourceOn[T layer.Float](t *testing.T, text string, seed uint64, dev *cuda.Device, n int, prepare, inspect func(layer.Layer[T])) [][][]T {
 	t.Helper()
 	l := layertest.New[T](t, text)
 	l.LayerBase().SetRNG(mathfn.NewRNG(seed))
@@ -56,6 +59,9 @@ func runSourceOn[T layer.Float](t *testing.T, text string, seed uint64, dev *cud
 		}
 		out = append(out, [][]T{slices.Clone(top[0].CPUData()), slices.Clone(top[1].CPUData())})
 	}
+	if inspect != nil {
+		inspect(l)
+	}
 	return out
 }
 
@@ -64,13 +70,9 @@ func checkSourceParity[T layer.Float](t *testing.T, text string, prepare func(la
 	t.Helper()
 	dev := cudatest.Device(t)
 	const seed, passes = 77, 6
-	cpu := runSourceOn(t, text, seed, nil, passes, prepare)
-	gpu := runSourceOn(t, text, seed, dev, passes, prepare)
-	for i := range cpu {
-		for k := range cpu[i] {
-			layertest.CheckClose(t, fmt.Sprintf("pass %d top %d", i, k), gpu[i][k], cpu[i][k], 0)
-		}
-	}
+	cpu := runSourceOn(t, text, seed, nil, passes, prepare, nil)
+	gpu := runSourceOn(t, text, seed, dev, passes, prepare, nil)
+	compareSourceRuns(t, gpu, cpu)
 }
 
 // TestDataLayersGPUParity: in GPU mode (pinned batches pushed on the
@@ -123,4 +125,95 @@ func TestDataLayersGPUParity(t *testing.T) {
 		}
 		checkSourceParity(t, memoryText, reset)
 	})
+}
+
+// TestDataDeviceTransform: a Data layer on the GPU leaves crop, mirror,
+// mean (a mean file, mean values) and scale of 8-bit images, raw or
+// encoded, to the device, and its batches are the CPU layer's to the bit;
+// a batch holding a float datum is finished on the host, its 8-bit items
+// staged before the float one included; GOCAFFE_DEVICE_TRANSFORM=0 keeps
+// every batch on the host.
+func TestDataDeviceTransform(t *testing.T) {
+	dev := cudatest.Device(t)
+	const c, h, w = 3, 8, 8
+	mean := make([]float32, c*h*w)
+	for i := range mean {
+		mean[i] = float32(i%29) * 0.75
+	}
+	meanPath := filepath.Join(t.TempDir(), "mean.binaryproto")
+	bp := &caffepb.BlobProto{Num: proto.Int32(1), Channels: proto.Int32(c), Height: proto.Int32(h), Width: proto.Int32(w), Data: mean}
+	if err := protoio.WriteProtoToBinaryFile(bp, meanPath); err != nil {
+		t.Fatal(err)
+	}
+	raw := writeDatums(t, numbered(7, c, h, w))
+	mixedRecs := numbered(7, c, h, w)
+	for _, i := range []int{4, 6} { // floats in the second, third, fourth and fifth batches of three
+		d := mixedRecs[i]
+		d.FloatData = make([]float32, c*h*w)
+		for j := range d.FloatData {
+			d.FloatData[j] = float32(j) * 0.5
+		}
+		d.Data = nil
+	}
+	mixed := writeDatums(t, mixedRecs)
+	var encRecs []*caffepb.Datum
+	for i := range 5 {
+		encRecs = append(encRecs, &caffepb.Datum{Data: encodePNG(t, colorImage(w, h, byte(30*i))), Encoded: proto.Bool(true), Label: proto.Int32(int32(i))})
+	}
+	encoded := writeDatums(t, encRecs)
+	const passes = 6
+	cases := []struct {
+		name, src, transform string
+		transformed          int64 // batches the device transforms, of passes
+	}{
+		{"mean_file", raw, `transform_param { crop_size: 5 mirror: true scale: 0.25 mean_file: "` + meanPath + `" }`, passes},
+		{"mean_file_whole", raw, `transform_param { mirror: true mean_file: "` + meanPath + `" }`, passes},
+		{"mean_values", raw, `transform_param { crop_size: 6 mirror: true mean_value: 1 mean_value: 2 mean_value: 3 scale: 0.5 }`, passes},
+		{"none", raw, ``, passes},
+		{"encoded", encoded, `transform_param { crop_size: 7 mirror: true mean_value: 100 scale: 0.125 }`, passes},
+		{"float_datums", mixed, `transform_param { crop_size: 5 mirror: true mean_value: 7 }`, 2},
+	}
+	for _, tc := range cases {
+		// prefetch: 0 loads one batch a pass: the counts are exact.
+		text := dataText(tc.src, "batch_size: 3 prefetch: 0", tc.transform)
+		t.Run(tc.name+"/float32", func(t *testing.T) { checkDeviceTransform[float32](t, dev, text, passes, tc.transformed) })
+		t.Run(tc.name+"/float64", func(t *testing.T) { checkDeviceTransform[float64](t, dev, text, passes, tc.transformed) })
+	}
+	t.Run("off", func(t *testing.T) {
+		t.Setenv("GOCAFFE_DEVICE_TRANSFORM", "0")
+		checkDeviceTransform[float32](t, dev, dataText(raw, "batch_size: 3 prefetch: 0", cases[0].transform), passes, 0)
+	})
+	// With prefetching (batches loaded ahead on the goroutine, pushed
+	// on its stream) the batches are the same.
+	t.Run("prefetch", func(t *testing.T) {
+		text := dataText(encoded, "batch_size: 2 prefetch: 3", cases[4].transform)
+		cpu := runSourceOn[float32](t, text, 9, nil, 2*passes, nil, nil)
+		var n int64
+		gpu := runSourceOn(t, text, 9, dev, 2*passes, nil, func(l layer.Layer[float32]) { n = layer.DeviceTransformed(l) })
+		compareSourceRuns(t, gpu, cpu)
+		if n < 2*passes {
+			t.Errorf("the device transformed %d batches of %d", n, 2*passes)
+		}
+	})
+}
+
+func checkDeviceTransform[T layer.Float](t *testing.T, dev *cuda.Device, text string, passes int, want int64) {
+	const seed = 31
+	cpu := runSourceOn[T](t, text, seed, nil, passes, nil, nil)
+	var got int64
+	gpu := runSourceOn(t, text, seed, dev, passes, nil, func(l layer.Layer[T]) { got = layer.DeviceTransformed(l) })
+	compareSourceRuns(t, gpu, cpu)
+	if got != want {
+		t.Errorf("the device transformed %d batches of %d, want %d", got, passes, want)
+	}
+}
+
+// compareSourceRuns holds a GPU run's tops to the CPU run's, exactly.
+func compareSourceRuns[T layer.Float](t *testing.T, gpu, cpu [][][]T) {
+	t.Helper()
+	for i := range cpu {
+		for k := range cpu[i] {
+			layertest.CheckClose(t, fmt.Sprintf("pass %d top %d", i, k), gpu[i][k], cpu[i][k], 0)
+		}
+	}
 }

@@ -39,7 +39,8 @@ var errClosed = errors.New("the layer is closed")
 type batch[T Float] struct {
 	data, label *blob.Blob[T]
 	err         error
-	dev         batchDevice // device-side state (prefetch_gpu.go)
+	dev         batchDevice   // device-side state (prefetch_gpu.go)
+	pix         *pixelStaging // nil unless the device finishes transformations (prefetch_pixels.go)
 }
 
 // batchLoader is what a data layer's reading state provides: load fills a
@@ -53,18 +54,21 @@ type batchLoader[T Float] interface {
 
 // prefetcher runs a batchLoader ahead of Forward.
 type prefetcher[T Float] struct {
-	loader   batchLoader[T]
-	batches  []*batch[T]
-	async    bool // a goroutine loads ahead; otherwise Forward loads
-	free     chan *batch[T]
-	full     chan *batch[T]
-	stop     chan struct{}
-	done     chan struct{}
-	loaded   atomic.Int64 // batches loaded so far, for tests
-	err      error        // the first loading error, returned ever after
-	dev      prefetchDevice[T]
-	once     sync.Once
-	closeErr error
+	loader  batchLoader[T]
+	batches []*batch[T]
+	async   bool // a goroutine loads ahead; otherwise Forward loads
+	free    chan *batch[T]
+	full    chan *batch[T]
+	stop    chan struct{}
+	done    chan struct{}
+	loaded  atomic.Int64 // batches loaded so far, for tests
+	// deviceTransformed counts the batches whose transformation the
+	// device finished (prefetch_pixels.go), for tests.
+	deviceTransformed atomic.Int64
+	err               error // the first loading error, returned ever after
+	dev               prefetchDevice[T]
+	once              sync.Once
+	closeErr          error
 }
 
 // newPrefetcher makes the batches (ahead of them, or one when ahead is 0
@@ -88,7 +92,7 @@ func newPrefetcher[T Float](b *Base[T], loader batchLoader[T], ahead int, dataSh
 		}
 		p.batches = append(p.batches, bt)
 	}
-	if err := initDevice(p, b.Context().Device()); err != nil {
+	if err := initDevice(p, b.Context()); err != nil {
 		return fail(err)
 	}
 	if p.async {

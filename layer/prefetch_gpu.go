@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -38,6 +39,7 @@ type prefetchDevice[T Float] struct {
 	dev     *cuda.Device
 	stream  *cuda.Stream
 	current *batch[T]
+	pixels  *pixelDevice[T] // nil unless transformations end on the device
 }
 
 // newWaitEvent makes the events the goroutine waits on. They sleep
@@ -47,7 +49,8 @@ type prefetchDevice[T Float] struct {
 // (27 display intervals each, interleaved).
 func newWaitEvent(d *cuda.Device) (*cuda.Event, error) { return d.NewSyncEvent() }
 
-func initDevice[T Float](p *prefetcher[T], d *cuda.Device) error {
+func initDevice[T Float](p *prefetcher[T], ctx *device.Context) error {
+	d := ctx.Device()
 	if d == nil {
 		return nil
 	}
@@ -63,6 +66,9 @@ func initDevice[T Float](p *prefetcher[T], d *cuda.Device) error {
 		if b.dev.pushed, err = newWaitEvent(d); err != nil {
 			return errors.Join(fmt.Errorf("prefetch event: %w", err), closeDevice(p))
 		}
+	}
+	if err := initPixels(p, ctx); err != nil {
+		return errors.Join(err, closeDevice(p))
 	}
 	return nil
 }
@@ -90,7 +96,12 @@ func pushToDevice[T Float](p *prefetcher[T], b *batch[T]) error {
 	if err := b.dev.copied.Synchronize(); err != nil {
 		return fmt.Errorf("waiting for the previous copy out of the batch: %w", err)
 	}
-	if err := push(b.data, p.dev.stream); err != nil {
+	if b.pix != nil && b.pix.used {
+		if err := transformOnDevice(p, b); err != nil {
+			return err
+		}
+		p.deviceTransformed.Add(1)
+	} else if err := push(b.data, p.dev.stream); err != nil {
 		return fmt.Errorf("pushing the batch data to the device: %w", err)
 	}
 	if b.label != nil {
@@ -133,7 +144,7 @@ func closeDevice[T Float](p *prefetcher[T]) error {
 		}
 		b.dev.pushing = false
 	}
-	errs = append(errs, p.dev.stream.Close())
+	errs = append(errs, closePixels(p), p.dev.stream.Close())
 	p.dev = prefetchDevice[T]{}
 	return errors.Join(errs...)
 }

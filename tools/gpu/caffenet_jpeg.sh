@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Issue 16's data check on the GPU machine: CaffeNet training at batch 256
 # fed by its Data layer from an LMDB of JPEG-encoded 256x256 images (decoded
-# and transformed on the host's cores, prefetched) against the same net fed
-# by constant DummyData; interleaved runs, iterations per second from the
-# solver's log. Run from the repository root with .device carried:
+# on the host's cores, prefetched; crop, mirror and mean finished on the
+# device, or with FEEDS including datahost on the host's cores too) against
+# the same net fed by constant DummyData; interleaved runs, iterations per
+# second from the solver's log. Run from the repository root with .device
+# carried:
 #
 #   . .device/env.sh && tools/gpu/caffenet_jpeg.sh
 #
 # TAGS adds build tags (TAGS=libjpeg decodes with the system's libjpeg);
-# ROUNDS sets the number of interleaved rounds (default 3).
+# ROUNDS sets the number of interleaved rounds (default 3); FEEDS the feeds
+# (default "time data"; time is DummyData, datahost the Data layer with
+# GOCAFFE_DEVICE_TRANSFORM=0).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}
@@ -33,8 +37,10 @@ solver = open(f"{work}/nets/caffenet_time_solver.prototxt").read().replace("caff
 open(f"{work}/nets/caffenet_data_solver.prototxt", "w").write(solver)
 PY
 for round in $(seq "${ROUNDS:-3}"); do
-	for feed in time data; do
-		rates=$(/tmp/gc train -solver "$work/nets/caffenet_${feed}_solver.prototxt" -gpu 0 2>&1 | tee "$out/caffenet_${feed}_$round.log" |
+	for feed in ${FEEDS:-time data}; do
+		solver=$feed env=""
+		if [ "$feed" = datahost ]; then solver=data env="GOCAFFE_DEVICE_TRANSFORM=0"; fi
+		rates=$(env $env /tmp/gc train -solver "$work/nets/caffenet_${solver}_solver.prototxt" -gpu 0 2>&1 | tee "$out/caffenet_${feed}_$round.log" |
 			sed -n 's/.*Iteration \([1-9][0-9]*\) (\([0-9.]*\) iter\/s.*/\2/p' | tr '\n' ' ')
 		echo "$feed round $round: iter/s per 50 iterations: $rates"
 	done

@@ -1,0 +1,10 @@
+package layer
+
+// DeviceTransformed returns how many batches of a Data layer the device
+// finished transforming (prefetch_pixels.go), or -1 for another layer.
+func DeviceTransformed[T Float](l Layer[T]) int64 {
+	if d, ok := l.(*Data[T]); ok && d.pf != nil {
+		return d.pf.deviceTransformed.Load()
+	}
+	return -1
+}
