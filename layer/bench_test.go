@@ -21,6 +21,7 @@ var benchLayers = []struct {
 	{"caffenet_conv1_b10", `type: "Convolution" convolution_param { num_output: 96 kernel_size: 11 stride: 4 weight_filler { type: "gaussian" std: 0.01 } }`, []int{10, 3, 227, 227}},
 	{"caffenet_fc6_b10", `type: "InnerProduct" inner_product_param { num_output: 4096 weight_filler { type: "gaussian" std: 0.005 } }`, []int{10, 9216}},
 	{"cifar10_conv2_b100", `type: "Convolution" convolution_param { num_output: 32 kernel_size: 5 pad: 2 weight_filler { type: "gaussian" std: 0.01 } }`, []int{100, 32, 16, 16}},
+	{"lenet_pool1_b64", `type: "Pooling" pooling_param { pool: MAX kernel_size: 2 stride: 2 }`, []int{64, 20, 24, 24}},
 	{"cifar10_pool1_b100", `type: "Pooling" pooling_param { pool: MAX kernel_size: 3 stride: 2 }`, []int{100, 32, 32, 32}},
 	{"cifar10_pool2_b100", `type: "Pooling" pooling_param { pool: AVE kernel_size: 3 stride: 2 }`, []int{100, 32, 16, 16}},
 }

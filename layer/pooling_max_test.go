@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // caffeMaxPool is Caffe's max pooling loop for one plane, as
@@ -31,13 +32,40 @@ func caffeMaxPool(g *poolGeom, x []float64) (y []float64, idx []int) {
 // to Caffe's comparison of floats where the two could part: ties (the
 // first wins), -0 beside +0, NaNs (never the maximum unless the whole
 // window is NaN), -Inf and -FLT_MAX (only the rare path), in float32 and
-// float64, with padding.
+// float64, one window at a time and sixteen at a time (float32 where the
+// CPU has the vector kernel), on geometries with padding, overlapping
+// and gapped windows, clipped last windows, and runs of windows inside
+// the image that span rows.
 func TestMaxPoolSpecialValues(t *testing.T) {
+	geoms := []poolGeom{
+		{height: 7, width: 6, kernelH: 3, kernelW: 2, strideH: 2, strideW: 1, padH: 1, padW: 1},
+		{height: 24, width: 24, kernelH: 2, kernelW: 2, strideH: 2, strideW: 2},
+		{height: 8, width: 8, kernelH: 2, kernelW: 2, strideH: 2, strideW: 2},
+		{height: 32, width: 35, kernelH: 3, kernelW: 3, strideH: 2, strideW: 2},
+		{height: 13, width: 40, kernelH: 3, kernelW: 3, strideH: 1, strideW: 1, padH: 1, padW: 1},
+		{height: 9, width: 37, kernelH: 2, kernelW: 3, strideH: 3, strideW: 4, padH: 1, padW: 2},
+		{height: 5, width: 5, kernelH: 5, kernelW: 5, strideH: 1, strideW: 1},
+	}
+	for gi := range geoms {
+		g := &geoms[gi]
+		g.num, g.channels = 1, 1
+		g.pooledH, g.pooledW = (g.height+2*g.padH-g.kernelH+g.strideH-1)/g.strideH+1, (g.width+2*g.padW-g.kernelW+g.strideW-1)/g.strideW+1
+		if (g.pooledH-1)*g.strideH >= g.height+g.padH {
+			g.pooledH--
+		}
+		if (g.pooledW-1)*g.strideW >= g.width+g.padW {
+			g.pooledW--
+		}
+		g.setOffsets()
+		testMaxPoolGeom(t, g, uint64(gi))
+	}
+}
+
+// testMaxPoolGeom runs TestMaxPoolSpecialValues's trials on geometry g.
+func testMaxPoolGeom(t *testing.T, g *poolGeom, seed uint64) {
 	specials := []float64{0, math.Copysign(0, -1), 1, 1, -1, math.NaN(), -math.NaN(), math.Inf(1), math.Inf(-1),
 		-math.MaxFloat32, math.MaxFloat32, 2.5, -2.5}
-	g := &poolGeom{num: 1, channels: 1, height: 7, width: 6, kernelH: 3, kernelW: 2, strideH: 2, strideW: 1, padH: 1, padW: 1}
-	g.pooledH, g.pooledW = (g.height+2*g.padH-g.kernelH+g.strideH-1)/g.strideH+1, (g.width+2*g.padW-g.kernelW+g.strideW-1)/g.strideW+1
-	rng := rand.New(rand.NewPCG(3, 4))
+	rng := rand.New(rand.NewPCG(3, seed))
 	for trial := range 300 {
 		x := make([]float64, g.height*g.width)
 		for i := range x {
@@ -61,10 +89,11 @@ func TestMaxPoolSpecialValues(t *testing.T) {
 			}
 		}
 		check := func(name string, y, idx []float64) {
+			t.Helper()
 			for o := range y {
 				same := math.Float64bits(y[o]) == math.Float64bits(wantRare[o]) || (math.IsNaN(y[o]) && math.IsNaN(wantRare[o]))
 				if !same || int(idx[o]) != wantIdx[o] {
-					t.Fatalf("%s trial %d output %d: %v at %v, want %v at %d (plane %v)", name, trial, o, y[o], idx[o], wantRare[o], wantIdx[o], x)
+					t.Fatalf("%s, geometry %+v, trial %d output %d: %v at %v, want %v at %d (plane %v)", name, *g, trial, o, y[o], idx[o], wantRare[o], wantIdx[o], x)
 				}
 			}
 		}
@@ -76,10 +105,17 @@ func TestMaxPoolSpecialValues(t *testing.T) {
 		for i, v := range x {
 			x32[i] = float32(v)
 		}
-		maxPoolPlane(g, x32, y32, idx32)
-		for o := range y {
-			y[o], idx[o] = float64(y32[o]), float64(idx32[o])
+		widen := func() {
+			for o := range y {
+				y[o], idx[o] = float64(y32[o]), float64(idx32[o])
+			}
 		}
+		maxPoolPlane(g, x32, y32, idx32)
+		widen()
 		check("float32", y, idx)
+		bits := unsafe.Slice((*int32)(unsafe.Pointer(&x32[0])), len(x32))
+		maxPoolBits(g, bits, x32, y32, idx32)
+		widen()
+		check("float32 one window at a time", y, idx)
 	}
 }

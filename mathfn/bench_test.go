@@ -73,3 +73,37 @@ func ExampleGemm() {
 	fmt.Println(c)
 	// Output: [4 5 10 11]
 }
+
+// im2colShapes are the column-buffer passes of the side-by-side nets'
+// convolutions, one image each.
+var im2colShapes = []struct {
+	name                          string
+	channels, in, kernel, pad, st int
+}{
+	{"lenet_conv1", 1, 28, 5, 0, 1},
+	{"lenet_conv2", 20, 12, 5, 0, 1},
+	{"cifar_conv2", 32, 16, 5, 2, 1},
+	{"caffenet_conv1", 3, 227, 11, 0, 4},
+	{"caffenet_conv3", 256, 13, 3, 1, 1},
+}
+
+// BenchmarkIm2col times Im2col and Col2im per image.
+func BenchmarkIm2col(b *testing.B) {
+	for _, s := range im2colShapes {
+		out := ConvOutputSize(s.in, s.kernel, s.pad, s.st, 1)
+		g := &ConvGeometry{Channels: s.channels, In: []int{s.in, s.in}, Out: []int{out, out},
+			Kernel: []int{s.kernel, s.kernel}, Pad: []int{s.pad, s.pad}, Stride: []int{s.st, s.st}, Dilation: []int{1, 1}}
+		im := randSlice[float32](s.channels*s.in*s.in, -1, 1, 1)
+		col := make([]float32, g.KernelDim()*out*out)
+		b.Run(s.name+"/im2col", func(b *testing.B) {
+			for b.Loop() {
+				Im2col(im, g, col)
+			}
+		})
+		b.Run(s.name+"/col2im", func(b *testing.B) {
+			for b.Loop() {
+				Col2im(col, g, im)
+			}
+		})
+	}
+}

@@ -122,7 +122,9 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
 						continue
 					}
 					src := plane[iy*w : (iy+1)*w]
-					clear(out[:x0])
+					if x0 > 0 {
+						clear(out[:x0])
+					}
 					if x0 == x1 { // the whole row is padding
 						clear(out)
 					} else if sw == 1 {
@@ -132,7 +134,9 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
 							out[x] = src[ix]
 						}
 					}
-					clear(out[x1:])
+					if x1 < ow {
+						clear(out[x1:])
+					}
 				}
 			}
 		}

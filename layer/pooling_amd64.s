@@ -1,0 +1,67 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func maxPoolRunAVX512(plane *int32, offsets *int32, n int, starts *[16]int32, mask uint16, y, idx *float32) (rare uint16)
+//
+// Max pooling of up to sixteen windows wholly inside a float32 plane, one
+// per lane set in mask, whose outputs are consecutive: window j's
+// elements are plane[starts[j]+offsets[t]], t = 0..n-1 in Caffe's
+// (row-major) order. Values are compared by orderKey (sign-magnitude
+// bits made two's complement) and a later element wins only when its key
+// is larger, so the first of equal maxima is kept. Each lane writes its
+// value to y[j] and its position to idx[j] (as a float); the lanes keys
+// cannot decide (no key above that of -FLT_MAX, or a NaN above +Inf) are
+// returned in rare, for the caller to redo.
+TEXT ·maxPoolRunAVX512(SB), NOSPLIT, $0-58
+	MOVQ plane+0(FP), AX
+	MOVQ offsets+8(FP), BX
+	MOVQ n+16(FP), CX
+	MOVQ starts+24(FP), DX
+	MOVWLZX mask+32(FP), DI
+	MOVQ y+40(FP), R9
+	MOVQ idx+48(FP), R10
+	VMOVDQU32 (DX), Z0              // window starts
+	MOVL $0x80800001, R8            // orderKey(-FLT_MAX)
+	VPBROADCASTD R8, Z1
+	VMOVDQA32 Z1, Z2                // best keys
+	VPTERNLOGD $0xff, Z3, Z3, Z3    // best positions: -1
+	VPXORD Z9, Z9, Z9               // best values
+	MOVL $0x7fffffff, R11
+	VPBROADCASTD R11, Z4            // magnitude mask
+	KMOVW DI, K3
+
+maxrun_loop:
+	TESTQ CX, CX
+	JEQ maxrun_done
+	VPBROADCASTD (BX), Z5
+	VPADDD Z5, Z0, Z5               // positions
+	KMOVW K3, K1
+	VPXORD Z8, Z8, Z8
+	VPGATHERDD (AX)(Z5*4), K1, Z8   // values' bits
+	VPSRAD $31, Z8, Z7
+	VPANDD Z4, Z8, Z6
+	VPXORD Z7, Z6, Z6
+	VPSUBD Z7, Z6, Z6               // keys
+	VPCMPGTD Z2, Z6, K2             // key > best
+	VPMAXSD Z6, Z2, Z2
+	VMOVDQA32 Z5, K2, Z3
+	VMOVDQA32 Z8, K2, Z9
+	ADDQ $4, BX
+	DECQ CX
+	JMP maxrun_loop
+
+maxrun_done:
+	MOVL $0x7f800000, R11           // orderKey(+Inf)
+	VPBROADCASTD R11, Z4
+	VPCMPGTD Z4, Z2, K4             // a NaN is the largest
+	VPCMPEQD Z1, Z2, K5             // nothing above -FLT_MAX
+	KORW K4, K5, K4
+	KANDW K3, K4, K4
+	VCVTDQ2PS Z3, Z3
+	VMOVDQU32 Z9, K3, (R9)
+	VMOVUPS Z3, K3, (R10)
+	KMOVW K4, AX
+	MOVW AX, rare+56(FP)
+	VZEROUPPER
+	RET
