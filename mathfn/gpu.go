@@ -106,6 +106,7 @@ var kernelNames = [numKernels]string{"set", "add_scalar", "add", "sub", "mul", "
 type Kernels struct {
 	fn        [numKernels][2]*cuda.Function
 	bernoulli *cuda.Function
+	sgdStep   [2]*cuda.Function
 }
 
 // LoadKernels compiles the math kernels for d on its first use (see
@@ -126,6 +127,11 @@ func LoadKernels(d *cuda.Device) (*Kernels, error) {
 	}
 	if k.bernoulli, err = mod.Function("rng_bernoulli"); err != nil {
 		return nil, err
+	}
+	for t, suffix := range []string{"_f32", "_f64"} {
+		if k.sgdStep[t], err = mod.Function("sgd_step" + suffix); err != nil {
+			return nil, err
+		}
 	}
 	return k, nil
 }

@@ -682,10 +682,7 @@ func (s *Solver[T]) applyUpdate(display bool) error {
 	if display {
 		logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
 	}
-	if err := s.updater.apply(s, rate); err != nil {
-		return err
-	}
-	return s.net.Update()
+	return s.updater.apply(s, rate)
 }
 
 // clipGradients scales all gradients down when their joint L2 norm exceeds
@@ -958,7 +955,7 @@ func (s *Solver[T]) Close() error {
 	if s.agree != nil {
 		s.agree.Close()
 	}
-	errs := []error{}
+	errs := []error{s.updater.close()}
 	for _, tn := range s.testNets {
 		errs = append(errs, tn.Close())
 	}

@@ -214,25 +214,27 @@ func checkUpdates(t *testing.T, s *solver.Solver[float64], r *rule, iters int) {
 	}
 }
 
+// updateRuleCases are the rules and settings TestUpdateRules checks.
+var updateRuleCases = []struct {
+	name, extra string
+	rule        rule
+}{
+	{"SGD", `base_lr: 0.1 lr_policy: "fixed"`, rule{typ: "SGD", lr: 0.1}},
+	{"SGD/momentum", `base_lr: 0.1 lr_policy: "fixed" momentum: 0.9`, rule{typ: "SGD", lr: 0.1, momentum: 0.9}},
+	{"SGD/weight_decay", `base_lr: 0.1 lr_policy: "fixed" momentum: 0.5 weight_decay: 0.2`, rule{typ: "SGD", lr: 0.1, momentum: 0.5, decay: 0.2}},
+	{"SGD/L1", `base_lr: 0.1 lr_policy: "fixed" weight_decay: 0.3 regularization_type: "L1"`, rule{typ: "SGD", lr: 0.1, decay: 0.3, l1: true}},
+	{"SGD/clip", `base_lr: 0.1 lr_policy: "fixed" momentum: 0.9 clip_gradients: 0.1`, rule{typ: "SGD", lr: 0.1, momentum: 0.9, clip: 0.1}},
+	{"SGD/iter_size", `base_lr: 0.1 lr_policy: "fixed" momentum: 0.9 iter_size: 3`, rule{typ: "SGD", lr: 0.1, momentum: 0.9}},
+	{"Nesterov", `type: "Nesterov" base_lr: 0.1 lr_policy: "fixed" momentum: 0.9 weight_decay: 0.1`, rule{typ: "Nesterov", lr: 0.1, momentum: 0.9, decay: 0.1}},
+	{"AdaGrad", `type: "AdaGrad" base_lr: 0.2 lr_policy: "fixed" weight_decay: 0.1`, rule{typ: "AdaGrad", lr: 0.2, decay: 0.1, delta: 1e-8}},
+	{"RMSProp", `type: "RMSProp" base_lr: 0.05 lr_policy: "fixed" rms_decay: 0.95 delta: 1e-6`, rule{typ: "RMSProp", lr: 0.05, rmsDecay: 0.95, delta: 1e-6}},
+	{"AdaDelta", `type: "AdaDelta" base_lr: 1 lr_policy: "fixed" momentum: 0.95 delta: 1e-6 weight_decay: 0.1`, rule{typ: "AdaDelta", lr: 1, momentum: 0.95, delta: 1e-6, decay: 0.1}},
+	{"Adam", `type: "Adam" base_lr: 0.01 lr_policy: "fixed" momentum: 0.9 momentum2: 0.999`, rule{typ: "Adam", lr: 0.01, momentum: 0.9, momentum2: 0.999, delta: 1e-8}},
+	{"Adam/legacy_solver_type", `solver_type: ADAM base_lr: 0.01 lr_policy: "fixed" momentum: 0.9`, rule{typ: "Adam", lr: 0.01, momentum: 0.9, momentum2: 0.999, delta: 1e-8}},
+}
+
 func TestUpdateRules(t *testing.T) {
-	cases := []struct {
-		name, extra string
-		rule        rule
-	}{
-		{"SGD", `base_lr: 0.1 lr_policy: "fixed"`, rule{typ: "SGD", lr: 0.1}},
-		{"SGD/momentum", `base_lr: 0.1 lr_policy: "fixed" momentum: 0.9`, rule{typ: "SGD", lr: 0.1, momentum: 0.9}},
-		{"SGD/weight_decay", `base_lr: 0.1 lr_policy: "fixed" momentum: 0.5 weight_decay: 0.2`, rule{typ: "SGD", lr: 0.1, momentum: 0.5, decay: 0.2}},
-		{"SGD/L1", `base_lr: 0.1 lr_policy: "fixed" weight_decay: 0.3 regularization_type: "L1"`, rule{typ: "SGD", lr: 0.1, decay: 0.3, l1: true}},
-		{"SGD/clip", `base_lr: 0.1 lr_policy: "fixed" momentum: 0.9 clip_gradients: 0.1`, rule{typ: "SGD", lr: 0.1, momentum: 0.9, clip: 0.1}},
-		{"SGD/iter_size", `base_lr: 0.1 lr_policy: "fixed" momentum: 0.9 iter_size: 3`, rule{typ: "SGD", lr: 0.1, momentum: 0.9}},
-		{"Nesterov", `type: "Nesterov" base_lr: 0.1 lr_policy: "fixed" momentum: 0.9 weight_decay: 0.1`, rule{typ: "Nesterov", lr: 0.1, momentum: 0.9, decay: 0.1}},
-		{"AdaGrad", `type: "AdaGrad" base_lr: 0.2 lr_policy: "fixed" weight_decay: 0.1`, rule{typ: "AdaGrad", lr: 0.2, decay: 0.1, delta: 1e-8}},
-		{"RMSProp", `type: "RMSProp" base_lr: 0.05 lr_policy: "fixed" rms_decay: 0.95 delta: 1e-6`, rule{typ: "RMSProp", lr: 0.05, rmsDecay: 0.95, delta: 1e-6}},
-		{"AdaDelta", `type: "AdaDelta" base_lr: 1 lr_policy: "fixed" momentum: 0.95 delta: 1e-6 weight_decay: 0.1`, rule{typ: "AdaDelta", lr: 1, momentum: 0.95, delta: 1e-6, decay: 0.1}},
-		{"Adam", `type: "Adam" base_lr: 0.01 lr_policy: "fixed" momentum: 0.9 momentum2: 0.999`, rule{typ: "Adam", lr: 0.01, momentum: 0.9, momentum2: 0.999, delta: 1e-8}},
-		{"Adam/legacy_solver_type", `solver_type: ADAM base_lr: 0.01 lr_policy: "fixed" momentum: 0.9`, rule{typ: "Adam", lr: 0.01, momentum: 0.9, momentum2: 0.999, delta: 1e-8}},
-	}
-	for _, c := range cases {
+	for _, c := range updateRuleCases {
 		t.Run(c.name, func(t *testing.T) {
 			r := c.rule.asStored()
 			checkUpdates(t, newSolver(t, c.extra), &r, 5)

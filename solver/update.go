@@ -26,14 +26,18 @@ func checkRegularization(p *caffepb.SolverParameter) error {
 // the rule: made at New for its context, with the device's view, so that an
 // iteration allocates nothing and decides nothing.
 type updater[T blob.Float] interface {
-	// apply is Caffe's ApplyUpdate after the learning rate is known: clip
-	// the gradients, then for each parameter normalise (iter_size),
-	// regularise (weight decay) and let the rule turn the gradient into
-	// the update, left in the diff for Net.Update.
+	// apply is Caffe's ApplyUpdate after the learning rate is known and
+	// Net::Update after it: clip the gradients, then for each parameter
+	// normalise (iter_size), regularise (weight decay), let the rule turn
+	// the gradient into the update, left in the diff, and subtract it
+	// from the weights.
 	apply(s *Solver[T], rate float64) error
+	// close releases what the updater holds on the device.
+	close() error
 }
 
-// newUpdater makes the updater of the solver's context.
+// newUpdater makes the updater of the solver's context: on a GPU with the
+// built-in SGD rule, the fused one.
 func newUpdater[T blob.Float](s *Solver[T]) (updater[T], error) {
 	if !s.ctx.OnGPU() {
 		return &viewUpdater[T, []T]{v: device.HostView[T]{}}, nil
@@ -41,6 +45,11 @@ func newUpdater[T blob.Float](s *Solver[T]) (updater[T], error) {
 	v, err := device.NewGPUView[T](s.ctx)
 	if err != nil {
 		return nil, err
+	}
+	if r, ok := s.rule.(*viewRule[T, cuda.DevicePtr]); ok && fusedUpdates() {
+		if _, ok := r.r.(sgd[T, cuda.DevicePtr]); ok {
+			return &fusedSGD[T]{v: v}, nil
+		}
 	}
 	return &viewUpdater[T, cuda.DevicePtr]{v: v}, nil
 }
@@ -69,8 +78,13 @@ func (up *viewUpdater[T, A]) apply(s *Solver[T], rate float64) error {
 			return fmt.Errorf("%s update of learnable parameter %d: %w", s.typ, id, err)
 		}
 	}
-	return v.Err()
+	if err := v.Err(); err != nil {
+		return err
+	}
+	return s.net.Update()
 }
+
+func (up *viewUpdater[T, A]) close() error { return nil }
 
 // regularize adds the weight decay gradient: L2 adds decay*w, L1
 // decay*sign(w).
