@@ -1,6 +1,10 @@
 package mathfn
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/mathfn/internal/rows"
+)
 
 // MaxSpatialAxes is the most spatial axes an N-D convolution can have here
 // (the GPU kernels take the geometry by value in a fixed-size struct).
@@ -99,43 +103,51 @@ func Col2im[T Float](col []T, g *ConvGeometry, im []T) {
 
 // im2col2D walks the column buffer in order, row (c, ki, kj) by row, so
 // that its writes are sequential. Each output row's columns inside the
-// image are one range (validColumns), copied at once when the stride is 1,
-// with zeros on either side for the padding.
+// image are one range (validColumns), with zeros on either side for the
+// padding; with a column stride of 1 the ranges of all the output rows
+// inside the image are copied by one rows.Copy.
 func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
 	h, w := g.In[0], g.In[1]
 	oh, ow := g.Out[0], g.Out[1]
-	sw := g.Stride[1]
+	sh, sw := g.Stride[0], g.Stride[1]
 	next := 0
 	for c := range g.Channels {
 		plane := im[c*h*w : (c+1)*h*w]
 		for ki := range g.Kernel[0] {
+			offH := ki*g.Dilation[0] - g.Pad[0] // input row of output row 0
+			y0, y1 := validColumns(offH, sh, h, oh)
 			for kj := range g.Kernel[1] {
 				row := col[next : next+oh*ow]
 				next += oh * ow
 				off := kj*g.Dilation[1] - g.Pad[1] // input column of output column 0
 				x0, x1 := validColumns(off, sw, w, ow)
-				for y := range oh {
-					iy := y*g.Stride[0] - g.Pad[0] + ki*g.Dilation[0]
-					out := row[y*ow : (y+1)*ow]
-					if iy < 0 || iy >= h {
-						clear(out)
-						continue
+				clear(row[:y0*ow])
+				clear(row[y1*ow:])
+				if x0 == x1 { // every column is padding
+					clear(row)
+					continue
+				}
+				if sw == 1 && y0 < y1 {
+					src := plane[(y0*sh+offH)*w+x0+off:]
+					if dst := row[y0*ow+x0:]; rows.Fit(len(src), x1-x0, y1-y0, sh*w) && rows.Fit(len(dst), x1-x0, y1-y0, ow) {
+						rows.Copy(dst, src, x1-x0, y1-y0, ow, sh*w)
+					} else {
+						panic("mathfn: im2col rows out of range")
 					}
-					src := plane[iy*w : (iy+1)*w]
+				}
+				for y := y0; y < y1; y++ {
+					out := row[y*ow : (y+1)*ow]
 					if x0 > 0 {
 						clear(out[:x0])
 					}
-					if x0 == x1 { // the whole row is padding
-						clear(out)
-					} else if sw == 1 {
-						copy(out[x0:x1], src[x0+off:x1+off])
-					} else {
+					if x1 < ow {
+						clear(out[x1:])
+					}
+					if sw != 1 {
+						src := plane[(y*sh+offH)*w : (y*sh+offH+1)*w]
 						for x, ix := x0, x0*sw+off; x < x1; x, ix = x+1, ix+sw {
 							out[x] = src[ix]
 						}
-					}
-					if x1 < ow {
-						clear(out[x1:])
 					}
 				}
 			}
@@ -158,6 +170,39 @@ func validColumns(off, stride, width, ow int) (x0, x1 int) {
 
 // col2im2D is im2col2D with the copy reversed into a sum.
 func col2im2D[T Float](col []T, g *ConvGeometry, im []T) {
+	if g.Stride[1] != 1 {
+		col2im2DStrided(col, g, im)
+		return
+	}
+	h, w := g.In[0], g.In[1]
+	oh, ow := g.Out[0], g.Out[1]
+	sh := g.Stride[0]
+	next := 0
+	for c := range g.Channels {
+		plane := im[c*h*w : (c+1)*h*w]
+		for ki := range g.Kernel[0] {
+			offH := ki*g.Dilation[0] - g.Pad[0]
+			y0, y1 := validColumns(offH, sh, h, oh)
+			for kj := range g.Kernel[1] {
+				row := col[next : next+oh*ow]
+				next += oh * ow
+				off := kj*g.Dilation[1] - g.Pad[1]
+				x0, x1 := validColumns(off, 1, w, ow)
+				if x0 == x1 || y0 == y1 {
+					continue
+				}
+				dst, src := plane[(y0*sh+offH)*w+x0+off:], row[y0*ow+x0:]
+				if !rows.Fit(len(dst), x1-x0, y1-y0, sh*w) || !rows.Fit(len(src), x1-x0, y1-y0, ow) {
+					panic("mathfn: col2im rows out of range")
+				}
+				rows.Add(dst, src, x1-x0, y1-y0, sh*w, ow)
+			}
+		}
+	}
+}
+
+// col2im2DStrided is col2im2D for a column stride above 1.
+func col2im2DStrided[T Float](col []T, g *ConvGeometry, im []T) {
 	h, w := g.In[0], g.In[1]
 	oh, ow := g.Out[0], g.Out[1]
 	sw := g.Stride[1]
@@ -177,13 +222,6 @@ func col2im2D[T Float](col []T, g *ConvGeometry, im []T) {
 					}
 					dst := plane[iy*w : (iy+1)*w]
 					in := row[y*ow : (y+1)*ow]
-					if sw == 1 {
-						d := dst[x0+off : x1+off]
-						for x, v := range in[x0:x1] {
-							d[x] += v
-						}
-						continue
-					}
 					for x, ix := x0, x0*sw+off; x < x1; x, ix = x+1, ix+sw {
 						dst[ix] += in[x]
 					}

@@ -107,13 +107,21 @@ func TestGeometryValidate(t *testing.T) {
 
 // The 2-D im2col and col2im against the general N-D code on random
 // geometries: strides, dilations and pads larger than the kernel, windows
-// partly or wholly in the padding.
+// partly or wholly in the padding, rows shorter and longer than a vector
+// (the row kernels' masked tails), in float64 and float32.
 func TestIm2col2DAgainstND(t *testing.T) {
 	rng := NewRNG(7)
-	for trial := range 300 {
-		g := ConvGeometry{Channels: 1 + rng.IntN(3), In: []int{1 + rng.IntN(9), 1 + rng.IntN(9)},
+	for trial := range 600 {
+		width := 1 + rng.IntN(9)
+		if trial%2 == 1 {
+			width = 1 + rng.IntN(45)
+		}
+		g := ConvGeometry{Channels: 1 + rng.IntN(3), In: []int{1 + rng.IntN(9), width},
 			Kernel: []int{1 + rng.IntN(4), 1 + rng.IntN(4)}, Pad: []int{rng.IntN(5), rng.IntN(5)},
 			Stride: []int{1 + rng.IntN(3), 1 + rng.IntN(3)}, Dilation: []int{1 + rng.IntN(3), 1 + rng.IntN(3)}}
+		if trial%3 == 0 {
+			g.Stride[1], g.Dilation[1] = 1, 1 // the row kernels' case
+		}
 		g.Out = make([]int, 2)
 		ok := true
 		for a := range 2 {
@@ -125,26 +133,38 @@ func TestIm2col2DAgainstND(t *testing.T) {
 		}
 		im := make([]float64, g.ImSize())
 		RngUniform(len(im), -1, 1, im, rng)
-		col2D, colND := make([]float64, g.ColSize()), make([]float64, g.ColSize())
-		for i := range col2D {
-			col2D[i], colND[i] = 9, 9 // every element must be written
+		checkIm2col2D(t, trial, g, im)
+		im32 := make([]float32, len(im))
+		for i, v := range im {
+			im32[i] = float32(v)
 		}
-		Im2col(im, &g, col2D)
-		nd := g
-		nd.ForceND = true
-		Im2col(im, &nd, colND)
-		for i := range col2D {
-			if col2D[i] != colND[i] {
-				t.Fatalf("trial %d %+v: im2col element %d = %v, N-D gives %v", trial, g, i, col2D[i], colND[i])
-			}
+		checkIm2col2D(t, trial, g, im32)
+	}
+}
+
+// checkIm2col2D compares the 2-D and N-D im2col of im exactly, and their
+// col2im (whose sums may be taken in another order).
+func checkIm2col2D[T Float](t *testing.T, trial int, g ConvGeometry, im []T) {
+	t.Helper()
+	col2D, colND := make([]T, g.ColSize()), make([]T, g.ColSize())
+	for i := range col2D {
+		col2D[i], colND[i] = 9, 9 // every element must be written
+	}
+	Im2col(im, &g, col2D)
+	nd := g
+	nd.ForceND = true
+	Im2col(im, &nd, colND)
+	for i := range col2D {
+		if col2D[i] != colND[i] {
+			t.Fatalf("trial %d %+v %T: im2col element %d = %v, N-D gives %v", trial, g, im, i, col2D[i], colND[i])
 		}
-		back2D, backND := make([]float64, g.ImSize()), make([]float64, g.ImSize())
-		Col2im(colND, &g, back2D)
-		Col2im(colND, &nd, backND)
-		for i := range back2D {
-			if math.Abs(back2D[i]-backND[i]) > 1e-12 {
-				t.Fatalf("trial %d %+v: col2im element %d = %v, N-D gives %v", trial, g, i, back2D[i], backND[i])
-			}
+	}
+	back2D, backND := make([]T, g.ImSize()), make([]T, g.ImSize())
+	Col2im(colND, &g, back2D)
+	Col2im(colND, &nd, backND)
+	for i := range back2D {
+		if math.Abs(float64(back2D[i]-backND[i])) > 1e-5 {
+			t.Fatalf("trial %d %+v %T: col2im element %d = %v, N-D gives %v", trial, g, im, i, back2D[i], backND[i])
 		}
 	}
 }

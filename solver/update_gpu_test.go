@@ -7,8 +7,8 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/mathfn"
-	"github.com/gocaffe/gocaffe/protoio"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
 	"github.com/gocaffe/gocaffe/solver"
 )
 

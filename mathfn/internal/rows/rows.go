@@ -1,0 +1,33 @@
+// Package rows copies and sums strided rows of floats, in AVX-512
+// assembly where the CPU has it: mathfn's im2col and col2im move all the
+// rows of a kernel offset with one call, where a call per row (copy's
+// memmove) cost more than the few elements it moved (LeNet's conv2: rows
+// of 8). A package of its own, without cgo, so that the openblas build
+// of mathfn (a cgo package, which cannot hold assembly) has it too.
+package rows
+
+// Float is the element type of the rows.
+type Float interface{ ~float32 | ~float64 }
+
+// copyGo is Copy in Go.
+func copyGo[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
+	for r := range rows {
+		copy(dst[r*dstStride:r*dstStride+n], src[r*srcStride:r*srcStride+n])
+	}
+}
+
+// addGo is Add in Go.
+func addGo[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
+	for r := range rows {
+		d, s := dst[r*dstStride:r*dstStride+n], src[r*srcStride:r*srcStride+n]
+		for i, v := range s {
+			d[i] += v
+		}
+	}
+}
+
+// Fit reports whether rows rows of n elements, stride apart, fit in a
+// slice of length l (the assembly kernels check nothing).
+func Fit(l, n, rows, stride int) bool {
+	return n >= 0 && rows >= 0 && (rows == 0 || n == 0 || (rows-1)*stride+n <= l)
+}

@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package rows
+
+// Copy copies rows rows of n elements from src, whose rows are
+// srcStride elements apart, to dst, whose rows are dstStride apart.
+func Copy[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
+	copyGo(dst, src, n, rows, dstStride, srcStride)
+}
+
+// Add is Copy adding src's rows to dst's.
+func Add[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
+	addGo(dst, src, n, rows, dstStride, srcStride)
+}

@@ -1,0 +1,46 @@
+package rows
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestCopyAddAgainstGo holds Copy and Add (assembly where the CPU has it)
+// to the Go loops on rows shorter and longer than a vector, with the
+// elements around the rows left alone.
+func TestCopyAddAgainstGo(t *testing.T) {
+	testRows[float32](t)
+	testRows[float64](t)
+}
+
+func testRows[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 40 {
+		for _, rowCount := range []int{0, 1, 3} {
+			dstStride, srcStride := n+rng.IntN(5), n+rng.IntN(7)
+			src := make([]T, rowCount*srcStride+n+3)
+			dst := make([]T, rowCount*dstStride+n+3)
+			for i := range src {
+				src[i] = T(rng.NormFloat64())
+			}
+			for i := range dst {
+				dst[i] = T(rng.NormFloat64())
+			}
+			if !Fit(len(dst), n, rowCount, dstStride) || !Fit(len(src), n, rowCount, srcStride) || n == 0 || rowCount == 0 {
+				continue
+			}
+			for _, op := range []struct {
+				name     string
+				fast, ref func(dst, src []T, n, rows, dstStride, srcStride int)
+			}{{"Copy", Copy[T], copyGo[T]}, {"Add", Add[T], addGo[T]}} {
+				want, got := slices.Clone(dst), slices.Clone(dst)
+				op.ref(want, src, n, rowCount, dstStride, srcStride)
+				op.fast(got, src, n, rowCount, dstStride, srcStride)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s %T n=%d rows=%d strides %d,%d: %v, want %v", op.name, dst[0], n, rowCount, dstStride, srcStride, got, want)
+				}
+			}
+		}
+	}
+}
