@@ -31,7 +31,7 @@ func testRows[T Float](t *testing.T) {
 				continue
 			}
 			for _, op := range []struct {
-				name     string
+				name      string
 				fast, ref func(dst, src []T, n, rows, dstStride, srcStride int)
 			}{{"Copy", Copy[T], copyGo[T]}, {"Add", Add[T], addGo[T]}} {
 				want, got := slices.Clone(dst), slices.Clone(dst)
