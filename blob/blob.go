@@ -387,6 +387,7 @@ func (b *Blob[T]) ShareData(other *Blob[T]) error {
 		return fmt.Errorf("blob: ShareData: count %d differs from the other blob's %d", b.count, other.count)
 	}
 	b.data = other.data
+	b.data.MarkShared()
 	return nil
 }
 
@@ -396,5 +397,47 @@ func (b *Blob[T]) ShareDiff(other *Blob[T]) error {
 		return fmt.Errorf("blob: ShareDiff: count %d differs from the other blob's %d", b.count, other.count)
 	}
 	b.diff = other.diff
+	b.diff.MarkShared()
 	return nil
+}
+
+// SwapData exchanges the data memory of b and other if DataSwappable, and
+// reports whether it did: an in-place layer that needs its input later
+// (cuDNN's batch normalization) computes into a scratch blob and swaps,
+// where it would otherwise copy the input aside. A slice or pointer taken
+// from either blob's data before then sees the other's.
+func (b *Blob[T]) SwapData(other *Blob[T]) bool {
+	if !b.DataSwappable(other) {
+		return false
+	}
+	b.data, other.data = other.data, b.data
+	return true
+}
+
+// DataSwappable reports whether SwapData would swap: the blobs have the
+// same count and capacity on one device, and no other blob shares either
+// one's data memory.
+func (b *Blob[T]) DataSwappable(other *Blob[T]) bool {
+	return b.swappable(other) && !b.data.Shared() && !other.data.Shared()
+}
+
+// SwapDiff is SwapData for the diffs.
+func (b *Blob[T]) SwapDiff(other *Blob[T]) bool {
+	if !b.DiffSwappable(other) {
+		return false
+	}
+	b.diff, other.diff = other.diff, b.diff
+	return true
+}
+
+// DiffSwappable is DataSwappable for the diffs.
+func (b *Blob[T]) DiffSwappable(other *Blob[T]) bool {
+	return b.swappable(other) && !b.diff.Shared() && !other.diff.Shared()
+}
+
+// swappable reports whether b and other have memory of the same count and
+// capacity on the same device.
+func (b *Blob[T]) swappable(other *Blob[T]) bool {
+	return b != other && b.count == other.count && b.capacity == other.capacity && b.dev == other.dev &&
+		b.data != nil && other.data != nil && b.diff != nil && other.diff != nil
 }

@@ -353,3 +353,36 @@ func assertPanics(t *testing.T, what string, f func()) {
 	}()
 	f()
 }
+
+// SwapData and SwapDiff exchange memory only between blobs of one count
+// and capacity whose memory no other blob shares.
+func TestSwapMemory(t *testing.T) {
+	a, _ := New[float32](2, 3)
+	b, _ := New[float32](2, 3)
+	copy(a.MutableCPUData(), []float32{1, 2, 3, 4, 5, 6})
+	copy(b.MutableCPUDiff(), []float32{7, 8, 9, 10, 11, 12})
+	if !a.SwapData(b) || b.CPUData()[5] != 6 || a.CPUData()[5] != 0 {
+		t.Fatalf("SwapData: a %v, b %v", a.CPUData(), b.CPUData())
+	}
+	if !a.SwapDiff(b) || a.CPUDiff()[0] != 7 || b.CPUDiff()[0] != 0 {
+		t.Fatalf("SwapDiff: a %v, b %v", a.CPUDiff(), b.CPUDiff())
+	}
+	c, _ := New[float32](3, 2, 1) // same count, other shape: swappable
+	if !a.DataSwappable(c) {
+		t.Error("blobs of one count and capacity are not swappable")
+	}
+	d, _ := New[float32](7)
+	if a.SwapData(d) || a.SwapDiff(d) || a.SwapData(a) {
+		t.Error("swapped with a blob of another count, or with itself")
+	}
+	e, _ := New[float32](2, 3)
+	if err := e.ShareData(a); err != nil {
+		t.Fatal(err)
+	}
+	if a.SwapData(b) || b.SwapData(e) {
+		t.Error("swapped data that another blob shares")
+	}
+	if !a.SwapDiff(b) {
+		t.Error("the diffs are not shared, yet not swapped")
+	}
+}

@@ -111,11 +111,18 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	}
 	l, g := e.l, e.l.gpu()
 	n := bottom[0].Count()
-	x := g.Data(bottom[0])
+	x, y := g.Data(bottom[0]), g.MutableData(top[0])
+	swap := false
 	if bottom[0] == top[0] {
-		// The backward pass needs x, which y is about to overwrite.
-		g.Copy(n, x, g.MutableData(e.saved))
-		x = g.Data(e.saved)
+		// The backward pass needs x, which y would overwrite: y goes to
+		// the scratch blob, whose memory the top then takes (no copy; a
+		// copy of x aside where the memory cannot change hands).
+		if swap = e.saved.DataSwappable(top[0]); swap {
+			y = g.MutableData(e.saved)
+		} else {
+			g.Copy(n, x, g.MutableData(e.saved))
+			x = g.Data(e.saved)
+		}
 	}
 	b := e.buffers()
 	if s := e.fusedScale(); s != nil {
@@ -124,8 +131,11 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 			b.Zeros = g.Data(s.blobs[s.biasIndex])
 		}
 	}
-	if err := e.dnn.BatchNormForwardTraining(e.x.d, x, e.x.d, g.MutableData(top[0]), &b, float64(l.eps)); err != nil {
+	if err := e.dnn.BatchNormForwardTraining(e.x.d, x, e.x.d, y, &b, float64(l.eps)); err != nil {
 		return err
+	}
+	if swap {
+		e.saved.SwapData(top[0]) // the top holds y, the scratch blob x
 	}
 	// Caffe's running sums: s = maf*s + 1, mean = maf*mean + batch mean,
 	// var = maf*var + unbiased batch variance (cuDNN's already).
@@ -150,10 +160,18 @@ func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 	g := e.l.gpu()
 	n := bottom[0].Count()
 	x, dy, dx := g.Data(bottom[0]), g.Diff(top[0]), g.MutableDiff(bottom[0])
+	swap := false
 	if bottom[0] == top[0] {
+		// x is in the scratch blob (Forward). dx would overwrite dy: it
+		// goes to the scratch blob's diff, which the bottom then takes,
+		// or dy is copied aside.
 		x = g.Data(e.saved)
-		g.Copy(n, dy, g.MutableDiff(e.saved)) // dx is about to overwrite dy
-		dy = g.Diff(e.saved)
+		if swap = propagateDown[0] && e.saved.DiffSwappable(top[0]); swap {
+			dx = g.MutableDiff(e.saved)
+		} else {
+			g.Copy(n, dy, g.MutableDiff(e.saved))
+			dy = g.Diff(e.saved)
+		}
 	}
 	if !propagateDown[0] { // only the Scale's gradients are wanted
 		dx = g.MutableDiff(e.saved)
@@ -167,6 +185,9 @@ func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 	}
 	if err := e.dnn.BatchNormBackward(e.x.d, x, e.x.d, dy, e.x.d, dx, &b, float64(e.l.eps)); err != nil {
 		return err
+	}
+	if swap {
+		e.saved.SwapDiff(top[0]) // the bottom's diff holds dx
 	}
 	if s != nil {
 		c := e.l.channels

@@ -267,3 +267,48 @@ func TestScaleGPUInPlace(t *testing.T) {
 	gpuInPlaceMatches(t, ctx, `type: "Scale" bottom: "a" top: "b" scale_param { filler { type: "gaussian" } bias_term: true bias_filler { type: "gaussian" } }`, []int{4, 3, 5, 6}, nil)
 	gpuInPlaceMatches(t, ctx, `type: "Scale" bottom: "a" top: "b" scale_param { axis: 1 num_axes: 2 filler { type: "gaussian" } }`, []int{4, 3, 5, 6}, nil)
 }
+
+// In place, cuDNN's BatchNorm computes into its scratch blob and swaps
+// memory with the top rather than copying x and dy aside; where another
+// blob shares the top's memory (a Split's tops, a Flatten), the memory
+// must keep its identity and the copies are made: the sharing blob sees y
+// after the forward pass and dx after the backward, as it would in Caffe.
+func TestCuDNNBatchNormInPlaceSharedMemory(t *testing.T) {
+	ctx := needDNN(t)
+	text := `type: "BatchNorm" bottom: "a" top: "b"`
+	l := layertest.New[float32](t, text)
+	l.LayerBase().SetContext(ctx)
+	x := layertest.Blob[float32](t, 4, 3, 5, 6)
+	x.SetDevice(ctx.Device())
+	alias := layertest.Blob[float32](t, 4, 3, 5, 6)
+	alias.SetDevice(ctx.Device())
+	if err := alias.ShareData(x); err != nil {
+		t.Fatal(err)
+	}
+	if err := alias.ShareDiff(x); err != nil {
+		t.Fatal(err)
+	}
+	xs := []*blob.Blob[float32]{x}
+	layertest.SetUp(t, l, xs, xs)
+	for i := range x.Count() {
+		x.MutableCPUData()[i] = float32(math.Sin(float64(i)))
+	}
+	want := layertest.Blob[float32](t)
+	want.SetDevice(ctx.Device())
+	ref := layertest.New[float32](t, text)
+	ref.LayerBase().SetContext(ctx)
+	in := layertest.Blob[float32](t, 4, 3, 5, 6)
+	in.SetDevice(ctx.Device())
+	copy(in.MutableCPUData(), x.CPUData())
+	layertest.SetUp(t, ref, []*blob.Blob[float32]{in}, []*blob.Blob[float32]{want})
+	layertest.Forward(t, ref, []*blob.Blob[float32]{in}, []*blob.Blob[float32]{want})
+	layertest.Forward(t, l, xs, xs)
+	layertest.CheckClose(t, "in place with shared memory, the sharing blob's data", alias.CPUData(), want.CPUData(), 1e-5)
+	for i := range x.Count() {
+		x.MutableCPUDiff()[i] = float32(i%7) - 3
+		want.MutableCPUDiff()[i] = float32(i%7) - 3
+	}
+	layertest.Backward(t, ref, []*blob.Blob[float32]{want}, []bool{true}, []*blob.Blob[float32]{in})
+	layertest.Backward(t, l, xs, []bool{true}, xs)
+	layertest.CheckClose(t, "in place with shared memory, the sharing blob's diff", alias.CPUDiff(), in.CPUDiff(), 1e-5)
+}

@@ -17,6 +17,9 @@ func newEltwiseGPU[T Float](l *Eltwise[T]) Engine[T] { return eltwiseGPU[T]{l} }
 func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
+	if l.op == caffepb.EltwiseParameter_SUM {
+		return e.sum(bottom, top)
+	}
 	if l.op != caffepb.EltwiseParameter_MAX {
 		return eltwiseForward[T](l, g, bottom, top)
 	}
@@ -35,6 +38,27 @@ func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		}
 	}
 	return nil
+}
+
+// sum is SUM's forward: the first two bottoms in one pass (eltwise_sum2)
+// where the arrays allow vectors, the others added by axpy.
+func (e eltwiseGPU[T]) sum(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	g := l.gpu()
+	n := top[0].Count()
+	a, b, y := g.Data(bottom[0]), g.Data(bottom[1]), g.MutableData(top[0])
+	if !vectorAligned(a, b, y) {
+		return eltwiseForward[T](l, g, bottom, top)
+	}
+	var args cuda.Args
+	scalarArg(scalarArg(args.Int(n), l.coeffs[0]).Ptr(a), l.coeffs[1]).Ptr(b).Ptr(y)
+	if err := launch[T](l.ctx, "eltwise.cu", "eltwise_sum2", vectorThreads[T](n), &args); err != nil {
+		return err
+	}
+	for i, b := range bottom[2:] {
+		g.Axpy(n, l.coeffs[i+2], g.Data(b), y)
+	}
+	return g.Err()
 }
 
 // Backward computes the bottoms' gradients on the device.

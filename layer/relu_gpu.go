@@ -1,13 +1,17 @@
 package layer
 
 import (
+	"unsafe"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
 func init() { registerGPU("ReLU", newReLUGPU[float32], newReLUGPU[float64]) }
 
-// reluGPU is ReLU's GPU half (kernels/relu.cu).
+// reluGPU is ReLU's GPU half (kernels/relu.cu): the vector kernels where
+// every array is 16-byte aligned (a blob's always is), one element a
+// thread otherwise.
 type reluGPU[T Float] struct{ l *ReLU[T] }
 
 func newReLUGPU[T Float](l *ReLU[T]) Engine[T] { return reluGPU[T]{l} }
@@ -17,8 +21,12 @@ func (e reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
 	n := bottom[0].Count()
+	x, y := g.Data(bottom[0]), g.MutableData(top[0])
 	var a cuda.Args
-	scalarArg(a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0])), l.slope)
+	scalarArg(a.Int(n).Ptr(x).Ptr(y), l.slope)
+	if vectorAligned(x, y) {
+		return launch[T](l.ctx, "relu.cu", "relu_forward_vec", vectorThreads[T](n), &a)
+	}
 	return launch[T](l.ctx, "relu.cu", "relu_forward", n, &a)
 }
 
@@ -30,7 +38,29 @@ func (e reluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 	}
 	g := l.gpu()
 	n := bottom[0].Count()
+	dy, x, dx := g.Diff(top[0]), g.Data(bottom[0]), g.MutableDiff(bottom[0])
 	var a cuda.Args
-	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(bottom[0])).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "relu.cu", "relu_backward", n, scalarArg(&a, l.slope))
+	scalarArg(a.Int(n).Ptr(dy).Ptr(x).Ptr(dx), l.slope)
+	if vectorAligned(dy, x, dx) {
+		return launch[T](l.ctx, "relu.cu", "relu_backward_vec", vectorThreads[T](n), &a)
+	}
+	return launch[T](l.ctx, "relu.cu", "relu_backward", n, &a)
+}
+
+// vectorAligned reports whether the arrays may be read as 16-byte vectors.
+func vectorAligned(ps ...cuda.DevicePtr) bool {
+	for _, p := range ps {
+		if p%16 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// vectorThreads is how many threads a vector kernel over n elements of T
+// wants: one a vector, and at least one per element left over.
+func vectorThreads[T Float](n int) int {
+	var zero T
+	w := 16 / int(unsafe.Sizeof(zero))
+	return max(n/w, n%w)
 }

@@ -96,7 +96,18 @@ type SyncedMemory struct {
 	// buffer is pinned. nil means host-only until a device buffer is asked
 	// for, which then uses cuda.DefaultDevice.
 	dev *cuda.Device
+
+	// shared says that more than one blob has used this memory (blob's
+	// ShareData and ShareDiff): such memory must keep its identity, so
+	// blob refuses to swap it.
+	shared bool
 }
+
+// MarkShared records that another blob uses this memory too.
+func (m *SyncedMemory) MarkShared() { m.shared = true }
+
+// Shared reports whether MarkShared was called.
+func (m *SyncedMemory) Shared() bool { return m.shared }
 
 // New returns a SyncedMemory of size bytes with nothing allocated yet.
 // It panics if size is negative.
