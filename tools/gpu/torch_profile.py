@@ -1,3 +1,12 @@
+#!/usr/bin/env python3
+"""PyTorch's GPU time per training iteration of one of compare_torch.py's
+models, by kind of kernel (convolution/GEMM, batch norm, ReLU, add, other)
+and the 25 costliest kernels: what gocaffe's per-layer `gocaffe time -gpu 0`
+is compared with. Strict FP32, cudnn.benchmark, 10 warm-up iterations,
+5 profiled.
+
+usage (from the repository root): tools/gpu/torch_profile.py MODEL
+"""
 import sys, collections
 sys.path.insert(0, "tools/gpu")
 import torch, torch.nn.functional as F
