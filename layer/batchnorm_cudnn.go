@@ -139,12 +139,13 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	}
 	// Caffe's running sums: s = maf*s + 1, mean = maf*mean + batch mean,
 	// var = maf*var + unbiased batch variance (cuDNN's already).
-	s := g.MutableData(l.blobs[2])
-	g.Scal(1, l.maf, s)
-	g.AddScalar(1, 1, s)
-	g.Axpby(l.channels, 1, b.Mean, l.maf, g.MutableData(l.blobs[0]))
-	g.Axpby(l.channels, 1, b.Var, l.maf, g.MutableData(l.blobs[1]))
-	return g.Err()
+	var a cuda.Args
+	scalarArg(a.Int(l.channels), l.maf).Ptr(b.Mean).Ptr(b.Var)
+	a.Ptr(g.MutableData(l.blobs[2])).Ptr(g.MutableData(l.blobs[0])).Ptr(g.MutableData(l.blobs[1]))
+	if err := g.Err(); err != nil {
+		return err
+	}
+	return launch[T](l.ctx, "batch_norm.cu", "bn_running_sums", l.channels, &a)
 }
 
 // Backward computes the bottom's gradient from x, dy and the saved
