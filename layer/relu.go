@@ -1,6 +1,8 @@
 package layer
 
 import (
+	"unsafe"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -26,23 +28,69 @@ func newReLU[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 // Type returns "ReLU".
 func (*ReLU[T]) Type() string { return "ReLU" }
 
-// ForwardCPU computes the activation.
+// ForwardCPU computes the activation: Caffe's CPU arithmetic,
+// std::max(x, 0) + slope * std::min(x, 0), to the sign of zero.
 func (l *ReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	y = y[:len(x)]
+	if l.slope == 0 {
+		reluZeroSlope(x, y)
+		return nil
+	}
 	for i, v := range x {
-		// Caffe's max(x, 0) + slope*min(x, 0) with one comparison (NaN
-		// stays NaN; + 0 makes a negative x times slope 0 +0, as there).
-		if !(v > 0) {
+		// max(x, 0) is 0 and min(x, 0) x for x < 0 (+ 0 makes -0 +0);
+		// otherwise max is x and min 0 of x's sign, so only -0 with a
+		// negative slope changes: -0 + (+0).
+		if v < 0 {
 			v = v*l.slope + 0
+		} else if v == 0 && l.slope < 0 {
+			v = 0
 		}
 		y[i] = v
 	}
 	return nil
 }
 
-// BackwardCPU passes the gradient where x > 0 and scales it by
-// negative_slope elsewhere.
+// reluZeroSlope is the forward pass with slope 0: y = +0 where x < 0 is
+// finite, NaN for -Inf (0 * -Inf), x elsewhere (-0 and NaN included),
+// decided on the bits without a data-dependent branch
+// (one comparison of floats mispredicted about every other element on a
+// convolution's output: CIFAR-10 quick's relu1 took 0.8 ms, Caffe's 0.5).
+func reluZeroSlope[T Float](x, y []T) {
+	data, out := unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
+	if unsafe.Sizeof(x[0]) == 4 {
+		reluBits(unsafe.Slice((*uint32)(data), len(x)), unsafe.Slice((*uint32)(out), len(y)), 0x7f800000, 0xffc00000)
+	} else {
+		reluBits(unsafe.Slice((*uint64)(data), len(x)), unsafe.Slice((*uint64)(out), len(y)), 0x7ff0000000000000, 0xfff8000000000000)
+	}
+}
+
+// reluBits clears the values whose bits are those of a finite negative
+// number: the sign set, and a magnitude above zero and below inf's (not
+// -0, not a NaN). -Inf becomes the x86 default NaN, nan, as Caffe's 0 *
+// min(-Inf, 0) makes it.
+func reluBits[U uint32 | uint64](x, y []U, inf, nan U) {
+	y = y[:len(x)]
+	shift := 8*unsafe.Sizeof(inf) - 1
+	negInf := inf | 1<<shift
+	for i, b := range x {
+		mag := b &^ (1 << shift)
+		var negative U
+		if mag-1 < inf-1 { // wraps for 0
+			negative = b >> shift
+		}
+		b &^= -negative
+		if b == negInf {
+			b = nan
+		}
+		y[i] = b
+	}
+}
+
+// BackwardCPU computes Caffe's dx = dy * ((x > 0) + slope * (x <= 0)):
+// dy where x > 0, dy * slope where x <= 0, and dy * 0 where x is NaN. The
+// comparisons become numbers without a branch (one mispredicted about
+// every other element on a convolution's output).
 func (l *ReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
@@ -50,11 +98,7 @@ func (l *ReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 	x, dy, dx := bottom[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff()
 	dy, dx = dy[:len(x)], dx[:len(x)]
 	for i, v := range x {
-		if v > 0 {
-			dx[i] = dy[i]
-		} else {
-			dx[i] = dy[i] * l.slope
-		}
+		dx[i] = dy[i] * (T(b2i(v > 0)) + l.slope*T(b2i(v <= 0)))
 	}
 	return nil
 }

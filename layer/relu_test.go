@@ -1,6 +1,7 @@
 package layer_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -54,5 +55,87 @@ func TestBlobCountErrorsNameTheLayer(t *testing.T) {
 	err := layer.SetUp(l, []*blobF32{a, b}, []*blobF32{layertest.Blob[float32](t)})
 	if err == nil || !strings.Contains(err.Error(), `layer "relu7" (ReLU)`) || !strings.Contains(err.Error(), "takes 1 bottom blob(s), got 2") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// caffeReLU is Caffe's CPU formula with std::max and std::min, which
+// return their first argument unless the second compares larger (smaller),
+// in T's arithmetic.
+func caffeReLU[T float32 | float64](x, slope T) T {
+	mx, mn := x, x
+	if x < 0 {
+		mx = 0
+	}
+	if 0 < x {
+		mn = 0
+	}
+	return mx + slope*mn
+}
+
+// TestReLUSpecialValues holds the forward pass to Caffe's CPU formula, to
+// the sign of zero, on zeros of both signs, infinities (0 * -Inf is NaN),
+// NaN, denormals and the extremes, for slopes zero, positive and negative,
+// in both precisions.
+func TestReLUSpecialValues(t *testing.T) {
+	values := []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), -math.NaN(),
+		math.MaxFloat32, -math.MaxFloat32, 1e-45, -1e-45, 3.5, -2.25}
+	for _, slope := range []float32{0, 0.1, -0.2} {
+		text := `type: "ReLU" relu_param { negative_slope: ` + strings.TrimSpace(ftoa(float64(slope))) + ` }`
+		l := layertest.New[float64](t, text)
+		x := layertest.Blob[float64](t, len(values))
+		copy(x.MutableCPUData(), values)
+		y := layertest.Blob[float64](t)
+		layertest.SetUp(t, l, []*blobF64{x}, []*blobF64{y})
+		layertest.Forward(t, l, []*blobF64{x}, []*blobF64{y})
+		for i, v := range values {
+			checkReLU(t, "float64", slope, v, y.CPUData()[i], caffeReLU(v, float64(slope)))
+		}
+
+		l32 := layertest.New[float32](t, text)
+		x32 := layertest.Blob[float32](t, len(values))
+		for i, v := range values {
+			x32.MutableCPUData()[i] = float32(v)
+		}
+		y32 := layertest.Blob[float32](t)
+		layertest.SetUp(t, l32, []*blobF32{x32}, []*blobF32{y32})
+		layertest.Forward(t, l32, []*blobF32{x32}, []*blobF32{y32})
+		for i, v := range x32.CPUData() {
+			checkReLU(t, "float32", slope, float64(v), float64(y32.CPUData()[i]), float64(caffeReLU(v, slope)))
+		}
+	}
+}
+
+// checkReLU compares one value bit for bit (any NaN for a NaN).
+func checkReLU(t *testing.T, name string, slope float32, x, got, want float64) {
+	t.Helper()
+	if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+		t.Errorf("%s slope %v: ReLU(%v) = %v, want %v", name, slope, x, got, want)
+	}
+}
+
+// TestReLUBackwardSpecialValues holds the gradient to Caffe's
+// dy * ((x > 0) + slope * (x <= 0)) where x is NaN (neither: dy * 0), a
+// zero of either sign, or infinite, and dy is infinite or NaN.
+func TestReLUBackwardSpecialValues(t *testing.T) {
+	xs := []float64{math.NaN(), 0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 2, -2, 1e-300}
+	dys := []float64{1, -1, math.Inf(1), math.NaN(), 0.5, -3, math.Inf(-1), 7}
+	for _, slope := range []float32{0, 0.1} {
+		l := layertest.New[float64](t, `type: "ReLU" relu_param { negative_slope: `+strings.TrimSpace(ftoa(float64(slope)))+` }`)
+		x, y := layertest.Blob[float64](t, len(xs)), layertest.Blob[float64](t)
+		copy(x.MutableCPUData(), xs)
+		layertest.SetUp(t, l, []*blobF64{x}, []*blobF64{y})
+		layertest.Forward(t, l, []*blobF64{x}, []*blobF64{y})
+		copy(y.MutableCPUDiff(), dys)
+		layertest.Backward(t, l, []*blobF64{y}, []bool{true}, []*blobF64{x})
+		for i, v := range xs {
+			var pos, nonpos float64
+			if v > 0 {
+				pos = 1
+			}
+			if v <= 0 {
+				nonpos = 1
+			}
+			checkReLU(t, "gradient", slope, v, x.CPUDiff()[i], dys[i]*(pos+float64(slope)*nonpos))
+		}
 	}
 }

@@ -1,4 +1,6 @@
-// ReLU: y = max(x, 0) + slope * min(x, 0).
+// ReLU: y = max(x, 0) + slope * min(x, 0) (Caffe's GPU kernel: x > 0 ? x
+// : x * slope); the gradient is Caffe's dy * ((x > 0) + (x <= 0) * slope),
+// which is dy * 0 where x is NaN.
 
 #define RELU(T, S)                                                                     \
   extern "C" __global__ void relu_forward_##S(int n, const T *x, T *y, T slope) {      \
@@ -6,7 +8,7 @@
   }                                                                                    \
   extern "C" __global__ void relu_backward_##S(int n, const T *dy, const T *x, T *dx,  \
                                                T slope) {                              \
-    KERNEL_LOOP(i, n) { dx[i] = x[i] > 0 ? dy[i] : dy[i] * slope; }                    \
+    KERNEL_LOOP(i, n) { dx[i] = dy[i] * (T(x[i] > 0) + T(x[i] <= 0) * slope); }        \
   }
 BOTH_TYPES(RELU)
 
@@ -37,12 +39,12 @@ __device__ void relu_backward_vec(int n, const T *dy, const T *x, T *dx, T slope
     V g = ((const V *)dy)[i], v = ((const V *)x)[i];
     T *ge = (T *)&g, *ve = (T *)&v;
 #pragma unroll
-    for (int k = 0; k < W; k++) ge[k] = ve[k] > 0 ? ge[k] : ge[k] * slope;
+    for (int k = 0; k < W; k++) ge[k] = ge[k] * (T(ve[k] > 0) + T(ve[k] <= 0) * slope);
     ((V *)dx)[i] = g;
   }
   KERNEL_LOOP(j, n - nv * W) {
     long long k = nv * W + j;
-    dx[k] = x[k] > 0 ? dy[k] : dy[k] * slope;
+    dx[k] = dy[k] * (T(x[k] > 0) + T(x[k] <= 0) * slope);
   }
 }
 
