@@ -23,6 +23,7 @@ var benchLayers = []struct {
 	{"cifar10_conv2_b100", `type: "Convolution" convolution_param { num_output: 32 kernel_size: 5 pad: 2 weight_filler { type: "gaussian" std: 0.01 } }`, []int{100, 32, 16, 16}},
 	{"lenet_pool1_b64", `type: "Pooling" pooling_param { pool: MAX kernel_size: 2 stride: 2 }`, []int{64, 20, 24, 24}},
 	{"cifar10_pool1_b100", `type: "Pooling" pooling_param { pool: MAX kernel_size: 3 stride: 2 }`, []int{100, 32, 32, 32}},
+	{"caffenet_drop6_b256", `type: "Dropout"`, []int{256, 4096}},
 	{"cifar10_relu1_b100", `type: "ReLU"`, []int{100, 32, 16, 16}},
 	{"cifar10_pool2_b100", `type: "Pooling" pooling_param { pool: AVE kernel_size: 3 stride: 2 }`, []int{100, 32, 16, 16}},
 }

@@ -77,11 +77,9 @@ func (l *Dropout[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	rng, keep := l.RNG(), 1-l.ratio
 	x, y, mask := bottom[0].CPUData(), top[0].MutableCPUData(), l.mask.MutableCPUData()
 	for i, v := range x {
-		if rng.Float64() < keep {
-			mask[i] = l.scale
-		} else {
-			mask[i] = 0
-		}
+		// scale or 0 by a number, not a branch (mispredicted about every
+		// other element at ratio 0.5); scale is finite (ratio < 1).
+		mask[i] = l.scale * T(b2i(rng.Float64() < keep))
 		y[i] = v * mask[i]
 	}
 	return nil
