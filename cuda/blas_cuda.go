@@ -10,6 +10,8 @@ package cuda
 #cgo noescape gc_dasum
 #cgo nocallback gc_sgemm
 #cgo nocallback gc_dgemm
+#cgo nocallback gc_sgemm_strided
+#cgo nocallback gc_dgemm_strided
 #include "gocaffe_cuda.h"
 */
 import "C"
@@ -94,6 +96,28 @@ func (b *Blas) Dgemm(ta, tb Op, m, n, k int, alpha float64, a DevicePtr, lda int
 	if s := C.gc_dgemm(b.dev.ctx, b.h, opInt(ta), opInt(tb),
 		C.int(m), C.int(n), C.int(k), C.double(alpha), dp(a), C.int(lda), dp(bm), C.int(ldb), C.double(beta), dp(c), C.int(ldc)); s != 0 {
 		return blasError(fmt.Sprintf("cublasDgemm(m=%d n=%d k=%d)", m, n, k), s)
+	}
+	return nil
+}
+
+// SgemmStridedBatched computes batch products C_i = alpha*op(A_i)*op(B_i) +
+// beta*C_i, column-major, where X_i starts stride elements after X_{i-1}
+// (a stride of 0 reuses one matrix for every product).
+func (b *Blas) SgemmStridedBatched(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, lda, strideA int, bm DevicePtr, ldb, strideB int, beta float32, c DevicePtr, ldc, strideC, batch int) error {
+	if s := C.gc_sgemm_strided(b.dev.ctx, b.h, opInt(ta), opInt(tb), C.int(m), C.int(n), C.int(k), C.float(alpha),
+		dp(a), C.int(lda), C.longlong(strideA), dp(bm), C.int(ldb), C.longlong(strideB), C.float(beta),
+		dp(c), C.int(ldc), C.longlong(strideC), C.int(batch)); s != 0 {
+		return blasError(fmt.Sprintf("cublasSgemmStridedBatched(m=%d n=%d k=%d batch=%d)", m, n, k, batch), s)
+	}
+	return nil
+}
+
+// DgemmStridedBatched is SgemmStridedBatched for float64.
+func (b *Blas) DgemmStridedBatched(ta, tb Op, m, n, k int, alpha float64, a DevicePtr, lda, strideA int, bm DevicePtr, ldb, strideB int, beta float64, c DevicePtr, ldc, strideC, batch int) error {
+	if s := C.gc_dgemm_strided(b.dev.ctx, b.h, opInt(ta), opInt(tb), C.int(m), C.int(n), C.int(k), C.double(alpha),
+		dp(a), C.int(lda), C.longlong(strideA), dp(bm), C.int(ldb), C.longlong(strideB), C.double(beta),
+		dp(c), C.int(ldc), C.longlong(strideC), C.int(batch)); s != 0 {
+		return blasError(fmt.Sprintf("cublasDgemmStridedBatched(m=%d n=%d k=%d batch=%d)", m, n, k, batch), s)
 	}
 	return nil
 }

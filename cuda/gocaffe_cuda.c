@@ -126,6 +126,18 @@ int gc_dgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, double beta, CUdeviceptr cm, int ldc) {
   WITH_CTX_BLAS(c, cublasDgemm(h, OP(ta), OP(tb), m, n, k, &alpha, D(a), lda, D(b), ldb, &beta, D(cm), ldc));
 }
+int gc_sgemm_strided(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
+                     CUdeviceptr a, int lda, long long sa, CUdeviceptr b, int ldb, long long sb, float beta,
+                     CUdeviceptr cm, int ldc, long long sc, int batch) {
+  WITH_CTX_BLAS(c, cublasSgemmStridedBatched(h, OP(ta), OP(tb), m, n, k, &alpha, F(a), lda, sa, F(b), ldb, sb, &beta,
+                                             F(cm), ldc, sc, batch));
+}
+int gc_dgemm_strided(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, double alpha,
+                     CUdeviceptr a, int lda, long long sa, CUdeviceptr b, int ldb, long long sb, double beta,
+                     CUdeviceptr cm, int ldc, long long sc, int batch) {
+  WITH_CTX_BLAS(c, cublasDgemmStridedBatched(h, OP(ta), OP(tb), m, n, k, &alpha, D(a), lda, sa, D(b), ldb, sb, &beta,
+                                             D(cm), ldc, sc, batch));
+}
 int gc_sgemv(CUcontext c, cublasHandle_t h, int t, int m, int n, float alpha, CUdeviceptr a, int lda,
              CUdeviceptr x, int incx, float beta, CUdeviceptr y, int incy) {
   WITH_CTX_BLAS(c, cublasSgemv(h, OP(t), m, n, &alpha, F(a), lda, F(x), incx, &beta, F(y), incy));

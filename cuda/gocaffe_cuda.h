@@ -69,6 +69,12 @@ int gc_sgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, float beta, CUdeviceptr cm, int ldc);
 int gc_dgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, double alpha,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, double beta, CUdeviceptr cm, int ldc);
+int gc_sgemm_strided(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
+                     CUdeviceptr a, int lda, long long sa, CUdeviceptr b, int ldb, long long sb, float beta,
+                     CUdeviceptr cm, int ldc, long long sc, int batch);
+int gc_dgemm_strided(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, double alpha,
+                     CUdeviceptr a, int lda, long long sa, CUdeviceptr b, int ldb, long long sb, double beta,
+                     CUdeviceptr cm, int ldc, long long sc, int batch);
 int gc_sgemv(CUcontext c, cublasHandle_t h, int t, int m, int n, float alpha, CUdeviceptr a, int lda,
              CUdeviceptr x, int incx, float beta, CUdeviceptr y, int incy);
 int gc_dgemv(CUcontext c, cublasHandle_t h, int t, int m, int n, double alpha, CUdeviceptr a, int lda,

@@ -161,6 +161,16 @@ func (b *Blas) Dgemm(ta, tb Op, m, n, k int, alpha float64, a DevicePtr, lda int
 	return ErrNoCUDA
 }
 
+// SgemmStridedBatched returns ErrNoCUDA in a build without the `cuda` tag.
+func (b *Blas) SgemmStridedBatched(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, lda, strideA int, bm DevicePtr, ldb, strideB int, beta float32, c DevicePtr, ldc, strideC, batch int) error {
+	return ErrNoCUDA
+}
+
+// DgemmStridedBatched returns ErrNoCUDA in a build without the `cuda` tag.
+func (b *Blas) DgemmStridedBatched(ta, tb Op, m, n, k int, alpha float64, a DevicePtr, lda, strideA int, bm DevicePtr, ldb, strideB int, beta float64, c DevicePtr, ldc, strideC, batch int) error {
+	return ErrNoCUDA
+}
+
 // Sgemv returns ErrNoCUDA in a build without the `cuda` tag.
 func (b *Blas) Sgemv(t Op, m, n int, alpha float32, a DevicePtr, lda int, x DevicePtr, incx int, beta float32, y DevicePtr, incy int) error {
 	return ErrNoCUDA

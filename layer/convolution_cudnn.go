@@ -41,6 +41,7 @@ type convolutionDNN[T Float] struct {
 	conv *cuda.ConvDesc
 
 	fwd, bwdData, bwdFilter cuda.ConvAlgo
+	pw                      *pointwiseConv[T] // 1x1 layers: cuBLAS where faster
 }
 
 func newConvolutionDNN[T Float](l *Convolution[T], dnn *cuda.DNN) (Engine[T], error) {
@@ -94,10 +95,24 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 		}
 	}
 	limit := dnnWorkspaceLimit[T](l.ctx)
-	if err := e.find(bottom[0], top[0], limit); err == nil {
+	if err := e.chooseAlgos(bottom[0], top[0], limit); err != nil {
+		return err
+	}
+	if !l.is1x1 {
 		return nil
 	}
-	// The heuristics, where running the algorithms failed (memory, say).
+	if e.pw == nil {
+		e.pw = &pointwiseConv[T]{}
+	}
+	return e.pw.choose(e, bottom[0], top[0], limit)
+}
+
+// chooseAlgos picks cuDNN's algorithm for each pass: the fastest found by
+// running them, or the heuristics' where running them failed (memory, say).
+func (e *convolutionDNN[T]) chooseAlgos(x, y *blob.Blob[T], limit int) error {
+	if err := e.find(x, y, limit); err == nil {
+		return nil
+	}
 	var err error
 	if e.fwd, err = e.dnn.ConvForwardAlgo(e.x.d, e.w, e.conv, e.y.d, limit); err != nil {
 		return err
@@ -170,7 +185,9 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	w := g.Data(l.blobs[0])
 	for i := range bottom {
 		y := g.MutableData(top[i])
-		if err := e.dnn.ConvForward(1, e.x.d, g.Data(bottom[i]), e.w, w, e.conv, e.fwd, ws, 0, e.y.d, y); err != nil {
+		if e.pw != nil && e.pw.fwd {
+			e.pw.forward(&l.convBase, g, g.Data(bottom[i]), w, y)
+		} else if err := e.dnn.ConvForward(1, e.x.d, g.Data(bottom[i]), e.w, w, e.conv, e.fwd, ws, 0, e.y.d, y); err != nil {
 			return err
 		}
 		if l.biasTerm {
@@ -187,7 +204,11 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
-	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace))
+	pwBytes := 0
+	if e.pw != nil {
+		pwBytes = e.pw.workspace(&l.convBase)
+	}
+	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, pwBytes))
 	if err != nil {
 		return err
 	}
@@ -198,12 +219,16 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 				return err
 			}
 		}
-		if l.ParamPropagateDown(0) {
+		if l.ParamPropagateDown(0) && e.pw != nil && e.pw.bwdFilter {
+			e.pw.backwardFilter(&l.convBase, g, g.Data(bottom[i]), dy, g.MutableDiff(l.blobs[0]), ws)
+		} else if l.ParamPropagateDown(0) {
 			if err := e.dnn.ConvBackwardFilter(1, e.x.d, g.Data(bottom[i]), e.y.d, dy, e.conv, e.bwdFilter, ws, 1, e.w, g.MutableDiff(l.blobs[0])); err != nil {
 				return err
 			}
 		}
-		if propagateDown[i] {
+		if propagateDown[i] && e.pw != nil && e.pw.bwdData {
+			e.pw.backwardData(&l.convBase, g, g.Data(l.blobs[0]), dy, g.MutableDiff(bottom[i]))
+		} else if propagateDown[i] {
 			if err := e.dnn.ConvBackwardData(1, e.w, g.Data(l.blobs[0]), e.y.d, dy, e.conv, e.bwdData, ws, 0, e.x.d, g.MutableDiff(bottom[i])); err != nil {
 				return err
 			}

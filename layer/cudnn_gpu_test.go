@@ -2,6 +2,7 @@ package layer_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -311,4 +312,56 @@ func TestCuDNNBatchNormInPlaceSharedMemory(t *testing.T) {
 	layertest.Backward(t, ref, []*blob.Blob[float32]{want}, []bool{true}, []*blob.Blob[float32]{in})
 	layertest.Backward(t, l, xs, []bool{true}, xs)
 	layertest.CheckClose(t, "in place with shared memory, the sharing blob's diff", alias.CPUDiff(), in.CPUDiff(), 1e-5)
+}
+
+// 1x1 convolutions match the CPU through cuBLAS's strided GEMMs
+// (GOCAFFE_CONV_1X1=gemm), through cuDNN alone, and with each pass timed
+// both ways: groups, two bottoms (the weight gradient accumulating), three
+// spatial axes, no bias, and the partial weight gradients of 2 images at a
+// time over a batch of 3.
+func TestCuDNNPointwiseConv(t *testing.T) {
+	ctx := needDNN(t)
+	cases := []layertest.Parity{
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 1 group: 2 engine: CUDNN
+			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 5, 7}}, Tol: 1e-3},
+		{Layer: `type: "Convolution" bottom: "a" bottom: "b" top: "c" top: "d" convolution_param { num_output: 5 kernel_size: 1 engine: CUDNN
+			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 3, 5, 7}, {3, 3, 5, 7}}, Tol: 1e-3},
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 1 bias_term: false engine: CUDNN
+			weight_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 6, 4, 5, 3}}, Tol: 1e-3},
+	}
+	for _, mode := range []string{"gemm", "cudnn", "auto"} {
+		t.Setenv("GOCAFFE_CONV_1X1", mode)
+		for i, c := range cases {
+			c.Context = ctx
+			l := layertest.New[float32](t, c.Layer)
+			l.LayerBase().SetContext(ctx)
+			bottoms := make([]*blob.Blob[float32], len(c.Bottom))
+			for j, s := range c.Bottom {
+				bottoms[j] = layertest.Blob[float32](t, s...)
+				bottoms[j].SetDevice(ctx.Device())
+			}
+			layertest.SetUp(t, l, bottoms, layertest.Blobs[float32](t, len(c.Bottom)))
+			switch got := layer.PointwiseGEMM(l); {
+			case mode == "gemm" && got != [3]bool{true, true, true}:
+				t.Errorf("case %d, %s: GEMM passes %v, want all", i, mode, got)
+			case mode == "cudnn" && got != [3]bool{}:
+				t.Errorf("case %d, %s: GEMM passes %v, want none", i, mode, got)
+			}
+			// Two float32 images of case 0's weight gradient (one float64)
+			// at a time; one image of the others.
+			restore := layer.SetPointwiseBudget(2 * 6 * 4)
+			t.Run(fmt.Sprintf("%s/%d/float32", mode, i), func(t *testing.T) { layertest.CheckGPUParity[float32](t, c) })
+			c.Tol = 0
+			t.Run(fmt.Sprintf("%s/%d/float64", mode, i), func(t *testing.T) { layertest.CheckGPUParity[float64](t, c) })
+			restore()
+		}
+	}
+	t.Setenv("GOCAFFE_CONV_1X1", "fast")
+	l := layertest.New[float32](t, cases[0].Layer)
+	l.LayerBase().SetContext(ctx)
+	b := layertest.Blob[float32](t, 3, 4, 5, 7)
+	b.SetDevice(ctx.Device())
+	if err := layer.SetUp(l, []*blob.Blob[float32]{b}, layertest.Blobs[float32](t, 1)); err == nil || !strings.Contains(err.Error(), "GOCAFFE_CONV_1X1") {
+		t.Errorf("GOCAFFE_CONV_1X1=fast: error %v, want one naming the variable", err)
+	}
 }

@@ -218,6 +218,22 @@ func (g *GPU[T]) Gemm(transA, transB blas.Transpose, m, n, k int, alpha T, a, b 
 	}
 }
 
+// GemmStrided computes, for i < batch, C_i = alpha*op(A_i)*op(B_i) +
+// beta*C_i, row-major with leading dimensions lda, ldb and ldc, where
+// matrix i of X starts strideX elements after matrix i-1 (0: the same
+// matrix for every product): many same-shaped products in one cuBLAS call.
+func (g *GPU[T]) GemmStrided(transA, transB blas.Transpose, m, n, k int, alpha T, a cuda.DevicePtr, lda, strideA int, b cuda.DevicePtr, ldb, strideB int, beta T, c cuda.DevicePtr, ldc, strideC, batch int) {
+	if g.err != nil || m == 0 || n == 0 || batch == 0 {
+		return
+	}
+	// Column-major, as Gemm: C_i^T = op(B_i)^T * op(A_i)^T.
+	if isF64[T]() {
+		g.err = g.blas.DgemmStridedBatched(op(transB), op(transA), n, m, k, float64(alpha), b, ldb, strideB, a, lda, strideA, float64(beta), c, ldc, strideC, batch)
+	} else {
+		g.err = g.blas.SgemmStridedBatched(op(transB), op(transA), n, m, k, float32(alpha), b, ldb, strideB, a, lda, strideA, float32(beta), c, ldc, strideC, batch)
+	}
+}
+
 // Gemv computes y = alpha*op(A)*x + beta*y with A m x n row-major.
 func (g *GPU[T]) Gemv(transA blas.Transpose, m, n int, alpha T, a, x cuda.DevicePtr, beta T, y cuda.DevicePtr) {
 	if g.err != nil || m == 0 || n == 0 {

@@ -155,6 +155,57 @@ func testGPUGemmGemv[T Float](t *testing.T) {
 	}
 }
 
+func TestGPUGemmStrided(t *testing.T) {
+	forBothTypes(t, testGPUGemmStrided[float32], testGPUGemmStrided[float64])
+}
+
+// GemmStrided against a triple loop: padded leading dimensions, gaps
+// between the matrices of a batch, and a stride of 0 sharing one operand.
+func testGPUGemmStrided[T Float](t *testing.T) {
+	d := cudatest.Device(t)
+	const m, n, k, batch = 13, 11, 7, 5
+	for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+		for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			ar, ac, br, bc := m, k, k, n
+			if ta == blas.Trans {
+				ar, ac = k, m
+			}
+			if tb == blas.Trans {
+				br, bc = n, k
+			}
+			lda, ldb, ldc := ac+2, bc+1, n+3
+			sa, sb, sc := ar*lda+4, 0, m*ldc+1 // B shared by every product
+			a := randSlice[T](batch*sa, -1, 1, 41)
+			b := randSlice[T](br*ldb, -1, 1, 42)
+			c := randSlice[T](batch*sc, -1, 1, 43)
+			pa, pb, pc := upload(t, d, a), upload(t, d, b), upload(t, d, c)
+			g := newGPU[T](t, d)
+			g.GemmStrided(ta, tb, m, n, k, 1.5, pa, lda, sa, pb, ldb, sb, -0.5, pc, ldc, sc, batch)
+			if err := g.Err(); err != nil {
+				t.Fatal(err)
+			}
+			at := func(x []T, ld int, tr blas.Transpose, i, j int) float64 {
+				if tr == blas.Trans {
+					i, j = j, i
+				}
+				return float64(x[i*ld+j])
+			}
+			for q := range batch {
+				for i := range m {
+					for j := range n {
+						var sum float64
+						for p := range k {
+							sum += at(a[q*sa:], lda, ta, i, p) * at(b, ldb, tb, p, j)
+						}
+						c[q*sc+i*ldc+j] = T(1.5*sum - 0.5*float64(c[q*sc+i*ldc+j]))
+					}
+				}
+			}
+			sameAsCPU(t, "GemmStrided", download[T](t, d, pc, batch*sc), c)
+		}
+	}
+}
+
 func TestGPURNG(t *testing.T) { forBothTypes(t, testGPURNG[float32], testGPURNG[float64]) }
 
 // The device generators have the distributions asked for, and the same seed
