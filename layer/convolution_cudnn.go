@@ -98,13 +98,21 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	if err := e.chooseAlgos(bottom[0], top[0], limit); err != nil {
 		return err
 	}
-	if !l.is1x1 {
+	if !pointwiseApplies(&l.convBase) {
 		return nil
 	}
 	if e.pw == nil {
 		e.pw = &pointwiseConv[T]{}
 	}
 	return e.pw.choose(e, bottom[0], top[0], limit)
+}
+
+// pwWorkspace is the workspace of the passes taken through GEMMs.
+func (e *convolutionDNN[T]) pwWorkspace() int {
+	if e.pw == nil {
+		return 0
+	}
+	return e.pw.workspace(&e.l.convBase)
 }
 
 // chooseAlgos picks cuDNN's algorithm for each pass: the fastest found by
@@ -178,7 +186,7 @@ func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
-	ws, err := l.ctx.Workspace(e.fwd.Workspace)
+	ws, err := l.ctx.Workspace(max(e.fwd.Workspace, e.pwWorkspace()))
 	if err != nil {
 		return err
 	}
@@ -186,7 +194,9 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	for i := range bottom {
 		y := g.MutableData(top[i])
 		if e.pw != nil && e.pw.fwd {
-			e.pw.forward(&l.convBase, g, g.Data(bottom[i]), w, y)
+			if err := e.pw.forward(&l.convBase, g, g.Data(bottom[i]), w, y, ws); err != nil {
+				return err
+			}
 		} else if err := e.dnn.ConvForward(1, e.x.d, g.Data(bottom[i]), e.w, w, e.conv, e.fwd, ws, 0, e.y.d, y); err != nil {
 			return err
 		}
@@ -204,11 +214,7 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
-	pwBytes := 0
-	if e.pw != nil {
-		pwBytes = e.pw.workspace(&l.convBase)
-	}
-	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, pwBytes))
+	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, e.pwWorkspace()))
 	if err != nil {
 		return err
 	}
@@ -220,14 +226,18 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 			}
 		}
 		if l.ParamPropagateDown(0) && e.pw != nil && e.pw.bwdFilter {
-			e.pw.backwardFilter(&l.convBase, g, g.Data(bottom[i]), dy, g.MutableDiff(l.blobs[0]), ws)
+			if err := e.pw.backwardFilter(&l.convBase, g, g.Data(bottom[i]), dy, g.MutableDiff(l.blobs[0]), ws); err != nil {
+				return err
+			}
 		} else if l.ParamPropagateDown(0) {
 			if err := e.dnn.ConvBackwardFilter(1, e.x.d, g.Data(bottom[i]), e.y.d, dy, e.conv, e.bwdFilter, ws, 1, e.w, g.MutableDiff(l.blobs[0])); err != nil {
 				return err
 			}
 		}
 		if propagateDown[i] && e.pw != nil && e.pw.bwdData {
-			e.pw.backwardData(&l.convBase, g, g.Data(l.blobs[0]), dy, g.MutableDiff(bottom[i]))
+			if err := e.pw.backwardData(&l.convBase, g, g.Data(l.blobs[0]), dy, g.MutableDiff(bottom[i]), ws); err != nil {
+				return err
+			}
 		} else if propagateDown[i] {
 			if err := e.dnn.ConvBackwardData(1, e.w, g.Data(l.blobs[0]), e.y.d, dy, e.conv, e.bwdData, ws, 0, e.x.d, g.MutableDiff(bottom[i])); err != nil {
 				return err

@@ -317,8 +317,8 @@ func TestCuDNNBatchNormInPlaceSharedMemory(t *testing.T) {
 // 1x1 convolutions match the CPU through cuBLAS's strided GEMMs
 // (GOCAFFE_CONV_1X1=gemm), through cuDNN alone, and with each pass timed
 // both ways: groups, two bottoms (the weight gradient accumulating), three
-// spatial axes, no bias, and the partial weight gradients of 2 images at a
-// time over a batch of 3.
+// spatial axes, no bias, strides (even and odd sizes, unequal strides),
+// and the partial weight gradients of 2 images at a time over a batch of 3.
 func TestCuDNNPointwiseConv(t *testing.T) {
 	ctx := needDNN(t)
 	cases := []layertest.Parity{
@@ -328,6 +328,10 @@ func TestCuDNNPointwiseConv(t *testing.T) {
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 3, 5, 7}, {3, 3, 5, 7}}, Tol: 1e-3},
 		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 1 bias_term: false engine: CUDNN
 			weight_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 6, 4, 5, 3}}, Tol: 1e-3},
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 5 kernel_size: 1 stride: 2 engine: CUDNN
+			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 7, 6}}, Tol: 1e-3},
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 1 stride_h: 2 stride_w: 3 group: 2 engine: CUDNN
+			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 6, 5, 8}}, Tol: 1e-3},
 	}
 	for _, mode := range []string{"gemm", "cudnn", "auto"} {
 		t.Setenv("GOCAFFE_CONV_1X1", mode)

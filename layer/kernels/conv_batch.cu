@@ -23,3 +23,29 @@
     }                                                                                     \
   }
 BOTH_TYPES(CONV_BATCH)
+
+// Strided 1x1 convolutions through GEMMs (convolution_pointwise.go), 2-D.
+// subsample: xs[bc][i][j] = x[bc][i*sh][j*sw], the pixels a 1x1 kernel of
+// stride (sh, sw) reads; bc runs over images and channels together. One
+// thread per element of xs (n = images*channels*ho*wo).
+#define CONV_STRIDED(T, S)                                                                \
+  extern "C" __global__ void conv_subsample_##S(int n, const T *x, int h, int w, int ho,  \
+                                                int wo, int sh, int sw, T *xs) {          \
+    KERNEL_LOOP(i, n) {                                                                   \
+      long long j = i % wo, r = (i / wo) % ho, bc = i / ((long long)wo * ho);             \
+      xs[i] = x[(bc * h + r * sh) * w + j * sw];                                          \
+    }                                                                                     \
+  }                                                                                       \
+  /* upsample: subsample's adjoint, dx = dxs on the stride's pixels and 0 elsewhere.   \
+     One thread per element of dx (n = images*channels*h*w). */                           \
+  extern "C" __global__ void conv_upsample_##S(int n, const T *dxs, int h, int w, int ho, \
+                                               int wo, int sh, int sw, T *dx) {           \
+    KERNEL_LOOP(i, n) {                                                                   \
+      long long c = i % w, r = (i / w) % h, bc = i / ((long long)w * h);                  \
+      T v = 0;                                                                            \
+      if (r % sh == 0 && c % sw == 0 && r / sh < ho && c / sw < wo)                       \
+        v = dxs[(bc * ho + r / sh) * wo + c / sw];                                        \
+      dx[i] = v;                                                                          \
+    }                                                                                     \
+  }
+BOTH_TYPES(CONV_STRIDED)
