@@ -32,9 +32,19 @@ var resnet50Convs = []convShape{
 
 // BenchmarkConvResNet50 times cuDNN's three convolution passes through the
 // binding on ResNet-50's shapes with the algorithm cudnnFind chooses
-// (strict FP32, workspace up to 1 GiB), reporting the algorithm: the
+// (strict FP32, then TF32; workspace up to 1 GiB), reporting the algorithm: the
 // weight gradient with beta 1 as Caffe accumulates it and with beta 0.
 func BenchmarkConvResNet50(b *testing.B) {
+	for _, tf32 := range []bool{false, true} {
+		name := "fp32"
+		if tf32 {
+			name = "tf32"
+		}
+		b.Run(name, func(b *testing.B) { benchConvResNet50(b, tf32) })
+	}
+}
+
+func benchConvResNet50(b *testing.B, tf32 bool) {
 	d := cudatest.Device(b)
 	dnn, err := d.DNN()
 	if err != nil {
@@ -48,7 +58,7 @@ func BenchmarkConvResNet50(b *testing.B) {
 		xd, _ := cuda.NewTensorDesc(cuda.DNNFloat, xs)
 		yd, _ := cuda.NewTensorDesc(cuda.DNNFloat, ys)
 		wd, _ := cuda.NewFilterDesc(cuda.DNNFloat, wsh)
-		cd, err := cuda.NewConvDesc(cuda.DNNFloat, []int{s.pad, s.pad}, []int{s.s, s.s}, []int{1, 1}, 1, false)
+		cd, err := cuda.NewConvDesc(cuda.DNNFloat, []int{s.pad, s.pad}, []int{s.s, s.s}, []int{1, 1}, 1, tf32)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,19 +80,19 @@ func BenchmarkConvResNet50(b *testing.B) {
 			find func() (cuda.ConvAlgo, error)
 			run  func(a cuda.ConvAlgo, beta float64) error
 		}{
-			{"fwd", 0, func() (cuda.ConvAlgo, error) { return dnn.ConvFind(0, xd, x, wd, w, cd, yd, y, ws, wsBytes, false) },
+			{"fwd", 0, func() (cuda.ConvAlgo, error) { return dnn.ConvFind(0, xd, x, wd, w, cd, yd, y, ws, wsBytes, tf32) },
 				func(a cuda.ConvAlgo, beta float64) error {
 					return dnn.ConvForward(1, xd, x, wd, w, cd, a, ws, beta, yd, y)
 				}},
-			{"bwd_data", 0, func() (cuda.ConvAlgo, error) { return dnn.ConvFind(1, xd, dx, wd, w, cd, yd, y, ws, wsBytes, false) },
+			{"bwd_data", 0, func() (cuda.ConvAlgo, error) { return dnn.ConvFind(1, xd, dx, wd, w, cd, yd, y, ws, wsBytes, tf32) },
 				func(a cuda.ConvAlgo, beta float64) error {
 					return dnn.ConvBackwardData(1, wd, w, yd, y, cd, a, ws, beta, xd, dx)
 				}},
-			{"bwd_filter_beta1", 1, func() (cuda.ConvAlgo, error) { return dnn.ConvFind(2, xd, x, wd, dw, cd, yd, y, ws, wsBytes, false) },
+			{"bwd_filter_beta1", 1, func() (cuda.ConvAlgo, error) { return dnn.ConvFind(2, xd, x, wd, dw, cd, yd, y, ws, wsBytes, tf32) },
 				func(a cuda.ConvAlgo, beta float64) error {
 					return dnn.ConvBackwardFilter(1, xd, x, yd, y, cd, a, ws, beta, wd, dw)
 				}},
-			{"bwd_filter_beta0", 0, func() (cuda.ConvAlgo, error) { return dnn.ConvFind(2, xd, x, wd, dw, cd, yd, y, ws, wsBytes, false) },
+			{"bwd_filter_beta0", 0, func() (cuda.ConvAlgo, error) { return dnn.ConvFind(2, xd, x, wd, dw, cd, yd, y, ws, wsBytes, tf32) },
 				func(a cuda.ConvAlgo, beta float64) error {
 					return dnn.ConvBackwardFilter(1, xd, x, yd, y, cd, a, ws, beta, wd, dw)
 				}},
@@ -92,6 +102,8 @@ func BenchmarkConvResNet50(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			bl.SetTF32(tf32)
+			defer bl.SetTF32(false)
 			hw := s.hw * s.hw
 			ones := fill(s.n)
 			d.CopyHtoD(ones, f32bytes(onesF32(s.n)))

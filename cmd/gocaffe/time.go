@@ -14,9 +14,9 @@ import (
 
 // runTime benchmarks a model's layers (Caffe's `caffe time`): one warm-up
 // forward-backward, then -iterations passes timing each layer's forward and
-// backward. On a GPU each layer's time is measured to the end of its device
-// work. A last line times whole passes without per-layer waits, which is
-// what training costs.
+// backward (layerclock.go: wall time to the end of the layer's work on
+// the CPU, the device's time between events on a GPU). A last line times
+// whole passes without per-layer measurement, which is what training costs.
 func runTime(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("time", stderr)
 	model := fs.String("model", "", "the model definition protocol buffer text file")
@@ -73,35 +73,46 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 	for i := range layers {
 		bottoms[i], tops[i], need[i] = n.Bottoms(i), n.Tops(i), n.BottomNeedBackward(i)
 	}
+	clock, err := newLayerClock(n.Context().Device(), 2*len(layers), sync)
+	if err != nil {
+		return err
+	}
+	defer clock.close()
 	var fwdTotal, bwdTotal time.Duration
 	glog.Infof("*** Benchmark begins ***")
 	glog.Infof("Testing for %d iterations.", iterations)
 	total := time.Now()
 	for it := range iterations {
 		iterStart := time.Now()
+		if err := clock.start(); err != nil {
+			return err
+		}
 		for i := range layers {
-			t := time.Now()
 			if _, err := layer.Forward(layers[i], bottoms[i], tops[i]); err != nil {
 				return err
 			}
-			if err := sync(); err != nil {
+			if err := clock.mark(i); err != nil {
 				return err
 			}
-			fwd[i] += time.Since(t)
 		}
-		fwdTotal += time.Since(iterStart)
-		backStart := time.Now()
 		for i := len(layers) - 1; i >= 0; i-- {
-			t := time.Now()
 			if err := layer.Backward(layers[i], tops[i], need[i], bottoms[i]); err != nil {
 				return err
 			}
-			if err := sync(); err != nil {
+			if err := clock.mark(2*len(layers) - 1 - i); err != nil {
 				return err
 			}
-			bwd[i] += time.Since(t)
 		}
-		bwdTotal += time.Since(backStart)
+		times, err := clock.read()
+		if err != nil {
+			return err
+		}
+		for i := range layers {
+			fwd[i] += times[i]
+			bwd[i] += times[2*len(layers)-1-i]
+			fwdTotal += times[i]
+			bwdTotal += times[2*len(layers)-1-i]
+		}
 		glog.Infof("Iteration: %d forward-backward time: %s ms.", it+1, ms(time.Since(iterStart), 1))
 	}
 	elapsed := time.Since(total)
@@ -141,7 +152,7 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 		_, peak := d.MemStats()
 		glog.Infof("Peak device memory: %.1f MiB (held by gocaffe's allocations)", float64(peak)/(1<<20))
 	}
-	fmt.Fprintf(stdout, "forward-backward: %s ms (per layer, synchronised: %s ms)\n", pass, ms(elapsed, iterations))
+	fmt.Fprintf(stdout, "forward-backward: %s ms (per layer, %s: %s ms)\n", pass, clock.how(), ms(elapsed, iterations))
 	return nil
 }
 

@@ -5,7 +5,7 @@ and the 25 costliest kernels: what gocaffe's per-layer `gocaffe time -gpu 0`
 is compared with. Strict FP32, cudnn.benchmark, 10 warm-up iterations,
 5 profiled.
 
-usage (from the repository root): tools/gpu/torch_profile.py MODEL
+usage (from the repository root): tools/gpu/torch_profile.py MODEL [tf32]
 """
 import sys, collections
 sys.path.insert(0, "tools/gpu")
@@ -14,8 +14,9 @@ from compare_torch import TORCH, BATCH
 from torch.profiler import profile, ProfilerActivity
 name = sys.argv[1]
 torch.backends.cudnn.benchmark = True
-torch.backends.cuda.matmul.allow_tf32 = False
-torch.backends.cudnn.allow_tf32 = False
+tf32 = len(sys.argv) > 2 and sys.argv[2] == "tf32"
+torch.backends.cuda.matmul.allow_tf32 = tf32
+torch.backends.cudnn.allow_tf32 = tf32
 model = TORCH[name]().cuda().train()
 opt = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9, weight_decay=0.0005)
 x = torch.full((BATCH[name], 3, 224, 224), 0.5, device="cuda")
