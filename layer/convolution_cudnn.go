@@ -41,7 +41,9 @@ type convolutionDNN[T Float] struct {
 	conv *cuda.ConvDesc
 
 	fwd, bwdData, bwdFilter cuda.ConvAlgo
-	pw                      *pointwiseConv[T] // 1x1 layers: cuBLAS where faster
+
+	way convWay[T] // GEMMs of our own (convolution_ways.go), or nil
+	use [3]bool    // the passes taken that way, by pass index
 }
 
 func newConvolutionDNN[T Float](l *Convolution[T], dnn *cuda.DNN) (Engine[T], error) {
@@ -98,21 +100,7 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	if err := e.chooseAlgos(bottom[0], top[0], limit); err != nil {
 		return err
 	}
-	if !pointwiseApplies(&l.convBase) {
-		return nil
-	}
-	if e.pw == nil {
-		e.pw = &pointwiseConv[T]{}
-	}
-	return e.pw.choose(e, bottom[0], top[0], limit)
-}
-
-// pwWorkspace is the workspace of the passes taken through GEMMs.
-func (e *convolutionDNN[T]) pwWorkspace() int {
-	if e.pw == nil {
-		return 0
-	}
-	return e.pw.workspace(&e.l.convBase)
+	return e.chooseWay(bottom[0], top[0], limit)
 }
 
 // chooseAlgos picks cuDNN's algorithm for each pass: the fastest found by
@@ -186,15 +174,15 @@ func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
-	ws, err := l.ctx.Workspace(max(e.fwd.Workspace, e.pwWorkspace()))
+	ws, err := l.ctx.Workspace(max(e.fwd.Workspace, e.wayWorkspace()))
 	if err != nil {
 		return err
 	}
 	w := g.Data(l.blobs[0])
 	for i := range bottom {
 		y := g.MutableData(top[i])
-		if e.pw != nil && e.pw.fwd {
-			if err := e.pw.forward(&l.convBase, g, g.Data(bottom[i]), w, y, ws); err != nil {
+		if e.use[passForward] {
+			if err := e.way.forward(&l.convBase, g, g.Data(bottom[i]), w, y, ws); err != nil {
 				return err
 			}
 		} else if err := e.dnn.ConvForward(1, e.x.d, g.Data(bottom[i]), e.w, w, e.conv, e.fwd, ws, 0, e.y.d, y); err != nil {
@@ -214,7 +202,7 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
-	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, e.pwWorkspace()))
+	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, e.wayWorkspace()))
 	if err != nil {
 		return err
 	}
@@ -225,8 +213,8 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 				return err
 			}
 		}
-		if l.ParamPropagateDown(0) && e.pw != nil && e.pw.bwdFilter {
-			if err := e.pw.backwardFilter(&l.convBase, g, g.Data(bottom[i]), dy, g.MutableDiff(l.blobs[0]), ws); err != nil {
+		if l.ParamPropagateDown(0) && e.use[passBackwardFilter] {
+			if err := e.way.backwardFilter(&l.convBase, g, g.Data(bottom[i]), dy, g.MutableDiff(l.blobs[0]), ws); err != nil {
 				return err
 			}
 		} else if l.ParamPropagateDown(0) {
@@ -234,8 +222,8 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 				return err
 			}
 		}
-		if propagateDown[i] && e.pw != nil && e.pw.bwdData {
-			if err := e.pw.backwardData(&l.convBase, g, g.Data(l.blobs[0]), dy, g.MutableDiff(bottom[i]), ws); err != nil {
+		if propagateDown[i] && e.use[passBackwardData] {
+			if err := e.way.backwardData(&l.convBase, g, g.Data(l.blobs[0]), dy, g.MutableDiff(bottom[i]), ws); err != nil {
 				return err
 			}
 		} else if propagateDown[i] {

@@ -86,31 +86,57 @@ func (e *convolutionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 	return convBackward[T](&l.convBase, l.gpu(), top, propagateDown, bottom)
 }
 
+// convScratch is the device memory of a batched pass over chunks of
+// images: the im2col of a chunk (col), its outputs or output diffs as
+// [m][nb][hw] (wide), and chunk*hw ones for the bias gradient (ones, when
+// the layer has a bias).
+type convScratch struct {
+	chunk           int
+	col, wide, ones cuda.DevicePtr
+}
+
+// scratch returns cb's buffers, allocating them on first use.
+func (cb *convBatch[T]) scratch(g *device.GPUView[T]) convScratch {
+	s := convScratch{chunk: cb.chunk, col: g.MutableData(cb.col), wide: g.MutableData(cb.wide)}
+	if cb.ones != nil {
+		s.ones = g.Data(cb.ones)
+	}
+	return s
+}
+
 // forwardBatched: per chunk of nb images, col = im2col of all of them
 // (columns image by image), wide_g = W_g * col_g for each group, and the
 // tops get wide, rearranged to [nb][m][hw], plus the bias.
 func (l *convBase[T]) forwardBatched(g *device.GPUView[T], cb *convBatch[T], bottom, top []*blob.Blob[T]) error {
-	weights := g.Data(l.blobs[0])
 	var bias cuda.DevicePtr
 	if l.biasTerm {
 		bias = g.Data(l.blobs[1])
 	}
-	col, wide := g.MutableData(cb.col), g.MutableData(cb.wide)
-	mg := l.convOutChannels / l.group
+	s := cb.scratch(g)
 	for i := range bottom {
-		in, out := g.Data(bottom[i]), g.MutableData(top[i])
-		for n0 := 0; n0 < l.num; n0 += cb.chunk {
-			nb := min(cb.chunk, l.num-n0)
-			cols := nb * l.convOutSpatial
-			g.Im2colBatch(g.Offset(in, n0*l.bottomDim), l.bottomDim, nb, &l.geo, col)
-			for grp := range l.group {
-				g.Gemm(blas.NoTrans, blas.NoTrans, mg, cols, l.kernelDim,
-					1, g.Offset(weights, l.weightOffset*grp), g.Offset(col, grp*l.kernelDim*cols),
-					0, g.Offset(wide, grp*mg*cols))
-			}
-			if err := l.fromWide(g, wide, nb, bias, g.Offset(out, n0*l.topDim)); err != nil {
-				return err
-			}
+		if err := l.forwardChunks(g, s, g.Data(bottom[i]), bias, g.MutableData(top[i])); err != nil {
+			return err
+		}
+	}
+	return g.Err()
+}
+
+// forwardChunks convolves the images of x into y through s, adding bias
+// unless it is 0.
+func (l *convBase[T]) forwardChunks(g *device.GPUView[T], s convScratch, x, bias, y cuda.DevicePtr) error {
+	weights := g.Data(l.blobs[0])
+	mg := l.convOutChannels / l.group
+	for n0 := 0; n0 < l.num; n0 += s.chunk {
+		nb := min(s.chunk, l.num-n0)
+		cols := nb * l.convOutSpatial
+		g.Im2colBatch(g.Offset(x, n0*l.bottomDim), l.bottomDim, nb, &l.geo, s.col)
+		for grp := range l.group {
+			g.Gemm(blas.NoTrans, blas.NoTrans, mg, cols, l.kernelDim,
+				1, g.Offset(weights, l.weightOffset*grp), g.Offset(s.col, grp*l.kernelDim*cols),
+				0, g.Offset(s.wide, grp*mg*cols))
+		}
+		if err := l.fromWide(g, s.wide, nb, bias, g.Offset(y, n0*l.topDim)); err != nil {
+			return err
 		}
 	}
 	return g.Err()
@@ -122,46 +148,57 @@ func (l *convBase[T]) forwardBatched(g *device.GPUView[T], cb *convBatch[T], bot
 // which one batched col2im sums into the bottom diffs.
 func (l *convBase[T]) backwardBatched(g *device.GPUView[T], cb *convBatch[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	needW, needB := l.ParamPropagateDown(0), l.biasTerm && l.ParamPropagateDown(1)
+	s := cb.scratch(g)
 	for i := range top {
 		if !needW && !needB && !propagateDown[i] {
 			continue
 		}
-		for n0 := 0; n0 < l.num; n0 += cb.chunk {
-			nb := min(cb.chunk, l.num-n0)
-			if err := l.backwardChunk(g, cb, top[i], bottom[i], n0, nb, needW, needB, propagateDown[i]); err != nil {
-				return err
-			}
+		var dx cuda.DevicePtr
+		if propagateDown[i] {
+			dx = g.MutableDiff(bottom[i])
+		}
+		if err := l.backwardChunks(g, s, g.Diff(top[i]), g.Data(bottom[i]), dx, needW, needB); err != nil {
+			return err
 		}
 	}
 	return g.Err()
 }
 
-func (l *convBase[T]) backwardChunk(g *device.GPUView[T], cb *convBatch[T], top, bottom *blob.Blob[T], n0, nb int, needW, needB, needX bool) error {
-	col, wide := g.MutableData(cb.col), g.MutableData(cb.wide)
-	mg, cols := l.convOutChannels/l.group, nb*l.convOutSpatial
-	if err := l.toWide(g, g.Offset(g.Diff(top), n0*l.topDim), nb, wide); err != nil {
-		return err
-	}
-	if needB {
-		g.Gemv(blas.NoTrans, l.numOutput, cols, 1, wide, g.Data(cb.ones), 1, g.MutableDiff(l.blobs[1]))
-	}
-	if needW {
-		g.Im2colBatch(g.Offset(g.Data(bottom), n0*l.bottomDim), l.bottomDim, nb, &l.geo, col)
-		dw := g.MutableDiff(l.blobs[0])
-		for grp := range l.group {
-			g.Gemm(blas.NoTrans, blas.Trans, mg, l.kernelDim, cols,
-				1, g.Offset(wide, grp*mg*cols), g.Offset(col, grp*l.kernelDim*cols),
-				1, g.Offset(dw, l.weightOffset*grp))
+// backwardChunks adds the weight gradient (needW) and the bias gradient
+// (needB) of top diff dy and bottom x, and writes the bottom diff dx
+// unless it is 0, chunk by chunk through s.
+func (l *convBase[T]) backwardChunks(g *device.GPUView[T], s convScratch, dy, x, dx cuda.DevicePtr, needW, needB bool) error {
+	mg := l.convOutChannels / l.group
+	for n0 := 0; n0 < l.num; n0 += s.chunk {
+		nb := min(s.chunk, l.num-n0)
+		cols := nb * l.convOutSpatial
+		if err := l.toWide(g, g.Offset(dy, n0*l.topDim), nb, s.wide); err != nil {
+			return err
 		}
-	}
-	if needX {
-		weights := g.Data(l.blobs[0])
-		for grp := range l.group {
-			g.Gemm(blas.Trans, blas.NoTrans, l.kernelDim, cols, mg,
-				1, g.Offset(weights, l.weightOffset*grp), g.Offset(wide, grp*mg*cols),
-				0, g.Offset(col, grp*l.kernelDim*cols))
+		if needB {
+			g.Gemv(blas.NoTrans, l.numOutput, cols, 1, s.wide, s.ones, 1, g.MutableDiff(l.blobs[1]))
 		}
-		g.Col2imBatch(col, &l.geo, nb, g.Offset(g.MutableDiff(bottom), n0*l.bottomDim), l.bottomDim)
+		if needW {
+			g.Im2colBatch(g.Offset(x, n0*l.bottomDim), l.bottomDim, nb, &l.geo, s.col)
+			dw := g.MutableDiff(l.blobs[0])
+			for grp := range l.group {
+				g.Gemm(blas.NoTrans, blas.Trans, mg, l.kernelDim, cols,
+					1, g.Offset(s.wide, grp*mg*cols), g.Offset(s.col, grp*l.kernelDim*cols),
+					1, g.Offset(dw, l.weightOffset*grp))
+			}
+		}
+		if dx != 0 {
+			weights := g.Data(l.blobs[0])
+			for grp := range l.group {
+				g.Gemm(blas.Trans, blas.NoTrans, l.kernelDim, cols, mg,
+					1, g.Offset(weights, l.weightOffset*grp), g.Offset(s.wide, grp*mg*cols),
+					0, g.Offset(s.col, grp*l.kernelDim*cols))
+			}
+			g.Col2imBatch(s.col, &l.geo, nb, g.Offset(dx, n0*l.bottomDim), l.bottomDim)
+		}
+		if err := g.Err(); err != nil {
+			return err
+		}
 	}
 	return g.Err()
 }

@@ -1,8 +1,6 @@
 package layer
 
 import (
-	"fmt"
-	"os"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
@@ -23,13 +21,9 @@ import (
 // batch 64, cuDNN's best takes 0.30 ms forward, 0.54 ms for the bottom
 // gradient and 0.69 ms for the weight gradient; the GEMMs 0.17, 0.19 and
 // 0.20. Elsewhere (few pixels, many groups) cuDNN may win, so each pass is
-// timed both ways when the shape changes and the faster kept.
-//
-// GOCAFFE_CONV_1X1=gemm or =cudnn skips the timing and takes that way for
-// every pass (for comparisons and tests).
+// timed both ways when the shape changes and the faster kept
+// (convolution_ways.go).
 type pointwiseConv[T Float] struct {
-	fwd, bwdData, bwdFilter bool // the GEMM for the pass; otherwise cuDNN
-
 	strided      bool          // a stride other than 1: gather and scatter
 	h, w, sh, sw int           // the bottom's spatial size and the stride (strided)
 	ho, wo       int           // the top's spatial size (strided)
@@ -52,23 +46,6 @@ func pointwiseApplies[T Float](l *convBase[T]) bool {
 		strided = strided || l.stride[i] != 1
 	}
 	return !strided || l.numSpatial == 2
-}
-
-// pointwiseMode reads GOCAFFE_CONV_1X1: "gemm", "cudnn" or "" (time both).
-func pointwiseMode() (string, error) {
-	switch m := os.Getenv("GOCAFFE_CONV_1X1"); m {
-	case "", "auto":
-		return "", nil
-	case "gemm", "cudnn":
-		return m, nil
-	default:
-		return "", fmt.Errorf("GOCAFFE_CONV_1X1=%q: want gemm, cudnn or auto", m)
-	}
-}
-
-// workspace is the bytes the passes taken through GEMMs need.
-func (p *pointwiseConv[T]) workspace(l *convBase[T]) int {
-	return p.bytes(l, p.fwd, p.bwdData, p.bwdFilter)
 }
 
 // bytes is the workspace of the passes asked for: the gathered bottom or
@@ -186,102 +163,4 @@ func (p *pointwiseConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], 
 		}
 	}
 	return g.Err()
-}
-
-// choose sets, for each pass, whether the GEMM beats cuDNN's algorithm:
-// both run on the layer's own bottom and top (as cuDNN's Find does) and
-// write the gradients to scratch, which holds a bottom or the weights.
-func (p *pointwiseConv[T]) choose(e *convolutionDNN[T], x, y *blob.Blob[T], limit int) error {
-	l := e.l
-	mode, err := pointwiseMode()
-	if err != nil {
-		return err
-	}
-	if err := p.reshape(&l.convBase, x, limit); err != nil {
-		return err
-	}
-	p.fwd, p.bwdData, p.bwdFilter = mode == "gemm", mode == "gemm", mode == "gemm"
-	if mode != "" {
-		return nil
-	}
-	ws, err := l.ctx.Workspace(max(limit, e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, p.bytes(&l.convBase, true, true, true)))
-	if err != nil {
-		return err
-	}
-	var zero T
-	dev := l.ctx.Device()
-	scratch, err := dev.Alloc(max(x.Count(), l.blobs[0].Count()) * int(unsafe.Sizeof(zero)))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		l.ctx.Synchronize()
-		dev.Free(scratch)
-	}()
-	g := l.gpu()
-	xp, wp, yp := g.Data(x), g.Data(l.blobs[0]), g.MutableData(y)
-	passes := []struct {
-		use         *bool
-		cudnn, gemm func() error
-	}{
-		{&p.fwd,
-			func() error { return e.dnn.ConvForward(1, e.x.d, xp, e.w, wp, e.conv, e.fwd, ws, 0, e.y.d, yp) },
-			func() error { return p.forward(&l.convBase, g, xp, wp, yp, ws) }},
-		{&p.bwdData,
-			func() error {
-				return e.dnn.ConvBackwardData(1, e.w, wp, e.y.d, yp, e.conv, e.bwdData, ws, 0, e.x.d, scratch)
-			},
-			func() error { return p.backwardData(&l.convBase, g, wp, yp, scratch, ws) }},
-		{&p.bwdFilter,
-			func() error {
-				return e.dnn.ConvBackwardFilter(1, e.x.d, xp, e.y.d, yp, e.conv, e.bwdFilter, ws, 1, e.w, scratch)
-			},
-			func() error { return p.backwardFilter(&l.convBase, g, xp, yp, scratch, ws) }},
-	}
-	for _, pass := range passes {
-		tc, err := timeOnDevice(l.ctx, pass.cudnn)
-		if err != nil {
-			return err
-		}
-		tg, err := timeOnDevice(l.ctx, pass.gemm)
-		if err != nil {
-			return err
-		}
-		*pass.use = tg < tc
-	}
-	return nil
-}
-
-// timeOnDevice returns the device time of f, run once to warm up and then
-// three times between events on the context's stream.
-func timeOnDevice(ctx *device.Context, f func() error) (float32, error) {
-	if err := f(); err != nil {
-		return 0, err
-	}
-	dev := ctx.Device()
-	start, err := dev.NewEvent()
-	if err != nil {
-		return 0, err
-	}
-	defer start.Close()
-	end, err := dev.NewEvent()
-	if err != nil {
-		return 0, err
-	}
-	defer end.Close()
-	if err := start.Record(dev.Stream()); err != nil {
-		return 0, err
-	}
-	for range 3 {
-		if err := f(); err != nil {
-			return 0, err
-		}
-	}
-	if err := end.Record(dev.Stream()); err != nil {
-		return 0, err
-	}
-	if err := end.Synchronize(); err != nil {
-		return 0, err
-	}
-	return cuda.ElapsedMillis(start, end)
 }

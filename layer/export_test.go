@@ -9,14 +9,19 @@ func DeviceTransformed[T Float](l Layer[T]) int64 {
 	return -1
 }
 
-// PointwiseGEMM reports which passes of a cuDNN Convolution go through
-// cuBLAS's strided GEMMs (convolution_pointwise.go): forward, bottom
-// gradient, weight gradient.
-func PointwiseGEMM[T Float](l Layer[T]) [3]bool {
-	if e, ok := l.LayerBase().engine.(*convolutionDNN[T]); ok && e.pw != nil {
-		return [3]bool{e.pw.fwd, e.pw.bwdData, e.pw.bwdFilter}
+// ConvGEMMWay reports the way of our own GEMMs a cuDNN Convolution has
+// (convolution_ways.go: "pointwise" or "" for none) and which
+// passes take it: forward, bottom gradient, weight gradient.
+func ConvGEMMWay[T Float](l Layer[T]) (string, [3]bool) {
+	e, ok := l.LayerBase().engine.(*convolutionDNN[T])
+	if !ok {
+		return "", [3]bool{}
 	}
-	return [3]bool{}
+	switch e.way.(type) {
+	case *pointwiseConv[T]:
+		return "pointwise", e.use
+	}
+	return "", e.use
 }
 
 // SetPointwiseBudget bounds the partial weight gradients of 1x1 layers to
