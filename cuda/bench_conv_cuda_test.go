@@ -28,6 +28,11 @@ var resnet50Convs = []convShape{
 	{"3x3_256_14", 64, 256, 14, 256, 3, 1, 1},
 	{"1x1_1024-256_14", 64, 1024, 14, 256, 1, 1, 0},
 	{"3x3_512_7", 64, 512, 7, 512, 3, 1, 1},
+	// First layers with their 3 input channels padded to 4 (tensor cores
+	// want a multiple of 4), and CaffeNet's conv1 at batch 256.
+	{"conv1_7x7s2_4-64_224", 64, 4, 224, 64, 7, 2, 3},
+	{"caffenet_conv1_11x11s4_3-96_227", 256, 3, 227, 96, 11, 4, 0},
+	{"caffenet_conv1_11x11s4_4-96_227", 256, 4, 227, 96, 11, 4, 0},
 }
 
 // BenchmarkConvResNet50 times cuDNN's three convolution passes through the
@@ -125,6 +130,11 @@ func benchConvResNet50(b *testing.B, tf32 bool) {
 				return bl.Sgemv(cuda.NoTrans, s.c*s.k, s.n, 1, ws, s.c*s.k, ones, 1, 1, dw, 1)
 			})
 		}
+		bd, _ := cuda.NewTensorDesc(cuda.DNNFloat, []int{1, s.k, 1, 1})
+		db := fill(s.k)
+		b.Run(fmt.Sprintf("%s/bwd_bias/cudnn", s.name), func(b *testing.B) {
+			timeGPU(b, d, func() error { return dnn.ConvBackwardBias(1, yd, y, 1, bd, db) })
+		})
 		for _, p := range passes {
 			a, err := p.find()
 			if err != nil {
