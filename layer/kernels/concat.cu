@@ -7,9 +7,9 @@
 template <typename T>
 __device__ void axis_copy(int n, int inner, int part_axis, int whole_axis, int offset, int to_whole,
                           const T *src, T *dst) {
-  long long block = (long long)part_axis * inner;
+  int block = part_axis * inner;  // at most n, an int
   KERNEL_LOOP(i, n) {
-    long long o = i / block, r = i % block;
+    int o = (int)i / block, r = (int)i - o * block;  // 32-bit: 64-bit division is slow
     long long w = (o * whole_axis + offset) * inner + r;
     if (to_whole) {
       dst[w] = src[i];

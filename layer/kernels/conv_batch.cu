@@ -7,7 +7,7 @@
   extern "C" __global__ void conv_to_wide_##S(int n, const T *x, int nb, int m, int hw,   \
                                               int x_stride, T *wide) {                    \
     KERNEL_LOOP(i, n) {                                                                   \
-      int p = i % hw, b = (i / hw) % nb, c = i / (hw * nb);                               \
+      int q = (int)i / hw, p = (int)i - q * hw, b = q % nb, c = q / nb;                   \
       wide[i] = x[(long long)b * x_stride + (long long)c * hw + p];                       \
     }                                                                                     \
   }                                                                                       \
@@ -16,7 +16,7 @@
                                                 int hw, const T *bias, T *y,              \
                                                 int y_stride) {                           \
     KERNEL_LOOP(i, n) {                                                                   \
-      int p = i % hw, c = (i / hw) % m, b = i / (hw * m);                                 \
+      int q = (int)i / hw, p = (int)i - q * hw, c = q % m, b = q / m;                     \
       T v = wide[((long long)c * nb + b) * hw + p];                                       \
       if (bias) v += bias[c];                                                             \
       y[(long long)b * y_stride + (long long)c * hw + p] = v;                             \
@@ -32,7 +32,8 @@ BOTH_TYPES(CONV_BATCH)
   extern "C" __global__ void conv_subsample_##S(int n, const T *x, int h, int w, int ho,  \
                                                 int wo, int sh, int sw, T *xs) {          \
     KERNEL_LOOP(i, n) {                                                                   \
-      long long j = i % wo, r = (i / wo) % ho, bc = i / ((long long)wo * ho);             \
+      int q = (int)i / wo, j = (int)i - q * wo, r = q % ho; /* 32-bit division */         \
+      long long bc = q / ho;                                                              \
       xs[i] = x[(bc * h + r * sh) * w + j * sw];                                          \
     }                                                                                     \
   }                                                                                       \
@@ -41,7 +42,8 @@ BOTH_TYPES(CONV_BATCH)
   extern "C" __global__ void conv_upsample_##S(int n, const T *dxs, int h, int w, int ho, \
                                                int wo, int sh, int sw, T *dx) {           \
     KERNEL_LOOP(i, n) {                                                                   \
-      long long c = i % w, r = (i / w) % h, bc = i / ((long long)w * h);                  \
+      int q = (int)i / w, c = (int)i - q * w, r = q % h; /* 32-bit division */            \
+      long long bc = q / h;                                                               \
       T v = 0;                                                                            \
       if (r % sh == 0 && c % sw == 0 && r / sh < ho && c / sw < wo)                       \
         v = dxs[(bc * ho + r / sh) * wo + c / sw];                                        \

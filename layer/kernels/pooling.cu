@@ -39,8 +39,9 @@ __device__ void pool_cover(int h, int kernel, int stride, int pad, int pooled, i
 template <typename T>
 __device__ void max_pool_forward(int n, const T *x, PoolGeom g, T *y, T *idx) {
   KERNEL_LOOP(i, n) {
-    int pw = i % g.pooled_w, ph = (i / g.pooled_w) % g.pooled_h;
-    long long plane = i / ((long long)g.pooled_w * g.pooled_h);
+    int j = (int)i, q = j / g.pooled_w;  // 32-bit: n is an int, and 64-bit division is slow
+    int pw = j - q * g.pooled_w, ph = q % g.pooled_h;
+    long long plane = q / g.pooled_h;
     const T *xp = x + plane * g.height * g.width;
     PoolWindow win = pool_window(g, ph, pw);
     T best = T(-3.40282346638528859811704183484516925440e+38);  // -FLT_MAX: an empty window's value, as in Caffe
@@ -62,8 +63,9 @@ __device__ void max_pool_forward(int n, const T *x, PoolGeom g, T *y, T *idx) {
 template <typename T>
 __device__ void ave_pool_forward(int n, const T *x, PoolGeom g, T *y) {
   KERNEL_LOOP(i, n) {
-    int pw = i % g.pooled_w, ph = (i / g.pooled_w) % g.pooled_h;
-    long long plane = i / ((long long)g.pooled_w * g.pooled_h);
+    int j = (int)i, q = j / g.pooled_w;  // 32-bit: n is an int, and 64-bit division is slow
+    int pw = j - q * g.pooled_w, ph = q % g.pooled_h;
+    long long plane = q / g.pooled_h;
     const T *xp = x + plane * g.height * g.width;
     PoolWindow win = pool_window(g, ph, pw);
     T sum = 0;
@@ -79,8 +81,9 @@ __device__ void ave_pool_forward(int n, const T *x, PoolGeom g, T *y) {
 template <typename T>
 __device__ void sto_pool_forward_train(int n, const T *x, PoolGeom g, T *y, T *s) {
   KERNEL_LOOP(i, n) {
-    int pw = i % g.pooled_w, ph = (i / g.pooled_w) % g.pooled_h;
-    long long plane = i / ((long long)g.pooled_w * g.pooled_h);
+    int j = (int)i, q = j / g.pooled_w;  // 32-bit: n is an int, and 64-bit division is slow
+    int pw = j - q * g.pooled_w, ph = q % g.pooled_h;
+    long long plane = q / g.pooled_h;
     const T *xp = x + plane * g.height * g.width;
     PoolWindow win = pool_window(g, ph, pw);
     T sum = 0;
@@ -109,8 +112,9 @@ __device__ void sto_pool_forward_train(int n, const T *x, PoolGeom g, T *y, T *s
 template <typename T>
 __device__ void sto_pool_forward_test(int n, const T *x, PoolGeom g, T *y, T *s) {
   KERNEL_LOOP(i, n) {
-    int pw = i % g.pooled_w, ph = (i / g.pooled_w) % g.pooled_h;
-    long long plane = i / ((long long)g.pooled_w * g.pooled_h);
+    int j = (int)i, q = j / g.pooled_w;  // 32-bit: n is an int, and 64-bit division is slow
+    int pw = j - q * g.pooled_w, ph = q % g.pooled_h;
+    long long plane = q / g.pooled_h;
     const T *xp = x + plane * g.height * g.width;
     PoolWindow win = pool_window(g, ph, pw);
     T sum = T(1.17549435082228750797e-38), sq = 0;  // FLT_MIN
@@ -131,8 +135,9 @@ __device__ void sto_pool_forward_test(int n, const T *x, PoolGeom g, T *y, T *s)
 template <typename T>
 __device__ void index_pool_backward(int n, const T *dy, const T *idx, PoolGeom g, T *dx) {
   KERNEL_LOOP(i, n) {
-    int w = i % g.width, h = (i / g.width) % g.height;
-    long long plane = i / ((long long)g.width * g.height);
+    int j = (int)i, q = j / g.width;  // 32-bit: n is an int, and 64-bit division is slow
+    int w = j - q * g.width, h = q % g.height;
+    long long plane = q / g.height;
     int ph0, ph1, pw0, pw1;
     pool_cover(h, g.kernel_h, g.stride_h, g.pad_h, g.pooled_h, &ph0, &ph1);
     pool_cover(w, g.kernel_w, g.stride_w, g.pad_w, g.pooled_w, &pw0, &pw1);
@@ -151,8 +156,9 @@ __device__ void index_pool_backward(int n, const T *dy, const T *idx, PoolGeom g
 template <typename T>
 __device__ void ave_pool_backward(int n, const T *dy, PoolGeom g, T *dx) {
   KERNEL_LOOP(i, n) {
-    int w = i % g.width, h = (i / g.width) % g.height;
-    long long plane = i / ((long long)g.width * g.height);
+    int j = (int)i, q = j / g.width;  // 32-bit: n is an int, and 64-bit division is slow
+    int w = j - q * g.width, h = q % g.height;
+    long long plane = q / g.height;
     int ph0, ph1, pw0, pw1;
     pool_cover(h, g.kernel_h, g.stride_h, g.pad_h, g.pooled_h, &ph0, &ph1);
     pool_cover(w, g.kernel_w, g.stride_w, g.pad_w, g.pooled_w, &pw0, &pw1);
@@ -172,8 +178,9 @@ template <typename T>
 __device__ void sto_pool_backward_test(int n, const T *dy, const T *x, const T *y, const T *s, PoolGeom g,
                                        T *dx) {
   KERNEL_LOOP(i, n) {
-    int w = i % g.width, h = (i / g.width) % g.height;
-    long long plane = i / ((long long)g.width * g.height);
+    int j = (int)i, q = j / g.width;  // 32-bit: n is an int, and 64-bit division is slow
+    int w = j - q * g.width, h = q % g.height;
+    long long plane = q / g.height;
     int ph0, ph1, pw0, pw1;
     pool_cover(h, g.kernel_h, g.stride_h, g.pad_h, g.pooled_h, &ph0, &ph1);
     pool_cover(w, g.kernel_w, g.stride_w, g.pad_w, g.pooled_w, &pw0, &pw1);

@@ -16,7 +16,7 @@
   extern "C" __global__ void scale_forward_##S(int n, int dim, int inner, const T *x,        \
                                                const T *s, const T *b, T *y, T *save) {      \
     KERNEL_LOOP(i, n) {                                                                      \
-      int c = (i / inner) % dim;                                                             \
+      int c = ((int)i / inner) % dim; /* n is an int: 32-bit division */                     \
       T v = x[i];                                                                            \
       if (save) save[i] = v;                                                                 \
       T r = v * s[c];                                                                        \
