@@ -129,9 +129,8 @@ func eltwiseForward[T Float, A any](l *Eltwise[T], d device.View[T, A], bottom, 
 func eltwiseBackward[T Float, A any](l *Eltwise[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	n := top[0].Count()
 	dy := d.Diff(top[0])
-	taker := l.diffTaker(top[0], propagateDown, bottom)
 	for i, b := range bottom {
-		if !propagateDown[i] || i == taker {
+		if !propagateDown[i] {
 			continue
 		}
 		dx := d.MutableDiff(b)
@@ -148,34 +147,7 @@ func eltwiseBackward[T Float, A any](l *Eltwise[T], d device.View[T, A], top []*
 			d.Mul(n, dx, dy, dx)
 		}
 	}
-	if taker >= 0 {
-		bottom[taker].SwapDiff(top[0])
-	}
 	return d.Err()
-}
-
-// diffTaker picks the bottom of a SUM whose gradient is the top's diff
-// itself (coefficient 1) and whose diff memory can be exchanged with the
-// top's, or returns -1. That bottom takes the top's diff memory in place of
-// a copy (the others are copied first, from the same memory): the net gives
-// every top one reader, this layer, so nothing needs the top's diff after.
-// ResNet-50 saves a copy of every shortcut's gradient, 1 ms of its 60 on
-// the H100.
-func (l *Eltwise[T]) diffTaker(top *blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) int {
-	if l.op != caffepb.EltwiseParameter_SUM {
-		return -1
-	}
-	for _, b := range bottom {
-		if b == top {
-			return -1 // in place: bottom i's diff is the top's already
-		}
-	}
-	for i, b := range bottom {
-		if propagateDown[i] && l.coeffs[i] == 1 && b.DiffSwappable(top) {
-			return i
-		}
-	}
-	return -1
 }
 
 // productOfOthers writes the product of every bottom but skip into out.

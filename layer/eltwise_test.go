@@ -101,58 +101,6 @@ func TestEltwiseSum(t *testing.T) {
 	}
 }
 
-// A SUM's first bottom of coefficient 1 takes the top's diff memory instead
-// of a copy (the second, of coefficient 2, gets its own); a bottom given
-// twice and an in-place sum still get Caffe's gradients.
-func TestEltwiseSumTakesTopDiff(t *testing.T) {
-	bottom, top, backward := eltwiseRun(t, `eltwise_param { coeff: 2 coeff: 1 coeff: 1 }`)
-	topDiff := &top.MutableCPUDiff()[0]
-	dy := eltwiseRamp(top.Count())
-	backward(dy)
-	if &bottom[1].CPUDiff()[0] != topDiff {
-		t.Error("bottom 1 (coefficient 1) did not take the top's diff memory")
-	}
-	if &bottom[0].CPUDiff()[0] == topDiff || &bottom[2].CPUDiff()[0] == topDiff {
-		t.Error("another bottom holds the top's diff memory")
-	}
-	for i, c := range []float64{2, 1, 1} {
-		for j, v := range bottom[i].CPUDiff() {
-			if v != c*dy[j] {
-				t.Fatalf("bottom %d diff[%d] = %v, want %v", i, j, v, c*dy[j])
-			}
-		}
-	}
-
-	for _, text := range []string{
-		`type: "Eltwise" bottom: "a" bottom: "a" top: "b"`,
-		`type: "Eltwise" bottom: "a" bottom: "b" top: "a"`,
-	} {
-		l := layertest.New[float64](t, text)
-		a, b := layertest.Blob[float64](t, 2, 3), layertest.Blob[float64](t, 2, 3)
-		eltwiseUniform(0, a)
-		eltwiseUniform(1, b)
-		bottom := []*blobF64{a, b}
-		top := layertest.Blob[float64](t)
-		if text[len(text)-2] == 'a' { // in place
-			top = a
-		} else {
-			bottom[1] = a
-		}
-		layertest.SetUp(t, l, bottom, []*blobF64{top})
-		layertest.Forward(t, l, bottom, []*blobF64{top})
-		dy := eltwiseRamp(top.Count())
-		copy(top.MutableCPUDiff(), dy)
-		layertest.Backward(t, l, []*blobF64{top}, layertest.AllTrue(2), bottom)
-		for i, x := range bottom {
-			for j, v := range x.CPUDiff() {
-				if v != dy[j] {
-					t.Fatalf("%s: bottom %d diff[%d] = %v, want %v", text, i, j, v, dy[j])
-				}
-			}
-		}
-	}
-}
-
 func TestEltwiseProd(t *testing.T) {
 	for _, param := range []string{`eltwise_param { operation: PROD }`, `eltwise_param { operation: PROD stable_prod_grad: false }`} {
 		bottom, top, backward := eltwiseRun(t, param)
