@@ -10,6 +10,7 @@
 package blob
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -388,6 +389,29 @@ func (b *Blob[T]) ShareData(other *Blob[T]) error {
 	}
 	b.data = other.data
 	b.data.MarkShared()
+	return nil
+}
+
+// BorrowData makes b use other's data memory, which holds at least b's
+// count, for a b that is only ever used while other's values are dead: a
+// test net's activations in the train net's, which the next training
+// iteration overwrites anyway. Unlike ShareData the counts may differ, and
+// the memory is not marked shared: each blob's own net may still exchange
+// it with another of its blobs (SwapData), which never makes two blobs of
+// one net alias. b keeps the memory until a Reshape beyond its own
+// capacity. b's own data must not have been allocated yet.
+func (b *Blob[T]) BorrowData(other *Blob[T]) error {
+	switch {
+	case other.data == nil || other.capacity < b.count:
+		return fmt.Errorf("blob: BorrowData: the other blob holds %d elements, %d needed", other.capacity, b.count)
+	case b.dev != other.dev:
+		return errors.New("blob: BorrowData: the blobs are on different devices")
+	case b.data == nil || b.data.Head() != syncedmem.Uninitialized:
+		return errors.New("blob: BorrowData: the blob's data is already allocated (or it has no shape yet)")
+	}
+	b.data = other.data
+	// Both of b's memories still hold its (possibly smaller) capacity.
+	b.capacity = min(b.capacity, other.capacity)
 	return nil
 }
 

@@ -386,3 +386,37 @@ func TestSwapMemory(t *testing.T) {
 		t.Error("the diffs are not shared, yet not swapped")
 	}
 }
+
+// BorrowData takes a larger blob's memory, which both then see; a blob
+// whose data exists, or that needs more than the other holds, is refused;
+// a Reshape past the blob's own capacity gives it its own memory again.
+func TestBorrowData(t *testing.T) {
+	lender, err := New[float32](4, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := New[float32](3, 2)
+	if err := b.BorrowData(lender); err != nil {
+		t.Fatal(err)
+	}
+	b.MutableCPUData()[5] = 7
+	if lender.CPUData()[5] != 7 || b.Data() != lender.Data() || lender.Data().Shared() {
+		t.Errorf("borrowed memory not the lender's, or marked shared")
+	}
+	if err := b.Reshape([]int{2, 3}); err != nil || b.Data() != lender.Data() {
+		t.Errorf("a Reshape within the blob's 6 elements left the memory: %v", err)
+	}
+	// Past its own capacity (its diff's size) the blob takes new memory.
+	if err := b.Reshape([]int{3, 3}); err != nil || b.Data() == lender.Data() {
+		t.Errorf("a Reshape past the blob's 6 elements kept the lender's memory: %v", err)
+	}
+	big, _ := New[float32](30)
+	if err := big.BorrowData(lender); err == nil || !strings.Contains(err.Error(), "20 elements, 30 needed") {
+		t.Errorf("borrowing 30 of 20 elements: %v", err)
+	}
+	used, _ := New[float32](2)
+	used.MutableCPUData()[0] = 1
+	if err := used.BorrowData(lender); err == nil || !strings.Contains(err.Error(), "already allocated") {
+		t.Errorf("borrowing into allocated data: %v", err)
+	}
+}

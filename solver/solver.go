@@ -93,6 +93,11 @@ type Options struct {
 	// gocaffe's schema does not have (a Caffe fork's never seen) warnings
 	// instead of errors.
 	SkipUnknownFields bool
+	// ShareTestMemory lets each test net compute in the train net's
+	// activation memory (net.BorrowActivations), which is dead while a
+	// test runs between iterations: a test net of the train net's batch
+	// then adds almost no memory. Off by default, as in Caffe.
+	ShareTestMemory bool
 }
 
 // Solver trains a net.
@@ -369,6 +374,13 @@ func (s *Solver[T]) initTestNets(opts Options) error {
 			return fmt.Errorf("test net #%d: %w", i, err)
 		}
 		s.testNets = append(s.testNets, tn)
+		if opts.ShareTestMemory {
+			lent, err := tn.BorrowActivations(s.net)
+			if err != nil {
+				return fmt.Errorf("test net #%d: %w", i, err)
+			}
+			logf.Infof(s.log, "Test net (#%d) computes in %.1f MiB of the train net's activation memory", i, float64(lent)/(1<<20))
+		}
 	}
 	return nil
 }
