@@ -399,15 +399,23 @@ func (b *Blob[T]) ShareData(other *Blob[T]) error {
 // the memory is not marked shared: each blob's own net may still exchange
 // it with another of its blobs (SwapData), which never makes two blobs of
 // one net alias. b keeps the memory until a Reshape beyond its own
-// capacity. b's own data must not have been allocated yet.
+// capacity. b's own data memory, which must not be shared, is released
+// with its values.
 func (b *Blob[T]) BorrowData(other *Blob[T]) error {
 	switch {
 	case other.data == nil || other.capacity < b.count:
 		return fmt.Errorf("blob: BorrowData: the other blob holds %d elements, %d needed", other.capacity, b.count)
 	case b.dev != other.dev:
 		return errors.New("blob: BorrowData: the blobs are on different devices")
-	case b.data == nil || b.data.Head() != syncedmem.Uninitialized:
-		return errors.New("blob: BorrowData: the blob's data is already allocated (or it has no shape yet)")
+	case b.data == nil:
+		return errors.New("blob: BorrowData: the blob has no shape yet")
+	case b.data.Shared():
+		return errors.New("blob: BorrowData: the blob's data memory is shared with another blob")
+	}
+	// Its own memory, which set-up may have touched (cuDNN times its
+	// algorithms on a layer's top), is released: its values go.
+	if err := b.data.Close(); err != nil {
+		return err
 	}
 	b.data = other.data
 	// Both of b's memories still hold its (possibly smaller) capacity.

@@ -387,8 +387,9 @@ func TestSwapMemory(t *testing.T) {
 	}
 }
 
-// BorrowData takes a larger blob's memory, which both then see; a blob
-// whose data exists, or that needs more than the other holds, is refused;
+// BorrowData takes a larger blob's memory, which both then see, releasing
+// the blob's own; a blob whose memory is shared, or that needs more than
+// the other holds, is refused;
 // a Reshape past the blob's own capacity gives it its own memory again.
 func TestBorrowData(t *testing.T) {
 	lender, err := New[float32](4, 5)
@@ -416,7 +417,13 @@ func TestBorrowData(t *testing.T) {
 	}
 	used, _ := New[float32](2)
 	used.MutableCPUData()[0] = 1
-	if err := used.BorrowData(lender); err == nil || !strings.Contains(err.Error(), "already allocated") {
-		t.Errorf("borrowing into allocated data: %v", err)
+	if err := used.BorrowData(lender); err != nil || used.Data() != lender.Data() {
+		t.Errorf("borrowing in place of allocated data: %v", err)
+	}
+	alias, _ := New[float32](2)
+	other, _ := New[float32](2)
+	alias.ShareData(other)
+	if err := alias.BorrowData(lender); err == nil || !strings.Contains(err.Error(), "shared") {
+		t.Errorf("borrowing in place of shared data: %v", err)
 	}
 }

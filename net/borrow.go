@@ -19,7 +19,8 @@ import (
 // alias their bottom, and one memory lent twice would hold two live blobs.
 // Several test nets may borrow from one train net: they run one at a time.
 // It returns the bytes lent; n's remaining blobs keep their own memory.
-// Call it after both nets are built and before n runs.
+// Call it after both nets are built; the borrowers' own memory, and what
+// it holds, is released.
 func (n *Net[T]) BorrowActivations(from *Net[T]) (int, error) {
 	lenders, borrowers := from.computedBlobs(), n.computedBlobs()
 	slices.SortStableFunc(lenders, func(a, b *blob.Blob[T]) int { return cmp.Compare(b.Capacity(), a.Capacity()) })
@@ -30,7 +31,7 @@ func (n *Net[T]) BorrowActivations(from *Net[T]) (int, error) {
 			continue
 		}
 		if err := b.BorrowData(lenders[0]); err != nil {
-			continue // allocated already, or another device: keep its own
+			continue // on another device: it keeps its own
 		}
 		var zero T
 		lent += b.Count() * int(unsafe.Sizeof(zero))
