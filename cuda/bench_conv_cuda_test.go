@@ -149,6 +149,12 @@ func benchConvResNet50(b *testing.B, tf32 bool) {
 
 // timeGPU reports f's device time per call, from events on the stream.
 func timeGPU(b *testing.B, d *cuda.Device, f func() error) {
+	b.ReportMetric(gpuMillis(b, d, f), "ms/op-gpu")
+}
+
+// gpuMillis runs f three times to warm up, then b.N times between events
+// on the device's stream, and returns the device milliseconds per call.
+func gpuMillis(b *testing.B, d *cuda.Device, f func() error) float64 {
 	for range 3 {
 		if err := f(); err != nil {
 			b.Fatal(err)
@@ -167,7 +173,7 @@ func timeGPU(b *testing.B, d *cuda.Device, f func() error) {
 	end.Record(d.Stream())
 	end.Synchronize()
 	ms, _ := cuda.ElapsedMillis(start, end)
-	b.ReportMetric(float64(ms)/float64(b.N), "ms/op-gpu")
+	return float64(ms) / float64(b.N)
 }
 
 func onesF32(n int) []float32 {

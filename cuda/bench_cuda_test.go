@@ -88,26 +88,10 @@ func BenchmarkSgemm4096(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer bl.SetTF32(false)
-			gemm := func() {
-				if err := bl.Sgemm(cuda.NoTrans, cuda.NoTrans, n, n, n, 1, pa, n, pb, n, 0, pc, n); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for range 3 {
-				gemm()
-			}
-			start, _ := d.NewEvent()
-			end, _ := d.NewEvent()
-			defer start.Close()
-			defer end.Close()
-			start.Record(d.Stream())
-			for b.Loop() {
-				gemm()
-			}
-			end.Record(d.Stream())
-			end.Synchronize()
-			ms, _ := cuda.ElapsedMillis(start, end)
-			b.ReportMetric(2*n*n*n*float64(b.N)/(float64(ms)/1e3)/1e12, "TFLOP/s")
+			ms := gpuMillis(b, d, func() error {
+				return bl.Sgemm(cuda.NoTrans, cuda.NoTrans, n, n, n, 1, pa, n, pb, n, 0, pc, n)
+			})
+			b.ReportMetric(2*n*n*n/(ms/1e3)/1e12, "TFLOP/s")
 		})
 	}
 }

@@ -199,8 +199,8 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 			return err
 		}
 		if l.biasTerm {
-			n := top[i].Count()
-			if err := gpuBroadcasterOf(&l.Base).broadcast(broadcastAdd, n, l.numOutput, l.convOutSpatial, y, g.Data(l.blobs[1]), y); err != nil {
+			add := gpuBroadcaster[T]{g, l.ctx}
+			if err := add.broadcast(broadcastAdd, top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.blobs[1]), y); err != nil {
 				return err
 			}
 		}
@@ -213,8 +213,12 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
-	var zero T
-	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, e.wayWorkspace(), l.num*l.numOutput*int(unsafe.Sizeof(zero))))
+	biasSums := 0 // biasGradient's per-image sums
+	if l.biasTerm {
+		var zero T
+		biasSums = l.num * l.numOutput * int(unsafe.Sizeof(zero))
+	}
+	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, e.wayWorkspace(), biasSums))
 	if err != nil {
 		return err
 	}

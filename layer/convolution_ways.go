@@ -54,12 +54,12 @@ func convWayMode() (string, error) {
 // scratch memory.
 func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 	l := e.l
-	e.way, e.use = nil, [3]bool{}
-	switch {
-	case pointwiseApplies(&l.convBase):
-		e.way = &pointwiseConv[T]{}
-	default:
-		return nil
+	e.use = [3]bool{}
+	if !pointwiseApplies(&l.convBase) {
+		return nil // kernel, pad and stride are fixed: no way at any shape
+	}
+	if e.way == nil {
+		e.way = &pointwiseConv[T]{} // kept across shapes, with its buffers
 	}
 	mode, err := convWayMode()
 	if err != nil {
