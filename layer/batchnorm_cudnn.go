@@ -1,6 +1,8 @@
 package layer
 
 import (
+	"fmt"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 )
@@ -13,23 +15,29 @@ func init() {
 // takes (see cuda.BatchNormBuffers).
 const bnBuffers = 8
 
-// batchNormDNN is BatchNorm's cuDNN engine. cuDNN normalizes with the
-// batch's statistics in two passes over the data each way (gocaffe's own
-// engine, Caffe's formulation in BLAS calls, takes about fifteen and two
-// more buffers of the bottom's size). cuDNN's affine part is made the
-// identity (scale one, bias zero), as Caffe's BatchNorm has none, and the
-// running sums are updated as Caffe does from the batch's mean and
-// unbiased variance. use_global_stats, a single value per channel and an
-// epsilon below cuDNN's minimum go to gocaffe's own GPU engine.
+// batchNormDNN is BatchNorm's cuDNN engine. It computes each pass in a
+// few reads of the data (gocaffe's CAFFE engine, Caffe's formulation in
+// BLAS calls, takes about fifteen and two more buffers of the bottom's
+// size), by default on gocaffe's own kernels (batchnorm_kernels.go),
+// with GOCAFFE_BN=cudnn on cuDNN's batch normalization, whose affine part
+// is made the identity (scale one, bias zero), as Caffe's BatchNorm has
+// none. Either way the running sums are updated as Caffe does from the
+// batch's mean and unbiased variance, and a Scale in place after the
+// layer can be computed in the same passes (Fuse). On cuDNN,
+// use_global_stats, a single value per channel and an epsilon below
+// cuDNN's minimum go to the CAFFE engine; the own kernels take them all.
 type batchNormDNN[T Float] struct {
-	l      *BatchNorm[T]
-	dnn    *cuda.DNN
-	caffe  Engine[T]
-	x, bn  tensorDesc[T]
-	stats  *blob.Blob[T] // bnBuffers x C, the first two ones and zeros
-	saved  *blob.Blob[T] // in place: the bottom's data (forward), the top's gradient (backward)
-	onesC  int           // the channel count stats holds ones and zeros for
-	useDNN bool
+	l     *BatchNorm[T]
+	dnn   *cuda.DNN
+	caffe Engine[T]
+	x, bn tensorDesc[T]
+	stats *blob.Blob[T] // bnBuffers x C, the first two ones and zeros
+	saved *blob.Blob[T] // in place: the bottom's data (forward), the top's gradient (backward)
+	onesC int           // the channel count stats holds ones and zeros for
+	// active says this engine computes the passes of the current shape
+	// (else the CAFFE engine does).
+	active bool
+	own    *bnScratch[T] // the own kernels' memory; nil on cuDNN
 	// scale, if not nil, is the Scale after the layer, in place on its
 	// top, whose scale and bias cuDNN applies (Fuse).
 	scale *Scale[T]
@@ -39,7 +47,7 @@ type batchNormDNN[T Float] struct {
 // must compute with cuDNN and the Scale's vector must be the channels'.
 func (e *batchNormDNN[T]) fusedScale() *Scale[T] {
 	s, l := e.scale, e.l
-	if s == nil || !e.useDNN || s.shape.outer != l.num || s.shape.dim != l.channels || s.shape.inner != l.spatial {
+	if s == nil || !e.active || s.shape.outer != l.num || s.shape.dim != l.channels || s.shape.inner != l.spatial {
 		return nil
 	}
 	return s
@@ -51,6 +59,16 @@ func newBatchNormDNN[T Float](l *BatchNorm[T], dnn *cuda.DNN) (Engine[T], error)
 		return nil, err
 	}
 	e := &batchNormDNN[T]{l: l, dnn: dnn, caffe: caffe}
+	own, err := bnKernelMode()
+	if err != nil {
+		return nil, fmt.Errorf("layer %s: %w", l.Name(), err)
+	}
+	if own {
+		e.own = &bnScratch[T]{}
+		if err := e.own.init(l); err != nil {
+			return nil, err
+		}
+	}
 	if e.stats, err = l.NewBlob(); err != nil {
 		return nil, err
 	}
@@ -64,9 +82,19 @@ func newBatchNormDNN[T Float](l *BatchNorm[T], dnn *cuda.DNN) (Engine[T], error)
 // N x C x (the spatial axes as one) x 1.
 func (e *batchNormDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	l := e.l
+	if e.own != nil {
+		e.active = l.num*l.spatial > 0 && l.channels > 0
+		if !e.active {
+			return nil
+		}
+		if err := e.saved.ReshapeLike(bottom[0]); err != nil {
+			return err
+		}
+		return e.own.reshape(l.num, l.channels)
+	}
 	minEps, ok := e.dnn.BatchNormMinEpsilon()
-	e.useDNN = ok && !l.useGlobal && float64(l.eps) >= minEps && l.num*l.spatial > 1 && l.channels > 0
-	if !e.useDNN {
+	e.active = ok && !l.useGlobal && float64(l.eps) >= minEps && l.num*l.spatial > 1 && l.channels > 0
+	if !e.active {
 		return nil
 	}
 	if err := e.x.set(l.num, l.channels, l.spatial, 1); err != nil {
@@ -103,17 +131,23 @@ func (e *batchNormDNN[T]) buffers() cuda.BatchNormBuffers {
 		SaveMean: at(4), SaveInvStd: at(5), DScale: at(6), DBias: at(7)}
 }
 
+// keepsX says whether the backward pass reads x: with global statistics
+// only a fused Scale's gradient does.
+func (e *batchNormDNN[T]) keepsX() bool {
+	return !e.l.useGlobal || e.fusedScale() != nil
+}
+
 // Forward normalizes with the batch's statistics and folds them into the
-// running sums.
+// running sums, or with the running sums.
 func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	if !e.useDNN {
+	if !e.active {
 		return e.caffe.Forward(bottom, top)
 	}
 	l, g := e.l, e.l.gpu()
 	n := bottom[0].Count()
 	x, y := g.Data(bottom[0]), g.MutableData(top[0])
 	swap := false
-	if bottom[0] == top[0] {
+	if bottom[0] == top[0] && e.keepsX() {
 		// The backward pass needs x, which y would overwrite: y goes to
 		// the scratch blob, whose memory the top then takes (no copy; a
 		// copy of x aside where the memory cannot change hands).
@@ -123,6 +157,22 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 			g.Copy(n, x, g.MutableData(e.saved))
 			x = g.Data(e.saved)
 		}
+	}
+	if e.own != nil {
+		var gamma, beta cuda.DevicePtr
+		if s := e.fusedScale(); s != nil {
+			gamma = g.Data(s.blobs[0])
+			if s.biasIndex >= 0 {
+				beta = g.Data(s.blobs[s.biasIndex])
+			}
+		}
+		if err := e.forwardOwn(x, y, gamma, beta); err != nil {
+			return err
+		}
+		if swap {
+			e.saved.SwapData(top[0])
+		}
+		return g.Err()
 	}
 	b := e.buffers()
 	if s := e.fusedScale(); s != nil {
@@ -151,7 +201,7 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 // Backward computes the bottom's gradient from x, dy and the saved
 // statistics, and with a fused Scale that Scale's parameter gradients.
 func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	if !e.useDNN {
+	if !e.active {
 		return e.caffe.Backward(top, propagateDown, bottom)
 	}
 	s := e.fusedScale()
@@ -159,6 +209,9 @@ func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 		return nil
 	}
 	g := e.l.gpu()
+	if e.own != nil {
+		return e.backwardOwn(s, top[0], propagateDown[0], bottom[0])
+	}
 	n := bottom[0].Count()
 	x, dy, dx := g.Data(bottom[0]), g.Diff(top[0]), g.MutableDiff(bottom[0])
 	swap := false
@@ -199,5 +252,57 @@ func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 			g.Axpy(c, 1, b.DBias, g.MutableDiff(s.blobs[s.biasIndex]))
 		}
 	}
-	return g.Err()
+	if err := g.Err(); err != nil {
+		return err
+	}
+	return e.scaleTopDiff(s, top[0], propagateDown[0], bottom[0])
+}
+
+// scaleTopDiff leaves in the top's diff what the fused Scale's backward
+// pass would have: the Scale, in place on the top, replaces dy by dy *
+// gamma before BatchNorm reads it. Caffe users see that diff when the
+// BatchNorm is not in place (in place, dx replaces it), so it is written
+// then, after dx has been computed from dy.
+func (e *batchNormDNN[T]) scaleTopDiff(s *Scale[T], top *blob.Blob[T], propagate bool, bottom *blob.Blob[T]) error {
+	if s == nil || !propagate || top == bottom {
+		return nil
+	}
+	l := e.l
+	g := gpuBroadcasterOf(&l.Base)
+	dy := g.MutableDiff(top)
+	return g.broadcast(broadcastMul, top.Count(), l.channels, l.spatial, dy, g.Data(s.blobs[0]), dy)
+}
+
+// backwardOwn is Backward on the own kernels, which read dy before they
+// write dx: in place, dx goes to dy's memory with no copy or swap.
+func (e *batchNormDNN[T]) backwardOwn(s *Scale[T], top *blob.Blob[T], propagate bool, bottom *blob.Blob[T]) error {
+	g := e.l.gpu()
+	dy := g.Diff(top)
+	x := dy // not read
+	if e.keepsX() {
+		x = g.Data(bottom)
+		if bottom == top {
+			x = g.Data(e.saved) // x is in the scratch blob (Forward)
+		}
+	}
+	var dx, gamma, dGamma, dBeta cuda.DevicePtr
+	if propagate {
+		dx = g.MutableDiff(bottom)
+	}
+	if s != nil {
+		gamma = g.Data(s.blobs[0])
+		if s.ParamPropagateDown(0) {
+			dGamma = g.MutableDiff(s.blobs[0])
+		}
+		if s.biasIndex >= 0 && s.ParamPropagateDown(s.biasIndex) {
+			dBeta = g.MutableDiff(s.blobs[s.biasIndex])
+		}
+	}
+	if err := g.Err(); err != nil {
+		return err
+	}
+	if err := e.gradOwn(dy, x, dx, gamma, dGamma, dBeta); err != nil {
+		return err
+	}
+	return e.scaleTopDiff(s, top, propagate, bottom)
 }

@@ -2,6 +2,7 @@ package net_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/device"
@@ -33,12 +34,27 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "l
 // TestFusedBatchNormScaleGPU trains the BatchNorm-Scale pair fused on the
 // GPU (cuDNN) and as two layers on the CPU, and compares every blob, every
 // gradient and the BatchNorm's running statistics over two iterations.
+// It does so on the own BatchNorm kernels and on cuDNN's (GOCAFFE_BN), and
+// on the own kernels also with global statistics (a frozen BatchNorm
+// being fine-tuned), whose running sums are set first.
 func TestFusedBatchNormScaleGPU(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
-	for _, bnTop := range []string{"conv", "bn"} {
-		t.Run("float32/top_"+bnTop, func(t *testing.T) { checkFused[float32](t, ctx, fusedNet(bnTop), 1e-3) })
-		t.Run("float64/top_"+bnTop, func(t *testing.T) { checkFused[float64](t, ctx, fusedNet(bnTop), 1e-9) })
+	for _, mode := range []string{"own", "cudnn"} {
+		t.Setenv("GOCAFFE_BN", mode)
+		for _, bnTop := range []string{"conv", "bn"} {
+			name := mode + "/top_" + bnTop
+			t.Run("float32/"+name, func(t *testing.T) { checkFused[float32](t, ctx, fusedNet(bnTop), 1e-3) })
+			t.Run("float64/"+name, func(t *testing.T) { checkFused[float64](t, ctx, fusedNet(bnTop), 1e-9) })
+		}
 	}
+	t.Setenv("GOCAFFE_BN", "own")
+	global := strings.Replace(fusedNet("conv"), `type: "BatchNorm" bottom: "conv" top: "conv" }`,
+		`type: "BatchNorm" bottom: "conv" top: "conv" batch_norm_param { use_global_stats: true } }`, 1)
+	if global == fusedNet("conv") {
+		t.Fatal("the global statistics net is the plain one")
+	}
+	t.Run("float32/own/global", func(t *testing.T) { checkFused[float32](t, ctx, global, 1e-3) })
+	t.Run("float64/own/global", func(t *testing.T) { checkFused[float64](t, ctx, global, 1e-9) })
 }
 
 func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, tol float64) {
@@ -59,6 +75,14 @@ func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, tol
 	defer gpu.Close()
 	if _, ok := rec.Find("bn computes scale too (fused)"); !ok {
 		t.Fatal("the GPU net did not fuse bn and scale")
+	}
+	if bn := cpu.LayerByName("bn"); bn != nil { // running sums with a scale factor of 2
+		b := bn.LayerBase().Blobs()
+		for j := range b[0].Count() {
+			b[0].MutableCPUData()[j] = T(j) - 1
+			b[1].MutableCPUData()[j] = 1 + T(j)
+		}
+		b[2].MutableCPUData()[0] = 2
 	}
 	if err := gpu.CopyTrainedLayersFrom(cpu.ToProto(false)); err != nil {
 		t.Fatal(err)

@@ -15,3 +15,314 @@
   }
 BN_RUNNING(float, f32, __fmul_rn, __fadd_rn)
 BN_RUNNING(double, f64, __dmul_rn, __dadd_rn)
+
+// BatchNorm's passes on gocaffe's own kernels (the default on the cuDNN
+// engine; cuDNN's batch normalization reads and writes several times more
+// than it needs to). The data is num x c x s; row r = n*c + ch holds the s
+// values of image n in channel ch, contiguous. One warp takes one row, so
+// a row's values are read with 16-byte loads where the row allows and the
+// per-channel values are read once per row, not once per element.
+//
+// Training, forward: bn_row_stats (each row's mean and sum of squared
+// deviations, by Welford's update per lane and Chan's merge across
+// lanes: one read, no cancellation), bn_channel_stats (rows merged per
+// channel; the saved mean and 1/std; Caffe's running sums),
+// bn_apply (y = (x - mean) * gamma/std + beta). Backward:
+// bn_row_grad_sums (per row, sum dy and sum dy * (x - mean)),
+// bn_channel_grad (the affine part's gradients, added where asked, and
+// dx = A*dy + B*(x - mean) + C per channel), bn_grad_apply. With global
+// statistics: bn_global_stats replaces the first two.
+
+#define BN_THREADS 256
+#define BN_FULL_MASK 0xffffffffu
+
+// BnPack is 16 bytes of T.
+template <typename T> struct BnPack;
+template <> struct BnPack<float> {
+  typedef float4 V;
+  static const int W = 4;
+  __device__ static void get(const V &v, float *o) { o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w; }
+  __device__ static V make(const float *o) { return make_float4(o[0], o[1], o[2], o[3]); }
+};
+template <> struct BnPack<double> {
+  typedef double2 V;
+  static const int W = 2;
+  __device__ static void get(const V &v, double *o) { o[0] = v.x; o[1] = v.y; }
+  __device__ static V make(const double *o) { return make_double2(o[0], o[1]); }
+};
+
+// bnPacked says whether the rows of s values at p (and at q) can be read
+// 16 bytes at a time.
+template <typename T> __device__ bool bnPacked(const void *p, const void *q, int s) {
+  return s % BnPack<T>::W == 0 && (((uint64)p | (uint64)q) & 15) == 0;
+}
+
+// BN_UNROLL is how many 16-byte loads of each array a lane issues before
+// it uses them (the loads are written out ahead of the stores, as the
+// compiler may not move a load past a store to memory it cannot prove
+// apart).
+#define BN_UNROLL 4
+
+// bnRowMap sets out[j] = f(a[j], b[j]) over the lane's share of a row of s
+// values (b may be a, out may be either).
+template <typename T, typename F>
+__device__ void bnRowMap(const T *a, const T *b, T *out, int s, int lane, F f) {
+  typedef BnPack<T> P;
+  typedef typename P::V V;
+  if (bnPacked<T>(a, b, s) && ((uint64)out & 15) == 0) {
+    const V *pa = (const V *)a, *pb = (const V *)b;
+    V *po = (V *)out;
+    int nv = s / P::W;
+    for (int j0 = lane; j0 < nv; j0 += 32 * BN_UNROLL) {
+      V va[BN_UNROLL], vb[BN_UNROLL];
+#pragma unroll
+      for (int u = 0; u < BN_UNROLL; u++) {
+        int j = j0 + 32 * u;
+        if (j < nv) {
+          va[u] = pa[j];
+          vb[u] = pb[j];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < BN_UNROLL; u++) {
+        int j = j0 + 32 * u;
+        if (j < nv) {
+          T ea[P::W], eb[P::W], eo[P::W];
+          P::get(va[u], ea);
+          P::get(vb[u], eb);
+#pragma unroll
+          for (int k = 0; k < P::W; k++) eo[k] = f(ea[k], eb[k]);
+          po[j] = P::make(eo);
+        }
+      }
+    }
+  } else {
+    for (int j = lane; j < s; j += 32) out[j] = f(a[j], b[j]);
+  }
+}
+
+// bnRowVisit calls f(a[j], b[j]) over the lane's share of a row.
+template <typename T, typename F>
+__device__ void bnRowVisit(const T *a, const T *b, int s, int lane, F f) {
+  typedef BnPack<T> P;
+  typedef typename P::V V;
+  if (bnPacked<T>(a, b, s)) {
+    const V *pa = (const V *)a, *pb = (const V *)b;
+    int nv = s / P::W;
+    for (int j0 = lane; j0 < nv; j0 += 32 * BN_UNROLL) {
+      V va[BN_UNROLL], vb[BN_UNROLL];
+#pragma unroll
+      for (int u = 0; u < BN_UNROLL; u++) {
+        int j = j0 + 32 * u;
+        if (j < nv) {
+          va[u] = pa[j];
+          vb[u] = pb[j];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < BN_UNROLL; u++) {
+        if (j0 + 32 * u < nv) {
+          T ea[P::W], eb[P::W];
+          P::get(va[u], ea);
+          P::get(vb[u], eb);
+#pragma unroll
+          for (int k = 0; k < P::W; k++) f(ea[k], eb[k]);
+        }
+      }
+    }
+  } else {
+    for (int j = lane; j < s; j += 32) f(a[j], b[j]);
+  }
+}
+
+template <typename T> __device__ T bnWarpSum(T v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(BN_FULL_MASK, v, o);
+  return v;
+}
+
+// The warp loop: warp w of the grid takes rows (or channels) w, w +
+// warps, ...
+#define BN_WARPS(r, rows) BN_ROWS(r, rows)
+#define BN_ROWS(r, rows)                                                      \
+  int lane = threadIdx.x & 31;                                                \
+  for (int r = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5); r < (rows); \
+       r += (int)((gridDim.x * blockDim.x) >> 5))
+
+template <typename T> __device__ void bnRowStats(int rows, int s, const T *x, T *rowMean, T *rowM2) {
+  BN_ROWS(r, rows) {
+    const T *p = x + (long long)r * s;
+    int k = 0;
+    T mean = 0, m2 = 0;
+    bnRowVisit<T>(p, p, s, lane, [&](T v, T) {
+      k++;
+      T d = v - mean;
+      mean += d / T(k);
+      m2 += d * (v - mean);
+    });
+    // Chan's merge of the lanes' (count, mean, m2).
+    for (int o = 16; o > 0; o >>= 1) {
+      int kb = __shfl_xor_sync(BN_FULL_MASK, k, o);
+      T mb = __shfl_xor_sync(BN_FULL_MASK, mean, o);
+      T m2b = __shfl_xor_sync(BN_FULL_MASK, m2, o);
+      if (kb > 0) {
+        int kn = k + kb;
+        T d = mb - mean, f = T(kb) / T(kn);
+        mean += d * f;
+        m2 += m2b + d * d * T(k) * f;
+        k = kn;
+      }
+    }
+    if (lane == 0) {
+      rowMean[r] = mean;
+      rowM2[r] = m2;
+    }
+  }
+}
+
+// bnChannelStats merges channel ch's num rows (each of s values) into the
+// batch's mean and 1/sqrt(var + eps), var the biased variance, and folds
+// mean and corr*var (corr = m/(m-1), Bessel's) into the running sums as
+// bn_running_sums does. A warp per channel, its lanes over the rows.
+#define BN_CHANNEL_STATS(T, S, MUL, ADD)                                                            \
+  extern "C" __global__ void bn_channel_stats_##S(int num, int c, int s, const T *rowMean,         \
+                                                  const T *rowM2, T eps, T maf, T corr,            \
+                                                  T *saveMean, T *saveInvStd, T *factor,           \
+                                                  T *runMean, T *runVar) {                         \
+    BN_WARPS(i, c) {                                                                               \
+      T mean = 0;                                                                                  \
+      for (int n = lane; n < num; n += 32) mean += rowMean[n * c + i];                             \
+      mean = bnWarpSum(mean) / T(num);                                                             \
+      T m2 = 0;                                                                                    \
+      for (int n = lane; n < num; n += 32) {                                                       \
+        T d = rowMean[n * c + i] - mean;                                                           \
+        m2 += rowM2[n * c + i] + T(s) * d * d;                                                     \
+      }                                                                                            \
+      m2 = bnWarpSum(m2);                                                                          \
+      if (lane == 0) {                                                                             \
+        T var = m2 / (T(num) * T(s));                                                              \
+        saveMean[i] = mean;                                                                        \
+        saveInvStd[i] = T(1) / sqrt(var + eps);                                                    \
+        runMean[i] = ADD(MUL(maf, runMean[i]), mean);                                              \
+        runVar[i] = ADD(MUL(maf, runVar[i]), MUL(corr, var));                                      \
+        if (i == 0) factor[0] = ADD(MUL(maf, factor[0]), T(1));                                    \
+      }                                                                                            \
+    }                                                                                              \
+  }
+BN_CHANNEL_STATS(float, f32, __fmul_rn, __fadd_rn)
+BN_CHANNEL_STATS(double, f64, __dmul_rn, __dadd_rn)
+
+// bn_global_stats: the statistics from the running sums, mean = runMean/f
+// and var = runVar/f for the scale factor f (0 when f is 0, as Caffe).
+#define BN_GLOBAL_STATS(T, S)                                                                      \
+  extern "C" __global__ void bn_global_stats_##S(int c, T eps, const T *factor, const T *runMean, \
+                                                 const T *runVar, T *saveMean, T *saveInvStd) {   \
+    T f = factor[0] == 0 ? T(0) : T(1) / factor[0];                                                \
+    KERNEL_LOOP(i, c) {                                                                            \
+      saveMean[i] = f * runMean[i];                                                                \
+      saveInvStd[i] = T(1) / sqrt(f * runVar[i] + eps);                                            \
+    }                                                                                              \
+  }
+BOTH_TYPES(BN_GLOBAL_STATS)
+
+// bnApply: y = (x - mean) * (invStd * gamma) + beta, gamma and beta
+// optional (one and zero).
+template <typename T>
+__device__ void bnApply(int rows, int c, int s, const T *x, const T *mean, const T *invStd,
+                        const T *gamma, const T *beta, T *y) {
+  BN_ROWS(r, rows) {
+    int ch = r % c;
+    T m = mean[ch], a = invStd[ch] * (gamma ? gamma[ch] : T(1)), b = beta ? beta[ch] : T(0);
+    long long off = (long long)r * s;
+    bnRowMap<T>(x + off, x + off, y + off, s, lane, [&](T v, T) { return (v - m) * a + b; });
+  }
+}
+
+// bnRowGradSums: per row, sum dy (rowDB) and sum dy * (x - mean) (rowDS).
+template <typename T>
+__device__ void bnRowGradSums(int rows, int c, int s, const T *dy, const T *x, const T *mean,
+                              T *rowDB, T *rowDS) {
+  BN_ROWS(r, rows) {
+    T m = mean[r % c], sb = 0, sd = 0;
+    long long off = (long long)r * s;
+    bnRowVisit<T>(dy + off, x + off, s, lane, [&](T g, T v) {
+      sb += g;
+      sd += g * (v - m);
+    });
+    sb = bnWarpSum(sb);
+    sd = bnWarpSum(sd);
+    if (lane == 0) {
+      rowDB[r] = sb;
+      rowDS[r] = sd;
+    }
+  }
+}
+
+// bnChannelGrad sums channel ch's rows into db = sum dy and ds = sum dy *
+// xhat, adds them to dBeta and dGamma where those are not null, and sets
+// dx's coefficients: A = gamma/std, and with batch statistics (global 0)
+// B = -A/std * ds/m and C = -A * db/m, m = num*s; with global statistics
+// B = C = 0 (the statistics are constants).
+template <typename T>
+__device__ void bnChannelGrad(int num, int c, int s, int global, const T *rowDB, const T *rowDS,
+                              const T *invStd, const T *gamma, T *dGamma, T *dBeta, T *coef) {
+  BN_WARPS(i, c) {
+    T db = 0, ds = 0;
+    for (int n = lane; n < num; n += 32) {
+      db += rowDB[n * c + i];
+      ds += rowDS[n * c + i];
+    }
+    db = bnWarpSum(db);
+    ds = bnWarpSum(ds);
+    if (lane == 0) {
+      T is = invStd[i];
+      ds *= is;
+      if (dGamma) dGamma[i] += ds;
+      if (dBeta) dBeta[i] += db;
+      T a = is * (gamma ? gamma[i] : T(1)), m = T(num) * T(s);
+      coef[i] = a;
+      coef[c + i] = global ? T(0) : -a * is * ds / m;
+      coef[2 * c + i] = global ? T(0) : -a * db / m;
+    }
+  }
+}
+
+// bnGradApply: dx = A*dy + B*(x - mean) + C (dx may be dy).
+template <typename T>
+__device__ void bnGradApply(int rows, int c, int s, const T *dy, const T *x, const T *mean,
+                            const T *coef, T *dx) {
+  BN_ROWS(r, rows) {
+    int ch = r % c;
+    T m = mean[ch], a = coef[ch], b = coef[c + ch], cc = coef[2 * c + ch];
+    long long off = (long long)r * s;
+    // With global statistics (b and cc zero) x is not read (the caller
+    // may pass dy) and dx keeps the sign of a zero dy, as Caffe's dy/std.
+    if (b == T(0) && cc == T(0)) {
+      bnRowMap<T>(dy + off, dy + off, dx + off, s, lane, [&](T g, T) { return a * g; });
+    } else {
+      bnRowMap<T>(dy + off, x + off, dx + off, s, lane, [&](T g, T v) { return a * g + b * (v - m) + cc; });
+    }
+  }
+}
+
+#define BN_OWN(T, S)                                                                               \
+  extern "C" __global__ void bn_row_stats_##S(int rows, int s, const T *x, T *rowMean, T *rowM2) { \
+    bnRowStats<T>(rows, s, x, rowMean, rowM2);                                                     \
+  }                                                                                                \
+  extern "C" __global__ void bn_apply_##S(int rows, int c, int s, const T *x, const T *mean,      \
+                                          const T *invStd, const T *gamma, const T *beta, T *y) { \
+    bnApply<T>(rows, c, s, x, mean, invStd, gamma, beta, y);                                       \
+  }                                                                                                \
+  extern "C" __global__ void bn_row_grad_sums_##S(int rows, int c, int s, const T *dy, const T *x, \
+                                                  const T *mean, T *rowDB, T *rowDS) {             \
+    bnRowGradSums<T>(rows, c, s, dy, x, mean, rowDB, rowDS);                                       \
+  }                                                                                                \
+  extern "C" __global__ void bn_channel_grad_##S(int num, int c, int s, int global,               \
+                                                 const T *rowDB, const T *rowDS, const T *invStd, \
+                                                 const T *gamma, T *dGamma, T *dBeta, T *coef) {  \
+    bnChannelGrad<T>(num, c, s, global, rowDB, rowDS, invStd, gamma, dGamma, dBeta, coef);         \
+  }                                                                                                \
+  extern "C" __global__ void bn_grad_apply_##S(int rows, int c, int s, const T *dy, const T *x,   \
+                                               const T *mean, const T *coef, T *dx) {             \
+    bnGradApply<T>(rows, c, s, dy, x, mean, coef, dx);                                             \
+  }
+BOTH_TYPES(BN_OWN)
