@@ -41,6 +41,21 @@ type batchNormDNN[T Float] struct {
 	// scale, if not nil, is the Scale after the layer, in place on its
 	// top, whose scale and bias cuDNN applies (Fuse).
 	scale *Scale[T]
+	// relu, if not nil, is the ReLU in place after the layer or its Scale
+	// that the own kernels apply (Fuse); inPlace says the layer's top is
+	// its bottom, which that needs.
+	relu    *ReLU[T]
+	inPlace bool
+}
+
+// fusedReLU returns the ReLU this pass computes too, or nil: the pass
+// must be the own kernels', in place, with the Scale (if one was fused)
+// fused too.
+func (e *batchNormDNN[T]) fusedReLU() *ReLU[T] {
+	if e.relu == nil || !e.active || e.own == nil || !e.inPlace || (e.scale != nil && e.fusedScale() == nil) {
+		return nil
+	}
+	return e.relu
 }
 
 // fusedScale returns the Scale this pass computes too, or nil: the layer
@@ -82,6 +97,7 @@ func newBatchNormDNN[T Float](l *BatchNorm[T], dnn *cuda.DNN) (Engine[T], error)
 // N x C x (the spatial axes as one) x 1.
 func (e *batchNormDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	l := e.l
+	e.inPlace = bottom[0] == top[0]
 	if e.own != nil {
 		e.active = l.num*l.spatial > 0 && l.channels > 0
 		if !e.active {
@@ -132,9 +148,9 @@ func (e *batchNormDNN[T]) buffers() cuda.BatchNormBuffers {
 }
 
 // keepsX says whether the backward pass reads x: with global statistics
-// only a fused Scale's gradient does.
+// only a fused Scale's gradient and a fused ReLU's mask do.
 func (e *batchNormDNN[T]) keepsX() bool {
-	return !e.l.useGlobal || e.fusedScale() != nil
+	return !e.l.useGlobal || e.fusedScale() != nil || e.fusedReLU() != nil
 }
 
 // Forward normalizes with the batch's statistics and folds them into the
@@ -159,14 +175,7 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		}
 	}
 	if e.own != nil {
-		var gamma, beta cuda.DevicePtr
-		if s := e.fusedScale(); s != nil {
-			gamma = g.Data(s.blobs[0])
-			if s.biasIndex >= 0 {
-				beta = g.Data(s.blobs[s.biasIndex])
-			}
-		}
-		if err := e.forwardOwn(x, y, gamma, beta); err != nil {
+		if err := e.forwardOwn(g, x, y); err != nil {
 			return err
 		}
 		if swap {
@@ -285,12 +294,11 @@ func (e *batchNormDNN[T]) backwardOwn(s *Scale[T], top *blob.Blob[T], propagate 
 			x = g.Data(e.saved) // x is in the scratch blob (Forward)
 		}
 	}
-	var dx, gamma, dGamma, dBeta cuda.DevicePtr
+	var dx, dGamma, dBeta cuda.DevicePtr
 	if propagate {
 		dx = g.MutableDiff(bottom)
 	}
 	if s != nil {
-		gamma = g.Data(s.blobs[0])
 		if s.ParamPropagateDown(0) {
 			dGamma = g.MutableDiff(s.blobs[0])
 		}
@@ -301,7 +309,7 @@ func (e *batchNormDNN[T]) backwardOwn(s *Scale[T], top *blob.Blob[T], propagate 
 	if err := g.Err(); err != nil {
 		return err
 	}
-	if err := e.gradOwn(dy, x, dx, gamma, dGamma, dBeta); err != nil {
+	if err := e.gradOwn(g, dy, x, dx, dGamma, dBeta); err != nil {
 		return err
 	}
 	return e.scaleTopDiff(s, top, propagate, bottom)

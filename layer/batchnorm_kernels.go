@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 )
 
 // bnKernelMode reads GOCAFFE_BN: "" or "own" computes BatchNorm's cuDNN
@@ -68,11 +69,33 @@ func launchRows[T Float](l *BatchNorm[T], name string, a *cuda.Args) error {
 	return launchWarps(l, name, l.num*l.channels, a)
 }
 
-// forwardOwn sets y = (x - mean)/std * gamma + beta per channel (gamma
-// and beta, a fused Scale's, may be 0: one and zero), with the batch's
-// statistics, folded into the running sums, or with the running sums.
-func (e *batchNormDNN[T]) forwardOwn(x, y, gamma, beta cuda.DevicePtr) error {
-	l, g := e.l, e.l.gpu()
+// fusedArgs appends what the kernels take of the fused layers: the
+// Scale's gamma and beta (0: one and zero), whether to apply a ReLU and
+// its slope.
+func (e *batchNormDNN[T]) fusedArgs(g *device.GPUView[T], a *cuda.Args) {
+	var gamma, beta cuda.DevicePtr
+	if s := e.fusedScale(); s != nil {
+		gamma = g.Data(s.blobs[0])
+		if s.biasIndex >= 0 {
+			beta = g.Data(s.blobs[s.biasIndex])
+		}
+	}
+	a.Ptr(gamma).Ptr(beta)
+	var slope T
+	if r := e.fusedReLU(); r != nil {
+		a.Int(1)
+		slope = r.slope
+	} else {
+		a.Int(0)
+	}
+	scalarArg(a, slope)
+}
+
+// forwardOwn sets y = (x - mean)/std * gamma + beta per channel, then the
+// fused ReLU, with the batch's statistics, folded into the running sums,
+// or with the running sums.
+func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) error {
+	l := e.l
 	c, rows := l.channels, l.num*l.channels
 	pr, pc := g.MutableData(e.own.perRow), g.MutableData(e.own.perChannel)
 	mean, invStd := pc, g.Offset(pc, c)
@@ -104,15 +127,20 @@ func (e *batchNormDNN[T]) forwardOwn(x, y, gamma, beta cuda.DevicePtr) error {
 		}
 	}
 	a = cuda.Args{}
-	a.Int(rows).Int(c).Int(l.spatial).Ptr(x).Ptr(mean).Ptr(invStd).Ptr(gamma).Ptr(beta).Ptr(y)
+	a.Int(rows).Int(c).Int(l.spatial).Ptr(x).Ptr(mean).Ptr(invStd)
+	e.fusedArgs(g, &a)
+	a.Ptr(y)
+	if err := g.Err(); err != nil {
+		return err
+	}
 	return launchRows(l, "bn_apply", &a)
 }
 
 // gradOwn adds the fused Scale's gradients to dGamma and dBeta (each
 // may be 0: not wanted) and, if dx is not 0, sets dx from dy (dx may be
-// dy's memory) and x.
-func (e *batchNormDNN[T]) gradOwn(dy, x, dx, gamma, dGamma, dBeta cuda.DevicePtr) error {
-	l, g := e.l, e.l.gpu()
+// dy's memory) and x, through the fused ReLU's gradient.
+func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta cuda.DevicePtr) error {
+	l := e.l
 	c, rows := l.channels, l.num*l.channels
 	pr, pc := g.MutableData(e.own.perRow), g.MutableData(e.own.perChannel)
 	mean, invStd, coef := pc, g.Offset(pc, c), g.Offset(pc, 2*c)
@@ -124,7 +152,9 @@ func (e *batchNormDNN[T]) gradOwn(dy, x, dx, gamma, dGamma, dBeta cuda.DevicePtr
 	sums := !l.useGlobal || dGamma != 0 || dBeta != 0
 	if sums {
 		var a cuda.Args
-		a.Int(rows).Int(c).Int(l.spatial).Ptr(dy).Ptr(x).Ptr(mean).Ptr(pr).Ptr(g.Offset(pr, rows))
+		a.Int(rows).Int(c).Int(l.spatial).Ptr(dy).Ptr(x).Ptr(mean).Ptr(invStd)
+		e.fusedArgs(g, &a)
+		a.Ptr(pr).Ptr(g.Offset(pr, rows))
 		if err := launchRows(l, "bn_row_grad_sums", &a); err != nil {
 			return err
 		}
@@ -138,6 +168,10 @@ func (e *batchNormDNN[T]) gradOwn(dy, x, dx, gamma, dGamma, dBeta cuda.DevicePtr
 	}
 	var a cuda.Args
 	a.Int(num).Int(c).Int(l.spatial).Int(global).Ptr(pr).Ptr(g.Offset(pr, rows)).Ptr(invStd)
+	var gamma cuda.DevicePtr
+	if s := e.fusedScale(); s != nil {
+		gamma = g.Data(s.blobs[0])
+	}
 	a.Ptr(gamma).Ptr(dGamma).Ptr(dBeta).Ptr(coef)
 	if err := launchWarps(l, "bn_channel_grad", c, &a); err != nil {
 		return err
@@ -146,6 +180,11 @@ func (e *batchNormDNN[T]) gradOwn(dy, x, dx, gamma, dGamma, dBeta cuda.DevicePtr
 		return nil
 	}
 	a = cuda.Args{}
-	a.Int(rows).Int(c).Int(l.spatial).Ptr(dy).Ptr(x).Ptr(mean).Ptr(coef).Ptr(dx)
+	a.Int(rows).Int(c).Int(l.spatial).Ptr(dy).Ptr(x).Ptr(mean).Ptr(invStd)
+	e.fusedArgs(g, &a)
+	a.Ptr(coef).Ptr(dx)
+	if err := g.Err(); err != nil {
+		return err
+	}
 	return launchRows(l, "bn_grad_apply", &a)
 }

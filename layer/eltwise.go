@@ -22,6 +22,9 @@ type Eltwise[T Float] struct {
 	// mask holds, for MAX, the index of the bottom that gave each top
 	// element (as T: small integers are exact).
 	mask *blob.Blob[T]
+	// relu, if not nil, is the ReLU in place on the top that the GPU
+	// engine computes too (Fuse).
+	relu *ReLU[T]
 }
 
 func newEltwise[T Float](p *caffepb.LayerParameter) (Layer[T], error) {

@@ -1,6 +1,8 @@
 package layer
 
 import (
+	"strings"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -17,6 +19,9 @@ func newEltwiseGPU[T Float](l *Eltwise[T]) Engine[T] { return eltwiseGPU[T]{l} }
 func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
+	if l.fusesReLU() {
+		return e.sumReLU(bottom, top)
+	}
 	if l.op == caffepb.EltwiseParameter_SUM {
 		return e.sum(bottom, top)
 	}
@@ -65,6 +70,9 @@ func (e eltwiseGPU[T]) sum(bottom, top []*blob.Blob[T]) error {
 func (e eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	g := l.gpu()
+	if l.fusesReLU() {
+		return e.sumReLUBackward(top, propagateDown, bottom)
+	}
 	if l.op != caffepb.EltwiseParameter_MAX {
 		return eltwiseBackward[T](l, g, top, propagateDown, bottom)
 	}
@@ -81,4 +89,66 @@ func (e eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 		}
 	}
 	return nil
+}
+
+// fusesReLU says whether the GPU passes compute the ReLU in place on the
+// top too: a SUM of two bottoms (Fuse).
+func (l *Eltwise[T]) fusesReLU() bool {
+	return l.relu != nil && l.op == caffepb.EltwiseParameter_SUM && len(l.coeffs) == 2
+}
+
+// sumReLUKernel names the fused kernel for the arrays: over 16-byte
+// vectors where all are aligned to 16 bytes.
+func sumReLUKernel(name string, ps ...cuda.DevicePtr) string {
+	if vectorAligned(ps...) {
+		return name + "_vec"
+	}
+	return name
+}
+
+// sumReLU is SUM's forward with the ReLU applied in the same pass.
+func (e eltwiseGPU[T]) sumReLU(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	g := l.gpu()
+	n := top[0].Count()
+	a, b, y := g.Data(bottom[0]), g.Data(bottom[1]), g.MutableData(top[0])
+	if err := g.Err(); err != nil {
+		return err
+	}
+	var args cuda.Args
+	scalarArg(scalarArg(args.Int(n), l.coeffs[0]).Ptr(a), l.coeffs[1]).Ptr(b)
+	scalarArg(&args, l.relu.slope).Ptr(y)
+	name := sumReLUKernel("eltwise_sum2_relu", a, b, y)
+	return launch[T](l.ctx, "eltwise.cu", name, e.threads(name, n), &args)
+}
+
+// sumReLUBackward masks the top's diff by the ReLU's gradient, in place
+// as Caffe's ReLU does, and gives each bottom coeff times it, in one pass.
+func (e eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	g := l.gpu()
+	n := top[0].Count()
+	y, dy := g.Data(top[0]), g.MutableDiff(top[0])
+	var dx [2]cuda.DevicePtr
+	for i := range dx {
+		if propagateDown[i] {
+			dx[i] = g.MutableDiff(bottom[i])
+		}
+	}
+	if err := g.Err(); err != nil {
+		return err
+	}
+	var args cuda.Args
+	scalarArg(args.Int(n).Ptr(y), l.relu.slope)
+	scalarArg(scalarArg(&args, l.coeffs[0]), l.coeffs[1]).Ptr(dy).Ptr(dx[0]).Ptr(dx[1])
+	name := sumReLUKernel("eltwise_sum2_relu_backward", y, dy, dx[0], dx[1])
+	return launch[T](l.ctx, "eltwise.cu", name, e.threads(name, n), &args)
+}
+
+// threads is how many threads kernel name wants over n elements.
+func (e eltwiseGPU[T]) threads(name string, n int) int {
+	if strings.HasSuffix(name, "_vec") {
+		return vectorThreads[T](n)
+	}
+	return n
 }

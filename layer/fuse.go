@@ -1,41 +1,89 @@
 package layer
 
-import "github.com/gocaffe/gocaffe/blob"
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
 
 // Fuse lets layer a compute layer b, the next in its net, as part of its
 // own passes where a's engine can, and reports whether it will. A net
 // calls it for each pair of consecutive layers once they are set up.
 //
-// The pair fused today is BatchNorm followed by a Scale in place on its
-// top (the Caffe ResNet and MobileNet pattern): cuDNN's batch
-// normalization applies a per-channel scale and bias in the same pass and
-// returns their gradients from its backward pass, so Scale's own passes
-// over the activations (about a sixth of a ResNet-50 iteration) go. The
-// fusion holds only while BatchNorm's cuDNN engine computes the pass
-// (training statistics, a shape cuDNN takes) and the Scale's vector spans
-// the channels: each pass checks, and otherwise both layers run as
-// written. needBackward says whether the net runs a's backward pass, which
-// must then compute b's parameter gradients; a pair whose first layer has
-// no backward pass is not fused.
+// Three pairs are fused today:
+//   - BatchNorm, then a Scale in place on its top (the Caffe ResNet and
+//     MobileNet pattern). The normalization applies the per-channel scale
+//     and bias in the same pass and returns their gradients from its
+//     backward pass, so Scale's own passes over the activations (about a
+//     sixth of a ResNet-50 iteration) go. cuDNN and the own kernels both
+//     do this.
+//   - BatchNorm, or a Scale fused into one, then a ReLU with a slope of at
+//     least zero in place on the same blob, BatchNorm being in place too
+//     (the whole chain then has one blob, whose data and diff are the same
+//     whether or not the chain is fused). The own kernels apply the ReLU
+//     to their output and mask the gradient by recomputing the ReLU's
+//     input from x, which they read anyway: the ReLU's two passes go.
+//   - Eltwise SUM of two bottoms on the GPU engine, then a ReLU in place
+//     on its top (ResNet's residual additions): one pass forward instead
+//     of two, one backward instead of two (fuseEltwiseReLU).
+//
+// A fusion holds only while the engine computes the pass the way it needs
+// (BatchNorm.fusedScale, fusedReLU): each pass checks, and otherwise the
+// layers run as written. needBackward says whether the net runs a's
+// backward pass, which must then compute b's; a pair whose first layer
+// has no backward pass is not fused.
 func Fuse[T Float](a, b Layer[T], aTop, bBottom, bTop []*blob.Blob[T], needBackward bool) bool {
-	bn, ok := a.(*BatchNorm[T])
-	if !ok || !needBackward {
+	if !needBackward || len(bBottom) != 1 || len(bTop) != 1 || len(aTop) != 1 || bBottom[0] != aTop[0] || bTop[0] != bBottom[0] {
 		return false
 	}
-	s, ok := b.(*Scale[T])
-	if !ok || len(bBottom) != 1 || len(bTop) != 1 || len(aTop) != 1 || bBottom[0] != aTop[0] || bTop[0] != bBottom[0] {
-		return false
+	switch b := b.(type) {
+	case *Scale[T]:
+		bn, ok := a.(*BatchNorm[T])
+		if !ok {
+			return false
+		}
+		e, ok := bn.engine.(*batchNormDNN[T])
+		if !ok {
+			return false
+		}
+		e.scale, b.fusedInto = b, bn
+		b.fusedBy = func() bool { return e.fusedScale() == b }
+		return true
+	case *ReLU[T]:
+		var bn *BatchNorm[T]
+		switch a := a.(type) {
+		case *BatchNorm[T]:
+			bn = a
+		case *Scale[T]:
+			bn = a.fusedInto
+		case *Eltwise[T]:
+			return fuseEltwiseReLU(a, b)
+		}
+		if bn == nil || b.slope < 0 {
+			return false
+		}
+		e, ok := bn.engine.(*batchNormDNN[T])
+		if !ok || e.own == nil || !e.inPlace { // inPlace: set by the set-up's Reshaped
+			return false
+		}
+		if s, _ := a.(*Scale[T]); e.scale != nil && s != e.scale {
+			return false
+		}
+		e.relu = b
+		b.fusedBy = func() bool { return e.fusedReLU() == b }
+		return true
 	}
-	e, ok := bn.engine.(*batchNormDNN[T])
-	if !ok {
-		return false
-	}
-	e.scale, s.fusedInto = s, bn
-	return true
+	return false
 }
 
-// fusesScale says whether this pass of s is computed by BatchNorm l.
-func (l *BatchNorm[T]) fusesScale(s *Scale[T]) bool {
-	e, ok := l.engine.(*batchNormDNN[T])
-	return ok && e.fusedScale() == s
+// fuseEltwiseReLU lets Eltwise a, a SUM of two bottoms on the GPU engine,
+// apply ReLU b in place on its top (ResNet's residual additions). The
+// ReLU's gradient is taken from y, the ReLU's bottom in place as in Caffe,
+// so any slope is fused.
+func fuseEltwiseReLU[T Float](a *Eltwise[T], b *ReLU[T]) bool {
+	if _, ok := a.engine.(eltwiseGPU[T]); !ok || a.op != caffepb.EltwiseParameter_SUM || len(a.coeffs) != 2 {
+		return false
+	}
+	a.relu = b
+	b.fusedBy = a.fusesReLU
+	return true
 }

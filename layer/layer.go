@@ -233,9 +233,12 @@ type Base[T Float] struct {
 	engineName         EngineName         // which engine SetUp chose (EngineName)
 	reshaper           EngineReshaper[T]  // engine, if it has buffers of its own
 	engineOnGPU        bool               // engine computes through view
-	rng                *rand.Rand
-	src                *rand.PCG    // rng's source, kept so Reseed allocates nothing
-	log                *slog.Logger // nil: slog.Default()
+	// fusedBy, if not nil, says whether the layer before this one computes
+	// this one's pass too (Fuse); the engine is then skipped.
+	fusedBy func() bool
+	rng     *rand.Rand
+	src     *rand.PCG    // rng's source, kept so Reseed allocates nothing
+	log     *slog.Logger // nil: slog.Default()
 }
 
 // Init sets the base up from p, which it copies: layers may fill in
@@ -475,8 +478,10 @@ func Forward[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (loss T, err erro
 	if err := reshape(l, bottom, top); err != nil {
 		return 0, errorf(l, err)
 	}
-	if err := b.engine.Forward(bottom, top); err != nil {
-		return 0, errorf(l, err)
+	if b.fusedBy == nil || !b.fusedBy() {
+		if err := b.engine.Forward(bottom, top); err != nil {
+			return 0, errorf(l, err)
+		}
 	}
 	if b.engineOnGPU {
 		return gpuLoss(b, top)
@@ -500,6 +505,9 @@ func Backward[T Float](l Layer[T], top []*blob.Blob[T], propagateDown []bool, bo
 		if err := chooseEngine(l); err != nil {
 			return errorf(l, err)
 		}
+	}
+	if b.fusedBy != nil && b.fusedBy() {
+		return nil
 	}
 	if err := b.engine.Backward(top, propagateDown, bottom); err != nil {
 		return errorf(l, err)

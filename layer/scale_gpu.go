@@ -20,12 +20,9 @@ type scaleGPU[T Float] struct{ l *Scale[T] }
 
 func newScaleGPU[T Float](l *Scale[T]) Engine[T] { return scaleGPU[T]{l} }
 
-// Forward scales on the device, unless the BatchNorm before has (Fuse).
+// Forward scales on the device.
 func (e scaleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	if l.fusedInto != nil && l.fusedInto.fusesScale(l) {
-		return nil
-	}
 	if len(bottom) == 2 {
 		return scaleForward[T](l, gpuBroadcasterOf(&l.Base), bottom, top)
 	}
@@ -50,9 +47,6 @@ func (e scaleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 // since in place dx overwrites dy.
 func (e scaleGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	if l.fusedInto != nil && l.fusedInto.fusesScale(l) {
-		return nil // the BatchNorm's backward pass computes this one's gradients
-	}
 	if len(bottom) == 2 {
 		return scaleBackward[T](l, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
 	}

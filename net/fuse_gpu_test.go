@@ -31,33 +31,102 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "l
 `, bnTop)
 }
 
-// TestFusedBatchNormScaleGPU trains the BatchNorm-Scale pair fused on the
-// GPU (cuDNN) and as two layers on the CPU, and compares every blob, every
-// gradient and the BatchNorm's running statistics over two iterations.
-// It does so on the own BatchNorm kernels and on cuDNN's (GOCAFFE_BN), and
-// on the own kernels also with global statistics (a frozen BatchNorm
-// being fine-tuned), whose running sums are set first.
+// TestFusedBatchNormScaleGPU trains the BatchNorm-Scale-ReLU chain fused
+// on the GPU and as separate layers on the CPU, and compares every blob,
+// every gradient and the BatchNorm's running statistics over two
+// iterations. It does so on the own BatchNorm kernels (which fuse the
+// ReLU too where the whole chain is in place) and on cuDNN's
+// (GOCAFFE_BN), and on the own kernels also with global statistics (a
+// frozen BatchNorm being fine-tuned, its running sums set first), with a
+// leaky ReLU, with a ReLU right after the BatchNorm, and with a negative
+// slope, which is not fused.
 func TestFusedBatchNormScaleGPU(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
-	for _, mode := range []string{"own", "cudnn"} {
-		t.Setenv("GOCAFFE_BN", mode)
-		for _, bnTop := range []string{"conv", "bn"} {
-			name := mode + "/top_" + bnTop
-			t.Run("float32/"+name, func(t *testing.T) { checkFused[float32](t, ctx, fusedNet(bnTop), 1e-3) })
-			t.Run("float64/"+name, func(t *testing.T) { checkFused[float64](t, ctx, fusedNet(bnTop), 1e-9) })
+	edit := func(t *testing.T, text, old, new string) string {
+		out := strings.Replace(text, old, new, 1)
+		if out == text {
+			t.Fatalf("no %q in the net", old)
 		}
+		return out
 	}
-	t.Setenv("GOCAFFE_BN", "own")
-	global := strings.Replace(fusedNet("conv"), `type: "BatchNorm" bottom: "conv" top: "conv" }`,
-		`type: "BatchNorm" bottom: "conv" top: "conv" batch_norm_param { use_global_stats: true } }`, 1)
-	if global == fusedNet("conv") {
-		t.Fatal("the global statistics net is the plain one")
+	plain := fusedNet("conv")
+	cases := []struct {
+		mode, name, text string
+		fused            []string // the log's "a computes b too (fused)" pairs
+	}{
+		{"own", "top_conv", plain, []string{"bn computes scale", "scale computes relu"}},
+		{"own", "top_bn", fusedNet("bn"), []string{"bn computes scale"}},
+		{"cudnn", "top_conv", plain, []string{"bn computes scale"}},
+		{"cudnn", "top_bn", fusedNet("bn"), []string{"bn computes scale"}},
+		{"own", "global", edit(t, plain, `type: "BatchNorm" bottom: "conv" top: "conv" }`,
+			`type: "BatchNorm" bottom: "conv" top: "conv" batch_norm_param { use_global_stats: true } }`),
+			[]string{"bn computes scale", "scale computes relu"}},
+		{"own", "leaky", edit(t, plain, `type: "ReLU" bottom: "conv" top: "conv" }`,
+			`type: "ReLU" bottom: "conv" top: "conv" relu_param { negative_slope: 0.1 } }`),
+			[]string{"bn computes scale", "scale computes relu"}},
+		{"own", "no_scale", edit(t, plain, `layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
+  scale_param { bias_term: true filler { type: "gaussian" mean: 1 std: 0.2 } bias_filler { type: "gaussian" std: 0.2 } } }`, ``), []string{"bn computes relu"}},
+		{"own", "negative_slope", edit(t, plain, `type: "ReLU" bottom: "conv" top: "conv" }`,
+			`type: "ReLU" bottom: "conv" top: "conv" relu_param { negative_slope: -0.5 } }`),
+			[]string{"bn computes scale"}},
 	}
-	t.Run("float32/own/global", func(t *testing.T) { checkFused[float32](t, ctx, global, 1e-3) })
-	t.Run("float64/own/global", func(t *testing.T) { checkFused[float64](t, ctx, global, 1e-9) })
+	for _, c := range cases {
+		t.Setenv("GOCAFFE_BN", c.mode)
+		name := c.mode + "/" + c.name
+		t.Run("float32/"+name, func(t *testing.T) { checkFused[float32](t, ctx, c.text, c.fused, 1e-3) })
+		t.Run("float64/"+name, func(t *testing.T) { checkFused[float64](t, ctx, c.text, c.fused, 1e-9) })
+	}
 }
 
-func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, tol float64) {
+// residualNet is ResNet's residual addition, two convolutions summed by
+// an Eltwise (eltwise_param given by eltwise) and a ReLU in place on the
+// sum (relu_param by relu); with noBackward the first bottom is an input,
+// whose gradient is not wanted.
+func residualNet(eltwise, relu string, noBackward bool) string {
+	first, force := "a", "force_backward: true"
+	if noBackward {
+		first, force = "skip", ""
+	}
+	return fmt.Sprintf(`name: "residual" %[4]s
+layer { name: "data" type: "Input" top: "data" top: "skip" top: "target"
+  input_param { shape { dim: 4 dim: 3 dim: 5 dim: 5 } shape { dim: 4 dim: 6 dim: 5 dim: 5 } shape { dim: 4 dim: 3 } } }
+layer { name: "a" type: "Convolution" bottom: "data" top: "a"
+  convolution_param { num_output: 6 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "b" type: "Convolution" bottom: "data" top: "b"
+  convolution_param { num_output: 6 kernel_size: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "sum" type: "Eltwise" bottom: "%[3]s" bottom: "b" top: "sum" %[1]s }
+layer { name: "relu" type: "ReLU" bottom: "sum" top: "sum" %[2]s }
+layer { name: "ip" type: "InnerProduct" bottom: "sum" top: "ip" inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "loss" }
+`, eltwise, relu, first, force)
+}
+
+// TestFusedEltwiseReLUGPU trains a residual addition with its ReLU fused
+// on the GPU against the separate layers on the CPU (every blob's data and
+// diff, the sum's diff being the ReLU's masked one as in Caffe): plain,
+// with coefficients and a leaky (or negative) slope, with one bottom that
+// wants no gradient, and not fused with three bottoms.
+func TestFusedEltwiseReLUGPU(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	fused := []string{"sum computes relu"}
+	three := strings.Replace(residualNet("", "", false), `bottom: "a" bottom: "b" top: "sum"`, `bottom: "a" bottom: "b" bottom: "a" top: "sum"`, 1)
+	cases := []struct {
+		name, text string
+		fused      []string
+	}{
+		{"plain", residualNet("", "", false), fused},
+		{"coeffs_leaky", residualNet("eltwise_param { coeff: 1.5 coeff: -0.5 }", "relu_param { negative_slope: 0.2 }", false), fused},
+		{"negative_slope", residualNet("", "relu_param { negative_slope: -0.3 }", false), fused},
+		{"one_bottom_without_gradient", residualNet("", "", true), fused},
+		{"three_bottoms", three, nil},
+	}
+	for _, c := range cases {
+		t.Run("float32/"+c.name, func(t *testing.T) { checkFused[float32](t, ctx, c.text, c.fused, 1e-4) })
+		t.Run("float64/"+c.name, func(t *testing.T) { checkFused[float64](t, ctx, c.text, c.fused, 1e-10) })
+	}
+}
+
+func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, fused []string, tol float64) {
 	p := &caffepb.NetParameter{}
 	if err := protoio.ParseText([]byte(text), p); err != nil {
 		t.Fatal(err)
@@ -73,8 +142,19 @@ func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, tol
 		t.Fatal(err)
 	}
 	defer gpu.Close()
-	if _, ok := rec.Find("bn computes scale too (fused)"); !ok {
-		t.Fatal("the GPU net did not fuse bn and scale")
+	for _, f := range fused {
+		if _, ok := rec.Find(f + " too (fused)"); !ok {
+			t.Fatalf("the GPU net did not log %q", f+" too (fused)")
+		}
+	}
+	n := 0
+	for _, l := range rec.Lines() {
+		if strings.Contains(l.Message, "too (fused)") {
+			n++
+		}
+	}
+	if n != len(fused) {
+		t.Errorf("%d fusions logged, want %d (%v)", n, len(fused), fused)
 	}
 	if bn := cpu.LayerByName("bn"); bn != nil { // running sums with a scale factor of 2
 		b := bn.LayerBase().Blobs()
@@ -87,9 +167,11 @@ func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, tol
 	if err := gpu.CopyTrainedLayersFrom(cpu.ToProto(false)); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"data", "target"} {
-		layertest.FillGaussian(cpu.BlobByName(name), 0, 1, 7)
-		layertest.FillGaussian(gpu.BlobByName(name), 0, 1, 7)
+	for _, name := range []string{"data", "target", "skip"} {
+		if cpu.BlobByName(name) != nil {
+			layertest.FillGaussian(cpu.BlobByName(name), 0, 1, 7)
+			layertest.FillGaussian(gpu.BlobByName(name), 0, 1, 7)
+		}
 	}
 	for iter := range 2 {
 		for _, n := range []*net.Net[T]{cpu, gpu} {

@@ -32,6 +32,11 @@ BN_RUNNING(double, f64, __dmul_rn, __dadd_rn)
 // bn_channel_grad (the affine part's gradients, added where asked, and
 // dx = A*dy + B*(x - mean) + C per channel), bn_grad_apply. With global
 // statistics: bn_global_stats replaces the first two.
+//
+// A ReLU in place after the layer (and its Scale) may be computed too
+// (relu not 0): forward applies it to z = (x - mean) * a + b, and backward
+// recomputes z from x, which it reads anyway, to mask dy as Caffe's ReLU
+// does from its output (z > 0 exactly where the output is, for slope >= 0).
 
 #define BN_THREADS 256
 #define BN_FULL_MASK 0xffffffffu
@@ -224,27 +229,51 @@ BN_CHANNEL_STATS(double, f64, __dmul_rn, __dadd_rn)
   }
 BOTH_TYPES(BN_GLOBAL_STATS)
 
-// bnApply: y = (x - mean) * (invStd * gamma) + beta, gamma and beta
-// optional (one and zero).
+// BnAffine is channel ch's z = (x - mean) * a + b, a = invStd * gamma and
+// b = beta (gamma and beta optional: one and zero), computed the same way
+// (one fused multiply-add) in the forward and the backward kernels, which
+// must agree on the sign of z.
+template <typename T> struct BnAffine {
+  T m, a, b;
+  __device__ BnAffine(int ch, const T *mean, const T *invStd, const T *gamma, const T *beta)
+      : m(mean[ch]), a(invStd[ch] * (gamma ? gamma[ch] : T(1))), b(beta ? beta[ch] : T(0)) {}
+  __device__ T z(T v) const { return fma(v - m, a, b); }
+};
+
+// bnReLUGrad is Caffe's ReLU gradient factor for output z: 1 where z > 0,
+// slope where z <= 0, 0 where z is NaN.
+template <typename T> __device__ T bnReLUGrad(T z, T slope) { return T(z > 0) + T(z <= 0) * slope; }
+
+// bnApply: y = z, or with relu ReLU(z) = z > 0 ? z : z * slope.
 template <typename T>
 __device__ void bnApply(int rows, int c, int s, const T *x, const T *mean, const T *invStd,
-                        const T *gamma, const T *beta, T *y) {
+                        const T *gamma, const T *beta, int relu, T slope, T *y) {
   BN_ROWS(r, rows) {
-    int ch = r % c;
-    T m = mean[ch], a = invStd[ch] * (gamma ? gamma[ch] : T(1)), b = beta ? beta[ch] : T(0);
+    BnAffine<T> f(r % c, mean, invStd, gamma, beta);
     long long off = (long long)r * s;
-    bnRowMap<T>(x + off, x + off, y + off, s, lane, [&](T v, T) { return (v - m) * a + b; });
+    if (relu) {
+      bnRowMap<T>(x + off, x + off, y + off, s, lane, [&](T v, T) {
+        T z = f.z(v);
+        return z > 0 ? z : z * slope;
+      });
+    } else {
+      bnRowMap<T>(x + off, x + off, y + off, s, lane, [&](T v, T) { return f.z(v); });
+    }
   }
 }
 
-// bnRowGradSums: per row, sum dy (rowDB) and sum dy * (x - mean) (rowDS).
+// bnRowGradSums: per row, sum dy (rowDB) and sum dy * (x - mean) (rowDS),
+// dy masked by the fused ReLU's gradient if relu.
 template <typename T>
 __device__ void bnRowGradSums(int rows, int c, int s, const T *dy, const T *x, const T *mean,
+                              const T *invStd, const T *gamma, const T *beta, int relu, T slope,
                               T *rowDB, T *rowDS) {
   BN_ROWS(r, rows) {
-    T m = mean[r % c], sb = 0, sd = 0;
+    BnAffine<T> f(r % c, mean, invStd, gamma, beta);
+    T m = f.m, sb = 0, sd = 0;
     long long off = (long long)r * s;
     bnRowVisit<T>(dy + off, x + off, s, lane, [&](T g, T v) {
+      if (relu) g *= bnReLUGrad(f.z(v), slope);
       sb += g;
       sd += g * (v - m);
     });
@@ -286,14 +315,24 @@ __device__ void bnChannelGrad(int num, int c, int s, int global, const T *rowDB,
   }
 }
 
-// bnGradApply: dx = A*dy + B*(x - mean) + C (dx may be dy).
+// bnGradApply: dx = A*dy + B*(x - mean) + C (dx may be dy), dy masked by
+// the fused ReLU's gradient if relu.
 template <typename T>
 __device__ void bnGradApply(int rows, int c, int s, const T *dy, const T *x, const T *mean,
+                            const T *invStd, const T *gamma, const T *beta, int relu, T slope,
                             const T *coef, T *dx) {
   BN_ROWS(r, rows) {
     int ch = r % c;
     T m = mean[ch], a = coef[ch], b = coef[c + ch], cc = coef[2 * c + ch];
     long long off = (long long)r * s;
+    if (relu) {
+      BnAffine<T> f(ch, mean, invStd, gamma, beta);
+      bnRowMap<T>(dy + off, x + off, dx + off, s, lane, [&](T g, T v) {
+        g *= bnReLUGrad(f.z(v), slope);
+        return a * g + b * (v - m) + cc;
+      });
+      continue;
+    }
     // With global statistics (b and cc zero) x is not read (the caller
     // may pass dy) and dx keeps the sign of a zero dy, as Caffe's dy/std.
     if (b == T(0) && cc == T(0)) {
@@ -309,12 +348,15 @@ __device__ void bnGradApply(int rows, int c, int s, const T *dy, const T *x, con
     bnRowStats<T>(rows, s, x, rowMean, rowM2);                                                     \
   }                                                                                                \
   extern "C" __global__ void bn_apply_##S(int rows, int c, int s, const T *x, const T *mean,      \
-                                          const T *invStd, const T *gamma, const T *beta, T *y) { \
-    bnApply<T>(rows, c, s, x, mean, invStd, gamma, beta, y);                                       \
+                                          const T *invStd, const T *gamma, const T *beta,         \
+                                          int relu, T slope, T *y) {                              \
+    bnApply<T>(rows, c, s, x, mean, invStd, gamma, beta, relu, slope, y);                          \
   }                                                                                                \
   extern "C" __global__ void bn_row_grad_sums_##S(int rows, int c, int s, const T *dy, const T *x, \
-                                                  const T *mean, T *rowDB, T *rowDS) {             \
-    bnRowGradSums<T>(rows, c, s, dy, x, mean, rowDB, rowDS);                                       \
+                                                  const T *mean, const T *invStd, const T *gamma, \
+                                                  const T *beta, int relu, T slope, T *rowDB,     \
+                                                  T *rowDS) {                                      \
+    bnRowGradSums<T>(rows, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, rowDB, rowDS);     \
   }                                                                                                \
   extern "C" __global__ void bn_channel_grad_##S(int num, int c, int s, int global,               \
                                                  const T *rowDB, const T *rowDS, const T *invStd, \
@@ -322,7 +364,9 @@ __device__ void bnGradApply(int rows, int c, int s, const T *dy, const T *x, con
     bnChannelGrad<T>(num, c, s, global, rowDB, rowDS, invStd, gamma, dGamma, dBeta, coef);         \
   }                                                                                                \
   extern "C" __global__ void bn_grad_apply_##S(int rows, int c, int s, const T *dy, const T *x,   \
-                                               const T *mean, const T *coef, T *dx) {             \
-    bnGradApply<T>(rows, c, s, dy, x, mean, coef, dx);                                             \
+                                               const T *mean, const T *invStd, const T *gamma,    \
+                                               const T *beta, int relu, T slope, const T *coef,   \
+                                               T *dx) {                                            \
+    bnGradApply<T>(rows, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, coef, dx);           \
   }
 BOTH_TYPES(BN_OWN)
