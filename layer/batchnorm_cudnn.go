@@ -74,12 +74,12 @@ func newBatchNormDNN[T Float](l *BatchNorm[T], dnn *cuda.DNN) (Engine[T], error)
 		return nil, err
 	}
 	e := &batchNormDNN[T]{l: l, dnn: dnn, caffe: caffe}
-	own, err := bnKernelMode()
+	own, blocks, err := bnKernelMode()
 	if err != nil {
 		return nil, fmt.Errorf("layer %s: %w", l.Name(), err)
 	}
 	if own {
-		e.own = &bnScratch[T]{}
+		e.own = &bnScratch[T]{blocks: blocks}
 		if err := e.own.init(l); err != nil {
 			return nil, err
 		}

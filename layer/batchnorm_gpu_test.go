@@ -26,14 +26,22 @@ var bnKernelCases = []layertest.Parity{
 	{Layer: `type: "BatchNorm" bottom: "a" top: "b"`, Bottom: [][]int{{2, 2, 64, 64}}, Tol: 1e-3},
 	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { eps: 1e-9 }`, Bottom: [][]int{{2, 3, 16, 16}}, Lo: 999, Hi: 1001, Tol: 2e-3},
 	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: true }`, Bottom: [][]int{{4, 3, 5, 6}}, Tol: 1e-3},
+	// A block per channel (at least 128 channels of at most 16384
+	// values), with 1, 8, 16 and 32 values a thread (the backward pass up
+	// to 8; the row kernels above that).
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b"`, Bottom: [][]int{{4, 128, 3, 5}}, Tol: 1e-3, Repeat: 3},
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b"`, Bottom: [][]int{{3, 130, 37, 41}}, Tol: 1e-3},
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b"`, Bottom: [][]int{{64, 128, 14, 14}}, Tol: 1e-3},
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { eps: 1e-9 }`, Bottom: [][]int{{64, 128, 7, 7}}, Lo: 999, Hi: 1001, Tol: 2e-3},
 }
 
-// BatchNorm's cuDNN engine on its own kernels (the default) and on
-// cuDNN's (GOCAFFE_BN=cudnn) against the CPU, float32 and float64:
-// outputs, running sums over three passes, and gradients.
+// BatchNorm's cuDNN engine on its own kernels (the default), on their
+// row kernels alone (GOCAFFE_BN=rows) and on cuDNN's (GOCAFFE_BN=cudnn)
+// against the CPU, float32 and float64: outputs, running sums over three
+// passes, and gradients.
 func TestBatchNormKernelsMatchCPU(t *testing.T) {
 	ctx := needDNN(t)
-	for _, mode := range []string{"own", "cudnn"} {
+	for _, mode := range []string{"own", "rows", "cudnn"} {
 		t.Setenv("GOCAFFE_BN", mode)
 		for i, c := range bnKernelCases {
 			text, _ := withEngine(t, c.Layer, layer.EngineCuDNN)

@@ -39,7 +39,8 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "l
 // (GOCAFFE_BN), and on the own kernels also with global statistics (a
 // frozen BatchNorm being fine-tuned, its running sums set first), with a
 // leaky ReLU, with a ReLU right after the BatchNorm, and with a negative
-// slope, which is not fused.
+// slope, which is not fused; with 128 channels, which take the kernels of
+// a block per channel, and on the row kernels alone (GOCAFFE_BN=rows).
 func TestFusedBatchNormScaleGPU(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
 	edit := func(t *testing.T, text, old, new string) string {
@@ -64,6 +65,9 @@ func TestFusedBatchNormScaleGPU(t *testing.T) {
 		{"own", "leaky", edit(t, plain, `type: "ReLU" bottom: "conv" top: "conv" }`,
 			`type: "ReLU" bottom: "conv" top: "conv" relu_param { negative_slope: 0.1 } }`),
 			[]string{"bn computes scale", "scale computes relu"}},
+		{"own", "blocks", edit(t, plain, `num_output: 6 kernel_size: 3`, `num_output: 128 kernel_size: 3`),
+			[]string{"bn computes scale", "scale computes relu"}},
+		{"rows", "top_conv", plain, []string{"bn computes scale", "scale computes relu"}},
 		{"own", "no_scale", edit(t, plain, `layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
   scale_param { bias_term: true filler { type: "gaussian" mean: 1 std: 0.2 } bias_filler { type: "gaussian" std: 0.2 } } }`, ``), []string{"bn computes relu"}},
 		{"own", "negative_slope", edit(t, plain, `type: "ReLU" bottom: "conv" top: "conv" }`,

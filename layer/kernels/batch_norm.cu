@@ -370,3 +370,134 @@ __device__ void bnGradApply(int rows, int c, int s, const T *dy, const T *x, con
     bnGradApply<T>(rows, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, coef, dx);           \
   }
 BOTH_TYPES(BN_OWN)
+
+// One block per channel, for channels of at most BN_BLOCK_THREADS * 32
+// values (ResNet's and MobileNet's last stages at 14x14 and 7x7): each
+// thread keeps its K values of x (and dy) in registers, so a pass reads
+// each array once and writes once, in one launch, where the row kernels
+// read x twice and launch three times. The variance is the mean of the
+// squared deviations from the mean, both from the registers.
+#define BN_BLOCK_THREADS 512
+
+// bnRound: products and sums rounded as bn_running_sums rounds them.
+template <typename T> struct bnRound;
+template <> struct bnRound<float> {
+  __device__ static float mul(float a, float b) { return __fmul_rn(a, b); }
+  __device__ static float add(float a, float b) { return __fadd_rn(a, b); }
+};
+template <> struct bnRound<double> {
+  __device__ static double mul(double a, double b) { return __dmul_rn(a, b); }
+  __device__ static double add(double a, double b) { return __dadd_rn(a, b); }
+};
+
+// bnBlockSum returns the sum of v over the block, to every thread.
+template <typename T> __device__ T bnBlockSum(T v) {
+  __shared__ T part[BN_BLOCK_THREADS / 32];
+  __syncthreads(); // part may still be read from the previous call
+  v = bnWarpSum(v);
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  T t = 0;
+  for (int w = 0; w < (int)(blockDim.x >> 5); w++) t += part[w];
+  return t;
+}
+
+// BN_BLOCK_AT: the address of channel ch's k-th value (k = n*s + i).
+#define BN_BLOCK_AT(k) ((((long long)((k) / s)) * c + ch) * s + (k) % s)
+
+template <typename T, int K>
+__device__ void bnBlockForward(int num, int c, int s, const T *x, T eps, T maf, T corr,
+                               T *saveMean, T *saveInvStd, T *factor, T *runMean, T *runVar,
+                               const T *gamma, const T *beta, int relu, T slope, T *y) {
+  int ch = blockIdx.x, m = num * s;
+  T v[K], sum = 0;
+#pragma unroll
+  for (int j = 0; j < K; j++) {
+    int k = threadIdx.x + j * BN_BLOCK_THREADS;
+    v[j] = k < m ? x[BN_BLOCK_AT(k)] : T(0);
+    sum += v[j];
+  }
+  T mean = bnBlockSum(sum) / T(m), sq = 0;
+#pragma unroll
+  for (int j = 0; j < K; j++) {
+    T d = v[j] - mean;
+    if (threadIdx.x + j * BN_BLOCK_THREADS < m) sq += d * d;
+  }
+  T var = bnBlockSum(sq) / T(m);
+  T invStd = T(1) / sqrt(var + eps);
+  if (threadIdx.x == 0) {
+    saveMean[ch] = mean;
+    saveInvStd[ch] = invStd;
+    runMean[ch] = bnRound<T>::add(bnRound<T>::mul(maf, runMean[ch]), mean);
+    runVar[ch] = bnRound<T>::add(bnRound<T>::mul(maf, runVar[ch]), bnRound<T>::mul(corr, var));
+    if (ch == 0) factor[0] = bnRound<T>::add(bnRound<T>::mul(maf, factor[0]), T(1));
+  }
+  // The same a and b as the backward pass's BnAffine, which reads mean
+  // and invStd back.
+  T a = invStd * (gamma ? gamma[ch] : T(1)), b = beta ? beta[ch] : T(0);
+#pragma unroll
+  for (int j = 0; j < K; j++) {
+    int k = threadIdx.x + j * BN_BLOCK_THREADS;
+    if (k < m) {
+      T z = fma(v[j] - mean, a, b);
+      y[BN_BLOCK_AT(k)] = relu ? (z > 0 ? z : z * slope) : z;
+    }
+  }
+}
+
+template <typename T, int K>
+__device__ void bnBlockBackward(int num, int c, int s, const T *dy, const T *x, const T *mean,
+                                const T *invStd, const T *gamma, const T *beta, int relu, T slope,
+                                T *dGamma, T *dBeta, T *dx) {
+  int ch = blockIdx.x, m = num * s;
+  BnAffine<T> f(ch, mean, invStd, gamma, beta);
+  T g[K], d[K], sb = 0, sd = 0;
+#pragma unroll
+  for (int j = 0; j < K; j++) {
+    int k = threadIdx.x + j * BN_BLOCK_THREADS;
+    g[j] = d[j] = 0;
+    if (k < m) {
+      long long at = BN_BLOCK_AT(k);
+      T v = x[at];
+      g[j] = dy[at];
+      if (relu) g[j] *= bnReLUGrad(f.z(v), slope);
+      d[j] = v - f.m;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < K; j++) {
+    sb += g[j];
+    sd += g[j] * d[j];
+  }
+  T db = bnBlockSum(sb), is = invStd[ch], ds = bnBlockSum(sd) * is;
+  if (threadIdx.x == 0) {
+    if (dGamma) dGamma[ch] += ds;
+    if (dBeta) dBeta[ch] += db;
+  }
+  if (!dx) return;
+  T a = is * (gamma ? gamma[ch] : T(1)), tm = T(m);
+  T cb = -a * is * ds / tm, cc = -a * db / tm;
+#pragma unroll
+  for (int j = 0; j < K; j++) {
+    int k = threadIdx.x + j * BN_BLOCK_THREADS;
+    if (k < m) dx[BN_BLOCK_AT(k)] = a * g[j] + cb * d[j] + cc;
+  }
+}
+
+#define BN_BLOCK(T, S, K)                                                                          \
+  extern "C" __global__ void __launch_bounds__(BN_BLOCK_THREADS) bn_block_forward_k##K##_##S(     \
+      int num, int c, int s, const T *x, T eps, T maf, T corr, T *saveMean, T *saveInvStd,         \
+      T *factor, T *runMean, T *runVar, const T *gamma, const T *beta, int relu, T slope, T *y) {  \
+    bnBlockForward<T, K>(num, c, s, x, eps, maf, corr, saveMean, saveInvStd, factor, runMean,      \
+                         runVar, gamma, beta, relu, slope, y);                                     \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(BN_BLOCK_THREADS) bn_block_backward_k##K##_##S(    \
+      int num, int c, int s, const T *dy, const T *x, const T *mean, const T *invStd,              \
+      const T *gamma, const T *beta, int relu, T slope, T *dGamma, T *dBeta, T *dx) {              \
+    bnBlockBackward<T, K>(num, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, dGamma, dBeta, \
+                          dx);                                                                     \
+  }
+#define BN_BLOCK_ALL(T, S) \
+  BN_BLOCK(T, S, 1) BN_BLOCK(T, S, 2) BN_BLOCK(T, S, 4) BN_BLOCK(T, S, 8) BN_BLOCK(T, S, 16) BN_BLOCK(T, S, 32)
+BOTH_TYPES(BN_BLOCK_ALL)

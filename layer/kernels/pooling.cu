@@ -143,10 +143,30 @@ __device__ void index_pool_backward(int n, const T *dy, const T *idx, PoolGeom g
     pool_cover(w, g.kernel_w, g.stride_w, g.pad_w, g.pooled_w, &pw0, &pw1);
     long long off = plane * g.pooled_h * g.pooled_w;
     T here = T(h * g.width + w), grad = 0;
-    for (int ph = ph0; ph < ph1; ph++) {
-      for (int pw = pw0; pw < pw1; pw++) {
+    if (ph1 - ph0 <= 2 && pw1 - pw0 <= 2) {
+      // At most 2x2 covering outputs (kernel <= 2*stride: ResNet's and
+      // CaffeNet's 3x3/2): all the loads are issued before any is
+      // compared, rather than each dy load waiting on its index. Same
+      // order of additions.
+      T id[4], d[4];
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        int ph = ph0 + (k >> 1), pw = pw0 + (k & 1);
+        bool in = ph < ph1 && pw < pw1;
         long long o = off + ph * g.pooled_w + pw;
-        if (idx[o] == here) grad += dy[o];
+        id[k] = in ? idx[o] : T(-1);
+        d[k] = in ? dy[o] : T(0);
+      }
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        if (id[k] == here) grad += d[k];
+      }
+    } else {
+      for (int ph = ph0; ph < ph1; ph++) {
+        for (int pw = pw0; pw < pw1; pw++) {
+          long long o = off + ph * g.pooled_w + pw;
+          if (idx[o] == here) grad += dy[o];
+        }
       }
     }
     dx[i] = grad;
