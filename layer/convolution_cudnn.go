@@ -46,7 +46,10 @@ type convolutionDNN[T Float] struct {
 	ones *blob.Blob[T] // ones for the bias gradient's sums
 
 	way convWay[T] // GEMMs of our own (convolution_ways.go), or nil
-	use [3]bool    // the passes taken that way, by pass index
+	// relu, if not nil, is the ReLU in place on the top whose forward
+	// pass the bias addition applies (Fuse).
+	relu *ReLU[T]
+	use  [3]bool // the passes taken that way, by pass index
 }
 
 func newConvolutionDNN[T Float](l *Convolution[T], dnn *cuda.DNN) (Engine[T], error) {
@@ -198,7 +201,17 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		} else if err := e.dnn.ConvForward(1, e.x.d, g.Data(bottom[i]), e.w, w, e.conv, e.fwd, ws, 0, e.y.d, y); err != nil {
 			return err
 		}
-		if l.biasTerm {
+		if e.fusesReLU() {
+			var a cuda.Args
+			a.Int(top[i].Count()).Int(l.numOutput).Int(l.convOutSpatial).Ptr(y).Ptr(g.Data(l.blobs[1]))
+			scalarArg(&a, e.relu.slope).Ptr(y)
+			if err := g.Err(); err != nil {
+				return err
+			}
+			if err := launch[T](l.ctx, "broadcast.cu", "broadcast_add_relu", top[i].Count(), &a); err != nil {
+				return err
+			}
+		} else if l.biasTerm {
 			add := gpuBroadcaster[T]{g, l.ctx}
 			if err := add.broadcast(broadcastAdd, top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.blobs[1]), y); err != nil {
 				return err
@@ -248,3 +261,7 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 	}
 	return g.Err()
 }
+
+// fusesReLU says whether Forward applies the ReLU after the layer: with
+// the bias, in the same pass.
+func (e *convolutionDNN[T]) fusesReLU() bool { return e.relu != nil && e.l.biasTerm }

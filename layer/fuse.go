@@ -9,7 +9,7 @@ import (
 // own passes where a's engine can, and reports whether it will. A net
 // calls it for each pair of consecutive layers once they are set up.
 //
-// Three pairs are fused today:
+// Four pairs are fused today:
 //   - BatchNorm, then a Scale in place on its top (the Caffe ResNet and
 //     MobileNet pattern). The normalization applies the per-channel scale
 //     and bias in the same pass and returns their gradients from its
@@ -25,14 +25,25 @@ import (
 //   - Eltwise SUM of two bottoms on the GPU engine, then a ReLU in place
 //     on its top (ResNet's residual additions): one pass forward instead
 //     of two, one backward instead of two (fuseEltwiseReLU).
+//   - Convolution with a bias on the cuDNN engine, then a ReLU in place on
+//     its top (CaffeNet, GoogLeNet): the forward pass only, with the bias
+//     (fuseConvolutionReLU). This one needs no backward pass.
 //
 // A fusion holds only while the engine computes the pass the way it needs
 // (BatchNorm.fusedScale, fusedReLU): each pass checks, and otherwise the
 // layers run as written. needBackward says whether the net runs a's
 // backward pass, which must then compute b's; a pair whose first layer
-// has no backward pass is not fused.
+// has no backward pass is not fused, but for the convolution's, which
+// fuses the forward pass alone.
 func Fuse[T Float](a, b Layer[T], aTop, bBottom, bTop []*blob.Blob[T], needBackward bool) bool {
-	if !needBackward || len(bBottom) != 1 || len(bTop) != 1 || len(aTop) != 1 || bBottom[0] != aTop[0] || bTop[0] != bBottom[0] {
+	if len(bBottom) != 1 || len(bTop) != 1 || len(aTop) != 1 || bBottom[0] != aTop[0] || bTop[0] != bBottom[0] {
+		return false
+	}
+	if c, ok := a.(*Convolution[T]); ok {
+		r, ok := b.(*ReLU[T])
+		return ok && fuseConvolutionReLU(c, r)
+	}
+	if !needBackward {
 		return false
 	}
 	switch b := b.(type) {
@@ -73,6 +84,20 @@ func Fuse[T Float](a, b Layer[T], aTop, bBottom, bTop []*blob.Blob[T], needBackw
 		return true
 	}
 	return false
+}
+
+// fuseConvolutionReLU lets convolution a, with a bias, on the cuDNN engine,
+// apply ReLU b's forward pass in its bias addition. b's backward pass runs
+// as written: it reads its output, as in Caffe. This needs no backward
+// pass of a, so test nets fuse too.
+func fuseConvolutionReLU[T Float](a *Convolution[T], b *ReLU[T]) bool {
+	e, ok := a.engine.(*convolutionDNN[T])
+	if !ok || !a.biasTerm {
+		return false
+	}
+	e.relu = b
+	b.forwardFusedBy = e.fusesReLU
+	return true
 }
 
 // fuseEltwiseReLU lets Eltwise a, a SUM of two bottoms on the GPU engine,

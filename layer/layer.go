@@ -234,11 +234,13 @@ type Base[T Float] struct {
 	reshaper           EngineReshaper[T]  // engine, if it has buffers of its own
 	engineOnGPU        bool               // engine computes through view
 	// fusedBy, if not nil, says whether the layer before this one computes
-	// this one's pass too (Fuse); the engine is then skipped.
+	// this one's passes too (Fuse); the engine is then skipped.
 	fusedBy func() bool
-	rng     *rand.Rand
-	src     *rand.PCG    // rng's source, kept so Reseed allocates nothing
-	log     *slog.Logger // nil: slog.Default()
+	// forwardFusedBy is the same for the forward pass alone.
+	forwardFusedBy func() bool
+	rng            *rand.Rand
+	src            *rand.PCG    // rng's source, kept so Reseed allocates nothing
+	log            *slog.Logger // nil: slog.Default()
 }
 
 // Init sets the base up from p, which it copies: layers may fill in
@@ -478,7 +480,7 @@ func Forward[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (loss T, err erro
 	if err := reshape(l, bottom, top); err != nil {
 		return 0, errorf(l, err)
 	}
-	if b.fusedBy == nil || !b.fusedBy() {
+	if (b.fusedBy == nil || !b.fusedBy()) && (b.forwardFusedBy == nil || !b.forwardFusedBy()) {
 		if err := b.engine.Forward(bottom, top); err != nil {
 			return 0, errorf(l, err)
 		}

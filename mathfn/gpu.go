@@ -107,6 +107,7 @@ type Kernels struct {
 	fn        [numKernels][2]*cuda.Function
 	bernoulli *cuda.Function
 	sgdStep   [2]*cuda.Function
+	sgdZero   [2]*cuda.Function
 }
 
 // LoadKernels compiles the math kernels for d on its first use (see
@@ -130,6 +131,9 @@ func LoadKernels(d *cuda.Device) (*Kernels, error) {
 	}
 	for t, suffix := range []string{"_f32", "_f64"} {
 		if k.sgdStep[t], err = mod.Function("sgd_step" + suffix); err != nil {
+			return nil, err
+		}
+		if k.sgdZero[t], err = mod.Function("sgd_zero_diffs" + suffix); err != nil {
 			return nil, err
 		}
 	}

@@ -118,3 +118,18 @@ func (g *GPU[T]) SGDStep(p *SGDPlan, rate float64, momentum, scale T, l1 bool) {
 	scalar(scalar(args.Ptr(p.table).Ptr(p.chunks).Float64(rate), momentum), scale).Int(flag)
 	g.err = f.Launch(cuda.Dim3{X: p.nChunks}, cuda.Dim3{X: 256}, 0, nil, &args)
 }
+
+// ZeroDiffs sets the gradient of every parameter of the plan to zero in
+// one launch.
+func (g *GPU[T]) ZeroDiffs(p *SGDPlan) {
+	if g.err != nil || p.nChunks == 0 {
+		return
+	}
+	if g.k == nil {
+		g.err = errNoKernels
+		return
+	}
+	var args cuda.Args
+	args.Ptr(p.table).Ptr(p.chunks)
+	g.err = g.k.sgdZero[typeIndex[T]()].Launch(cuda.Dim3{X: p.nChunks}, cuda.Dim3{X: 256}, 0, nil, &args)
+}

@@ -126,7 +126,49 @@ func TestFusedEltwiseReLUGPU(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run("float32/"+c.name, func(t *testing.T) { checkFused[float32](t, ctx, c.text, c.fused, 1e-4) })
-		t.Run("float64/"+c.name, func(t *testing.T) { checkFused[float64](t, ctx, c.text, c.fused, 1e-10) })
+		t.Run("float64/"+c.name, func(t *testing.T) { checkFused[float64](t, ctx, c.text, c.fused, 1e-9) })
+	}
+}
+
+// convReLUNet is a convolution (convolution_param's extra fields given by
+// conv, its params by params) and a ReLU in place on its top (relu_param
+// by relu); force says whether the net runs its backward pass regardless.
+func convReLUNet(conv, params, relu string, force bool) string {
+	f := ""
+	if force {
+		f = "force_backward: true"
+	}
+	return fmt.Sprintf(`name: "conv_relu" %[4]s
+layer { name: "data" type: "Input" top: "data" top: "target" input_param { shape { dim: 4 dim: 3 dim: 5 dim: 5 } shape { dim: 4 dim: 3 } } }
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv" %[2]s
+  convolution_param { num_output: 6 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" std: 0.3 } %[1]s } }
+layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" %[3]s }
+layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip" %[2]s inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "loss" }
+`, conv, params, relu, f)
+}
+
+// TestFusedConvolutionReLUGPU runs a convolution whose bias addition
+// applies the ReLU after it on cuDNN against the separate layers on the
+// CPU: with a leaky slope, without a bias (not fused), and in a net that
+// runs no backward pass (frozen weights), which fuses too.
+func TestFusedConvolutionReLUGPU(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	bias := `bias_filler { type: "gaussian" std: 0.2 }`
+	frozen := `param { lr_mult: 0 } param { lr_mult: 0 }`
+	fused := []string{"conv computes relu"}
+	cases := []struct {
+		name, text string
+		fused      []string
+	}{
+		{"plain", convReLUNet(bias, "", "", true), fused},
+		{"leaky", convReLUNet(bias, "", "relu_param { negative_slope: 0.1 }", true), fused},
+		{"no_bias", convReLUNet("bias_term: false", "", "", true), nil},
+		{"no_backward", convReLUNet(bias, frozen, "", false), fused},
+	}
+	for _, c := range cases {
+		t.Run("float32/"+c.name, func(t *testing.T) { checkFused[float32](t, ctx, c.text, c.fused, 1e-4) })
+		t.Run("float64/"+c.name, func(t *testing.T) { checkFused[float64](t, ctx, c.text, c.fused, 1e-9) })
 	}
 }
 

@@ -562,7 +562,7 @@ func (s *Solver[T]) Step(iters int) (err error) {
 	s.losses, s.smoothedLoss = s.losses[:0], 0
 	timer, lastIter := time.Now(), s.iter
 	for s.iter < stop {
-		if err := s.net.ClearParamDiffs(); err != nil {
+		if err := s.clearParamDiffs(); err != nil {
 			return err
 		}
 		if ti := int(s.param.GetTestInterval()); s.Root() && ti > 0 && s.iter%ti == 0 && (s.iter > 0 || s.param.GetTestInitialization()) {
@@ -695,6 +695,20 @@ func (s *Solver[T]) applyUpdate(display bool) error {
 		logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
 	}
 	return s.updater.apply(s, rate)
+}
+
+// clearParamDiffs zeroes the gradients of the net's parameters: through
+// the updater where it can do so in one launch (fusedSGD), else with the
+// net's ClearParamDiffs.
+func (s *Solver[T]) clearParamDiffs() error {
+	if c, ok := s.updater.(interface {
+		clearDiffs(*Solver[T]) (bool, error)
+	}); ok {
+		if done, err := c.clearDiffs(s); err != nil || done {
+			return err
+		}
+	}
+	return s.net.ClearParamDiffs()
 }
 
 // clipGradients scales all gradients down when their joint L2 norm exceeds

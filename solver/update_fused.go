@@ -25,8 +25,8 @@ type fusedSGD[T blob.Float] struct {
 	params []mathfn.SGDParam // this iteration's, compared with the plan's
 }
 
-func (f *fusedSGD[T]) apply(s *Solver[T], rate float64) error {
-	s.clipGradients()
+// collect lists this iteration's parameters in f.params.
+func (f *fusedSGD[T]) collect(s *Solver[T]) error {
 	f.params = f.params[:0]
 	v, decay := f.v, s.param.GetWeightDecay()
 	v.ResetErr()
@@ -38,9 +38,32 @@ func (f *fusedSGD[T]) apply(s *Solver[T], rate float64) error {
 			N: p.Count(), LRMult: float64(param.LRMult()), Decay: d,
 		})
 	}
-	if err := v.Err(); err != nil {
+	return v.Err()
+}
+
+// clearDiffs zeroes every parameter's gradient in one launch once a plan
+// for the parameters exists (after the first update), and reports whether
+// it did; the net's ClearParamDiffs does it otherwise.
+func (f *fusedSGD[T]) clearDiffs(s *Solver[T]) (bool, error) {
+	if f.plan == nil {
+		return false, nil
+	}
+	if err := f.collect(s); err != nil {
+		return false, err
+	}
+	if !f.plan.Matches(f.params) {
+		return false, nil
+	}
+	f.v.ZeroDiffs(f.plan)
+	return true, f.v.Err()
+}
+
+func (f *fusedSGD[T]) apply(s *Solver[T], rate float64) error {
+	s.clipGradients()
+	if err := f.collect(s); err != nil {
 		return err
 	}
+	v := f.v
 	if f.plan == nil || !f.plan.Matches(f.params) {
 		if err := f.close(); err != nil {
 			return err

@@ -12,3 +12,15 @@
     KERNEL_LOOP(i, n) { y[i] = x[i] * v[((int)i / inner) % dim]; }                              \
   }
 BOTH_TYPES(BROADCAST)
+
+// broadcast_add_relu: y = ReLU(x + v[c]), ReLU(u) = u > 0 ? u : u * slope
+// (a convolution's bias and the in-place ReLU after it, in one pass).
+#define BROADCAST_RELU(T, S)                                                                  \
+  extern "C" __global__ void broadcast_add_relu_##S(int n, int dim, int inner, const T *x,   \
+                                                    const T *v, T slope, T *y) {             \
+    KERNEL_LOOP(i, n) {                                                                       \
+      T u = x[i] + v[((int)i / inner) % dim];                                                 \
+      y[i] = u > 0 ? u : u * slope;                                                           \
+    }                                                                                         \
+  }
+BOTH_TYPES(BROADCAST_RELU)
