@@ -165,6 +165,8 @@ func TestFusedConvolutionReLUGPU(t *testing.T) {
 		{"leaky", convReLUNet(bias, "", "relu_param { negative_slope: 0.1 }", true), fused},
 		{"no_bias", convReLUNet("bias_term: false", "", "", true), nil},
 		{"no_backward", convReLUNet(bias, frozen, "", false), fused},
+		// debug_info logs every layer's own output: nothing is fused.
+		{"debug_info", "debug_info: true\n" + convReLUNet(bias, "", "", true), nil},
 	}
 	for _, c := range cases {
 		t.Run("float32/"+c.name, func(t *testing.T) { checkFused[float32](t, ctx, c.text, c.fused, 1e-4) })

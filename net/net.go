@@ -170,7 +170,11 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	if p.GetForceBackward() {
 		n.forceBackward()
 	}
-	n.fuseLayers()
+	if !n.debugInfo {
+		// debug_info logs each layer's tops after its own pass, which
+		// must be that layer's alone, as in Caffe.
+		n.fuseLayers()
+	}
 	for id, b := range n.blobs {
 		if available[b.name] {
 			n.outputIDs = append(n.outputIDs, id)
