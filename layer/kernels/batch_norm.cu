@@ -68,6 +68,28 @@ template <typename T> __device__ bool bnPacked(const void *p, const void *q, int
 // apart).
 #define BN_UNROLL 4
 
+// bnRowPacked calls g(j, a[j], b[j]) for the lane's 16-byte vectors j of
+// a row of nv, BN_UNROLL vectors of each array loaded before any is used.
+template <typename V, typename G>
+__device__ void bnRowPacked(const V *pa, const V *pb, int nv, int lane, G g) {
+  for (int j0 = lane; j0 < nv; j0 += 32 * BN_UNROLL) {
+    V va[BN_UNROLL], vb[BN_UNROLL];
+#pragma unroll
+    for (int u = 0; u < BN_UNROLL; u++) {
+      int j = j0 + 32 * u;
+      if (j < nv) {
+        va[u] = pa[j];
+        vb[u] = pb[j];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < BN_UNROLL; u++) {
+      int j = j0 + 32 * u;
+      if (j < nv) g(j, va[u], vb[u]);
+    }
+  }
+}
+
 // bnRowMap sets out[j] = f(a[j], b[j]) over the lane's share of a row of s
 // values (b may be a, out may be either).
 template <typename T, typename F>
@@ -75,32 +97,15 @@ __device__ void bnRowMap(const T *a, const T *b, T *out, int s, int lane, F f) {
   typedef BnPack<T> P;
   typedef typename P::V V;
   if (bnPacked<T>(a, b, s) && ((uint64)out & 15) == 0) {
-    const V *pa = (const V *)a, *pb = (const V *)b;
     V *po = (V *)out;
-    int nv = s / P::W;
-    for (int j0 = lane; j0 < nv; j0 += 32 * BN_UNROLL) {
-      V va[BN_UNROLL], vb[BN_UNROLL];
+    bnRowPacked<V>((const V *)a, (const V *)b, s / P::W, lane, [&](int j, const V &va, const V &vb) {
+      T ea[P::W], eb[P::W], eo[P::W];
+      P::get(va, ea);
+      P::get(vb, eb);
 #pragma unroll
-      for (int u = 0; u < BN_UNROLL; u++) {
-        int j = j0 + 32 * u;
-        if (j < nv) {
-          va[u] = pa[j];
-          vb[u] = pb[j];
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < BN_UNROLL; u++) {
-        int j = j0 + 32 * u;
-        if (j < nv) {
-          T ea[P::W], eb[P::W], eo[P::W];
-          P::get(va[u], ea);
-          P::get(vb[u], eb);
-#pragma unroll
-          for (int k = 0; k < P::W; k++) eo[k] = f(ea[k], eb[k]);
-          po[j] = P::make(eo);
-        }
-      }
-    }
+      for (int k = 0; k < P::W; k++) eo[k] = f(ea[k], eb[k]);
+      po[j] = P::make(eo);
+    });
   } else {
     for (int j = lane; j < s; j += 32) out[j] = f(a[j], b[j]);
   }
@@ -112,29 +117,13 @@ __device__ void bnRowVisit(const T *a, const T *b, int s, int lane, F f) {
   typedef BnPack<T> P;
   typedef typename P::V V;
   if (bnPacked<T>(a, b, s)) {
-    const V *pa = (const V *)a, *pb = (const V *)b;
-    int nv = s / P::W;
-    for (int j0 = lane; j0 < nv; j0 += 32 * BN_UNROLL) {
-      V va[BN_UNROLL], vb[BN_UNROLL];
+    bnRowPacked<V>((const V *)a, (const V *)b, s / P::W, lane, [&](int, const V &va, const V &vb) {
+      T ea[P::W], eb[P::W];
+      P::get(va, ea);
+      P::get(vb, eb);
 #pragma unroll
-      for (int u = 0; u < BN_UNROLL; u++) {
-        int j = j0 + 32 * u;
-        if (j < nv) {
-          va[u] = pa[j];
-          vb[u] = pb[j];
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < BN_UNROLL; u++) {
-        if (j0 + 32 * u < nv) {
-          T ea[P::W], eb[P::W];
-          P::get(va[u], ea);
-          P::get(vb[u], eb);
-#pragma unroll
-          for (int k = 0; k < P::W; k++) f(ea[k], eb[k]);
-        }
-      }
-    }
+      for (int k = 0; k < P::W; k++) f(ea[k], eb[k]);
+    });
   } else {
     for (int j = lane; j < s; j += 32) f(a[j], b[j]);
   }
