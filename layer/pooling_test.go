@@ -62,6 +62,10 @@ func init() {
 		layertest.Parity{Layer: sprintf(pool, "", "pool: AVE kernel_h: 4 kernel_w: 3 stride_h: 3 stride_w: 2 pad_h: 2 pad_w: 1"), Bottom: big},
 		layertest.Parity{Layer: sprintf(pool, "", "pool: AVE global_pooling: true"), Bottom: big},
 		layertest.Parity{Layer: sprintf(pool, "", "pool: MAX global_pooling: true"), Bottom: big},
+		// The GPU's backward gathers from at most 2x2 (above), 3x3 and
+		// more covering outputs.
+		layertest.Parity{Layer: sprintf(pool, "", "pool: MAX kernel_size: 3 stride: 1 pad: 1"), Bottom: big},
+		layertest.Parity{Layer: sprintf(pool, `top: "mask"`, "pool: MAX kernel_h: 3 kernel_w: 4 stride: 1"), Bottom: big},
 		layertest.Parity{Layer: sprintf(pool, "phase: TEST", "pool: STOCHASTIC kernel_size: 3 stride: 2"), Bottom: big, Lo: 0, Hi: 1},
 		layertest.Parity{Layer: sprintf(pool, "", "pool: MAX kernel_size: 3 stride: 2 round_mode: FLOOR"), Bottom: [][]int{{4, 8, 12, 11}}},
 		layertest.Parity{Layer: sprintf(pool, "", "pool: AVE kernel_size: 2 stride: 2 pad: 1 round_mode: FLOOR"), Bottom: [][]int{{4, 8, 12, 11}}},

@@ -130,6 +130,30 @@ __device__ void sto_pool_forward_test(int n, const T *x, PoolGeom g, T *y, T *s)
   }
 }
 
+// index_pool_gather sums dy over the at most C x C outputs [ph0, ph1) x
+// [pw0, pw1) whose index is here, in the loop's order, with every load
+// issued before any is compared rather than each dy load waiting on its
+// index (C = 2: kernel <= 2*stride, ResNet's and CaffeNet's 3x3/2; C = 3:
+// GoogLeNet's 3x3/1).
+template <typename T, int C>
+__device__ T index_pool_gather(const T *dy, const T *idx, long long off, int pooled_w, int ph0, int ph1,
+                               int pw0, int pw1, T here) {
+  T id[C * C], d[C * C], grad = 0;
+#pragma unroll
+  for (int k = 0; k < C * C; k++) {
+    int ph = ph0 + k / C, pw = pw0 + k % C;
+    bool in = ph < ph1 && pw < pw1;
+    long long o = off + ph * pooled_w + pw;
+    id[k] = in ? idx[o] : T(-1);
+    d[k] = in ? dy[o] : T(0);
+  }
+#pragma unroll
+  for (int k = 0; k < C * C; k++) {
+    if (id[k] == here) grad += d[k];
+  }
+  return grad;
+}
+
 // MAX and STOCHASTIC (TRAIN): the gradients of the outputs whose index
 // names this element.
 template <typename T>
@@ -144,23 +168,9 @@ __device__ void index_pool_backward(int n, const T *dy, const T *idx, PoolGeom g
     long long off = plane * g.pooled_h * g.pooled_w;
     T here = T(h * g.width + w), grad = 0;
     if (ph1 - ph0 <= 2 && pw1 - pw0 <= 2) {
-      // At most 2x2 covering outputs (kernel <= 2*stride: ResNet's and
-      // CaffeNet's 3x3/2): all the loads are issued before any is
-      // compared, rather than each dy load waiting on its index. Same
-      // order of additions.
-      T id[4], d[4];
-#pragma unroll
-      for (int k = 0; k < 4; k++) {
-        int ph = ph0 + (k >> 1), pw = pw0 + (k & 1);
-        bool in = ph < ph1 && pw < pw1;
-        long long o = off + ph * g.pooled_w + pw;
-        id[k] = in ? idx[o] : T(-1);
-        d[k] = in ? dy[o] : T(0);
-      }
-#pragma unroll
-      for (int k = 0; k < 4; k++) {
-        if (id[k] == here) grad += d[k];
-      }
+      grad = index_pool_gather<T, 2>(dy, idx, off, g.pooled_w, ph0, ph1, pw0, pw1, here);
+    } else if (ph1 - ph0 <= 3 && pw1 - pw0 <= 3) {
+      grad = index_pool_gather<T, 3>(dy, idx, off, g.pooled_w, ph0, ph1, pw0, pw1, here);
     } else {
       for (int ph = ph0; ph < ph1; ph++) {
         for (int pw = pw0; pw < pw1; pw++) {
