@@ -143,6 +143,13 @@ func launchChannelBlocks[T Float](l *BatchNorm[T], name string, k int, a *cuda.A
 	return f.Launch(cuda.Dim3{X: l.channels}, cuda.Dim3{X: bnBlockThreads}, 0, nil, a)
 }
 
+// runningSums returns the device arrays of the scale factor and the
+// running mean and variance, for the batch's statistics to be folded in.
+func (e *batchNormDNN[T]) runningSums(g *device.GPUView[T]) (factor, mean, variance cuda.DevicePtr) {
+	b := e.l.blobs
+	return g.MutableData(b[2]), g.MutableData(b[0]), g.MutableData(b[1])
+}
+
 // forwardOwn sets y = (x - mean)/std * gamma + beta per channel, then the
 // fused ReLU, with the batch's statistics, folded into the running sums,
 // or with the running sums.
@@ -151,7 +158,6 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 	c, rows := l.channels, l.num*l.channels
 	pr, pc := g.MutableData(e.own.perRow), g.MutableData(e.own.perChannel)
 	mean, invStd := pc, g.Offset(pc, c)
-	factor, runMean, runVar := g.MutableData(l.blobs[2]), g.MutableData(l.blobs[0]), g.MutableData(l.blobs[1])
 	if err := g.Err(); err != nil {
 		return err
 	}
@@ -161,6 +167,7 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 	}
 	var a cuda.Args
 	if k := e.blockK(false); k > 0 {
+		factor, runMean, runVar := e.runningSums(g)
 		a.Int(l.num).Int(c).Int(l.spatial).Ptr(x)
 		scalarArg(scalarArg(scalarArg(&a, l.eps), l.maf), corr)
 		a.Ptr(mean).Ptr(invStd).Ptr(factor).Ptr(runMean).Ptr(runVar)
@@ -172,7 +179,13 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 		return launchChannelBlocks(l, "bn_block_forward", k, &a)
 	}
 	if l.useGlobal {
+		// The running sums are only read here (runningSums takes them to
+		// write).
+		factor, runMean, runVar := g.Data(l.blobs[2]), g.Data(l.blobs[0]), g.Data(l.blobs[1])
 		scalarArg(a.Int(c), l.eps).Ptr(factor).Ptr(runMean).Ptr(runVar).Ptr(mean).Ptr(invStd)
+		if err := g.Err(); err != nil {
+			return err
+		}
 		if err := launch[T](l.ctx, "batch_norm.cu", "bn_global_stats", c, &a); err != nil {
 			return err
 		}
@@ -181,10 +194,14 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 		if err := launchRows(l, "bn_row_stats", &a); err != nil {
 			return err
 		}
+		factor, runMean, runVar := e.runningSums(g)
 		a = cuda.Args{}
 		a.Int(l.num).Int(c).Int(l.spatial).Ptr(pr).Ptr(g.Offset(pr, rows))
 		scalarArg(scalarArg(scalarArg(&a, l.eps), l.maf), corr)
 		a.Ptr(mean).Ptr(invStd).Ptr(factor).Ptr(runMean).Ptr(runVar)
+		if err := g.Err(); err != nil {
+			return err
+		}
 		if err := launchWarps(l, "bn_channel_stats", c, &a); err != nil {
 			return err
 		}
@@ -228,6 +245,9 @@ func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta
 		a.Int(rows).Int(c).Int(l.spatial).Ptr(dy).Ptr(x).Ptr(mean).Ptr(invStd)
 		e.fusedArgs(g, &a)
 		a.Ptr(pr).Ptr(g.Offset(pr, rows))
+		if err := g.Err(); err != nil {
+			return err
+		}
 		if err := launchRows(l, "bn_row_grad_sums", &a); err != nil {
 			return err
 		}
@@ -246,6 +266,9 @@ func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta
 		gamma = g.Data(s.blobs[0])
 	}
 	a.Ptr(gamma).Ptr(dGamma).Ptr(dBeta).Ptr(coef)
+	if err := g.Err(); err != nil {
+		return err
+	}
 	if err := launchWarps(l, "bn_channel_grad", c, &a); err != nil {
 		return err
 	}
