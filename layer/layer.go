@@ -44,6 +44,17 @@
 // device.View and called with device.HostView from the CPU half and with
 // the layer's GPU view from the GPU half.
 //
+// # Fusion
+//
+// A net offers each pair of consecutive layers to Fuse once they are set
+// up. Where the first layer's engine can compute the second's pass too
+// (BatchNorm with the Scale and the ReLU in place after it, an Eltwise sum
+// with its ReLU, a convolution's bias with its ReLU's forward pass), the
+// second layer's engine is skipped for that pass (Base.fusedBy,
+// forwardFusedBy), and every blob's data and diff are what the two layers
+// would have left, as in Caffe. Each pass checks that the fusion still
+// holds (its shape, its engine's choice) and otherwise runs both layers.
+//
 // # Writing a layer
 //
 // A layer type is one file with its parameters, shapes and CPU half, and,
