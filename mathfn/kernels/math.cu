@@ -30,9 +30,9 @@ BOTH_TYPES(ADD_SCALAR)
 // Binary element-wise operations y[i] = a[i] OP b[i]. Where a, b and y
 // are all aligned to 16 bytes (a blob's arrays are) the kernel reads and
 // writes 16-byte vectors (4 floats, 2 doubles), then the elements left
-// one by one, and the Go side launches a thread per vector (binary): the
-// H100 moves about a third more data a second so (Split's backward pass
-// is an add).
+// one by one, and the Go side launches a thread per vector (binary): on
+// the H100 a quarter more data a second (Split's backward pass is an add:
+// ResNet-50's largest, 0.261 -> 0.208 ms).
 template <typename T> struct Vec16;
 template <> struct Vec16<float> {
   typedef float4 V;
