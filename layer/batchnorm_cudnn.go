@@ -50,9 +50,16 @@ type batchNormDNN[T Float] struct {
 
 // fusedReLU returns the ReLU this pass computes too, or nil: the pass
 // must be the own kernels', in place, with the Scale (if one was fused)
-// fused too.
+// fused too, and the layer before the ReLU (this one or the Scale) must
+// not have its fusion suspended.
 func (e *batchNormDNN[T]) fusedReLU() *ReLU[T] {
-	if e.relu == nil || !e.active || e.own == nil || !e.inPlace || (e.scale != nil && e.fusedScale() == nil) {
+	if e.relu == nil || !e.active || e.own == nil || !e.inPlace {
+		return nil
+	}
+	if e.scale != nil && (e.fusedScale() == nil || e.scale.fusionSuspended) {
+		return nil
+	}
+	if e.scale == nil && e.l.fusionSuspended {
 		return nil
 	}
 	return e.relu
@@ -62,7 +69,7 @@ func (e *batchNormDNN[T]) fusedReLU() *ReLU[T] {
 // must compute with cuDNN and the Scale's vector must be the channels'.
 func (e *batchNormDNN[T]) fusedScale() *Scale[T] {
 	s, l := e.scale, e.l
-	if s == nil || !e.active || s.shape.outer != l.num || s.shape.dim != l.channels || s.shape.inner != l.spatial {
+	if s == nil || !e.active || l.fusionSuspended || s.shape.outer != l.num || s.shape.dim != l.channels || s.shape.inner != l.spatial {
 		return nil
 	}
 	return s

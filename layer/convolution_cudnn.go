@@ -264,4 +264,6 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 
 // fusesReLU says whether Forward applies the ReLU after the layer: with
 // the bias, in the same pass.
-func (e *convolutionDNN[T]) fusesReLU() bool { return e.relu != nil && e.l.biasTerm }
+func (e *convolutionDNN[T]) fusesReLU() bool {
+	return e.relu != nil && !e.l.fusionSuspended && e.l.biasTerm
+}

@@ -94,7 +94,7 @@ func (e eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 // fusesReLU says whether the GPU passes compute the ReLU in place on the
 // top too: a SUM of two bottoms (Fuse).
 func (l *Eltwise[T]) fusesReLU() bool {
-	return l.relu != nil && l.op == caffepb.EltwiseParameter_SUM && len(l.coeffs) == 2
+	return l.relu != nil && !l.fusionSuspended && l.op == caffepb.EltwiseParameter_SUM && len(l.coeffs) == 2
 }
 
 // sumReLUKernel names the fused kernel for the arrays: over 16-byte

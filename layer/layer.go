@@ -54,6 +54,8 @@
 // forwardFusedBy), and every blob's data and diff are what the two layers
 // would have left, as in Caffe. Each pass checks that the fusion still
 // holds (its shape, its engine's choice) and otherwise runs both layers.
+// A net's partial passes (ForwardFromTo, BackwardFromTo) suspend the
+// fusions their range splits (SuspendFusion).
 //
 // # Writing a layer
 //
@@ -249,6 +251,12 @@ type Base[T Float] struct {
 	fusedBy func() bool
 	// forwardFusedBy is the same for the forward pass alone.
 	forwardFusedBy func() bool
+	// fusionSuspended makes this layer compute its own passes only, not
+	// the next layer's (SuspendFusion).
+	fusionSuspended bool
+	// forwardSkipped says the last forward pass was the layer before's
+	// (fused): what the layer saves for its backward pass was not saved.
+	forwardSkipped bool
 	rng            *rand.Rand
 	src            *rand.PCG    // rng's source, kept so Reseed allocates nothing
 	log            *slog.Logger // nil: slog.Default()
@@ -491,7 +499,8 @@ func Forward[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (loss T, err erro
 	if err := reshape(l, bottom, top); err != nil {
 		return 0, errorf(l, err)
 	}
-	if (b.fusedBy == nil || !b.fusedBy()) && (b.forwardFusedBy == nil || !b.forwardFusedBy()) {
+	b.forwardSkipped = (b.fusedBy != nil && b.fusedBy()) || (b.forwardFusedBy != nil && b.forwardFusedBy())
+	if !b.forwardSkipped {
 		if err := b.engine.Forward(bottom, top); err != nil {
 			return 0, errorf(l, err)
 		}
@@ -527,6 +536,12 @@ func Backward[T Float](l Layer[T], top []*blob.Blob[T], propagateDown []bool, bo
 	}
 	return nil
 }
+
+// SuspendFusion stops (on) or restarts (off) l computing the passes of the
+// layer after it that Fuse gave it; both then run as written. A net
+// suspends the fusions a partial pass (ForwardFromTo, BackwardFromTo)
+// would split, as Caffe runs each layer of the range and no other.
+func SuspendFusion[T Float](l Layer[T], on bool) { l.LayerBase().fusionSuspended = on }
 
 // reshape runs the layer's Reshape, then its engine's.
 func reshape[T Float](l Layer[T], bottom, top []*blob.Blob[T]) error {

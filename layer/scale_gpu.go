@@ -1,6 +1,8 @@
 package layer
 
 import (
+	"fmt"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 )
@@ -47,6 +49,12 @@ func (e scaleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 // since in place dx overwrites dy.
 func (e scaleGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
+	if l.forwardSkipped && bottom[0] == top[0] {
+		// In place, the backward pass needs the input the forward pass
+		// saves; the BatchNorm before computed that pass (Fuse) and saved
+		// none.
+		return fmt.Errorf("its forward pass was computed by the BatchNorm before it (fused), so its input was not kept: run a forward pass that computes it alone (a ForwardFromTo range that splits the two) before a backward pass that does")
+	}
 	if len(bottom) == 2 {
 		return scaleBackward[T](l, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
 	}

@@ -253,3 +253,69 @@ func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, fus
 		}
 	}
 }
+
+// TestFusedPartialPassesGPU runs ranges of layers that split fused pairs:
+// each layer of a range computes its own pass and no other, as in Caffe
+// (a forward pass that ends at the convolution leaves its output before
+// the ReLU; one that ends at the Scale, before the ReLU), checked against
+// the CPU net over the same ranges; and a backward pass that would run a
+// Scale alone after a fused forward pass, whose input was never kept, is
+// an error rather than a wrong gradient.
+func TestFusedPartialPassesGPU(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	t.Setenv("GOCAFFE_BN", "own")
+	build := func(text string, c *device.Context) *net.Net[float32] {
+		p := &caffepb.NetParameter{}
+		if err := protoio.ParseText([]byte(text), p); err != nil {
+			t.Fatal(err)
+		}
+		n, err := net.New[float32](p, net.Options{Seed: 3, Context: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		return n
+	}
+	index := func(n *net.Net[float32], name string) int {
+		for i, l := range n.LayerNames() {
+			if l == name {
+				return i
+			}
+		}
+		t.Fatalf("no layer %q", name)
+		return -1
+	}
+	bias := `bias_filler { type: "gaussian" std: 0.2 }`
+	for _, c := range []struct {
+		text, end, blob string
+	}{
+		{convReLUNet(bias, "", "", true), "conv", "conv"},
+		{fusedNet("conv"), "bn", "conv"},
+		{fusedNet("conv"), "scale", "conv"},
+		{fusedNet("conv"), "relu", "conv"},
+	} {
+		cpu, gpu := build(c.text, nil), build(c.text, ctx)
+		if err := gpu.CopyTrainedLayersFrom(cpu.ToProto(false)); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []*net.Net[float32]{cpu, gpu} {
+			layertest.FillGaussian(n.BlobByName("data"), 0, 1, 7)
+			if _, err := n.ForwardFromTo(0, index(n, c.end)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		layertest.CheckClose(t, fmt.Sprintf("%s after a forward pass to %s", c.blob, c.end), gpu.BlobByName(c.blob).CPUData(), cpu.BlobByName(c.blob).CPUData(), 1e-3)
+	}
+	gpu := build(fusedNet("conv"), ctx)
+	layertest.FillGaussian(gpu.BlobByName("data"), 0, 1, 7)
+	if _, err := gpu.Forward(); err != nil {
+		t.Fatal(err)
+	}
+	scale := index(gpu, "scale")
+	if err := gpu.BackwardFromTo(scale, scale); err == nil || !strings.Contains(err.Error(), "fused") {
+		t.Errorf("a backward pass of the Scale alone after a fused forward pass: error %v, want one saying it was fused", err)
+	}
+	if err := gpu.Backward(); err != nil {
+		t.Errorf("the whole backward pass after it: %v", err)
+	}
+}

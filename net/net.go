@@ -78,6 +78,7 @@ type Net[T Float] struct {
 	paramNameIndex map[string]int       // the owner of each ParamSpec name
 	learnable      []learnableRecord[T] // the owned params: what solvers update
 	debugInfo      bool
+	fused          []int // i: layer i computes layer i+1's passes too (layer.Fuse)
 }
 
 // layerRecord is one layer of a net and its connections.
@@ -196,6 +197,7 @@ func (n *Net[T]) fuseLayers() {
 		a, b := &n.layers[i], &n.layers[i+1]
 		if layer.Fuse(a.layer, b.layer, a.tops, b.bottoms, b.tops, a.needBackward) {
 			logf.Debugf(n.log, "%s computes %s too (fused)", a.name, b.name)
+			n.fused = append(n.fused, i)
 		}
 	}
 }
@@ -499,6 +501,7 @@ func (n *Net[T]) ForwardFromTo(start, end int) (T, error) {
 	if start < 0 || end >= len(n.layers) || start > end+1 {
 		return 0, fmt.Errorf("net %q: ForwardFromTo(%d, %d) with %d layers", n.name, start, end, len(n.layers))
 	}
+	defer n.suspendSplitFusions(start, end)()
 	var loss T
 	for i := start; i <= end; i++ {
 		r := &n.layers[i]
@@ -514,6 +517,25 @@ func (n *Net[T]) ForwardFromTo(start, end int) (T, error) {
 	return loss, nil
 }
 
+// suspendSplitFusions suspends the fusions of the pairs of layers that the
+// range lo..hi takes one of (layer.SuspendFusion), so that each layer of
+// the range computes its own pass and no other, and returns what resumes
+// them.
+func (n *Net[T]) suspendSplitFusions(lo, hi int) func() {
+	var split []int
+	for _, i := range n.fused {
+		if i == hi || i+1 == lo {
+			split = append(split, i)
+			layer.SuspendFusion(n.layers[i].layer, true)
+		}
+	}
+	return func() {
+		for _, i := range split {
+			layer.SuspendFusion(n.layers[i].layer, false)
+		}
+	}
+}
+
 // Forward runs the whole net forward and returns the loss.
 func (n *Net[T]) Forward() (T, error) { return n.ForwardFromTo(0, len(n.layers)-1) }
 
@@ -523,6 +545,7 @@ func (n *Net[T]) BackwardFromTo(start, end int) error {
 	if end < 0 || start >= len(n.layers) {
 		return fmt.Errorf("net %q: BackwardFromTo(%d, %d) with %d layers", n.name, start, end, len(n.layers))
 	}
+	defer n.suspendSplitFusions(end, start)()
 	for i := start; i >= end; i-- {
 		r := &n.layers[i]
 		if !r.needBackward {
