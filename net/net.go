@@ -501,7 +501,8 @@ func (n *Net[T]) ForwardFromTo(start, end int) (T, error) {
 	if start < 0 || end >= len(n.layers) || start > end+1 {
 		return 0, fmt.Errorf("net %q: ForwardFromTo(%d, %d) with %d layers", n.name, start, end, len(n.layers))
 	}
-	defer n.suspendSplitFusions(start, end)()
+	n.suspendSplitFusions(start, end, true)
+	defer n.suspendSplitFusions(start, end, false)
 	var loss T
 	for i := start; i <= end; i++ {
 		r := &n.layers[i]
@@ -517,21 +518,14 @@ func (n *Net[T]) ForwardFromTo(start, end int) (T, error) {
 	return loss, nil
 }
 
-// suspendSplitFusions suspends the fusions of the pairs of layers that the
-// range lo..hi takes one of (layer.SuspendFusion), so that each layer of
-// the range computes its own pass and no other, and returns what resumes
-// them.
-func (n *Net[T]) suspendSplitFusions(lo, hi int) func() {
-	var split []int
+// suspendSplitFusions suspends (on) or resumes the fusions of the pairs
+// of layers that the range lo..hi takes one of (layer.SuspendFusion), so
+// that each layer of the range computes its own pass and no other. It
+// allocates nothing: the training loop calls it every pass.
+func (n *Net[T]) suspendSplitFusions(lo, hi int, on bool) {
 	for _, i := range n.fused {
 		if i == hi || i+1 == lo {
-			split = append(split, i)
-			layer.SuspendFusion(n.layers[i].layer, true)
-		}
-	}
-	return func() {
-		for _, i := range split {
-			layer.SuspendFusion(n.layers[i].layer, false)
+			layer.SuspendFusion(n.layers[i].layer, on)
 		}
 	}
 }
@@ -545,7 +539,8 @@ func (n *Net[T]) BackwardFromTo(start, end int) error {
 	if end < 0 || start >= len(n.layers) {
 		return fmt.Errorf("net %q: BackwardFromTo(%d, %d) with %d layers", n.name, start, end, len(n.layers))
 	}
-	defer n.suspendSplitFusions(end, start)()
+	n.suspendSplitFusions(end, start, true)
+	defer n.suspendSplitFusions(end, start, false)
 	for i := start; i >= end; i-- {
 		r := &n.layers[i]
 		if !r.needBackward {
