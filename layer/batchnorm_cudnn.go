@@ -39,7 +39,8 @@ type batchNormDNN[T Float] struct {
 	active bool
 	own    *bnScratch[T] // the own kernels' memory; nil on cuDNN
 	// scale, if not nil, is the Scale after the layer, in place on its
-	// top, whose scale and bias cuDNN applies (Fuse).
+	// top, whose scale and bias this engine applies, on cuDNN's kernels or
+	// its own (Fuse).
 	scale *Scale[T]
 	// relu, if not nil, is the ReLU in place after the layer or its Scale
 	// that the own kernels apply (Fuse); inPlace says the layer's top is
