@@ -122,3 +122,11 @@ var (
 	_ func(*DNN, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *BatchNormBuffers, float64) error                                               = (*DNN).BatchNormForwardTraining
 	_ func(*DNN, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *BatchNormBuffers, float64) error                       = (*DNN).BatchNormBackward
 )
+
+// nvJPEG's API, the same in both builds.
+var (
+	_ func(*Device) (*JPEGDecoder, error)                                   = (*Device).NewJPEGDecoder
+	_ func(*JPEGDecoder) bool                                               = (*JPEGDecoder).Hardware
+	_ func(*JPEGDecoder, [][]byte, int, int, int, DevicePtr, *Stream) error = (*JPEGDecoder).DecodeBatch
+	_ func(*JPEGDecoder) error                                              = (*JPEGDecoder).Close
+)

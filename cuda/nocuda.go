@@ -396,3 +396,21 @@ func (n *DNN) BatchNormForwardTraining(x *TensorDesc, xp DevicePtr, y *TensorDes
 func (n *DNN) BatchNormBackward(x *TensorDesc, xp DevicePtr, dy *TensorDesc, dyp DevicePtr, dx *TensorDesc, dxp DevicePtr, b *BatchNormBuffers, eps float64) error {
 	return ErrNoCUDA
 }
+
+// JPEGDecoder decodes batches of JPEG images on a device with nvJPEG. In a
+// build without the `cuda` tag none can be created.
+type JPEGDecoder struct{}
+
+// NewJPEGDecoder returns ErrNoCUDA in a build without the `cuda` tag.
+func (d *Device) NewJPEGDecoder() (*JPEGDecoder, error) { return nil, ErrNoCUDA }
+
+// Hardware reports false in a build without the `cuda` tag.
+func (j *JPEGDecoder) Hardware() bool { return false }
+
+// DecodeBatch returns ErrNoCUDA in a build without the `cuda` tag.
+func (j *JPEGDecoder) DecodeBatch(images [][]byte, height, width, channels int, out DevicePtr, s *Stream) error {
+	return ErrNoCUDA
+}
+
+// Close returns ErrNoCUDA in a build without the `cuda` tag.
+func (j *JPEGDecoder) Close() error { return ErrNoCUDA }

@@ -92,6 +92,11 @@ func DecodeImage(encoded []byte, maxPixels int64) (image.Image, error) {
 	return img, err
 }
 
+// JPEGFrame reads a JPEG's width, height and number of components from
+// its frame header without decoding it (see jpegFrame); ok is false when
+// it does not find them plainly so.
+func JPEGFrame(b []byte) (w, h, comps int, ok bool) { return jpegFrame(b) }
+
 // jpegFrame reads a JPEG's size and number of components from its frame
 // header (SOF0 to SOF15) without allocating; ok is false for anything it
 // does not find plainly so (not a JPEG, truncated, a frame with its height

@@ -166,10 +166,15 @@ func (t *Transformer[T]) InferRecordShape(r *DatumRecord) ([]int, error) {
 // record transforms to, after checking it against the crop size and the
 // mean.
 func (t *Transformer[T]) ItemShape(r *DatumRecord) (c, h, w int, err error) {
-	c, h, w, err = r.Shape()
-	if err != nil {
+	if c, h, w, err = r.Shape(); err != nil {
 		return 0, 0, 0, err
 	}
+	return t.ImageItemShape(c, h, w)
+}
+
+// ImageItemShape is ItemShape for an 8-bit image of c x h x w, decoded or
+// not.
+func (t *Transformer[T]) ImageItemShape(c, h, w int) (int, int, int, error) {
 	if t.crop > 0 && (h < t.crop || w < t.crop) {
 		return 0, 0, 0, fmt.Errorf("crop_size %d is larger than the datum (%dx%dx%d)", t.crop, c, h, w)
 	}
@@ -244,16 +249,35 @@ type TransformPlan struct{ g planeGeometry }
 // batches; ApplyPlan, which does the work, may then run for several items
 // at once on other goroutines.
 func (t *Transformer[T]) PlanImage(raw *DatumRecord, size int) (TransformPlan, error) {
-	c, oh, ow, err := t.ItemShape(raw)
+	if _, _, _, err := raw.Shape(); err != nil {
+		return TransformPlan{}, err
+	}
+	return t.plan(raw.Channels, raw.Height, raw.Width, size, len(raw.Data) > 0)
+}
+
+// PlanPixels is PlanImage for an 8-bit image of c x h x w that is not
+// decoded yet: a JPEG whose header gave its size, decoded later on the
+// device. It draws the same random choices as PlanImage would for the
+// decoded image.
+func (t *Transformer[T]) PlanPixels(c, h, w, size int) (TransformPlan, error) {
+	if _, _, _, err := checkShape(c, h, w, c*h*w, 0); err != nil {
+		return TransformPlan{}, err
+	}
+	return t.plan(c, h, w, size, true)
+}
+
+// plan is PlanImage for an image of c x h x w, of bytes or of floats.
+func (t *Transformer[T]) plan(c, h, w, size int, bytes bool) (TransformPlan, error) {
+	oc, oh, ow, err := t.ImageItemShape(c, h, w)
 	if err != nil {
 		return TransformPlan{}, err
 	}
-	if size != c*oh*ow {
+	if size != oc*oh*ow {
 		return TransformPlan{}, fmt.Errorf("datum of shape %dx%dx%d transforms to %dx%dx%d (%d values), but the output item holds %d",
-			raw.Channels, raw.Height, raw.Width, c, oh, ow, c*oh*ow, size)
+			c, h, w, oc, oh, ow, oc*oh*ow, size)
 	}
-	g := t.geometry(c, raw.Height, raw.Width)
-	if (g.winH != g.oh || g.winW != g.ow) && len(raw.Data) == 0 {
+	g := t.geometry(c, h, w)
+	if (g.winH != g.oh || g.winW != g.ow) && !bytes {
 		return TransformPlan{}, errors.New("TSN's multi_scale resizes 8-bit images; this datum holds float_data")
 	}
 	return TransformPlan{g}, nil

@@ -88,3 +88,39 @@ func checkApplyWindow[T float32 | float64](t *testing.T, text string, phase caff
 		t.Error("PixelArithmetic: true for TSN's multi_scale")
 	}
 }
+
+// TestPlanPixelsDrawsPlanImagesPlans: planning an image from its size
+// alone (a JPEG decoded later on the device) draws the crops and mirrors
+// that planning the decoded image draws, and refuses what PlanImage
+// refuses.
+func TestPlanPixelsDrawsPlanImagesPlans(t *testing.T) {
+	const c, h, w = 3, 7, 9
+	for _, text := range []string{`crop_size: 5 mirror: true`, `mirror: true mean_value: 3`, `crop_size: 7 mirror: true`} {
+		byImage, bySize := newTF[float32](t, text, caffepb.Phase_TRAIN, 11), newTF[float32](t, text, caffepb.Phase_TRAIN, 11)
+		raw := &DatumRecord{Channels: c, Height: h, Width: w, Data: make([]byte, c*h*w)}
+		oc, oh, ow, err := byImage.ItemShape(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for item := range 30 {
+			want, err := byImage.PlanImage(raw, oc*oh*ow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := bySize.PlanPixels(c, h, w, oc*oh*ow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("%s: item %d planned %+v from its size, %+v from its pixels", text, item, got, want)
+			}
+		}
+	}
+	tf := newTF[float32](t, `crop_size: 8`, caffepb.Phase_TRAIN, 1)
+	if _, err := tf.PlanPixels(3, 7, 9, 3*8*8); err == nil {
+		t.Error("PlanPixels of a 7x9 image with crop_size 8: no error")
+	}
+	if _, err := tf.PlanPixels(0, 9, 9, 0); err == nil {
+		t.Error("PlanPixels of 0 channels: no error")
+	}
+}

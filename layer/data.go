@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
+	"time"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
@@ -133,6 +135,7 @@ type datumSource[T Float] struct {
 	rec     data.DatumRecord
 	item    [3]int          // channels, height, width of a transformed record
 	encoded []*encodedDatum // the encoded records of the batch being loaded
+	jpegs   [][]byte        // their bytes, for the device's decoder
 }
 
 // encodedDatum is an encoded record waiting to be decoded: JPEG decoding
@@ -320,6 +323,10 @@ func (s *datumSource[T]) transformEncoded(b *batch[T], items []*encodedDatum, si
 	if len(items) == 0 { // raw records: keep the closures below from allocating
 		return nil
 	}
+	planned, err := s.decodeOnDevice(b, items, size)
+	if err != nil || (planned && b.pix.decoded != [2]int{}) {
+		return err
+	}
 	inParallel(len(items), func(k int) (err error) {
 		items[k].img, err = items[k].dec.Decode(items[k].encoded)
 		return err
@@ -334,9 +341,11 @@ func (s *datumSource[T]) transformEncoded(b *batch[T], items []*encodedDatum, si
 		if err := s.checkItem(&e.img); err != nil {
 			return s.keyError(e.key, err)
 		}
-		var err error
-		if e.plan, err = s.tf.PlanImage(&e.img, size); err != nil {
-			return s.keyError(e.key, err)
+		if !planned {
+			var err error
+			if e.plan, err = s.tf.PlanImage(&e.img, size); err != nil {
+				return s.keyError(e.key, err)
+			}
 		}
 		fits = fits && e.plan.FitsWindow(&e.img)
 	}
@@ -364,6 +373,127 @@ func (s *datumSource[T]) transformEncoded(b *batch[T], items []*encodedDatum, si
 		}
 	}
 	return nil
+}
+
+// decodeOnDevice plans a batch of encoded items and decodes them for the
+// device (prefetch_jpeg.go) when the batch is all JPEGs of one size giving
+// the batch's items: nvJPEG decodes the first share of the items while
+// the host's cores decode the rest, whose images are then copied to the
+// device next to nvJPEG's. planned reports that the items' plans are
+// drawn: the host decodes the whole batch with them when the device did
+// not take it (b.pix.decoded unset).
+func (s *datumSource[T]) decodeOnDevice(b *batch[T], items []*encodedDatum, size int) (planned bool, err error) {
+	if !staging(b) || b.pix.jpeg == nil || len(items) != b.pix.items {
+		return false, nil
+	}
+	c, h, w, ok := s.jpegBatchShape(items)
+	if !ok {
+		return false, nil
+	}
+	for _, e := range items {
+		if e.plan, err = s.tf.PlanPixels(c, h, w, size); err != nil {
+			return false, s.keyError(e.key, err)
+		}
+		b.pix.place(e.index, e.plan)
+	}
+	j := b.pix.jpeg
+	if err := j.open(); err != nil {
+		return false, fmt.Errorf("creating the JPEG decoders: %w", err)
+	}
+	if j.missing != nil {
+		if !j.warned {
+			j.warned = true
+			logf.Warnf(s.log, "GOCAFFE_JPEG=nvjpeg, but JPEGs cannot be decoded on the GPU (%v): decoding them on the host", j.missing)
+		}
+		return false, nil
+	}
+	if err := j.reserve(len(items) * c * h * w); err != nil {
+		return false, err
+	}
+	k := j.deviceShare(len(items))
+	encoded := s.jpegs[:0]
+	for _, e := range items[:k] {
+		encoded = append(encoded, e.encoded)
+	}
+	s.jpegs = encoded
+	var devErr error
+	var devTime time.Duration
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		start := time.Now()
+		devErr = j.decode(encoded, c, h, w)
+		devTime = time.Since(start)
+	})
+	start := time.Now()
+	hostErr := s.decodeForDevice(j, items[k:], k, c, h, w)
+	hostTime := time.Since(start)
+	wg.Wait()
+	clear(s.jpegs) // hold no records past the batch
+	switch {
+	case hostErr != nil:
+		return true, hostErr
+	case devErr == nil:
+		b.pix.decoded = [2]int{h, w}
+		j.balance(k, len(items)-k, devTime, hostTime)
+		return true, j.upload(k, len(items)-k, c*h*w)
+	case errors.Is(devErr, errHostJPEG):
+		logf.Debugf(s.log, "Decoding a batch on the host: %v", devErr)
+		return true, nil
+	}
+	return true, devErr
+}
+
+// decodeForDevice decodes items (from position first of the batch) on
+// the host's cores into j's pinned slots for the device.
+func (s *datumSource[T]) decodeForDevice(j *jpegDevice, items []*encodedDatum, first, c, h, w int) error {
+	if len(items) == 0 {
+		return nil
+	}
+	slot := c * h * w
+	host, err := j.hostSlots(len(items), slot)
+	if err != nil {
+		return err
+	}
+	inParallel(len(items), func(k int) (err error) {
+		e := items[k]
+		if e.img, err = e.dec.Decode(e.encoded); err != nil {
+			return err
+		}
+		if e.img.Channels != c || e.img.Height != h || e.img.Width != w {
+			return fmt.Errorf("the image decodes to %dx%dx%d, its header says %dx%dx%d", e.img.Channels, e.img.Height, e.img.Width, c, h, w)
+		}
+		copy(host[k*slot:(k+1)*slot], e.img.Data)
+		return nil
+	}, func(k int, err error) { items[k].err = err })
+	for _, e := range items {
+		if e.err != nil {
+			return s.keyError(e.key, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(e.encoded), e.err))
+		}
+	}
+	return nil
+}
+
+// jpegBatchShape returns the channels, rows and columns of the items'
+// JPEGs, and whether they are all JPEGs of one size, with as many
+// components as the items have channels (nvJPEG's planar BGR, or luma),
+// that give items of the batch's shape.
+func (s *datumSource[T]) jpegBatchShape(items []*encodedDatum) (c, h, w int, ok bool) {
+	c = s.item[0]
+	for k, e := range items {
+		iw, ih, comps, ok := data.JPEGFrame(e.encoded)
+		if !ok || comps != c || (k > 0 && (ih != h || iw != w)) {
+			return 0, 0, 0, false
+		}
+		h, w = ih, iw
+	}
+	if c != 1 && c != 3 {
+		return 0, 0, 0, false
+	}
+	if mode := s.tf.ColorMode(); (mode == data.Color && c != 3) || (mode == data.Gray && c != 1) {
+		return 0, 0, 0, false
+	}
+	oc, oh, ow, err := s.tf.ImageItemShape(c, h, w)
+	return c, h, w, err == nil && [3]int{oc, oh, ow} == s.item
 }
 
 // readRaw transforms (or stages) the raw record under the cursor, item i

@@ -31,3 +31,12 @@ func SetPointwiseBudget(bytes int) (restore func()) {
 	pointwiseBudget = bytes
 	return func() { pointwiseBudget = old }
 }
+
+// DeviceDecoded returns how many batches of a Data layer nvJPEG decoded
+// (prefetch_jpeg.go), or -1 for another layer.
+func DeviceDecoded[T Float](l Layer[T]) int64 {
+	if d, ok := l.(*Data[T]); ok && d.pf != nil && d.pf.dev.pixels != nil && d.pf.dev.pixels.jpeg != nil {
+		return d.pf.dev.pixels.jpeg.decoded.Load()
+	}
+	return -1
+}

@@ -65,6 +65,10 @@ type prefetcher[T Float] struct {
 	// deviceTransformed counts the batches whose transformation the
 	// device finished (prefetch_pixels.go), for tests.
 	deviceTransformed atomic.Int64
+	// waits counts the batches the layer had to wait for: all of them when
+	// it loads them itself, else those not loaded yet when asked for
+	// (prefetch_jpeg.go gives nvJPEG more of the decoding while it grows).
+	waits atomic.Int64
 	err               error // the first loading error, returned ever after
 	dev               prefetchDevice[T]
 	once              sync.Once
@@ -173,6 +177,9 @@ func (p *prefetcher[T]) next() (*batch[T], error) {
 	}
 	if p.err != nil {
 		return nil, p.err
+	}
+	if !p.async || len(p.full) == 0 {
+		p.waits.Add(1)
 	}
 	if !p.async {
 		b := p.batches[0]

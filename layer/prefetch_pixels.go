@@ -47,11 +47,18 @@ type pixelStaging struct {
 	// the batch's data from the staging.
 	used   bool
 	staged []bool // by item, while the batch loads
+	// jpeg is the prefetcher's nvJPEG decoder (nil unless GOCAFFE_JPEG=
+	// nvjpeg, prefetch_jpeg.go); decoded, the rows and columns of the
+	// batch's images when it decoded them, all of one size, into its
+	// memory (the windows are then unused; params place them).
+	jpeg    *jpegDevice
+	decoded [2]int
 }
 
 // reset readies the staging for a new batch.
 func (s *pixelStaging) reset() {
 	s.used = true // until an item cannot be staged
+	s.decoded = [2]int{}
 	if len(s.staged) != s.items {
 		s.staged = make([]bool, s.items)
 	}
@@ -85,6 +92,8 @@ type pixelDevice[T Float] struct {
 	arith            data.PixelArithmetic[T]
 	mean, meanValues cuda.DevicePtr
 	kernel           *cuda.Function
+	jpeg             *jpegDevice    // nil unless GOCAFFE_JPEG=nvjpeg
+	decodedKernel    *cuda.Function // transform_decoded, with jpeg
 }
 
 // deviceTransformOff reports whether GOCAFFE_DEVICE_TRANSFORM=0 keeps
@@ -114,6 +123,9 @@ func initPixels[T Float](p *prefetcher[T], ctx *device.Context) error {
 	if pd.meanValues, err = upload(d, arith.MeanValues); err != nil {
 		return err
 	}
+	if err := initDeviceJPEG(pd, p, ctx); err != nil {
+		return err
+	}
 	for _, b := range p.batches {
 		s := &pixelStaging{items: b.data.Shape()[0], item: item}
 		s.paramsAt = (s.items*s.itemBytes() + 15) &^ 15
@@ -122,10 +134,25 @@ func initPixels[T Float](p *prefetcher[T], ctx *device.Context) error {
 			return fmt.Errorf("pinned staging for the device transformation: %w", err)
 		}
 		b.pix = s
+		s.jpeg = pd.jpeg
 		if s.dev, err = d.Alloc(size); err != nil {
 			return fmt.Errorf("device staging for the device transformation: %w", err)
 		}
 	}
+	return nil
+}
+
+// initDeviceJPEG sets up the decoding of JPEGs on the device when
+// GOCAFFE_JPEG asks for it.
+func initDeviceJPEG[T Float](pd *pixelDevice[T], p *prefetcher[T], ctx *device.Context) error {
+	on, err := deviceJPEGOn()
+	if err != nil || !on {
+		return err
+	}
+	if pd.decodedKernel, err = kernel[T](ctx, "data_transform.cu", "transform_decoded"); err != nil {
+		return err
+	}
+	pd.jpeg = &jpegDevice{dev: p.dev.dev, stream: p.dev.stream, waits: &p.waits}
 	return nil
 }
 
@@ -144,9 +171,15 @@ func upload[T Float](d *cuda.Device, values []T) (cuda.DevicePtr, error) {
 
 // transformOnDevice queues, on the prefetch stream, the copy of the
 // batch's staging to the device and the transformation into its data.
+// A batch decoded on the device needs only its params copied, and reads
+// its images where they were decoded.
 func transformOnDevice[T Float](p *prefetcher[T], b *batch[T]) error {
 	s, pd, d := b.pix, p.dev.pixels, p.dev.dev
-	if err := d.CopyHtoDAsync(s.dev, s.host, p.dev.stream); err != nil {
+	from := 0
+	if s.decoded != [2]int{} {
+		from = s.paramsAt
+	}
+	if err := d.CopyHtoDAsync(s.dev+cuda.DevicePtr(from), s.host[from:], p.dev.stream); err != nil {
 		return fmt.Errorf("copying the batch's pixels to the device: %w", err)
 	}
 	out, err := b.data.MutableGPUData()
@@ -155,10 +188,18 @@ func transformOnDevice[T Float](p *prefetcher[T], b *batch[T]) error {
 	}
 	n := b.data.Count()
 	var a cuda.Args
-	a.Int(n).Int(s.item[0]).Int(s.item[1]).Int(s.item[2]).Ptr(s.dev).Ptr(s.dev + cuda.DevicePtr(s.paramsAt))
+	a.Int(n).Int(s.item[0]).Int(s.item[1]).Int(s.item[2])
+	k := pd.kernel
+	if s.decoded != [2]int{} {
+		k = pd.decodedKernel
+		a.Int(s.decoded[0]).Int(s.decoded[1]).Ptr(s.jpeg.images)
+	} else {
+		a.Ptr(s.dev)
+	}
+	a.Ptr(s.dev + cuda.DevicePtr(s.paramsAt))
 	a.Ptr(pd.mean).Int(pd.arith.MeanShape[1]).Int(pd.arith.MeanShape[2]).Ptr(pd.meanValues).Int(len(pd.arith.MeanValues))
 	scalarArg(&a, pd.arith.Scale).Ptr(out)
-	if err := pd.kernel.Launch(cuda.Dim3{X: mathfn.Blocks(n)}, cuda.Dim3{X: threadsPerBlock}, 0, p.dev.stream, &a); err != nil {
+	if err := k.Launch(cuda.Dim3{X: mathfn.Blocks(n)}, cuda.Dim3{X: threadsPerBlock}, 0, p.dev.stream, &a); err != nil {
 		return fmt.Errorf("transforming the batch on the device: %w", err)
 	}
 	return nil
@@ -180,6 +221,9 @@ func closePixels[T Float](p *prefetcher[T]) error {
 		}
 	}
 	if pd := p.dev.pixels; pd != nil {
+		if pd.jpeg != nil {
+			errs = append(errs, pd.jpeg.close())
+		}
 		for _, ptr := range []cuda.DevicePtr{pd.mean, pd.meanValues} {
 			if ptr != 0 {
 				errs = append(errs, d.Free(ptr))
