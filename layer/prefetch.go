@@ -68,11 +68,11 @@ type prefetcher[T Float] struct {
 	// waits counts the batches the layer had to wait for: all of them when
 	// it loads them itself, else those not loaded yet when asked for
 	// (prefetch_jpeg.go gives nvJPEG more of the decoding while it grows).
-	waits atomic.Int64
-	err               error // the first loading error, returned ever after
-	dev               prefetchDevice[T]
-	once              sync.Once
-	closeErr          error
+	waits    atomic.Int64
+	err      error // the first loading error, returned ever after
+	dev      prefetchDevice[T]
+	once     sync.Once
+	closeErr error
 }
 
 // newPrefetcher makes the batches (ahead of them, or one when ahead is 0
