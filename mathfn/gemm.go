@@ -175,6 +175,9 @@ type gemmJob[T Float] struct {
 	c              []T
 	ldc            int
 	kern           microKernel[T]
+	// own is false where the linked BLAS computes the product
+	// (gemm_choice.go).
+	own bool
 
 	// The split over goroutines: workers parts of units units of unit
 	// columns (byCols) or rows.
@@ -201,7 +204,7 @@ func gemmOn[T Float](workers int, transA, transB blas.Transpose, m, n, k int, al
 	jobs := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs)
 	j := jobs.get()
 	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,
-		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T]()}
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T](), own: ownGemmFor[T]()}
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)
 	} else {
@@ -268,7 +271,7 @@ func (j *gemmJob[T]) done() { j.wg.Done() }
 
 // run computes rows [i0, i1) and columns [j0, j1) of C.
 func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
-	if !ownGemm {
+	if !j.own {
 		j.runBLAS(i0, i1, j0, j1)
 		return
 	}

@@ -1,4 +1,4 @@
-//go:build !amd64 || purego || openblas
+//go:build !amd64 || purego
 
 package mathfn
 

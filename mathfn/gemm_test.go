@@ -40,23 +40,28 @@ func refGemm[T Float](ta, tb bool, m, n, k int, alpha float64, a []T, lda int, b
 }
 
 // eachKernel runs f with each kernel this CPU has for T as the one gemm
-// uses, the plain Go one included.
+// uses, the plain Go one included, and in the openblas build with the
+// linked BLAS too.
 func eachKernel[T Float](t *testing.T, f func(t *testing.T)) {
 	var zero T
 	if _, ok := any(zero).(float64); ok {
-		all := dgemmKernels
-		defer func() { dgemmKernels = all }()
-		for i, k := range all {
-			dgemmKernels = all[i:]
-			t.Run(k.name, f)
-		}
+		eachKernelOf(t, &dgemmKernels, &ownDgemm, f)
 		return
 	}
-	all := sgemmKernels
-	defer func() { sgemmKernels = all }()
+	eachKernelOf(t, &sgemmKernels, &ownSgemm, f)
+}
+
+func eachKernelOf[T Float](t *testing.T, kernels *[]microKernel[T], own *bool, f func(t *testing.T)) {
+	all, wasOwn := *kernels, *own
+	defer func() { *kernels, *own = all, wasOwn }()
+	*own = true
 	for i, k := range all {
-		sgemmKernels = all[i:]
+		*kernels = all[i:]
 		t.Run(k.name, f)
+	}
+	if linkedGemm {
+		*kernels, *own = all, false
+		t.Run("linked BLAS", f)
 	}
 }
 
@@ -182,3 +187,20 @@ func TestGemmLeavesFloatModeAlone(t *testing.T) {
 
 // denormalDivisor is a variable so that the division happens at run time.
 var denormalDivisor float32 = 4
+
+// The openblas build multiplies with the own kernels where this CPU has
+// assembly ones, unless GOCAFFE_GEMM says otherwise; the default build
+// always does.
+func TestChooseOwnGemm(t *testing.T) {
+	for _, c := range []struct {
+		override, best string
+		want           bool
+	}{
+		{"", "AVX-512", true}, {"", "Go", !linkedGemm}, {"own", "Go", true},
+		{"openblas", "AVX-512", !linkedGemm}, {"openblas", "Go", !linkedGemm},
+	} {
+		if got := chooseOwnGemm(c.override, c.best); got != c.want {
+			t.Errorf("chooseOwnGemm(%q, %q) = %v, want %v", c.override, c.best, got, c.want)
+		}
+	}
+}

@@ -4,7 +4,8 @@ package mathfn
 
 // BLASName names the BLAS implementation this build uses for GEMM; the
 // other BLAS routines are gonum's pure Go.
-var BLASName = "gocaffe's GEMM (" + sgemmKernels[0].name + " kernels), gonum (pure Go)"
+var BLASName = gemmName(true, sgemmKernels[0].name, "") + ", gonum (pure Go)"
 
-// ownGemm: this build multiplies matrices with gemm.go's kernels.
-const ownGemm = true
+// linkedGemm: this build links no BLAS; gemm.go's kernels multiply all
+// matrices.
+const linkedGemm = false

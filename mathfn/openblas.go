@@ -2,29 +2,15 @@
 
 package mathfn
 
-// #cgo LDFLAGS: -lopenblas
-// void openblas_set_num_threads(int);
-import "C"
+// Importing the package installs OpenBLAS as gonum's BLAS.
+import _ "github.com/gocaffe/gocaffe/mathfn/internal/openblas"
 
-import (
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/netlib/blas/netlib"
-)
+// linkedGemm: this build links a BLAS that can multiply matrices
+// (gemm_choice.go decides which products it gets).
+const linkedGemm = true
 
-// The cgo line above links OpenBLAS, which provides the cblas_* symbols that
-// gonum.org/v1/netlib calls.
-// OpenBLAS runs on one thread: gocaffe spreads large products and
-// independent images over goroutines itself, and OpenBLAS threads would
-// fight them for the cores.
-func init() {
-	blas32.Use(netlib.Implementation{})
-	blas64.Use(netlib.Implementation{})
-	C.openblas_set_num_threads(1)
-}
-
-// BLASName names the BLAS implementation this build uses.
-const BLASName = "OpenBLAS (gonum.org/v1/netlib)"
-
-// ownGemm: this build multiplies matrices with OpenBLAS.
-const ownGemm = false
+// BLASName names the BLAS implementations this build uses: OpenBLAS, and
+// for GEMM whatever gemm_choice.go chose.
+var BLASName = "OpenBLAS (gonum.org/v1/netlib); float32 GEMM: " +
+	gemmName(ownSgemm, sgemmKernels[0].name, "OpenBLAS") + "; float64 GEMM: " +
+	gemmName(ownDgemm, dgemmKernels[0].name, "OpenBLAS")

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/layer"
+	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -80,6 +82,10 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 	defer clock.close()
 	var fwdTotal, bwdTotal time.Duration
 	glog.Infof("*** Benchmark begins ***")
+	if n.Context().Device() == nil {
+		// On the CPU the products dominate: say which code runs them.
+		glog.Infof("BLAS: %s, %d threads", mathfn.BLASName, runtime.GOMAXPROCS(0))
+	}
 	glog.Infof("Testing for %d iterations.", iterations)
 	total := time.Now()
 	for it := range iterations {
