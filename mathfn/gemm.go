@@ -301,9 +301,12 @@ func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 // spreads products over goroutines itself, as everywhere else: no
 // OpenBLAS threads fighting the goroutines that call it).
 func (j *gemmJob[T]) runBLAS(i0, i1, j0, j1 int) {
-	a, b := j.a[i0*j.lda:], j.b[j0:]
-	if j.transA {
-		a = j.a[i0:]
+	// The first row of op(A) and column of op(B) of the part: where it
+	// starts in memory depends on the transposes (an offset of the other
+	// layout can run past the end of the slice).
+	a, b := j.a[i0:], j.b[j0:]
+	if !j.transA {
+		a = j.a[i0*j.lda:]
 	}
 	if j.transB {
 		b = j.b[j0*j.ldb:]

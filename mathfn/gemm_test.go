@@ -71,7 +71,9 @@ func testGemmShapes[T Float](t *testing.T, tol float64) {
 		shapes := [][3]int{{1, 1, 1}, {1, 1, 7}, {2, 3, 0}, {1, 37, 5}, {37, 1, 5}, {13, 17, 19}, {12, 32, 192},
 			{25, 33, 193}, {241, 97, 389}, {3, 500, 7}, {97, 5, 1}, {64, 800, 500}, {260, 3100, 3},
 			// few rows by a long k: the dot kernels (with B transposed)
-			{10, 37, 300}, {1, 9, 129}, {3, 4, 257}, {16, 5, 1000}, {7, 100, 128}, {2, 6, 131}}
+			{10, 37, 300}, {1, 9, 129}, {3, 4, 257}, {16, 5, 1000}, {7, 100, 128}, {2, 6, 131},
+			// split by rows, far more rows than k (a part's offset in A^T)
+			{500, 64, 50}}
 		// a last panel of every number of rows short of a tile (kernels
 		// of fewer rows), and of 16-step blocks and a remainder (packing)
 		for m := 13; m < 24; m++ {
