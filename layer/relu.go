@@ -14,6 +14,12 @@ func init() { register("ReLU", newReLU[float32], newReLU[float64]) }
 type ReLU[T Float] struct {
 	neuron[T]
 	slope T
+
+	// The pass's arrays, for forwardPart and backwardPart (made once, as
+	// method values, so that a pass spread over the cores allocates
+	// nothing).
+	x, y, dy, dx              []T
+	forwardPart, backwardPart func(part, lo, hi int)
 }
 
 func newReLU[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -22,6 +28,7 @@ func newReLU[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 		return nil, err
 	}
 	l.slope = T(p.GetReluParam().GetNegativeSlope())
+	l.forwardPart, l.backwardPart = l.forwardRange, l.backwardRange
 	return l, nil
 }
 
@@ -32,10 +39,18 @@ func (*ReLU[T]) Type() string { return "ReLU" }
 // std::max(x, 0) + slope * std::min(x, 0), to the sign of zero.
 func (l *ReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
-	y = y[:len(x)]
+	l.x, l.y = x, y[:len(x)]
+	elementParallel(len(x), l.forwardPart)
+	l.x, l.y = nil, nil
+	return nil
+}
+
+// forwardRange computes elements [lo, hi) of the forward pass.
+func (l *ReLU[T]) forwardRange(_, lo, hi int) {
+	x, y := l.x[lo:hi], l.y[lo:hi]
 	if l.slope == 0 {
 		reluZeroSlope(x, y)
-		return nil
+		return
 	}
 	for i, v := range x {
 		// max(x, 0) is 0 and min(x, 0) x for x < 0 (+ 0 makes -0 +0);
@@ -48,7 +63,6 @@ func (l *ReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 		}
 		y[i] = v
 	}
-	return nil
 }
 
 // reluZeroSlope is the forward pass with slope 0: y = +0 where x < 0 is
@@ -96,9 +110,16 @@ func (l *ReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 		return nil
 	}
 	x, dy, dx := bottom[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff()
-	dy, dx = dy[:len(x)], dx[:len(x)]
+	l.x, l.dy, l.dx = x, dy[:len(x)], dx[:len(x)]
+	elementParallel(len(x), l.backwardPart)
+	l.x, l.dy, l.dx = nil, nil, nil
+	return nil
+}
+
+// backwardRange computes elements [lo, hi) of the backward pass.
+func (l *ReLU[T]) backwardRange(_, lo, hi int) {
+	x, dy, dx := l.x[lo:hi], l.dy[lo:hi], l.dx[lo:hi]
 	for i, v := range x {
 		dx[i] = dy[i] * (T(b2i(v > 0)) + l.slope*T(b2i(v <= 0)))
 	}
-	return nil
 }

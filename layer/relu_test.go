@@ -139,3 +139,48 @@ func TestReLUBackwardSpecialValues(t *testing.T) {
 		}
 	}
 }
+
+// A blob large enough to be spread over the cores (an odd count, so the
+// parts are uneven), in place and not: every element as the formula says.
+func TestReLUAcrossCores(t *testing.T) {
+	for _, slope := range []float32{0, 0.25} {
+		for _, inPlace := range []bool{false, true} {
+			l := layertest.New[float32](t, `type: "ReLU" relu_param { negative_slope: `+strings.TrimSpace(ftoa(float64(slope)))+` }`)
+			x := layertest.Blob[float32](t, 3, 7, 41, 53)
+			layertest.FillGaussian(x, 0, 1, 3)
+			xs := append([]float32(nil), x.CPUData()...)
+			y := x
+			if !inPlace {
+				y = layertest.Blob[float32](t)
+			}
+			layertest.SetUp(t, l, []*blobF32{x}, []*blobF32{y})
+			layertest.Forward(t, l, []*blobF32{x}, []*blobF32{y})
+			for i, v := range xs {
+				want := v
+				if v <= 0 {
+					want = slope * v
+				}
+				if got := y.CPUData()[i]; got != want {
+					t.Fatalf("slope %v, in place %v: y[%d] = %v, want %v", slope, inPlace, i, got, want)
+				}
+			}
+			if inPlace {
+				continue // the backward pass would read y as x
+			}
+			dy := y.MutableCPUDiff()
+			for i := range dy {
+				dy[i] = float32(i%7) - 3
+			}
+			layertest.Backward(t, l, []*blobF32{y}, []bool{true}, []*blobF32{x})
+			for i, v := range xs {
+				want := dy[i]
+				if v <= 0 {
+					want = dy[i] * slope
+				}
+				if got := x.CPUDiff()[i]; got != want {
+					t.Fatalf("slope %v: dx[%d] = %v, want %v", slope, i, got, want)
+				}
+			}
+		}
+	}
+}
