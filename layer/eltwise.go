@@ -24,7 +24,8 @@ type Eltwise[T Float] struct {
 	mask *blob.Blob[T]
 	// relu, if not nil, is the ReLU in place on the top that the GPU
 	// engine computes too (Fuse).
-	relu *ReLU[T]
+	relu    *ReLU[T]
+	hostSum eltwiseSumHost[T]
 }
 
 func newEltwise[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -88,8 +89,12 @@ func (l *Eltwise[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU combines the bottoms on the host.
 func (l *Eltwise[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	if l.op == caffepb.EltwiseParameter_MAX {
+	switch l.op {
+	case caffepb.EltwiseParameter_MAX:
 		l.maxForwardCPU(bottom, top[0])
+		return nil
+	case caffepb.EltwiseParameter_SUM:
+		l.hostSum.forward(l.coeffs, bottom, top)
 		return nil
 	}
 	return eltwiseForward[T](l, device.HostView[T]{}, bottom, top)

@@ -1,6 +1,7 @@
 package layer_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -190,6 +191,40 @@ func TestEltwiseMaxAcceptsCoeff(t *testing.T) {
 	for j, v := range top.CPUData() {
 		if want := max(bottom[0].CPUData()[j], bottom[1].CPUData()[j], bottom[2].CPUData()[j]); v != want {
 			t.Fatalf("top[%d] = %v, want the plain maximum %v", j, v, want)
+		}
+	}
+}
+
+// SUM over a top large enough to be spread over the cores in blocks (an
+// uneven last block): each element as scal and axpy compute it, a
+// coefficient 0 dropping its bottom (NaNs included), as BLAS does.
+func TestEltwiseSumAcrossCores(t *testing.T) {
+	shape := []int{3, 7, 41, 53}
+	for _, coeffs := range [][]float32{{1, 1, 1}, {1, -0.5, 0}, {0, 2, 1}} {
+		l := layertest.New[float32](t, fmt.Sprintf(`type: "Eltwise" eltwise_param { operation: SUM coeff: %v coeff: %v coeff: %v }`, coeffs[0], coeffs[1], coeffs[2]))
+		var bottoms []*blobF32
+		for k := range 3 {
+			b := layertest.Blob[float32](t, shape...)
+			layertest.FillGaussian(b, 0, 1, uint64(k+1))
+			b.MutableCPUData()[k*1000] = float32(math.NaN())
+			bottoms = append(bottoms, b)
+		}
+		y := layertest.Blob[float32](t)
+		layertest.SetUp(t, l, bottoms, []*blobF32{y})
+		layertest.Forward(t, l, bottoms, []*blobF32{y})
+		for i, got := range y.CPUData() {
+			var want float32
+			if coeffs[0] != 0 {
+				want = coeffs[0] * bottoms[0].CPUData()[i]
+			}
+			for k := 1; k < 3; k++ {
+				if coeffs[k] != 0 {
+					want += float32(coeffs[k] * bottoms[k].CPUData()[i])
+				}
+			}
+			if got != want && !(math.IsNaN(float64(got)) && math.IsNaN(float64(want))) {
+				t.Fatalf("coefficients %v: y[%d] = %v, want %v", coeffs, i, got, want)
+			}
 		}
 	}
 }

@@ -71,6 +71,11 @@ func (l *ReLU[T]) forwardRange(_, lo, hi int) {
 // (one comparison of floats mispredicted about every other element on a
 // convolution's output: CIFAR-10 quick's relu1 took 0.8 ms, Caffe's 0.5).
 func reluZeroSlope[T Float](x, y []T) {
+	done := reluVectorPrefix(x, y) // AVX-512 where the CPU has it
+	x, y = x[done:], y[done:len(x)]
+	if len(x) == 0 {
+		return
+	}
 	data, out := unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
 	if unsafe.Sizeof(x[0]) == 4 {
 		reluBits(unsafe.Slice((*uint32)(data), len(x)), unsafe.Slice((*uint32)(out), len(y)), 0x7f800000, 0xffc00000)

@@ -33,6 +33,7 @@ type Scale[T Float] struct {
 	// fusedInto, if not nil, is the BatchNorm before this layer that may
 	// compute it (see Fuse).
 	fusedInto *BatchNorm[T]
+	host      scaleHost[T]
 }
 
 func newScale[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -151,7 +152,8 @@ func (l *Scale[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU scales on the host.
 func (l *Scale[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return scaleForward[T](l, hostBroadcaster[T]{}, bottom, top)
+	l.host.forward(l, bottom, top)
+	return nil
 }
 
 // BackwardCPU computes the gradients on the host.

@@ -247,3 +247,49 @@ func TestScaleErrors(t *testing.T) {
 		}
 	}
 }
+
+// A bottom large enough to be spread over the cores (uneven parts), with
+// a bias, and a scale over two axes: top = x*s rounded, plus b, exactly;
+// in place the same top, and a backward pass that finds x set aside
+// (the same gradients as not in place).
+func TestScaleAcrossCores(t *testing.T) {
+	const param = `type: "Scale" scale_param { axis: 1 num_axes: 2 filler { type: "gaussian" } bias_term: true bias_filler { type: "gaussian" } }`
+	shape := []int{3, 7, 41, 53}
+	var params [][]float32 // the first run's scale and bias, for the second
+	run := func(inPlace bool) (y, dx, ds, db []float32) {
+		l := layertest.New[float32](t, param)
+		x := layertest.Blob[float32](t, shape...)
+		layertest.FillGaussian(x, 0, 1, 3)
+		xs := append([]float32(nil), x.CPUData()...)
+		top := x
+		if !inPlace {
+			top = layertest.Blob[float32](t)
+		}
+		layertest.SetUp(t, l, []*blobF32{x}, []*blobF32{top})
+		for i, p := range params {
+			copy(l.LayerBase().Blobs()[i].MutableCPUData(), p)
+		}
+		layertest.Forward(t, l, []*blobF32{x}, []*blobF32{top})
+		s, b := l.LayerBase().Blobs()[0].CPUData(), l.LayerBase().Blobs()[1].CPUData()
+		params = [][]float32{s, b}
+		inner := shape[3]
+		for i, v := range xs {
+			k := (i / inner) % (shape[1] * shape[2])
+			if want := float32(v*s[k]) + b[k]; top.CPUData()[i] != want {
+				t.Fatalf("in place %v: y[%d] = %v, want %v", inPlace, i, top.CPUData()[i], want)
+			}
+		}
+		y = append(y, top.CPUData()...)
+		for i := range top.MutableCPUDiff() {
+			top.MutableCPUDiff()[i] = float32(i%5) - 2
+		}
+		layertest.Backward(t, l, []*blobF32{top}, []bool{true}, []*blobF32{x})
+		return y, x.CPUDiff(), l.LayerBase().Blobs()[0].CPUDiff(), l.LayerBase().Blobs()[1].CPUDiff()
+	}
+	y1, dx1, ds1, db1 := run(false)
+	y2, dx2, ds2, db2 := run(true)
+	layertest.CheckClose(t, "top, in place", y2, y1, 0)
+	layertest.CheckClose(t, "bottom diff, in place", dx2, dx1, 0)
+	layertest.CheckClose(t, "scale diff, in place", ds2, ds1, 0)
+	layertest.CheckClose(t, "bias diff, in place", db2, db1, 0)
+}

@@ -1,0 +1,64 @@
+package layer
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/mathfn"
+)
+
+// scaleHost is Scale's forward pass on the host: one pass over the memory
+// for what the generic pass (scaleForward) does in three (x set aside
+// when in place, y = x*s, y += b), spread over the cores by rows (an
+// outer index and an element of s: inner values sharing one factor).
+// The product is rounded before the bias is added, as in the separate
+// passes and in Caffe. ResNet-50's Scale layers at batch 4 on 2 cores
+// took 27.7 ms as three passes against Caffe's 10.7.
+type scaleHost[T Float] struct {
+	x, y, keep, s, b []T
+	dim, inner       int
+	// part is rows as a method value, made once: a pass allocates nothing.
+	part func(part, lo, hi int)
+}
+
+// forward computes top = bottom * s (+ b) for layer l.
+func (h *scaleHost[T]) forward(l *Scale[T], bottom, top []*blob.Blob[T]) {
+	if h.part == nil {
+		h.part = h.rows
+	}
+	h.x, h.s, h.dim, h.inner = bottom[0].CPUData(), l.vector(bottom).CPUData(), l.shape.dim, l.shape.inner
+	h.keep, h.b = nil, nil
+	if bottom[0] == top[0] {
+		h.keep = l.temp.MutableCPUData() // backward needs x, which y replaces
+	}
+	if l.biasIndex >= 0 {
+		h.b = l.blobs[l.biasIndex].CPUData()
+	}
+	h.y = top[0].MutableCPUData()
+	rows := l.shape.outer * l.shape.dim
+	if rows*h.inner < elementParallelMin {
+		h.rows(0, 0, rows)
+	} else {
+		mathfn.Parallel(rows, h.part)
+	}
+	h.x, h.y, h.keep, h.s, h.b = nil, nil, nil, nil, nil
+}
+
+// rows computes rows [lo, hi).
+func (h *scaleHost[T]) rows(_, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		off, f := r*h.inner, h.s[r%h.dim]
+		xs, ys := h.x[off:off+h.inner], h.y[off:off+h.inner]
+		if h.keep != nil {
+			copy(h.keep[off:off+h.inner], xs)
+		}
+		if h.b == nil {
+			for i, e := range xs {
+				ys[i] = e * f
+			}
+			continue
+		}
+		bias := h.b[r%h.dim]
+		for i, e := range xs {
+			ys[i] = T(e*f) + bias // T(): rounded, never fused into one operation
+		}
+	}
+}
