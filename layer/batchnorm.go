@@ -34,6 +34,7 @@ type BatchNorm[T Float] struct {
 	xNorm                 *blob.Blob[T] // the output, kept for backward (an in-place next layer may overwrite the top)
 	numByChans            *blob.Blob[T] // [N*C] scratch
 	batchOnes, spatialOne *blob.Blob[T]
+	host                  bnHost[T]
 }
 
 // batchNormStats is how many statistics blobs BatchNorm keeps.
@@ -157,7 +158,10 @@ func (l *BatchNorm[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU normalises on the host.
 func (l *BatchNorm[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return batchNormForward[T](l, device.HostView[T]{}, bottom, top)
+	if bottom[0].Count() > 0 {
+		l.host.forward(l, bottom, top)
+	}
+	return nil
 }
 
 // BackwardCPU computes the bottom's gradient on the host.
