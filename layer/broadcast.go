@@ -39,13 +39,9 @@ func (hostBroadcaster[T]) broadcast(op broadcastOp, n, dim, inner int, x, v, y [
 		f := v[(start/inner)%dim]
 		xs, ys := x[start:start+inner], y[start:start+inner]
 		if op == broadcastAdd {
-			for i, e := range xs {
-				ys[i] = e + f
-			}
+			mulAddRow(xs, ys, 1, f) // x*1 is x: y = x + f
 		} else {
-			for i, e := range xs {
-				ys[i] = e * f
-			}
+			mulRow(xs, ys, f)
 		}
 	}
 	return nil

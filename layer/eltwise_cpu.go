@@ -57,17 +57,11 @@ func (h *eltwiseSumHost[T]) blocks(_, lo, hi int) {
 		if c := h.coeffs[0]; c == 0 {
 			clear(y)
 		} else {
-			for i, v := range h.xs[0][start:end] {
-				y[i] = c * v
-			}
+			mulRow(h.xs[0][start:end], y, c)
 		}
 		for k, x := range h.xs[1:] {
-			c := h.coeffs[k+1]
-			if c == 0 {
-				continue
-			}
-			for i, v := range x[start:end] {
-				y[i] += T(c * v) // T(): rounded, never fused into one operation
+			if c := h.coeffs[k+1]; c != 0 {
+				axpyRow(x[start:end], y, c)
 			}
 		}
 	}

@@ -51,14 +51,9 @@ func (h *scaleHost[T]) rows(_, lo, hi int) {
 			copy(h.keep[off:off+h.inner], xs)
 		}
 		if h.b == nil {
-			for i, e := range xs {
-				ys[i] = e * f
-			}
-			continue
-		}
-		bias := h.b[r%h.dim]
-		for i, e := range xs {
-			ys[i] = T(e*f) + bias // T(): rounded, never fused into one operation
+			mulRow(xs, ys, f)
+		} else {
+			mulAddRow(xs, ys, f, h.b[r%h.dim])
 		}
 	}
 }
