@@ -2,10 +2,22 @@ package mathfn
 
 import "math"
 
+// binaryOp names an element-wise operation of two arrays, for the vector
+// kernels (elementwise_amd64.s: AVX-512, float32, whole vectors; the
+// rest, and other CPUs, in Go).
+type binaryOp int
+
+const (
+	opAdd binaryOp = iota
+	opSub
+	opMul
+	opDiv
+)
+
 // Add computes y = a + b element-wise over n elements.
 func Add[T Float](n int, a, b, y []T) {
 	a, b, y = a[:n], b[:n], y[:n]
-	for i := range y {
+	for i := binaryPrefix(opAdd, n, a, b, y); i < n; i++ {
 		y[i] = a[i] + b[i]
 	}
 }
@@ -13,7 +25,7 @@ func Add[T Float](n int, a, b, y []T) {
 // Sub computes y = a - b element-wise over n elements.
 func Sub[T Float](n int, a, b, y []T) {
 	a, b, y = a[:n], b[:n], y[:n]
-	for i := range y {
+	for i := binaryPrefix(opSub, n, a, b, y); i < n; i++ {
 		y[i] = a[i] - b[i]
 	}
 }
@@ -21,7 +33,7 @@ func Sub[T Float](n int, a, b, y []T) {
 // Mul computes y = a * b element-wise over n elements.
 func Mul[T Float](n int, a, b, y []T) {
 	a, b, y = a[:n], b[:n], y[:n]
-	for i := range y {
+	for i := binaryPrefix(opMul, n, a, b, y); i < n; i++ {
 		y[i] = a[i] * b[i]
 	}
 }
@@ -29,7 +41,7 @@ func Mul[T Float](n int, a, b, y []T) {
 // Div computes y = a / b element-wise over n elements.
 func Div[T Float](n int, a, b, y []T) {
 	a, b, y = a[:n], b[:n], y[:n]
-	for i := range y {
+	for i := binaryPrefix(opDiv, n, a, b, y); i < n; i++ {
 		y[i] = a[i] / b[i]
 	}
 }

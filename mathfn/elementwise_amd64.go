@@ -1,0 +1,41 @@
+//go:build amd64 && !purego
+
+package mathfn
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+//go:noescape
+func addF32AVX512(a, b, y unsafe.Pointer, n int)
+
+//go:noescape
+func subF32AVX512(a, b, y unsafe.Pointer, n int)
+
+//go:noescape
+func mulF32AVX512(a, b, y unsafe.Pointer, n int)
+
+//go:noescape
+func divF32AVX512(a, b, y unsafe.Pointer, n int)
+
+// binaryVector says whether Add, Sub, Mul and Div run sixteen float32
+// values at a time.
+var binaryVector = cpu.X86.HasAVX512F
+
+// The kernels by operation.
+var binaryKernels = [...]func(a, b, y unsafe.Pointer, n int){opAdd: addF32AVX512, opSub: subF32AVX512, opMul: mulF32AVX512, opDiv: divF32AVX512}
+
+// binaryPrefix computes op over the whole vectors of the first n values
+// and returns how many it did (0 for float64 or without AVX-512).
+func binaryPrefix[T Float](op binaryOp, n int, a, b, y []T) int {
+	if !binaryVector || unsafe.Sizeof(a[0]) != 4 {
+		return 0
+	}
+	k := n / 16 * 16
+	if k > 0 {
+		binaryKernels[op](unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&y[0]), k)
+	}
+	return k
+}
