@@ -38,9 +38,18 @@ func (hostBroadcaster[T]) broadcast(op broadcastOp, n, dim, inner int, x, v, y [
 	for start := 0; start < n; start += inner {
 		f := v[(start/inner)%dim]
 		xs, ys := x[start:start+inner], y[start:start+inner]
-		if op == broadcastAdd {
+		switch {
+		case inner < rowMin && op == broadcastAdd: // rows of one (after an InnerProduct)
+			for i, e := range xs {
+				ys[i] = e + f
+			}
+		case inner < rowMin:
+			for i, e := range xs {
+				ys[i] = e * f
+			}
+		case op == broadcastAdd:
 			mulAddRow(xs, ys, 1, f) // x*1 is x: y = x + f
-		} else {
+		default:
 			mulRow(xs, ys, f)
 		}
 	}

@@ -7,6 +7,11 @@ package layer
 // rounded before it is added) either way. x and y have one length and
 // may be the same slice.
 
+// rowMin is the shortest row worth a call of the row operations: shorter
+// rows (one value each, after an InnerProduct) are cheaper in the
+// caller's own loop.
+const rowMin = 16
+
 // mulRow sets y = x * f.
 func mulRow[T Float](x, y []T, f T) {
 	y = y[:len(x)]

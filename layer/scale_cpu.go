@@ -50,10 +50,27 @@ func (h *scaleHost[T]) rows(_, lo, hi int) {
 		if h.keep != nil {
 			copy(h.keep[off:off+h.inner], xs)
 		}
-		if h.b == nil {
+		switch {
+		case h.inner < rowMin: // Scale after an InnerProduct: rows of one
+			scaleShortRow(xs, ys, f, h.b, r%h.dim)
+		case h.b == nil:
 			mulRow(xs, ys, f)
-		} else {
+		default:
 			mulAddRow(xs, ys, f, h.b[r%h.dim])
 		}
+	}
+}
+
+// scaleShortRow is a row too short for the row operations: y = x*f, plus
+// b[c] when there is a bias (no +0 without one: -0 stays -0).
+func scaleShortRow[T Float](xs, ys []T, f T, b []T, c int) {
+	if b == nil {
+		for i, e := range xs {
+			ys[i] = e * f
+		}
+		return
+	}
+	for i, e := range xs {
+		ys[i] = T(e*f) + b[c] // T(): rounded, never fused into one operation
 	}
 }

@@ -249,12 +249,24 @@ func TestScaleErrors(t *testing.T) {
 }
 
 // A bottom large enough to be spread over the cores (uneven parts), with
-// a bias, and a scale over two axes: top = x*s rounded, plus b, exactly;
-// in place the same top, and a backward pass that finds x set aside
-// (the same gradients as not in place).
+// a bias: a scale over two axes, and one over the channels of an N x C
+// bottom (rows of one value): top = x*s rounded, plus b, exactly; in
+// place the same top, and a backward pass that finds x set aside (the
+// same gradients as not in place).
 func TestScaleAcrossCores(t *testing.T) {
-	const param = `type: "Scale" scale_param { axis: 1 num_axes: 2 filler { type: "gaussian" } bias_term: true bias_filler { type: "gaussian" } }`
-	shape := []int{3, 7, 41, 53}
+	for _, c := range []struct {
+		shape        []int
+		axes         string
+		inner, count int // values per scale element, scale elements
+	}{
+		{[]int{3, 7, 41, 53}, "num_axes: 2", 53, 7 * 41},
+		{[]int{5000, 7}, "num_axes: 1", 1, 7},
+	} {
+		testScaleAcrossCores(t, c.shape, `type: "Scale" scale_param { axis: 1 `+c.axes+` filler { type: "gaussian" } bias_term: true bias_filler { type: "gaussian" } }`, c.inner, c.count)
+	}
+}
+
+func testScaleAcrossCores(t *testing.T, shape []int, param string, inner, count int) {
 	var params [][]float32 // the first run's scale and bias, for the second
 	run := func(inPlace bool) (y, dx, ds, db []float32) {
 		l := layertest.New[float32](t, param)
@@ -272,11 +284,10 @@ func TestScaleAcrossCores(t *testing.T) {
 		layertest.Forward(t, l, []*blobF32{x}, []*blobF32{top})
 		s, b := l.LayerBase().Blobs()[0].CPUData(), l.LayerBase().Blobs()[1].CPUData()
 		params = [][]float32{s, b}
-		inner := shape[3]
 		for i, v := range xs {
-			k := (i / inner) % (shape[1] * shape[2])
+			k := (i / inner) % count
 			if want := float32(v*s[k]) + b[k]; top.CPUData()[i] != want {
-				t.Fatalf("in place %v: y[%d] = %v, want %v", inPlace, i, top.CPUData()[i], want)
+				t.Fatalf("%v in place %v: y[%d] = %v, want %v", shape, inPlace, i, top.CPUData()[i], want)
 			}
 		}
 		y = append(y, top.CPUData()...)
