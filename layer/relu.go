@@ -14,12 +14,7 @@ func init() { register("ReLU", newReLU[float32], newReLU[float64]) }
 type ReLU[T Float] struct {
 	neuron[T]
 	slope T
-
-	// The pass's arrays, for forwardPart and backwardPart (made once, as
-	// method values, so that a pass spread over the cores allocates
-	// nothing).
-	x, y, dy, dx              []T
-	forwardPart, backwardPart func(part, lo, hi int)
+	pass  elementwise[T]
 }
 
 func newReLU[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -28,7 +23,7 @@ func newReLU[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 		return nil, err
 	}
 	l.slope = T(p.GetReluParam().GetNegativeSlope())
-	l.forwardPart, l.backwardPart = l.forwardRange, l.backwardRange
+	l.pass.init(l.forwardRange, l.backwardRange)
 	return l, nil
 }
 
@@ -38,16 +33,12 @@ func (*ReLU[T]) Type() string { return "ReLU" }
 // ForwardCPU computes the activation: Caffe's CPU arithmetic,
 // std::max(x, 0) + slope * std::min(x, 0), to the sign of zero.
 func (l *ReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
-	l.x, l.y = x, y[:len(x)]
-	elementParallel(len(x), l.forwardPart)
-	l.x, l.y = nil, nil
+	l.pass.forward(bottom[0].CPUData(), top[0].MutableCPUData())
 	return nil
 }
 
-// forwardRange computes elements [lo, hi) of the forward pass.
-func (l *ReLU[T]) forwardRange(_, lo, hi int) {
-	x, y := l.x[lo:hi], l.y[lo:hi]
+// forwardRange computes the forward pass over matching ranges of x and y.
+func (l *ReLU[T]) forwardRange(x, y []T) {
 	if l.slope == 0 {
 		reluZeroSlope(x, y)
 		return
@@ -114,16 +105,12 @@ func (l *ReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 	if !propagateDown[0] {
 		return nil
 	}
-	x, dy, dx := bottom[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff()
-	l.x, l.dy, l.dx = x, dy[:len(x)], dx[:len(x)]
-	elementParallel(len(x), l.backwardPart)
-	l.x, l.dy, l.dx = nil, nil, nil
+	l.pass.backward(bottom[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff())
 	return nil
 }
 
-// backwardRange computes elements [lo, hi) of the backward pass.
-func (l *ReLU[T]) backwardRange(_, lo, hi int) {
-	x, dy, dx := l.x[lo:hi], l.dy[lo:hi], l.dx[lo:hi]
+// backwardRange computes the backward pass over matching ranges.
+func (l *ReLU[T]) backwardRange(x, dy, dx []T) {
 	for i, v := range x {
 		dx[i] = dy[i] * (T(b2i(v > 0)) + l.slope*T(b2i(v <= 0)))
 	}

@@ -11,13 +11,17 @@ func init() { register("Sigmoid", newSigmoid[float32], newSigmoid[float64]) }
 
 // Sigmoid computes y = 1 / (1 + exp(-x)). The backward pass needs only the
 // top's data, so it works in place.
-type Sigmoid[T Float] struct{ neuron[T] }
+type Sigmoid[T Float] struct {
+	neuron[T]
+	pass elementwise[T]
+}
 
 func newSigmoid[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	l := &Sigmoid[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
+	l.pass.init(sigmoidForward[T], sigmoidBackward[T])
 	return l, nil
 }
 
@@ -27,11 +31,14 @@ func (*Sigmoid[T]) Type() string { return "Sigmoid" }
 // ForwardCPU computes the sigmoid as 0.5 * tanh(0.5 * x) + 0.5 (as Caffe
 // does), which never overflows.
 func (l *Sigmoid[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
+	l.pass.forward(bottom[0].CPUData(), top[0].MutableCPUData())
+	return nil
+}
+
+func sigmoidForward[T Float](x, y []T) {
 	for i, v := range x {
 		y[i] = T(0.5*math.Tanh(0.5*float64(v)) + 0.5)
 	}
-	return nil
 }
 
 // BackwardCPU computes dx = dy * y * (1 - y).
@@ -39,9 +46,12 @@ func (l *Sigmoid[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bott
 	if !propagateDown[0] {
 		return nil
 	}
-	y, dy, dx := top[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff()
+	l.pass.backward(top[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff())
+	return nil
+}
+
+func sigmoidBackward[T Float](y, dy, dx []T) {
 	for i, v := range y {
 		dx[i] = dy[i] * v * (1 - v)
 	}
-	return nil
 }

@@ -11,13 +11,17 @@ func init() { register("TanH", newTanH[float32], newTanH[float64]) }
 
 // TanH computes y = tanh(x). The backward pass needs only the top's data,
 // so it works in place.
-type TanH[T Float] struct{ neuron[T] }
+type TanH[T Float] struct {
+	neuron[T]
+	pass elementwise[T]
+}
 
 func newTanH[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	l := &TanH[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
+	l.pass.init(tanhForward[T], tanhBackward[T])
 	return l, nil
 }
 
@@ -26,11 +30,14 @@ func (*TanH[T]) Type() string { return "TanH" }
 
 // ForwardCPU computes the hyperbolic tangent.
 func (l *TanH[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
+	l.pass.forward(bottom[0].CPUData(), top[0].MutableCPUData())
+	return nil
+}
+
+func tanhForward[T Float](x, y []T) {
 	for i, v := range x {
 		y[i] = T(math.Tanh(float64(v)))
 	}
-	return nil
 }
 
 // BackwardCPU computes dx = dy * (1 - y^2).
@@ -38,9 +45,12 @@ func (l *TanH[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 	if !propagateDown[0] {
 		return nil
 	}
-	y, dy, dx := top[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff()
+	l.pass.backward(top[0].CPUData(), top[0].CPUDiff(), bottom[0].MutableCPUDiff())
+	return nil
+}
+
+func tanhBackward[T Float](y, dy, dx []T) {
 	for i, v := range y {
 		dx[i] = dy[i] * (1 - v*v)
 	}
-	return nil
 }
