@@ -1,6 +1,7 @@
 package layer_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,7 +105,12 @@ func TestPythonLayerErrors(t *testing.T) {
 			t.Errorf("RegisterPython(%q) succeeded", bad)
 		}
 	}
-	if err := layer.RegisterPython("pkg.sub.Layer", newScaleBy[float32], newScaleBy[float64]); err != nil {
+	// A new name each run: the registry outlives a run (-count, -cpu 1,2).
+	dottedRuns++
+	if err := layer.RegisterPython(fmt.Sprintf("pkg.sub.Layer%d", dottedRuns), newScaleBy[float32], newScaleBy[float64]); err != nil {
 		t.Errorf("dotted module: %v", err)
 	}
 }
+
+// dottedRuns counts TestPythonLayerErrors' runs in this process.
+var dottedRuns int
