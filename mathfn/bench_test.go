@@ -40,14 +40,20 @@ var sgemmShapes = []struct {
 }
 
 // BenchmarkSgemm reports GFLOP/s of Gemm at sgemmShapes; compare the
-// default build with `-tags openblas`, and -cpu 1,2.
-func BenchmarkSgemm(b *testing.B) {
+// default build with `-tags openblas` (and GOCAFFE_GEMM=openblas for
+// OpenBLAS's own products), and -cpu 1,2.
+func BenchmarkSgemm(b *testing.B) { benchGemm[float32](b) }
+
+// BenchmarkDgemm is BenchmarkSgemm in float64.
+func BenchmarkDgemm(b *testing.B) { benchGemm[float64](b) }
+
+func benchGemm[T Float](b *testing.B) {
 	b.Logf("BLAS: %s", BLASName)
 	for _, s := range sgemmShapes {
 		b.Run(s.name, func(b *testing.B) {
-			a := randSlice[float32](s.m*s.k, -1, 1, 1)
-			bm := randSlice[float32](s.k*s.n, -1, 1, 2)
-			c := make([]float32, s.m*s.n)
+			a := randSlice[T](s.m*s.k, -1, 1, 1)
+			bm := randSlice[T](s.k*s.n, -1, 1, 2)
+			c := make([]T, s.m*s.n)
 			ta, tb := blas.NoTrans, blas.NoTrans
 			if s.transA {
 				ta = blas.Trans
