@@ -7,7 +7,13 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/mathfn"
 )
+
+// rowMin is the shortest row of a broadcast worth a call of mathfn's
+// vector operations: shorter rows (one value each, after an InnerProduct)
+// are cheaper in the caller's own loop.
+const rowMin = 16
 
 // Broadcasting shared by Bias and Scale: a vector v of dim elements applies
 // to a bottom viewed as outer x dim x inner, element (o, d, i) pairing with
@@ -48,9 +54,9 @@ func (hostBroadcaster[T]) broadcast(op broadcastOp, n, dim, inner int, x, v, y [
 				ys[i] = e * f
 			}
 		case op == broadcastAdd:
-			mulAddRow(xs, ys, 1, f) // x*1 is x: y = x + f
+			mathfn.MulAddScalar(len(xs), 1, f, xs, ys) // x*1 is x: y = x + f
 		default:
-			mulRow(xs, ys, f)
+			mathfn.MulScalar(len(xs), f, xs, ys)
 		}
 	}
 	return nil

@@ -57,11 +57,11 @@ func (h *eltwiseSumHost[T]) blocks(_, lo, hi int) {
 		if c := h.coeffs[0]; c == 0 {
 			clear(y)
 		} else {
-			mulRow(h.xs[0][start:end], y, c)
+			mathfn.MulScalar(len(y), c, h.xs[0][start:end], y)
 		}
 		for k, x := range h.xs[1:] {
 			if c := h.coeffs[k+1]; c != 0 {
-				axpyRow(x[start:end], y, c)
+				mathfn.AddScaled(len(y), c, x[start:end], y)
 			}
 		}
 	}

@@ -54,9 +54,9 @@ func (h *scaleHost[T]) rows(_, lo, hi int) {
 		case h.inner < rowMin: // Scale after an InnerProduct: rows of one
 			scaleShortRow(xs, ys, f, h.b, r%h.dim)
 		case h.b == nil:
-			mulRow(xs, ys, f)
+			mathfn.MulScalar(len(xs), f, xs, ys)
 		default:
-			mulAddRow(xs, ys, f, h.b[r%h.dim])
+			mathfn.MulAddScalar(len(xs), f, h.b[r%h.dim], xs, ys)
 		}
 	}
 }

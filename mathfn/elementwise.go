@@ -14,6 +14,43 @@ const (
 	opDiv
 )
 
+// scalarOp names an element-wise operation of an array and scalars, for
+// the vector kernels as binaryOp.
+type scalarOp int
+
+const (
+	opMulScalar scalarOp = iota
+	opMulAddScalar
+	opAddScaled
+)
+
+// MulScalar computes y = a * alpha over n elements: a product each, so a
+// NaN stays a NaN even for alpha 0 (unlike Scale, which is BLAS's scal).
+func MulScalar[T Float](n int, alpha T, a, y []T) {
+	a, y = a[:n], y[:n]
+	for i := scalarPrefix(opMulScalar, n, a, alpha, 0, y); i < n; i++ {
+		y[i] = a[i] * alpha
+	}
+}
+
+// MulAddScalar computes y = a * alpha + beta over n elements, each product
+// rounded before the sum.
+func MulAddScalar[T Float](n int, alpha, beta T, a, y []T) {
+	a, y = a[:n], y[:n]
+	for i := scalarPrefix(opMulAddScalar, n, a, alpha, beta, y); i < n; i++ {
+		y[i] = T(a[i]*alpha) + beta // T(): rounded, never fused into one operation
+	}
+}
+
+// AddScaled computes y += a * alpha over n elements, each product rounded
+// before the sum: Axpy's arithmetic without BLAS's shortcut for alpha 0.
+func AddScaled[T Float](n int, alpha T, a, y []T) {
+	a, y = a[:n], y[:n]
+	for i := scalarPrefix(opAddScaled, n, a, alpha, 0, y); i < n; i++ {
+		y[i] += T(a[i] * alpha)
+	}
+}
+
 // Add computes y = a + b element-wise over n elements.
 func Add[T Float](n int, a, b, y []T) {
 	a, b, y = a[:n], b[:n], y[:n]

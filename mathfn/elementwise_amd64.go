@@ -20,8 +20,8 @@ func mulF32AVX512(a, b, y unsafe.Pointer, n int)
 //go:noescape
 func divF32AVX512(a, b, y unsafe.Pointer, n int)
 
-// binaryVector says whether Add, Sub, Mul and Div run sixteen float32
-// values at a time.
+// binaryVector says whether Add, Sub, Mul and Div, MulScalar,
+// MulAddScalar and AddScaled run sixteen float32 values at a time.
 var binaryVector = cpu.X86.HasAVX512F
 
 // The kernels by operation.
@@ -36,6 +36,32 @@ func binaryPrefix[T Float](op binaryOp, n int, a, b, y []T) int {
 	k := n / 16 * 16
 	if k > 0 {
 		binaryKernels[op](unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&y[0]), k)
+	}
+	return k
+}
+
+//go:noescape
+func mulScalarF32AVX512(a, y unsafe.Pointer, n int, alpha, beta float32)
+
+//go:noescape
+func mulAddScalarF32AVX512(a, y unsafe.Pointer, n int, alpha, beta float32)
+
+//go:noescape
+func addScaledF32AVX512(a, y unsafe.Pointer, n int, alpha, beta float32)
+
+// The kernels of an array and scalars, by operation.
+var scalarKernels = [...]func(a, y unsafe.Pointer, n int, alpha, beta float32){
+	opMulScalar: mulScalarF32AVX512, opMulAddScalar: mulAddScalarF32AVX512, opAddScaled: addScaledF32AVX512}
+
+// scalarPrefix computes op over the whole vectors of the first n values
+// and returns how many it did (0 for float64 or without AVX-512).
+func scalarPrefix[T Float](op scalarOp, n int, a []T, alpha, beta T, y []T) int {
+	if !binaryVector || unsafe.Sizeof(a[0]) != 4 {
+		return 0
+	}
+	k := n / 16 * 16
+	if k > 0 {
+		scalarKernels[op](unsafe.Pointer(&a[0]), unsafe.Pointer(&y[0]), k, *(*float32)(unsafe.Pointer(&alpha)), *(*float32)(unsafe.Pointer(&beta)))
 	}
 	return k
 }

@@ -34,3 +34,34 @@ BINARY(·mulF32AVX512, VMULPS)
 
 // func divF32AVX512(a, b, y unsafe.Pointer, n int)
 BINARY(·divF32AVX512, VDIVPS)
+
+// Element-wise y = a * alpha, y = a * alpha + beta and y += a * alpha over
+// n float32 values (a multiple of 16), each product rounded before a sum
+// (no fused multiply-add). op src, Z0, Z0 finishes a product in Z0: a
+// bitwise or with itself (nothing), adding beta, or adding y.
+#define SCALAR(name, op, src) \
+TEXT name(SB), NOSPLIT, $0-32 \
+	MOVQ a+0(FP), SI \
+	MOVQ y+8(FP), DI \
+	MOVQ n+16(FP), CX \
+	VBROADCASTSS alpha+24(FP), Z1 \
+	VBROADCASTSS beta+28(FP), Z2 \
+loop: \
+	VMULPS (SI), Z1, Z0 \
+	op src, Z0, Z0 \
+	VMOVUPS Z0, (DI) \
+	ADDQ $64, SI \
+	ADDQ $64, DI \
+	SUBQ $16, CX \
+	JNZ loop \
+	VZEROUPPER \
+	RET
+
+// func mulScalarF32AVX512(a, y unsafe.Pointer, n int, alpha, beta float32)
+SCALAR(·mulScalarF32AVX512, VORPS, Z0)
+
+// func mulAddScalarF32AVX512(a, y unsafe.Pointer, n int, alpha, beta float32)
+SCALAR(·mulAddScalarF32AVX512, VADDPS, Z2)
+
+// func addScaledF32AVX512(a, y unsafe.Pointer, n int, alpha, beta float32)
+SCALAR(·addScaledF32AVX512, VADDPS, (DI))

@@ -1,4 +1,4 @@
-package layer
+package mathfn
 
 import (
 	"math"
@@ -6,16 +6,17 @@ import (
 	"testing"
 )
 
-// The row operations give the Go loops' results bit for bit (a product
-// rounded before a sum), through the vector kernels and the remainder
-// alike: every length up to three vectors and a bit, special values, in
-// place (x and y the same slice) and not, float32 and float64.
-func TestRowMathMatchesGo(t *testing.T) {
-	testRowMath[float32](t)
-	testRowMath[float64](t)
+// MulScalar, MulAddScalar and AddScaled give the Go loops' results bit for
+// bit (a product rounded before a sum), through the vector kernels and
+// the remainder alike: every length up to three vectors and a bit,
+// special values, in place (x and y the same slice) and not, float32 and
+// float64.
+func TestScalarOpsBitForBit(t *testing.T) {
+	testScalarOps[float32](t)
+	testScalarOps[float64](t)
 }
 
-func testRowMath[T Float](t *testing.T) {
+func testScalarOps[T Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	specials := []T{T(math.Inf(1)), T(math.Inf(-1)), T(math.NaN()), T(math.Copysign(0, -1)), 0, 1e-40, -3e38, 3e38}
 	for n := range 53 {
@@ -43,15 +44,15 @@ func testRowMath[T Float](t *testing.T) {
 			}
 		}
 		y := make([]T, n)
-		mulRow(x, y, f)
-		check("mulRow", y, func(i int) T { return x[i] * f })
-		mulAddRow(x, y, f, b)
-		check("mulAddRow", y, func(i int) T { return T(x[i]*f) + b })
+		MulScalar(n, f, x, y)
+		check("MulScalar", y, func(i int) T { return x[i] * f })
+		MulAddScalar(n, f, b, x, y)
+		check("MulAddScalar", y, func(i int) T { return T(x[i]*f) + b })
 		copy(y, y0)
-		axpyRow(x, y, f)
-		check("axpyRow", y, func(i int) T { return y0[i] + T(x[i]*f) })
+		AddScaled(n, f, x, y)
+		check("AddScaled", y, func(i int) T { return y0[i] + T(x[i]*f) })
 		in := append([]T(nil), x...)
-		mulAddRow(in, in, f, b)
-		check("mulAddRow in place", in, func(i int) T { return T(x[i]*f) + b })
+		MulAddScalar(n, f, b, in, in)
+		check("MulAddScalar in place", in, func(i int) T { return T(x[i]*f) + b })
 	}
 }
