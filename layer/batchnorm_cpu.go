@@ -3,7 +3,6 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
-	"github.com/gocaffe/gocaffe/mathfn"
 )
 
 // bnHost is BatchNorm's forward pass on the host. The generic pass
@@ -47,7 +46,7 @@ func (h *bnHost[T]) forward(l *BatchNorm[T], bottom, top []*blob.Blob[T]) {
 	}
 	// x is read before y is written, element by element: in place works.
 	h.y, h.temp, h.squares = top[0].MutableCPUData(), l.temp.MutableCPUData(), !l.useGlobal
-	h.rows(n, h.center)
+	unitsParallel(n/h.spatial, h.spatial, h.center)
 	if !l.useGlobal {
 		bnChannelSum(l, d, h.temp, 1/T(l.num*l.spatial), h.std)
 		bnUpdateStatistics(l, d, n, h.mean, h.std)
@@ -55,18 +54,8 @@ func (h *bnHost[T]) forward(l *BatchNorm[T], bottom, top []*blob.Blob[T]) {
 	d.AddScalar(l.channels, l.eps, h.std)
 	d.Sqrt(l.channels, h.std, h.std)
 	h.xNorm = l.xNorm.MutableCPUData()
-	h.rows(n, h.normalize)
+	unitsParallel(n/h.spatial, h.spatial, h.normalize)
 	h.x, h.y, h.temp, h.xNorm, h.mean, h.std = nil, nil, nil, nil, nil, nil
-}
-
-// rows runs pass over the n/spatial rows, on the cores when n is large.
-func (h *bnHost[T]) rows(n int, pass func(part, lo, hi int)) {
-	rows := n / h.spatial
-	if n < elementParallelMin {
-		pass(0, 0, rows)
-		return
-	}
-	mathfn.Parallel(rows, pass)
 }
 
 // centerRows sets y = x - mean over rows [lo, hi), and temp = y*y when the

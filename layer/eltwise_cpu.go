@@ -37,13 +37,7 @@ func (h *eltwiseSumHost[T]) forward(coeffs []T, bottom, top []*blob.Blob[T]) {
 		h.xs = append(h.xs, b.CPUData())
 	}
 	h.coeffs, h.y = coeffs, top[0].MutableCPUData()[:top[0].Count()]
-	n := len(h.y)
-	blocks := (n + eltwiseSumBlock - 1) / eltwiseSumBlock
-	if n < elementParallelMin {
-		h.blocks(0, 0, blocks)
-	} else {
-		mathfn.Parallel(blocks, h.part)
-	}
+	unitsParallel((len(h.y)+eltwiseSumBlock-1)/eltwiseSumBlock, eltwiseSumBlock, h.part)
 	clear(h.xs)
 	h.y = nil
 }

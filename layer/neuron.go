@@ -35,12 +35,16 @@ const elementParallelMin = 1 << 14
 // (CaffeNet's relu1 over 2.9 million values: 2.3 ms on one core, 1.4 on
 // two), or bound by a function per value (tanh) that each core computes
 // on its own part.
-func elementParallel(n int, body func(part, lo, hi int)) {
-	if n < elementParallelMin {
-		body(0, 0, n)
+func elementParallel(n int, body func(part, lo, hi int)) { unitsParallel(n, 1, body) }
+
+// unitsParallel is elementParallel over units of size elements each (the
+// rows or blocks of a pass), spread when they hold enough elements.
+func unitsParallel(units, size int, body func(part, lo, hi int)) {
+	if units*size < elementParallelMin {
+		body(0, 0, units)
 		return
 	}
-	mathfn.Parallel(n, body)
+	mathfn.Parallel(units, body)
 }
 
 // elementwise spreads an element-wise layer's passes over the cores: the

@@ -33,12 +33,7 @@ func (h *scaleHost[T]) forward(l *Scale[T], bottom, top []*blob.Blob[T]) {
 		h.b = l.blobs[l.biasIndex].CPUData()
 	}
 	h.y = top[0].MutableCPUData()
-	rows := l.shape.outer * l.shape.dim
-	if rows*h.inner < elementParallelMin {
-		h.rows(0, 0, rows)
-	} else {
-		mathfn.Parallel(rows, h.part)
-	}
+	unitsParallel(l.shape.outer*l.shape.dim, h.inner, h.part)
 	h.x, h.y, h.keep, h.s, h.b = nil, nil, nil, nil, nil
 }
 
