@@ -43,6 +43,13 @@ var (
 	_ func(*Stream) error   = (*Stream).Synchronize
 	_ func(*Stream) error   = (*Stream).Close
 
+	_ func(*Stream) error           = (*Stream).BeginCapture
+	_ func(*Stream) (bool, error)   = (*Stream).Capturing
+	_ func(*Stream) (*Graph, error) = (*Stream).EndCapture
+	_ func(*Graph) int              = (*Graph).Nodes
+	_ func(*Graph, *Stream) error   = (*Graph).Launch
+	_ func(*Graph) error            = (*Graph).Close
+
 	_ func(*Event, *Stream) error = (*Event).Record
 	_ func(*Event) error          = (*Event).Synchronize
 	_ func(*Event) error          = (*Event).Close

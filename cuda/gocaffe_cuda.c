@@ -75,6 +75,31 @@ CUresult gc_event_create(CUcontext c, CUevent *e, unsigned int flags) { WITH_CTX
 CUresult gc_event_destroy(CUcontext c, CUevent e) { WITH_CTX(c, cuEventDestroy(e)); }
 CUresult gc_event_record(CUcontext c, CUevent e, CUstream s) { WITH_CTX(c, cuEventRecord(e, s)); }
 CUresult gc_stream_wait_event(CUcontext c, CUstream s, CUevent e) { WITH_CTX(c, cuStreamWaitEvent(s, e, 0)); }
+// Capture is relaxed: other goroutines (the Data layers' prefetchers) keep
+// allocating and copying on their own streams while the compute stream
+// records, which the stricter modes forbid on every thread.
+CUresult gc_stream_begin_capture(CUcontext c, CUstream s) { WITH_CTX(c, cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED)); }
+CUresult gc_stream_end_capture(CUcontext c, CUstream s, CUgraph *g) { WITH_CTX(c, cuStreamEndCapture(s, g)); }
+CUresult gc_stream_is_capturing(CUcontext c, CUstream s, int *capturing) {
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult r = cuCtxSetCurrent(c);
+  if (r == CUDA_SUCCESS) r = cuStreamIsCapturing(s, &st);
+  *capturing = st != CU_STREAM_CAPTURE_STATUS_NONE;
+  return r;
+}
+CUresult gc_graph_instantiate(CUcontext c, CUgraphExec *e, CUgraph g, size_t *nodes) {
+  CUresult r = cuCtxSetCurrent(c);
+  if (r == CUDA_SUCCESS) r = cuGraphGetNodes(g, NULL, nodes);
+  if (r == CUDA_SUCCESS) r = cuGraphInstantiateWithFlags(e, g, 0);
+  return r;
+}
+CUresult gc_graph_launch(CUcontext c, CUgraphExec e, CUstream s) { WITH_CTX(c, cuGraphLaunch(e, s)); }
+CUresult gc_graph_destroy(CUcontext c, CUgraph g, CUgraphExec e) {
+  CUresult r = cuCtxSetCurrent(c), r2 = CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS && e != NULL) r = cuGraphExecDestroy(e);
+  if (r == CUDA_SUCCESS && g != NULL) r2 = cuGraphDestroy(g);
+  return r != CUDA_SUCCESS ? r : r2;
+}
 CUresult gc_event_synchronize(CUcontext c, CUevent e) { WITH_CTX(c, cuEventSynchronize(e)); }
 CUresult gc_event_elapsed(CUcontext c, float *ms, CUevent start, CUevent end) { WITH_CTX(c, cuEventElapsedTime(ms, start, end)); }
 

@@ -50,6 +50,12 @@ CUresult gc_event_create(CUcontext c, CUevent *e, unsigned int flags);
 CUresult gc_event_destroy(CUcontext c, CUevent e);
 CUresult gc_event_record(CUcontext c, CUevent e, CUstream s);
 CUresult gc_stream_wait_event(CUcontext c, CUstream s, CUevent e);
+CUresult gc_stream_begin_capture(CUcontext c, CUstream s);
+CUresult gc_stream_end_capture(CUcontext c, CUstream s, CUgraph *g);
+CUresult gc_stream_is_capturing(CUcontext c, CUstream s, int *capturing);
+CUresult gc_graph_instantiate(CUcontext c, CUgraphExec *e, CUgraph g, size_t *nodes);
+CUresult gc_graph_launch(CUcontext c, CUgraphExec e, CUstream s);
+CUresult gc_graph_destroy(CUcontext c, CUgraph g, CUgraphExec e);
 CUresult gc_event_synchronize(CUcontext c, CUevent e);
 CUresult gc_event_elapsed(CUcontext c, float *ms, CUevent start, CUevent end);
 

@@ -414,3 +414,25 @@ func (j *JPEGDecoder) DecodeBatch(images [][]byte, height, width, channels int, 
 
 // Close returns ErrNoCUDA in a build without the `cuda` tag.
 func (j *JPEGDecoder) Close() error { return ErrNoCUDA }
+
+// Graph is recorded and instantiated stream work. In a build without the
+// `cuda` tag no Graph can be made.
+type Graph struct{}
+
+// BeginCapture returns ErrNoCUDA in a build without the `cuda` tag.
+func (s *Stream) BeginCapture() error { return ErrNoCUDA }
+
+// Capturing returns ErrNoCUDA in a build without the `cuda` tag.
+func (s *Stream) Capturing() (bool, error) { return false, ErrNoCUDA }
+
+// EndCapture returns ErrNoCUDA in a build without the `cuda` tag.
+func (s *Stream) EndCapture() (*Graph, error) { return nil, ErrNoCUDA }
+
+// Nodes returns 0 in a build without the `cuda` tag.
+func (g *Graph) Nodes() int { return 0 }
+
+// Launch returns ErrNoCUDA in a build without the `cuda` tag.
+func (g *Graph) Launch(s *Stream) error { return ErrNoCUDA }
+
+// Close returns ErrNoCUDA in a build without the `cuda` tag.
+func (g *Graph) Close() error { return ErrNoCUDA }

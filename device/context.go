@@ -62,6 +62,7 @@ type Context struct {
 	wsMu    sync.Mutex
 	ws      cuda.DevicePtr
 	wsBytes int
+	wsMoves int // times ws was replaced by a larger buffer (WorkspaceMoves)
 }
 
 type kernelKey struct{ program, name string }
@@ -253,5 +254,33 @@ func (c *Context) Workspace(bytes int) (cuda.DevicePtr, error) {
 		return 0, err
 	}
 	c.ws, c.wsBytes = p, bytes
+	c.wsMoves++
 	return p, nil
+}
+
+// WorkspaceMoves counts the times the workspace was replaced by a larger
+// buffer. A recorded CUDA graph holds the address it was recorded with, so
+// it is stale once this count changes.
+func (c *Context) WorkspaceMoves() int {
+	if !c.OnGPU() {
+		return 0
+	}
+	c.wsMu.Lock()
+	defer c.wsMu.Unlock()
+	return c.wsMoves
+}
+
+// SetRNGSalt makes the random number kernels of the context's device mix
+// the uint64 at p into their keys (mathfn.Kernels.SetRNGSalt); the null
+// pointer turns it off.
+func (c *Context) SetRNGSalt(p cuda.DevicePtr) error {
+	if !c.OnGPU() {
+		return errHostContext
+	}
+	k, err := c.mathKernels()
+	if err != nil {
+		return err
+	}
+	k.SetRNGSalt(p)
+	return nil
 }

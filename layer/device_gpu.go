@@ -33,16 +33,60 @@ func (b *Base[T]) gpu() *device.GPUView[T] {
 	return b.view
 }
 
-// gpuLoss is the weighted loss of the tops, computed on the device.
-func gpuLoss[T Float](b *Base[T], top []*blob.Blob[T]) (T, error) {
+// gpuLoss is the weighted loss of the tops, computed on the device and
+// read back. A NaN loss is explained by the engine where it can say why
+// (nanExplainer: a label out of range), reading what it needs only then.
+func gpuLoss[T Float](l Layer[T], top []*blob.Blob[T]) (T, error) {
 	var loss T
+	b := l.LayerBase()
 	g := b.gpu()
 	for i, t := range top {
 		if b.Loss(i) != 0 {
 			loss += g.Dot(t.Count(), g.Data(t), g.Diff(t))
 		}
 	}
-	return loss, g.Err()
+	if err := g.Err(); err != nil {
+		return 0, err
+	}
+	if loss != loss {
+		if e, ok := b.engine.(nanExplainer); ok {
+			if err := e.explainNaN(); err != nil {
+				return 0, errorf(l, err)
+			}
+		}
+	}
+	return loss, nil
+}
+
+// gpuLossInto adds the weighted loss of the tops to acc[0] on the device.
+func gpuLossInto[T Float](b *Base[T], top []*blob.Blob[T], acc *blob.Blob[T]) error {
+	g := b.gpu()
+	for i, t := range top {
+		if b.Loss(i) != 0 {
+			g.DotAccumulate(t.Count(), g.Data(t), g.Diff(t), 1, g.MutableData(acc))
+		}
+	}
+	return g.Err()
+}
+
+// nanExplainer is an engine that can say why its loss came out NaN, from
+// its inputs of the last forward pass (a label that is no class). It is
+// asked only once the loss has been read back as NaN.
+type nanExplainer interface{ explainNaN() error }
+
+// ExplainNaN asks the layer why its last loss was NaN: an error naming the
+// layer and the cause where its engine can tell (SoftmaxWithLoss: a label
+// out of range), nil otherwise. The solver asks after a replayed CUDA
+// graph, which reads no label back while it runs.
+func ExplainNaN[T Float](l Layer[T]) error {
+	e, ok := l.LayerBase().engine.(nanExplainer)
+	if !ok {
+		return nil
+	}
+	if err := e.explainNaN(); err != nil {
+		return errorf(l, err)
+	}
+	return nil
 }
 
 //go:embed kernels/common.cuh kernels/*.cu

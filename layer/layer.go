@@ -490,23 +490,12 @@ func setLossWeights[T Float](l Layer[T], top []*blob.Blob[T]) error {
 // loss weight * sum(top data).
 func Forward[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (loss T, err error) {
 	defer recoverDevice(l, &err)
+	if err := forwardPass(l, bottom, top); err != nil {
+		return 0, err
+	}
 	b := l.LayerBase()
-	if b.engine == nil { // not set up on this context
-		if err := chooseEngine(l); err != nil {
-			return 0, errorf(l, err)
-		}
-	}
-	if err := reshape(l, bottom, top); err != nil {
-		return 0, errorf(l, err)
-	}
-	b.forwardSkipped = (b.fusedBy != nil && b.fusedBy()) || (b.forwardFusedBy != nil && b.forwardFusedBy())
-	if !b.forwardSkipped {
-		if err := b.engine.Forward(bottom, top); err != nil {
-			return 0, errorf(l, err)
-		}
-	}
 	if b.engineOnGPU {
-		return gpuLoss(b, top)
+		return gpuLoss(l, top)
 	}
 	for i, t := range top {
 		if b.Loss(i) != 0 {
@@ -514,6 +503,50 @@ func Forward[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (loss T, err erro
 		}
 	}
 	return loss, nil
+}
+
+// ForwardOnDevice is Forward for a layer computing on the GPU that adds the
+// weighted loss of its loss tops to the first element of acc's device data
+// instead of returning it, so that nothing waits for the device: the form a
+// recorded CUDA graph can replay. It fails for a layer on the host.
+func ForwardOnDevice[T Float](l Layer[T], bottom, top []*blob.Blob[T], acc *blob.Blob[T]) (err error) {
+	defer recoverDevice(l, &err)
+	if err := forwardPass(l, bottom, top); err != nil {
+		return err
+	}
+	b := l.LayerBase()
+	if !b.engineOnGPU {
+		return errorf(l, fmt.Errorf("ForwardOnDevice: the layer computes on the host"))
+	}
+	if err := gpuLossInto(b, top, acc); err != nil {
+		return errorf(l, err)
+	}
+	return nil
+}
+
+// OnGPU reports whether the layer's passes run on the GPU (its GPU half),
+// once it has run or been set up on a GPU context.
+func OnGPU[T Float](l Layer[T]) bool { return l.LayerBase().engineOnGPU }
+
+// forwardPass chooses the engine when needed, reshapes and runs the
+// forward pass (unless a fused neighbour computes it).
+func forwardPass[T Float](l Layer[T], bottom, top []*blob.Blob[T]) error {
+	b := l.LayerBase()
+	if b.engine == nil { // not set up on this context
+		if err := chooseEngine(l); err != nil {
+			return errorf(l, err)
+		}
+	}
+	if err := reshape(l, bottom, top); err != nil {
+		return errorf(l, err)
+	}
+	b.forwardSkipped = (b.fusedBy != nil && b.fusedBy()) || (b.forwardFusedBy != nil && b.forwardFusedBy())
+	if !b.forwardSkipped {
+		if err := b.engine.Forward(bottom, top); err != nil {
+			return errorf(l, err)
+		}
+	}
+	return nil
 }
 
 // Backward runs the layer's backward pass on its device.

@@ -29,6 +29,8 @@ type SoftmaxWithLoss[T Float] struct {
 	mode                   caffepb.LossParameter_NormalizationMode
 	outer, channels, inner int
 	lossData, counts       *blob.Blob[T] // per-position scratch for the GPU
+	lossNorm               *blob.Blob[T] // the GPU forward's normalizer, for its backward
+	labels                 *blob.Blob[T] // the GPU forward's labels, to explain a NaN loss
 }
 
 // fltMin is C's FLT_MIN, Caffe's floor on probabilities (for float and

@@ -2,11 +2,9 @@ package layer
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
-	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -19,10 +17,11 @@ type softmaxWithLossGPU[T Float] struct{ l *SoftmaxWithLoss[T] }
 
 func newSoftmaxWithLossGPU[T Float](l *SoftmaxWithLoss[T]) Engine[T] { return softmaxWithLossGPU[T]{l} }
 
-// scratch sizes the per-position loss and count buffers.
+// scratch sizes the per-position loss and count buffers and the
+// normalizer's.
 func (l *SoftmaxWithLoss[T]) scratch() error {
 	n := l.outer * l.inner
-	for _, b := range []**blob.Blob[T]{&l.lossData, &l.counts} {
+	for _, b := range []**blob.Blob[T]{&l.lossData, &l.counts, &l.lossNorm} {
 		if *b == nil {
 			nb, err := l.NewBlob()
 			if err != nil {
@@ -30,11 +29,13 @@ func (l *SoftmaxWithLoss[T]) scratch() error {
 			}
 			*b = nb
 		}
-		if err := (*b).Reshape([]int{n}); err != nil {
+	}
+	for _, b := range []*blob.Blob[T]{l.lossData, l.counts} {
+		if err := b.Reshape([]int{n}); err != nil {
 			return err
 		}
 	}
-	return nil
+	return l.lossNorm.Reshape([]int{1})
 }
 
 func (l *SoftmaxWithLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
@@ -45,18 +46,10 @@ func (l *SoftmaxWithLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 	return a.Int(has).Int(l.ignore)
 }
 
-// validCount returns the non-ignored positions for the VALID normalizer
-// (-1, meaning all, when no label can be ignored).
-func (l *SoftmaxWithLoss[T]) validCount(g *device.GPUView[T]) int {
-	if l.mode != caffepb.LossParameter_VALID || !l.hasIgnore {
-		return -1
-	}
-	return int(g.Asum(l.counts.Count(), g.Data(l.counts)) + 0.5)
-}
-
-// Forward computes the per-position losses on the device and sums them.
-// An invalid label makes its position's loss NaN; only then are the labels
-// read back to say which one.
+// Forward computes the per-position losses and their normalised sum on the
+// device, reading nothing back: training waits for the device only where
+// the solver reads the loss. An invalid label makes the loss NaN; the
+// labels are read back to say which one only then (explainNaN).
 func (e softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	if _, err := Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
@@ -65,6 +58,7 @@ func (e softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if err := l.scratch(); err != nil {
 		return err
 	}
+	l.labels = bottom[1]
 	g := l.gpu()
 	n := l.outer * l.inner
 	var a cuda.Args
@@ -72,25 +66,46 @@ func (e softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if err := launch[T](l.ctx, "softmax_loss.cu", "softmax_loss_forward", n, l.ignoreArgs(&a)); err != nil {
 		return err
 	}
-	loss := g.Asum(n, g.Data(l.lossData))
-	valid := l.validCount(g)
+	// VALID with an ignored label divides by the positions counted;
+	// the other modes by a number known here (normalizer's -1: all).
+	useCounts := 0
+	if l.mode == caffepb.LossParameter_VALID && l.hasIgnore {
+		useCounts = 1
+	}
+	var t cuda.Args
+	t.Int(n).Ptr(g.Data(l.lossData)).Ptr(g.Data(l.counts)).Int(useCounts).Float64(normalizer(l.mode, l.outer, l.inner, -1))
+	t.Ptr(g.MutableData(top[0])).Ptr(g.MutableData(l.lossNorm))
 	if err := g.Err(); err != nil {
 		return err
 	}
-	if math.IsNaN(float64(loss)) {
-		if err := checkLabels(bottom[1], l.channels, l.hasIgnore, l.ignore); err != nil {
-			return err
-		}
-		return fmt.Errorf("loss is NaN")
+	f, err := kernel[T](l.ctx, "softmax_loss.cu", "softmax_loss_total")
+	if err != nil {
+		return err
 	}
-	top[0].MutableCPUData()[0] = T(float64(loss) / normalizer(l.mode, l.outer, l.inner, valid))
+	if err := f.Launch(cuda.Dim3{X: 1}, cuda.Dim3{X: 256}, 0, nil, &t); err != nil {
+		return err
+	}
 	if len(top) == 2 {
 		return top[1].ShareData(l.prob)
 	}
 	return nil
 }
 
-// Backward computes the gradient on the device.
+// explainNaN names the first label that is no class, the cause of a NaN
+// loss the forward pass can have; nil when every label is one.
+func (e softmaxWithLossGPU[T]) explainNaN() error {
+	l := e.l
+	if l.labels == nil {
+		return nil
+	}
+	if err := checkLabels(l.labels, l.channels, l.hasIgnore, l.ignore); err != nil {
+		return err
+	}
+	return fmt.Errorf("loss is NaN")
+}
+
+// Backward computes the gradient on the device, scaled by the top's
+// gradient over the forward pass's normalizer, both read there.
 func (e softmaxWithLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	if propagateDown[1] {
@@ -108,8 +123,10 @@ func (e softmaxWithLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []boo
 	if err := launch[T](l.ctx, "softmax_loss.cu", "softmax_loss_backward", n, l.ignoreArgs(&a)); err != nil {
 		return err
 	}
-	valid := l.validCount(g)
-	scale := float64(top[0].CPUDiff()[0]) / normalizer(l.mode, l.outer, l.inner, valid)
-	g.Scal(l.prob.Count(), T(scale), dx)
-	return g.Err()
+	var s cuda.Args
+	s.Int(l.prob.Count()).Ptr(dx).Ptr(g.Diff(top[0])).Ptr(g.Data(l.lossNorm))
+	if err := g.Err(); err != nil {
+		return err
+	}
+	return launch[T](l.ctx, "softmax_loss.cu", "scale_by_ratio", l.prob.Count(), &s)
 }

@@ -104,11 +104,27 @@ var kernelNames = [numKernels]string{"set", "add_scalar", "add", "sub", "mul", "
 // lookup: fn[id][0] for float32, fn[id][1] for float64. Whoever owns the
 // device's state (a device context) keeps them; GPUs share them.
 type Kernels struct {
-	fn        [numKernels][2]*cuda.Function
-	bernoulli *cuda.Function
-	sgdStep   [2]*cuda.Function
-	sgdZero   [2]*cuda.Function
+	fn         [numKernels][2]*cuda.Function
+	bernoulli  *cuda.Function
+	sgdStep    [2]*cuda.Function
+	sgdZero    [2]*cuda.Function
+	dotAcc     [2]*cuda.Function
+	storeWords *cuda.Function
+	// salt, when not null, is a device uint64 that the random number
+	// kernels mix into every key (SetRNGSalt).
+	salt cuda.DevicePtr
 }
+
+// SetRNGSalt makes the random number kernels (RngUniform, RngGaussian,
+// RngBernoulli) mix the uint64 at p on the device into the key of every
+// pass, read when the kernel runs; the null pointer turns it off. A CUDA
+// graph replays its launches with the keys they were recorded with, so the
+// solver changes the salt between replays (StoreWords) to draw new numbers
+// each iteration.
+func (k *Kernels) SetRNGSalt(p cuda.DevicePtr) { k.salt = p }
+
+// RNGSalt returns the pointer SetRNGSalt set.
+func (k *Kernels) RNGSalt() cuda.DevicePtr { return k.salt }
 
 // LoadKernels compiles the math kernels for d on its first use (see
 // cuda.Device.Compile for the caches) and resolves them.
@@ -129,11 +145,17 @@ func LoadKernels(d *cuda.Device) (*Kernels, error) {
 	if k.bernoulli, err = mod.Function("rng_bernoulli"); err != nil {
 		return nil, err
 	}
+	if k.storeWords, err = mod.Function("store_words"); err != nil {
+		return nil, err
+	}
 	for t, suffix := range []string{"_f32", "_f64"} {
 		if k.sgdStep[t], err = mod.Function("sgd_step" + suffix); err != nil {
 			return nil, err
 		}
 		if k.sgdZero[t], err = mod.Function("sgd_zero_diffs" + suffix); err != nil {
+			return nil, err
+		}
+		if k.dotAcc[t], err = mod.Function("dot_accumulate" + suffix); err != nil {
 			return nil, err
 		}
 	}
@@ -304,6 +326,52 @@ func (g *GPU[T]) Dot(n int, x, y cuda.DevicePtr) T {
 	v, err := g.blas.Sdot(n, x, 1, y, 1)
 	g.err = err
 	return T(v)
+}
+
+// DotAccumulate adds w * (x . y) to acc[0] on the device, without waiting:
+// a loss summed where it is computed (one block; meant for short arrays such
+// as loss tops).
+func (g *GPU[T]) DotAccumulate(n int, x, y cuda.DevicePtr, w T, acc cuda.DevicePtr) {
+	if g.err != nil {
+		return
+	}
+	if g.k == nil {
+		g.err = errNoKernels
+		return
+	}
+	var args cuda.Args
+	scalar(args.Int(n).Ptr(x).Ptr(y), w).Ptr(acc)
+	g.err = g.k.dotAcc[typeIndex[T]()].Launch(cuda.Dim3{X: 1}, cuda.Dim3{X: 256}, 0, nil, &args)
+}
+
+// StoreWords writes up to four 64-bit words to dst on the compute stream,
+// in order with the work queued there: scalars that a recorded graph reads
+// from the device (a learning rate's bits, an RNG salt). It panics on more
+// than four words.
+func (g *GPU[T]) StoreWords(dst cuda.DevicePtr, words ...uint64) {
+	if len(words) > 4 {
+		panic(fmt.Sprintf("mathfn: StoreWords of %d words (at most 4)", len(words)))
+	}
+	if g.err != nil || len(words) == 0 {
+		return
+	}
+	if g.k == nil {
+		g.err = errNoKernels
+		return
+	}
+	var w [4]uint64
+	copy(w[:], words)
+	var args cuda.Args
+	args.Ptr(dst).Int(len(words)).Uint64(w[0]).Uint64(w[1]).Uint64(w[2]).Uint64(w[3])
+	g.err = g.k.storeWords.Launch(cuda.Dim3{X: 1}, cuda.Dim3{X: 32}, 0, nil, &args)
+}
+
+// salt returns the RNG salt pointer of the kernels, null without kernels.
+func (g *GPU[T]) salt() cuda.DevicePtr {
+	if g.k == nil {
+		return 0
+	}
+	return g.k.salt
 }
 
 // Asum returns the sum of |x|; it waits for the result.
@@ -496,7 +564,7 @@ func (g *GPU[T]) RngUniform(n int, a, b T, r cuda.DevicePtr, rng *rand.Rand) {
 		panic(fmt.Sprintf("mathfn: RngUniform: a = %v > b = %v", a, b))
 	}
 	var args cuda.Args
-	scalar(scalar(args.Int(n), a), b).Ptr(r).Uint64(rng.Uint64())
+	scalar(scalar(args.Int(n), a), b).Ptr(r).Uint64(rng.Uint64()).Ptr(g.salt())
 	g.launch(kRngUniform, n, &args)
 }
 
@@ -507,7 +575,7 @@ func (g *GPU[T]) RngGaussian(n int, mu, sigma T, r cuda.DevicePtr, rng *rand.Ran
 		panic(fmt.Sprintf("mathfn: RngGaussian: sigma = %v must be positive", sigma))
 	}
 	var args cuda.Args
-	scalar(scalar(args.Int(n), mu), sigma).Ptr(r).Uint64(rng.Uint64())
+	scalar(scalar(args.Int(n), mu), sigma).Ptr(r).Uint64(rng.Uint64()).Ptr(g.salt())
 	g.launch(kRngGaussian, n, &args)
 }
 
@@ -525,6 +593,6 @@ func (g *GPU[T]) RngBernoulli(n int, p float64, r cuda.DevicePtr, rng *rand.Rand
 		return
 	}
 	var args cuda.Args
-	args.Int(n).Float64(p).Ptr(r).Uint64(rng.Uint64())
+	args.Int(n).Float64(p).Ptr(r).Uint64(rng.Uint64()).Ptr(g.salt())
 	g.err = g.k.bernoulli.Launch(cuda.Dim3{X: Blocks(n)}, cuda.Dim3{X: threadsPerBlock}, 0, nil, &args)
 }

@@ -102,6 +102,20 @@ func (p *SGDPlan) Close() error {
 // those of the separate operations on the GPU, Axpy and Axpby fused as
 // cuBLAS fuses them.
 func (g *GPU[T]) SGDStep(p *SGDPlan, rate float64, momentum, scale T, l1 bool) {
+	g.sgdStep(p, rate, 0, momentum, scale, l1)
+}
+
+// SGDStepRateAt is SGDStep with the rate read on the device, when the
+// kernel runs, from the float64 at rate: a recorded graph replays the step
+// with each iteration's rate (stored there with StoreWords).
+func (g *GPU[T]) SGDStepRateAt(p *SGDPlan, rate cuda.DevicePtr, momentum, scale T, l1 bool) {
+	if rate == 0 {
+		panic("mathfn: SGDStepRateAt with a null rate pointer")
+	}
+	g.sgdStep(p, 0, rate, momentum, scale, l1)
+}
+
+func (g *GPU[T]) sgdStep(p *SGDPlan, rate float64, rateAt cuda.DevicePtr, momentum, scale T, l1 bool) {
 	if g.err != nil || p.nChunks == 0 {
 		return
 	}
@@ -115,7 +129,7 @@ func (g *GPU[T]) SGDStep(p *SGDPlan, rate float64, momentum, scale T, l1 bool) {
 		flag = 1
 	}
 	var args cuda.Args
-	scalar(scalar(args.Ptr(p.table).Ptr(p.chunks).Float64(rate), momentum), scale).Int(flag)
+	scalar(scalar(args.Ptr(p.table).Ptr(p.chunks).Float64(rate).Ptr(rateAt), momentum), scale).Int(flag)
 	g.err = f.Launch(cuda.Dim3{X: p.nChunks}, cuda.Dim3{X: 256}, 0, nil, &args)
 }
 

@@ -568,6 +568,73 @@ func (n *Net[T]) ForwardBackward() (T, error) {
 	return loss, n.Backward()
 }
 
+// RecordableFrom returns the index of the first layer of the part of the
+// net that a CUDA graph may record and replay: every layer after the
+// leading ones without bottoms (the data layers, which must run on the
+// host before each replay). The error says why there is no such part: a
+// layer that computes on the host or is not known to replay faithfully
+// (layer.Recordable), debug_info (which reads every blob back), or nothing
+// after the data layers. Ask after a first pass, once the layers have
+// chosen their engines.
+func (n *Net[T]) RecordableFrom() (int, error) {
+	if n.debugInfo {
+		return 0, fmt.Errorf("net %q: debug_info reads every blob back after each layer", n.name)
+	}
+	start := n.SourceLayers()
+	if start == len(n.layers) {
+		return 0, fmt.Errorf("net %q: no layer after the data layers", n.name)
+	}
+	for _, r := range n.layers[start:] {
+		if err := layer.Recordable(r.layer); err != nil {
+			return 0, fmt.Errorf("net %q: %w", n.name, err)
+		}
+	}
+	return start, nil
+}
+
+// SourceLayers returns the number of leading layers without bottoms: the
+// data layers, which a CUDA graph leaves to the host.
+func (n *Net[T]) SourceLayers() int {
+	k := 0
+	for k < len(n.layers) && len(n.layers[k].bottoms) == 0 {
+		k++
+	}
+	return k
+}
+
+// ForwardBackwardOnDevice runs the forward passes of layers start to the
+// last, then the backward passes back down to start, adding the weighted
+// losses to the first element of acc's device data (layer.ForwardOnDevice):
+// the part of a training iteration that waits for nothing, for a CUDA
+// graph to record. acc is not cleared first.
+func (n *Net[T]) ForwardBackwardOnDevice(start int, acc *blob.Blob[T]) error {
+	last := len(n.layers) - 1
+	if start < 0 || start > last {
+		return fmt.Errorf("net %q: ForwardBackwardOnDevice(%d) with %d layers", n.name, start, len(n.layers))
+	}
+	n.suspendSplitFusions(start, last, true)
+	defer n.suspendSplitFusions(start, last, false)
+	for i := start; i <= last; i++ {
+		r := &n.layers[i]
+		if err := layer.ForwardOnDevice(r.layer, r.bottoms, r.tops, acc); err != nil {
+			return err
+		}
+	}
+	return n.BackwardFromTo(last, start)
+}
+
+// ExplainNaN asks the net's layers why the last forward pass's loss was
+// NaN (layer.ExplainNaN) and returns the first answer, nil when none can
+// tell.
+func (n *Net[T]) ExplainNaN() error {
+	for _, r := range n.layers {
+		if err := layer.ExplainNaN(r.layer); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Reshape reshapes every layer for its bottoms' current shapes (after an
 // input blob changed shape).
 func (n *Net[T]) Reshape() error {
@@ -682,9 +749,13 @@ func (n *Net[T]) OutputLossWeight(j int) T { return n.blobs[n.outputIDs[j]].loss
 // Reseed restarts every layer's random number generator from a seed
 // derived from seed and the layer's index (see layer.Base.Reseed). It
 // allocates nothing.
-func (n *Net[T]) Reseed(seed uint64) {
-	for i, r := range n.layers {
-		r.layer.LayerBase().Reseed(mix64(seed + uint64(i)*0x9e3779b97f4a7c15))
+func (n *Net[T]) Reseed(seed uint64) { n.ReseedFrom(0, seed) }
+
+// ReseedFrom is Reseed for the layers from start on; the others keep
+// their generators.
+func (n *Net[T]) ReseedFrom(start int, seed uint64) {
+	for i := max(start, 0); i < len(n.layers); i++ {
+		n.layers[i].layer.LayerBase().Reseed(mix64(seed + uint64(i)*0x9e3779b97f4a7c15))
 	}
 }
 

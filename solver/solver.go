@@ -98,6 +98,12 @@ type Options struct {
 	// test runs between iterations: a test net of the train net's batch
 	// then adds almost no memory. Off by default, as in Caffe.
 	ShareTestMemory bool
+	// NoCUDAGraphs trains on the GPU without recording an iteration as a
+	// CUDA graph. By default, a solver on the GPU whose iteration can be
+	// recorded (see iterationGraph) records one after two warm-up
+	// iterations and replays it, one launch an iteration; the log says
+	// when it does, or why it cannot.
+	NoCUDAGraphs bool
 }
 
 // Solver trains a net.
@@ -129,6 +135,8 @@ type Solver[T blob.Float] struct {
 	rule      Rule[T]    // the solver type's update rule (registry.go)
 	policy    Policy     // the learning rate policy (lr.go)
 	updater   updater[T] // prepares the gradients for the rule on the solver's device (update.go)
+	noGraphs  bool       // Options.NoCUDAGraphs
+	graphs    iterationGraph[T]
 }
 
 // NewFromFile reads a solver prototxt and builds the solver.
@@ -150,7 +158,7 @@ func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
 	p = proto.Clone(p).(*caffepb.SolverParameter)
 	s := &Solver[T]{param: p, ctx: opts.Context, log: opts.Logger, action: func() Action { return None },
-		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}}
+		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, noGraphs: opts.NoCUDAGraphs}
 	if err := s.joinJob(opts.Comm); err != nil {
 		return nil, err
 	}
@@ -547,24 +555,28 @@ func (s *Solver[T]) Solve(resumeFile string) (err error) {
 
 // reseed gives every layer of the train net a seed derived from the
 // solver's seed and the iteration, so that stochastic layers draw the same
-// numbers at the same iteration whether or not the run was resumed.
+// numbers at the same iteration whether or not the run was resumed. With
+// the RNG salt on (CUDA graphs), the recorded layers get the same seed
+// every iteration instead, as a replay repeats its recorded keys, and the
+// iteration reaches their kernels through the salt.
 func (s *Solver[T]) reseed() {
 	s.net.Reseed(s.seed ^ uint64(s.iter)*0xbf58476d1ce4e5b9)
+	if s.graphs.salted() {
+		s.net.ReseedFrom(s.graphs.start, s.seed)
+	}
 }
 
 // Step runs iters iterations: test when due, forward-backward iter_size
 // times, display, update, snapshot when due, and obey requested actions
 // (Caffe's Solver::Step). A loss that is NaN or infinite stops training
-// with an error naming the iteration, and nothing is snapshotted.
+// with an error naming the iteration, and nothing is snapshotted. On the
+// GPU an iteration may be replayed from a CUDA graph (Options.NoCUDAGraphs).
 func (s *Solver[T]) Step(iters int) (err error) {
 	defer device.Recover(&err)
 	start, stop := s.iter, s.iter+iters
 	s.losses, s.smoothedLoss = s.losses[:0], 0
 	timer, lastIter := time.Now(), s.iter
 	for s.iter < stop {
-		if err := s.clearParamDiffs(); err != nil {
-			return err
-		}
 		if ti := int(s.param.GetTestInterval()); s.Root() && ti > 0 && s.iter%ti == 0 && (s.iter > 0 || s.param.GetTestInitialization()) {
 			if err := s.TestAll(); err != nil {
 				return err
@@ -576,22 +588,19 @@ func (s *Solver[T]) Step(iters int) (err error) {
 			}
 		}
 		display := s.Root() && s.param.GetDisplay() > 0 && s.iter%int(s.param.GetDisplay()) == 0
-		s.reseed()
-		var loss T
-		for range s.param.GetIterSize() {
-			l, err := s.net.ForwardBackward()
-			if err != nil {
-				return fmt.Errorf("iteration %d: %w", s.iter, err)
-			}
-			loss += l
+		rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
+		loss, updated, err := s.iterate(rate)
+		if err != nil {
+			return fmt.Errorf("iteration %d: %w", s.iter, err)
 		}
-		loss /= T(s.param.GetIterSize())
 		if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
 			return fmt.Errorf("iteration %d: loss is %v; stopping (no snapshot written): lower base_lr or check the data", s.iter, loss)
 		}
-		for _, h := range s.hooks {
-			if err := h(s); err != nil {
-				return fmt.Errorf("iteration %d: %w", s.iter, err)
+		if !updated {
+			for _, h := range s.hooks {
+				if err := h(s); err != nil {
+					return fmt.Errorf("iteration %d: %w", s.iter, err)
+				}
 			}
 		}
 		s.updateSmoothedLoss(loss, start)
@@ -601,9 +610,12 @@ func (s *Solver[T]) Step(iters int) (err error) {
 			logf.Infof(s.log, "Iteration %d (%s iter/s, %ss/%d iters), loss = %s", s.iter, num(perSec), num(lapse), s.param.GetDisplay(), num(s.smoothedLoss))
 			timer, lastIter = time.Now(), s.iter
 			s.logOutputs(s.net, "Train")
+			logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
 		}
-		if err := s.applyUpdate(display); err != nil {
-			return fmt.Errorf("iteration %d: %w", s.iter, err)
+		if !updated {
+			if err := s.updater.apply(s, rate); err != nil {
+				return fmt.Errorf("iteration %d: %w", s.iter, err)
+			}
 		}
 		s.iter++
 		request, err := s.agreeOn(s.action())
@@ -621,6 +633,71 @@ func (s *Solver[T]) Step(iters int) (err error) {
 		}
 	}
 	return nil
+}
+
+// iterate runs an iteration's passes and returns the mean loss over
+// iter_size passes, and whether the update was applied too: a replayed
+// CUDA graph applies it (and there are no hooks then); otherwise the
+// caller runs the hooks and the update.
+func (s *Solver[T]) iterate(rate float64) (loss T, updated bool, err error) {
+	usable := s.graphs.prepare(s, s.noGraphs)
+	if s.graphs.salted() {
+		if err := s.graphs.storeScalars(s, rate); err != nil {
+			return 0, false, err
+		}
+	}
+	viaGraph := false
+	if usable {
+		if viaGraph, err = s.graphs.begin(s); err != nil {
+			return 0, false, err
+		}
+	}
+	s.reseed()
+	if viaGraph {
+		loss, err = s.graphs.iterate(s)
+		var rec errRecording
+		if !errors.As(err, &rec) {
+			return loss, err == nil, err
+		}
+		logf.Warnf(s.log, "Iteration %d: %v; training on without CUDA graphs", s.iter, err)
+		if err := s.graphs.stop(rec.Error()); err != nil {
+			return 0, false, err
+		}
+		// The data layers have run: the passes start after them.
+		loss, err = s.forwardBackward(s.graphs.start)
+		return loss, false, err
+	}
+	s.graphs.countEager()
+	loss, err = s.forwardBackward(0)
+	return loss, false, err
+}
+
+// forwardBackward clears the parameters' gradients and runs iter_size
+// forward and backward passes, the first from layer start (the layers
+// before it have run), and returns the mean loss.
+func (s *Solver[T]) forwardBackward(start int) (T, error) {
+	if err := s.clearParamDiffs(); err != nil {
+		return 0, err
+	}
+	var loss T
+	for range s.param.GetIterSize() {
+		var l T
+		var err error
+		if start == 0 {
+			l, err = s.net.ForwardBackward()
+		} else {
+			last := s.graphs.last
+			if l, err = s.net.ForwardFromTo(start, last); err == nil {
+				err = s.net.BackwardFromTo(last, start)
+			}
+			start = 0
+		}
+		if err != nil {
+			return 0, err
+		}
+		loss += l
+	}
+	return loss / T(s.param.GetIterSize()), nil
 }
 
 // The requests of the ranks of a job, as bits for parallel.Agree.
@@ -686,16 +763,6 @@ func (s *Solver[T]) logOutput(kind string, k int, name string, v, w T) {
 
 // num formats a number as C++ streams do by default (6 significant digits).
 func num[F float32 | float64](v F) string { return fmt.Sprintf("%.6g", float64(v)) }
-
-// applyUpdate computes the learning rate, logs it when displaying, turns
-// the gradients into updates and applies them.
-func (s *Solver[T]) applyUpdate(display bool) error {
-	rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
-	if display {
-		logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
-	}
-	return s.updater.apply(s, rate)
-}
 
 // clearParamDiffs zeroes the gradients of the net's parameters: through
 // the updater where it can do so in one launch (fusedSGD), else with the
@@ -981,7 +1048,7 @@ func (s *Solver[T]) Close() error {
 	if s.agree != nil {
 		s.agree.Close()
 	}
-	errs := []error{s.updater.close()}
+	errs := []error{s.graphs.close(s), s.updater.close()}
 	for _, tn := range s.testNets {
 		errs = append(errs, tn.Close())
 	}

@@ -227,6 +227,27 @@ func (m *SyncedMemory) deviceBytes() int {
 	return m.size
 }
 
+// DeviceBuffer returns the address of the device copy and true, or false
+// when there is none yet. It changes nothing: a recorded CUDA graph holds
+// the addresses it was recorded with, and its owner compares them.
+func (m *SyncedMemory) DeviceBuffer() (cuda.DevicePtr, bool) { return m.gpu, m.hasGPU }
+
+// MarkDeviceWritten records that work queued on the device outside the
+// accessors (a replayed CUDA graph) may have written the device copy: a
+// SYNCED head moves to HEAD_AT_GPU, so that the next host read copies
+// back. HEAD_AT_GPU stays; without a device copy, or with the head at the
+// host (whose copy the device has not seen), it is an error.
+func (m *SyncedMemory) MarkDeviceWritten() error {
+	switch m.head {
+	case HeadAtGPU:
+		return nil
+	case Synced:
+		m.head = HeadAtGPU
+		return nil
+	}
+	return fmt.Errorf("syncedmem: MarkDeviceWritten with the head at %v", m.head)
+}
+
 // AsyncGPUPush starts copying the host copy to the device on stream s and
 // marks the memory Synced. The caller must synchronise s before the device
 // copy is read. The head must be HeadAtCPU.

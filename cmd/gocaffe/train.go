@@ -26,6 +26,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	ui := fs.String("ui", "", "serve a live dashboard at this address (:8080 is localhost's port 8080)")
 	uiPublic := fs.Bool("ui_public", false, "allow a -ui address other machines can reach")
 	shareTest := fs.Bool("share_test_memory", false, "let the test nets compute in the train net's activation memory, which is dead while they run")
+	cudaGraphs := fs.Bool("cuda_graphs", true, "on the GPU, record one training iteration as a CUDA graph after two warm-up iterations and replay it (where the net and solver allow; the log says)")
 	var nf netFlags
 	nf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -74,7 +75,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	glog.Infof("Starting Optimization")
 	solvers := make([]*solver.Solver[float32], len(ranks))
 	for i, r := range ranks {
-		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level), SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest})
+		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level), SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs})
 		if err != nil {
 			return fmt.Errorf("%s: %w", *solverFile, err)
 		}

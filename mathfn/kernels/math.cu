@@ -138,23 +138,39 @@ __device__ __forceinline__ double unit_f64(uint32 hi, uint32 lo) {
   return (bits + 1) * (1.0 / 9007199254740992.0);
 }
 
+// salted returns a pass's key: the key drawn on the host, mixed with the
+// value at salt when there is one (SetRNGSalt). A replayed CUDA graph keeps
+// the key it was recorded with; the salt, which the solver rewrites before
+// each iteration, is what makes each replay draw new numbers.
+__device__ __forceinline__ uint64 salted(uint64 key, const uint64 *salt) {
+  if (salt == nullptr) return key;
+  uint64 z = *salt + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return key ^ z ^ (z >> 31);
+}
+
 // r[i] ~ U(a, b)
-extern "C" __global__ void rng_uniform_f32(int n, float a, float b, float *r, uint64 key) {
+extern "C" __global__ void rng_uniform_f32(int n, float a, float b, float *r, uint64 key, const uint64 *salt) {
+  key = salted(key, salt);
   KERNEL_LOOP(i, n) { r[i] = a + (b - a) * unit_f32(philox(i, key).x); }
 }
-extern "C" __global__ void rng_uniform_f64(int n, double a, double b, double *r, uint64 key) {
+extern "C" __global__ void rng_uniform_f64(int n, double a, double b, double *r, uint64 key, const uint64 *salt) {
+  key = salted(key, salt);
   KERNEL_LOOP(i, n) { uint4x v = philox(i, key); r[i] = a + (b - a) * unit_f64(v.x, v.y); }
 }
 
 // r[i] ~ N(mu, sigma^2) by Box-Muller on one element's own pair of uniforms.
-extern "C" __global__ void rng_gaussian_f32(int n, float mu, float sigma, float *r, uint64 key) {
+extern "C" __global__ void rng_gaussian_f32(int n, float mu, float sigma, float *r, uint64 key, const uint64 *salt) {
+  key = salted(key, salt);
   KERNEL_LOOP(i, n) {
     uint4x v = philox(i, key);
     float u1 = unit_f32(v.x), u2 = unit_f32(v.y);
     r[i] = mu + sigma * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
   }
 }
-extern "C" __global__ void rng_gaussian_f64(int n, double mu, double sigma, double *r, uint64 key) {
+extern "C" __global__ void rng_gaussian_f64(int n, double mu, double sigma, double *r, uint64 key, const uint64 *salt) {
+  key = salted(key, salt);
   KERNEL_LOOP(i, n) {
     uint4x v = philox(i, key);
     double u1 = unit_f64(v.x, v.y), u2 = unit_f64(v.z, v.w);
@@ -163,8 +179,37 @@ extern "C" __global__ void rng_gaussian_f64(int n, double mu, double sigma, doub
 }
 
 // r[i] = 1 with probability p, else 0 (unsigned masks, as Dropout uses).
-extern "C" __global__ void rng_bernoulli(int n, double p, uint32 *r, uint64 key) {
+extern "C" __global__ void rng_bernoulli(int n, double p, uint32 *r, uint64 key, const uint64 *salt) {
+  key = salted(key, salt);
   KERNEL_LOOP(i, n) { uint4x v = philox(i, key); r[i] = unit_f64(v.x, v.y) <= p ? 1u : 0u; }
+}
+
+// acc[0] += w * (x . y), in one block (DotAccumulate): a loss summed on the
+// device, so that nothing waits for it inside an iteration.
+#define DOT_ACCUMULATE(T, S)                                                          \
+  extern "C" __global__ void dot_accumulate_##S(int n, const T *x, const T *y, T w, \
+                                                T *acc) {                            \
+    __shared__ double part[256];                                                      \
+    double s = 0;                                                                     \
+    for (int i = threadIdx.x; i < n; i += blockDim.x) s += (double)x[i] * y[i];       \
+    part[threadIdx.x] = s;                                                            \
+    __syncthreads();                                                                  \
+    for (int h = blockDim.x / 2; h > 0; h /= 2) {                                     \
+      if (threadIdx.x < h) part[threadIdx.x] += part[threadIdx.x + h];                \
+      __syncthreads();                                                                \
+    }                                                                                 \
+    if (threadIdx.x == 0) acc[0] += (T)(w * part[0]);                                 \
+  }
+BOTH_TYPES(DOT_ACCUMULATE)
+
+// dst[i] = words[i] for i < n (at most 4): a few scalars written on the
+// compute stream by a launch's arguments (StoreWords), where a copy from
+// host memory would wait or race with the host's next write.
+extern "C" __global__ void store_words(uint64 *dst, int n, uint64 w0, uint64 w1, uint64 w2, uint64 w3) {
+  if (threadIdx.x == 0) {
+    uint64 w[4] = {w0, w1, w2, w3};
+    for (int i = 0; i < n; i++) dst[i] = w[i];
+  }
 }
 
 // A fused SGD step (SGDStep): every learnable parameter in one launch, for
@@ -188,10 +233,11 @@ struct SGDChunk {
 #define SGD_STEP(T, S)                                                     \
   extern "C" __global__ void sgd_step_##S(const SGDParam *params,          \
                                           const SGDChunk *chunks,          \
-                                          double rate, T momentum,         \
-                                          T scale, int l1) {               \
+                                          double rate, const double *rate_at, \
+                                          T momentum, T scale, int l1) {   \
     SGDChunk c = chunks[blockIdx.x];                                       \
     SGDParam p = params[c.param];                                          \
+    if (rate_at != nullptr) rate = *rate_at;                               \
     T *w = (T *)p.data, *g = (T *)p.diff, *h = (T *)p.history;             \
     T r = (T)(rate * p.lr_mult), decay = (T)p.decay;                       \
     long long end = c.start + SGD_CHUNK < p.n ? c.start + SGD_CHUNK : p.n; \

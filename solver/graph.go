@@ -1,0 +1,354 @@
+package solver
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/logf"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// graphWarmup is the number of iterations run as written before one is
+// recorded: the first passes choose cuDNN's algorithms, compile kernels,
+// size the workspace and allocate every blob, none of which a recording
+// may do.
+const graphWarmup = 2
+
+// iterationGraph records one training iteration on the GPU as a CUDA graph
+// and replays it, one launch an iteration instead of hundreds. What it
+// records: zeroing the gradients, the forward and backward passes of every
+// layer after the data layers with the loss summed on the device, and the
+// fused SGD update with the learning rate read from device memory. What
+// stays on the host each iteration: the data layers (their batches come
+// from the host), writing the learning rate and the RNG salt, and reading
+// the loss back after the replay (for the NaN check and the display).
+//
+// A replay repeats the recorded launches with the recorded addresses and
+// arguments, so the graph is dropped, and recorded again after warming up,
+// when any blob's shape or device address changes or the cuDNN workspace
+// moves. Nets, solvers or layers whose iteration needs the host in the
+// middle (a layer computing on the host or not known to replay faithfully,
+// OnGradientsReady hooks, data-parallel jobs, clip_gradients, iter_size
+// above 1, a rule other than SGD) train without a graph, which the log
+// says once.
+type iterationGraph[T blob.Float] struct {
+	off   string // why this run trains without graphs; "" while they may be used
+	ready bool   // the checks that hold for the whole run were made
+
+	start   int                // the first recorded layer
+	last    int                // the net's last layer
+	v       *device.GPUView[T] // StoreWords, Set
+	acc     *blob.Blob[T]      // the loss, summed on the device
+	scalars cuda.DevicePtr     // float64 learning rate, uint64 RNG salt
+	graph   *cuda.Graph
+	eager   int // iterations run as written since the graph was (re)started
+
+	// What the recording assumed, checked before each replay.
+	blobs   []*blob.Blob[T]
+	shapes  [][]int
+	mems    []*syncedmem.SyncedMemory
+	ptrs    []cuda.DevicePtr
+	wsMoves int
+}
+
+// errRecording wraps a failed recording: the iteration then runs as
+// written, and the run trains on without graphs.
+type errRecording struct{ err error }
+
+func (e errRecording) Error() string { return "recording a CUDA graph: " + e.err.Error() }
+
+// prepare makes the checks that hold for the whole run, once, and on the
+// GPU sets up the device scalars and turns on the RNG salt, whether or not
+// graphs are used, so that a run draws the same numbers with and without
+// them. It returns whether graphs may be used.
+func (g *iterationGraph[T]) prepare(s *Solver[T], disabled bool) bool {
+	if g.ready {
+		return g.off == ""
+	}
+	g.ready = true
+	if s.ctx.OnGPU() {
+		if err := g.setUp(s); err != nil {
+			g.off = err.Error()
+		}
+	}
+	if g.off == "" {
+		g.off = s.graphObstacle(disabled)
+	}
+	if g.off != "" {
+		if s.ctx.OnGPU() {
+			logf.Infof(s.log, "Training without CUDA graphs: %s", g.off)
+		}
+		return false
+	}
+	return true
+}
+
+// storeScalars writes the iteration's learning rate and RNG salt to the
+// device, where the recorded update and the random number kernels read
+// them.
+func (g *iterationGraph[T]) storeScalars(s *Solver[T], rate float64) error {
+	g.v.ResetErr()
+	g.v.StoreWords(g.scalars, math.Float64bits(rate), uint64(s.iter))
+	return g.v.Err()
+}
+
+// graphObstacle says why the solver's iterations cannot be recorded, ""
+// when they can.
+func (s *Solver[T]) graphObstacle(disabled bool) string {
+	switch {
+	case !s.ctx.OnGPU():
+		return "on the CPU"
+	case disabled:
+		return "turned off (Options.NoCUDAGraphs, -cuda_graphs=false)"
+	case s.comm != nil:
+		return "a data-parallel job reduces gradients between backward and update"
+	case len(s.hooks) > 0:
+		return "OnGradientsReady hooks run between backward and update"
+	case s.param.GetIterSize() != 1:
+		return "iter_size above 1 runs the data layers between passes"
+	case s.param.GetClipGradients() >= 0:
+		return "clip_gradients reads the gradients' norm on the host"
+	}
+	if _, ok := s.updater.(*fusedSGD[T]); !ok {
+		return fmt.Sprintf("the %s solver updates parameter by parameter with host-side rates (only SGD's fused update is recorded)", s.typ)
+	}
+	if _, err := s.net.RecordableFrom(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// setUp allocates the loss accumulator and the device scalars and turns on
+// the RNG salt.
+func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
+	g.start = s.net.SourceLayers()
+	v, err := device.NewGPUView[T](s.ctx)
+	if err != nil {
+		return err
+	}
+	g.v = v
+	acc, err := blob.New[T](1)
+	if err != nil {
+		return err
+	}
+	acc.SetDevice(s.ctx.Device())
+	g.acc = acc
+	// Allocated (and zeroed) now: a recording cannot allocate.
+	if _, err := acc.MutableGPUData(); err != nil {
+		return err
+	}
+	g.last = len(s.net.Layers()) - 1
+	if g.scalars, err = s.ctx.Device().Alloc(16); err != nil {
+		return err
+	}
+	return s.ctx.SetRNGSalt(g.scalars.Add(8))
+}
+
+// begin runs at the start of an iteration that may use the graph: it
+// drops a stale graph and reports whether the iteration goes through the
+// graph (replaying it, or recording it first).
+func (g *iterationGraph[T]) begin(s *Solver[T]) (bool, error) {
+	if g.graph != nil && !g.matches(s) {
+		logf.Infof(s.log, "Iteration %d: the net's shapes or device memory changed; recording its CUDA graph again after %d iterations", s.iter, graphWarmup)
+		if err := g.drop(); err != nil {
+			return false, err
+		}
+	}
+	return g.graph != nil || g.eager >= graphWarmup, nil
+}
+
+// iterate runs the data layers, then the recorded iteration (recording it
+// first when there is no graph), and returns the loss. A failed recording
+// comes back as errRecording, with the data layers run and nothing else.
+func (g *iterationGraph[T]) iterate(s *Solver[T]) (T, error) {
+	if g.start > 0 {
+		if _, err := s.net.ForwardFromTo(0, g.start-1); err != nil {
+			return 0, err
+		}
+	}
+	if g.graph == nil {
+		if err := g.record(s); err != nil {
+			return 0, errRecording{err}
+		}
+		logf.Infof(s.log, "Iteration %d: recorded as a CUDA graph of %d operations (layers %d to %d, the update); replaying it from now on", s.iter, g.graph.Nodes(), g.start, g.last)
+	} else if err := g.pushHostHeads(); err != nil {
+		return 0, err
+	}
+	if err := g.graph.Launch(s.ctx.Stream()); err != nil {
+		return 0, err
+	}
+	if err := g.markWritten(); err != nil {
+		return 0, err
+	}
+	loss := g.acc.CPUData()[0]
+	if loss != loss {
+		if err := s.net.ExplainNaN(); err != nil {
+			return 0, err
+		}
+	}
+	return loss, nil
+}
+
+// record captures the iteration on the compute stream and keeps what the
+// recording assumed. Nothing recorded has run when it returns.
+func (g *iterationGraph[T]) record(s *Solver[T]) error {
+	f := s.updater.(*fusedSGD[T])
+	if err := f.collect(s); err != nil {
+		return err
+	}
+	if f.plan == nil || !f.plan.Matches(f.params) {
+		return errors.New("the fused update has no plan for the parameters")
+	}
+	if err := g.snapshotState(s); err != nil {
+		return err
+	}
+	stream := s.ctx.Stream()
+	if err := stream.BeginCapture(); err != nil {
+		return err
+	}
+	bodyErr := g.body(s, f)
+	graph, err := stream.EndCapture()
+	if bodyErr != nil || err != nil {
+		if graph != nil {
+			err = errors.Join(err, graph.Close())
+		}
+		return errors.Join(bodyErr, err)
+	}
+	g.graph = graph
+	return nil
+}
+
+// body queues the recorded part of an iteration.
+func (g *iterationGraph[T]) body(s *Solver[T], f *fusedSGD[T]) (err error) {
+	defer device.Recover(&err)
+	v := f.v
+	v.ResetErr()
+	v.ZeroDiffs(f.plan)
+	v.Set(1, 0, v.MutableData(g.acc))
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if err := s.net.ForwardBackwardOnDevice(g.start, g.acc); err != nil {
+		return err
+	}
+	v.ResetErr()
+	v.SGDStepRateAt(f.plan, g.scalars, T(s.param.GetMomentum()), 1, s.param.GetRegularizationType() == "L1")
+	return v.Err()
+}
+
+// snapshotState pushes host-side changes to the device and records the
+// blobs' shapes and device addresses that the graph will hold.
+func (g *iterationGraph[T]) snapshotState(s *Solver[T]) error {
+	g.blobs = g.blobs[:0]
+	g.blobs = append(g.blobs, s.net.Blobs()...)
+	g.blobs = append(g.blobs, s.net.Params()...)
+	g.blobs = append(g.blobs, s.history...)
+	g.blobs = append(g.blobs, g.acc)
+	g.shapes = g.shapes[:0]
+	g.mems = g.mems[:0]
+	for _, b := range g.blobs {
+		g.shapes = append(g.shapes, slices.Clone(b.Shape()))
+		g.mems = append(g.mems, b.Data(), b.Diff())
+	}
+	if err := g.pushHostHeads(); err != nil {
+		return err
+	}
+	g.ptrs = g.ptrs[:0]
+	for _, m := range g.mems {
+		p, _ := m.DeviceBuffer()
+		g.ptrs = append(g.ptrs, p)
+	}
+	g.wsMoves = s.ctx.WorkspaceMoves()
+	return nil
+}
+
+// matches reports whether the blobs have the shapes and device addresses,
+// and the workspace the place, that the graph was recorded with.
+func (g *iterationGraph[T]) matches(s *Solver[T]) bool {
+	if s.ctx.WorkspaceMoves() != g.wsMoves {
+		return false
+	}
+	for i, b := range g.blobs {
+		if !slices.Equal(b.Shape(), g.shapes[i]) {
+			return false
+		}
+	}
+	for i, m := range g.mems {
+		if p, _ := m.DeviceBuffer(); p != g.ptrs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// pushHostHeads copies to the device every memory whose current copy is
+// on the host (the host wrote it since the last replay: restored weights,
+// a test's reads do not count), which the graph reads on the device.
+func (g *iterationGraph[T]) pushHostHeads() error {
+	for _, m := range g.mems {
+		if m.Head() == syncedmem.HeadAtCPU {
+			if _, err := m.GPUData(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// markWritten records that the replay may have written every device copy
+// (syncedmem.MarkDeviceWritten), so that host reads copy back.
+func (g *iterationGraph[T]) markWritten() error {
+	for _, m := range g.mems {
+		if m.Head() == syncedmem.Synced {
+			if err := m.MarkDeviceWritten(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// countEager counts an iteration run as written.
+func (g *iterationGraph[T]) countEager() { g.eager++ }
+
+// salted reports whether the RNG salt is on: the recorded layers are then
+// reseeded alike every iteration and draw new numbers through the salt,
+// whether the iteration replays the graph or not.
+func (g *iterationGraph[T]) salted() bool { return g.scalars != 0 }
+
+// drop closes the graph; the iterations run as written until it is
+// recorded again.
+func (g *iterationGraph[T]) drop() error {
+	g.eager = 0
+	if g.graph == nil {
+		return nil
+	}
+	err := g.graph.Close()
+	g.graph = nil
+	return err
+}
+
+// stop turns graphs off for the rest of the run.
+func (g *iterationGraph[T]) stop(why string) error {
+	g.off = why
+	return g.drop()
+}
+
+// close releases the graph, the scalars and the salt.
+func (g *iterationGraph[T]) close(s *Solver[T]) error {
+	errs := []error{g.drop()}
+	if g.scalars != 0 {
+		errs = append(errs, s.ctx.SetRNGSalt(0), s.ctx.Device().Free(g.scalars))
+		g.scalars = 0
+	}
+	if g.acc != nil {
+		errs = append(errs, g.acc.Close())
+		g.acc = nil
+	}
+	return errors.Join(errs...)
+}

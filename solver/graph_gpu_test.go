@@ -1,0 +1,243 @@
+package solver_test
+
+import (
+	"bytes"
+	"log/slog"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/cudatest"
+	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/solver"
+)
+
+// graphNet refills Gaussian DummyData every iteration and has the layers a
+// recorded iteration must replay faithfully: convolutions, batch
+// normalization, a residual sum, pooling, dropout (new masks every
+// iteration through the RNG salt) and a loss normalised on the device.
+const graphNet = `
+net_param {
+  name: "graph"
+  layer { name: "data" type: "DummyData" top: "data" top: "label"
+    dummy_data_param { shape { dim: 16 dim: 3 dim: 8 dim: 8 } shape { dim: 16 }
+      data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 2 } } }
+  layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+    convolution_param { num_output: 4 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "bn1" type: "BatchNorm" bottom: "conv1" top: "conv1" }
+  layer { name: "sc1" type: "Scale" bottom: "conv1" top: "conv1" scale_param { bias_term: true } }
+  layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
+  layer { name: "conv2" type: "Convolution" bottom: "conv1" top: "conv2"
+    convolution_param { num_output: 4 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "sum" type: "Eltwise" bottom: "conv1" bottom: "conv2" top: "sum" }
+  layer { name: "pool" type: "Pooling" bottom: "sum" top: "pool" pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+  layer { name: "ip1" type: "InnerProduct" bottom: "pool" top: "ip1"
+    inner_product_param { num_output: 16 weight_filler { type: "gaussian" std: 0.2 } } }
+  layer { name: "drop" type: "Dropout" bottom: "ip1" top: "ip1" dropout_param { dropout_ratio: 0.3 } }
+  layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+    inner_product_param { num_output: 5 weight_filler { type: "gaussian" std: 0.2 } } }
+  layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" }
+}
+base_lr: 0.05 momentum: 0.9 weight_decay: 0.001 lr_policy: "step" gamma: 0.5 stepsize: 3
+display: 1 random_seed: 11 snapshot_after_train: false
+`
+
+// graphRun trains a solver of text on ctx and returns it with its log.
+func graphRun(t *testing.T, ctx *device.Context, text string, graphs bool, steps func(*solver.Solver[float32]) error) (*solver.Solver[float32], string) {
+	t.Helper()
+	var buf bytes.Buffer
+	p := &caffepb.SolverParameter{}
+	if err := protoio.ParseText([]byte(text), p); err != nil {
+		t.Fatal(err)
+	}
+	s, err := solver.New[float32](p, solver.Options{Context: ctx, NoCUDAGraphs: !graphs,
+		Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := steps(s); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	return s, buf.String()
+}
+
+// lossLines returns the log's "Iteration N ..., loss = L" values.
+func lossLines(t *testing.T, log string) []float64 {
+	t.Helper()
+	var out []float64
+	for _, m := range regexp.MustCompile(`Iteration \d+ \([^)]*\), loss = ([0-9.e+-]+|NaN)`).FindAllStringSubmatch(log, -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// closeParams fails unless the two solvers' learnable parameters agree
+// within tol (relative to 1 + |value|).
+func closeParams(t *testing.T, a, b *solver.Solver[float32], tol float64) {
+	t.Helper()
+	pa, pb := a.Net().LearnableParams(), b.Net().LearnableParams()
+	worst := 0.0
+	for i := range pa {
+		x, y := pa[i].CPUData(), pb[i].CPUData()
+		for j := range x {
+			worst = max(worst, math.Abs(float64(x[j])-float64(y[j]))/(1+math.Abs(float64(y[j]))))
+		}
+	}
+	if !(worst <= tol) {
+		t.Errorf("parameters differ by up to %g (tolerance %g)", worst, tol)
+	}
+}
+
+// A training run that replays a recorded CUDA graph gives the losses and
+// weights of the same run without graphs: the data layer's new batch, the
+// dropout masks (the salt), the step learning rate and the weight decay
+// all reach the replays. And the log says the graph was recorded.
+func TestCUDAGraphMatchesEager(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	step := func(s *solver.Solver[float32]) error { return s.Step(9) }
+	g, glog := graphRun(t, ctx, graphNet, true, step)
+	e, elog := graphRun(t, ctx, graphNet, false, step)
+	if !strings.Contains(glog, "Iteration 2: recorded as a CUDA graph") {
+		t.Fatalf("the graph run did not record iteration 2:\n%s", glog)
+	}
+	if !strings.Contains(elog, "Training without CUDA graphs: turned off") {
+		t.Errorf("the run without graphs does not say so:\n%s", elog)
+	}
+	gl, el := lossLines(t, glog), lossLines(t, elog)
+	if len(gl) != 9 || len(el) != 9 {
+		t.Fatalf("%d and %d loss lines, want 9", len(gl), len(el))
+	}
+	for i := range gl {
+		if math.Abs(gl[i]-el[i]) > 1e-5*(1+math.Abs(el[i])) {
+			t.Errorf("iteration %d: loss %v with the graph, %v without", i, gl[i], el[i])
+		}
+	}
+	if gl[3] == gl[4] && gl[4] == gl[5] {
+		t.Errorf("replayed iterations give the same loss %v: the batches or masks do not change", gl[3])
+	}
+	closeParams(t, g, e, 1e-5)
+}
+
+// inputNet takes its data from the host (an Input layer), so that a test
+// can change it, its shape and the weights between steps.
+const inputNet = `
+net_param {
+  name: "input"
+  layer { name: "data" type: "Input" top: "data" top: "label"
+    input_param { shape { dim: 16 dim: 12 } shape { dim: 16 } } }
+  layer { name: "ip1" type: "InnerProduct" bottom: "data" top: "ip1"
+    inner_product_param { num_output: 8 weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "constant" value: 0.1 } } }
+  layer { name: "relu" type: "ReLU" bottom: "ip1" top: "ip1" }
+  layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+    inner_product_param { num_output: 5 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" }
+}
+base_lr: 0.1 momentum: 0.9 lr_policy: "fixed" display: 1 random_seed: 3 snapshot_after_train: false
+`
+
+// fillInput sets the Input layer's tops for a batch of n.
+func fillInput(s *solver.Solver[float32], n int, seed uint64) error {
+	data, label := s.Net().BlobByName("data"), s.Net().BlobByName("label")
+	if err := data.Reshape([]int{n, 12}); err != nil {
+		return err
+	}
+	if err := label.Reshape([]int{n}); err != nil {
+		return err
+	}
+	mathfn.RngGaussian(data.Count(), 0, 1, data.MutableCPUData(), mathfn.NewRNG(seed))
+	labels := label.MutableCPUData()
+	for i := range labels {
+		labels[i] = float32((seed + uint64(i)) % 5)
+	}
+	return s.Net().Reshape()
+}
+
+// What the host writes between steps reaches a replayed graph (new data,
+// a weight changed on the host), and a change of shape drops the graph and
+// records it again: the results stay those of a run without graphs.
+func TestCUDAGraphHostChangesAndReshape(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	steps := func(s *solver.Solver[float32]) error {
+		if err := fillInput(s, 16, 1); err != nil {
+			return err
+		}
+		if err := s.Step(4); err != nil {
+			return err
+		}
+		if err := fillInput(s, 16, 2); err != nil {
+			return err
+		}
+		s.Net().LearnableParams()[0].MutableCPUData()[3] += 0.5
+		if err := s.Step(3); err != nil {
+			return err
+		}
+		if err := fillInput(s, 8, 3); err != nil {
+			return err
+		}
+		return s.Step(5)
+	}
+	g, glog := graphRun(t, ctx, inputNet, true, steps)
+	e, _ := graphRun(t, ctx, inputNet, false, steps)
+	if n := strings.Count(glog, "recorded as a CUDA graph"); n != 2 {
+		t.Errorf("recorded %d times, want 2 (before and after the reshape):\n%s", n, glog)
+	}
+	if !strings.Contains(glog, "recording its CUDA graph again") {
+		t.Errorf("the reshape is not logged:\n%s", glog)
+	}
+	closeParams(t, g, e, 1e-5)
+}
+
+// A label that is no class, arriving after the graph was recorded, stops
+// training with an error that names it, as without graphs.
+func TestCUDAGraphBadLabel(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	var buf bytes.Buffer
+	p := &caffepb.SolverParameter{}
+	if err := protoio.ParseText([]byte(inputNet), p); err != nil {
+		t.Fatal(err)
+	}
+	s, err := solver.New[float32](p, solver.Options{Context: ctx, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := fillInput(s, 16, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Step(4); err != nil {
+		t.Fatal(err)
+	}
+	s.Net().BlobByName("label").MutableCPUData()[5] = 7
+	err = s.Step(1)
+	if err == nil || !strings.Contains(err.Error(), "label 7 at position 5") {
+		t.Fatalf("Step = %v, want the bad label named\n%s", err, buf.String())
+	}
+}
+
+// A net with a layer not known to replay faithfully trains without a
+// graph, and the log names the layer.
+func TestCUDAGraphRefusesUnknownLayer(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	text := strings.Replace(inputNet, `type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label"`,
+		`type: "SigmoidCrossEntropyLoss" bottom: "ip2" bottom: "target"`, 1)
+	text = strings.Replace(text, `top: "data" top: "label"
+    input_param { shape { dim: 16 dim: 12 } shape { dim: 16 } }`, `top: "data" top: "target"
+    input_param { shape { dim: 16 dim: 12 } shape { dim: 16 dim: 5 } }`, 1)
+	_, log := graphRun(t, ctx, text, true, func(s *solver.Solver[float32]) error { return s.Step(4) })
+	if !strings.Contains(log, `Training without CUDA graphs`) || !strings.Contains(log, `SigmoidCrossEntropyLoss`) {
+		t.Errorf("the log does not say why there is no graph:\n%s", log)
+	}
+	if strings.Contains(log, "recorded as a CUDA graph") {
+		t.Errorf("recorded a graph:\n%s", log)
+	}
+}
