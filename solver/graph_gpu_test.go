@@ -241,3 +241,91 @@ func TestCUDAGraphRefusesUnknownLayer(t *testing.T) {
 		t.Errorf("recorded a graph:\n%s", log)
 	}
 }
+
+// Tests between iterations, in test nets of their own or computing in the
+// train net's activation memory (share_test_memory), leave the replays
+// right: the test outputs, losses and weights are those of runs without
+// graphs.
+func TestCUDAGraphWithTestNets(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	rate := regexp.MustCompile(`\([0-9.e+-]+ iter/s, [^)]*\)`)
+	for _, share := range []bool{false, true} {
+		run := func(graphs bool) (*solver.Solver[float32], []string, string) {
+			var buf bytes.Buffer
+			p := &caffepb.SolverParameter{}
+			if err := protoio.ParseText([]byte(shareNet), p); err != nil {
+				t.Fatal(err)
+			}
+			s, err := solver.New[float32](p, solver.Options{Context: ctx, ShareTestMemory: share, NoCUDAGraphs: !graphs,
+				Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			if err := s.Solve(""); err != nil {
+				t.Fatalf("%v\n%s", err, buf.String())
+			}
+			var lines []string
+			for _, l := range strings.Split(buf.String(), "\n") {
+				if strings.Contains(l, "output") {
+					_, msg, _ := strings.Cut(l, "msg=")
+					lines = append(lines, rate.ReplaceAllString(msg, ""))
+				}
+			}
+			return s, lines, buf.String()
+		}
+		g, glines, glog := run(true)
+		e, elines, _ := run(false)
+		if !strings.Contains(glog, "recorded as a CUDA graph") {
+			t.Fatalf("share %v: no graph recorded:\n%s", share, glog)
+		}
+		if len(glines) != len(elines) || len(glines) < 20 {
+			t.Fatalf("share %v: %d and %d output lines", share, len(glines), len(elines))
+		}
+		for i := range glines {
+			if glines[i] != elines[i] && !nearlySameLine(glines[i], elines[i]) {
+				t.Errorf("share %v: line %d: %q with the graph, %q without", share, i, glines[i], elines[i])
+			}
+		}
+		closeParams(t, g, e, 1e-5)
+	}
+}
+
+// nearlySameLine reports whether two log lines differ only in numbers
+// within 1e-5 relative.
+func nearlySameLine(a, b string) bool {
+	num := regexp.MustCompile(`-?[0-9][0-9.e+-]*`)
+	if num.ReplaceAllString(a, "#") != num.ReplaceAllString(b, "#") {
+		return false
+	}
+	x, y := num.FindAllString(a, -1), num.FindAllString(b, -1)
+	for i := range x {
+		u, err1 := strconv.ParseFloat(x[i], 64)
+		v, err2 := strconv.ParseFloat(y[i], 64)
+		if err1 != nil || err2 != nil || math.Abs(u-v) > 1e-5*(1+math.Abs(v)) {
+			return x[i] == y[i]
+		}
+	}
+	return true
+}
+
+// A run resumed from a snapshot taken while replaying a graph continues
+// as the uninterrupted run does: the weights, the momentum history, the
+// learning rate step and the dropout masks (seeded by iteration through
+// the salt) all carry over.
+func TestCUDAGraphSnapshotResume(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	dir := t.TempDir()
+	text := graphNet + `snapshot: 5 snapshot_prefix: "` + dir + `/g"`
+	full, _ := graphRun(t, ctx, text, true, func(s *solver.Solver[float32]) error { return s.Step(9) })
+	resumed, log := graphRun(t, ctx, text, true, func(s *solver.Solver[float32]) error {
+		if err := s.Restore(dir + "/g_iter_5.solverstate"); err != nil {
+			return err
+		}
+		return s.Step(4)
+	})
+	if !strings.Contains(log, "recorded as a CUDA graph") {
+		t.Fatalf("the resumed run recorded no graph:\n%s", log)
+	}
+	closeParams(t, full, resumed, 1e-5)
+}
