@@ -47,6 +47,9 @@ type iterationGraph[T blob.Float] struct {
 	scalars cuda.DevicePtr     // float64 learning rate, uint64 RNG salt
 	graph   *cuda.Graph
 	eager   int // iterations run as written since the graph was (re)started
+	replays int // replays of the current graph
+	brief   int // graphs dropped after fewer than graphMinReplays replays
+	sources []sourceTop[T]
 
 	// What the recording assumed, checked before each replay.
 	blobs   []*blob.Blob[T]
@@ -54,6 +57,26 @@ type iterationGraph[T blob.Float] struct {
 	mems    []*syncedmem.SyncedMemory
 	ptrs    []cuda.DevicePtr
 	wsMoves int
+}
+
+// graphMinReplays and graphMaxBrief give up on graphs for a net whose
+// shapes or addresses keep changing (an AnnotatedData layer's labels, one
+// row per box): after graphMaxBrief graphs dropped before graphMinReplays
+// replays each, the run goes on without.
+const (
+	graphMinReplays = 8
+	graphMaxBrief   = 3
+)
+
+// sourceTop is a data layer's top and the device buffer of the graph's
+// own from which the recorded layers read it. A GPU Data layer's top reads
+// each prefetched batch where it lies, at an address that changes from
+// batch to batch; before each replay the batch is copied to the one
+// address the graph was recorded with (pinSources).
+type sourceTop[T blob.Float] struct {
+	b     *blob.Blob[T]
+	buf   cuda.DevicePtr
+	bytes int
 }
 
 // errRecording wraps a failed recording: the iteration then runs as
@@ -127,6 +150,15 @@ func (s *Solver[T]) graphObstacle(disabled bool) string {
 // the RNG salt.
 func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
 	g.start = s.net.SourceLayers()
+	seen := map[*blob.Blob[T]]bool{}
+	for i := range g.start {
+		for _, b := range s.net.Tops(i) {
+			if !seen[b] {
+				seen[b] = true
+				g.sources = append(g.sources, sourceTop[T]{b: b})
+			}
+		}
+	}
 	v, err := device.NewGPUView[T](s.ctx)
 	if err != nil {
 		return err
@@ -154,6 +186,14 @@ func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
 // graph (replaying it, or recording it first).
 func (g *iterationGraph[T]) begin(s *Solver[T]) (bool, error) {
 	if g.graph != nil && !g.matches(s) {
+		if g.replays < graphMinReplays {
+			g.brief++
+		}
+		if g.brief >= graphMaxBrief {
+			why := fmt.Sprintf("the net's shapes or device memory changed after fewer than %d replays, %d times", graphMinReplays, g.brief)
+			logf.Infof(s.log, "Iteration %d: training on without CUDA graphs: %s", s.iter, why)
+			return false, g.stop(why)
+		}
 		logf.Infof(s.log, "Iteration %d: the net's shapes or device memory changed; recording its CUDA graph again after %d iterations", s.iter, graphWarmup)
 		if err := g.drop(); err != nil {
 			return false, err
@@ -171,6 +211,9 @@ func (g *iterationGraph[T]) iterate(s *Solver[T]) (T, error) {
 			return 0, err
 		}
 	}
+	if err := g.pinSources(s); err != nil {
+		return 0, err
+	}
 	if g.graph == nil {
 		if err := g.record(s); err != nil {
 			return 0, errRecording{err}
@@ -182,6 +225,7 @@ func (g *iterationGraph[T]) iterate(s *Solver[T]) (T, error) {
 	if err := g.graph.Launch(s.ctx.Stream()); err != nil {
 		return 0, err
 	}
+	g.replays++
 	if err := g.markWritten(); err != nil {
 		return 0, err
 	}
@@ -239,6 +283,64 @@ func (g *iterationGraph[T]) body(s *Solver[T], f *fusedSGD[T]) (err error) {
 	v.ResetErr()
 	v.SGDStepRateAt(f.plan, g.scalars, T(s.param.GetMomentum()), 1, s.param.GetRegularizationType() == "L1")
 	return v.Err()
+}
+
+// pinSources copies each data layer's top that reads memory of another's
+// (a prefetched batch) to the graph's own buffer for it, on the compute
+// stream, and makes the top read that buffer: the recorded layers then
+// find every batch at the address they were recorded with.
+func (g *iterationGraph[T]) pinSources(s *Solver[T]) error {
+	d := s.ctx.Device()
+	for i := range g.sources {
+		t := &g.sources[i]
+		m := t.b.Data()
+		p, _ := m.DeviceBuffer()
+		if !m.BorrowsDevice() || m.Head() != syncedmem.HeadAtGPU || p == t.buf {
+			continue
+		}
+		n := t.b.Count() * elemBytes[T]()
+		if n > t.bytes {
+			if err := t.grow(d, n); err != nil {
+				return err
+			}
+		}
+		if err := d.CopyDtoDAsync(t.buf, p, n, d.Stream()); err != nil {
+			return err
+		}
+		if err := m.SetSharedGPUData(t.buf, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// grow replaces the buffer by one of n bytes, after the work queued on
+// the device (an earlier replay reading it) has finished.
+func (t *sourceTop[T]) grow(d *cuda.Device, n int) error {
+	if t.buf != 0 {
+		if err := d.Synchronize(); err != nil {
+			return err
+		}
+		if err := d.Free(t.buf); err != nil {
+			return err
+		}
+		t.buf, t.bytes = 0, 0
+	}
+	p, err := d.Alloc(n)
+	if err != nil {
+		return err
+	}
+	t.buf, t.bytes = p, n
+	return nil
+}
+
+// elemBytes is sizeof(T).
+func elemBytes[T blob.Float]() int {
+	var z T
+	if _, ok := any(z).(float64); ok {
+		return 8
+	}
+	return 4
 }
 
 // snapshotState pushes host-side changes to the device and records the
@@ -324,7 +426,7 @@ func (g *iterationGraph[T]) salted() bool { return g.scalars != 0 }
 // drop closes the graph; the iterations run as written until it is
 // recorded again.
 func (g *iterationGraph[T]) drop() error {
-	g.eager = 0
+	g.eager, g.replays = 0, 0
 	if g.graph == nil {
 		return nil
 	}
@@ -349,6 +451,12 @@ func (g *iterationGraph[T]) close(s *Solver[T]) error {
 	if g.acc != nil {
 		errs = append(errs, g.acc.Close())
 		g.acc = nil
+	}
+	for i := range g.sources {
+		if t := &g.sources[i]; t.buf != 0 {
+			errs = append(errs, s.ctx.Device().Synchronize(), s.ctx.Device().Free(t.buf))
+			t.buf, t.bytes = 0, 0
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -2,19 +2,23 @@ package solver_test
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 	"github.com/gocaffe/gocaffe/solver"
+	"google.golang.org/protobuf/proto"
 )
 
 // graphNet refills Gaussian DummyData every iteration and has the layers a
@@ -328,4 +332,83 @@ func TestCUDAGraphSnapshotResume(t *testing.T) {
 		t.Fatalf("the resumed run recorded no graph:\n%s", log)
 	}
 	closeParams(t, full, resumed, 1e-5)
+}
+
+// dataNet reads 64 random datums from an LMDB database through a Data
+// layer, whose GPU tops read each prefetched batch where it lies.
+const dataNet = `
+net_param {
+  name: "lmdb"
+  layer { name: "data" type: "Data" top: "data" top: "label"
+    transform_param { scale: 0.0078125 mirror: true }
+    data_param { source: "SOURCE" batch_size: 16 backend: LMDB } }
+  layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+    convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+  layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
+    inner_product_param { num_output: 5 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+}
+base_lr: 0.02 momentum: 0.9 lr_policy: "fixed" display: 1 random_seed: 7 snapshot_after_train: false
+`
+
+// writeDatums writes n random 3x8x8 datums with labels 0-4 to a new LMDB
+// database and returns its path.
+func writeDatums(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "lmdb")
+	db, err := data.Open(caffepb.DataParameter_LMDB, path, data.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn, err := db.NewTransaction()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mathfn.NewRNG(9)
+	for i := range n {
+		pix := make([]byte, 3*8*8)
+		for j := range pix {
+			pix[j] = byte(r.Uint64())
+		}
+		d := &caffepb.Datum{Channels: proto.Int32(3), Height: proto.Int32(8), Width: proto.Int32(8), Data: pix, Label: proto.Int32(int32(i % 5))}
+		v, err := proto.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Put(fmt.Appendf(nil, "%08d", i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A Data layer's batches reach the replays (each copied to the address the
+// graph was recorded with), so one recording serves the whole run, and the
+// results are those of a run without graphs.
+func TestCUDAGraphDataLayer(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	text := strings.Replace(dataNet, "SOURCE", writeDatums(t, 64), 1)
+	step := func(s *solver.Solver[float32]) error { return s.Step(14) }
+	g, glog := graphRun(t, ctx, text, true, step)
+	e, elog := graphRun(t, ctx, text, false, step)
+	if n := strings.Count(glog, "recorded as a CUDA graph"); n != 1 || strings.Contains(glog, "again") {
+		t.Fatalf("recorded %d times, want once:\n%s", n, glog)
+	}
+	gl, el := lossLines(t, glog), lossLines(t, elog)
+	if len(gl) != 14 || len(el) != 14 {
+		t.Fatalf("%d and %d loss lines, want 14", len(gl), len(el))
+	}
+	for i := range gl {
+		if math.Abs(gl[i]-el[i]) > 1e-5*(1+math.Abs(el[i])) {
+			t.Errorf("iteration %d: loss %v with the graph, %v without", i, gl[i], el[i])
+		}
+	}
+	closeParams(t, g, e, 1e-5)
 }

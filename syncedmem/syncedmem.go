@@ -232,6 +232,11 @@ func (m *SyncedMemory) deviceBytes() int {
 // the addresses it was recorded with, and its owner compares them.
 func (m *SyncedMemory) DeviceBuffer() (cuda.DevicePtr, bool) { return m.gpu, m.hasGPU }
 
+// BorrowsDevice reports whether the device copy is memory this one does
+// not own (SetGPUData, SetSharedGPUData): a Data layer's top reading its
+// prefetched batch in place, whose address changes from batch to batch.
+func (m *SyncedMemory) BorrowsDevice() bool { return m.hasGPU && !m.ownGPU }
+
 // MarkDeviceWritten records that work queued on the device outside the
 // accessors (a replayed CUDA graph) may have written the device copy: a
 // SYNCED head moves to HEAD_AT_GPU, so that the next host read copies
