@@ -21,25 +21,29 @@ const graphWarmup = 2
 
 // iterationGraph records one training iteration on the GPU as a CUDA graph
 // and replays it, one launch an iteration instead of hundreds. What it
-// records: zeroing the gradients, the forward and backward passes of every
-// layer after the data layers with the loss summed on the device, and the
-// fused SGD update with the learning rate read from device memory. What
-// stays on the host each iteration: the data layers (their batches come
-// from the host), writing the learning rate and the RNG salt, and reading
-// the loss back after the replay (for the NaN check and the display).
+// records: the forward and backward passes of every layer after the data
+// layers, with the loss summed on the device; and, where the update is
+// SGD's fused one and nothing runs between backward and update, the whole
+// iteration: zeroing the gradients, the passes and the update, with the
+// learning rate read from device memory. Otherwise (another solver type,
+// OnGradientsReady hooks, clip_gradients, iter_size above 1) the graph
+// holds the passes, replayed once per pass, and the solver zeroes the
+// gradients and updates as written. What stays on the host each pass: the
+// data layers (their batches come from the host), writing the learning
+// rate and the RNG salt, and reading the loss back after the replay (for
+// the NaN check and the display).
 //
 // A replay repeats the recorded launches with the recorded addresses and
 // arguments, so the graph is dropped, and recorded again after warming up,
 // when any blob's shape or device address changes or the cuDNN workspace
-// moves. Nets, solvers or layers whose iteration needs the host in the
-// middle (a layer computing on the host or not known to replay faithfully,
-// OnGradientsReady hooks, data-parallel jobs, clip_gradients, iter_size
-// above 1, a rule other than SGD) train without a graph, which the log
-// says once.
+// moves. Nets whose passes need the host in the middle (a layer computing
+// on the host or not known to replay faithfully, debug_info) and
+// data-parallel jobs train without a graph, which the log says once.
 type iterationGraph[T blob.Float] struct {
 	off   string // why this run trains without graphs; "" while they may be used
 	ready bool   // the checks that hold for the whole run were made
 
+	whole   bool               // the graph holds the whole iteration, update included
 	start   int                // the first recorded layer
 	last    int                // the net's last layer
 	v       *device.GPUView[T] // StoreWords, Set
@@ -111,17 +115,16 @@ func (g *iterationGraph[T]) prepare(s *Solver[T], disabled bool) bool {
 	return true
 }
 
-// storeScalars writes the iteration's learning rate and RNG salt to the
-// device, where the recorded update and the random number kernels read
-// them.
-func (g *iterationGraph[T]) storeScalars(s *Solver[T], rate float64) error {
+// storeScalars writes the learning rate and the RNG salt to the device,
+// where the recorded update and the random number kernels read them.
+func (g *iterationGraph[T]) storeScalars(rate float64, salt uint64) error {
 	g.v.ResetErr()
-	g.v.StoreWords(g.scalars, math.Float64bits(rate), uint64(s.iter))
+	g.v.StoreWords(g.scalars, math.Float64bits(rate), salt)
 	return g.v.Err()
 }
 
-// graphObstacle says why the solver's iterations cannot be recorded, ""
-// when they can.
+// graphObstacle says why the solver's passes cannot be recorded, "" when
+// they can.
 func (s *Solver[T]) graphObstacle(disabled bool) string {
 	switch {
 	case !s.ctx.OnGPU():
@@ -129,16 +132,7 @@ func (s *Solver[T]) graphObstacle(disabled bool) string {
 	case disabled:
 		return "turned off (Options.NoCUDAGraphs, -cuda_graphs=false)"
 	case s.comm != nil:
-		return "a data-parallel job reduces gradients between backward and update"
-	case len(s.hooks) > 0:
-		return "OnGradientsReady hooks run between backward and update"
-	case s.param.GetIterSize() != 1:
-		return "iter_size above 1 runs the data layers between passes"
-	case s.param.GetClipGradients() >= 0:
-		return "clip_gradients reads the gradients' norm on the host"
-	}
-	if _, ok := s.updater.(*fusedSGD[T]); !ok {
-		return fmt.Sprintf("the %s solver updates parameter by parameter with host-side rates (only SGD's fused update is recorded)", s.typ)
+		return "a data-parallel job (not recorded yet)"
 	}
 	if _, err := s.net.RecordableFrom(); err != nil {
 		return err.Error()
@@ -146,10 +140,18 @@ func (s *Solver[T]) graphObstacle(disabled bool) string {
 	return ""
 }
 
+// wholeIteration says whether the graph can hold the whole iteration: the
+// update is SGD's fused one, and nothing runs between the passes and it.
+func (s *Solver[T]) wholeIteration() bool {
+	_, fused := s.updater.(*fusedSGD[T])
+	return fused && len(s.hooks) == 0 && s.param.GetClipGradients() < 0 && s.param.GetIterSize() == 1
+}
+
 // setUp allocates the loss accumulator and the device scalars and turns on
 // the RNG salt.
 func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
 	g.start = s.net.SourceLayers()
+	g.whole = s.wholeIteration()
 	seen := map[*blob.Blob[T]]bool{}
 	for i := range g.start {
 		for _, b := range s.net.Tops(i) {
@@ -185,6 +187,12 @@ func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
 // drops a stale graph and reports whether the iteration goes through the
 // graph (replaying it, or recording it first).
 func (g *iterationGraph[T]) begin(s *Solver[T]) (bool, error) {
+	if whole := s.wholeIteration(); whole != g.whole { // hooks added since
+		g.whole = whole
+		if err := g.drop(); err != nil {
+			return false, err
+		}
+	}
 	if g.graph != nil && !g.matches(s) {
 		if g.replays < graphMinReplays {
 			g.brief++
@@ -202,10 +210,37 @@ func (g *iterationGraph[T]) begin(s *Solver[T]) (bool, error) {
 	return g.graph != nil || g.eager >= graphWarmup, nil
 }
 
-// iterate runs the data layers, then the recorded iteration (recording it
-// first when there is no graph), and returns the loss. A failed recording
-// comes back as errRecording, with the data layers run and nothing else.
-func (g *iterationGraph[T]) iterate(s *Solver[T]) (T, error) {
+// iterate runs the iteration through the graph, recording it first when
+// there is none, and returns the mean loss and whether the update was
+// applied (the whole iteration was recorded). A failed recording comes
+// back as errRecording, with the first pass's data layers run and nothing
+// else.
+func (g *iterationGraph[T]) iterate(s *Solver[T], rate float64) (T, bool, error) {
+	if g.whole {
+		loss, err := g.pass(s, rate, 0)
+		return loss, err == nil, err
+	}
+	if err := s.clearParamDiffs(); err != nil {
+		return 0, false, err
+	}
+	var loss T
+	size := int(s.param.GetIterSize())
+	for pass := range size {
+		l, err := g.pass(s, rate, pass)
+		if err != nil {
+			return 0, false, err
+		}
+		loss += l
+	}
+	return loss / T(size), false, nil
+}
+
+// pass runs the data layers and one replay, recording the graph first
+// when there is none, and returns the pass's loss, read back.
+func (g *iterationGraph[T]) pass(s *Solver[T], rate float64, pass int) (T, error) {
+	if err := s.beginPass(rate, pass); err != nil {
+		return 0, err
+	}
 	if g.start > 0 {
 		if _, err := s.net.ForwardFromTo(0, g.start-1); err != nil {
 			return 0, err
@@ -218,7 +253,11 @@ func (g *iterationGraph[T]) iterate(s *Solver[T]) (T, error) {
 		if err := g.record(s); err != nil {
 			return 0, errRecording{err}
 		}
-		logf.Infof(s.log, "Iteration %d: recorded as a CUDA graph of %d operations (layers %d to %d, the update); replaying it from now on", s.iter, g.graph.Nodes(), g.start, g.last)
+		what := "the passes"
+		if g.whole {
+			what = "the whole iteration with the update"
+		}
+		logf.Infof(s.log, "Iteration %d: recorded as a CUDA graph of %d operations (layers %d to %d, %s); replaying it from now on", s.iter, g.graph.Nodes(), g.start, g.last, what)
 	} else if err := g.pushHostHeads(); err != nil {
 		return 0, err
 	}
@@ -238,15 +277,18 @@ func (g *iterationGraph[T]) iterate(s *Solver[T]) (T, error) {
 	return loss, nil
 }
 
-// record captures the iteration on the compute stream and keeps what the
-// recording assumed. Nothing recorded has run when it returns.
+// record captures the recorded part on the compute stream and keeps what
+// the recording assumed. Nothing recorded has run when it returns.
 func (g *iterationGraph[T]) record(s *Solver[T]) error {
-	f := s.updater.(*fusedSGD[T])
-	if err := f.collect(s); err != nil {
-		return err
-	}
-	if f.plan == nil || !f.plan.Matches(f.params) {
-		return errors.New("the fused update has no plan for the parameters")
+	var f *fusedSGD[T]
+	if g.whole {
+		f = s.updater.(*fusedSGD[T])
+		if err := f.collect(s); err != nil {
+			return err
+		}
+		if f.plan == nil || !f.plan.Matches(f.params) {
+			return errors.New("the fused update has no plan for the parameters")
+		}
 	}
 	if err := g.snapshotState(s); err != nil {
 		return err
@@ -267,18 +309,24 @@ func (g *iterationGraph[T]) record(s *Solver[T]) error {
 	return nil
 }
 
-// body queues the recorded part of an iteration.
+// body queues the recorded part: with f (the whole iteration) the
+// gradients zeroed first and the update last.
 func (g *iterationGraph[T]) body(s *Solver[T], f *fusedSGD[T]) (err error) {
 	defer device.Recover(&err)
-	v := f.v
+	v := g.v
 	v.ResetErr()
-	v.ZeroDiffs(f.plan)
+	if f != nil {
+		v.ZeroDiffs(f.plan)
+	}
 	v.Set(1, 0, v.MutableData(g.acc))
 	if err := v.Err(); err != nil {
 		return err
 	}
 	if err := s.net.ForwardBackwardOnDevice(g.start, g.acc); err != nil {
 		return err
+	}
+	if f == nil {
+		return nil
 	}
 	v.ResetErr()
 	v.SGDStepRateAt(f.plan, g.scalars, T(s.param.GetMomentum()), 1, s.param.GetRegularizationType() == "L1")

@@ -105,31 +105,44 @@ func closeParams(t *testing.T, a, b *solver.Solver[float32], tol float64) {
 // A training run that replays a recorded CUDA graph gives the losses and
 // weights of the same run without graphs: the data layer's new batch, the
 // dropout masks (the salt), the step learning rate and the weight decay
-// all reach the replays. And the log says the graph was recorded.
+// all reach the replays. SGD alone records the whole iteration; another
+// solver type, iter_size 2 (a replay per pass, new masks each) and
+// clip_gradients record the passes and update as written. And the log
+// says what was recorded.
 func TestCUDAGraphMatchesEager(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
-	step := func(s *solver.Solver[float32]) error { return s.Step(9) }
-	g, glog := graphRun(t, ctx, graphNet, true, step)
-	e, elog := graphRun(t, ctx, graphNet, false, step)
-	if !strings.Contains(glog, "Iteration 2: recorded as a CUDA graph") {
-		t.Fatalf("the graph run did not record iteration 2:\n%s", glog)
+	for _, c := range []struct{ name, extra, recorded string }{
+		{"SGD", "", "the whole iteration with the update"},
+		{"Adam", `type: "Adam" base_lr: 0.002 momentum: 0.9 momentum2: 0.999`, "the passes"},
+		{"iter_size", `iter_size: 2`, "the passes"},
+		{"clip", `clip_gradients: 0.5`, "the passes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := graphNet + c.extra
+			step := func(s *solver.Solver[float32]) error { return s.Step(9) }
+			g, glog := graphRun(t, ctx, text, true, step)
+			e, elog := graphRun(t, ctx, text, false, step)
+			if !strings.Contains(glog, "Iteration 2: recorded as a CUDA graph") || !strings.Contains(glog, c.recorded) {
+				t.Fatalf("the graph run did not record %s at iteration 2:\n%s", c.recorded, glog)
+			}
+			if !strings.Contains(elog, "Training without CUDA graphs: turned off") {
+				t.Errorf("the run without graphs does not say so:\n%s", elog)
+			}
+			gl, el := lossLines(t, glog), lossLines(t, elog)
+			if len(gl) != 9 || len(el) != 9 {
+				t.Fatalf("%d and %d loss lines, want 9", len(gl), len(el))
+			}
+			for i := range gl {
+				if math.Abs(gl[i]-el[i]) > 1e-5*(1+math.Abs(el[i])) {
+					t.Errorf("iteration %d: loss %v with the graph, %v without", i, gl[i], el[i])
+				}
+			}
+			if gl[3] == gl[4] && gl[4] == gl[5] {
+				t.Errorf("replayed iterations give the same loss %v: the batches or masks do not change", gl[3])
+			}
+			closeParams(t, g, e, 1e-5)
+		})
 	}
-	if !strings.Contains(elog, "Training without CUDA graphs: turned off") {
-		t.Errorf("the run without graphs does not say so:\n%s", elog)
-	}
-	gl, el := lossLines(t, glog), lossLines(t, elog)
-	if len(gl) != 9 || len(el) != 9 {
-		t.Fatalf("%d and %d loss lines, want 9", len(gl), len(el))
-	}
-	for i := range gl {
-		if math.Abs(gl[i]-el[i]) > 1e-5*(1+math.Abs(el[i])) {
-			t.Errorf("iteration %d: loss %v with the graph, %v without", i, gl[i], el[i])
-		}
-	}
-	if gl[3] == gl[4] && gl[4] == gl[5] {
-		t.Errorf("replayed iterations give the same loss %v: the batches or masks do not change", gl[3])
-	}
-	closeParams(t, g, e, 1e-5)
 }
 
 // inputNet takes its data from the host (an Input layer), so that a test

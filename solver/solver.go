@@ -555,15 +555,26 @@ func (s *Solver[T]) Solve(resumeFile string) (err error) {
 
 // reseed gives every layer of the train net a seed derived from the
 // solver's seed and the iteration, so that stochastic layers draw the same
-// numbers at the same iteration whether or not the run was resumed. With
-// the RNG salt on (CUDA graphs), the recorded layers get the same seed
-// every iteration instead, as a replay repeats its recorded keys, and the
-// iteration reaches their kernels through the salt.
+// numbers at the same iteration whether or not the run was resumed.
 func (s *Solver[T]) reseed() {
 	s.net.Reseed(s.seed ^ uint64(s.iter)*0xbf58476d1ce4e5b9)
-	if s.graphs.salted() {
-		s.net.ReseedFrom(s.graphs.start, s.seed)
+}
+
+// beginPass prepares pass number pass of the iteration on the GPU, with
+// or without a graph alike: the learning rate and the RNG salt (the pass's
+// number over the run) go to the device, and the recorded layers get the
+// same seed every pass, as a replay repeats its recorded keys; the salt
+// is what makes each pass draw new numbers.
+func (s *Solver[T]) beginPass(rate float64, pass int) error {
+	if !s.graphs.salted() {
+		return nil
 	}
+	salt := uint64(s.iter)*uint64(s.param.GetIterSize()) + uint64(pass)
+	if err := s.graphs.storeScalars(rate, salt); err != nil {
+		return err
+	}
+	s.net.ReseedFrom(s.graphs.start, s.seed)
+	return nil
 }
 
 // Step runs iters iterations: test when due, forward-backward iter_size
@@ -636,51 +647,49 @@ func (s *Solver[T]) Step(iters int) (err error) {
 }
 
 // iterate runs an iteration's passes and returns the mean loss over
-// iter_size passes, and whether the update was applied too: a replayed
-// CUDA graph applies it (and there are no hooks then); otherwise the
+// iter_size passes, and whether the update was applied too: a graph of the
+// whole iteration applies it (and there are no hooks then); otherwise the
 // caller runs the hooks and the update.
 func (s *Solver[T]) iterate(rate float64) (loss T, updated bool, err error) {
-	usable := s.graphs.prepare(s, s.noGraphs)
-	if s.graphs.salted() {
-		if err := s.graphs.storeScalars(s, rate); err != nil {
-			return 0, false, err
-		}
-	}
 	viaGraph := false
-	if usable {
+	if s.graphs.prepare(s, s.noGraphs) {
 		if viaGraph, err = s.graphs.begin(s); err != nil {
 			return 0, false, err
 		}
 	}
 	s.reseed()
-	if viaGraph {
-		loss, err = s.graphs.iterate(s)
-		var rec errRecording
-		if !errors.As(err, &rec) {
-			return loss, err == nil, err
-		}
-		logf.Warnf(s.log, "Iteration %d: %v; training on without CUDA graphs", s.iter, err)
-		if err := s.graphs.stop(rec.Error()); err != nil {
-			return 0, false, err
-		}
-		// The data layers have run: the passes start after them.
-		loss, err = s.forwardBackward(s.graphs.start)
+	if !viaGraph {
+		s.graphs.countEager()
+		loss, err = s.forwardBackward(rate, 0)
 		return loss, false, err
 	}
-	s.graphs.countEager()
-	loss, err = s.forwardBackward(0)
+	loss, updated, err = s.graphs.iterate(s, rate)
+	var rec errRecording
+	if !errors.As(err, &rec) {
+		return loss, updated, err
+	}
+	logf.Warnf(s.log, "Iteration %d: %v; training on without CUDA graphs", s.iter, err)
+	if err := s.graphs.stop(rec.Error()); err != nil {
+		return 0, false, err
+	}
+	// The first pass's data layers have run: it starts after them.
+	loss, err = s.forwardBackward(rate, s.graphs.start)
 	return loss, false, err
 }
 
 // forwardBackward clears the parameters' gradients and runs iter_size
 // forward and backward passes, the first from layer start (the layers
 // before it have run), and returns the mean loss.
-func (s *Solver[T]) forwardBackward(start int) (T, error) {
+func (s *Solver[T]) forwardBackward(rate float64, start int) (T, error) {
 	if err := s.clearParamDiffs(); err != nil {
 		return 0, err
 	}
 	var loss T
-	for range s.param.GetIterSize() {
+	size := int(s.param.GetIterSize())
+	for pass := range size {
+		if err := s.beginPass(rate, pass); err != nil {
+			return 0, err
+		}
 		var l T
 		var err error
 		if start == 0 {
@@ -697,7 +706,7 @@ func (s *Solver[T]) forwardBackward(start int) (T, error) {
 		}
 		loss += l
 	}
-	return loss / T(s.param.GetIterSize()), nil
+	return loss / T(size), nil
 }
 
 // The requests of the ranks of a job, as bits for parallel.Agree.
