@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
@@ -54,6 +55,8 @@ type iterationGraph[T blob.Float] struct {
 	replays int // replays of the current graph
 	brief   int // graphs dropped after fewer than graphMinReplays replays
 	sources []sourceTop[T]
+	done    *cuda.Event // recorded after each replay, for sleeping waits
+	sleep   bool        // wait for replays asleep: the last one was long
 
 	// What the recording assumed, checked before each replay.
 	blobs   []*blob.Blob[T]
@@ -177,6 +180,9 @@ func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
 		return err
 	}
 	g.last = len(s.net.Layers()) - 1
+	if g.done, err = s.ctx.Device().NewSyncEvent(); err != nil {
+		return err
+	}
 	if g.scalars, err = s.ctx.Device().Alloc(16); err != nil {
 		return err
 	}
@@ -268,6 +274,9 @@ func (g *iterationGraph[T]) pass(s *Solver[T], rate float64, pass int) (T, error
 	if err := g.markWritten(); err != nil {
 		return 0, err
 	}
+	if err := g.wait(s); err != nil {
+		return 0, err
+	}
 	loss := g.acc.CPUData()[0]
 	if loss != loss {
 		if err := s.net.ExplainNaN(); err != nil {
@@ -275,6 +284,36 @@ func (g *iterationGraph[T]) pass(s *Solver[T], rate float64, pass int) (T, error
 		}
 	}
 	return loss, nil
+}
+
+// sleepAbove and spinBelow bound the replays waited for asleep: a wait
+// for the device spins a core (the driver's default with a core per
+// context), which the data layers' decoders can use while a long replay
+// runs; a short one is waited for spinning, as waking up costs tens of
+// microseconds.
+const (
+	sleepAbove = 2 * time.Millisecond
+	spinBelow  = time.Millisecond
+)
+
+// wait waits for the replay to finish, asleep after a long one.
+func (g *iterationGraph[T]) wait(s *Solver[T]) error {
+	start := time.Now()
+	var err error
+	if g.sleep {
+		if err = g.done.Record(s.ctx.Stream()); err == nil {
+			err = g.done.Synchronize()
+		}
+	} else {
+		err = s.ctx.Stream().Synchronize()
+	}
+	switch took := time.Since(start); {
+	case took > sleepAbove:
+		g.sleep = true
+	case took < spinBelow:
+		g.sleep = false
+	}
+	return err
 }
 
 // record captures the recorded part on the compute stream and keeps what
@@ -492,6 +531,10 @@ func (g *iterationGraph[T]) stop(why string) error {
 // close releases the graph, the scalars and the salt.
 func (g *iterationGraph[T]) close(s *Solver[T]) error {
 	errs := []error{g.drop()}
+	if g.done != nil {
+		errs = append(errs, g.done.Close())
+		g.done = nil
+	}
 	if g.scalars != 0 {
 		errs = append(errs, s.ctx.SetRNGSalt(0), s.ctx.Device().Free(g.scalars))
 		g.scalars = 0
