@@ -113,12 +113,15 @@ func TestCUDAGraphMatchesEager(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
 	for _, c := range []struct{ name, extra, recorded string }{
 		{"SGD", "", "the whole iteration with the update"},
-		{"Adam", `type: "Adam" base_lr: 0.002 momentum: 0.9 momentum2: 0.999`, "the passes"},
+		{"Adam", `type: "Adam" momentum2: 0.999`, "the passes"},
 		{"iter_size", `iter_size: 2`, "the passes"},
 		{"clip", `clip_gradients: 0.5`, "the passes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			text := graphNet + c.extra
+			if c.name == "Adam" {
+				text = strings.Replace(text, "base_lr: 0.05", "base_lr: 0.002", 1)
+			}
 			step := func(s *solver.Solver[float32]) error { return s.Step(9) }
 			g, glog := graphRun(t, ctx, text, true, step)
 			e, elog := graphRun(t, ctx, text, false, step)
