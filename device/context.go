@@ -51,6 +51,7 @@ type Context struct {
 
 	mathMu sync.Mutex
 	math   *mathfn.Kernels // loaded by the first GPU view
+	salt   cuda.DevicePtr  // the RNG salt (RNGSalt), 0 until asked for
 
 	kernelMu sync.RWMutex
 	kernels  map[kernelKey]*cuda.Function
@@ -270,17 +271,34 @@ func (c *Context) WorkspaceMoves() int {
 	return c.wsMoves
 }
 
-// SetRNGSalt makes the random number kernels of the context's device mix
-// the uint64 at p into their keys (mathfn.Kernels.SetRNGSalt); the null
-// pointer turns it off.
-func (c *Context) SetRNGSalt(p cuda.DevicePtr) error {
+// RNGSalt returns the context's RNG salt: a device uint64, allocated and
+// zeroed on the first call, that the random number kernels of the
+// context's device mix into their keys from then on
+// (mathfn.Kernels.SetRNGSalt). A recorded CUDA graph replays its random
+// number launches with their recorded keys; whoever replays it stores a
+// new salt there before each replay (the solver: the pass's number). The
+// salt lives as long as the context, so that no recorded graph can read
+// it freed.
+func (c *Context) RNGSalt() (cuda.DevicePtr, error) {
 	if !c.OnGPU() {
-		return errHostContext
+		return 0, errHostContext
 	}
 	k, err := c.mathKernels()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	k.SetRNGSalt(p)
-	return nil
+	c.mathMu.Lock()
+	defer c.mathMu.Unlock()
+	if c.salt == 0 {
+		p, err := c.dev.Alloc(8)
+		if err != nil {
+			return 0, err
+		}
+		if err := c.dev.Memset(p, 0, 8); err != nil {
+			return 0, errors.Join(err, c.dev.Free(p))
+		}
+		c.salt = p
+		k.SetRNGSalt(p)
+	}
+	return c.salt, nil
 }

@@ -49,7 +49,8 @@ type iterationGraph[T blob.Float] struct {
 	last    int                // the net's last layer
 	v       *device.GPUView[T] // StoreWords, Set
 	acc     *blob.Blob[T]      // the loss, summed on the device
-	scalars cuda.DevicePtr     // float64 learning rate, uint64 RNG salt
+	scalars cuda.DevicePtr     // the float64 learning rate the recorded update reads
+	salt    cuda.DevicePtr     // the context's RNG salt (device.Context.RNGSalt)
 	graph   *cuda.Graph
 	eager   int // iterations run as written since the graph was (re)started
 	replays int // replays of the current graph
@@ -122,7 +123,8 @@ func (g *iterationGraph[T]) prepare(s *Solver[T], disabled bool) bool {
 // where the recorded update and the random number kernels read them.
 func (g *iterationGraph[T]) storeScalars(rate float64, salt uint64) error {
 	g.v.ResetErr()
-	g.v.StoreWords(g.scalars, math.Float64bits(rate), salt)
+	g.v.StoreWords(g.scalars, math.Float64bits(rate))
+	g.v.StoreWords(g.salt, salt)
 	return g.v.Err()
 }
 
@@ -183,10 +185,11 @@ func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
 	if g.done, err = s.ctx.Device().NewSyncEvent(); err != nil {
 		return err
 	}
-	if g.scalars, err = s.ctx.Device().Alloc(16); err != nil {
+	if g.salt, err = s.ctx.RNGSalt(); err != nil {
 		return err
 	}
-	return s.ctx.SetRNGSalt(g.scalars.Add(8))
+	g.scalars, err = s.ctx.Device().Alloc(8)
+	return err
 }
 
 // begin runs at the start of an iteration that may use the graph: it
@@ -528,7 +531,8 @@ func (g *iterationGraph[T]) stop(why string) error {
 	return g.drop()
 }
 
-// close releases the graph, the scalars and the salt.
+// close releases the graph and the device memory it reads; the context
+// keeps its salt.
 func (g *iterationGraph[T]) close(s *Solver[T]) error {
 	errs := []error{g.drop()}
 	if g.done != nil {
@@ -536,7 +540,7 @@ func (g *iterationGraph[T]) close(s *Solver[T]) error {
 		g.done = nil
 	}
 	if g.scalars != 0 {
-		errs = append(errs, s.ctx.SetRNGSalt(0), s.ctx.Device().Free(g.scalars))
+		errs = append(errs, s.ctx.Device().Free(g.scalars))
 		g.scalars = 0
 	}
 	if g.acc != nil {
