@@ -85,6 +85,22 @@ func lossLines(t *testing.T, log string) []float64 {
 	return out
 }
 
+// sameLosses fails unless both logs have n loss lines that agree within
+// 1e-5 relative, and returns the first log's.
+func sameLosses(t *testing.T, glog, elog string, n int) []float64 {
+	t.Helper()
+	gl, el := lossLines(t, glog), lossLines(t, elog)
+	if len(gl) != n || len(el) != n {
+		t.Fatalf("%d and %d loss lines, want %d", len(gl), len(el), n)
+	}
+	for i := range gl {
+		if math.Abs(gl[i]-el[i]) > 1e-5*(1+math.Abs(el[i])) {
+			t.Errorf("iteration %d: loss %v with the graph, %v without", i, gl[i], el[i])
+		}
+	}
+	return gl
+}
+
 // closeParams fails unless the two solvers' learnable parameters agree
 // within tol (relative to 1 + |value|).
 func closeParams(t *testing.T, a, b *solver.Solver[float32], tol float64) {
@@ -131,15 +147,7 @@ func TestCUDAGraphMatchesEager(t *testing.T) {
 			if !strings.Contains(elog, "Training without CUDA graphs: turned off") {
 				t.Errorf("the run without graphs does not say so:\n%s", elog)
 			}
-			gl, el := lossLines(t, glog), lossLines(t, elog)
-			if len(gl) != 9 || len(el) != 9 {
-				t.Fatalf("%d and %d loss lines, want 9", len(gl), len(el))
-			}
-			for i := range gl {
-				if math.Abs(gl[i]-el[i]) > 1e-5*(1+math.Abs(el[i])) {
-					t.Errorf("iteration %d: loss %v with the graph, %v without", i, gl[i], el[i])
-				}
-			}
+			gl := sameLosses(t, glog, elog, 9)
 			if gl[3] == gl[4] && gl[4] == gl[5] {
 				t.Errorf("replayed iterations give the same loss %v: the batches or masks do not change", gl[3])
 			}
@@ -417,14 +425,6 @@ func TestCUDAGraphDataLayer(t *testing.T) {
 	if n := strings.Count(glog, "recorded as a CUDA graph"); n != 1 || strings.Contains(glog, "again") {
 		t.Fatalf("recorded %d times, want once:\n%s", n, glog)
 	}
-	gl, el := lossLines(t, glog), lossLines(t, elog)
-	if len(gl) != 14 || len(el) != 14 {
-		t.Fatalf("%d and %d loss lines, want 14", len(gl), len(el))
-	}
-	for i := range gl {
-		if math.Abs(gl[i]-el[i]) > 1e-5*(1+math.Abs(el[i])) {
-			t.Errorf("iteration %d: loss %v with the graph, %v without", i, gl[i], el[i])
-		}
-	}
+	sameLosses(t, glog, elog, 14)
 	closeParams(t, g, e, 1e-5)
 }
