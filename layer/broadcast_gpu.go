@@ -22,6 +22,18 @@ func (g gpuBroadcaster[T]) broadcast(op broadcastOp, n, dim, inner int, x, v, y 
 	return launch[T](g.ctx, "broadcast.cu", broadcastKernels[op], n, &a)
 }
 
+// broadcastAddReLU is broadcastAdd with a ReLU of the given negative
+// slope applied in the same pass (a convolution's bias with the ReLU fused
+// into it).
+func (g gpuBroadcaster[T]) broadcastAddReLU(n, dim, inner int, x, v cuda.DevicePtr, slope T, y cuda.DevicePtr) error {
+	if err := g.Err(); err != nil {
+		return err
+	}
+	var a cuda.Args
+	scalarArg(a.Int(n).Int(dim).Int(inner).Ptr(x).Ptr(v), slope).Ptr(y)
+	return launch[T](g.ctx, "broadcast.cu", "broadcast_add_relu", n, &a)
+}
+
 // gpuBroadcasterOf returns the layer's GPU view as a broadcaster.
 func gpuBroadcasterOf[T Float](b *Base[T]) gpuBroadcaster[T] {
 	return gpuBroadcaster[T]{b.gpu(), b.ctx}

@@ -201,18 +201,12 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		} else if err := e.dnn.ConvForward(1, e.x.d, g.Data(bottom[i]), e.w, w, e.conv, e.fwd, ws, 0, e.y.d, y); err != nil {
 			return err
 		}
+		add := gpuBroadcaster[T]{g, l.ctx}
 		if e.fusesReLU() {
-			var a cuda.Args
-			a.Int(top[i].Count()).Int(l.numOutput).Int(l.convOutSpatial).Ptr(y).Ptr(g.Data(l.blobs[1]))
-			scalarArg(&a, e.relu.slope).Ptr(y)
-			if err := g.Err(); err != nil {
-				return err
-			}
-			if err := launch[T](l.ctx, "broadcast.cu", "broadcast_add_relu", top[i].Count(), &a); err != nil {
+			if err := add.broadcastAddReLU(top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.blobs[1]), e.relu.slope, y); err != nil {
 				return err
 			}
 		} else if l.biasTerm {
-			add := gpuBroadcaster[T]{g, l.ctx}
 			if err := add.broadcast(broadcastAdd, top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.blobs[1]), y); err != nil {
 				return err
 			}

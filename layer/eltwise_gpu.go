@@ -1,8 +1,6 @@
 package layer
 
 import (
-	"strings"
-
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -97,13 +95,14 @@ func (l *Eltwise[T]) fusesReLU() bool {
 	return l.relu != nil && !l.fusionSuspended && l.op == caffepb.EltwiseParameter_SUM && len(l.coeffs) == 2
 }
 
-// sumReLUKernel names the fused kernel for the arrays: over 16-byte
-// vectors where all are aligned to 16 bytes.
-func sumReLUKernel(name string, ps ...cuda.DevicePtr) string {
+// sumReLUKernel names the fused kernel for the arrays and the threads it
+// wants over n elements: over 16-byte vectors where all are aligned to 16
+// bytes.
+func sumReLUKernel[T Float](name string, n int, ps ...cuda.DevicePtr) (string, int) {
 	if vectorAligned(ps...) {
-		return name + "_vec"
+		return name + "_vec", vectorThreads[T](n)
 	}
-	return name
+	return name, n
 }
 
 // sumReLU is SUM's forward with the ReLU applied in the same pass.
@@ -118,8 +117,8 @@ func (e eltwiseGPU[T]) sumReLU(bottom, top []*blob.Blob[T]) error {
 	var args cuda.Args
 	scalarArg(scalarArg(args.Int(n), l.coeffs[0]).Ptr(a), l.coeffs[1]).Ptr(b)
 	scalarArg(&args, l.relu.slope).Ptr(y)
-	name := sumReLUKernel("eltwise_sum2_relu", a, b, y)
-	return launch[T](l.ctx, "eltwise.cu", name, e.threads(name, n), &args)
+	name, threads := sumReLUKernel[T]("eltwise_sum2_relu", n, a, b, y)
+	return launch[T](l.ctx, "eltwise.cu", name, threads, &args)
 }
 
 // sumReLUBackward masks the top's diff by the ReLU's gradient, in place
@@ -141,14 +140,6 @@ func (e eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool
 	var args cuda.Args
 	scalarArg(args.Int(n).Ptr(y), l.relu.slope)
 	scalarArg(scalarArg(&args, l.coeffs[0]), l.coeffs[1]).Ptr(dy).Ptr(dx[0]).Ptr(dx[1])
-	name := sumReLUKernel("eltwise_sum2_relu_backward", y, dy, dx[0], dx[1])
-	return launch[T](l.ctx, "eltwise.cu", name, e.threads(name, n), &args)
-}
-
-// threads is how many threads kernel name wants over n elements.
-func (e eltwiseGPU[T]) threads(name string, n int) int {
-	if strings.HasSuffix(name, "_vec") {
-		return vectorThreads[T](n)
-	}
-	return n
+	name, threads := sumReLUKernel[T]("eltwise_sum2_relu_backward", n, y, dy, dx[0], dx[1])
+	return launch[T](l.ctx, "eltwise.cu", name, threads, &args)
 }

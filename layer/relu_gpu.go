@@ -1,10 +1,9 @@
 package layer
 
 import (
-	"unsafe"
-
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/mathfn"
 )
 
 func init() { registerGPU("ReLU", newReLUGPU[float32], newReLUGPU[float64]) }
@@ -58,9 +57,5 @@ func vectorAligned(ps ...cuda.DevicePtr) bool {
 }
 
 // vectorThreads is how many threads a vector kernel over n elements of T
-// wants: one a vector, and at least one per element left over.
-func vectorThreads[T Float](n int) int {
-	var zero T
-	w := 16 / int(unsafe.Sizeof(zero))
-	return max(n/w, n%w)
-}
+// wants (mathfn.VectorThreads).
+func vectorThreads[T Float](n int) int { return mathfn.VectorThreads[T](n) }

@@ -417,15 +417,22 @@ func (g *GPU[T]) AddScalar(n int, alpha T, y cuda.DevicePtr) {
 	g.launch(kAddScalar, n, scalar(a.Int(n), alpha).Ptr(y))
 }
 
+// VectorThreads is how many threads a kernel taking 16-byte vectors of T
+// wants over n elements: one a vector, and at least one per element left
+// over (the vector kernels of mathfn and the layers).
+func VectorThreads[T Float](n int) int {
+	w := 4
+	if isF64[T]() {
+		w = 2
+	}
+	return max(n/w, n%w)
+}
+
 func (g *GPU[T]) binary(id kernelID, n int, a, b, y cuda.DevicePtr) {
 	var args cuda.Args
 	threads := n
 	if (a|b|y)%16 == 0 { // the kernel's vector path: a thread per 16 bytes
-		w := 4
-		if isF64[T]() {
-			w = 2
-		}
-		threads = max(n/w, n%w)
+		threads = VectorThreads[T](n)
 	}
 	g.launch(id, threads, args.Int(n).Ptr(a).Ptr(b).Ptr(y))
 }
