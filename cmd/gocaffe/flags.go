@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/gocaffe/gocaffe/cuda"
@@ -19,6 +21,7 @@ type netFlags struct {
 	level       int
 	stages      string
 	skipUnknown bool
+	cpuProfile  string
 }
 
 func (f *netFlags) register(fs *flag.FlagSet) {
@@ -27,6 +30,29 @@ func (f *netFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.level, "level", 0, "the level of the net state, for include/exclude rules")
 	fs.StringVar(&f.stages, "stage", "", "comma-separated stages of the net state, for include/exclude rules")
 	fs.BoolVar(&f.skipUnknown, "skip_unknown_fields", false, "skip, with a warning each, prototxt fields gocaffe does not know (a Caffe fork's) instead of failing")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it): where the host's time goes, data layers' decoding included")
+}
+
+// startProfile starts the CPU profile -cpuprofile asks for; the returned
+// function stops it and closes the file (a no-op without the flag).
+func (f *netFlags) startProfile() (stop func(), err error) {
+	if f.cpuProfile == "" {
+		return func() {}, nil
+	}
+	file, err := os.Create(f.cpuProfile)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(file); err != nil {
+		file.Close()
+		return nil, fmt.Errorf("-cpuprofile %s: %w", f.cpuProfile, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := file.Close(); err != nil {
+			glog.Warningf("-cpuprofile %s: %v", f.cpuProfile, err)
+		}
+	}, nil
 }
 
 func (f *netFlags) stageList() []string {

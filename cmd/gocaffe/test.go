@@ -21,6 +21,11 @@ func runTest(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	stopProfile, err := nf.startProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	if *model == "" || *weights == "" {
 		fs.Usage()
 		return fmt.Errorf("need -model and -weights: %w", errUsage)

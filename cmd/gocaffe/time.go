@@ -29,6 +29,11 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	stopProfile, err := nf.startProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	if *model == "" {
 		fs.Usage()
 		return fmt.Errorf("need -model: %w", errUsage)

@@ -45,3 +45,30 @@ layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip" inner_product_p
 		}
 	}
 }
+
+// -cpuprofile writes a CPU profile of the run (gzip-compressed protobuf,
+// as runtime/pprof writes it), and a file that cannot be created is an
+// error naming the flag.
+func TestCPUProfileFlag(t *testing.T) {
+	dir := t.TempDir()
+	net := filepath.Join(dir, "net.prototxt")
+	os.WriteFile(net, []byte(`
+layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 4 dim: 3 dim: 12 dim: 12 } } }
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv" convolution_param { num_output: 8 kernel_size: 3 } }
+`), 0o644)
+	prof := filepath.Join(dir, "cpu.pprof")
+	if code, log := gocaffe(t, "time", "-model", net, "-iterations", "2", "-cpuprofile", prof); code != 0 {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("the profile is %d bytes, not gzip data", len(b))
+	}
+	code, log := gocaffe(t, "time", "-model", net, "-iterations", "1", "-cpuprofile", filepath.Join(dir, "missing", "cpu.pprof"))
+	if code == 0 || !strings.Contains(log, "-cpuprofile") {
+		t.Errorf("exit %d for a profile in a missing directory, want an error naming -cpuprofile:\n%s", code, log)
+	}
+}

@@ -32,6 +32,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	stopProfile, err := nf.startProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	if *solverFile == "" {
 		fs.Usage()
 		return fmt.Errorf("need -solver: the solver prototxt: %w", errUsage)
