@@ -252,6 +252,12 @@ func (s *datumSource[T]) loadBatch(b *batch[T]) error {
 	n := b.data.Shape()[0]
 	size := b.data.Count() / n
 	pending := 0
+	// Encoded records start decoding on the cores as soon as they are
+	// read, rather than after the whole batch is: reading a batch is one
+	// goroutine's work, which the decoders would otherwise wait out.
+	// nvJPEG (prefetch_jpeg.go) needs the whole batch first.
+	stream := b.pix == nil || b.pix.jpeg == nil
+	var decoding *decodeStream
 	for i := range n {
 		if err := s.skipOthers(); err != nil {
 			return err
@@ -261,6 +267,11 @@ func (s *datumSource[T]) loadBatch(b *batch[T]) error {
 		}
 		if s.rec.Encoded {
 			s.setAside(pending, i)
+			if stream && decoding == nil { // started once there is work
+				decoding = startDecoding(n - i)
+				defer decoding.finish()
+			}
+			decoding.add(s.encoded[pending])
 			pending++
 		} else if err := s.readRaw(b, i, size); err != nil {
 			return err
@@ -272,7 +283,55 @@ func (s *datumSource[T]) loadBatch(b *batch[T]) error {
 			return err
 		}
 	}
-	return s.transformEncoded(b, s.encoded[:pending], size)
+	return s.transformEncoded(b, s.encoded[:pending], size, decoding)
+}
+
+// decodeStream decodes encoded records on the loader's worker goroutines
+// as they are handed over (add), until finish.
+type decodeStream struct {
+	items    chan *encodedDatum
+	wg       sync.WaitGroup
+	finished bool
+}
+
+// startDecoding starts the workers for a batch of at most n records.
+func startDecoding(n int) *decodeStream {
+	d := &decodeStream{items: make(chan *encodedDatum, n)}
+	for range min(n, loaderWorkers()) {
+		d.wg.Go(func() {
+			for e := range d.items {
+				e.decode()
+			}
+		})
+	}
+	return d
+}
+
+// add hands a record over for decoding; a nil stream decodes nothing.
+func (d *decodeStream) add(e *encodedDatum) {
+	if d != nil {
+		d.items <- e
+	}
+}
+
+// finish waits until every record handed over is decoded.
+func (d *decodeStream) finish() {
+	if d == nil || d.finished {
+		return
+	}
+	d.finished = true
+	close(d.items)
+	d.wg.Wait()
+}
+
+// decode decodes the record into img, a panic included in err.
+func (e *encodedDatum) decode() {
+	defer func() {
+		if r := recover(); r != nil {
+			e.err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	e.img, e.err = e.dec.Decode(e.encoded)
 }
 
 // pixelArithmetic lets the device finish the transformation (pixelStager).
@@ -317,20 +376,27 @@ func (s *datumSource[T]) setAside(k, i int) {
 	e.dec.Mode = s.tf.ColorMode()
 }
 
-// transformEncoded decodes the set-aside records in parallel and
-// transforms (or stages) them in order.
-func (s *datumSource[T]) transformEncoded(b *batch[T], items []*encodedDatum, size int) error {
+// transformEncoded decodes the set-aside records in parallel (or waits
+// for decoding, which began as they were read) and transforms (or stages)
+// them in order.
+func (s *datumSource[T]) transformEncoded(b *batch[T], items []*encodedDatum, size int, decoding *decodeStream) error {
 	if len(items) == 0 { // raw records: keep the closures below from allocating
 		return nil
 	}
-	planned, err := s.decodeOnDevice(b, items, size)
-	if err != nil || (planned && b.pix.decoded != [2]int{}) {
-		return err
+	planned := false
+	if decoding != nil {
+		decoding.finish()
+	} else {
+		var err error
+		planned, err = s.decodeOnDevice(b, items, size)
+		if err != nil || (planned && b.pix.decoded != [2]int{}) {
+			return err
+		}
+		inParallel(len(items), func(k int) error {
+			items[k].decode()
+			return nil
+		}, func(k int, err error) { items[k].err = err })
 	}
-	inParallel(len(items), func(k int) (err error) {
-		items[k].img, err = items[k].dec.Decode(items[k].encoded)
-		return err
-	}, func(k int, err error) { items[k].err = err })
 	// The random choices in the batch's order, then the pixel work (crop,
 	// mirror, mean, scale: as long as the decoding) on all cores again.
 	fits := true
