@@ -10,6 +10,7 @@ import (
 	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // In GPU mode a Data layer whose transformation is only crop, mirror,
@@ -138,8 +139,15 @@ func initPixels[T Float](p *prefetcher[T], ctx *device.Context) error {
 		if s.dev, err = d.Alloc(size); err != nil {
 			return fmt.Errorf("device staging for the device transformation: %w", err)
 		}
+		// The batch's device memory now, zeroed on the legacy stream and
+		// waited for below, rather than at its first transformation
+		// (transformOnDevice), where the prefetch stream would race the
+		// zeroing and a wait might fall inside a CUDA graph's recording.
+		if _, err := b.data.MutableGPUData(); err != nil {
+			return err
+		}
 	}
-	return nil
+	return d.Synchronize()
 }
 
 // initDeviceJPEG sets up the decoding of JPEGs on the device when
@@ -182,9 +190,20 @@ func transformOnDevice[T Float](p *prefetcher[T], b *batch[T]) error {
 	if err := d.CopyHtoDAsync(s.dev+cuda.DevicePtr(from), s.host[from:], p.dev.stream); err != nil {
 		return fmt.Errorf("copying the batch's pixels to the device: %w", err)
 	}
+	fresh := b.data.Data().Head() == syncedmem.Uninitialized
 	out, err := b.data.MutableGPUData()
 	if err != nil {
 		return err
+	}
+	if fresh {
+		// The first device access zeroed the new memory on the legacy
+		// stream, which the prefetch stream (non-blocking) is not ordered
+		// with: the zeros could land after the kernel below (seen as a
+		// first batch of zeros under load). initPixels allocates every
+		// batch's memory ahead; a batch that grew since waits here.
+		if err := d.Synchronize(); err != nil {
+			return err
+		}
 	}
 	n := b.data.Count()
 	var a cuda.Args
