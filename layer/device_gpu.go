@@ -76,8 +76,9 @@ type nanExplainer interface{ explainNaN() error }
 
 // ExplainNaN asks the layer why its last loss was NaN: an error naming the
 // layer and the cause where its engine can tell (SoftmaxWithLoss: a label
-// out of range), nil otherwise. The solver asks after a replayed CUDA
-// graph, which reads no label back while it runs.
+// out of range, else "loss is NaN", which its forward pass reported before
+// its loss stayed on the device), nil for other layers. The solver asks
+// after a replayed CUDA graph, which reads no label back while it runs.
 func ExplainNaN[T Float](l Layer[T]) error {
 	e, ok := l.LayerBase().engine.(nanExplainer)
 	if !ok {

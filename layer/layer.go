@@ -524,10 +524,6 @@ func ForwardOnDevice[T Float](l Layer[T], bottom, top []*blob.Blob[T], acc *blob
 	return nil
 }
 
-// OnGPU reports whether the layer's passes run on the GPU (its GPU half),
-// once it has run or been set up on a GPU context.
-func OnGPU[T Float](l Layer[T]) bool { return l.LayerBase().engineOnGPU }
-
 // forwardPass chooses the engine when needed, reshapes and runs the
 // forward pass (unless a fused neighbour computes it).
 func forwardPass[T Float](l Layer[T], bottom, top []*blob.Blob[T]) error {

@@ -624,8 +624,8 @@ func (n *Net[T]) ForwardBackwardOnDevice(start int, acc *blob.Blob[T]) error {
 }
 
 // ExplainNaN asks the net's layers why the last forward pass's loss was
-// NaN (layer.ExplainNaN) and returns the first answer, nil when none can
-// tell.
+// NaN (layer.ExplainNaN) and returns the first answer, nil when no layer
+// answers.
 func (n *Net[T]) ExplainNaN() error {
 	for _, r := range n.layers {
 		if err := layer.ExplainNaN(r.layer); err != nil {
