@@ -192,26 +192,13 @@ func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
 	return err
 }
 
-// begin runs at the start of an iteration that may use the graph: it
-// drops a stale graph and reports whether the iteration goes through the
-// graph (replaying it, or recording it first).
+// begin runs at the start of an iteration that may use the graph and
+// reports whether the iteration goes through the graph (replaying it, or
+// recording it first). A graph of the whole iteration is dropped once
+// hooks have been added since it was recorded.
 func (g *iterationGraph[T]) begin(s *Solver[T]) (bool, error) {
-	if whole := s.wholeIteration(); whole != g.whole { // hooks added since
+	if whole := s.wholeIteration(); whole != g.whole {
 		g.whole = whole
-		if err := g.drop(); err != nil {
-			return false, err
-		}
-	}
-	if g.graph != nil && !g.matches(s) {
-		if g.replays < graphMinReplays {
-			g.brief++
-		}
-		if g.brief >= graphMaxBrief {
-			why := fmt.Sprintf("the net's shapes or device memory changed after fewer than %d replays, %d times", graphMinReplays, g.brief)
-			logf.Infof(s.log, "Iteration %d: training on without CUDA graphs: %s", s.iter, why)
-			return false, g.stop(why)
-		}
-		logf.Infof(s.log, "Iteration %d: the net's shapes or device memory changed; recording its CUDA graph again after %d iterations", s.iter, graphWarmup)
 		if err := g.drop(); err != nil {
 			return false, err
 		}
@@ -219,29 +206,70 @@ func (g *iterationGraph[T]) begin(s *Solver[T]) (bool, error) {
 	return g.graph != nil || g.eager >= graphWarmup, nil
 }
 
+// errStale says that the data layers, which have just run, changed a
+// blob's shape or address, or the workspace moved: the graph cannot be
+// replayed and was dropped.
+var errStale = errors.New("the CUDA graph is stale")
+
+// dropStale drops a graph that no longer matches the net, and gives up on
+// graphs for the run when they keep going stale.
+func (g *iterationGraph[T]) dropStale(s *Solver[T]) error {
+	if g.replays < graphMinReplays {
+		g.brief++
+	}
+	if g.brief >= graphMaxBrief {
+		why := fmt.Sprintf("the net's shapes or device memory changed after fewer than %d replays, %d times", graphMinReplays, g.brief)
+		logf.Infof(s.log, "Iteration %d: training on without CUDA graphs: %s", s.iter, why)
+		return g.stop(why)
+	}
+	logf.Infof(s.log, "Iteration %d: the net's shapes or device memory changed; recording its CUDA graph again after %d iterations", s.iter, graphWarmup)
+	return g.drop()
+}
+
 // iterate runs the iteration through the graph, recording it first when
 // there is none, and returns the mean loss and whether the update was
-// applied (the whole iteration was recorded). A failed recording comes
-// back as errRecording, with the first pass's data layers run and nothing
-// else.
+// applied (the whole iteration was recorded). When the recording fails
+// (the run then goes on without graphs) or the data layers made the graph
+// stale, the rest of the iteration runs as written.
 func (g *iterationGraph[T]) iterate(s *Solver[T], rate float64) (T, bool, error) {
-	if g.whole {
-		loss, err := g.pass(s, rate, 0)
-		return loss, err == nil, err
-	}
-	if err := s.clearParamDiffs(); err != nil {
-		return 0, false, err
+	size := int(s.param.GetIterSize())
+	if !g.whole {
+		if err := s.clearParamDiffs(); err != nil {
+			return 0, false, err
+		}
 	}
 	var loss T
-	size := int(s.param.GetIterSize())
 	for pass := range size {
 		l, err := g.pass(s, rate, pass)
-		if err != nil {
+		var rec errRecording
+		switch {
+		case errors.As(err, &rec):
+			logf.Warnf(s.log, "Iteration %d: %v; training on without CUDA graphs", s.iter, err)
+			if err := g.stop(rec.Error()); err != nil {
+				return 0, false, err
+			}
+			fallthrough
+		case errors.Is(err, errStale):
+			rest, err := g.finish(s, rate, pass)
+			return (loss + rest) / T(size), false, err
+		case err != nil:
 			return 0, false, err
 		}
 		loss += l
 	}
-	return loss / T(size), false, nil
+	return loss / T(size), g.whole, nil
+}
+
+// finish runs the passes from pass on as written, the first after its
+// data layers (which have run), and returns the sum of their losses; a
+// graph of the whole iteration would have zeroed the gradients first.
+func (g *iterationGraph[T]) finish(s *Solver[T], rate float64, pass int) (T, error) {
+	if g.whole {
+		if err := s.clearParamDiffs(); err != nil {
+			return 0, err
+		}
+	}
+	return s.runPasses(rate, pass, g.start)
 }
 
 // pass runs the data layers and one replay, recording the graph first
@@ -257,6 +285,12 @@ func (g *iterationGraph[T]) pass(s *Solver[T], rate float64, pass int) (T, error
 	}
 	if err := g.pinSources(s); err != nil {
 		return 0, err
+	}
+	if g.graph != nil && !g.matches(s) {
+		if err := g.dropStale(s); err != nil {
+			return 0, err
+		}
+		return 0, errStale
 	}
 	if g.graph == nil {
 		if err := g.record(s); err != nil {

@@ -3,8 +3,11 @@ package solver_test
 import (
 	"bytes"
 	"fmt"
+	"image"
+	"image/png"
 	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -433,5 +436,67 @@ func TestCUDAGraphDataLayer(t *testing.T) {
 		t.Fatalf("recorded %d times, want once:\n%s", n, glog)
 	}
 	sameLosses(t, glog, elog, 14)
+	closeParams(t, g, e, 1e-5)
+}
+
+// A data layer whose batches change shape mid-run (ImageData, one image a
+// batch, without resizing: twelve 10x10 images, then twelve 14x14) makes
+// the graph stale after the data layer has run: that iteration finishes
+// as written, the graph is recorded again later, and the results stay
+// those of a run without graphs.
+func TestCUDAGraphDataChangesShape(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	dir := t.TempDir()
+	var list strings.Builder
+	r := mathfn.NewRNG(4)
+	for i := range 24 {
+		size := 10
+		if i >= 12 {
+			size = 14
+		}
+		img := image.NewRGBA(image.Rect(0, 0, size, size))
+		for j := range img.Pix {
+			img.Pix[j] = byte(r.Uint64())
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("img%02d.png", i)
+		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&list, "%s %d\n", name, i%3)
+	}
+	listFile := filepath.Join(dir, "list.txt")
+	if err := os.WriteFile(listFile, []byte(list.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := `
+net_param {
+  name: "sizes"
+  layer { name: "data" type: "ImageData" top: "data" top: "label"
+    transform_param { scale: 0.0078125 }
+    image_data_param { source: "` + listFile + `" root_folder: "` + dir + `/" batch_size: 1 } }
+  layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+    convolution_param { num_output: 4 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+  layer { name: "pool" type: "Pooling" bottom: "conv" top: "pool" pooling_param { pool: AVE global_pooling: true } }
+  layer { name: "ip" type: "InnerProduct" bottom: "pool" top: "ip"
+    inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+}
+base_lr: 0.05 momentum: 0.9 lr_policy: "fixed" display: 1 random_seed: 2 snapshot_after_train: false
+`
+	step := func(s *solver.Solver[float32]) error { return s.Step(24) }
+	g, glog := graphRun(t, ctx, text, true, step)
+	e, elog := graphRun(t, ctx, text, false, step)
+	if !strings.Contains(glog, "Iteration 12: the net's shapes or device memory changed") {
+		t.Errorf("the change of shape at iteration 12 is not logged:\n%s", glog)
+	}
+	if n := strings.Count(glog, "recorded as a CUDA graph"); n != 2 {
+		t.Errorf("recorded %d times, want 2 (before and after the change):\n%s", n, glog)
+	}
+	sameLosses(t, glog, elog, 24)
 	closeParams(t, g, e, 1e-5)
 }

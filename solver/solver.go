@@ -658,35 +658,23 @@ func (s *Solver[T]) iterate(rate float64) (loss T, updated bool, err error) {
 		}
 	}
 	s.reseed()
-	if !viaGraph {
-		s.graphs.countEager()
-		loss, err = s.forwardBackward(rate, 0)
-		return loss, false, err
+	if viaGraph {
+		return s.graphs.iterate(s, rate)
 	}
-	loss, updated, err = s.graphs.iterate(s, rate)
-	var rec errRecording
-	if !errors.As(err, &rec) {
-		return loss, updated, err
-	}
-	logf.Warnf(s.log, "Iteration %d: %v; training on without CUDA graphs", s.iter, err)
-	if err := s.graphs.stop(rec.Error()); err != nil {
+	s.graphs.countEager()
+	if err := s.clearParamDiffs(); err != nil {
 		return 0, false, err
 	}
-	// The first pass's data layers have run: it starts after them.
-	loss, err = s.forwardBackward(rate, s.graphs.start)
-	return loss, false, err
+	loss, err = s.runPasses(rate, 0, 0)
+	return loss / T(s.param.GetIterSize()), false, err
 }
 
-// forwardBackward clears the parameters' gradients and runs iter_size
-// forward and backward passes, the first from layer start (the layers
-// before it have run), and returns the mean loss.
-func (s *Solver[T]) forwardBackward(rate float64, start int) (T, error) {
-	if err := s.clearParamDiffs(); err != nil {
-		return 0, err
-	}
+// runPasses runs passes from to iter_size-1 of the iteration's forward
+// and backward passes, the first from layer start (the layers before it
+// have run), and returns the sum of their losses.
+func (s *Solver[T]) runPasses(rate float64, from, start int) (T, error) {
 	var loss T
-	size := int(s.param.GetIterSize())
-	for pass := range size {
+	for pass := from; pass < int(s.param.GetIterSize()); pass++ {
 		if err := s.beginPass(rate, pass); err != nil {
 			return 0, err
 		}
@@ -706,7 +694,7 @@ func (s *Solver[T]) forwardBackward(rate float64, start int) (T, error) {
 		}
 		loss += l
 	}
-	return loss / T(size), nil
+	return loss, nil
 }
 
 // The requests of the ranks of a job, as bits for parallel.Agree.
