@@ -49,10 +49,8 @@ func gpuLoss[T Float](l Layer[T], top []*blob.Blob[T]) (T, error) {
 		return 0, err
 	}
 	if loss != loss {
-		if e, ok := b.engine.(nanExplainer); ok {
-			if err := e.explainNaN(); err != nil {
-				return 0, errorf(l, err)
-			}
+		if err := ExplainNaN(l); err != nil {
+			return 0, err
 		}
 	}
 	return loss, nil

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
@@ -422,7 +423,7 @@ func (g *iterationGraph[T]) pinSources(s *Solver[T]) error {
 		if !m.BorrowsDevice() || m.Head() != syncedmem.HeadAtGPU || p == t.buf {
 			continue
 		}
-		n := t.b.Count() * elemBytes[T]()
+		n := t.b.Count() * int(unsafe.Sizeof(T(0)))
 		if n > t.bytes {
 			if err := t.grow(d, n); err != nil {
 				return err
@@ -456,15 +457,6 @@ func (t *sourceTop[T]) grow(d *cuda.Device, n int) error {
 	}
 	t.buf, t.bytes = p, n
 	return nil
-}
-
-// elemBytes is sizeof(T).
-func elemBytes[T blob.Float]() int {
-	var z T
-	if _, ok := any(z).(float64); ok {
-		return 8
-	}
-	return 4
 }
 
 // snapshotState pushes host-side changes to the device and records the
