@@ -123,9 +123,6 @@ type Kernels struct {
 // each iteration.
 func (k *Kernels) SetRNGSalt(p cuda.DevicePtr) { k.salt = p }
 
-// RNGSalt returns the pointer SetRNGSalt set.
-func (k *Kernels) RNGSalt() cuda.DevicePtr { return k.salt }
-
 // LoadKernels compiles the math kernels for d on its first use (see
 // cuda.Device.Compile for the caches) and resolves them.
 func LoadKernels(d *cuda.Device) (*Kernels, error) {
