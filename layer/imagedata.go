@@ -23,7 +23,9 @@ func init() { register("ImageData", newImageData[float32], newImageData[float64]
 // or grayscale and, when new_height and new_width are set, resized to that
 // size with bilinear interpolation. With shuffle the list is shuffled at
 // the start and again at every epoch; rand_skip skips a random number of
-// images in [0, rand_skip) at the start.
+// images in [0, rand_skip) at the start. As in Caffe, each batch takes
+// the shape of its first image: images of several sizes pass one batch at
+// a time (batch_size 1), while the images of one batch must agree.
 //
 // Loading runs ahead on a goroutine, as in the Data layer
 // (data_param.prefetch batches, default 4), with its own generator for the
@@ -101,7 +103,7 @@ type imageSource[T Float] struct {
 	rng        *rand.Rand
 	reader     data.ImageReader
 	tf         *data.Transformer[T]
-	item       [3]int       // channels, height, width of a transformed image
+	item       [3]int       // channels, height, width of the batch's transformed images
 	items      []*imageItem // reused by every batch
 }
 
@@ -169,10 +171,8 @@ func (s *imageSource[T]) imageError(l data.ImageListEntry, err error) error {
 // item's random choices drawn in the batch's order (so that a seed gives the
 // same batches), then the transforms on all cores again.
 func (s *imageSource[T]) load(b *batch[T]) error {
-	dst := b.data.MutableCPUData()
 	labels := b.label.MutableCPUData()
 	n := b.data.Shape()[0]
-	size := len(dst) / n
 	for len(s.items) < n { // readers of the source's settings, buffers of their own
 		r := data.ImageReader{Mode: s.reader.Mode, Height: s.reader.Height, Width: s.reader.Width, MaxPixels: s.reader.MaxPixels}
 		s.items = append(s.items, &imageItem{reader: r})
@@ -201,6 +201,13 @@ func (s *imageSource[T]) load(b *batch[T]) error {
 		if it.err != nil {
 			return it.err
 		}
+	}
+	if err := s.shapeBatch(b, items[0]); err != nil {
+		return err
+	}
+	dst := b.data.MutableCPUData()
+	size := len(dst) / n
+	for _, it := range items {
 		if err := s.checkItem(it); err != nil {
 			return err
 		}
@@ -231,14 +238,28 @@ type imageItem struct {
 	err    error
 }
 
-// checkItem checks that the image gives items of the first image's shape.
+// shapeBatch shapes the batch's data like the items of its first image, as
+// Caffe's ImageDataLayer::load_batch does: batches may differ in shape
+// (images of several sizes with batch_size 1), the images of one batch may
+// not.
+func (s *imageSource[T]) shapeBatch(b *batch[T], first *imageItem) error {
+	c, h, w, err := s.tf.ItemShape(&first.rec)
+	if err != nil {
+		return s.imageError(first.line, err)
+	}
+	s.item = [3]int{c, h, w}
+	return b.reshapeData([]int{b.data.Shape()[0], c, h, w})
+}
+
+// checkItem checks that the image gives items of the batch's first
+// image's shape.
 func (s *imageSource[T]) checkItem(it *imageItem) error {
 	c, h, w, err := s.tf.ItemShape(&it.rec)
 	if err != nil {
 		return s.imageError(it.line, err)
 	}
 	if [3]int{c, h, w} != s.item {
-		return s.imageError(it.line, fmt.Errorf("image of %dx%dx%d gives items of %dx%dx%d, the first image's give %dx%dx%d: set new_height and new_width, or crop_size, to make them equal",
+		return s.imageError(it.line, fmt.Errorf("image of %dx%dx%d gives items of %dx%dx%d, the first image of its batch gives %dx%dx%d: set new_height and new_width, or crop_size, to make them equal",
 			it.rec.Channels, it.rec.Height, it.rec.Width, c, h, w, s.item[0], s.item[1], s.item[2]))
 	}
 	return nil

@@ -243,7 +243,33 @@ func TestImageDataErrors(t *testing.T) {
 	badLater := writeList("badlater.txt", "img0.png 0\nimg0.png 0\nbad.png 1\n")
 	wantError(t, "undecodable later image", forwardError(t, imageDataText(root, badLater, "batch_size: 1", ""), 2),
 		`layer "ImageData" (ImageData)`, badLater, "line 3", root+"bad.png")
-	// Without new_height/new_width every image must give the first's shape.
-	wantError(t, "sizes differ", forwardError(t, imageDataText(root, list, "batch_size: 1", ""), 1),
-		list, "line 2", root+"img1.png", "image of 3x2x4", "first image's give 3x2x3")
+	// Without new_height/new_width the images of a batch must give its
+	// first image's shape.
+	wantError(t, "sizes differ", forwardError(t, imageDataText(root, list, "batch_size: 2", ""), 0),
+		list, "line 2", root+"img1.png", "image of 3x2x4", "first image of its batch gives 3x2x3")
+}
+
+// TestImageDataShapesEachBatch: as in Caffe, each batch takes the shape of
+// its first image, so images of several sizes pass one at a time, with
+// and without prefetching, and the tops follow them.
+func TestImageDataShapesEachBatch(t *testing.T) {
+	imgs := []image.Image{colorImage(3, 2, 10), colorImage(5, 4, 20), colorImage(2, 6, 30)}
+	root, list := writeImageList(t, imgs)
+	for _, prefetch := range []int{0, 3} {
+		text := imageDataText(root, list, "batch_size: 1", fmt.Sprintf("data_param { prefetch: %d }", prefetch))
+		l, top := setUpSource[float32](t, text, 1, 2)
+		want := [][]int{{1, 3, 2, 3}, {1, 3, 4, 5}, {1, 3, 6, 2}, {1, 3, 2, 3}, {1, 3, 4, 5}}
+		for k, shape := range want {
+			layertest.Forward(t, l, nil, top)
+			if !slices.Equal(top[0].Shape(), shape) {
+				t.Fatalf("prefetch %d, pass %d: data shaped %v, want %v", prefetch, k, top[0].Shape(), shape)
+			}
+			base := float32(10 * (k%3 + 1)) // the blue plane, first
+			for i, v := range top[0].CPUData()[:shape[2]*shape[3]] {
+				if v != base {
+					t.Fatalf("prefetch %d, pass %d: data[%d] = %v, want %v", prefetch, k, i, v, base)
+				}
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -103,6 +104,22 @@ func newPrefetcher[T Float](b *Base[T], loader batchLoader[T], ahead int, dataSh
 		p.start()
 	}
 	return p, nil
+}
+
+// reshapeData shapes the batch's data for a batch of items of another
+// shape. Growing replaces the data's memory, so in GPU mode the compute
+// work that may still read the old device memory (marked by copied) is
+// waited for first; reshaping is rare (a change of image size).
+func (b *batch[T]) reshapeData(shape []int) error {
+	if slices.Equal(b.data.Shape(), shape) {
+		return nil
+	}
+	if b.dev.copied != nil {
+		if err := b.dev.copied.Synchronize(); err != nil {
+			return fmt.Errorf("waiting for the batch's last use before reshaping it: %w", err)
+		}
+	}
+	return b.data.Reshape(shape)
 }
 
 func newBatch[T Float](b *Base[T], dataShape, labelShape []int) (*batch[T], error) {
