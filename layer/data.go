@@ -133,9 +133,20 @@ type datumSource[T Float] struct {
 	recordCursor
 	tf      *data.Transformer[T]
 	rec     data.DatumRecord
-	item    [3]int          // channels, height, width of a transformed record
-	encoded []*encodedDatum // the encoded records of the batch being loaded
-	jpegs   [][]byte        // their bytes, for the device's decoder
+	item    [3]int // channels, height, width of a transformed record
+	loads   map[*batch[T]]*datumLoad
+	decoder *decodePool // started with the first encoded record to stream
+	jpegs   [][]byte    // a batch's JPEGs, for the device's decoder
+}
+
+// datumLoad is one batch's loading state, kept from batch to batch (two
+// batches may be loading at once, begin and finish): its encoded records
+// set aside, the count of them in use, and the wait for their decoding.
+type datumLoad struct {
+	encoded  []*encodedDatum
+	pending  int
+	streamed bool // the records went to the decoder as they were read
+	decoding sync.WaitGroup
 }
 
 // encodedDatum is an encoded record waiting to be decoded: JPEG decoding
@@ -150,6 +161,7 @@ type encodedDatum struct {
 	img     data.DatumRecord
 	plan    data.TransformPlan
 	err     error
+	done    *sync.WaitGroup // the batch's decoding, while streamed
 }
 
 // openDatumSource opens the database, skips rand_skip records at random
@@ -215,13 +227,32 @@ func (s *datumSource[T]) firstShape() (err error) {
 	return nil
 }
 
-// load fills a batch with the next records (Caffe's load_batch). Raw
-// records are transformed as they are read; encoded ones are copied aside,
-// decoded in parallel, then transformed in batch order, so the random
-// crops and mirrors are drawn in the same order whatever the scheduling.
-func (s *datumSource[T]) load(b *batch[T]) (err error) {
+// load fills a batch with the next records (Caffe's load_batch): begin,
+// then finish.
+func (s *datumSource[T]) load(b *batch[T]) error {
+	if err := s.begin(b, nil); err != nil {
+		return err
+	}
+	return s.finish(b)
+}
+
+// begin reads a batch's records (splitLoader). Raw records are transformed
+// as they are read, after flush; encoded ones are copied aside and start
+// decoding on the decoder's goroutines. finish then waits for them and
+// transforms them in batch order. The random crops and mirrors are thus
+// drawn in the same order whatever the scheduling, and whether or not the
+// next batch begins before this one finishes.
+func (s *datumSource[T]) begin(b *batch[T], flush func() error) (err error) {
 	defer recoverMappedFault(s.source, &err, debug.SetPanicOnFault(true))
-	return s.loadBatch(b)
+	return s.beginBatch(b, flush)
+}
+
+// finish transforms (or stages) the batch's encoded records once they
+// are decoded (splitLoader).
+func (s *datumSource[T]) finish(b *batch[T]) error {
+	ld := s.loads[b]
+	n := b.data.Shape()[0]
+	return s.transformEncoded(b, ld, b.data.Count()/n)
 }
 
 // recoverMappedFault, deferred with the previous SetPanicOnFault setting,
@@ -241,7 +272,7 @@ func recoverMappedFault(source string, err *error, previous bool) {
 	panic(r)
 }
 
-func (s *datumSource[T]) loadBatch(b *batch[T]) error {
+func (s *datumSource[T]) beginBatch(b *batch[T], flush func() error) error {
 	if b.pix != nil {
 		b.pix.reset()
 	}
@@ -251,13 +282,13 @@ func (s *datumSource[T]) loadBatch(b *batch[T]) error {
 	}
 	n := b.data.Shape()[0]
 	size := b.data.Count() / n
-	pending := 0
+	ld := s.loadOf(b)
+	ld.pending = 0
 	// Encoded records start decoding on the cores as soon as they are
 	// read, rather than after the whole batch is: reading a batch is one
 	// goroutine's work, which the decoders would otherwise wait out.
 	// nvJPEG (prefetch_jpeg.go) needs the whole batch first.
-	stream := b.pix == nil || b.pix.jpeg == nil
-	var decoding *decodeStream
+	ld.streamed = b.pix == nil || b.pix.jpeg == nil
 	for i := range n {
 		if err := s.skipOthers(); err != nil {
 			return err
@@ -266,15 +297,22 @@ func (s *datumSource[T]) loadBatch(b *batch[T]) error {
 			return s.recordError(err)
 		}
 		if s.rec.Encoded {
-			s.setAside(pending, i)
-			if stream && decoding == nil { // started once there is work
-				decoding = startDecoding(n - i)
-				defer decoding.finish()
+			e := s.setAside(ld, i)
+			if ld.streamed {
+				s.decode(ld, e, n)
 			}
-			decoding.add(s.encoded[pending])
-			pending++
-		} else if err := s.readRaw(b, i, size); err != nil {
-			return err
+		} else {
+			// A raw record draws its crop and mirror now: the previous
+			// batch's draws must come first.
+			if flush != nil {
+				if err := flush(); err != nil {
+					return err
+				}
+				flush = nil
+			}
+			if err := s.readRaw(b, i, size); err != nil {
+				return err
+			}
 		}
 		if labels != nil {
 			labels[i] = T(s.rec.Label)
@@ -283,43 +321,62 @@ func (s *datumSource[T]) loadBatch(b *batch[T]) error {
 			return err
 		}
 	}
-	return s.transformEncoded(b, s.encoded[:pending], size, decoding)
+	return nil
 }
 
-// decodeStream decodes encoded records on the loader's worker goroutines
-// as they are handed over (add), until finish.
-type decodeStream struct {
-	items    chan *encodedDatum
-	wg       sync.WaitGroup
-	finished bool
+// loadOf returns the batch's loading state, made at its first load.
+func (s *datumSource[T]) loadOf(b *batch[T]) *datumLoad {
+	ld := s.loads[b]
+	if ld == nil {
+		if s.loads == nil {
+			s.loads = make(map[*batch[T]]*datumLoad)
+		}
+		ld = &datumLoad{}
+		s.loads[b] = ld
+	}
+	return ld
 }
 
-// startDecoding starts the workers for a batch of at most n records.
-func startDecoding(n int) *decodeStream {
-	d := &decodeStream{items: make(chan *encodedDatum, n)}
-	for range min(n, loaderWorkers()) {
+// decode hands the record to the decoder, started at the first one (a
+// batch holds n records).
+func (s *datumSource[T]) decode(ld *datumLoad, e *encodedDatum, n int) {
+	if s.decoder == nil {
+		s.decoder = startDecoding(loaderWorkers(), 2*n)
+	}
+	ld.decoding.Add(1)
+	e.done = &ld.decoding
+	s.decoder.items <- e
+}
+
+// decodePool decodes encoded records on the loader's worker goroutines as
+// they are handed over, for every batch, until stop. One pool serves the
+// source so that two batches loading at once share the cores rather than
+// each starting goroutines of its own.
+type decodePool struct {
+	items chan *encodedDatum
+	wg    sync.WaitGroup
+}
+
+// startDecoding starts the workers, with room for queue records waiting.
+func startDecoding(workers, queue int) *decodePool {
+	d := &decodePool{items: make(chan *encodedDatum, queue)}
+	for range workers {
 		d.wg.Go(func() {
 			for e := range d.items {
 				e.decode()
+				e.done.Done()
 			}
 		})
 	}
 	return d
 }
 
-// add hands a record over for decoding; a nil stream decodes nothing.
-func (d *decodeStream) add(e *encodedDatum) {
-	if d != nil {
-		d.items <- e
-	}
-}
-
-// finish waits until every record handed over is decoded.
-func (d *decodeStream) finish() {
-	if d == nil || d.finished {
+// stop waits until every record handed over is decoded and ends the
+// workers; a nil pool has nothing to stop.
+func (d *decodePool) stop() {
+	if d == nil {
 		return
 	}
-	d.finished = true
 	close(d.items)
 	d.wg.Wait()
 }
@@ -364,28 +421,31 @@ func (s *datumSource[T]) unstage(b *batch[T]) {
 }
 
 // setAside copies the encoded record under the cursor, item i of the
-// batch, into slot k.
-func (s *datumSource[T]) setAside(k, i int) {
-	if k == len(s.encoded) {
-		s.encoded = append(s.encoded, &encodedDatum{})
+// batch, into the batch's next slot.
+func (s *datumSource[T]) setAside(ld *datumLoad, i int) *encodedDatum {
+	if ld.pending == len(ld.encoded) {
+		ld.encoded = append(ld.encoded, &encodedDatum{})
 	}
-	e := s.encoded[k]
+	e := ld.encoded[ld.pending]
+	ld.pending++
 	e.index, e.err = i, nil
 	e.key = append(e.key[:0], s.cursor.Key()...)
 	e.encoded = append(e.encoded[:0], s.rec.Data...)
 	e.dec.Mode = s.tf.ColorMode()
+	return e
 }
 
 // transformEncoded decodes the set-aside records in parallel (or waits
 // for decoding, which began as they were read) and transforms (or stages)
 // them in order.
-func (s *datumSource[T]) transformEncoded(b *batch[T], items []*encodedDatum, size int, decoding *decodeStream) error {
+func (s *datumSource[T]) transformEncoded(b *batch[T], ld *datumLoad, size int) error {
+	items := ld.encoded[:ld.pending]
 	if len(items) == 0 { // raw records: keep the closures below from allocating
 		return nil
 	}
 	planned := false
-	if decoding != nil {
-		decoding.finish()
+	if ld.streamed {
+		ld.decoding.Wait()
 	} else {
 		var err error
 		planned, err = s.decodeOnDevice(b, items, size)
@@ -632,6 +692,14 @@ func (s *recordCursor) recordError(err error) error { return s.keyError(s.cursor
 
 func (s *recordCursor) keyError(key []byte, err error) error {
 	return fmt.Errorf("database %s, record %q: %w", s.source, key, err)
+}
+
+// close stops the decoder, which first decodes what it was handed, and
+// closes the database.
+func (s *datumSource[T]) close() error {
+	s.decoder.stop()
+	s.decoder = nil
+	return s.recordCursor.close()
 }
 
 func (s *recordCursor) close() error {

@@ -134,12 +134,23 @@ func TestDataRandSkip(t *testing.T) {
 }
 
 // TestDataDeterministic: the same seed gives the same batches (random crops
-// and mirrors included), with or without prefetching; another seed does
-// not.
+// and mirrors included), with or without prefetching (which begins a batch
+// before the one before it finishes); another seed does not. Raw records
+// draw their choices as they are read, encoded ones once decoded: the
+// mixed database checks that the order holds across batches.
 func TestDataDeterministic(t *testing.T) {
-	src := writeDatums(t, numbered(7, 2, 6, 5))
+	mixed := numbered(7, 1, 6, 5)
+	for _, i := range []int{1, 2, 4} {
+		mixed[i] = &caffepb.Datum{Data: encodePNG(t, grayImage(5, 6, byte(30*i))), Encoded: proto.Bool(true), Label: proto.Int32(int32(i))}
+	}
+	t.Run("raw", func(t *testing.T) { testDataDeterministic(t, numbered(7, 2, 6, 5), "") })
+	t.Run("mixed", func(t *testing.T) { testDataDeterministic(t, mixed, "") })
+}
+
+func testDataDeterministic(t *testing.T, datums []*caffepb.Datum, transform string) {
+	src := writeDatums(t, datums)
 	text := func(prefetch int) string {
-		return dataText(src, fmt.Sprintf("batch_size: 3 prefetch: %d", prefetch), `transform_param { crop_size: 3 mirror: true }`)
+		return dataText(src, fmt.Sprintf("batch_size: 3 prefetch: %d", prefetch), `transform_param { crop_size: 3 mirror: true `+transform+` }`)
 	}
 	run := func(seed uint64, prefetch int) [][][]float32 {
 		l, top := setUpSource[float32](t, text(prefetch), seed, 2)

@@ -53,6 +53,19 @@ type batchLoader[T Float] interface {
 	close() error
 }
 
+// splitLoader is a batchLoader whose batches load in two steps, so that
+// the next batch can begin while one finishes and the cores that decode
+// never wait between batches: begin reads the batch and hands the slow
+// work (decoding) to other goroutines, calling flush (which finishes the
+// batch begun before) ahead of anything that must follow that batch's
+// finish, such as a random draw; finish waits for the work and completes
+// the batch. load is begin then finish.
+type splitLoader[T Float] interface {
+	batchLoader[T]
+	begin(b *batch[T], flush func() error) error
+	finish(b *batch[T]) error
+}
+
 // prefetcher runs a batchLoader ahead of Forward.
 type prefetcher[T Float] struct {
 	loader  batchLoader[T]
@@ -69,9 +82,14 @@ type prefetcher[T Float] struct {
 	// waits counts the batches the layer had to wait for: all of them when
 	// it loads them itself, else those not loaded yet when asked for
 	// (prefetch_jpeg.go gives nvJPEG more of the decoding while it grows).
-	waits    atomic.Int64
-	err      error // the first loading error, returned ever after
-	dev      prefetchDevice[T]
+	waits atomic.Int64
+	err   error // the first loading error, returned ever after
+	dev   prefetchDevice[T]
+	// With a splitLoader: the batch begun and not finished yet, and
+	// flushPending as a value made once.
+	split    splitLoader[T]
+	pending  *batch[T]
+	flush    func() error
 	once     sync.Once
 	closeErr error
 }
@@ -82,6 +100,10 @@ type prefetcher[T Float] struct {
 // closed.
 func newPrefetcher[T Float](b *Base[T], loader batchLoader[T], ahead int, dataShape, labelShape []int) (*prefetcher[T], error) {
 	p := &prefetcher[T]{loader: loader, async: ahead > 0}
+	if split, ok := loader.(splitLoader[T]); ok {
+		p.split = split
+		p.flush = p.flushPending
+	}
 	fail := func(err error) (*prefetcher[T], error) {
 		p.releaseAll()
 		loader.close()
@@ -149,6 +171,10 @@ func (p *prefetcher[T]) start() {
 // run is the prefetch goroutine.
 func (p *prefetcher[T]) run() {
 	defer close(p.done)
+	if p.split != nil {
+		p.runSplit()
+		return
+	}
 	for {
 		select {
 		case <-p.stop:
@@ -169,14 +195,98 @@ func (p *prefetcher[T]) run() {
 	}
 }
 
+// runSplit is run for a splitLoader: each batch finishes after the next
+// one has begun (or when no batch is free to begin), so that the next
+// batch's records are read and decoding while this one's last records
+// decode and its transformation runs.
+func (p *prefetcher[T]) runSplit() {
+	for {
+		b := p.takeFree()
+		if b == nil {
+			return
+		}
+		if b.err = p.beginFill(b); b.err != nil {
+			if p.flushPending() == nil { // the batch before goes first
+				p.full <- b
+			}
+			return
+		}
+		if p.flushPending() != nil {
+			return
+		}
+		p.pending = b
+	}
+}
+
+// takeFree returns the next free batch, finishing the pending batch first
+// when none is free (Forward may be waiting for it); nil once stopped or
+// when the pending batch failed.
+func (p *prefetcher[T]) takeFree() *batch[T] {
+	select {
+	case <-p.stop:
+		return nil
+	default:
+	}
+	select {
+	case b := <-p.free:
+		return b
+	default:
+	}
+	if p.flushPending() != nil {
+		return nil
+	}
+	select {
+	case <-p.stop:
+		return nil
+	case b := <-p.free:
+		return b
+	}
+}
+
+// flushPending finishes the pending batch, if any, and sends it to Forward;
+// it returns the batch's error.
+func (p *prefetcher[T]) flushPending() error {
+	b := p.pending
+	if b == nil {
+		return nil
+	}
+	p.pending = nil
+	b.err = p.finishFill(b)
+	p.full <- b // never blocks: full has room for every batch
+	return b.err
+}
+
+// beginFill begins loading a batch once its last push to the device has
+// ended.
+func (p *prefetcher[T]) beginFill(b *batch[T]) (err error) {
+	defer recoverLoad(&err)
+	if err := awaitPush(p, b); err != nil {
+		return err
+	}
+	return p.split.begin(b, p.flush)
+}
+
+// finishFill finishes loading a batch and moves it to the device.
+func (p *prefetcher[T]) finishFill(b *batch[T]) (err error) {
+	defer recoverLoad(&err)
+	if err := p.split.finish(b); err != nil {
+		return err
+	}
+	p.loaded.Add(1)
+	return pushToDevice(p, b)
+}
+
+// recoverLoad, deferred, turns a panic while loading into an error.
+func recoverLoad(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("panic while loading a batch: %v\n%s", r, debug.Stack())
+	}
+}
+
 // fill loads one batch and moves it to the device, turning a panic into
 // an error.
 func (p *prefetcher[T]) fill(b *batch[T]) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic while loading a batch: %v\n%s", r, debug.Stack())
-		}
-	}()
+	defer recoverLoad(&err)
 	if err := awaitPush(p, b); err != nil {
 		return err
 	}
