@@ -28,6 +28,70 @@ static void gc_no_message(j_common_ptr c) {}
 
 #define GC_ROWS 16
 
+// gc_split_scalar writes n RGB pixels of in to the planes b, g and r.
+static void gc_split_scalar(const unsigned char *in, unsigned char *b, unsigned char *g, unsigned char *r, int n) {
+	for (int x = 0; x < n; x++) {
+		r[x] = in[3 * x];
+		g[x] = in[3 * x + 1];
+		b[x] = in[3 * x + 2];
+	}
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+// gc_split_ssse3 is gc_split_scalar 16 pixels (48 bytes, three loads) at a
+// time: each plane's 16 bytes are gathered from the three loads by byte
+// shuffles (a mask byte of -1 gives 0) and or-ed together. The scalar
+// loop cost about a fifth of a 256x256 decode on the H100 hosts.
+__attribute__((target("ssse3")))
+static void gc_split_ssse3(const unsigned char *in, unsigned char *b, unsigned char *g, unsigned char *r, int n) {
+	const __m128i ra = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i rb = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14, -1, -1, -1, -1, -1);
+	const __m128i rc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 4, 7, 10, 13);
+	const __m128i ga = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i gb = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1);
+	const __m128i gc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14);
+	const __m128i ba = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i bb = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1);
+	const __m128i bc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15);
+	int x = 0;
+	for (; x + 16 <= n; x += 16) {
+		const unsigned char *p = in + 3 * x;
+		__m128i a = _mm_loadu_si128((const __m128i *)p);
+		__m128i m = _mm_loadu_si128((const __m128i *)(p + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(p + 32));
+		__m128i vr = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ra), _mm_shuffle_epi8(m, rb)), _mm_shuffle_epi8(c, rc));
+		__m128i vg = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ga), _mm_shuffle_epi8(m, gb)), _mm_shuffle_epi8(c, gc));
+		__m128i vb = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ba), _mm_shuffle_epi8(m, bb)), _mm_shuffle_epi8(c, bc));
+		_mm_storeu_si128((__m128i *)(r + x), vr);
+		_mm_storeu_si128((__m128i *)(g + x), vg);
+		_mm_storeu_si128((__m128i *)(b + x), vb);
+	}
+	gc_split_scalar(in + 3 * x, b + x, g + x, r + x, n - x);
+}
+
+static int gc_has_ssse3(void) {
+	static int has = -1;
+	if (has < 0) {
+		has = __builtin_cpu_supports("ssse3");
+	}
+	return has;
+}
+
+static void gc_split(const unsigned char *in, unsigned char *b, unsigned char *g, unsigned char *r, int n) {
+	if (gc_has_ssse3()) {
+		gc_split_ssse3(in, b, g, r, n);
+	} else {
+		gc_split_scalar(in, b, g, r, n);
+	}
+}
+#else
+static void gc_split(const unsigned char *in, unsigned char *b, unsigned char *g, unsigned char *r, int n) {
+	gc_split_scalar(in, b, g, r, n);
+}
+#endif
+
 // gc_decode decodes the JPEG src of n bytes, whose header said w x h, into
 // planes: channels 1 (grey) or 3 (B, G, R). row is scratch of GC_ROWS*3*w
 // bytes.
@@ -72,13 +136,8 @@ static int gc_decode(const unsigned char *src, unsigned long n, int channels, in
 		int got = jpeg_read_scanlines(&d, rows, GC_ROWS);
 		if (channels == 3) {
 			for (int k = 0; k < got; k++) {
-				unsigned char *b = out + (long)(y + k) * w, *g = b + plane, *r = g + plane;
-				const unsigned char *in = row + (long)k * 3 * w;
-				for (int x = 0; x < w; x++) {
-					r[x] = in[3 * x];
-					g[x] = in[3 * x + 1];
-					b[x] = in[3 * x + 2];
-				}
+				unsigned char *b = out + (long)(y + k) * w;
+				gc_split(row + (long)k * 3 * w, b, b + plane, b + 2 * plane, w);
 			}
 		}
 	}
