@@ -23,7 +23,9 @@ func init() { register("Data", newData[float32], newData[float64]) }
 // (Caffe's DataLayer). At the end of the database it starts again from the
 // first record. data_param.rand_skip skips a random number of records in
 // [0, rand_skip) at the start, so that parallel runs see the data in
-// different phases.
+// different phases. As in Caffe, each batch takes the shape of its first
+// record: records of several sizes pass one batch at a time (batch_size
+// 1), while the records of one batch must agree.
 //
 // A goroutine loads data_param.prefetch batches ahead (default 4; 0 loads
 // each batch in Forward). Its random crops, mirrors and skip come from its
@@ -133,7 +135,7 @@ type datumSource[T Float] struct {
 	recordCursor
 	tf      *data.Transformer[T]
 	rec     data.DatumRecord
-	item    [3]int // channels, height, width of a transformed record
+	item    [3]int // channels, height, width of the first record's item
 	loads   map[*batch[T]]*datumLoad
 	decoder *decodePool // started with the first encoded record to stream
 	jpegs   [][]byte    // a batch's JPEGs, for the device's decoder
@@ -143,6 +145,7 @@ type datumSource[T Float] struct {
 // batches may be loading at once, begin and finish): its encoded records
 // set aside, the count of them in use, and the wait for their decoding.
 type datumLoad struct {
+	item     [3]int // the items' shape: the first record's (shapeBatch)
 	encoded  []*encodedDatum
 	pending  int
 	streamed bool // the records went to the decoder as they were read
@@ -281,9 +284,9 @@ func (s *datumSource[T]) beginBatch(b *batch[T], flush func() error) error {
 		labels = b.label.MutableCPUData()
 	}
 	n := b.data.Shape()[0]
-	size := b.data.Count() / n
 	ld := s.loadOf(b)
 	ld.pending = 0
+	size := 0
 	// Encoded records start decoding on the cores as soon as they are
 	// read, rather than after the whole batch is: reading a batch is one
 	// goroutine's work, which the decoders would otherwise wait out.
@@ -295,6 +298,12 @@ func (s *datumSource[T]) beginBatch(b *batch[T], flush func() error) error {
 		}
 		if err := s.rec.Parse(s.cursor.Value()); err != nil {
 			return s.recordError(err)
+		}
+		if i == 0 {
+			if err := s.shapeBatch(b, ld); err != nil {
+				return err
+			}
+			size = b.data.Count() / n
 		}
 		if s.rec.Encoded {
 			e := s.setAside(ld, i)
@@ -310,7 +319,7 @@ func (s *datumSource[T]) beginBatch(b *batch[T], flush func() error) error {
 				}
 				flush = nil
 			}
-			if err := s.readRaw(b, i, size); err != nil {
+			if err := s.readRaw(b, ld.item, i, size); err != nil {
 				return err
 			}
 		}
@@ -464,7 +473,7 @@ func (s *datumSource[T]) transformEncoded(b *batch[T], ld *datumLoad, size int) 
 		if e.err != nil {
 			return s.keyError(e.key, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(e.encoded), e.err))
 		}
-		if err := s.checkItem(&e.img); err != nil {
+		if err := s.checkItem(&e.img, ld.item); err != nil {
 			return s.keyError(e.key, err)
 		}
 		if !planned {
@@ -512,7 +521,7 @@ func (s *datumSource[T]) decodeOnDevice(b *batch[T], items []*encodedDatum, size
 	if !staging(b) || b.pix.jpeg == nil || len(items) != b.pix.items {
 		return false, nil
 	}
-	c, h, w, ok := s.jpegBatchShape(items)
+	c, h, w, ok := s.jpegBatchShape(items, b.pix.item) // staging: the batch is the staging's shape
 	if !ok {
 		return false, nil
 	}
@@ -603,8 +612,8 @@ func (s *datumSource[T]) decodeForDevice(j *jpegDevice, items []*encodedDatum, f
 // JPEGs, and whether they are all JPEGs of one size, with as many
 // components as the items have channels (nvJPEG's planar BGR, or luma),
 // that give items of the batch's shape.
-func (s *datumSource[T]) jpegBatchShape(items []*encodedDatum) (c, h, w int, ok bool) {
-	c = s.item[0]
+func (s *datumSource[T]) jpegBatchShape(items []*encodedDatum, item [3]int) (c, h, w int, ok bool) {
+	c = item[0]
 	for k, e := range items {
 		iw, ih, comps, ok := data.JPEGFrame(e.encoded)
 		if !ok || comps != c || (k > 0 && (ih != h || iw != w)) {
@@ -619,13 +628,13 @@ func (s *datumSource[T]) jpegBatchShape(items []*encodedDatum) (c, h, w int, ok 
 		return 0, 0, 0, false
 	}
 	oc, oh, ow, err := s.tf.ImageItemShape(c, h, w)
-	return c, h, w, err == nil && [3]int{oc, oh, ow} == s.item
+	return c, h, w, err == nil && [3]int{oc, oh, ow} == item
 }
 
 // readRaw transforms (or stages) the raw record under the cursor, item i
-// of the batch.
-func (s *datumSource[T]) readRaw(b *batch[T], i, size int) error {
-	if err := s.checkItem(&s.rec); err != nil {
+// of the batch, whose items are shaped item.
+func (s *datumSource[T]) readRaw(b *batch[T], item [3]int, i, size int) error {
+	if err := s.checkItem(&s.rec, item); err != nil {
 		return s.recordError(err)
 	}
 	plan, err := s.tf.PlanRaw(&s.rec, size)
@@ -644,18 +653,64 @@ func (s *datumSource[T]) readRaw(b *batch[T], i, size int) error {
 	return nil
 }
 
-// checkItem checks that a raw or decoded record gives items of the shape
-// the first record gave.
-func (s *datumSource[T]) checkItem(r *data.DatumRecord) error {
+// checkItem checks that a raw or decoded record gives items of the
+// batch's shape, item.
+func (s *datumSource[T]) checkItem(r *data.DatumRecord, item [3]int) error {
 	c, h, w, err := s.tf.ItemShape(r)
 	if err != nil {
 		return err
 	}
-	if [3]int{c, h, w} != s.item {
-		return fmt.Errorf("datum of shape %dx%dx%d gives items of %dx%dx%d, the first record's give %dx%dx%d: every record must give the same",
-			r.Channels, r.Height, r.Width, c, h, w, s.item[0], s.item[1], s.item[2])
+	if [3]int{c, h, w} != item {
+		return fmt.Errorf("datum of shape %dx%dx%d gives items of %dx%dx%d, the first record of its batch gives %dx%dx%d: the records of a batch must give the same",
+			r.Channels, r.Height, r.Width, c, h, w, item[0], item[1], item[2])
 	}
 	return nil
+}
+
+// shapeBatch shapes the batch like the items of its first record, the
+// one under the cursor, as Caffe's DataLayer::load_batch does: batches
+// may differ in shape (records of several sizes with batch_size 1), the
+// records of one batch may not. A batch whose items are not the staging's
+// shape (prefetch_pixels.go) is transformed on the host.
+func (s *datumSource[T]) shapeBatch(b *batch[T], ld *datumLoad) error {
+	item, err := s.recordItemShape()
+	if err != nil {
+		return s.recordError(err)
+	}
+	ld.item = item
+	if b.pix != nil && item != b.pix.item {
+		s.unstage(b)
+	}
+	return b.reshapeData([]int{b.data.Shape()[0], item[0], item[1], item[2]})
+}
+
+// recordItemShape returns the item shape of the record under the cursor:
+// a raw record's from its fields, a JPEG's from its header (as it will
+// decode in the transformer's colour mode), another encoded image's by
+// decoding it.
+func (s *datumSource[T]) recordItemShape() ([3]int, error) {
+	if s.rec.Encoded {
+		if w, h, comps, ok := data.JPEGFrame(s.rec.Data); ok && (comps == 1 || comps == 3) {
+			c := comps
+			switch s.tf.ColorMode() {
+			case data.Color:
+				c = 3
+			case data.Gray:
+				c = 1
+			}
+			oc, oh, ow, err := s.tf.ImageItemShape(c, h, w)
+			return [3]int{oc, oh, ow}, err
+		}
+	}
+	if !s.rec.Encoded {
+		c, h, w, err := s.tf.ItemShape(&s.rec)
+		return [3]int{c, h, w}, err
+	}
+	shape, err := s.tf.InferRecordShape(&s.rec)
+	if err != nil {
+		return [3]int{}, err
+	}
+	return [3]int{shape[1], shape[2], shape[3]}, nil
 }
 
 // skipOthers passes the records that other ranks of a data-parallel job

@@ -91,6 +91,20 @@ func TestDataLayersGPUParity(t *testing.T) {
 		imgs = append(imgs, colorImage(5+i, 4, byte(40*i)))
 	}
 	root, list := writeImageList(t, imgs)
+	// Records and images of several sizes, a batch each: the device
+	// transforms the batches of the first record's size, the host the
+	// others (TestDataShapesEachBatch).
+	sized := numbered(6, 3, 8, 8)
+	for _, i := range []int{1, 4} {
+		sized[i] = numbered(6, 3, 10, 9)[i]
+	}
+	sized[2] = numbered(6, 3, 6, 7)[2]
+	sizes := writeDatums(t, sized)
+	var sizedImgs []image.Image
+	for i := range 4 {
+		sizedImgs = append(sizedImgs, colorImage(5+2*(i%2), 6+i, byte(40*i)))
+	}
+	sizedRoot, sizedList := writeImageList(t, sizedImgs)
 	transform := `transform_param { crop_size: 5 mirror: true mean_value: 3 mean_value: 4 mean_value: 5 scale: 0.5 }`
 	var annotatedRecs []*caffepb.AnnotatedDatum
 	for i, d := range numbered(6, 3, 12, 10) {
@@ -104,10 +118,13 @@ func TestDataLayersGPUParity(t *testing.T) {
 			`annotated_data_param { batch_sampler { sampler { min_scale: 0.5 max_scale: 1 } sample_constraint { min_jaccard_overlap: 0.1 } max_trials: 10 max_sample: 1 } }`),
 		"VideoData": fmt.Sprintf(`type: "VideoData" video_data_param { source: "%s" batch_size: 2 shuffle: true num_segments: 3 new_length: 2
 			modality: RGB name_pattern: "img_%%05d.png" } transform_param { crop_size: 3 mirror: true mean_value: 10 }`, videos),
-		"Data/prefetch4": dataText(raw, "batch_size: 3 prefetch: 4", transform),
-		"Data/prefetch0": dataText(raw, "batch_size: 3 prefetch: 0", transform),
-		"Data/encoded":   dataText(enc, "batch_size: 2", `transform_param { crop_size: 4 mirror: true }`),
-		"ImageData":      imageDataText(root, list, "batch_size: 2 shuffle: true new_height: 6 new_width: 7", `transform_param { crop_size: 5 mirror: true }`),
+		"Data/prefetch4":    dataText(raw, "batch_size: 3 prefetch: 4", transform),
+		"Data/prefetch0":    dataText(raw, "batch_size: 3 prefetch: 0", transform),
+		"Data/encoded":      dataText(enc, "batch_size: 2", `transform_param { crop_size: 4 mirror: true }`),
+		"Data/sizes":        dataText(sizes, "batch_size: 1 prefetch: 3", `transform_param { crop_size: 5 mirror: true mean_value: 3 scale: 0.5 }`),
+		"Data/sizes_nocrop": dataText(sizes, "batch_size: 1 prefetch: 2", `transform_param { mirror: true mean_value: 3 }`),
+		"ImageData/sizes":   imageDataText(sizedRoot, sizedList, "batch_size: 1", `transform_param { mirror: true }`),
+		"ImageData":         imageDataText(root, list, "batch_size: 2 shuffle: true new_height: 6 new_width: 7", `transform_param { crop_size: 5 mirror: true }`),
 	}
 	for name, text := range texts {
 		t.Run(name+"/float32", func(t *testing.T) { checkSourceParity[float32](t, text, nil) })

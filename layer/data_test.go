@@ -1,7 +1,9 @@
 package layer_test
 
 import (
+	"bytes"
 	"fmt"
+	"image/jpeg"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -228,7 +230,7 @@ func TestDataRecordErrors(t *testing.T) { eachBackend(t, testDataRecordErrors) }
 
 func testDataRecordErrors(t *testing.T) {
 	datums := numbered(6, 1, 2, 2)
-	datums[4] = numbered(5, 1, 2, 3)[4] // another shape
+	datums[5] = numbered(6, 1, 2, 3)[5] // another shape than record 4, the first of its batch
 	shape := writeDatums(t, datums)
 	records := marshalDatums(t, numbered(6, 1, 2, 2))
 	records[5] = []byte("\x0a\xff") // a truncated field
@@ -238,7 +240,7 @@ func testDataRecordErrors(t *testing.T) {
 	encoded := writeDatums(t, datums)
 	for _, prefetch := range []string{"prefetch: 0", "prefetch: 3"} {
 		wantError(t, "shape", forwardError(t, dataText(shape, "batch_size: 2 "+prefetch, ""), 2),
-			`layer "Data" (Data)`, shape, `record "00000004"`, "datum of shape 1x2x3", "first record's give 1x2x2")
+			`layer "Data" (Data)`, shape, `record "00000005"`, "datum of shape 1x2x3", "first record of its batch gives 1x2x2")
 		wantError(t, "garbage", forwardError(t, dataText(garbage, "batch_size: 2 "+prefetch, ""), 2),
 			`layer "Data" (Data)`, garbage, `record "00000005"`, "malformed Datum")
 		wantError(t, "undecodable image", forwardError(t, dataText(encoded, "batch_size: 2 "+prefetch, ""), 1),
@@ -343,6 +345,49 @@ func TestDataShardsByRank(t *testing.T) {
 			if err := l.(closer).Close(); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+}
+
+// TestDataShapesEachBatch: as in Caffe, each batch takes the shape of its
+// first record, so records of several sizes pass one at a time, with and
+// without prefetching: raw ones, a PNG and a JPEG (shaped from its
+// header), and the same images forced to colour.
+func TestDataShapesEachBatch(t *testing.T) {
+	var jpg bytes.Buffer
+	if err := jpeg.Encode(&jpg, grayImage(7, 5, 40), &jpeg.Options{Quality: 100}); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(c, h, w int, v byte) *caffepb.Datum {
+		return &caffepb.Datum{Channels: proto.Int32(int32(c)), Height: proto.Int32(int32(h)), Width: proto.Int32(int32(w)),
+			Data: bytes.Repeat([]byte{v}, c*h*w), Label: proto.Int32(int32(v))}
+	}
+	encoded := func(b []byte, label int32) *caffepb.Datum {
+		return &caffepb.Datum{Data: b, Encoded: proto.Bool(true), Label: proto.Int32(label)}
+	}
+	png := encodePNG(t, grayImage(4, 6, 10))
+	mixed := writeDatums(t, []*caffepb.Datum{raw(1, 2, 3, 1), encoded(png, 2), raw(1, 3, 3, 3), encoded(jpg.Bytes(), 4)})
+	images := writeDatums(t, []*caffepb.Datum{encoded(png, 1), encoded(jpg.Bytes(), 2)})
+	for _, c := range []struct {
+		src, transform string
+		records        int
+		want           [][]int
+	}{
+		{mixed, "", 4, [][]int{{1, 1, 2, 3}, {1, 1, 6, 4}, {1, 1, 3, 3}, {1, 1, 5, 7}, {1, 1, 2, 3}, {1, 1, 6, 4}}},
+		{images, "force_color: true", 2, [][]int{{1, 3, 6, 4}, {1, 3, 5, 7}, {1, 3, 6, 4}}},
+	} {
+		for _, prefetch := range []int{0, 3} {
+			l, top := setUpSource[float32](t, dataText(c.src, fmt.Sprintf("batch_size: 1 prefetch: %d", prefetch), "transform_param { "+c.transform+" }"), 1, 2)
+			for k, shape := range c.want {
+				layertest.Forward(t, l, nil, top)
+				if !slices.Equal(top[0].Shape(), shape) {
+					t.Fatalf("%q, prefetch %d, pass %d: data shaped %v, want %v", c.transform, prefetch, k, top[0].Shape(), shape)
+				}
+				if got, want := top[1].CPUData()[0], float32(k%c.records+1); got != want {
+					t.Fatalf("prefetch %d, pass %d: label %v, want %v", prefetch, k, got, want)
+				}
+			}
+			l.(closer).Close()
 		}
 	}
 }
