@@ -679,7 +679,7 @@ func (s *datumSource[T]) shapeBatch(b *batch[T], ld *datumLoad) error {
 	}
 	ld.item = item
 	if b.pix != nil && item != b.pix.item {
-		s.unstage(b)
+		b.pix.used = false // nothing is staged yet: the batch has just begun
 	}
 	return b.reshapeData([]int{b.data.Shape()[0], item[0], item[1], item[2]})
 }
