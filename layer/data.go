@@ -136,14 +136,14 @@ type datumSource[T Float] struct {
 	tf      *data.Transformer[T]
 	rec     data.DatumRecord
 	item    [3]int // channels, height, width of the first record's item
-	loads   map[*batch[T]]*datumLoad
-	decoder *decodePool // started with the first encoded record to stream
+	loads   loadSlots[*batch[T], datumLoad]
+	decoder *loaderPool // started with the first encoded record to stream
 	jpegs   [][]byte    // a batch's JPEGs, for the device's decoder
 }
 
-// datumLoad is one batch's loading state, kept from batch to batch (two
-// batches may be loading at once, begin and finish): its encoded records
-// set aside, the count of them in use, and the wait for their decoding.
+// datumLoad is a batch's loading state (one of two, loadSlots): its
+// encoded records set aside, with their buffers kept from batch to batch,
+// the count of them in use, and the wait for their decoding.
 type datumLoad struct {
 	item     [3]int // the items' shape: the first record's (shapeBatch)
 	encoded  []*encodedDatum
@@ -253,7 +253,7 @@ func (s *datumSource[T]) begin(b *batch[T], flush func() error) (err error) {
 // finish transforms (or stages) the batch's encoded records once they
 // are decoded (splitLoader).
 func (s *datumSource[T]) finish(b *batch[T]) error {
-	ld := s.loads[b]
+	ld := s.loads.of(b)
 	n := b.data.Shape()[0]
 	return s.transformEncoded(b, ld, b.data.Count()/n)
 }
@@ -284,7 +284,7 @@ func (s *datumSource[T]) beginBatch(b *batch[T], flush func() error) error {
 		labels = b.label.MutableCPUData()
 	}
 	n := b.data.Shape()[0]
-	ld := s.loadOf(b)
+	ld := s.loads.take(b)
 	ld.pending = 0
 	size := 0
 	// Encoded records start decoding on the cores as soon as they are
@@ -333,61 +333,21 @@ func (s *datumSource[T]) beginBatch(b *batch[T], flush func() error) error {
 	return nil
 }
 
-// loadOf returns the batch's loading state, made at its first load.
-func (s *datumSource[T]) loadOf(b *batch[T]) *datumLoad {
-	ld := s.loads[b]
-	if ld == nil {
-		if s.loads == nil {
-			s.loads = make(map[*batch[T]]*datumLoad)
-		}
-		ld = &datumLoad{}
-		s.loads[b] = ld
-	}
-	return ld
-}
-
 // decode hands the record to the decoder, started at the first one (a
 // batch holds n records).
 func (s *datumSource[T]) decode(ld *datumLoad, e *encodedDatum, n int) {
 	if s.decoder == nil {
-		s.decoder = startDecoding(loaderWorkers(), 2*n)
+		s.decoder = startLoaderPool(2 * n)
 	}
 	ld.decoding.Add(1)
 	e.done = &ld.decoding
-	s.decoder.items <- e
+	s.decoder.add(e)
 }
 
-// decodePool decodes encoded records on the loader's worker goroutines as
-// they are handed over, for every batch, until stop. One pool serves the
-// source so that two batches loading at once share the cores rather than
-// each starting goroutines of its own.
-type decodePool struct {
-	items chan *encodedDatum
-	wg    sync.WaitGroup
-}
-
-// startDecoding starts the workers, with room for queue records waiting.
-func startDecoding(workers, queue int) *decodePool {
-	d := &decodePool{items: make(chan *encodedDatum, queue)}
-	for range workers {
-		d.wg.Go(func() {
-			for e := range d.items {
-				e.decode()
-				e.done.Done()
-			}
-		})
-	}
-	return d
-}
-
-// stop waits until every record handed over is decoded and ends the
-// workers; a nil pool has nothing to stop.
-func (d *decodePool) stop() {
-	if d == nil {
-		return
-	}
-	close(d.items)
-	d.wg.Wait()
+// run decodes the record and marks it done (loaderJob).
+func (e *encodedDatum) run() {
+	e.decode()
+	e.done.Done()
 }
 
 // decode decodes the record into img, a panic included in err.

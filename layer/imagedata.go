@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime/debug"
+	"sync"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
@@ -103,8 +105,17 @@ type imageSource[T Float] struct {
 	rng        *rand.Rand
 	reader     data.ImageReader
 	tf         *data.Transformer[T]
-	item       [3]int       // channels, height, width of the batch's transformed images
-	items      []*imageItem // reused by every batch
+	item       [3]int // channels, height, width of the batch's transformed images
+	loads      loadSlots[*batch[T], imageLoad]
+	readers    *loaderPool // started at the first batch
+}
+
+// imageLoad is a batch's images while it loads (one of two, loadSlots),
+// kept with their buffers from batch to batch, and the wait for their
+// reading.
+type imageLoad struct {
+	items   []*imageItem
+	reading sync.WaitGroup
 }
 
 // openImageSource reads the list, shuffles it and skips as asked, and
@@ -166,20 +177,33 @@ func (s *imageSource[T]) imageError(l data.ImageListEntry, err error) error {
 	return fmt.Errorf("image list %s, line %d, image %s: %w", s.list, l.Line, s.root+l.Path, err)
 }
 
-// load fills a batch with the next images (Caffe's load_batch): the list's
-// next entries in order, their files read and decoded on all cores, each
-// item's random choices drawn in the batch's order (so that a seed gives the
-// same batches), then the transforms on all cores again.
+// load fills a batch with the next images (Caffe's load_batch): begin,
+// then finish.
 func (s *imageSource[T]) load(b *batch[T]) error {
+	if err := s.begin(b, nil); err != nil {
+		return err
+	}
+	return s.finish(b)
+}
+
+// begin takes the list's next entries in order and hands their files to
+// the readers, which read and decode them on all cores (splitLoader). It
+// draws nothing from the transformer's generator (the shuffles have their
+// own), so it has nothing to flush first.
+func (s *imageSource[T]) begin(b *batch[T], _ func() error) error {
 	labels := b.label.MutableCPUData()
 	n := b.data.Shape()[0]
-	for len(s.items) < n { // readers of the source's settings, buffers of their own
+	ld := s.loads.take(b)
+	for len(ld.items) < n { // readers of the source's settings, buffers of their own
 		r := data.ImageReader{Mode: s.reader.Mode, Height: s.reader.Height, Width: s.reader.Width, MaxPixels: s.reader.MaxPixels}
-		s.items = append(s.items, &imageItem{reader: r})
+		ld.items = append(ld.items, &imageItem{reader: r, list: s.list, done: &ld.reading})
 	}
-	items := s.items[:n]
-	for i, it := range items {
+	if s.readers == nil {
+		s.readers = startLoaderPool(2 * n)
+	}
+	for i, it := range ld.items[:n] {
 		it.line, it.err = s.lines[s.pos], nil
+		it.path = s.root + it.line.Path
 		labels[i] = T(it.line.Label)
 		if s.pos++; s.pos == len(s.lines) {
 			s.pos = 0
@@ -187,16 +211,20 @@ func (s *imageSource[T]) load(b *batch[T]) error {
 				s.shuffleLines()
 			}
 		}
+		ld.reading.Add(1)
+		s.readers.add(it)
 	}
-	record := func(k int, err error) { items[k].err = err }
-	inParallel(n, func(k int) (err error) {
-		it := items[k]
-		it.rec, err = it.reader.Read(s.root + it.line.Path)
-		if err != nil {
-			err = fmt.Errorf("image list %s, line %d: %w", s.list, it.line.Line, err)
-		}
-		return err
-	}, record)
+	return nil
+}
+
+// finish waits for the batch's images, draws each item's random choices in
+// the batch's order (so that a seed gives the same batches), then
+// transforms them on all cores again (splitLoader).
+func (s *imageSource[T]) finish(b *batch[T]) error {
+	n := b.data.Shape()[0]
+	ld := s.loads.of(b)
+	ld.reading.Wait()
+	items := ld.items[:n]
 	for _, it := range items {
 		if it.err != nil {
 			return it.err
@@ -219,7 +247,7 @@ func (s *imageSource[T]) load(b *batch[T]) error {
 	inParallel(n, func(k int) error {
 		s.tf.ApplyPlan(&items[k].rec, items[k].plan, dst[k*size:(k+1)*size])
 		return nil
-	}, record)
+	}, func(k int, err error) { items[k].err = err })
 	for _, it := range items {
 		if it.err != nil {
 			return s.imageError(it.line, it.err)
@@ -231,11 +259,28 @@ func (s *imageSource[T]) load(b *batch[T]) error {
 // imageItem is one image of a batch being loaded, with a reader of its own
 // (readers keep buffers) so that images decode in parallel.
 type imageItem struct {
-	line   data.ImageListEntry
-	reader data.ImageReader
-	rec    data.DatumRecord
-	plan   data.TransformPlan
-	err    error
+	line       data.ImageListEntry
+	list, path string
+	reader     data.ImageReader
+	rec        data.DatumRecord
+	plan       data.TransformPlan
+	err        error
+	done       *sync.WaitGroup // its batch's reading
+}
+
+// run reads and decodes the image, a panic included in err, and marks it
+// done (loaderJob).
+func (it *imageItem) run() {
+	defer it.done.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			it.err = fmt.Errorf("image list %s, line %d: panic: %v\n%s", it.list, it.line.Line, r, debug.Stack())
+		}
+	}()
+	var err error
+	if it.rec, err = it.reader.Read(it.path); err != nil {
+		it.err = fmt.Errorf("image list %s, line %d: %w", it.list, it.line.Line, err)
+	}
 }
 
 // shapeBatch shapes the batch's data like the items of its first image, as
@@ -265,4 +310,9 @@ func (s *imageSource[T]) checkItem(it *imageItem) error {
 	return nil
 }
 
-func (s *imageSource[T]) close() error { return nil }
+// close stops the readers, which first read what they were handed.
+func (s *imageSource[T]) close() error {
+	s.readers.stop()
+	s.readers = nil
+	return nil
+}

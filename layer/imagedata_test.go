@@ -273,3 +273,29 @@ func TestImageDataShapesEachBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestImageDataDeterministic: the same seed gives the same batches (the
+// shuffles, random crops and mirrors included) with or without
+// prefetching, which begins a batch before the one before it finishes.
+func TestImageDataDeterministic(t *testing.T) {
+	var imgs []image.Image
+	for i := range 7 {
+		imgs = append(imgs, colorImage(6, 5, byte(30*i)))
+	}
+	root, list := writeImageList(t, imgs)
+	run := func(prefetch int) [][][]float32 {
+		text := imageDataText(root, list, "batch_size: 3 shuffle: true",
+			fmt.Sprintf("data_param { prefetch: %d } transform_param { crop_size: 4 mirror: true }", prefetch))
+		l, top := setUpSource[float32](t, text, 9, 2)
+		defer l.(closer).Close()
+		return batches(t, l, top, 7)
+	}
+	ahead, sync := run(4), run(0)
+	for i := range sync {
+		for k := range sync[i] {
+			if !slices.Equal(ahead[i][k], sync[i][k]) {
+				t.Fatalf("batch %d top %d differs between prefetch 4 and prefetch 0", i, k)
+			}
+		}
+	}
+}

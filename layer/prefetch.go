@@ -441,6 +441,82 @@ func (pp *prefetching[T]) Close() error {
 	return pp.pf.close()
 }
 
+// loadSlots holds a splitLoader's loading states (S: buffers, waits) for
+// the two batches that may be loading at once, the one begun and the one
+// finishing: take gives a beginning batch the state the batch before the
+// last left (made on first use), of finds a batch's state. Two, not one
+// per batch, so that the buffers in them cost twice a batch's, not
+// prefetch times.
+type loadSlots[B comparable, S any] struct {
+	owner [2]B
+	state [2]*S
+	next  int
+}
+
+// take returns the state for b, which begins loading: the other one than
+// the state taken last, which the batch still loading may hold, or the
+// one b held last time (free too: b is not the batch still loading), so
+// that one batch loading over and over (no prefetch) uses one state.
+func (l *loadSlots[B, S]) take(b B) *S {
+	k := l.next
+	if l.owner[1-k] == b {
+		k = 1 - k
+	}
+	l.next = 1 - k
+	if l.state[k] == nil {
+		l.state[k] = new(S)
+	}
+	l.owner[k] = b
+	return l.state[k]
+}
+
+// of returns b's state; b must hold one (take).
+func (l *loadSlots[B, S]) of(b B) *S {
+	if l.owner[0] == b {
+		return l.state[0]
+	}
+	return l.state[1]
+}
+
+// loaderJob is one piece of a batch's loading (an image to decode) for a
+// loaderPool: run does it and tells the batch it is done.
+type loaderJob interface{ run() }
+
+// loaderPool runs a source's loaderJobs on loaderWorkers goroutines as
+// they are handed over, for every batch, until stop. One pool serves the
+// source so that two batches loading at once (splitLoader) share the
+// cores rather than each starting goroutines of its own.
+type loaderPool struct {
+	jobs chan loaderJob
+	wg   sync.WaitGroup
+}
+
+// startLoaderPool starts the workers, with room for queue jobs waiting.
+func startLoaderPool(queue int) *loaderPool {
+	p := &loaderPool{jobs: make(chan loaderJob, queue)}
+	for range loaderWorkers() {
+		p.wg.Go(func() {
+			for j := range p.jobs {
+				j.run()
+			}
+		})
+	}
+	return p
+}
+
+// add hands a job over; it waits while the queue is full.
+func (p *loaderPool) add(j loaderJob) { p.jobs <- j }
+
+// stop waits until every job handed over is done and ends the workers; a
+// nil pool has nothing to stop.
+func (p *loaderPool) stop() {
+	if p == nil {
+		return
+	}
+	close(p.jobs)
+	p.wg.Wait()
+}
+
 // inParallel runs work(0), ..., work(n-1) on up to GOMAXPROCS goroutines
 // and waits for them. A panic in work(i) becomes failed(i, err): it must
 // not take the process down, and fill's recover only covers the calling

@@ -257,3 +257,33 @@ func mustBlob(t *testing.T) *blob.Blob[float32] {
 	}
 	return b
 }
+
+// TestLoadSlots: a beginning batch never gets the state of the batch
+// begun before it (which may still be loading), a batch finds its own
+// state, and one batch loading over and over keeps one state.
+func TestLoadSlots(t *testing.T) {
+	var l loadSlots[int, int]
+	seen := map[*int]bool{}
+	prev := 0
+	for i, b := range []int{1, 2, 3, 4, 1, 2, 3, 4, 1} {
+		s := l.take(b)
+		seen[s] = true
+		if prev != 0 && l.of(prev) == s {
+			t.Fatalf("take %d (batch %d) got the state of batch %d, begun before it", i, b, prev)
+		}
+		if l.of(b) != s {
+			t.Fatalf("take %d: batch %d does not find its state", i, b)
+		}
+		prev = b
+	}
+	if len(seen) != 2 {
+		t.Errorf("%d states made, want 2", len(seen))
+	}
+	var one loadSlots[int, int]
+	s := one.take(7)
+	for range 3 {
+		if one.take(7) != s {
+			t.Fatal("one batch loading over again changed state")
+		}
+	}
+}
