@@ -145,7 +145,6 @@ type datumSource[T Float] struct {
 // encoded records set aside, with their buffers kept from batch to batch,
 // the count of them in use, and the wait for their decoding.
 type datumLoad struct {
-	item     [3]int // the items' shape: the first record's (shapeBatch)
 	encoded  []*encodedDatum
 	pending  int
 	streamed bool // the records went to the decoder as they were read
@@ -286,7 +285,7 @@ func (s *datumSource[T]) beginBatch(b *batch[T], flush func() error) error {
 	n := b.data.Shape()[0]
 	ld := s.loads.take(b)
 	ld.pending = 0
-	size := 0
+	size, item := 0, [3]int{}
 	// Encoded records start decoding on the cores as soon as they are
 	// read, rather than after the whole batch is: reading a batch is one
 	// goroutine's work, which the decoders would otherwise wait out.
@@ -300,10 +299,10 @@ func (s *datumSource[T]) beginBatch(b *batch[T], flush func() error) error {
 			return s.recordError(err)
 		}
 		if i == 0 {
-			if err := s.shapeBatch(b, ld); err != nil {
+			if err := s.shapeBatch(b); err != nil {
 				return err
 			}
-			size = b.data.Count() / n
+			size, item = b.data.Count()/n, batchItem(b)
 		}
 		if s.rec.Encoded {
 			e := s.setAside(ld, i)
@@ -319,7 +318,7 @@ func (s *datumSource[T]) beginBatch(b *batch[T], flush func() error) error {
 				}
 				flush = nil
 			}
-			if err := s.readRaw(b, ld.item, i, size); err != nil {
+			if err := s.readRaw(b, item, i, size); err != nil {
 				return err
 			}
 		}
@@ -412,6 +411,7 @@ func (s *datumSource[T]) transformEncoded(b *batch[T], ld *datumLoad, size int) 
 	if len(items) == 0 { // raw records: keep the closures below from allocating
 		return nil
 	}
+	item := batchItem(b)
 	planned := false
 	if ld.streamed {
 		ld.decoding.Wait()
@@ -433,7 +433,7 @@ func (s *datumSource[T]) transformEncoded(b *batch[T], ld *datumLoad, size int) 
 		if e.err != nil {
 			return s.keyError(e.key, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(e.encoded), e.err))
 		}
-		if err := s.checkItem(&e.img, ld.item); err != nil {
+		if err := s.checkItem(&e.img, item); err != nil {
 			return s.keyError(e.key, err)
 		}
 		if !planned {
@@ -632,12 +632,11 @@ func (s *datumSource[T]) checkItem(r *data.DatumRecord, item [3]int) error {
 // may differ in shape (records of several sizes with batch_size 1), the
 // records of one batch may not. A batch whose items are not the staging's
 // shape (prefetch_pixels.go) is transformed on the host.
-func (s *datumSource[T]) shapeBatch(b *batch[T], ld *datumLoad) error {
+func (s *datumSource[T]) shapeBatch(b *batch[T]) error {
 	item, err := s.recordItemShape()
 	if err != nil {
 		return s.recordError(err)
 	}
-	ld.item = item
 	if b.pix != nil && item != b.pix.item {
 		b.pix.used = false // nothing is staged yet: the batch has just begun
 	}
@@ -649,22 +648,20 @@ func (s *datumSource[T]) shapeBatch(b *batch[T], ld *datumLoad) error {
 // decode in the transformer's colour mode), another encoded image's by
 // decoding it.
 func (s *datumSource[T]) recordItemShape() ([3]int, error) {
-	if s.rec.Encoded {
-		if w, h, comps, ok := data.JPEGFrame(s.rec.Data); ok && (comps == 1 || comps == 3) {
-			c := comps
-			switch s.tf.ColorMode() {
-			case data.Color:
-				c = 3
-			case data.Gray:
-				c = 1
-			}
-			oc, oh, ow, err := s.tf.ImageItemShape(c, h, w)
-			return [3]int{oc, oh, ow}, err
-		}
-	}
 	if !s.rec.Encoded {
 		c, h, w, err := s.tf.ItemShape(&s.rec)
 		return [3]int{c, h, w}, err
+	}
+	if w, h, comps, ok := data.JPEGFrame(s.rec.Data); ok && (comps == 1 || comps == 3) {
+		c := comps
+		switch s.tf.ColorMode() {
+		case data.Color:
+			c = 3
+		case data.Gray:
+			c = 1
+		}
+		oc, oh, ow, err := s.tf.ImageItemShape(c, h, w)
+		return [3]int{oc, oh, ow}, err
 	}
 	shape, err := s.tf.InferRecordShape(&s.rec)
 	if err != nil {

@@ -98,16 +98,16 @@ func (*ImageData[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bott
 
 // imageSource reads the listed images for the prefetch goroutine.
 type imageSource[T Float] struct {
-	list, root string
-	lines      []data.ImageListEntry
-	pos        int
-	shuffle    bool
-	rng        *rand.Rand
-	reader     data.ImageReader
-	tf         *data.Transformer[T]
-	item       [3]int // channels, height, width of the batch's transformed images
-	loads      loadSlots[*batch[T], imageLoad]
-	readers    *loaderPool // started at the first batch
+	list    string
+	lines   []data.ImageListEntry
+	pos     int
+	shuffle bool
+	rng     *rand.Rand
+	reader  data.ImageReader
+	tf      *data.Transformer[T]
+	item    [3]int // channels, height, width of the first image's items (setup)
+	loads   loadSlots[*batch[T], imageLoad]
+	readers *loaderPool // started at the first batch
 }
 
 // imageLoad is a batch's images while it loads (one of two, loadSlots),
@@ -128,8 +128,13 @@ func openImageSource[T Float](ip *caffepb.ImageDataParameter, tf *data.Transform
 	if len(lines) == 0 {
 		return nil, fmt.Errorf("image list %s is empty", ip.GetSource())
 	}
+	// Paths with the root folder before them, once, rather than a string
+	// joined per image per batch.
+	for i := range lines {
+		lines[i].Path = ip.GetRootFolder() + lines[i].Path
+	}
 	s := &imageSource[T]{
-		list: ip.GetSource(), root: ip.GetRootFolder(), lines: lines, shuffle: ip.GetShuffle(),
+		list: ip.GetSource(), lines: lines, shuffle: ip.GetShuffle(),
 		rng: mathfn.NewRNG(seed), tf: tf,
 		reader: data.ImageReader{Mode: data.Gray, Height: int(ip.GetNewHeight()), Width: int(ip.GetNewWidth())},
 	}
@@ -166,7 +171,7 @@ func (s *imageSource[T]) shuffleLines() {
 
 // read decodes one listed image; errors name the image and the list line.
 func (s *imageSource[T]) read(l data.ImageListEntry) (data.DatumRecord, error) {
-	rec, err := s.reader.Read(s.root + l.Path)
+	rec, err := s.reader.Read(l.Path)
 	if err != nil {
 		return rec, fmt.Errorf("image list %s, line %d: %w", s.list, l.Line, err)
 	}
@@ -174,7 +179,7 @@ func (s *imageSource[T]) read(l data.ImageListEntry) (data.DatumRecord, error) {
 }
 
 func (s *imageSource[T]) imageError(l data.ImageListEntry, err error) error {
-	return fmt.Errorf("image list %s, line %d, image %s: %w", s.list, l.Line, s.root+l.Path, err)
+	return fmt.Errorf("image list %s, line %d, image %s: %w", s.list, l.Line, l.Path, err)
 }
 
 // load fills a batch with the next images (Caffe's load_batch): begin,
@@ -203,7 +208,6 @@ func (s *imageSource[T]) begin(b *batch[T], _ func() error) error {
 	}
 	for i, it := range ld.items[:n] {
 		it.line, it.err = s.lines[s.pos], nil
-		it.path = s.root + it.line.Path
 		labels[i] = T(it.line.Label)
 		if s.pos++; s.pos == len(s.lines) {
 			s.pos = 0
@@ -233,10 +237,11 @@ func (s *imageSource[T]) finish(b *batch[T]) error {
 	if err := s.shapeBatch(b, items[0]); err != nil {
 		return err
 	}
+	item := batchItem(b)
 	dst := b.data.MutableCPUData()
 	size := len(dst) / n
 	for _, it := range items {
-		if err := s.checkItem(it); err != nil {
+		if err := s.checkItem(it, item); err != nil {
 			return err
 		}
 		var err error
@@ -259,13 +264,13 @@ func (s *imageSource[T]) finish(b *batch[T]) error {
 // imageItem is one image of a batch being loaded, with a reader of its own
 // (readers keep buffers) so that images decode in parallel.
 type imageItem struct {
-	line       data.ImageListEntry
-	list, path string
-	reader     data.ImageReader
-	rec        data.DatumRecord
-	plan       data.TransformPlan
-	err        error
-	done       *sync.WaitGroup // its batch's reading
+	line   data.ImageListEntry // its path with the root folder before it
+	list   string
+	reader data.ImageReader
+	rec    data.DatumRecord
+	plan   data.TransformPlan
+	err    error
+	done   *sync.WaitGroup // its batch's reading
 }
 
 // run reads and decodes the image, a panic included in err, and marks it
@@ -278,7 +283,7 @@ func (it *imageItem) run() {
 		}
 	}()
 	var err error
-	if it.rec, err = it.reader.Read(it.path); err != nil {
+	if it.rec, err = it.reader.Read(it.line.Path); err != nil {
 		it.err = fmt.Errorf("image list %s, line %d: %w", it.list, it.line.Line, err)
 	}
 }
@@ -292,20 +297,19 @@ func (s *imageSource[T]) shapeBatch(b *batch[T], first *imageItem) error {
 	if err != nil {
 		return s.imageError(first.line, err)
 	}
-	s.item = [3]int{c, h, w}
 	return b.reshapeData([]int{b.data.Shape()[0], c, h, w})
 }
 
-// checkItem checks that the image gives items of the batch's first
-// image's shape.
-func (s *imageSource[T]) checkItem(it *imageItem) error {
+// checkItem checks that the image gives items of the batch's shape, item
+// (its first image's).
+func (s *imageSource[T]) checkItem(it *imageItem, item [3]int) error {
 	c, h, w, err := s.tf.ItemShape(&it.rec)
 	if err != nil {
 		return s.imageError(it.line, err)
 	}
-	if [3]int{c, h, w} != s.item {
+	if [3]int{c, h, w} != item {
 		return s.imageError(it.line, fmt.Errorf("image of %dx%dx%d gives items of %dx%dx%d, the first image of its batch gives %dx%dx%d: set new_height and new_width, or crop_size, to make them equal",
-			it.rec.Channels, it.rec.Height, it.rec.Width, c, h, w, s.item[0], s.item[1], s.item[2]))
+			it.rec.Channels, it.rec.Height, it.rec.Width, c, h, w, item[0], item[1], item[2]))
 	}
 	return nil
 }

@@ -144,6 +144,12 @@ func (b *batch[T]) reshapeData(shape []int) error {
 	return b.data.Reshape(shape)
 }
 
+// batchItem is the shape of the batch's items: channels, rows, columns.
+func batchItem[T Float](b *batch[T]) [3]int {
+	s := b.data.Shape()
+	return [3]int{s[1], s[2], s[3]}
+}
+
 func newBatch[T Float](b *Base[T], dataShape, labelShape []int) (*batch[T], error) {
 	bt := &batch[T]{}
 	var err error
