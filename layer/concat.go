@@ -163,3 +163,7 @@ func (l *Concat[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, botto
 	}
 	return nil
 }
+
+// Axis returns the axis a set-up Concat joins along (axis or the legacy
+// concat_dim, made non-negative).
+func (l *Concat[T]) Axis() int { return l.axis }

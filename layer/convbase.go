@@ -372,3 +372,15 @@ func (l *convBase[T]) FLOPs(propagateDown bool) (forward, backward float64) {
 	}
 	return f, backward
 }
+
+// ConvGeometry returns the geometry of a set-up Convolution, Deconvolution
+// or ConvolutionDepthwise.
+func (l *convBase[T]) ConvGeometry() ConvGeometry {
+	return ConvGeometry{
+		Axis:   l.channelAxis,
+		Kernel: slices.Clone(l.kernel), Stride: slices.Clone(l.stride),
+		Pad: slices.Clone(l.pad), Dilation: slices.Clone(l.dilation),
+		Group: l.group, NumOutput: l.numOutput, BiasTerm: l.biasTerm,
+		Deconvolution: l.reverse,
+	}
+}

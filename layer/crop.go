@@ -2,6 +2,7 @@ package layer
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
@@ -134,3 +135,7 @@ func zeroedIntSlice(s []int, n int) []int {
 	clear(s)
 	return s
 }
+
+// Offsets returns, for each axis of the first bottom, where the Crop's
+// window starts (0 on the axes it leaves whole), as of its last Reshape.
+func (l *Crop[T]) Offsets() []int { return slices.Clone(l.offsets) }

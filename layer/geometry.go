@@ -1,8 +1,6 @@
 package layer
 
 import (
-	"slices"
-
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -20,18 +18,6 @@ type ConvGeometry struct {
 	Deconvolution                 bool
 }
 
-// ConvGeometry returns the geometry of a set-up Convolution, Deconvolution
-// or ConvolutionDepthwise.
-func (l *convBase[T]) ConvGeometry() ConvGeometry {
-	return ConvGeometry{
-		Axis:   l.channelAxis,
-		Kernel: slices.Clone(l.kernel), Stride: slices.Clone(l.stride),
-		Pad: slices.Clone(l.pad), Dilation: slices.Clone(l.dilation),
-		Group: l.group, NumOutput: l.numOutput, BiasTerm: l.biasTerm,
-		Deconvolution: l.reverse,
-	}
-}
-
 // PoolGeometry is a Pooling layer's window for its current bottom:
 // global_pooling resolved to the plane's size and the output size after
 // Caffe's rounding (ceil by default, and the rule that the last window
@@ -45,27 +31,3 @@ type PoolGeometry struct {
 	Height, Width    int // the bottom's plane
 	PooledH, PooledW int // the top's plane
 }
-
-// PoolGeometry returns the geometry of a set-up Pooling layer.
-func (l *Pooling[T]) PoolGeometry() PoolGeometry {
-	return PoolGeometry{
-		Method: l.method, Global: l.global,
-		KernelH: l.kernelH, KernelW: l.kernelW,
-		StrideH: l.strideH, StrideW: l.strideW,
-		PadH: l.padH, PadW: l.padW,
-		Height: l.height, Width: l.width,
-		PooledH: l.pooledH, PooledW: l.pooledW,
-	}
-}
-
-// Axis returns the axis a set-up Concat joins along (axis or the legacy
-// concat_dim, made non-negative).
-func (l *Concat[T]) Axis() int { return l.axis }
-
-// Axis returns the axis a set-up Slice cuts along (axis or the legacy
-// slice_dim, made non-negative).
-func (l *Slice[T]) Axis() int { return l.axis }
-
-// Offsets returns, for each axis of the first bottom, where the Crop's
-// window starts (0 on the axes it leaves whole), as of its last Reshape.
-func (l *Crop[T]) Offsets() []int { return slices.Clone(l.offsets) }

@@ -731,3 +731,15 @@ func stoPoolBackwardTest[T Float](g *poolGeom, dy, x, y, s, dx []T) {
 		}
 	})
 }
+
+// PoolGeometry returns the geometry of a set-up Pooling layer.
+func (l *Pooling[T]) PoolGeometry() PoolGeometry {
+	return PoolGeometry{
+		Method: l.method, Global: l.global,
+		KernelH: l.kernelH, KernelW: l.kernelW,
+		StrideH: l.strideH, StrideW: l.strideW,
+		PadH: l.padH, PadW: l.padW,
+		Height: l.height, Width: l.width,
+		PooledH: l.pooledH, PooledW: l.pooledW,
+	}
+}

@@ -143,3 +143,7 @@ func (l *Slice[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom
 	}
 	return nil
 }
+
+// Axis returns the axis a set-up Slice cuts along (axis or the legacy
+// slice_dim, made non-negative).
+func (l *Slice[T]) Axis() int { return l.axis }

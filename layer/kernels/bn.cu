@@ -1,5 +1,4 @@
-// Kernels of the forks' layers used in training: Faster R-CNN's
-// SmoothL1Loss, SegNet's Upsample, PSPNet's Interp and TSN's BN.
+// Kernels of TSN's BN layer.
 
 // block_sum adds v over the block's threads through part (blockDim.x
 // entries of shared memory) and returns the total to every thread.
@@ -15,71 +14,7 @@ __device__ inline double block_sum(double v, double *part) {
   return total;
 }
 
-#define FORKS_TRAIN(T, S)                                                                                                         \
-  /* SmoothL1Loss (Faster R-CNN): diff = w_in * (a - b); errs = f(diff), */                                                       \
-  /* f(d) = 0.5 (sigma d)^2 inside |d| < 1/sigma^2, |d| - 0.5/sigma^2 beyond. */                                                  \
-  extern "C" __global__ void smooth_l1_forward_##S(int n, const T *a, const T *b, const T *in,                                    \
-                                                   int has_in, T sigma2, T *diff, T *errs) {                                      \
-    KERNEL_LOOP(i, n) {                                                                                                           \
-      T d = a[i] - b[i];                                                                                                          \
-      if (has_in) d *= in[i];                                                                                                     \
-      diff[i] = d;                                                                                                                \
-      T e = d < 0 ? -d : d;                                                                                                       \
-      errs[i] = e < 1 / sigma2 ? (T)0.5 * d * d * sigma2 : e - (T)0.5 / sigma2;                                                   \
-    }                                                                                                                             \
-  }                                                                                                                               \
-  extern "C" __global__ void smooth_l1_backward_##S(int n, const T *diff, const T *in, const T *out,                              \
-                                                    int has_w, T sigma2, T alpha, T *dx) {                                        \
-    KERNEL_LOOP(i, n) {                                                                                                           \
-      T d = diff[i], g;                                                                                                           \
-      if (d < 1 / sigma2 && d > -1 / sigma2) g = sigma2 * d;                                                                      \
-      else g = d > 0 ? (T)1 : (d < 0 ? (T)-1 : (T)0);                                                                             \
-      g *= alpha;                                                                                                                 \
-      if (has_w) g *= in[i] * out[i];                                                                                             \
-      dx[i] = g;                                                                                                                  \
-    }                                                                                                                             \
-  }                                                                                                                               \
-  /* Upsample (SegNet): value i of a plane of in goes to position mask[i] */                                                      \
-  /* of its plane of out; positions outside the plane are skipped.        */                                                      \
-  extern "C" __global__ void upsample_forward_##S(int n, int in, int out, const T *x, const T *mask, T *y) {                      \
-    KERNEL_LOOP(i, n) {                                                                                                           \
-      int p = (int)mask[i];                                                                                                       \
-      if (p >= 0 && p < out) y[(long long)(i / in) * out + p] = x[i];                                                             \
-    }                                                                                                                             \
-  }                                                                                                                               \
-  extern "C" __global__ void upsample_backward_##S(int n, int in, int out, const T *dy, const T *mask, T *dx) {                   \
-    KERNEL_LOOP(i, n) {                                                                                                           \
-      int p = (int)mask[i];                                                                                                       \
-      dx[i] = (p >= 0 && p < out) ? dy[(long long)(i / in) * out + p] : (T)0;                                                     \
-    }                                                                                                                             \
-  }                                                                                                                               \
-  /* Interp (PSPNet, DeepLab): bilinear taps per output row and column,  */                                                       \
-  /* each (first source index, step to the second, second's weight).      */                                                      \
-  extern "C" __global__ void interp_forward_##S(int n, int in_h, int in_w, int out_h, int out_w,                                  \
-                                                const T *rows, const T *cols, const T *x, T *y) {                                 \
-    KERNEL_LOOP(i, n) {                                                                                                           \
-      int j = i % out_w, r = i / out_w % out_h, p = i / out_w / out_h;                                                            \
-      int ra = (int)rows[3 * r], rs = (int)rows[3 * r + 1], ca = (int)cols[3 * j], cs = (int)cols[3 * j + 1];                     \
-      T h1 = rows[3 * r + 2], h0 = 1 - h1, w1 = cols[3 * j + 2], w0 = 1 - w1;                                                     \
-      const T *src = x + (long long)p * in_h * in_w;                                                                              \
-      int a = ra * in_w + ca, b = a + rs * in_w;                                                                                  \
-      y[i] = h0 * (w0 * src[a] + w1 * src[a + cs]) + h1 * (w0 * src[b] + w1 * src[b + cs]);                                       \
-    }                                                                                                                             \
-  }                                                                                                                               \
-  extern "C" __global__ void interp_backward_##S(int n, int in_h, int in_w, int out_h, int out_w,                                 \
-                                                 const T *rows, const T *cols, const T *dy, T *dx) {                              \
-    KERNEL_LOOP(i, n) {                                                                                                           \
-      int j = i % out_w, r = i / out_w % out_h, p = i / out_w / out_h;                                                            \
-      int ra = (int)rows[3 * r], rs = (int)rows[3 * r + 1], ca = (int)cols[3 * j], cs = (int)cols[3 * j + 1];                     \
-      T h1 = rows[3 * r + 2], h0 = 1 - h1, w1 = cols[3 * j + 2], w0 = 1 - w1, d = dy[i];                                          \
-      T *src = dx + (long long)p * in_h * in_w;                                                                                   \
-      int a = ra * in_w + ca, b = a + rs * in_w;                                                                                  \
-      atomicAdd(src + a, h0 * w0 * d);                                                                                            \
-      atomicAdd(src + a + cs, h0 * w1 * d);                                                                                       \
-      atomicAdd(src + b, h1 * w0 * d);                                                                                            \
-      atomicAdd(src + b + cs, h1 * w1 * d);                                                                                       \
-    }                                                                                                                             \
-  }                                                                                                                               \
+#define BN(T, S)                                                                                                                  \
   /* BN (TSN): one block per channel sums over images and positions, in */                                                        \
   /* double, with a tree in shared memory.                               */                                                       \
   extern "C" __global__ void bn_stats_##S(int num, int channels, int spatial, const T *x, T *mean, T *var) {                      \
@@ -147,4 +82,4 @@ __device__ inline double block_sum(double v, double *part) {
       dx[i] = running ? k * dy[i] : k * (dy[i] - sum_dy[c] / m - xnorm[i] * sum_dyx[c] / m);                                      \
     }                                                                                                                             \
   }
-BOTH_TYPES(FORKS_TRAIN)
+BOTH_TYPES(BN)
