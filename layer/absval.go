@@ -7,7 +7,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("AbsVal", newAbsVal[float32], newAbsVal[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "AbsVal",
+		New32: newAbsVal[float32], New64: newAbsVal[float64],
+		Engines:   []EngineDef{GPUEngine(newAbsValGPU[float32], newAbsValGPU[float64])},
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // AbsVal computes y = |x|. As in Caffe it does not run in place: the
 // backward pass needs the sign of x.
@@ -60,6 +68,3 @@ func (l *AbsVal[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, botto
 	return nil
 }
 
-// InPlace: AbsVal does not run in place, as in Caffe (its backward pass
-// needs x, which it does not keep).
-func (*AbsVal[T]) InPlace() bool { return false }

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("AbsVal", newAbsValGPU[float32], newAbsValGPU[float64]) }
-
 // absValGPU is AbsVal's GPU half.
 type absValGPU[T Float] struct{ l *AbsVal[T] }
 

@@ -8,7 +8,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Accuracy", newAccuracy[float32], newAccuracy[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Accuracy",
+		New32: newAccuracy[float32], New64: newAccuracy[float64],
+		Engines: []EngineDef{GPUEngine(newAccuracyGPU[float32], newAccuracyGPU[float64])},
+		ONNX:    ONNXDropped, ONNXWhy: "compares with labels, used in testing only",
+	})
+}
 
 // Accuracy is the fraction of positions whose label is among the top_k
 // (default 1) scores: bottom 0 holds scores with the classes along

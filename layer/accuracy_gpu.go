@@ -8,8 +8,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Accuracy", newAccuracyGPU[float32], newAccuracyGPU[float64]) }
-
 // accuracyGPU is Accuracy's GPU half.
 type accuracyGPU[T Float] struct{ l *Accuracy[T] }
 

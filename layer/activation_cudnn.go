@@ -8,15 +8,12 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() {
-	registerCuDNN("ReLU", true, func(p *caffepb.LayerParameter) error {
-		if p.GetReluParam().GetNegativeSlope() != 0 {
-			return errors.New("cuDNN's ReLU has no negative_slope")
-		}
-		return nil
-	}, newActivationDNN[float32, *ReLU[float32]](cuda.ActivationReLU), newActivationDNN[float64, *ReLU[float64]](cuda.ActivationReLU))
-	registerCuDNN("Sigmoid", false, nil, newActivationDNN[float32, *Sigmoid[float32]](cuda.ActivationSigmoid), newActivationDNN[float64, *Sigmoid[float64]](cuda.ActivationSigmoid))
-	registerCuDNN("TanH", false, nil, newActivationDNN[float32, *TanH[float32]](cuda.ActivationTanh), newActivationDNN[float64, *TanH[float64]](cuda.ActivationTanh))
+// acceptsReLUDNN refuses a leaky ReLU: cuDNN's ReLU has no slope.
+func acceptsReLUDNN(p *caffepb.LayerParameter) error {
+	if p.GetReluParam().GetNegativeSlope() != 0 {
+		return errors.New("cuDNN's ReLU has no negative_slope")
+	}
+	return nil
 }
 
 // activationDNN is the cuDNN engine of ReLU, Sigmoid and TanH: element

@@ -12,7 +12,13 @@ import (
 )
 
 func init() {
-	register("AnnotatedData", newAnnotatedData[float32], newAnnotatedData[float64])
+	MustRegisterType(Spec{
+		Type:  "AnnotatedData",
+		New32: newAnnotatedData[float32], New64: newAnnotatedData[float64],
+		Engines:  []EngineDef{GPUEngine(newAnnotatedDataGPU[float32], newAnnotatedDataGPU[float64])},
+		ONNX:     ONNXInput,
+		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
+	})
 }
 
 // AnnotatedData is SSD's data layer (weiliu89/caffe): it reads

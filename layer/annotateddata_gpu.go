@@ -2,10 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() {
-	registerGPU("AnnotatedData", newAnnotatedDataGPU[float32], newAnnotatedDataGPU[float64])
-}
-
 // annotatedDataGPU is AnnotatedData's GPU half.
 type annotatedDataGPU[T Float] struct{ l *AnnotatedData[T] }
 

@@ -9,7 +9,13 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("ArgMax", newArgMax[float32], newArgMax[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "ArgMax",
+		New32: newArgMax[float32], New64: newArgMax[float64],
+		ONNX: ONNXConverted,
+	})
+}
 
 // ArgMax outputs the indices of the top_k largest values (Caffe's
 // ArgMaxLayer): along argmax_param.axis if set (that axis of the top has

@@ -7,7 +7,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Axpy", newAxpy[float32], newAxpy[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Axpy",
+		New32: newAxpy[float32], New64: newAxpy[float64],
+		Engines:  []EngineDef{GPUEngine(newAxpyGPU[float32], newAxpyGPU[float64])},
+		ONNX:     ONNXConverted,
+		NoGolden: "BVLC Caffe has no such layer: it is SENet's (hujie-frank/SENet)",
+	})
+}
 
 // Axpy is SENet's layer (hujie-frank/SENet): top = a * x + y, bottoms a, x
 // and y, where a holds one factor per image and channel (N x C, or N x C x

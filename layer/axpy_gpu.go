@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Axpy", newAxpyGPU[float32], newAxpyGPU[float64]) }
-
 // axpyGPU is Axpy's GPU half.
 type axpyGPU[T Float] struct{ l *Axpy[T] }
 

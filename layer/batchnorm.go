@@ -11,7 +11,17 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("BatchNorm", newBatchNorm[float32], newBatchNorm[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "BatchNorm",
+		New32: newBatchNorm[float32], New64: newBatchNorm[float64],
+		Engines:   []EngineDef{GPUEngine(newBatchNormGPU[float32], newBatchNormGPU[float64]), cuDNNEngine(true, nil, newBatchNormDNN[float32], newBatchNormDNN[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		FusesNext: []string{"Scale", "ReLU"},
+		ONNX:      ONNXConverted,
+	})
+}
 
 // BatchNorm normalises each channel (axis 1; a 1-axis bottom is one
 // channel) to zero mean and unit variance: y = (x - mean) / sqrt(var + eps).
@@ -272,5 +282,3 @@ func batchNormBackward[T Float, A any](l *BatchNorm[T], d device.View[T, A], top
 	return d.Err()
 }
 
-// InPlace: BatchNorm runs in place.
-func (*BatchNorm[T]) InPlace() bool { return true }

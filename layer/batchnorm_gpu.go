@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("BatchNorm", newBatchNormGPU[float32], newBatchNormGPU[float64]) }
-
 // batchNormGPU is BatchNorm's GPU half.
 type batchNormGPU[T Float] struct{ l *BatchNorm[T] }
 

@@ -104,9 +104,9 @@ func (e *batchNormDNN[T]) fusedArgs(g *device.GPUView[T], a *cuda.Args) {
 	}
 	a.Ptr(gamma).Ptr(beta)
 	var slope T
-	if r := e.fusedReLU(); r != nil {
+	if e.fusedReLU() != nil {
 		a.Int(1)
-		slope = r.slope
+		slope = e.reluSlope
 	} else {
 		a.Int(0)
 	}

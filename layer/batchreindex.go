@@ -8,7 +8,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("BatchReindex", newBatchReindex[float32], newBatchReindex[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "BatchReindex",
+		New32: newBatchReindex[float32], New64: newBatchReindex[float64],
+		Engines: []EngineDef{GPUEngine(newBatchReindexGPU[float32], newBatchReindexGPU[float64])},
+		ONNX:    ONNXConverted,
+	})
+}
 
 // BatchReindex selects items of its first bottom by the indices in its
 // second (a 1-D blob): top item i is bottom item permut[i] (Caffe's

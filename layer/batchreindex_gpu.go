@@ -7,8 +7,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("BatchReindex", newBatchReindexGPU[float32], newBatchReindexGPU[float64]) }
-
 // batchReindexGPU is BatchReindex's GPU half.
 type batchReindexGPU[T Float] struct{ l *BatchReindex[T] }
 

@@ -9,7 +9,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Bias", newBias[float32], newBias[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Bias",
+		New32: newBias[float32], New64: newBias[float64],
+		Engines:   []EngineDef{GPUEngine(newBiasGPU[float32], newBiasGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Bias adds a vector broadcast over the bottom: top = x + b, with b's axes
 // lining up with the bottom's from bias_param.axis (default 1). b is a
@@ -134,5 +143,3 @@ func biasGradient[T Float, A any](d device.View[T, A], s broadcastShape, bb *bro
 	sumBroadcast(d, s, bb, dy, beta, db)
 }
 
-// InPlace: Bias runs in place.
-func (*Bias[T]) InPlace() bool { return true }

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("Bias", newBiasGPU[float32], newBiasGPU[float64]) }
-
 // biasGPU is Bias's GPU half.
 type biasGPU[T Float] struct{ l *Bias[T] }
 

@@ -10,7 +10,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("BN", newBN[float32], newBN[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "BN",
+		New32: newBN[float32], New64: newBN[float64],
+		Engines:  []EngineDef{GPUEngine(newBNGPU[float32], newBNGPU[float64])},
+		ONNXWhy:  "gocaffe writes no ONNX form of it",
+		NoGolden: "BVLC Caffe has no such layer: it is TSN's and SegNet's",
+	})
+}
 
 // BN is the batch normalization of TSN's Caffe (yjxiong/caffe; bn_param),
 // which BN-Inception models use: y = slope * (x - mean) / sqrt(var + eps)

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("BN", newBNGPU[float32], newBNGPU[float64]) }
-
 // launchBlocks runs kernel name with one block of threadsPerBlock threads
 // per group (the kernels that reduce a channel in shared memory).
 func launchBlocks[T Float](l *Base[T], name string, groups int, args *cuda.Args) error {

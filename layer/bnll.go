@@ -8,7 +8,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("BNLL", newBNLL[float32], newBNLL[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "BNLL",
+		New32: newBNLL[float32], New64: newBNLL[float64],
+		Engines:   []EngineDef{GPUEngine(newBNLLGPU[float32], newBNLLGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // bnllThreshold caps the exponent of the gradient's exp(x) (Caffe's
 // kBNLL_THRESHOLD): beyond it exp(x) / (exp(x) + 1) is 1 in any precision,

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("BNLL", newBNLLGPU[float32], newBNLLGPU[float64]) }
-
 // bnllGPU is BNLL's GPU half.
 type bnllGPU[T Float] struct{ l *BNLL[T] }
 

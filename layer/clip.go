@@ -8,7 +8,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Clip", newClip[float32], newClip[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Clip",
+		New32: newClip[float32], New64: newClip[float64],
+		Engines:   []EngineDef{GPUEngine(newClipGPU[float32], newClipGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Clip computes y = max(min, min(max, x)) with clip_param's min and max
 // (both required); the gradient passes where min <= x <= max. Run in

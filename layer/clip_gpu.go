@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Clip", newClipGPU[float32], newClipGPU[float64]) }
-
 // clipGPU is Clip's GPU half.
 type clipGPU[T Float] struct{ l *Clip[T] }
 

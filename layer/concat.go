@@ -8,7 +8,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Concat", newConcat[float32], newConcat[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Concat",
+		New32: newConcat[float32], New64: newConcat[float64],
+		Engines:   []EngineDef{GPUEngine(newConcatGPU[float32], newConcatGPU[float64])},
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Concat joins its bottoms along one axis (concat_param.axis, default 1, or
 // the legacy concat_dim). All other dimensions must agree. With a single

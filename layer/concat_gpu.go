@@ -6,8 +6,6 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 )
 
-func init() { registerGPU("Concat", newConcatGPU[float32], newConcatGPU[float64]) }
-
 // concatGPU is Concat's GPU half.
 type concatGPU[T Float] struct{ l *Concat[T] }
 

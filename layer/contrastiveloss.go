@@ -9,7 +9,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("ContrastiveLoss", newContrastiveLoss[float32], newContrastiveLoss[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "ContrastiveLoss",
+		New32: newContrastiveLoss[float32], New64: newContrastiveLoss[float64],
+		Engines: []EngineDef{GPUEngine(newContrastiveLossGPU[float32], newContrastiveLossGPU[float64])},
+		ONNX:    ONNXDropped, ONNXWhy: "a loss, used in training only",
+	})
+}
 
 // ContrastiveLoss compares pairs of feature vectors a, b (N x C) under
 // similarity labels y (N, 1 for similar): with d = ||a - b||,

@@ -9,10 +9,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() {
-	registerGPU("ContrastiveLoss", newContrastiveLossGPU[float32], newContrastiveLossGPU[float64])
-}
-
 // contrastiveLossGPU is ContrastiveLoss's GPU half.
 type contrastiveLossGPU[T Float] struct{ l *ContrastiveLoss[T] }
 

@@ -6,7 +6,30 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Convolution", newConvolution[float32], newConvolution[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Convolution",
+		New32: newConvolution[float32], New64: newConvolution[float64],
+		EngineField: convolutionEngineField,
+		Engines:     convolutionEngines,
+		CUDAGraph:   true,
+		FusesNext:   []string{"ReLU"},
+		ONNX:        ONNXConverted,
+	})
+}
+
+// convolutionEngineField reads convolution_param.engine, the engine field
+// of the convolutions.
+func convolutionEngineField(p *caffepb.LayerParameter) EngineName {
+	return EngineName(p.GetConvolutionParam().GetEngine())
+}
+
+// convolutionEngines are the engines of Convolution and of
+// ConvolutionDepthwise, which is a Convolution under another name.
+var convolutionEngines = []EngineDef{
+	GPUEngine(newConvolutionGPU[float32], newConvolutionGPU[float64]),
+	cuDNNEngine(false, acceptsConvDNN, newConvolutionDNN[float32], newConvolutionDNN[float64]),
+}
 
 // Convolution convolves each bottom with num_output learned filters
 // (im2col + gemm, as Caffe). kernel_size, pad, stride and dilation are

@@ -13,10 +13,6 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() {
-	registerCuDNN("Convolution", false, acceptsConvDNN, newConvolutionDNN[float32], newConvolutionDNN[float64])
-}
-
 // acceptsConvDNN: cuDNN convolves the channel axis 1 with 1 to 3 spatial
 // axes (dilation included, which Caffe 1.0's cuDNN layer refused).
 func acceptsConvDNN(p *caffepb.LayerParameter) error {
@@ -48,8 +44,9 @@ type convolutionDNN[T Float] struct {
 	way convWay[T] // GEMMs of our own (convolution_ways.go), or nil
 	// relu, if not nil, is the ReLU in place on the top whose forward
 	// pass the bias addition applies (Fuse).
-	relu *ReLU[T]
-	use  [3]bool // the passes taken that way, by pass index
+	relu      Layer[T]
+	reluSlope T
+	use       [3]bool // the passes taken that way, by pass index
 }
 
 func newConvolutionDNN[T Float](l *Convolution[T], dnn *cuda.DNN) (Engine[T], error) {
@@ -203,7 +200,7 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		}
 		add := gpuBroadcaster[T]{g, l.ctx}
 		if e.fusesReLU() {
-			if err := add.broadcastAddReLU(top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.blobs[1]), e.relu.slope, y); err != nil {
+			if err := add.broadcastAddReLU(top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.blobs[1]), e.reluSlope, y); err != nil {
 				return err
 			}
 		} else if l.biasTerm {
@@ -260,4 +257,18 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 // the bias, in the same pass.
 func (e *convolutionDNN[T]) fusesReLU() bool {
 	return e.relu != nil && !e.l.fusionSuspended && e.l.biasTerm
+}
+
+// FuseNext lets the cuDNN engine of a convolution with a bias apply a ReLU
+// in place on its top in the bias addition: the forward pass only. The
+// ReLU's backward pass runs as written, reading its output as in Caffe; so
+// this needs no backward pass of the convolution, and test nets fuse too.
+func (l *Convolution[T]) FuseNext(next, via Layer[T], needBackward bool) bool {
+	e, ok := l.engine.(*convolutionDNN[T])
+	if !ok || !l.biasTerm || via != Layer[T](l) {
+		return false
+	}
+	e.relu, e.reluSlope = next, T(next.LayerBase().Param().GetReluParam().GetNegativeSlope())
+	next.LayerBase().FusedInto(l, e.fusesReLU, true)
+	return true
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 )
 
-func init() { registerGPU("Convolution", newConvolutionGPU[float32], newConvolutionGPU[float64]) }
-
 // convolutionGPU is Convolution's GPU half: chunks of images through one
 // batched im2col and one GEMM per group (2-D geometries), or image by image
 // through the arithmetic the CPU half shares (convbase.go).

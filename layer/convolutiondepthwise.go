@@ -3,7 +3,15 @@ package layer
 import "github.com/gocaffe/gocaffe/proto/caffepb"
 
 func init() {
-	register("ConvolutionDepthwise", newConvolutionDepthwise[float32], newConvolutionDepthwise[float64])
+	MustRegisterType(Spec{
+		Type:  "ConvolutionDepthwise",
+		New32: newConvolutionDepthwise[float32], New64: newConvolutionDepthwise[float64],
+		EngineField: convolutionEngineField,
+		Engines:     convolutionEngines,
+		CUDAGraph:   true,
+		ONNX:        ONNXConverted,
+		NoGolden:    "BVLC Caffe has no such layer: it is the MobileNet ports' (BVLC pull request 5665)",
+	})
 }
 
 // newConvolutionDepthwise makes the Caffe forks' ConvolutionDepthwise

@@ -9,7 +9,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Crop", newCrop[float32], newCrop[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Crop",
+		New32: newCrop[float32], New64: newCrop[float64],
+		Engines:   []EngineDef{GPUEngine(newCropGPU[float32], newCropGPU[float64])},
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Crop cuts a window out of bottom 0: from crop_param.axis (default 2) on,
 // the top takes bottom 1's dimensions, starting at crop_param.offset (none:

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Crop", newCropGPU[float32], newCropGPU[float64]) }
-
 // cropGPU is Crop's GPU half.
 type cropGPU[T Float] struct{ l *Crop[T] }
 

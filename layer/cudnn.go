@@ -18,13 +18,14 @@ import (
 // cuDNN is found at run time (cuda.Device.DNN): without it DEFAULT takes
 // gocaffe's own kernels and says so once.
 
-// registerCuDNN registers a built-in layer type's cuDNN engine: accepts
-// says which parameters it takes (besides cuDNN being there), fallback
-// whether `engine: CUDNN` on a layer it does not take uses Caffe's engine
-// (true) or fails (false), as Caffe's factory does for the type.
-func registerCuDNN[L32 Layer[float32], L64 Layer[float64]](typ string, fallback bool, accepts func(p *caffepb.LayerParameter) error,
-	new32 func(L32, *cuda.DNN) (Engine[float32], error), new64 func(L64, *cuda.DNN) (Engine[float64], error)) {
-	spec := EngineSpec{Type: typ, Engine: EngineCuDNN, Fallback: fallback,
+// cuDNNEngine is the EngineDef of a built-in layer type's cuDNN engine:
+// accepts says which parameters it takes (besides cuDNN being there),
+// fallback whether `engine: CUDNN` on a layer it does not take uses
+// Caffe's engine (true) or fails (false), as Caffe's factory does for the
+// type.
+func cuDNNEngine[L32 Layer[float32], L64 Layer[float64]](fallback bool, accepts func(p *caffepb.LayerParameter) error,
+	new32 func(L32, *cuda.DNN) (Engine[float32], error), new64 func(L64, *cuda.DNN) (Engine[float64], error)) EngineDef {
+	return EngineDef{Engine: EngineCuDNN, Fallback: fallback,
 		Accepts: func(p *caffepb.LayerParameter, ctx *device.Context) error {
 			if accepts != nil {
 				if err := accepts(p); err != nil {
@@ -36,25 +37,21 @@ func registerCuDNN[L32 Layer[float32], L64 Layer[float64]](typ string, fallback 
 			}
 			_, err := dnnFor(ctx, p)
 			return err
-		}}
-	err := RegisterEngine(spec,
-		func(l Layer[float32], ctx *device.Context) (Engine[float32], error) {
-			dnn, err := dnnFor(ctx, l.LayerBase().param)
+		},
+		New32: func(l Layer[float32], ctx *device.Context) (Engine[float32], error) {
+			dnn, err := dnnFor(ctx, l.LayerBase().Param())
 			if err != nil {
 				return nil, err
 			}
 			return new32(l.(L32), dnn)
 		},
-		func(l Layer[float64], ctx *device.Context) (Engine[float64], error) {
-			dnn, err := dnnFor(ctx, l.LayerBase().param)
+		New64: func(l Layer[float64], ctx *device.Context) (Engine[float64], error) {
+			dnn, err := dnnFor(ctx, l.LayerBase().Param())
 			if err != nil {
 				return nil, err
 			}
 			return new64(l.(L64), dnn)
-		})
-	if err != nil {
-		panic(err)
-	}
+		}}
 }
 
 // noDNNOnce says once per process that cuDNN is missing.

@@ -15,7 +15,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Data", newData[float32], newData[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Data",
+		New32: newData[float32], New64: newData[float64],
+		Engines:  []EngineDef{GPUEngine(newDataGPU[float32], newDataGPU[float64])},
+		ONNX:     ONNXInput,
+		NoGolden: "it reads an LMDB or LevelDB database, which the golden nets do not",
+	})
+}
 
 // Data reads Datum records from a LevelDB or LMDB database, in key order
 // from data_param.source, and produces batches of data_param.batch_size

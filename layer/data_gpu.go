@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("Data", newDataGPU[float32], newDataGPU[float64]) }
-
 // dataGPU is Data's GPU half.
 type dataGPU[T Float] struct{ l *Data[T] }
 

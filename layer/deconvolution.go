@@ -5,7 +5,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Deconvolution", newDeconvolution[float32], newDeconvolution[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Deconvolution",
+		New32: newDeconvolution[float32], New64: newDeconvolution[float64],
+		EngineField: convolutionEngineField,
+		Engines:     []EngineDef{GPUEngine(newDeconvolutionGPU[float32], newDeconvolutionGPU[float64])},
+		CUDAGraph:   true,
+		ONNX:        ONNXConverted,
+	})
+}
 
 // Deconvolution is the transpose of Convolution (its forward pass is
 // convolution's backward pass and vice versa), so it upsamples: each

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("Deconvolution", newDeconvolutionGPU[float32], newDeconvolutionGPU[float64]) }
-
 // deconvolutionGPU is Deconvolution's GPU half.
 type deconvolutionGPU[T Float] struct{ l *Deconvolution[T] }
 

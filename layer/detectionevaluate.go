@@ -12,7 +12,12 @@ import (
 )
 
 func init() {
-	register("DetectionEvaluate", newDetectionEvaluate[float32], newDetectionEvaluate[float64])
+	MustRegisterType(Spec{
+		Type:  "DetectionEvaluate",
+		New32: newDetectionEvaluate[float32], New64: newDetectionEvaluate[float64],
+		ONNXWhy:  "compares detections with the ground truth, used in testing only",
+		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
+	})
 }
 
 // DetectionEvaluate is SSD's evaluation of detections against the ground

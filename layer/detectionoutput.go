@@ -10,7 +10,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("DetectionOutput", newDetectionOutput[float32], newDetectionOutput[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "DetectionOutput",
+		New32: newDetectionOutput[float32], New64: newDetectionOutput[float64],
+		ONNXWhy:  "its non-maximum suppression has no ONNX form gocaffe writes",
+		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
+	})
+}
 
 // DetectionOutput is SSD's detection head at inference
 // (weiliu89/caffe; detection_output_param). Bottoms: the location

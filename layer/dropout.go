@@ -8,7 +8,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Dropout", newDropout[float32], newDropout[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Dropout",
+		New32: newDropout[float32], New64: newDropout[float64],
+		Engines:   []EngineDef{GPUEngine(newDropoutGPU[float32], newDropoutGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Dropout, in the TRAIN phase, zeroes each element with probability
 // dropout_ratio (default 0.5) and scales the others by 1 / (1 - ratio), so

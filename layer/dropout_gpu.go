@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Dropout", newDropoutGPU[float32], newDropoutGPU[float64]) }
-
 // dropoutGPU is Dropout's GPU half.
 type dropoutGPU[T Float] struct{ l *Dropout[T] }
 

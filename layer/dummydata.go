@@ -9,7 +9,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("DummyData", newDummyData[float32], newDummyData[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "DummyData",
+		New32: newDummyData[float32], New64: newDummyData[float64],
+		ONNX:     ONNXInput,
+		NoGolden: "it fills its tops from fillers, which Caffe draws in another order, which the golden nets do not",
+	})
+}
 
 // DummyData produces tops filled by dummy_data_param.data_filler (none: a
 // constant 0; one for every top; or one per top), shaped by

@@ -9,7 +9,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Eltwise", newEltwise[float32], newEltwise[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Eltwise",
+		New32: newEltwise[float32], New64: newEltwise[float64],
+		Engines:   []EngineDef{GPUEngine(newEltwiseGPU[float32], newEltwiseGPU[float64])},
+		CUDAGraph: true,
+		FusesNext: []string{"ReLU"},
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Eltwise combines bottoms of one shape element by element:
 // eltwise_param.operation SUM (default; weighted by coeff, one per bottom),
@@ -24,8 +33,9 @@ type Eltwise[T Float] struct {
 	mask *blob.Blob[T]
 	// relu, if not nil, is the ReLU in place on the top that the GPU
 	// engine computes too (Fuse).
-	relu    *ReLU[T]
-	hostSum eltwiseSumHost[T]
+	relu      Layer[T]
+	reluSlope T
+	hostSum   eltwiseSumHost[T]
 }
 
 func newEltwise[T Float](p *caffepb.LayerParameter) (Layer[T], error) {

@@ -6,8 +6,6 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { registerGPU("Eltwise", newEltwiseGPU[float32], newEltwiseGPU[float64]) }
-
 // eltwiseGPU is Eltwise's GPU half.
 type eltwiseGPU[T Float] struct{ l *Eltwise[T] }
 
@@ -116,7 +114,7 @@ func (e eltwiseGPU[T]) sumReLU(bottom, top []*blob.Blob[T]) error {
 	}
 	var args cuda.Args
 	scalarArg(scalarArg(args.Int(n), l.coeffs[0]).Ptr(a), l.coeffs[1]).Ptr(b)
-	scalarArg(&args, l.relu.slope).Ptr(y)
+	scalarArg(&args, l.reluSlope).Ptr(y)
 	name, threads := sumReLUKernel[T]("eltwise_sum2_relu", n, a, b, y)
 	return launch[T](l.ctx, "eltwise.cu", name, threads, &args)
 }
@@ -138,8 +136,21 @@ func (e eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool
 		return err
 	}
 	var args cuda.Args
-	scalarArg(args.Int(n).Ptr(y), l.relu.slope)
+	scalarArg(args.Int(n).Ptr(y), l.reluSlope)
 	scalarArg(scalarArg(&args, l.coeffs[0]), l.coeffs[1]).Ptr(dy).Ptr(dx[0]).Ptr(dx[1])
 	name, threads := sumReLUKernel[T]("eltwise_sum2_relu_backward", n, y, dy, dx[0], dx[1])
 	return launch[T](l.ctx, "eltwise.cu", name, threads, &args)
+}
+
+// FuseNext lets the GPU engine of a SUM of two bottoms apply a ReLU in
+// place on the top (ResNet's residual additions): one pass forward instead
+// of two, one backward instead of two. The ReLU's gradient is taken from
+// y, the ReLU's bottom in place as in Caffe, so any slope is fused.
+func (l *Eltwise[T]) FuseNext(next, via Layer[T], needBackward bool) bool {
+	if _, ok := l.engine.(eltwiseGPU[T]); !ok || !needBackward || via != Layer[T](l) || l.op != caffepb.EltwiseParameter_SUM || len(l.coeffs) != 2 {
+		return false
+	}
+	l.relu, l.reluSlope = next, T(next.LayerBase().Param().GetReluParam().GetNegativeSlope())
+	next.LayerBase().FusedInto(l, l.fusesReLU, false)
+	return true
 }

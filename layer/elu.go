@@ -7,7 +7,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("ELU", newELU[float32], newELU[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "ELU",
+		New32: newELU[float32], New64: newELU[float64],
+		Engines:   []EngineDef{GPUEngine(newELUGPU[float32], newELUGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // ELU is the exponential linear unit: y = x > 0 ? x : alpha * (exp(x) - 1),
 // alpha from elu_param (default 1). It works in place: as in Caffe the

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("ELU", newELUGPU[float32], newELUGPU[float64]) }
-
 // eluGPU is ELU's GPU half.
 type eluGPU[T Float] struct{ l *ELU[T] }
 

@@ -8,7 +8,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Embed", newEmbed[float32], newEmbed[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Embed",
+		New32: newEmbed[float32], New64: newEmbed[float64],
+		Engines: []EngineDef{GPUEngine(newEmbedGPU[float32], newEmbedGPU[float64])},
+		ONNX:    ONNXConverted,
+	})
+}
 
 // Embed looks up rows of a learnable table (Caffe's EmbedLayer): each
 // bottom value is an integer index in [0, input_dim) and gives the row of

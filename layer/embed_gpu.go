@@ -20,8 +20,6 @@ func (l *Embed[T]) checkIndices(b *blob.Blob[T]) error {
 	return nil
 }
 
-func init() { registerGPU("Embed", newEmbedGPU[float32], newEmbedGPU[float64]) }
-
 // embedGPU is Embed's GPU half.
 type embedGPU[T Float] struct{ l *Embed[T] }
 

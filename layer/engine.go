@@ -116,56 +116,22 @@ func RegisterEngine(spec EngineSpec, f32 EngineConstructor[float32], f64 EngineC
 	return nil
 }
 
-// registerGPU registers gocaffe's own GPU half of a built-in layer type:
-// new32 and new64 make it from a layer of the type. It is the one line a
-// layer's _gpu.go file adds:
-//
-//	func init() { registerGPU("ReLU", newReLUGPU[float32], newReLUGPU[float64]) }
-func registerGPU[L32 Layer[float32], L64 Layer[float64]](typ string, new32 func(L32) Engine[float32], new64 func(L64) Engine[float64]) {
-	err := RegisterEngine(EngineSpec{Type: typ, Engine: EngineCaffe},
-		func(l Layer[float32], _ *device.Context) (Engine[float32], error) { return new32(l.(L32)), nil },
-		func(l Layer[float64], _ *device.Context) (Engine[float64], error) { return new64(l.(L64)), nil })
-	if err != nil {
-		panic(err)
-	}
-}
-
 type engineKey struct {
 	typ    string
 	engine EngineName
 }
 
-// engineAliases are layer types computed by another type's engines.
-var engineAliases = map[string]string{"ConvolutionDepthwise": "Convolution"}
-
 func lookupEngine(typ string, e EngineName) *engineEntry {
-	if base, ok := engineAliases[typ]; ok {
-		typ = base
-	}
 	engines.RLock()
 	defer engines.RUnlock()
 	return engines.m[engineKey{typ, e}]
 }
 
-// engineField returns the engine a layer's parameter asks for, from the
-// field Caffe's layer factory reads for its type; DEFAULT for the types
-// that have none.
+// engineField returns the engine a layer's parameter asks for, through
+// its type's Spec.EngineField; DEFAULT for the types that have none.
 func engineField(p *caffepb.LayerParameter) EngineName {
-	switch p.GetType() {
-	case "Convolution", "Deconvolution", "ConvolutionDepthwise":
-		return EngineName(p.GetConvolutionParam().GetEngine())
-	case "Pooling":
-		return EngineName(p.GetPoolingParam().GetEngine())
-	case "LRN":
-		return EngineName(p.GetLrnParam().GetEngine())
-	case "ReLU":
-		return EngineName(p.GetReluParam().GetEngine())
-	case "Sigmoid":
-		return EngineName(p.GetSigmoidParam().GetEngine())
-	case "Softmax":
-		return EngineName(p.GetSoftmaxParam().GetEngine())
-	case "TanH":
-		return EngineName(p.GetTanhParam().GetEngine())
+	if s := registry.get(p.GetType()); s != nil && s.EngineField != nil {
+		return s.EngineField(p)
 	}
 	return EngineDefault
 }

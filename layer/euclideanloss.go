@@ -8,7 +8,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("EuclideanLoss", newEuclideanLoss[float32], newEuclideanLoss[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "EuclideanLoss",
+		New32: newEuclideanLoss[float32], New64: newEuclideanLoss[float64],
+		Engines: []EngineDef{GPUEngine(newEuclideanLossGPU[float32], newEuclideanLossGPU[float64])},
+		ONNX:    ONNXDropped, ONNXWhy: "a loss, used in training only",
+	})
+}
 
 // EuclideanLoss is sum((a - b)^2) / (2N) over two bottoms of the same
 // shape past the first axis, N = shape(0). Unlike most losses, both

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("EuclideanLoss", newEuclideanLossGPU[float32], newEuclideanLossGPU[float64]) }
-
 // euclideanLossGPU is EuclideanLoss's GPU half.
 type euclideanLossGPU[T Float] struct{ l *EuclideanLoss[T] }
 

@@ -8,7 +8,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Exp", newExp[float32], newExp[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Exp",
+		New32: newExp[float32], New64: newExp[float64],
+		Engines:   []EngineDef{GPUEngine(newExpGPU[float32], newExpGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Exp computes y = base^(shift + scale * x) (exp_param; base -1, the
 // default, means e), as outer * exp(inner * x) with inner = ln(base) *

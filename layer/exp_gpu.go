@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Exp", newExpGPU[float32], newExpGPU[float64]) }
-
 // expGPU is Exp's GPU half.
 type expGPU[T Float] struct{ l *Exp[T] }
 

@@ -9,7 +9,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Filter", newFilter[float32], newFilter[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Filter",
+		New32: newFilter[float32], New64: newFilter[float64],
+		Engines: []EngineDef{GPUEngine(newFilterGPU[float32], newFilterGPU[float64])},
+		ONNXWhy: "its output size depends on the data",
+	})
+}
 
 // Filter keeps the items of its bottoms whose selector is not zero
 // (Caffe's FilterLayer): the last bottom is the selector (N x 1 x ...), the

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("Filter", newFilterGPU[float32], newFilterGPU[float64]) }
-
 // filterGPU is Filter's GPU half.
 type filterGPU[T Float] struct{ l *Filter[T] }
 

@@ -7,7 +7,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Flatten", newFlatten[float32], newFlatten[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Flatten",
+		New32: newFlatten[float32], New64: newFlatten[float64],
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Flatten collapses the axes flatten_param.axis (default 1) to end_axis
 // (default -1, the last) into one. The top is a view of the bottom: it

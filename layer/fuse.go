@@ -1,114 +1,83 @@
 package layer
 
 import (
+	"slices"
+
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-// Fuse lets layer a compute layer b, the next in its net, as part of its
-// own passes where a's engine can, and reports whether it will. A net
-// calls it for each pair of consecutive layers once they are set up.
-//
-// Four pairs are fused today:
+// Fuser is implemented by layers whose engines can compute the passes of
+// the layer after them as part of their own: the types whose Spec lists
+// FusesNext. Four pairs are fused today (see each FuseNext):
 //   - BatchNorm, then a Scale in place on its top (the Caffe ResNet and
-//     MobileNet pattern). The normalization applies the per-channel scale
-//     and bias in the same pass and returns their gradients from its
-//     backward pass, so Scale's own passes over the activations (about a
-//     sixth of a ResNet-50 iteration) go. cuDNN and the own kernels both
-//     do this.
-//   - BatchNorm, or a Scale fused into one, then a ReLU with a slope of at
-//     least zero in place on the same blob, BatchNorm being in place too
-//     (the whole chain then has one blob, whose data and diff are the same
-//     whether or not the chain is fused). The own kernels apply the ReLU
-//     to their output and mask the gradient by recomputing the ReLU's
-//     input from x, which they read anyway: the ReLU's two passes go.
+//     MobileNet pattern);
+//   - BatchNorm, or a Scale fused into one, then a ReLU in place on the
+//     same blob;
 //   - Eltwise SUM of two bottoms on the GPU engine, then a ReLU in place
-//     on its top (ResNet's residual additions): one pass forward instead
-//     of two, one backward instead of two (fuseEltwiseReLU).
+//     on its top (ResNet's residual additions);
 //   - Convolution with a bias on the cuDNN engine, then a ReLU in place on
-//     its top (CaffeNet, GoogLeNet): the forward pass only, with the bias
-//     (fuseConvolutionReLU). This one needs no backward pass.
+//     its top: the forward pass only.
+type Fuser[T Float] interface {
+	// FuseNext makes the layer's engine compute next's passes where it
+	// can, and reports whether it will. next is a layer of a type the
+	// layer's spec lists, in place on the single top of via, the layer
+	// just before it: the receiver itself, or a layer the receiver already
+	// computes (a Scale fused into BatchNorm). needBackward says whether
+	// the net runs the receiver's backward pass, which must then compute
+	// next's too. An implementation marks next with Base.FusedInto.
+	FuseNext(next, via Layer[T], needBackward bool) bool
+}
+
+// Fuse lets layer a, or the layer that already computes a's passes,
+// compute layer b, the next in its net, as part of its own passes where
+// its engine can, and reports whether it will. A net's plan offers it each
+// pair of consecutive layers once they are set up: b must be in place on
+// a's single top, of a type the computing layer's Spec.FusesNext lists.
 //
-// A fusion holds only while the engine computes the pass the way it needs
-// (BatchNorm.fusedScale, fusedReLU): each pass checks, and otherwise the
-// layers run as written. needBackward says whether the net runs a's
-// backward pass, which must then compute b's; a pair whose first layer
-// has no backward pass is not fused, but for the convolution's, which
-// fuses the forward pass alone.
+// A fusion holds only while the engine computes the pass the way it needs:
+// each pass asks the function given to FusedInto, and otherwise the layers
+// run as written, so every blob's data and diff are what the two layers
+// would have left, as in Caffe.
 func Fuse[T Float](a, b Layer[T], aTop, bBottom, bTop []*blob.Blob[T], needBackward bool) bool {
 	if len(bBottom) != 1 || len(bTop) != 1 || len(aTop) != 1 || bBottom[0] != aTop[0] || bTop[0] != bBottom[0] {
 		return false
 	}
-	if c, ok := a.(*Convolution[T]); ok {
-		r, ok := b.(*ReLU[T])
-		return ok && fuseConvolutionReLU(c, r)
+	host := a
+	if by := a.LayerBase().fusedInto; by != nil {
+		host = by
 	}
-	if !needBackward {
+	s := specOf(host)
+	if s == nil || !slices.Contains(s.FusesNext, b.Type()) {
 		return false
 	}
-	switch b := b.(type) {
-	case *Scale[T]:
-		bn, ok := a.(*BatchNorm[T])
-		if !ok {
-			return false
-		}
-		e, ok := bn.engine.(*batchNormDNN[T])
-		if !ok {
-			return false
-		}
-		e.scale, b.fusedInto = b, bn
-		b.fusedBy = func() bool { return e.fusedScale() == b }
-		return true
-	case *ReLU[T]:
-		var bn *BatchNorm[T]
-		switch a := a.(type) {
-		case *BatchNorm[T]:
-			bn = a
-		case *Scale[T]:
-			bn = a.fusedInto
-		case *Eltwise[T]:
-			return fuseEltwiseReLU(a, b)
-		}
-		if bn == nil || b.slope < 0 {
-			return false
-		}
-		e, ok := bn.engine.(*batchNormDNN[T])
-		if !ok || e.own == nil || !e.inPlace { // inPlace: set by the set-up's Reshaped
-			return false
-		}
-		if s, _ := a.(*Scale[T]); e.scale != nil && s != e.scale {
-			return false
-		}
-		e.relu = b
-		b.fusedBy = func() bool { return e.fusedReLU() == b }
-		return true
-	}
-	return false
+	f, ok := host.(Fuser[T])
+	return ok && f.FuseNext(b, a, needBackward)
 }
 
-// fuseConvolutionReLU lets convolution a, with a bias, on the cuDNN engine,
-// apply ReLU b's forward pass in its bias addition. b's backward pass runs
-// as written: it reads its output, as in Caffe. This needs no backward
-// pass of a, so test nets fuse too.
-func fuseConvolutionReLU[T Float](a *Convolution[T], b *ReLU[T]) bool {
-	e, ok := a.engine.(*convolutionDNN[T])
-	if !ok || !a.biasTerm {
-		return false
+// FusedInto marks the layer's passes as computed by layer by, the layer
+// before it (or the one computing that layer's), whenever computes says so
+// at the start of a pass: the layer's own engine is then skipped. With
+// forwardOnly, only the forward pass is: the layer's backward pass runs as
+// written (a ReLU after a convolution reads its output, which the fused
+// pass wrote).
+func (b *Base[T]) FusedInto(by Layer[T], computes func() bool, forwardOnly bool) {
+	if forwardOnly {
+		b.forwardFusedBy = computes
+		return
 	}
-	e.relu = b
-	b.forwardFusedBy = e.fusesReLU
-	return true
+	b.fusedBy, b.fusedInto = computes, by
 }
 
-// fuseEltwiseReLU lets Eltwise a, a SUM of two bottoms on the GPU engine,
-// apply ReLU b in place on its top (ResNet's residual additions). The
-// ReLU's gradient is taken from y, the ReLU's bottom in place as in Caffe,
-// so any slope is fused.
-func fuseEltwiseReLU[T Float](a *Eltwise[T], b *ReLU[T]) bool {
-	if _, ok := a.engine.(eltwiseGPU[T]); !ok || a.op != caffepb.EltwiseParameter_SUM || len(a.coeffs) != 2 {
-		return false
-	}
-	a.relu = b
-	b.fusedBy = a.fusesReLU
-	return true
-}
+// FusionSuspended says a partial pass of the net (SuspendFusion) has the
+// layer compute its own passes only, not the next layer's it was fused
+// with.
+func (b *Base[T]) FusionSuspended() bool { return b.fusionSuspended }
+
+// ForwardSkipped says the layer's last forward pass was computed by the
+// layer it is fused into: what its own forward pass saves for its backward
+// pass was not saved.
+func (b *Base[T]) ForwardSkipped() bool { return b.forwardSkipped }
+
+// Engine returns the engine SetUp chose for the layer on its context
+// (nil before SetUp).
+func (b *Base[T]) Engine() Engine[T] { return b.engine }

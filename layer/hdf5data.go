@@ -15,7 +15,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("HDF5Data", newHDF5Data[float32], newHDF5Data[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "HDF5Data",
+		New32: newHDF5Data[float32], New64: newHDF5Data[float64],
+		ONNX:     ONNXInput,
+		NoGolden: "it reads HDF5 files, which the golden nets do not",
+	})
+}
 
 // HDF5Data serves rows of HDF5 datasets (Caffe's HDF5DataLayer).
 // hdf5_data_param.source is a text file listing .h5 files (whitespace

@@ -12,7 +12,14 @@ import (
 	"github.com/gocaffe/gocaffe/protoio"
 )
 
-func init() { register("HDF5Output", newHDF5Output[float32], newHDF5Output[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "HDF5Output",
+		New32: newHDF5Output[float32], New64: newHDF5Output[float64],
+		ONNXWhy:  "writes files",
+		NoGolden: "it writes HDF5 files, which the golden nets do not",
+	})
+}
 
 // HDF5Output writes its two bottoms to hdf5_output_param.file_name as the
 // datasets "data" and "label", in Caffe's legacy 4-D shape (num, channels,

@@ -8,7 +8,13 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("HingeLoss", newHingeLoss[float32], newHingeLoss[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "HingeLoss",
+		New32: newHingeLoss[float32], New64: newHingeLoss[float64],
+		ONNX: ONNXDropped, ONNXWhy: "a loss, used in training only",
+	})
+}
 
 // HingeLoss is the one-versus-all hinge loss of N x K scores and N labels
 // (Caffe's HingeLossLayer): with t = -x at the label and x elsewhere,

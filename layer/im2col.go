@@ -10,7 +10,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Im2col", newIm2col[float32], newIm2col[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Im2col",
+		New32: newIm2col[float32], New64: newIm2col[float64],
+		Engines: []EngineDef{GPUEngine(newIm2colGPU[float32], newIm2colGPU[float64])},
+		ONNXWhy: "gocaffe writes no ONNX form of it",
+	})
+}
 
 // Im2col lays out each image's convolution patches as a convolution would
 // see them (Caffe's Im2colLayer), reading convolution_param's kernel,

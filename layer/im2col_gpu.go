@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("Im2col", newIm2colGPU[float32], newIm2colGPU[float64]) }
-
 // im2colGPU is Im2col's GPU half.
 type im2colGPU[T Float] struct{ l *Im2col[T] }
 

@@ -15,7 +15,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("ImageData", newImageData[float32], newImageData[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "ImageData",
+		New32: newImageData[float32], New64: newImageData[float64],
+		Engines:  []EngineDef{GPUEngine(newImageDataGPU[float32], newImageDataGPU[float64])},
+		ONNX:     ONNXInput,
+		NoGolden: "it reads image files, which the golden nets do not",
+	})
+}
 
 // ImageData reads image files listed in image_data_param.source, one
 // `path label` line per image (the label after the last space), and

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("ImageData", newImageDataGPU[float32], newImageDataGPU[float64]) }
-
 // imageDataGPU is ImageData's GPU half.
 type imageDataGPU[T Float] struct{ l *ImageData[T] }
 

@@ -12,7 +12,13 @@ import (
 	"github.com/gocaffe/gocaffe/protoio"
 )
 
-func init() { register("InfogainLoss", newInfogainLoss[float32], newInfogainLoss[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "InfogainLoss",
+		New32: newInfogainLoss[float32], New64: newInfogainLoss[float64],
+		ONNX: ONNXDropped, ONNXWhy: "a loss, used in training only",
+	})
+}
 
 // InfogainLoss is the softmax loss weighted by an information gain matrix
 // H (K x K) (Caffe's InfogainLossLayer): with p the softmax of the scores

@@ -11,7 +11,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("InnerProduct", newInnerProduct[float32], newInnerProduct[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "InnerProduct",
+		New32: newInnerProduct[float32], New64: newInnerProduct[float64],
+		Engines:   []EngineDef{GPUEngine(newInnerProductGPU[float32], newInnerProductGPU[float64])},
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // InnerProduct is a fully connected layer: the axes from `axis` on are
 // flattened to K inputs, and top = bottom * W^T + b with W of shape N x K

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("InnerProduct", newInnerProductGPU[float32], newInnerProductGPU[float64]) }
-
 // innerProductGPU is InnerProduct's GPU half.
 type innerProductGPU[T Float] struct{ l *InnerProduct[T] }
 

@@ -7,7 +7,13 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Input", newInput[float32], newInput[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Input",
+		New32: newInput[float32], New64: newInput[float64],
+		ONNX: ONNXInput,
+	})
+}
 
 // Input declares a net's input blobs: it has no bottoms, shapes its tops
 // once from input_param.shape (one shape for every top, one per top, or

@@ -8,7 +8,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Interp", newInterp[float32], newInterp[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Interp",
+		New32: newInterp[float32], New64: newInterp[float64],
+		Engines:  []EngineDef{GPUEngine(newInterpGPU[float32], newInterpGPU[float64])},
+		ONNX:     ONNXConverted,
+		NoGolden: "BVLC Caffe has no such layer: it is PSPNet's (hszhao/PSPNet)",
+	})
+}
 
 // Interp is the bilinear resizing of PSPNet's and DeepLab's Caffe
 // (interp_param), corners aligned: output pixel (i, j) samples the input at

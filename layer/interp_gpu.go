@@ -7,8 +7,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Interp", newInterpGPU[float32], newInterpGPU[float64]) }
-
 // interpGPU is Interp's GPU half; rows and cols hold the layer's taps
 // (first index, step, weight) on the device, uploaded when they change.
 type interpGPU[T Float] struct {

@@ -167,19 +167,11 @@ type FLOPCounter interface {
 	FLOPs(propagateDown bool) (forward, backward float64)
 }
 
-// InPlacer is implemented by layer types that compute correctly with a top
-// that is also their bottom (top j named as bottom j): Caffe's in-place
-// layers, the element-wise ones, Dropout, BatchNorm, Scale, Bias and the
-// like. Other types refuse it: the net reports their in-place use as an
-// error rather than letting them compute wrong values or crash.
-type InPlacer interface {
-	InPlace() bool
-}
-
-// AllowsInPlace reports whether l may run in place.
+// AllowsInPlace reports whether l may run in place: its type's Spec says
+// so (Spec.InPlace).
 func AllowsInPlace[T Float](l Layer[T]) bool {
-	p, ok := l.(InPlacer)
-	return ok && p.InPlace()
+	s := specOf(l)
+	return s != nil && s.InPlace
 }
 
 // ForceBackwardAllower is implemented by layers that cannot propagate to
@@ -249,6 +241,9 @@ type Base[T Float] struct {
 	// fusedBy, if not nil, says whether the layer before this one computes
 	// this one's passes too (Fuse); the engine is then skipped.
 	fusedBy func() bool
+	// fusedInto is the layer that computes this one's passes while
+	// fusedBy says so.
+	fusedInto Layer[T]
 	// forwardFusedBy is the same for the forward pass alone.
 	forwardFusedBy func() bool
 	// fusionSuspended makes this layer compute its own passes only, not

@@ -9,7 +9,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Log", newLog[float32], newLog[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Log",
+		New32: newLog[float32], New64: newLog[float64],
+		Engines:   []EngineDef{GPUEngine(newLogGPU[float32], newLogGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Log computes y = log_base(shift + scale * x) (log_param; base -1, the
 // default, means e). Run in place, it keeps a copy of x for the backward

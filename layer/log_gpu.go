@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Log", newLogGPU[float32], newLogGPU[float64]) }
-
 // logGPU is Log's GPU half.
 type logGPU[T Float] struct{ l *Log[T] }
 

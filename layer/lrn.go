@@ -9,7 +9,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("LRN", newLRN[float32], newLRN[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "LRN",
+		New32: newLRN[float32], New64: newLRN[float64],
+		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetLrnParam().GetEngine()) },
+		Engines:     []EngineDef{GPUEngine(newLRNGPU[float32], newLRNGPU[float64]), cuDNNEngine(true, checkLRNForDNN, newLRNDNN[float32], newLRNDNN[float64])},
+		CUDAGraph:   true,
+		ONNX:        ONNXConverted,
+	})
+}
 
 // LRN is local response normalization of a 4-D (num, channels, height,
 // width) bottom: y = x * scale^(-beta), where

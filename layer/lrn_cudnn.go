@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerCuDNN("LRN", true, checkLRNForDNN, newLRNDNN[float32], newLRNDNN[float64]) }
-
 // lrnDNN is LRN's cuDNN engine (ACROSS_CHANNELS).
 type lrnDNN[T Float] struct {
 	l    *LRN[T]

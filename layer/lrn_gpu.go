@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("LRN", newLRNGPU[float32], newLRNGPU[float64]) }
-
 // lrnGPU is LRN's GPU half.
 type lrnGPU[T Float] struct{ l *LRN[T] }
 

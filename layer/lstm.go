@@ -7,7 +7,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("LSTM", newLSTM[float32], newLSTM[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "LSTM",
+		New32: newLSTM[float32], New64: newLSTM[float64],
+		Engines: []EngineDef{GPUEngine(newLSTMGPU[float32], newLSTMGPU[float64])},
+		ONNXWhy: "gocaffe writes no ONNX form of the recurrent layers",
+	})
+}
 
 // LSTM is a long short-term memory layer over time-major sequences (Caffe's
 // LSTMLayer; see recurrent for the bottoms, tops and state handling). At

@@ -9,7 +9,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("LSTMUnit", newLSTMUnit[float32], newLSTMUnit[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "LSTMUnit",
+		New32: newLSTMUnit[float32], New64: newLSTMUnit[float64],
+		Engines: []EngineDef{GPUEngine(newLSTMUnitGPU[float32], newLSTMUnitGPU[float64])},
+		ONNXWhy: "gocaffe writes no ONNX form of the recurrent layers",
+	})
+}
 
 // LSTMUnit is one step of an LSTM (Caffe's LSTMUnitLayer). Bottoms: the
 // previous cell state c_prev (1 x N x H), the gate inputs x (1 x N x 4H, in

@@ -7,8 +7,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("LSTMUnit", newLSTMUnitGPU[float32], newLSTMUnitGPU[float64]) }
-
 // lstmUnitGPU is LSTMUnit's GPU half.
 type lstmUnitGPU[T Float] struct{ l *LSTMUnit[T] }
 

@@ -9,7 +9,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("MemoryData", newMemoryData[float32], newMemoryData[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "MemoryData",
+		New32: newMemoryData[float32], New64: newMemoryData[float64],
+		ONNX:     ONNXInput,
+		NoGolden: "it reads arrays the program hands it, which the golden nets do not",
+	})
+}
 
 // MemoryData serves data that the program hands it through Reset (Caffe's
 // MemoryDataLayer): n items of channels x height x width values and n

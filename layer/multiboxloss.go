@@ -12,7 +12,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("MultiBoxLoss", newMultiBoxLoss[float32], newMultiBoxLoss[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "MultiBoxLoss",
+		New32: newMultiBoxLoss[float32], New64: newMultiBoxLoss[float64],
+		ONNX: ONNXDropped, ONNXWhy: "a loss, used in training only",
+		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
+	})
+}
 
 // MultiBoxLoss is SSD's training loss (weiliu89/caffe;
 // multibox_loss_param). Bottoms: the location predictions (N x priors*4),

@@ -10,7 +10,11 @@ import (
 )
 
 func init() {
-	register("MultinomialLogisticLoss", newMultinomialLogisticLoss[float32], newMultinomialLogisticLoss[float64])
+	MustRegisterType(Spec{
+		Type:  "MultinomialLogisticLoss",
+		New32: newMultinomialLogisticLoss[float32], New64: newMultinomialLogisticLoss[float64],
+		ONNX: ONNXDropped, ONNXWhy: "a loss, used in training only",
+	})
 }
 
 // logThreshold is Caffe's kLOG_THRESHOLD, the floor on probabilities fed

@@ -10,7 +10,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("MVN", newMVN[float32], newMVN[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "MVN",
+		New32: newMVN[float32], New64: newMVN[float64],
+		Engines: []EngineDef{GPUEngine(newMVNGPU[float32], newMVNGPU[float64])},
+		InPlace: true,
+		ONNX:    ONNXConverted,
+	})
+}
 
 // MVN normalises each item's channels (or, with across_channels, each
 // item) to mean 0 and, with normalize_variance (the default), to unit
@@ -141,5 +149,3 @@ func mvnBackward[T Float, A any](l *MVN[T], d device.View[T, A], top []*blob.Blo
 	return d.Err()
 }
 
-// InPlace: MVN runs in place.
-func (*MVN[T]) InPlace() bool { return true }

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("MVN", newMVNGPU[float32], newMVNGPU[float64]) }
-
 // mvnGPU is MVN's GPU half.
 type mvnGPU[T Float] struct{ l *MVN[T] }
 

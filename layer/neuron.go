@@ -13,9 +13,6 @@ type neuron[T Float] struct{ Base[T] }
 // Counts returns one bottom and one top.
 func (*neuron[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(1), Top: Exactly(1)} }
 
-// InPlace: element-wise layers run in place (those whose backward pass
-// needs x keep a copy of it, see bottomCopy).
-func (*neuron[T]) InPlace() bool { return true }
 
 // LayerSetUp has nothing to do for most element-wise layers.
 func (*neuron[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }

@@ -10,7 +10,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Normalize", newNormalize[float32], newNormalize[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Normalize",
+		New32: newNormalize[float32], New64: newNormalize[float64],
+		Engines:  []EngineDef{GPUEngine(newNormalizeGPU[float32], newNormalizeGPU[float64])},
+		ONNX:     ONNXConverted,
+		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
+	})
+}
 
 // Normalize is SSD's L2 normalization (weiliu89/caffe; norm_param):
 // y = s * x / sqrt(sum(x^2) + eps), the sum over each image's channels at

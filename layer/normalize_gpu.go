@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Normalize", newNormalizeGPU[float32], newNormalizeGPU[float64]) }
-
 // normalizeGPU is Normalize's GPU half; norm and dots hold a value per
 // group (image, or image and position).
 type normalizeGPU[T Float] struct {

@@ -8,7 +8,13 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Parameter", newParameter[float32], newParameter[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Parameter",
+		New32: newParameter[float32], New64: newParameter[float64],
+		ONNX: ONNXConverted,
+	})
+}
 
 // Parameter exposes a learnable blob of parameter_param.shape as its top
 // (Caffe's ParameterLayer): the top shares the blob's data and diff, so

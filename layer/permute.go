@@ -7,7 +7,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Permute", newPermute[float32], newPermute[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Permute",
+		New32: newPermute[float32], New64: newPermute[float64],
+		Engines:  []EngineDef{GPUEngine(newPermuteGPU[float32], newPermuteGPU[float64])},
+		ONNX:     ONNXConverted,
+		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
+	})
+}
 
 // Permute is SSD's layer (weiliu89/caffe): it reorders the bottom's axes,
 // top axis i being bottom axis permute_param.order[i]. Axes the order does

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Permute", newPermuteGPU[float32], newPermuteGPU[float64]) }
-
 // permuteGPU is Permute's GPU half.
 type permuteGPU[T Float] struct{ l *Permute[T] }
 

@@ -11,7 +11,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Pooling", newPooling[float32], newPooling[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Pooling",
+		New32: newPooling[float32], New64: newPooling[float64],
+		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetPoolingParam().GetEngine()) },
+		Engines:     []EngineDef{GPUEngine(newPoolingGPU[float32], newPoolingGPU[float64]), cuDNNEngine(true, acceptsPoolDNN, newPoolingDNN[float32], newPoolingDNN[float64])},
+		CUDAGraph:   true,
+		ONNX:        ONNXConverted,
+	})
+}
 
 // Pooling reduces each kernel_h x kernel_w window of every channel plane of
 // a 4-D (num, channels, height, width) bottom to one value:

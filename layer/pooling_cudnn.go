@@ -8,10 +8,6 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() {
-	registerCuDNN("Pooling", true, acceptsPoolDNN, newPoolingDNN[float32], newPoolingDNN[float64])
-}
-
 // acceptsPoolDNN: as Caffe's factory, cuDNN pools AVE with one top; MAX
 // stays on Caffe's kernels, whose argmax (the first maximum, which ties
 // after a ReLU make frequent) cuDNN's backward pass does not reproduce.

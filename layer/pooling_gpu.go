@@ -6,8 +6,6 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { registerGPU("Pooling", newPoolingGPU[float32], newPoolingGPU[float64]) }
-
 // poolingGPU is Pooling's GPU half.
 type poolingGPU[T Float] struct{ l *Pooling[T] }
 

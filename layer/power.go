@@ -8,7 +8,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Power", newPower[float32], newPower[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Power",
+		New32: newPower[float32], New64: newPower[float64],
+		Engines:   []EngineDef{GPUEngine(newPowerGPU[float32], newPowerGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Power computes y = (shift + scale * x)^power (power_param, defaults 1, 1,
 // 0). As in Caffe, when power or scale is 0 the input is ignored: y is 1

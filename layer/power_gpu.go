@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Power", newPowerGPU[float32], newPowerGPU[float64]) }
-
 // powerGPU is Power's GPU half.
 type powerGPU[T Float] struct{ l *Power[T] }
 

@@ -10,7 +10,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("PReLU", newPReLU[float32], newPReLU[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "PReLU",
+		New32: newPReLU[float32], New64: newPReLU[float64],
+		Engines:   []EngineDef{GPUEngine(newPReLUGPU[float32], newPReLUGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // PReLU is the parametric ReLU: y = max(x, 0) + a_c * min(x, 0), where a_c
 // is a learnable slope for channel c (axis 1), or one slope for every

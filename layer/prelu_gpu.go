@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("PReLU", newPReLUGPU[float32], newPReLUGPU[float64]) }
-
 // preluGPU is PReLU's GPU half.
 type preluGPU[T Float] struct{ l *PReLU[T] }
 

@@ -9,7 +9,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("PriorBox", newPriorBox[float32], newPriorBox[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "PriorBox",
+		New32: newPriorBox[float32], New64: newPriorBox[float64],
+		ONNX:     ONNXConverted,
+		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
+	})
+}
 
 // PriorBox is SSD's default-box generator (weiliu89/caffe;
 // prior_box_param). For each position of its first bottom (a feature map)

@@ -8,7 +8,7 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-var pythonRegistry = constructorMap{m: map[string]constructors{}}
+var pythonRegistry = nameMap[constructors]{m: map[string]constructors{}}
 
 // RegisterPython makes the Go layer built by f32/f64 answer for Caffe's
 // Python layers whose python_param names this module and layer, given as
@@ -58,10 +58,8 @@ func pythonConstructors(p *caffepb.LayerParameter) (constructors, error) {
 	if pp.GetModule() == "" || pp.GetLayer() == "" {
 		return constructors{}, fmt.Errorf("python_param must name both module and layer (got module %q, layer %q)", pp.GetModule(), pp.GetLayer())
 	}
-	pythonRegistry.RLock()
-	c, ok := pythonRegistry.m[name]
-	pythonRegistry.RUnlock()
-	if !ok {
+	c := pythonRegistry.get(name)
+	if c.f32 == nil {
 		known := "none"
 		if names := PythonTypes(); len(names) > 0 {
 			known = strings.Join(names, ", ")
@@ -80,4 +78,11 @@ func newPython[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	return construct[T](c, p)
 }
 
-func init() { register("Python", newPython[float32], newPython[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Python",
+		New32: newPython[float32], New64: newPython[float64],
+		ONNXWhy:  "a Python layer",
+		NoGolden: "it runs the Go layer registered for a Python class, which the golden nets do not",
+	})
+}

@@ -53,8 +53,6 @@ func (g gpuRecurrent[T]) tanhBackward(n int, dy, y, dx cuda.DevicePtr) {
 
 func (g gpuRecurrent[T]) fail() error { return *g.err }
 
-func init() { registerGPU("LSTM", newLSTMGPU[float32], newLSTMGPU[float64]) }
-
 // lstmGPU is LSTM's GPU half.
 type lstmGPU[T Float] struct{ l *LSTM[T] }
 
@@ -71,8 +69,6 @@ func (e lstmGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 	l := e.l
 	return lstmBackward[T](l, recurrentGPU(&l.Base), top, propagateDown, bottom)
 }
-
-func init() { registerGPU("RNN", newRNNGPU[float32], newRNNGPU[float64]) }
 
 // rnnGPU is RNN's GPU half.
 type rnnGPU[T Float] struct{ l *RNN[T] }

@@ -8,7 +8,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Reduction", newReduction[float32], newReduction[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Reduction",
+		New32: newReduction[float32], New64: newReduction[float64],
+		Engines: []EngineDef{GPUEngine(newReductionGPU[float32], newReductionGPU[float64])},
+		ONNX:    ONNXConverted,
+	})
+}
 
 // Reduction reduces all axes from reduction_param.axis (default 0: the
 // whole blob to a scalar) by SUM, ASUM (sum of |x|), SUMSQ (sum of x^2) or

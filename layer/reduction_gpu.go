@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("Reduction", newReductionGPU[float32], newReductionGPU[float64]) }
-
 // reductionGPU is Reduction's GPU half.
 type reductionGPU[T Float] struct{ l *Reduction[T] }
 

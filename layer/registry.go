@@ -18,42 +18,41 @@ type constructors struct {
 	f64 Constructor[float64]
 }
 
-var registry = constructorMap{m: map[string]constructors{}}
+var registry = nameMap[*Spec]{m: map[string]*Spec{}}
 
 // Register makes a layer type available to New (and so to nets) under typ,
-// the string of LayerParameter.type. Users register their own layer types
-// from their own packages, typically in an init function. Registering a
-// type twice is an error.
+// the string of LayerParameter.type, with a Spec that says nothing else
+// (no GPU engine, no in-place computing, ...): the short form of
+// RegisterType for a program's own simple types. Registering a type twice
+// is an error.
 func Register(typ string, f32 Constructor[float32], f64 Constructor[float64]) error {
-	if typ == "" || f32 == nil || f64 == nil {
-		return fmt.Errorf("layer: Register(%q) needs a type name and both constructors", typ)
-	}
-	return registry.add(typ, constructors{f32, f64}, "type")
+	return RegisterType(Spec{Type: typ, New32: f32, New64: f64})
 }
 
-// constructorMap is a registry of constructors by name.
-type constructorMap struct {
+// nameMap is a registry by name: of specs by type, of Python layers by
+// "module.layer".
+type nameMap[V any] struct {
 	sync.RWMutex
-	m map[string]constructors
+	m map[string]V
 }
 
-// add registers c under name; a second registration of a name is an error
-// naming what (a type, a Python layer).
-func (r *constructorMap) add(name string, c constructors, what string) error {
+// add registers s under name; a second registration of a name is an error
+// naming what it is.
+func (r *nameMap[V]) add(name string, v V, what string) error {
 	r.Lock()
 	defer r.Unlock()
 	if _, dup := r.m[name]; dup {
 		return fmt.Errorf("layer: %s %q is already registered", what, name)
 	}
-	r.m[name] = c
+	r.m[name] = v
 	return nil
 }
 
-// register is Register for the built-in layers, whose names cannot clash.
-func register(typ string, f32 Constructor[float32], f64 Constructor[float64]) {
-	if err := Register(typ, f32, f64); err != nil {
-		panic(err)
-	}
+// get returns what is registered under name, or V's zero value.
+func (r *nameMap[V]) get(name string) V {
+	r.RLock()
+	defer r.RUnlock()
+	return r.m[name]
 }
 
 // Types returns the registered layer types, sorted.
@@ -70,13 +69,11 @@ func Types() []string {
 
 // New builds the layer p describes, looking its type up in the registry.
 func New[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
-	registry.RLock()
-	c, ok := registry.m[p.GetType()]
-	registry.RUnlock()
-	if !ok {
+	s := registry.get(p.GetType())
+	if s == nil {
 		return nil, fmt.Errorf("layer %q: unknown layer type %q (known types: %s)", p.GetName(), p.GetType(), strings.Join(Types(), ", "))
 	}
-	l, err := construct[T](c, p)
+	l, err := construct[T](constructors{s.New32, s.New64}, p)
 	if err != nil {
 		return nil, fmt.Errorf("layer %q (%s): %w", p.GetName(), p.GetType(), err)
 	}

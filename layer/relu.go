@@ -4,10 +4,21 @@ import (
 	"unsafe"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("ReLU", newReLU[float32], newReLU[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "ReLU",
+		New32: newReLU[float32], New64: newReLU[float64],
+		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetReluParam().GetEngine()) },
+		Engines:     []EngineDef{GPUEngine(newReLUGPU[float32], newReLUGPU[float64]), cuDNNEngine(true, acceptsReLUDNN, newActivationDNN[float32, *ReLU[float32]](cuda.ActivationReLU), newActivationDNN[float64, *ReLU[float64]](cuda.ActivationReLU))},
+		InPlace:     true,
+		CUDAGraph:   true,
+		ONNX:        ONNXConverted,
+	})
+}
 
 // ReLU computes y = max(x, 0) + negative_slope * min(x, 0) (a leaky ReLU
 // when negative_slope is not 0). It works in place.

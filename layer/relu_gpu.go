@@ -6,8 +6,6 @@ import (
 	"github.com/gocaffe/gocaffe/mathfn"
 )
 
-func init() { registerGPU("ReLU", newReLUGPU[float32], newReLUGPU[float64]) }
-
 // reluGPU is ReLU's GPU half (kernels/relu.cu): the vector kernels where
 // every array is 16-byte aligned (a blob's always is), one element a
 // thread otherwise.

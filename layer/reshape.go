@@ -8,7 +8,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Reshape", newReshape[float32], newReshape[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Reshape",
+		New32: newReshape[float32], New64: newReshape[float64],
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Reshape gives its bottom a new shape without touching the data: the top
 // shares the bottom's data and diff. reshape_param.shape replaces the

@@ -7,7 +7,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("RNN", newRNN[float32], newRNN[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "RNN",
+		New32: newRNN[float32], New64: newRNN[float64],
+		Engines: []EngineDef{GPUEngine(newRNNGPU[float32], newRNNGPU[float64])},
+		ONNXWhy: "gocaffe writes no ONNX form of the recurrent layers",
+	})
+}
 
 // RNN is a simple recurrent layer over time-major sequences (Caffe's
 // RNNLayer; see recurrent for the bottoms, tops and state handling). At

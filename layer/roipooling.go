@@ -9,7 +9,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("ROIPooling", newROIPooling[float32], newROIPooling[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "ROIPooling",
+		New32: newROIPooling[float32], New64: newROIPooling[float64],
+		Engines:  []EngineDef{GPUEngine(newROIPoolingGPU[float32], newROIPoolingGPU[float64])},
+		ONNXWhy:  "gocaffe writes no ONNX form of it",
+		NoGolden: "BVLC Caffe has no such layer: it is Faster R-CNN's (rbgirshick/caffe-fast-rcnn)",
+	})
+}
 
 // ROIPooling is Fast/Faster R-CNN's region pooling
 // (rbgirshick/caffe-fast-rcnn; roi_pooling_param): for each region

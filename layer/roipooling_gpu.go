@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("ROIPooling", newROIPoolingGPU[float32], newROIPoolingGPU[float64]) }
-
 // roiPoolingGPU is ROIPooling's GPU half; argmax holds each output's
 // source position (as T, -1 for empty bins).
 type roiPoolingGPU[T Float] struct {

@@ -12,7 +12,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Scale", newScale[float32], newScale[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Scale",
+		New32: newScale[float32], New64: newScale[float64],
+		Engines:   []EngineDef{GPUEngine(newScaleGPU[float32], newScaleGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Scale multiplies the bottom by a vector broadcast over it: top = x * s,
 // with s's axes lining up with the bottom's from scale_param.axis (default
@@ -30,9 +39,6 @@ type Scale[T Float] struct {
 	// temp holds the bottom when in place (backward needs it), and the
 	// product dy*x in backward when no diff can hold it.
 	temp *blob.Blob[T]
-	// fusedInto, if not nil, is the BatchNorm before this layer that may
-	// compute it (see Fuse).
-	fusedInto *BatchNorm[T]
 	host      scaleHost[T]
 }
 
@@ -227,5 +233,3 @@ func scaleGradient[T Float, A any](l *Scale[T], d device.View[T, A], dy A, dxWan
 	sumBroadcast(d, l.shape, &l.buf, product, beta, d.MutableDiff(vec))
 }
 
-// InPlace: Scale runs in place.
-func (*Scale[T]) InPlace() bool { return true }

@@ -7,8 +7,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Scale", newScaleGPU[float32], newScaleGPU[float64]) }
-
 // scaleSumThreads is the block size of scale_param_sums (SCALE_SUM_THREADS
 // in scale.cu).
 const scaleSumThreads = 256

@@ -4,10 +4,21 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Sigmoid", newSigmoid[float32], newSigmoid[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Sigmoid",
+		New32: newSigmoid[float32], New64: newSigmoid[float64],
+		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetSigmoidParam().GetEngine()) },
+		Engines:     []EngineDef{GPUEngine(newSigmoidGPU[float32], newSigmoidGPU[float64]), cuDNNEngine(false, nil, newActivationDNN[float32, *Sigmoid[float32]](cuda.ActivationSigmoid), newActivationDNN[float64, *Sigmoid[float64]](cuda.ActivationSigmoid))},
+		InPlace:     true,
+		CUDAGraph:   true,
+		ONNX:        ONNXConverted,
+	})
+}
 
 // Sigmoid computes y = 1 / (1 + exp(-x)). The backward pass needs only the
 // top's data, so it works in place.

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Sigmoid", newSigmoidGPU[float32], newSigmoidGPU[float64]) }
-
 // sigmoidGPU is Sigmoid's GPU half.
 type sigmoidGPU[T Float] struct{ l *Sigmoid[T] }
 

@@ -9,7 +9,12 @@ import (
 )
 
 func init() {
-	register("SigmoidCrossEntropyLoss", newSigmoidCrossEntropyLoss[float32], newSigmoidCrossEntropyLoss[float64])
+	MustRegisterType(Spec{
+		Type:  "SigmoidCrossEntropyLoss",
+		New32: newSigmoidCrossEntropyLoss[float32], New64: newSigmoidCrossEntropyLoss[float64],
+		Engines: []EngineDef{GPUEngine(newSigmoidCrossEntropyLossGPU[float32], newSigmoidCrossEntropyLossGPU[float64])},
+		ONNX:    ONNXDropped, ONNXWhy: "a loss, used in training only",
+	})
 }
 
 // SigmoidCrossEntropyLoss is the cross-entropy of targets t in [0, 1]

@@ -8,10 +8,6 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() {
-	registerGPU("SigmoidCrossEntropyLoss", newSigmoidCrossEntropyLossGPU[float32], newSigmoidCrossEntropyLossGPU[float64])
-}
-
 // sigmoidCrossEntropyLossGPU is SigmoidCrossEntropyLoss's GPU half.
 type sigmoidCrossEntropyLossGPU[T Float] struct{ l *SigmoidCrossEntropyLoss[T] }
 

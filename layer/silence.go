@@ -6,7 +6,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Silence", newSilence[float32], newSilence[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Silence",
+		New32: newSilence[float32], New64: newSilence[float64],
+		Engines:   []EngineDef{GPUEngine(newSilenceGPU[float32], newSilenceGPU[float64])},
+		CUDAGraph: true,
+		ONNX:      ONNXDropped, ONNXWhy: "computes nothing",
+	})
+}
 
 // Silence consumes blobs that nothing else uses, so that the net does not
 // report them as outputs. It has no tops; its backward pass gives its

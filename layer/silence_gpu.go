@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("Silence", newSilenceGPU[float32], newSilenceGPU[float64]) }
-
 // silenceGPU is Silence's GPU half.
 type silenceGPU[T Float] struct{ l *Silence[T] }
 

@@ -8,7 +8,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Slice", newSlice[float32], newSlice[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Slice",
+		New32: newSlice[float32], New64: newSlice[float64],
+		Engines:   []EngineDef{GPUEngine(newSliceGPU[float32], newSliceGPU[float64])},
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Slice cuts its bottom along one axis (slice_param.axis, default 1, or the
 // legacy slice_dim) into its tops: at the slice_point positions when given

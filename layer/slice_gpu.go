@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("Slice", newSliceGPU[float32], newSliceGPU[float64]) }
-
 // sliceGPU is Slice's GPU half.
 type sliceGPU[T Float] struct{ l *Slice[T] }
 

@@ -7,7 +7,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("SmoothL1Loss", newSmoothL1Loss[float32], newSmoothL1Loss[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "SmoothL1Loss",
+		New32: newSmoothL1Loss[float32], New64: newSmoothL1Loss[float64],
+		Engines: []EngineDef{GPUEngine(newSmoothL1LossGPU[float32], newSmoothL1LossGPU[float64])},
+		ONNX:    ONNXDropped, ONNXWhy: "a loss, used in training only",
+		NoGolden: "BVLC Caffe has no such layer: it is Faster R-CNN's (rbgirshick/caffe-fast-rcnn)",
+	})
+}
 
 // SmoothL1Loss is Faster R-CNN's box regression loss
 // (rbgirshick/caffe-fast-rcnn; smooth_l1_loss_param): with

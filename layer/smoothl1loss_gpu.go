@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("SmoothL1Loss", newSmoothL1LossGPU[float32], newSmoothL1LossGPU[float64]) }
-
 // smoothL1LossGPU is SmoothL1Loss's GPU half; diff holds w_in * (a - b),
 // errs each element's loss before the outside weight.
 type smoothL1LossGPU[T Float] struct {

@@ -7,7 +7,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Softmax", newSoftmax[float32], newSoftmax[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Softmax",
+		New32: newSoftmax[float32], New64: newSoftmax[float64],
+		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetSoftmaxParam().GetEngine()) },
+		Engines:     []EngineDef{GPUEngine(newSoftmaxGPU[float32], newSoftmaxGPU[float64]), cuDNNEngine(false, nil, newSoftmaxDNN[float32], newSoftmaxDNN[float64])},
+		CUDAGraph:   true,
+		ONNX:        ONNXConverted,
+	})
+}
 
 // Softmax normalises along `axis` (default 1): top = exp(x - max) / sum,
 // with the maximum subtracted for stability. The axes before it are outer,

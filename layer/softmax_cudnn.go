@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerCuDNN("Softmax", false, nil, newSoftmaxDNN[float32], newSoftmaxDNN[float64]) }
-
 // softmaxDNN is Softmax's cuDNN engine: the softmax axis is cuDNN's
 // channel axis of an (outer, channels, inner, 1) tensor.
 type softmaxDNN[T Float] struct {

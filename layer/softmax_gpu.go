@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Softmax", newSoftmaxGPU[float32], newSoftmaxGPU[float64]) }
-
 // softmaxGPU is Softmax's GPU half.
 type softmaxGPU[T Float] struct{ l *Softmax[T] }
 

@@ -10,7 +10,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("SoftmaxWithLoss", newSoftmaxWithLoss[float32], newSoftmaxWithLoss[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "SoftmaxWithLoss",
+		New32: newSoftmaxWithLoss[float32], New64: newSoftmaxWithLoss[float64],
+		Engines:   []EngineDef{GPUEngine(newSoftmaxWithLossGPU[float32], newSoftmaxWithLossGPU[float64])},
+		CUDAGraph: true,
+		ONNX:      ONNXDropped, ONNXWhy: "a loss, used in training only",
+	})
+}
 
 // SoftmaxWithLoss is the multinomial logistic loss of a softmax: bottom 0
 // holds scores with the classes along softmax_param.axis (default 1),

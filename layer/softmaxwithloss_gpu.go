@@ -8,10 +8,6 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() {
-	registerGPU("SoftmaxWithLoss", newSoftmaxWithLossGPU[float32], newSoftmaxWithLossGPU[float64])
-}
-
 // softmaxWithLossGPU is SoftmaxWithLoss's GPU half.
 type softmaxWithLossGPU[T Float] struct{ l *SoftmaxWithLoss[T] }
 

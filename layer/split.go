@@ -8,7 +8,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Split", newSplit[float32], newSplit[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Split",
+		New32: newSplit[float32], New64: newSplit[float64],
+		Engines:   []EngineDef{GPUEngine(newSplitGPU[float32], newSplitGPU[float64])},
+		CUDAGraph: true,
+		ONNX:      ONNXAlias,
+	})
+}
 
 // Split hands its bottom to several consumers: every top shares the
 // bottom's data, and the backward pass sums the tops' diffs into the

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("Split", newSplitGPU[float32], newSplitGPU[float64]) }
-
 // splitGPU is Split's GPU half.
 type splitGPU[T Float] struct{ l *Split[T] }
 

@@ -12,7 +12,14 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("SPP", newSPP[float32], newSPP[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "SPP",
+		New32: newSPP[float32], New64: newSPP[float64],
+		Engines: []EngineDef{GPUEngine(newSPPGPU[float32], newSPPGPU[float64])},
+		ONNXWhy: "gocaffe writes no ONNX form of it",
+	})
+}
 
 // SPP is spatial pyramid pooling (Caffe's SPPLayer): level l of
 // spp_param.pyramid_height pools each channel into 2^l x 2^l bins (kernel

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("SPP", newSPPGPU[float32], newSPPGPU[float64]) }
-
 // sppGPU is SPP's GPU half.
 type sppGPU[T Float] struct{ l *SPP[T] }
 

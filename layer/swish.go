@@ -7,7 +7,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Swish", newSwish[float32], newSwish[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Swish",
+		New32: newSwish[float32], New64: newSwish[float64],
+		Engines:   []EngineDef{GPUEngine(newSwishGPU[float32], newSwishGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Swish computes y = x * sigmoid(beta * x) (swish_param.beta, default 1).
 type Swish[T Float] struct {

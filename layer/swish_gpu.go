@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Swish", newSwishGPU[float32], newSwishGPU[float64]) }
-
 // swishGPU is Swish's GPU half.
 type swishGPU[T Float] struct{ l *Swish[T] }
 

@@ -4,10 +4,21 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("TanH", newTanH[float32], newTanH[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "TanH",
+		New32: newTanH[float32], New64: newTanH[float64],
+		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetTanhParam().GetEngine()) },
+		Engines:     []EngineDef{GPUEngine(newTanHGPU[float32], newTanHGPU[float64]), cuDNNEngine(false, nil, newActivationDNN[float32, *TanH[float32]](cuda.ActivationTanh), newActivationDNN[float64, *TanH[float64]](cuda.ActivationTanh))},
+		InPlace:     true,
+		CUDAGraph:   true,
+		ONNX:        ONNXConverted,
+	})
+}
 
 // TanH computes y = tanh(x). The backward pass needs only the top's data,
 // so it works in place.

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("TanH", newTanHGPU[float32], newTanHGPU[float64]) }
-
 // tanhGPU is TanH's GPU half.
 type tanhGPU[T Float] struct{ l *TanH[T] }
 

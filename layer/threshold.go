@@ -7,7 +7,16 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Threshold", newThreshold[float32], newThreshold[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Threshold",
+		New32: newThreshold[float32], New64: newThreshold[float64],
+		Engines:   []EngineDef{GPUEngine(newThresholdGPU[float32], newThresholdGPU[float64])},
+		InPlace:   true,
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // errThresholdBackward is returned when a gradient is asked of Threshold,
 // a step function with no useful one (Caffe: NOT_IMPLEMENTED).

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Threshold", newThresholdGPU[float32], newThresholdGPU[float64]) }
-
 // thresholdGPU is Threshold's GPU half.
 type thresholdGPU[T Float] struct{ l *Threshold[T] }
 

@@ -7,7 +7,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Tile", newTile[float32], newTile[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Tile",
+		New32: newTile[float32], New64: newTile[float64],
+		Engines:   []EngineDef{GPUEngine(newTileGPU[float32], newTileGPU[float64])},
+		CUDAGraph: true,
+		ONNX:      ONNXConverted,
+	})
+}
 
 // Tile repeats the bottom tile_param.tiles times along tile_param.axis
 // (default 1): top shape(axis) = tiles * bottom shape(axis).

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Tile", newTileGPU[float32], newTileGPU[float64]) }
-
 // tileGPU is Tile's GPU half.
 type tileGPU[T Float] struct{ l *Tile[T] }
 

@@ -8,7 +8,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("Upsample", newUpsample[float32], newUpsample[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "Upsample",
+		New32: newUpsample[float32], New64: newUpsample[float64],
+		Engines:  []EngineDef{GPUEngine(newUpsampleGPU[float32], newUpsampleGPU[float64])},
+		ONNXWhy:  "gocaffe writes no ONNX form of it",
+		NoGolden: "BVLC Caffe has no such layer: it is SegNet's (alexgkendall/caffe-segnet)",
+	})
+}
 
 // Upsample is SegNet's unpooling (alexgkendall/caffe-segnet;
 // upsample_param): bottom 0 holds pooled values, bottom 1 the positions a

@@ -5,8 +5,6 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
-func init() { registerGPU("Upsample", newUpsampleGPU[float32], newUpsampleGPU[float64]) }
-
 // upsampleGPU is Upsample's GPU half. Positions outside the output plane
 // (which the CPU half reports as an error) are skipped on the device,
 // where checking them would cost a synchronisation.

@@ -17,7 +17,15 @@ import (
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
-func init() { register("VideoData", newVideoData[float32], newVideoData[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "VideoData",
+		New32: newVideoData[float32], New64: newVideoData[float64],
+		Engines:  []EngineDef{GPUEngine(newVideoDataGPU[float32], newVideoDataGPU[float64])},
+		ONNX:     ONNXInput,
+		NoGolden: "BVLC Caffe has no such layer: it is TSN's (yjxiong/caffe)",
+	})
+}
 
 // VideoData is the data layer of Temporal Segment Networks (TSN,
 // yjxiong/caffe): video_data_param.source lists videos as "<frame folder>

@@ -2,8 +2,6 @@ package layer
 
 import "github.com/gocaffe/gocaffe/blob"
 
-func init() { registerGPU("VideoData", newVideoDataGPU[float32], newVideoDataGPU[float64]) }
-
 // videoDataGPU is VideoData's GPU half.
 type videoDataGPU[T Float] struct{ l *VideoData[T] }
 

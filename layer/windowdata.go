@@ -15,7 +15,14 @@ import (
 	"github.com/gocaffe/gocaffe/protoio"
 )
 
-func init() { register("WindowData", newWindowData[float32], newWindowData[float64]) }
+func init() {
+	MustRegisterType(Spec{
+		Type:  "WindowData",
+		New32: newWindowData[float32], New64: newWindowData[float64],
+		ONNX:     ONNXInput,
+		NoGolden: "it reads image files and a window list, which the golden nets do not",
+	})
+}
 
 // WindowData serves crops of image windows for detection fine-tuning
 // (Caffe's WindowDataLayer, R-CNN style). window_data_param.source is a

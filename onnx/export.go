@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -216,21 +215,26 @@ func replaceDataLayers(model *caffepb.NetParameter, n *net.Net[float32], batch i
 }
 
 // isDataLayer says whether a layer feeds the net from outside: one with no
-// bottoms, other than Parameter, whose output is a learned constant.
-func isDataLayer(typ string, bottoms int) bool { return bottoms == 0 && typ != "Parameter" }
+// bottoms that the exporter does not convert (Parameter is converted), as
+// its type's spec says (layer.ONNXInput) or, for a layer of a type without
+// an ONNX form, because it reads nothing from the net.
+func isDataLayer(typ string, bottoms int) bool {
+	return bottoms == 0 && onnxForm(typ) != layer.ONNXConverted
+}
 
-// trainingOnly says why a layer type is left out of an exported model, or
-// "" if it is exported.
+// trainingOnly says why a layer type is left out of an exported model
+// (its spec's form is layer.ONNXDropped), or "" if it is exported.
 func trainingOnly(typ string) string {
-	switch {
-	case strings.HasSuffix(typ, "Loss"):
-		return "a loss, used in training only"
-	case typ == "Accuracy":
-		return "compares with labels, used in testing only"
-	case typ == "Silence":
-		return "computes nothing"
+	if s, ok := layer.SpecOf(typ); ok && s.ONNX == layer.ONNXDropped {
+		return s.ONNXWhy
 	}
 	return ""
+}
+
+// onnxForm is the ONNX form of a layer type, from its spec.
+func onnxForm(typ string) layer.ONNXForm {
+	s, _ := layer.SpecOf(typ)
+	return s.ONNX
 }
 
 func checkOpset(v int) error {
@@ -337,7 +341,7 @@ func (w *walk[T]) run() error {
 			}
 			continue
 		}
-		if typ == "Split" {
+		if onnxForm(typ) == layer.ONNXAlias {
 			w.alias(bottoms[0], tops)
 			continue
 		}
