@@ -67,4 +67,3 @@ func (l *AbsVal[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, botto
 	}
 	return nil
 }
-

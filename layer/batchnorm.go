@@ -281,4 +281,3 @@ func batchNormBackward[T Float, A any](l *BatchNorm[T], d device.View[T, A], top
 	d.Div(n, dx, std, dx)
 	return d.Err()
 }
-

@@ -142,4 +142,3 @@ func addBias[T Float, A any](d broadcaster[T, A], s broadcastShape, x, b, y A) e
 func biasGradient[T Float, A any](d device.View[T, A], s broadcastShape, bb *broadcastBuffers[T], dy A, beta T, db A) {
 	sumBroadcast(d, s, bb, dy, beta, db)
 }
-

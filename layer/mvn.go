@@ -148,4 +148,3 @@ func mvnBackward[T Float, A any](l *MVN[T], d device.View[T, A], top []*blob.Blo
 	d.Div(count, temp, dx, dx)
 	return d.Err()
 }
-

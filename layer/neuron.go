@@ -13,7 +13,6 @@ type neuron[T Float] struct{ Base[T] }
 // Counts returns one bottom and one top.
 func (*neuron[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(1), Top: Exactly(1)} }
 
-
 // LayerSetUp has nothing to do for most element-wise layers.
 func (*neuron[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 

@@ -39,7 +39,7 @@ type Scale[T Float] struct {
 	// temp holds the bottom when in place (backward needs it), and the
 	// product dy*x in backward when no diff can hold it.
 	temp *blob.Blob[T]
-	host      scaleHost[T]
+	host scaleHost[T]
 }
 
 func newScale[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -232,4 +232,3 @@ func scaleGradient[T Float, A any](l *Scale[T], d device.View[T, A], dy A, dxWan
 	}
 	sumBroadcast(d, l.shape, &l.buf, product, beta, d.MutableDiff(vec))
 }
-
