@@ -13,11 +13,11 @@ func newAbsValGPU[T Float](l *AbsVal[T]) Engine[T] { return absValGPU[T]{l} }
 // Forward computes the absolute value on the device.
 func (e absValGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "absval.cu", "absval_forward", n, &a)
+	return launch[T](l.Context(), "absval.cu", "absval_forward", n, &a)
 }
 
 // Backward computes sign(x) * dy on the device.
@@ -26,9 +26,9 @@ func (e absValGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(bottom[0])).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "absval.cu", "absval_backward", n, &a)
+	return launch[T](l.Context(), "absval.cu", "absval_backward", n, &a)
 }

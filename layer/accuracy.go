@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -68,7 +69,7 @@ func (l *Accuracy[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 // Reshape checks that there is one label per position and top_k classes to
 // choose from, and sizes the tops.
 func (l *Accuracy[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	axis, err := bottom[0].CanonicalAxisIndex(int(l.param.GetAccuracyParam().GetAxis()))
+	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetAccuracyParam().GetAxis()))
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func (l *Accuracy[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if l.topK > l.classes {
 		return fmt.Errorf("top_k must be less than or equal to the number of classes: top_k %d, %d classes", l.topK, l.classes)
 	}
-	if err := top[0].Reshape(lossShape); err != nil {
+	if err := top[0].Reshape(kit.ScalarShape()); err != nil {
 		return err
 	}
 	for _, r := range []struct {

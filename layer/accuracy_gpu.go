@@ -19,7 +19,7 @@ func newAccuracyGPU[T Float](l *Accuracy[T]) Engine[T] { return accuracyGPU[T]{l
 // The per-class accuracies are computed on the device too.
 func (e accuracyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := l.outer * l.inner
 	perClass := 0
 	classCorrect, classNum := g.MutableData(l.classCorrect), g.MutableData(l.classNum)
@@ -39,7 +39,7 @@ func (e accuracyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if err := g.Err(); err != nil {
 		return err
 	}
-	if err := launch[T](l.ctx, "accuracy.cu", "accuracy_forward", n, &a); err != nil {
+	if err := launch[T](l.Context(), "accuracy.cu", "accuracy_forward", n, &a); err != nil {
 		return err
 	}
 	right, count := g.Asum(n, correct), g.Asum(n, counts)
@@ -61,7 +61,7 @@ func (e accuracyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	}
 	var b cuda.Args
 	b.Int(l.classes).Ptr(classCorrect).Ptr(classNum).Ptr(g.MutableData(top[1]))
-	return launch[T](l.ctx, "accuracy.cu", "accuracy_per_class", l.classes, &b)
+	return launch[T](l.Context(), "accuracy.cu", "accuracy_per_class", l.classes, &b)
 }
 
 // Backward returns an error if asked for any gradient.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -21,7 +22,7 @@ func acceptsReLUDNN(p *caffepb.LayerParameter) error {
 type activationDNN[T Float] struct {
 	b    *Base[T]
 	dnn  *cuda.DNN
-	x    tensorDesc[T]
+	x    kit.TensorDesc[T]
 	desc *cuda.ActivationDesc
 }
 
@@ -37,13 +38,13 @@ func newActivationDNN[T Float, L Layer[T]](mode cuda.ActivationMode) func(L, *cu
 
 // Reshaped describes the bottom.
 func (e *activationDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
-	return e.x.set(1, bottom[0].Count(), 1, 1)
+	return e.x.Set(1, bottom[0].Count(), 1, 1)
 }
 
 // Forward applies the activation.
 func (e *activationDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	g := e.b.gpu()
-	if err := e.dnn.ActivationForward(e.desc, e.x.d, g.Data(bottom[0]), e.x.d, g.MutableData(top[0])); err != nil {
+	g := e.b.GPU()
+	if err := e.dnn.ActivationForward(e.desc, e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableData(top[0])); err != nil {
 		return err
 	}
 	return g.Err()
@@ -54,8 +55,8 @@ func (e *activationDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, b
 	if !propagateDown[0] {
 		return nil
 	}
-	g := e.b.gpu()
-	if err := e.dnn.ActivationBackward(e.desc, e.x.d, g.Data(top[0]), e.x.d, g.Diff(top[0]), e.x.d, g.Data(bottom[0]), e.x.d, g.MutableDiff(bottom[0])); err != nil {
+	g := e.b.GPU()
+	if err := e.dnn.ActivationBackward(e.desc, e.x.Desc, g.Data(top[0]), e.x.Desc, g.Diff(top[0]), e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableDiff(bottom[0])); err != nil {
 		return err
 	}
 	return g.Err()

@@ -66,18 +66,18 @@ func (l *AnnotatedData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.Close(); err != nil {
 		return err
 	}
-	dp := l.param.GetDataParam()
+	dp := l.Param().GetDataParam()
 	batchSize := int(dp.GetBatchSize())
 	if batchSize <= 0 {
 		return errors.New("data_param.batch_size must be positive")
 	}
-	tp := l.param.GetTransformParam()
+	tp := l.Param().GetTransformParam()
 	fitSmall := tp.GetResizeParam() != nil && tp.GetResizeParam().GetResizeMode() == caffepb.ResizeParameter_FIT_SMALL_SIZE
 	if fitSmall && batchSize != 1 {
 		return fmt.Errorf("resize_param's FIT_SMALL_SIZE gives each image its own size: it needs batch_size 1, not %d", batchSize)
 	}
 	rng := l.RNG()
-	ap := l.param.GetAnnotatedDataParam()
+	ap := l.Param().GetAnnotatedDataParam()
 	aug, err := data.NewAugmenter[T](tp, ap.GetBatchSampler(), l.Phase(), rng.Uint64())
 	if err != nil {
 		return err

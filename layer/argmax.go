@@ -61,7 +61,7 @@ func (*ArgMax[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(1), To
 // LayerSetUp checks the axis and top_k against the bottom.
 func (l *ArgMax[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if l.hasAxis {
-		axis, err := bottom[0].CanonicalAxisIndex(int(l.param.GetArgmaxParam().GetAxis()))
+		axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetArgmaxParam().GetAxis()))
 		if err != nil {
 			return err
 		}

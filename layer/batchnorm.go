@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -15,7 +16,7 @@ func init() {
 	MustRegisterType(Spec{
 		Type:  "BatchNorm",
 		New32: newBatchNorm[float32], New64: newBatchNorm[float64],
-		Engines:   []EngineDef{GPUEngine(newBatchNormGPU[float32], newBatchNormGPU[float64]), cuDNNEngine(true, nil, newBatchNormDNN[float32], newBatchNormDNN[float64])},
+		Engines:   []EngineDef{GPUEngine(newBatchNormGPU[float32], newBatchNormGPU[float64]), CuDNNEngine(true, nil, newBatchNormDNN[float32], newBatchNormDNN[float64])},
 		InPlace:   true,
 		CUDAGraph: true,
 		FusesNext: []string{"Scale", "ReLU"},
@@ -61,7 +62,7 @@ func newBatchNorm[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 		l.useGlobal = bp.GetUseGlobalStats()
 	}
 	l.maf, l.eps = T(bp.GetMovingAverageFraction()), T(bp.GetEps())
-	if err := freezeBatchNormStats(l.param); err != nil {
+	if err := freezeBatchNormStats(l.Param()); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -113,8 +114,8 @@ func (l *BatchNorm[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if l.channels, err = bnChannelsOf(bottom[0]); err != nil {
 		return err
 	}
-	if len(l.blobs) > 0 {
-		if err := l.checkParamShapes([]string{"mean", "variance", "scale factor"}, []int{l.channels}, []int{l.channels}, []int{1}); err != nil {
+	if len(l.Blobs()) > 0 {
+		if err := l.CheckParamShapes([]string{"mean", "variance", "scale factor"}, []int{l.channels}, []int{l.channels}, []int{1}); err != nil {
 			return err
 		}
 	} else {
@@ -123,7 +124,7 @@ func (l *BatchNorm[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 			if err != nil {
 				return err
 			}
-			l.blobs = append(l.blobs, b)
+			l.AddBlob(b)
 		}
 	}
 	for _, b := range []**blob.Blob[T]{&l.mean, &l.variance, &l.temp, &l.xNorm, &l.numByChans} {
@@ -160,10 +161,10 @@ func (l *BatchNorm[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 			return err
 		}
 	}
-	if err := l.ensureOnes(&l.batchOnes, l.num); err != nil {
+	if err := kit.Ones(l, &l.batchOnes, l.num); err != nil {
 		return err
 	}
-	return l.ensureOnes(&l.spatialOne, l.spatial)
+	return kit.Ones(l, &l.spatialOne, l.spatial)
 }
 
 // ForwardCPU normalises on the host.
@@ -210,11 +211,11 @@ func batchNormForward[T Float, A any](l *BatchNorm[T], d device.View[T, A], bott
 	if l.useGlobal {
 		// The scale factor is one number; read it on the host.
 		var f T
-		if s := l.blobs[2].CPUData()[0]; s != 0 {
+		if s := l.Blobs()[2].CPUData()[0]; s != 0 {
 			f = 1 / s
 		}
-		d.Scale(l.channels, f, d.Data(l.blobs[0]), mean)
-		d.Scale(l.channels, f, d.Data(l.blobs[1]), variance)
+		d.Scale(l.channels, f, d.Data(l.Blobs()[0]), mean)
+		d.Scale(l.channels, f, d.Data(l.Blobs()[1]), variance)
 	} else {
 		bnChannelSum(l, d, y, 1/T(l.num*l.spatial), mean)
 	}
@@ -237,16 +238,16 @@ func batchNormForward[T Float, A any](l *BatchNorm[T], d device.View[T, A], bott
 // sums, with Bessel's correction m/(m-1) on the variance. The scale factor
 // is updated on the device, so training never copies it to the host.
 func bnUpdateStatistics[T Float, A any](l *BatchNorm[T], d device.View[T, A], n int, mean, variance A) {
-	s := d.MutableData(l.blobs[2])
+	s := d.MutableData(l.Blobs()[2])
 	d.Scal(1, l.maf, s)
 	d.AddScalar(1, 1, s)
-	d.Axpby(l.channels, 1, mean, l.maf, d.MutableData(l.blobs[0]))
+	d.Axpby(l.channels, 1, mean, l.maf, d.MutableData(l.Blobs()[0]))
 	m := n / l.channels
 	correction := T(1)
 	if m > 1 {
 		correction = T(m) / T(m-1)
 	}
-	d.Axpby(l.channels, correction, variance, l.maf, d.MutableData(l.blobs[1]))
+	d.Axpby(l.channels, correction, variance, l.maf, d.MutableData(l.Blobs()[1]))
 }
 
 // batchNormBackward computes dx = dy / std with global statistics, else

@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // bnHost is BatchNorm's forward pass on the host. The generic pass
@@ -36,17 +37,17 @@ func (h *bnHost[T]) forward(l *BatchNorm[T], bottom, top []*blob.Blob[T]) {
 	h.mean, h.std = l.mean.MutableCPUData(), l.variance.MutableCPUData()
 	if l.useGlobal {
 		var f T
-		if s := l.blobs[2].CPUData()[0]; s != 0 {
+		if s := l.Blobs()[2].CPUData()[0]; s != 0 {
 			f = 1 / s
 		}
-		d.Scale(l.channels, f, l.blobs[0].CPUData(), h.mean)
-		d.Scale(l.channels, f, l.blobs[1].CPUData(), h.std)
+		d.Scale(l.channels, f, l.Blobs()[0].CPUData(), h.mean)
+		d.Scale(l.channels, f, l.Blobs()[1].CPUData(), h.std)
 	} else {
 		bnChannelSum(l, d, h.x, 1/T(l.num*l.spatial), h.mean)
 	}
 	// x is read before y is written, element by element: in place works.
 	h.y, h.temp, h.squares = top[0].MutableCPUData(), l.temp.MutableCPUData(), !l.useGlobal
-	unitsParallel(n/h.spatial, h.spatial, h.center)
+	kit.UnitsParallel(n/h.spatial, h.spatial, h.center)
 	if !l.useGlobal {
 		bnChannelSum(l, d, h.temp, 1/T(l.num*l.spatial), h.std)
 		bnUpdateStatistics(l, d, n, h.mean, h.std)
@@ -54,7 +55,7 @@ func (h *bnHost[T]) forward(l *BatchNorm[T], bottom, top []*blob.Blob[T]) {
 	d.AddScalar(l.channels, l.eps, h.std)
 	d.Sqrt(l.channels, h.std, h.std)
 	h.xNorm = l.xNorm.MutableCPUData()
-	unitsParallel(n/h.spatial, h.spatial, h.normalize)
+	kit.UnitsParallel(n/h.spatial, h.spatial, h.normalize)
 	h.x, h.y, h.temp, h.xNorm, h.mean, h.std = nil, nil, nil, nil, nil, nil
 }
 

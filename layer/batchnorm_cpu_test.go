@@ -61,7 +61,7 @@ func runBatchNorm(t *testing.T, shape []int, global, inPlace, host bool) [][]flo
 	if err := SetUp(l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{top}); err != nil {
 		t.Fatal(err)
 	}
-	for i, b := range bn.blobs { // running statistics as a trained net has them
+	for i, b := range bn.Blobs() { // running statistics as a trained net has them
 		for j := range b.MutableCPUData() {
 			b.MutableCPUData()[j] = float32(i+1) * (1 + float32(j%5)/4)
 		}
@@ -75,7 +75,7 @@ func runBatchNorm(t *testing.T, shape []int, global, inPlace, host bool) [][]flo
 		t.Fatal(err)
 	}
 	out := [][]float32{top.CPUData(), bn.xNorm.CPUData(), bn.temp.CPUData(), bn.mean.CPUData(), bn.variance.CPUData()}
-	for _, b := range bn.blobs {
+	for _, b := range bn.Blobs() {
 		out = append(out, b.CPUData())
 	}
 	return out

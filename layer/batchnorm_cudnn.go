@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // bnBuffers is how many per-channel buffers cuDNN's batch normalization
@@ -26,7 +27,7 @@ type batchNormDNN[T Float] struct {
 	l     *BatchNorm[T]
 	dnn   *cuda.DNN
 	caffe Engine[T]
-	x, bn tensorDesc[T]
+	x, bn kit.TensorDesc[T]
 	stats *blob.Blob[T] // bnBuffers x C, the first two ones and zeros
 	saved *blob.Blob[T] // in place: the bottom's data (forward), the top's gradient (backward)
 	onesC int           // the channel count stats holds ones and zeros for
@@ -57,7 +58,7 @@ func (e *batchNormDNN[T]) fusedReLU() Layer[T] {
 	if e.scale != nil && (e.fusedScale() == nil || e.scale.FusionSuspended()) {
 		return nil
 	}
-	if e.scale == nil && e.l.fusionSuspended {
+	if e.scale == nil && e.l.FusionSuspended() {
 		return nil
 	}
 	return e.relu
@@ -67,14 +68,14 @@ func (e *batchNormDNN[T]) fusedReLU() Layer[T] {
 // must compute with cuDNN and the Scale's vector must be the channels'.
 func (e *batchNormDNN[T]) fusedScale() *Scale[T] {
 	s, l := e.scale, e.l
-	if s == nil || !e.active || l.fusionSuspended || s.shape.outer != l.num || s.shape.dim != l.channels || s.shape.inner != l.spatial {
+	if s == nil || !e.active || l.FusionSuspended() || s.shape.Outer != l.num || s.shape.Dim != l.channels || s.shape.Inner != l.spatial {
 		return nil
 	}
 	return s
 }
 
 func newBatchNormDNN[T Float](l *BatchNorm[T], dnn *cuda.DNN) (Engine[T], error) {
-	caffe, err := caffeGPUEngine[T](l)
+	caffe, err := NewEngine[T](l, EngineCaffe)
 	if err != nil {
 		return nil, err
 	}
@@ -118,10 +119,10 @@ func (e *batchNormDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	if !e.active {
 		return nil
 	}
-	if err := e.x.set(l.num, l.channels, l.spatial, 1); err != nil {
+	if err := e.x.Set(l.num, l.channels, l.spatial, 1); err != nil {
 		return err
 	}
-	if err := e.bn.set(1, l.channels, 1, 1); err != nil {
+	if err := e.bn.Set(1, l.channels, 1, 1); err != nil {
 		return err
 	}
 	if err := e.saved.ReshapeLike(bottom[0]); err != nil {
@@ -131,7 +132,7 @@ func (e *batchNormDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 		if err := e.stats.Reshape([]int{bnBuffers * l.channels}); err != nil {
 			return err
 		}
-		g := l.gpu()
+		g := l.GPU()
 		s := g.MutableData(e.stats)
 		g.Set(l.channels, 1, s)
 		g.Set(l.channels, 0, g.Offset(s, l.channels))
@@ -145,10 +146,10 @@ func (e *batchNormDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 
 // buffers returns cuDNN's per-channel buffers, carved out of stats.
 func (e *batchNormDNN[T]) buffers() cuda.BatchNormBuffers {
-	g, c := e.l.gpu(), e.l.channels
+	g, c := e.l.GPU(), e.l.channels
 	s := g.MutableData(e.stats)
 	at := func(i int) cuda.DevicePtr { return g.Offset(s, i*c) }
-	return cuda.BatchNormBuffers{Desc: e.bn.d, Ones: at(0), Zeros: at(1), Mean: at(2), Var: at(3),
+	return cuda.BatchNormBuffers{Desc: e.bn.Desc, Ones: at(0), Zeros: at(1), Mean: at(2), Var: at(3),
 		SaveMean: at(4), SaveInvStd: at(5), DScale: at(6), DBias: at(7)}
 }
 
@@ -164,7 +165,7 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if !e.active {
 		return e.caffe.Forward(bottom, top)
 	}
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	n := bottom[0].Count()
 	x, y := g.Data(bottom[0]), g.MutableData(top[0])
 	swap := false
@@ -190,12 +191,12 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	}
 	b := e.buffers()
 	if s := e.fusedScale(); s != nil {
-		b.Ones = g.Data(s.blobs[0])
+		b.Ones = g.Data(s.Blobs()[0])
 		if s.biasIndex >= 0 {
-			b.Zeros = g.Data(s.blobs[s.biasIndex])
+			b.Zeros = g.Data(s.Blobs()[s.biasIndex])
 		}
 	}
-	if err := e.dnn.BatchNormForwardTraining(e.x.d, x, e.x.d, y, &b, float64(l.eps)); err != nil {
+	if err := e.dnn.BatchNormForwardTraining(e.x.Desc, x, e.x.Desc, y, &b, float64(l.eps)); err != nil {
 		return err
 	}
 	if swap {
@@ -204,12 +205,12 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	// Caffe's running sums: s = maf*s + 1, mean = maf*mean + batch mean,
 	// var = maf*var + unbiased batch variance (cuDNN's already).
 	var a cuda.Args
-	scalarArg(a.Int(l.channels), l.maf).Ptr(b.Mean).Ptr(b.Var)
-	a.Ptr(g.MutableData(l.blobs[2])).Ptr(g.MutableData(l.blobs[0])).Ptr(g.MutableData(l.blobs[1]))
+	kit.ScalarArg(a.Int(l.channels), l.maf).Ptr(b.Mean).Ptr(b.Var)
+	a.Ptr(g.MutableData(l.Blobs()[2])).Ptr(g.MutableData(l.Blobs()[0])).Ptr(g.MutableData(l.Blobs()[1]))
 	if err := g.Err(); err != nil {
 		return err
 	}
-	return launch[T](l.ctx, "batch_norm.cu", "bn_running_sums", l.channels, &a)
+	return launch[T](l.Context(), "batch_norm.cu", "bn_running_sums", l.channels, &a)
 }
 
 // Backward computes the bottom's gradient from x, dy and the saved
@@ -222,7 +223,7 @@ func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 	if !propagateDown[0] && s == nil {
 		return nil
 	}
-	g := e.l.gpu()
+	g := e.l.GPU()
 	if e.own != nil {
 		return e.backwardOwn(s, top[0], propagateDown[0], bottom[0])
 	}
@@ -249,9 +250,9 @@ func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 	}
 	b := e.buffers()
 	if s != nil {
-		b.Ones = g.Data(s.blobs[0])
+		b.Ones = g.Data(s.Blobs()[0])
 	}
-	if err := e.dnn.BatchNormBackward(e.x.d, x, e.x.d, dy, e.x.d, dx, &b, float64(e.l.eps)); err != nil {
+	if err := e.dnn.BatchNormBackward(e.x.Desc, x, e.x.Desc, dy, e.x.Desc, dx, &b, float64(e.l.eps)); err != nil {
 		return err
 	}
 	if swap {
@@ -260,10 +261,10 @@ func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 	if s != nil {
 		c := e.l.channels
 		if s.ParamPropagateDown(0) {
-			g.Axpy(c, 1, b.DScale, g.MutableDiff(s.blobs[0]))
+			g.Axpy(c, 1, b.DScale, g.MutableDiff(s.Blobs()[0]))
 		}
 		if s.biasIndex >= 0 && s.ParamPropagateDown(s.biasIndex) {
-			g.Axpy(c, 1, b.DBias, g.MutableDiff(s.blobs[s.biasIndex]))
+			g.Axpy(c, 1, b.DBias, g.MutableDiff(s.Blobs()[s.biasIndex]))
 		}
 	}
 	if err := g.Err(); err != nil {
@@ -282,15 +283,15 @@ func (e *batchNormDNN[T]) scaleTopDiff(s *Scale[T], top *blob.Blob[T], propagate
 		return nil
 	}
 	l := e.l
-	g := gpuBroadcasterOf(&l.Base)
+	g := kit.GPUBroadcasterOf(&l.Base)
 	dy := g.MutableDiff(top)
-	return g.broadcast(broadcastMul, top.Count(), l.channels, l.spatial, dy, g.Data(s.blobs[0]), dy)
+	return g.Broadcast(kit.BroadcastMul, top.Count(), l.channels, l.spatial, dy, g.Data(s.Blobs()[0]), dy)
 }
 
 // backwardOwn is Backward on the own kernels, which read dy before they
 // write dx: in place, dx goes to dy's memory with no copy or swap.
 func (e *batchNormDNN[T]) backwardOwn(s *Scale[T], top *blob.Blob[T], propagate bool, bottom *blob.Blob[T]) error {
-	g := e.l.gpu()
+	g := e.l.GPU()
 	dy := g.Diff(top)
 	x := dy // not read
 	if e.keepsX() {
@@ -305,10 +306,10 @@ func (e *batchNormDNN[T]) backwardOwn(s *Scale[T], top *blob.Blob[T], propagate 
 	}
 	if s != nil {
 		if s.ParamPropagateDown(0) {
-			dGamma = g.MutableDiff(s.blobs[0])
+			dGamma = g.MutableDiff(s.Blobs()[0])
 		}
 		if s.biasIndex >= 0 && s.ParamPropagateDown(s.biasIndex) {
-			dBeta = g.MutableDiff(s.blobs[s.biasIndex])
+			dBeta = g.MutableDiff(s.Blobs()[s.biasIndex])
 		}
 	}
 	if err := g.Err(); err != nil {
@@ -331,7 +332,7 @@ func (e *batchNormDNN[T]) backwardOwn(s *Scale[T], top *blob.Blob[T], propagate 
 // ReLU's input from x, which they read anyway. Both need the backward
 // pass, which computes theirs.
 func (l *BatchNorm[T]) FuseNext(next, via Layer[T], needBackward bool) bool {
-	e, ok := l.engine.(*batchNormDNN[T])
+	e, ok := l.Engine().(*batchNormDNN[T])
 	if !ok || !needBackward {
 		return false
 	}

@@ -11,7 +11,7 @@ func newBatchNormGPU[T Float](l *BatchNorm[T]) Engine[T] { return batchNormGPU[T
 // kernels of the device view).
 func (e batchNormGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	return batchNormForward[T](l, l.gpu(), bottom, top)
+	return batchNormForward[T](l, l.GPU(), bottom, top)
 }
 
 // Backward computes the bottom's gradient on the device.
@@ -20,5 +20,5 @@ func (e batchNormGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bot
 	if !propagateDown[0] {
 		return nil
 	}
-	return batchNormBackward[T](l, l.gpu(), top, bottom)
+	return batchNormBackward[T](l, l.GPU(), top, bottom)
 }

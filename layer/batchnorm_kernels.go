@@ -7,6 +7,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // bnKernelMode reads GOCAFFE_BN: "" or "own" computes BatchNorm's cuDNN
@@ -77,7 +78,7 @@ func (s *bnScratch[T]) reshape(num, channels int) error {
 // launchWarps runs a kernel of batch_norm.cu that gives each of n rows
 // (or channels) a warp.
 func launchWarps[T Float](l *BatchNorm[T], name string, n int, a *cuda.Args) error {
-	f, err := kernel[T](l.ctx, "batch_norm.cu", name)
+	f, err := kernel[T](l.Context(), "batch_norm.cu", name)
 	if err != nil {
 		return err
 	}
@@ -97,9 +98,9 @@ func launchRows[T Float](l *BatchNorm[T], name string, a *cuda.Args) error {
 func (e *batchNormDNN[T]) fusedArgs(g *device.GPUView[T], a *cuda.Args) {
 	var gamma, beta cuda.DevicePtr
 	if s := e.fusedScale(); s != nil {
-		gamma = g.Data(s.blobs[0])
+		gamma = g.Data(s.Blobs()[0])
 		if s.biasIndex >= 0 {
-			beta = g.Data(s.blobs[s.biasIndex])
+			beta = g.Data(s.Blobs()[s.biasIndex])
 		}
 	}
 	a.Ptr(gamma).Ptr(beta)
@@ -110,7 +111,7 @@ func (e *batchNormDNN[T]) fusedArgs(g *device.GPUView[T], a *cuda.Args) {
 	} else {
 		a.Int(0)
 	}
-	scalarArg(a, slope)
+	kit.ScalarArg(a, slope)
 }
 
 // blockK returns the values per thread of the block-per-channel kernels
@@ -136,7 +137,7 @@ func (e *batchNormDNN[T]) blockK(backward bool) int {
 // launchChannelBlocks runs kernel name_k<K> of batch_norm.cu with a block per
 // channel.
 func launchChannelBlocks[T Float](l *BatchNorm[T], name string, k int, a *cuda.Args) error {
-	f, err := kernel[T](l.ctx, "batch_norm.cu", fmt.Sprintf("%s_k%d", name, k))
+	f, err := kernel[T](l.Context(), "batch_norm.cu", fmt.Sprintf("%s_k%d", name, k))
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ func launchChannelBlocks[T Float](l *BatchNorm[T], name string, k int, a *cuda.A
 // runningSums returns the device arrays of the scale factor and the
 // running mean and variance, for the batch's statistics to be folded in.
 func (e *batchNormDNN[T]) runningSums(g *device.GPUView[T]) (factor, mean, variance cuda.DevicePtr) {
-	b := e.l.blobs
+	b := e.l.Blobs()
 	return g.MutableData(b[2]), g.MutableData(b[0]), g.MutableData(b[1])
 }
 
@@ -169,7 +170,7 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 	if k := e.blockK(false); k > 0 {
 		factor, runMean, runVar := e.runningSums(g)
 		a.Int(l.num).Int(c).Int(l.spatial).Ptr(x)
-		scalarArg(scalarArg(scalarArg(&a, l.eps), l.maf), corr)
+		kit.ScalarArg(kit.ScalarArg(kit.ScalarArg(&a, l.eps), l.maf), corr)
 		a.Ptr(mean).Ptr(invStd).Ptr(factor).Ptr(runMean).Ptr(runVar)
 		e.fusedArgs(g, &a)
 		a.Ptr(y)
@@ -181,12 +182,12 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 	if l.useGlobal {
 		// The running sums are only read here (runningSums takes them to
 		// write).
-		factor, runMean, runVar := g.Data(l.blobs[2]), g.Data(l.blobs[0]), g.Data(l.blobs[1])
-		scalarArg(a.Int(c), l.eps).Ptr(factor).Ptr(runMean).Ptr(runVar).Ptr(mean).Ptr(invStd)
+		factor, runMean, runVar := g.Data(l.Blobs()[2]), g.Data(l.Blobs()[0]), g.Data(l.Blobs()[1])
+		kit.ScalarArg(a.Int(c), l.eps).Ptr(factor).Ptr(runMean).Ptr(runVar).Ptr(mean).Ptr(invStd)
 		if err := g.Err(); err != nil {
 			return err
 		}
-		if err := launch[T](l.ctx, "batch_norm.cu", "bn_global_stats", c, &a); err != nil {
+		if err := launch[T](l.Context(), "batch_norm.cu", "bn_global_stats", c, &a); err != nil {
 			return err
 		}
 	} else {
@@ -197,7 +198,7 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 		factor, runMean, runVar := e.runningSums(g)
 		a = cuda.Args{}
 		a.Int(l.num).Int(c).Int(l.spatial).Ptr(pr).Ptr(g.Offset(pr, rows))
-		scalarArg(scalarArg(scalarArg(&a, l.eps), l.maf), corr)
+		kit.ScalarArg(kit.ScalarArg(kit.ScalarArg(&a, l.eps), l.maf), corr)
 		a.Ptr(mean).Ptr(invStd).Ptr(factor).Ptr(runMean).Ptr(runVar)
 		if err := g.Err(); err != nil {
 			return err
@@ -263,7 +264,7 @@ func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta
 	a.Int(num).Int(c).Int(l.spatial).Int(global).Ptr(pr).Ptr(g.Offset(pr, rows)).Ptr(invStd)
 	var gamma cuda.DevicePtr
 	if s := e.fusedScale(); s != nil {
-		gamma = g.Data(s.blobs[0])
+		gamma = g.Data(s.Blobs()[0])
 	}
 	a.Ptr(gamma).Ptr(dGamma).Ptr(dBeta).Ptr(coef)
 	if err := g.Err(); err != nil {

@@ -19,11 +19,11 @@ func (e batchReindexGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if err := checkIndices(bottom[1].CPUData(), bottom[0].Shape()[0]); err != nil {
 		return err
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := top[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(g.MutableData(top[0])).Int(bottom[0].CountFrom(1))
-	return launch[T](l.ctx, "batch_reindex.cu", "batch_reindex_forward", n, &a)
+	return launch[T](l.Context(), "batch_reindex.cu", "batch_reindex_forward", n, &a)
 }
 
 // Backward sums each top item's gradient into its source item on the
@@ -36,7 +36,7 @@ func (e batchReindexGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	g.Set(bottom[0].Count(), 0, g.MutableDiff(bottom[0]))
 	if err := g.Err(); err != nil {
 		return err
@@ -44,5 +44,5 @@ func (e batchReindexGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 	n := top[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(bottom[1])).Ptr(g.MutableDiff(bottom[0])).Int(bottom[0].CountFrom(1))
-	return launch[T](l.ctx, "batch_reindex.cu", "batch_reindex_backward", n, &a)
+	return launch[T](l.Context(), "batch_reindex.cu", "batch_reindex_backward", n, &a)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -28,8 +29,8 @@ func init() {
 // place.
 type Bias[T Float] struct {
 	Base[T]
-	shape broadcastShape
-	buf   broadcastBuffers[T]
+	shape kit.BroadcastShape
+	buf   kit.BroadcastBuffers[T]
 }
 
 func newBias[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
@@ -50,24 +51,24 @@ func (*Bias[T]) Counts() BlobCounts { return BlobCounts{Bottom: Between(1, 2), T
 // came with the model.
 func (l *Bias[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if len(bottom) == 2 {
-		if len(l.blobs) > 0 {
-			return fmt.Errorf("the bias is bottom[1], so the layer has no learnable blobs; the model gives %d", len(l.blobs))
+		if len(l.Blobs()) > 0 {
+			return fmt.Errorf("the bias is bottom[1], so the layer has no learnable blobs; the model gives %d", len(l.Blobs()))
 		}
 		return nil
 	}
-	bp := l.param.GetBiasParam()
-	shape, err := learnedVectorShape("bias", bottom[0], int(bp.GetAxis()), int(bp.GetNumAxes()))
+	bp := l.Param().GetBiasParam()
+	shape, err := kit.LearnedVectorShape("bias", bottom[0], int(bp.GetAxis()), int(bp.GetNumAxes()))
 	if err != nil {
 		return err
 	}
-	if len(l.blobs) > 0 {
-		return l.checkParamShapes([]string{"bias"}, shape)
+	if len(l.Blobs()) > 0 {
+		return l.CheckParamShapes([]string{"bias"}, shape)
 	}
 	b, err := l.NewParamBlob(bp.GetFiller(), shape...)
 	if err != nil {
 		return fmt.Errorf("bias filler: %w", err)
 	}
-	l.blobs = append(l.blobs, b)
+	l.AddBlob(b)
 	return nil
 }
 
@@ -76,15 +77,15 @@ func (l *Bias[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
 	if len(bottom) == 2 {
 		return bottom[1]
 	}
-	return l.blobs[0]
+	return l.Blobs()[0]
 }
 
 // Reshape checks the bias against the bottom and sizes the top.
 func (l *Bias[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	if len(bottom) == 1 && len(l.blobs) == 0 {
+	if len(bottom) == 1 && len(l.Blobs()) == 0 {
 		return errors.New("no bias blob: the layer is not set up")
 	}
-	s, err := broadcastGeometry("bias", bottom[0], l.vector(bottom), int(l.param.GetBiasParam().GetAxis()))
+	s, err := kit.BroadcastGeometry("bias", bottom[0], l.vector(bottom), int(l.Param().GetBiasParam().GetAxis()))
 	if err != nil {
 		return err
 	}
@@ -94,20 +95,20 @@ func (l *Bias[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 			return err
 		}
 	}
-	return l.buf.reshape(&l.Base, s)
+	return l.buf.Reshape(&l.Base, s)
 }
 
 // ForwardCPU adds the bias on the host.
 func (l *Bias[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return biasLayerForward[T](l, hostBroadcaster[T]{}, bottom, top)
+	return biasLayerForward[T](l, kit.HostBroadcaster[T]{}, bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
 func (l *Bias[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return biasLayerBackward[T](l, hostBroadcaster[T]{}, top, propagateDown, bottom)
+	return biasLayerBackward[T](l, kit.HostBroadcaster[T]{}, top, propagateDown, bottom)
 }
 
-func biasLayerForward[T Float, A any](l *Bias[T], d broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
+func biasLayerForward[T Float, A any](l *Bias[T], d kit.Broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
 	x := d.Data(bottom[0])
 	if err := addBias(d, l.shape, x, d.Data(l.vector(bottom)), d.MutableData(top[0])); err != nil {
 		return err
@@ -115,7 +116,7 @@ func biasLayerForward[T Float, A any](l *Bias[T], d broadcaster[T, A], bottom, t
 	return d.Err()
 }
 
-func biasLayerBackward[T Float, A any](l *Bias[T], d broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func biasLayerBackward[T Float, A any](l *Bias[T], d kit.Broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	dy := d.Diff(top[0])
 	// In place, the bottom's diff is the top's: nothing to do.
 	if propagateDown[0] && bottom[0] != top[0] {
@@ -125,20 +126,20 @@ func biasLayerBackward[T Float, A any](l *Bias[T], d broadcaster[T, A], top []*b
 		biasGradient(d, l.shape, &l.buf, dy, 0, d.MutableDiff(bottom[1]))
 	}
 	if len(bottom) == 1 && l.ParamPropagateDown(0) {
-		biasGradient(d, l.shape, &l.buf, dy, 1, d.MutableDiff(l.blobs[0]))
+		biasGradient(d, l.shape, &l.buf, dy, 1, d.MutableDiff(l.Blobs()[0]))
 	}
 	return d.Err()
 }
 
 // addBias computes y = x + b broadcast as s says (x may be y). It is the
 // Bias arithmetic, shared with Scale's bias term.
-func addBias[T Float, A any](d broadcaster[T, A], s broadcastShape, x, b, y A) error {
-	return d.broadcast(broadcastAdd, s.count(), s.dim, s.inner, x, b, y)
+func addBias[T Float, A any](d kit.Broadcaster[T, A], s kit.BroadcastShape, x, b, y A) error {
+	return d.Broadcast(kit.BroadcastAdd, s.Count(), s.Dim, s.Inner, x, b, y)
 }
 
 // biasGradient computes the bias gradient from the top diff dy:
 // db = beta*db + sum of dy over outer and inner (beta 1 for a learnable
 // bias, whose diff accumulates; 0 for a bottom).
-func biasGradient[T Float, A any](d device.View[T, A], s broadcastShape, bb *broadcastBuffers[T], dy A, beta T, db A) {
-	sumBroadcast(d, s, bb, dy, beta, db)
+func biasGradient[T Float, A any](d device.View[T, A], s kit.BroadcastShape, bb *kit.BroadcastBuffers[T], dy A, beta T, db A) {
+	kit.SumBroadcast(d, s, bb, dy, beta, db)
 }

@@ -1,6 +1,9 @@
 package layer
 
-import "github.com/gocaffe/gocaffe/blob"
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+)
 
 // biasGPU is Bias's GPU half.
 type biasGPU[T Float] struct{ l *Bias[T] }
@@ -10,11 +13,11 @@ func newBiasGPU[T Float](l *Bias[T]) Engine[T] { return biasGPU[T]{l} }
 // Forward adds the bias on the device.
 func (e biasGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	return biasLayerForward[T](l, gpuBroadcasterOf(&l.Base), bottom, top)
+	return biasLayerForward[T](l, kit.GPUBroadcasterOf(&l.Base), bottom, top)
 }
 
 // Backward computes the gradients on the device.
 func (e biasGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	return biasLayerBackward[T](l, gpuBroadcasterOf(&l.Base), top, propagateDown, bottom)
+	return biasLayerBackward[T](l, kit.GPUBroadcasterOf(&l.Base), top, propagateDown, bottom)
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -47,12 +48,12 @@ func newBN[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
-	bp := l.param.GetBnParam()
+	bp := l.Param().GetBnParam()
 	l.frozen, l.momentum, l.eps = bp.GetFrozen(), T(bp.GetMomentum()), T(bp.GetEps())
-	for len(l.param.Param) < bnBlobs {
-		l.param.Param = append(l.param.Param, &caffepb.ParamSpec{})
+	for len(l.Param().Param) < bnBlobs {
+		l.Param().Param = append(l.Param().Param, &caffepb.ParamSpec{})
 	}
-	for i, ps := range l.param.Param[:bnBlobs] {
+	for i, ps := range l.Param().Param[:bnBlobs] {
 		if i >= 2 || l.frozen {
 			ps.LrMult, ps.DecayMult = proto.Float32(0), proto.Float32(0)
 		}
@@ -75,7 +76,7 @@ func (l *BN[T]) useRunning() bool { return l.frozen || l.Phase() == caffepb.Phas
 // (a net would decide the same from the ParamSpecs).
 func (l *BN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	defer func() {
-		for i := range l.blobs {
+		for i := range l.Blobs() {
 			if i >= 2 || l.frozen {
 				l.SetParamPropagateDown(i, false)
 			}
@@ -85,18 +86,18 @@ func (l *BN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return fmt.Errorf("bottom %s needs a channel axis", bottom[0].ShapeString())
 	}
 	c := bottom[0].Shape()[1]
-	if len(l.blobs) > 0 {
-		if len(l.blobs) != bnBlobs {
-			return fmt.Errorf("%d blobs, want %d (slope, bias, running mean, running variance)", len(l.blobs), bnBlobs)
+	if len(l.Blobs()) > 0 {
+		if len(l.Blobs()) != bnBlobs {
+			return fmt.Errorf("%d blobs, want %d (slope, bias, running mean, running variance)", len(l.Blobs()), bnBlobs)
 		}
-		for i, b := range l.blobs {
+		for i, b := range l.Blobs() {
 			if b.Count() != c {
 				return fmt.Errorf("blob %d holds %d values for %d channels", i, b.Count(), c)
 			}
 		}
 		return nil
 	}
-	bp := l.param.GetBnParam()
+	bp := l.Param().GetBnParam()
 	for i, fp := range []*caffepb.FillerParameter{bp.GetSlopeFiller(), bp.GetBiasFiller(), nil, nil} {
 		if fp == nil {
 			v := float32(0)
@@ -109,7 +110,7 @@ func (l *BN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		if err != nil {
 			return fmt.Errorf("blob %d filler: %w", i, err)
 		}
-		l.blobs = append(l.blobs, b)
+		l.AddBlob(b)
 	}
 	return nil
 }
@@ -117,12 +118,12 @@ func (l *BN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 // Reshape gives the top the bottom's shape and sizes the saved values.
 func (l *BN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
-	if b.NumAxes() < 2 || b.Shape()[1] != l.blobs[0].Count() {
-		return fmt.Errorf("bottom %s must have the %d channels of the layer's blobs", b.ShapeString(), l.blobs[0].Count())
+	if b.NumAxes() < 2 || b.Shape()[1] != l.Blobs()[0].Count() {
+		return fmt.Errorf("bottom %s must have the %d channels of the layer's blobs", b.ShapeString(), l.Blobs()[0].Count())
 	}
 	l.num, l.channels, l.spatial = b.Shape()[0], b.Shape()[1], b.CountFrom(2)
-	l.xNorm = grow(l.xNorm, b.Count())
-	l.invStd = grow(l.invStd, l.channels)
+	l.xNorm = kit.Grow(l.xNorm, b.Count())
+	l.invStd = kit.Grow(l.invStd, l.channels)
 	return top[0].ReshapeLike(b)
 }
 
@@ -139,18 +140,18 @@ func (l *BN[T]) each(c int, f func(i int)) {
 // ForwardCPU normalizes, scales and shifts.
 func (l *BN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
-	slope, bias := l.blobs[0].CPUData(), l.blobs[1].CPUData()
+	slope, bias := l.Blobs()[0].CPUData(), l.Blobs()[1].CPUData()
 	running := !l.useRunning()
 	m := T(l.num * l.spatial)
 	for c := range l.channels {
-		mean, variance := l.blobs[2].CPUData()[c], l.blobs[3].CPUData()[c]
+		mean, variance := l.Blobs()[2].CPUData()[c], l.Blobs()[3].CPUData()[c]
 		if running {
 			var sum, sq T
 			l.each(c, func(i int) { sum += x[i] })
 			mean = sum / m
 			l.each(c, func(i int) { d := x[i] - mean; sq += d * d })
 			variance = sq / m
-			rm, rv := l.blobs[2].MutableCPUData(), l.blobs[3].MutableCPUData()
+			rm, rv := l.Blobs()[2].MutableCPUData(), l.Blobs()[3].MutableCPUData()
 			rm[c] = (1-l.momentum)*mean + l.momentum*rm[c]
 			rv[c] = (1-l.momentum)*variance + l.momentum*rv[c]
 		}
@@ -170,7 +171,7 @@ func (l *BN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // mean(dy * x_norm)); with the running ones (frozen), dx = slope/std * dy.
 func (l *BN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	dy := top[0].CPUDiff()
-	slope := l.blobs[0].CPUData()
+	slope := l.Blobs()[0].CPUData()
 	var dx []T
 	if propagateDown[0] {
 		dx = bottom[0].MutableCPUDiff()
@@ -187,10 +188,10 @@ func (l *BN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []
 		var sumDy, sumDyX T
 		l.each(c, func(i int) { sumDy += dy[i]; sumDyX += dy[i] * l.xNorm[i] })
 		if l.ParamPropagateDown(0) {
-			l.blobs[0].MutableCPUDiff()[c] += sumDyX
+			l.Blobs()[0].MutableCPUDiff()[c] += sumDyX
 		}
 		if l.ParamPropagateDown(1) {
-			l.blobs[1].MutableCPUDiff()[c] += sumDy
+			l.Blobs()[1].MutableCPUDiff()[c] += sumDy
 		}
 		if dx != nil {
 			l.each(c, func(i int) { dx[i] = k * (dy[i] - sumDy/m - l.xNorm[i]*sumDyX/m) })

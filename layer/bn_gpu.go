@@ -3,20 +3,8 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
-
-// launchBlocks runs kernel name with one block of threadsPerBlock threads
-// per group (the kernels that reduce a channel in shared memory).
-func launchBlocks[T Float](l *Base[T], name string, groups int, args *cuda.Args) error {
-	if groups == 0 {
-		return nil
-	}
-	f, err := kernel[T](l.ctx, "bn.cu", name)
-	if err != nil {
-		return err
-	}
-	return f.Launch(cuda.Dim3{X: groups}, cuda.Dim3{X: threadsPerBlock}, 0, nil, args)
-}
 
 // bnGPU is BN's GPU half: per-channel statistics, 1/std, the normalized
 // input and the gradient sums live on the device.
@@ -34,7 +22,7 @@ func (e *bnGPU[T]) buffers(count int) error {
 		p **blob.Blob[T]
 		n int
 	}{{&e.mean, l.channels}, {&e.variance, l.channels}, {&e.invStd, l.channels}, {&e.sumDy, l.channels}, {&e.sumDyX, l.channels}, {&e.xNorm, count}} {
-		if err := ensureBlob(&l.Base, b.p); err != nil {
+		if err := kit.EnsureBlob(&l.Base, b.p); err != nil {
 			return err
 		}
 		if err := (*b.p).Reshape([]int{b.n}); err != nil {
@@ -47,56 +35,56 @@ func (e *bnGPU[T]) buffers(count int) error {
 // Forward normalizes with the batch's statistics (updating the running
 // ones) or the running ones, then scales and shifts, on the device.
 func (e *bnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	n := bottom[0].Count()
 	if err := e.buffers(n); err != nil {
 		return err
 	}
-	mean, variance := g.Data(l.blobs[2]), g.Data(l.blobs[3])
+	mean, variance := g.Data(l.Blobs()[2]), g.Data(l.Blobs()[3])
 	training := !l.useRunning()
 	if training {
 		var a cuda.Args
 		a.Int(l.num).Int(l.channels).Int(l.spatial).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(e.mean)).Ptr(g.MutableData(e.variance))
-		if err := launchBlocks[T](&l.Base, "bn_stats", l.channels, &a); err != nil {
+		if err := kit.LaunchBlocks[T](l.Context(), kernels, "bn.cu", "bn_stats", l.channels, &a); err != nil {
 			return err
 		}
 		mean, variance = g.Data(e.mean), g.Data(e.variance)
 	}
 	runMean, runVar := mean, variance // not written without training
 	if training {
-		runMean, runVar = g.MutableData(l.blobs[2]), g.MutableData(l.blobs[3])
+		runMean, runVar = g.MutableData(l.Blobs()[2]), g.MutableData(l.Blobs()[3])
 	}
 	var r cuda.Args
-	r.Int(l.channels).Int(b2i(training))
-	scalarArg(&r, l.momentum)
-	scalarArg(&r, l.eps).Ptr(mean).Ptr(variance).Ptr(runMean).Ptr(runVar).Ptr(g.MutableData(e.invStd))
-	if err := launch[T](l.ctx, "bn.cu", "bn_running", l.channels, &r); err != nil {
+	r.Int(l.channels).Int(kit.Btoi(training))
+	kit.ScalarArg(&r, l.momentum)
+	kit.ScalarArg(&r, l.eps).Ptr(mean).Ptr(variance).Ptr(runMean).Ptr(runVar).Ptr(g.MutableData(e.invStd))
+	if err := launch[T](l.Context(), "bn.cu", "bn_running", l.channels, &r); err != nil {
 		return err
 	}
 	var f cuda.Args
 	f.Int(n).Int(l.channels).Int(l.spatial).Ptr(g.Data(bottom[0])).Ptr(mean).Ptr(g.Data(e.invStd)).
-		Ptr(g.Data(l.blobs[0])).Ptr(g.Data(l.blobs[1])).Ptr(g.MutableData(e.xNorm)).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "bn.cu", "bn_forward", n, &f)
+		Ptr(g.Data(l.Blobs()[0])).Ptr(g.Data(l.Blobs()[1])).Ptr(g.MutableData(e.xNorm)).Ptr(g.MutableData(top[0]))
+	return launch[T](l.Context(), "bn.cu", "bn_forward", n, &f)
 }
 
 // Backward accumulates the slope's and bias's gradients and computes the
 // bottom's on the device.
 func (e *bnGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	n := top[0].Count()
 	running := l.useRunning()
 	if !running {
 		var a cuda.Args
 		a.Int(l.num).Int(l.channels).Int(l.spatial).Ptr(g.Diff(top[0])).Ptr(g.Data(e.xNorm)).
 			Ptr(g.MutableData(e.sumDy)).Ptr(g.MutableData(e.sumDyX))
-		if err := launchBlocks[T](&l.Base, "bn_grad_sums", l.channels, &a); err != nil {
+		if err := kit.LaunchBlocks[T](l.Context(), kernels, "bn.cu", "bn_grad_sums", l.channels, &a); err != nil {
 			return err
 		}
 		if l.ParamPropagateDown(0) {
-			g.Axpy(l.channels, 1, g.Data(e.sumDyX), g.MutableDiff(l.blobs[0]))
+			g.Axpy(l.channels, 1, g.Data(e.sumDyX), g.MutableDiff(l.Blobs()[0]))
 		}
 		if l.ParamPropagateDown(1) {
-			g.Axpy(l.channels, 1, g.Data(e.sumDy), g.MutableDiff(l.blobs[1]))
+			g.Axpy(l.channels, 1, g.Data(e.sumDy), g.MutableDiff(l.Blobs()[1]))
 		}
 		if err := g.Err(); err != nil {
 			return err
@@ -107,7 +95,7 @@ func (e *bnGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []
 	}
 	var b cuda.Args
 	b.Int(n).Int(l.channels).Int(l.spatial)
-	scalarArg(&b, T(l.num*l.spatial)).Int(b2i(running)).Ptr(g.Diff(top[0])).Ptr(g.Data(e.xNorm)).Ptr(g.Data(l.blobs[0])).
+	kit.ScalarArg(&b, T(l.num*l.spatial)).Int(kit.Btoi(running)).Ptr(g.Diff(top[0])).Ptr(g.Data(e.xNorm)).Ptr(g.Data(l.Blobs()[0])).
 		Ptr(g.Data(e.invStd)).Ptr(g.Data(e.sumDy)).Ptr(g.Data(e.sumDyX)).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "bn.cu", "bn_backward", n, &b)
+	return launch[T](l.Context(), "bn.cu", "bn_backward", n, &b)
 }

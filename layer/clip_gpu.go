@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // clipGPU is Clip's GPU half.
@@ -13,14 +14,14 @@ func newClipGPU[T Float](l *Clip[T]) Engine[T] { return clipGPU[T]{l} }
 // Forward clips on the device.
 func (e clipGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
 	}
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "clip.cu", "clip_forward", n, scalarArg(scalarArg(&a, l.lo), l.hi))
+	return launch[T](l.Context(), "clip.cu", "clip_forward", n, kit.ScalarArg(kit.ScalarArg(&a, l.lo), l.hi))
 }
 
 // Backward passes the gradient inside [min, max] on the device.
@@ -29,9 +30,9 @@ func (e clipGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(l.input.input(bottom[0], top[0]))).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "clip.cu", "clip_backward", n, scalarArg(scalarArg(&a, l.lo), l.hi))
+	return launch[T](l.Context(), "clip.cu", "clip_backward", n, kit.ScalarArg(kit.ScalarArg(&a, l.lo), l.hi))
 }

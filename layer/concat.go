@@ -65,7 +65,7 @@ func legacyAxis[T Float](b *blob.Blob[T], axis int32, legacy *uint32, legacyName
 // Reshape checks that the bottoms agree off the concat axis and sizes the
 // top: the bottoms' common shape with their concat-axis sizes summed.
 func (l *Concat[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	cp := l.param.GetConcatParam()
+	cp := l.Param().GetConcatParam()
 	var dim *uint32
 	if cp != nil {
 		dim = cp.ConcatDim

@@ -32,12 +32,12 @@ func (e concatGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if len(bottom) == 1 {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	out := g.MutableData(top[0])
 	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: top[0].Shape()[l.axis]}
 	for _, b := range bottom {
 		p.partAxis = b.Shape()[l.axis]
-		if err := copyAxisPartGPU[T](l.ctx, p, g.Data(b), out, true); err != nil {
+		if err := copyAxisPartGPU[T](l.Context(), p, g.Data(b), out, true); err != nil {
 			return err
 		}
 		p.offset += p.partAxis
@@ -51,13 +51,13 @@ func (e concatGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom
 	if len(bottom) == 1 {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	dy := g.Diff(top[0])
 	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: top[0].Shape()[l.axis]}
 	for i, b := range bottom {
 		p.partAxis = b.Shape()[l.axis]
 		if propagateDown[i] {
-			if err := copyAxisPartGPU[T](l.ctx, p, g.MutableDiff(b), dy, false); err != nil {
+			if err := copyAxisPartGPU[T](l.Context(), p, g.MutableDiff(b), dy, false); err != nil {
 				return err
 			}
 		}

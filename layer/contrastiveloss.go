@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -76,7 +77,7 @@ func (l *ContrastiveLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		l.distSq = make([]float64, a.Shape()[0])
 	}
 	l.distSq = l.distSq[:a.Shape()[0]]
-	return top[0].Reshape(lossShape)
+	return top[0].Reshape(kit.ScalarShape())
 }
 
 // ForwardCPU computes the loss.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // contrastiveLossGPU is ContrastiveLoss's GPU half.
@@ -38,10 +39,10 @@ func (e contrastiveLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if err := l.gdistSq.Reshape([]int{num}); err != nil {
 		return err
 	}
-	if err := l.ensureOnes(&l.ones, c); err != nil {
+	if err := kit.Ones(l, &l.ones, c); err != nil {
 		return err
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	g.Sub(n, g.Data(bottom[0]), g.Data(bottom[1]), g.MutableData(l.gdiff))
 	g.Mul(n, g.Data(l.gdiff), g.Data(l.gdiff), g.MutableData(l.gdiffSq))
@@ -62,7 +63,7 @@ func (e contrastiveLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []boo
 	if propagateDown[2] {
 		return errors.New("ContrastiveLoss layer cannot backpropagate to similarity label inputs")
 	}
-	g := l.gpu()
+	g := l.GPU()
 	num := bottom[0].Shape()[0]
 	n := bottom[0].Count()
 	legacy := 0
@@ -75,9 +76,9 @@ func (e contrastiveLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []boo
 		}
 		alpha := sign * top[0].CPUDiff()[0] / T(num)
 		var a cuda.Args
-		scalarArg(a.Int(n).Int(n/num), T(l.margin)).Int(legacy)
-		scalarArg(&a, alpha).Ptr(g.Data(bottom[2])).Ptr(g.Data(l.gdiff)).Ptr(g.Data(l.gdistSq)).Ptr(g.MutableDiff(bottom[k]))
-		if err := launch[T](l.ctx, "contrastive_loss.cu", "contrastive_loss_backward", n, &a); err != nil {
+		kit.ScalarArg(a.Int(n).Int(n/num), T(l.margin)).Int(legacy)
+		kit.ScalarArg(&a, alpha).Ptr(g.Data(bottom[2])).Ptr(g.Data(l.gdiff)).Ptr(g.Data(l.gdistSq)).Ptr(g.MutableDiff(bottom[k]))
+		if err := launch[T](l.Context(), "contrastive_loss.cu", "contrastive_loss_backward", n, &a); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
 )
 
@@ -58,22 +59,13 @@ func (l *convBase[T]) cpuParts() int {
 		c.bdiffs = append(c.bdiffs, nil)
 	}
 	for p := range parts {
-		c.cols[p] = grow(c.cols[p], colSize)
-		c.wdiffs[p] = grow(c.wdiffs[p], l.blobs[0].Count())
+		c.cols[p] = kit.Grow(c.cols[p], colSize)
+		c.wdiffs[p] = kit.Grow(c.wdiffs[p], l.Blobs()[0].Count())
 		if l.biasTerm {
-			c.bdiffs[p] = grow(c.bdiffs[p], l.blobs[1].Count())
+			c.bdiffs[p] = kit.Grow(c.bdiffs[p], l.Blobs()[1].Count())
 		}
 	}
 	return parts
-}
-
-// grow returns s with length n, reusing its array when it is big enough
-// (the contents are not cleared).
-func grow[E any](s []E, n int) []E {
-	if cap(s) < n {
-		return make([]E, n)
-	}
-	return s[:n]
 }
 
 func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
@@ -96,7 +88,7 @@ func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // hostParams brings the weights, bias and bias multiplier to the host.
 func (l *convBase[T]) hostParams() {
-	for _, b := range l.blobs {
+	for _, b := range l.Blobs() {
 		b.CPUData()
 	}
 	if l.biasMultiplier != nil {
@@ -127,13 +119,13 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 	c.bottom, c.top, c.propagateDown = nil, nil, nil
 	// Each part's gradient sums into the blob's (they accumulate).
 	if l.ParamPropagateDown(0) {
-		w := l.blobs[0].MutableCPUDiff()
+		w := l.Blobs()[0].MutableCPUDiff()
 		for _, d := range c.wdiffs[:parts] {
 			mathfn.Axpy(len(w), 1, d, w)
 		}
 	}
 	if l.biasTerm && l.ParamPropagateDown(1) {
-		b := l.blobs[1].MutableCPUDiff()
+		b := l.Blobs()[1].MutableCPUDiff()
 		for _, d := range c.bdiffs[:parts] {
 			mathfn.Axpy(len(b), 1, d, b)
 		}

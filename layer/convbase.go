@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -103,7 +104,7 @@ func convWindow(cp *caffepb.ConvolutionParameter, numSpatial int) (kernel, strid
 // setUp reads the convolution parameters for the bottom's shape and
 // creates (or checks) the weights and bias.
 func (l *convBase[T]) setUp(bottom *blob.Blob[T]) error {
-	cp := l.param.GetConvolutionParam()
+	cp := l.Param().GetConvolutionParam()
 	var err error
 	if l.channelAxis, err = bottom.CanonicalAxisIndex(int(cp.GetAxis())); err != nil {
 		return err
@@ -152,30 +153,30 @@ func (l *convBase[T]) setUp(bottom *blob.Blob[T]) error {
 	if err := l.setUpParams(weightShape); err != nil {
 		return err
 	}
-	l.kernelDim = l.blobs[0].CountFrom(1)
+	l.kernelDim = l.Blobs()[0].CountFrom(1)
 	l.weightOffset = l.convOutChannels * l.kernelDim / l.group
 	return nil
 }
 
 func (l *convBase[T]) setUpParams(weightShape []int) error {
-	if len(l.blobs) > 0 {
+	if len(l.Blobs()) > 0 {
 		if l.biasTerm {
-			return l.checkParamShapes([]string{"weight", "bias"}, weightShape, []int{l.numOutput})
+			return l.CheckParamShapes([]string{"weight", "bias"}, weightShape, []int{l.numOutput})
 		}
-		return l.checkParamShapes([]string{"weight"}, weightShape)
+		return l.CheckParamShapes([]string{"weight"}, weightShape)
 	}
-	cp := l.param.GetConvolutionParam()
+	cp := l.Param().GetConvolutionParam()
 	w, err := l.NewParamBlob(cp.GetWeightFiller(), weightShape...)
 	if err != nil {
 		return fmt.Errorf("weight filler: %w", err)
 	}
-	l.blobs = append(l.blobs, w)
+	l.AddBlob(w)
 	if l.biasTerm {
 		b, err := l.NewParamBlob(cp.GetBiasFiller(), l.numOutput)
 		if err != nil {
 			return fmt.Errorf("bias filler: %w", err)
 		}
-		l.blobs = append(l.blobs, b)
+		l.AddBlob(b)
 	}
 	return nil
 }
@@ -239,7 +240,7 @@ func (l *convBase[T]) reshape(bottom, top []*blob.Blob[T]) error {
 	// In and Out keep their arrays from pass to pass: no allocation.
 	l.geo = mathfn.ConvGeometry{Channels: l.convInChannels, In: append(l.geo.In[:0], imSpatial...), Out: append(l.geo.Out[:0], colSpatial...),
 		Kernel: l.kernel, Pad: l.pad, Stride: l.stride, Dilation: l.dilation,
-		ForceND: l.param.GetConvolutionParam().GetForceNdIm2Col()}
+		ForceND: l.Param().GetConvolutionParam().GetForceNdIm2Col()}
 	if err := l.geo.Validate(); err != nil {
 		return err
 	}
@@ -258,7 +259,7 @@ func (l *convBase[T]) reshape(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	if l.biasTerm {
-		if err := l.ensureOnes(&l.biasMultiplier, l.outSpatial); err != nil {
+		if err := kit.Ones(l, &l.biasMultiplier, l.outSpatial); err != nil {
 			return err
 		}
 	}

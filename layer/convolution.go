@@ -28,7 +28,7 @@ func convolutionEngineField(p *caffepb.LayerParameter) EngineName {
 // ConvolutionDepthwise, which is a Convolution under another name.
 var convolutionEngines = []EngineDef{
 	GPUEngine(newConvolutionGPU[float32], newConvolutionGPU[float64]),
-	cuDNNEngine(false, acceptsConvDNN, newConvolutionDNN[float32], newConvolutionDNN[float64]),
+	CuDNNEngine(false, acceptsConvDNN, newConvolutionDNN[float32], newConvolutionDNN[float64]),
 }
 
 // Convolution convolves each bottom with num_output learned filters
@@ -78,10 +78,10 @@ func convForward[T Float, A any](l *convBase[T], d device.View[T, A], bottom, to
 func convBackward[T Float, A any](l *convBase[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	var wdiff, bdiff A
 	if l.ParamPropagateDown(0) {
-		wdiff = d.MutableDiff(l.blobs[0])
+		wdiff = d.MutableDiff(l.Blobs()[0])
 	}
 	if l.biasTerm && l.ParamPropagateDown(1) {
-		bdiff = d.MutableDiff(l.blobs[1])
+		bdiff = d.MutableDiff(l.Blobs()[1])
 	}
 	backwardImages(l, d, top, propagateDown, bottom, 0, l.num, d.MutableData(l.col), wdiff, bdiff)
 	return d.Err()
@@ -90,7 +90,7 @@ func convBackward[T Float, A any](l *convBase[T], d device.View[T, A], top []*bl
 // forwardImages computes the tops of images [lo, hi) of every bottom with
 // col as the column buffer: convolution, or deconvolution when l.reverse.
 func forwardImages[T Float, A any](l *convBase[T], d device.View[T, A], bottom, top []*blob.Blob[T], lo, hi int, col A) {
-	weights := d.Data(l.blobs[0])
+	weights := d.Data(l.Blobs()[0])
 	for i := range bottom {
 		in, out := d.Data(bottom[i]), d.MutableData(top[i])
 		for n := lo; n < hi; n++ {
@@ -101,7 +101,7 @@ func forwardImages[T Float, A any](l *convBase[T], d device.View[T, A], bottom, 
 				forwardGemm(l, d, d.Offset(in, n*l.bottomDim), weights, output, col, false)
 			}
 			if l.biasTerm {
-				forwardBias(l, d, output, d.Data(l.blobs[1]))
+				forwardBias(l, d, output, d.Data(l.Blobs()[1]))
 			}
 		}
 	}
@@ -111,7 +111,7 @@ func forwardImages[T Float, A any](l *convBase[T], d device.View[T, A], bottom, 
 // gradient into wdiff and the bias gradient into bdiff when they are
 // wanted (ParamPropagateDown), the bottoms' where propagateDown says.
 func backwardImages[T Float, A any](l *convBase[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T], lo, hi int, col, wdiff, bdiff A) {
-	weights := d.Data(l.blobs[0])
+	weights := d.Data(l.Blobs()[0])
 	needW := l.ParamPropagateDown(0)
 	for i := range top {
 		dy := d.Diff(top[i])

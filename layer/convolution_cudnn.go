@@ -3,6 +3,7 @@ package layer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
@@ -10,6 +11,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -33,7 +35,7 @@ func acceptsConvDNN(p *caffepb.LayerParameter) error {
 type convolutionDNN[T Float] struct {
 	l    *Convolution[T]
 	dnn  *cuda.DNN
-	x, y tensorDesc[T]
+	x, y kit.TensorDesc[T]
 	w    *cuda.FilterDesc
 	conv *cuda.ConvDesc
 
@@ -56,10 +58,10 @@ func newConvolutionDNN[T Float](l *Convolution[T], dnn *cuda.DNN) (Engine[T], er
 	e := &convolutionDNN[T]{l: l, dnn: dnn}
 	var err error
 	fd := append([]int{l.numOutput, l.channels / l.group}, spatial2(l.kernel, 1)...)
-	if e.w, err = cuda.NewFilterDesc(dnnType[T](), fd); err != nil {
+	if e.w, err = cuda.NewFilterDesc(kit.DNNType[T](), fd); err != nil {
 		return nil, err
 	}
-	if e.conv, err = cuda.NewConvDesc(dnnType[T](), spatial2(l.pad, 0), spatial2(l.stride, 1), spatial2(l.dilation, 1), l.group, l.ctx.TF32()); err != nil {
+	if e.conv, err = cuda.NewConvDesc(kit.DNNType[T](), spatial2(l.pad, 0), spatial2(l.stride, 1), spatial2(l.dilation, 1), l.group, l.Context().TF32()); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -80,21 +82,21 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	xs := append([]int{l.num, l.channels}, spatial2(bottom[0].Shape()[2:], 1)...)
 	ys := append([]int{l.num, l.numOutput}, spatial2(top[0].Shape()[2:], 1)...)
-	if e.x.d != nil && sameInts(e.x.dims, xs) && sameInts(e.y.dims, ys) {
+	if e.x.Desc != nil && slices.Equal(e.x.Dims, xs) && slices.Equal(e.y.Dims, ys) {
 		return nil
 	}
-	if err := e.x.set(xs...); err != nil {
+	if err := e.x.Set(xs...); err != nil {
 		return err
 	}
-	if err := e.y.set(ys...); err != nil {
+	if err := e.y.Set(ys...); err != nil {
 		return err
 	}
 	if l.biasTerm {
-		if err := l.ensureOnes(&e.ones, max(l.num, l.convOutSpatial)); err != nil {
+		if err := kit.Ones(l, &e.ones, max(l.num, l.convOutSpatial)); err != nil {
 			return err
 		}
 	}
-	limit := dnnWorkspaceLimit[T](l.ctx)
+	limit := dnnWorkspaceLimit[T](l.Context())
 	if err := e.chooseAlgos(bottom[0], top[0], limit); err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func (e *convolutionDNN[T]) biasGradient(g *device.GPUView[T], dy, ws cuda.Devic
 	l := e.l
 	ones := g.Data(e.ones)
 	g.Gemv(blas.NoTrans, l.num*l.numOutput, l.convOutSpatial, 1, dy, ones, 0, ws)
-	g.Gemv(blas.Trans, l.num, l.numOutput, 1, ws, ones, 1, g.MutableDiff(l.blobs[1]))
+	g.Gemv(blas.Trans, l.num, l.numOutput, 1, ws, ones, 1, g.MutableDiff(l.Blobs()[1]))
 }
 
 // chooseAlgos picks cuDNN's algorithm for each pass: the fastest found by
@@ -120,13 +122,13 @@ func (e *convolutionDNN[T]) chooseAlgos(x, y *blob.Blob[T], limit int) error {
 		return nil
 	}
 	var err error
-	if e.fwd, err = e.dnn.ConvForwardAlgo(e.x.d, e.w, e.conv, e.y.d, limit); err != nil {
+	if e.fwd, err = e.dnn.ConvForwardAlgo(e.x.Desc, e.w, e.conv, e.y.Desc, limit); err != nil {
 		return err
 	}
-	if e.bwdData, err = e.dnn.ConvBackwardDataAlgo(e.x.d, e.w, e.conv, e.y.d, limit); err != nil {
+	if e.bwdData, err = e.dnn.ConvBackwardDataAlgo(e.x.Desc, e.w, e.conv, e.y.Desc, limit); err != nil {
 		return err
 	}
-	e.bwdFilter, err = e.dnn.ConvBackwardFilterAlgo(e.x.d, e.w, e.conv, e.y.d, limit)
+	e.bwdFilter, err = e.dnn.ConvBackwardFilterAlgo(e.x.Desc, e.w, e.conv, e.y.Desc, limit)
 	return err
 }
 
@@ -150,31 +152,31 @@ func dnnWorkspaceLimit[T Float](ctx *device.Context) int {
 // accumulates and the bottom's may not exist yet.
 func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 	l := e.l
-	g := l.gpu()
-	ws, err := l.ctx.Workspace(limit)
+	g := l.GPU()
+	ws, err := l.Context().Workspace(limit)
 	if err != nil {
 		return err
 	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	dev := l.ctx.Device()
-	scratch, err := dev.Alloc(max(x.Count(), l.blobs[0].Count()) * size)
+	dev := l.Context().Device()
+	scratch, err := dev.Alloc(max(x.Count(), l.Blobs()[0].Count()) * size)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		l.ctx.Synchronize()
+		l.Context().Synchronize()
 		dev.Free(scratch)
 	}()
-	tf32 := l.ctx.TF32()
-	xp, wp, yp := g.Data(x), g.Data(l.blobs[0]), g.MutableData(y)
-	if e.fwd, err = e.dnn.ConvFind(0, e.x.d, xp, e.w, wp, e.conv, e.y.d, yp, ws, limit, tf32); err != nil {
+	tf32 := l.Context().TF32()
+	xp, wp, yp := g.Data(x), g.Data(l.Blobs()[0]), g.MutableData(y)
+	if e.fwd, err = e.dnn.ConvFind(0, e.x.Desc, xp, e.w, wp, e.conv, e.y.Desc, yp, ws, limit, tf32); err != nil {
 		return err
 	}
-	if e.bwdData, err = e.dnn.ConvFind(1, e.x.d, scratch, e.w, wp, e.conv, e.y.d, yp, ws, limit, tf32); err != nil {
+	if e.bwdData, err = e.dnn.ConvFind(1, e.x.Desc, scratch, e.w, wp, e.conv, e.y.Desc, yp, ws, limit, tf32); err != nil {
 		return err
 	}
-	if e.bwdFilter, err = e.dnn.ConvFind(2, e.x.d, xp, e.w, scratch, e.conv, e.y.d, yp, ws, limit, tf32); err != nil {
+	if e.bwdFilter, err = e.dnn.ConvFind(2, e.x.Desc, xp, e.w, scratch, e.conv, e.y.Desc, yp, ws, limit, tf32); err != nil {
 		return err
 	}
 	return g.Err()
@@ -183,28 +185,28 @@ func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 // Forward convolves each bottom and adds the bias.
 func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
-	ws, err := l.ctx.Workspace(max(e.fwd.Workspace, e.wayWorkspace()))
+	g := l.GPU()
+	ws, err := l.Context().Workspace(max(e.fwd.Workspace, e.wayWorkspace()))
 	if err != nil {
 		return err
 	}
-	w := g.Data(l.blobs[0])
+	w := g.Data(l.Blobs()[0])
 	for i := range bottom {
 		y := g.MutableData(top[i])
 		if e.use[passForward] {
 			if err := e.way.forward(&l.convBase, g, g.Data(bottom[i]), w, y, ws); err != nil {
 				return err
 			}
-		} else if err := e.dnn.ConvForward(1, e.x.d, g.Data(bottom[i]), e.w, w, e.conv, e.fwd, ws, 0, e.y.d, y); err != nil {
+		} else if err := e.dnn.ConvForward(1, e.x.Desc, g.Data(bottom[i]), e.w, w, e.conv, e.fwd, ws, 0, e.y.Desc, y); err != nil {
 			return err
 		}
-		add := gpuBroadcaster[T]{g, l.ctx}
+		add := kit.GPUBroadcaster[T]{GPUView: g, Ctx: l.Context()}
 		if e.fusesReLU() {
-			if err := add.broadcastAddReLU(top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.blobs[1]), e.reluSlope, y); err != nil {
+			if err := add.BroadcastAddReLU(top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.Blobs()[1]), e.reluSlope, y); err != nil {
 				return err
 			}
 		} else if l.biasTerm {
-			if err := add.broadcast(broadcastAdd, top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.blobs[1]), y); err != nil {
+			if err := add.Broadcast(kit.BroadcastAdd, top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.Blobs()[1]), y); err != nil {
 				return err
 			}
 		}
@@ -216,13 +218,13 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 // bottoms' where asked.
 func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	biasSums := 0 // biasGradient's per-image sums
 	if l.biasTerm {
 		var zero T
 		biasSums = l.num * l.numOutput * int(unsafe.Sizeof(zero))
 	}
-	ws, err := l.ctx.Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, e.wayWorkspace(), biasSums))
+	ws, err := l.Context().Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, e.wayWorkspace(), biasSums))
 	if err != nil {
 		return err
 	}
@@ -232,20 +234,20 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 			e.biasGradient(g, dy, ws)
 		}
 		if l.ParamPropagateDown(0) && e.use[passBackwardFilter] {
-			if err := e.way.backwardFilter(&l.convBase, g, g.Data(bottom[i]), dy, g.MutableDiff(l.blobs[0]), ws); err != nil {
+			if err := e.way.backwardFilter(&l.convBase, g, g.Data(bottom[i]), dy, g.MutableDiff(l.Blobs()[0]), ws); err != nil {
 				return err
 			}
 		} else if l.ParamPropagateDown(0) {
-			if err := e.dnn.ConvBackwardFilter(1, e.x.d, g.Data(bottom[i]), e.y.d, dy, e.conv, e.bwdFilter, ws, 1, e.w, g.MutableDiff(l.blobs[0])); err != nil {
+			if err := e.dnn.ConvBackwardFilter(1, e.x.Desc, g.Data(bottom[i]), e.y.Desc, dy, e.conv, e.bwdFilter, ws, 1, e.w, g.MutableDiff(l.Blobs()[0])); err != nil {
 				return err
 			}
 		}
 		if propagateDown[i] && e.use[passBackwardData] {
-			if err := e.way.backwardData(&l.convBase, g, g.Data(l.blobs[0]), dy, g.MutableDiff(bottom[i]), ws); err != nil {
+			if err := e.way.backwardData(&l.convBase, g, g.Data(l.Blobs()[0]), dy, g.MutableDiff(bottom[i]), ws); err != nil {
 				return err
 			}
 		} else if propagateDown[i] {
-			if err := e.dnn.ConvBackwardData(1, e.w, g.Data(l.blobs[0]), e.y.d, dy, e.conv, e.bwdData, ws, 0, e.x.d, g.MutableDiff(bottom[i])); err != nil {
+			if err := e.dnn.ConvBackwardData(1, e.w, g.Data(l.Blobs()[0]), e.y.Desc, dy, e.conv, e.bwdData, ws, 0, e.x.Desc, g.MutableDiff(bottom[i])); err != nil {
 				return err
 			}
 		}
@@ -256,7 +258,7 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 // fusesReLU says whether Forward applies the ReLU after the layer: with
 // the bias, in the same pass.
 func (e *convolutionDNN[T]) fusesReLU() bool {
-	return e.relu != nil && !e.l.fusionSuspended && e.l.biasTerm
+	return e.relu != nil && !e.l.FusionSuspended() && e.l.biasTerm
 }
 
 // FuseNext lets the cuDNN engine of a convolution with a bias apply a ReLU
@@ -264,7 +266,7 @@ func (e *convolutionDNN[T]) fusesReLU() bool {
 // ReLU's backward pass runs as written, reading its output as in Caffe; so
 // this needs no backward pass of the convolution, and test nets fuse too.
 func (l *Convolution[T]) FuseNext(next, via Layer[T], needBackward bool) bool {
-	e, ok := l.engine.(*convolutionDNN[T])
+	e, ok := l.Engine().(*convolutionDNN[T])
 	if !ok || !l.biasTerm || via != Layer[T](l) {
 		return false
 	}

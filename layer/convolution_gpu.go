@@ -6,6 +6,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // convolutionGPU is Convolution's GPU half: chunks of images through one
@@ -43,7 +44,7 @@ func (l *convBase[T]) reshapeBatch(cb *convBatch[T]) error {
 		return nil
 	}
 	perImage := max(l.kernelDim*l.group, l.convOutChannels) * l.convOutSpatial
-	cb.chunk = max(1, min(l.num, l.ctx.ConvWorkspaceElems()/perImage))
+	cb.chunk = max(1, min(l.num, l.Context().ConvWorkspaceElems()/perImage))
 	for _, b := range []**blob.Blob[T]{&cb.col, &cb.wide} {
 		if *b == nil {
 			nb, err := l.NewBlob()
@@ -61,7 +62,7 @@ func (l *convBase[T]) reshapeBatch(cb *convBatch[T]) error {
 		return err
 	}
 	if l.biasTerm {
-		return l.ensureOnes(&cb.ones, cols)
+		return kit.Ones(l, &cb.ones, cols)
 	}
 	return nil
 }
@@ -70,18 +71,18 @@ func (l *convBase[T]) reshapeBatch(cb *convBatch[T]) error {
 func (e *convolutionGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	if e.batch.chunk > 0 {
-		return l.forwardBatched(l.gpu(), &e.batch, bottom, top)
+		return l.forwardBatched(l.GPU(), &e.batch, bottom, top)
 	}
-	return convForward[T](&l.convBase, l.gpu(), bottom, top)
+	return convForward[T](&l.convBase, l.GPU(), bottom, top)
 }
 
 // Backward computes the gradients on the device.
 func (e *convolutionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	if e.batch.chunk > 0 {
-		return l.backwardBatched(l.gpu(), &e.batch, top, propagateDown, bottom)
+		return l.backwardBatched(l.GPU(), &e.batch, top, propagateDown, bottom)
 	}
-	return convBackward[T](&l.convBase, l.gpu(), top, propagateDown, bottom)
+	return convBackward[T](&l.convBase, l.GPU(), top, propagateDown, bottom)
 }
 
 // convScratch is the device memory of a batched pass over chunks of
@@ -108,7 +109,7 @@ func (cb *convBatch[T]) scratch(g *device.GPUView[T]) convScratch {
 func (l *convBase[T]) forwardBatched(g *device.GPUView[T], cb *convBatch[T], bottom, top []*blob.Blob[T]) error {
 	var bias cuda.DevicePtr
 	if l.biasTerm {
-		bias = g.Data(l.blobs[1])
+		bias = g.Data(l.Blobs()[1])
 	}
 	s := cb.scratch(g)
 	for i := range bottom {
@@ -122,7 +123,7 @@ func (l *convBase[T]) forwardBatched(g *device.GPUView[T], cb *convBatch[T], bot
 // forwardChunks convolves the images of x into y through s, adding bias
 // unless it is 0.
 func (l *convBase[T]) forwardChunks(g *device.GPUView[T], s convScratch, x, bias, y cuda.DevicePtr) error {
-	weights := g.Data(l.blobs[0])
+	weights := g.Data(l.Blobs()[0])
 	mg := l.convOutChannels / l.group
 	for n0 := 0; n0 < l.num; n0 += s.chunk {
 		nb := min(s.chunk, l.num-n0)
@@ -174,11 +175,11 @@ func (l *convBase[T]) backwardChunks(g *device.GPUView[T], s convScratch, dy, x,
 			return err
 		}
 		if needB {
-			g.Gemv(blas.NoTrans, l.numOutput, cols, 1, s.wide, s.ones, 1, g.MutableDiff(l.blobs[1]))
+			g.Gemv(blas.NoTrans, l.numOutput, cols, 1, s.wide, s.ones, 1, g.MutableDiff(l.Blobs()[1]))
 		}
 		if needW {
 			g.Im2colBatch(g.Offset(x, n0*l.bottomDim), l.bottomDim, nb, &l.geo, s.col)
-			dw := g.MutableDiff(l.blobs[0])
+			dw := g.MutableDiff(l.Blobs()[0])
 			for grp := range l.group {
 				g.Gemm(blas.NoTrans, blas.Trans, mg, l.kernelDim, cols,
 					1, g.Offset(s.wide, grp*mg*cols), g.Offset(s.col, grp*l.kernelDim*cols),
@@ -186,7 +187,7 @@ func (l *convBase[T]) backwardChunks(g *device.GPUView[T], s convScratch, dy, x,
 			}
 		}
 		if dx != 0 {
-			weights := g.Data(l.blobs[0])
+			weights := g.Data(l.Blobs()[0])
 			for grp := range l.group {
 				g.Gemm(blas.Trans, blas.NoTrans, l.kernelDim, cols, mg,
 					1, g.Offset(weights, l.weightOffset*grp), g.Offset(s.wide, grp*mg*cols),
@@ -207,7 +208,7 @@ func (l *convBase[T]) toWide(g *device.GPUView[T], x cuda.DevicePtr, nb int, wid
 	n := l.numOutput * nb * l.convOutSpatial
 	var a cuda.Args
 	a.Int(n).Ptr(x).Int(nb).Int(l.numOutput).Int(l.convOutSpatial).Int(l.topDim).Ptr(wide)
-	return launch[T](l.ctx, "conv_batch.cu", "conv_to_wide", n, &a)
+	return launch[T](l.Context(), "conv_batch.cu", "conv_to_wide", n, &a)
 }
 
 // fromWide is toWide's reverse, adding the bias (when not 0) on the way.
@@ -218,5 +219,5 @@ func (l *convBase[T]) fromWide(g *device.GPUView[T], wide cuda.DevicePtr, nb int
 	n := l.numOutput * nb * l.convOutSpatial
 	var a cuda.Args
 	a.Int(n).Ptr(wide).Int(nb).Int(l.numOutput).Int(l.convOutSpatial).Ptr(bias).Ptr(y).Int(l.topDim)
-	return launch[T](l.ctx, "conv_batch.cu", "conv_from_wide", n, &a)
+	return launch[T](l.Context(), "conv_batch.cu", "conv_from_wide", n, &a)
 }

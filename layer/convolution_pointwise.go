@@ -8,6 +8,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // pointwiseConv is the cuDNN convolution engine's other way through a
@@ -80,7 +81,7 @@ func (p *pointwiseConv[T]) reshape(l *convBase[T], x *blob.Blob[T], limit int) e
 	// A bounded buffer: a few GEMV calls more cost less than a workspace
 	// of hundreds of MB for the wide layers.
 	p.chunk = max(1, min(l.num, min(limit, pointwiseBudget)/perImage))
-	return l.ensureOnes(&p.ones, p.chunk)
+	return kit.Ones(l, &p.ones, p.chunk)
 }
 
 // gather points at the bottom as the GEMMs read it: x itself, or its
@@ -92,7 +93,7 @@ func (p *pointwiseConv[T]) gather(l *convBase[T], x, ws cuda.DevicePtr) (cuda.De
 	}
 	var a cuda.Args
 	a.Int(p.gathered).Ptr(x).Int(p.h).Int(p.w).Int(p.ho).Int(p.wo).Int(p.sh).Int(p.sw).Ptr(ws)
-	return ws, l.channels * p.ho * p.wo, launch[T](l.ctx, "conv_batch.cu", "conv_subsample", p.gathered, &a)
+	return ws, l.channels * p.ho * p.wo, launch[T](l.Context(), "conv_batch.cu", "conv_subsample", p.gathered, &a)
 }
 
 // forward computes y = W x image by image, group by group.
@@ -134,7 +135,7 @@ func (p *pointwiseConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w,
 	n := l.num * l.bottomDim
 	var a cuda.Args
 	a.Int(n).Ptr(ws).Int(p.h).Int(p.w).Int(p.ho).Int(p.wo).Int(p.sh).Int(p.sw).Ptr(dx)
-	return launch[T](l.ctx, "conv_batch.cu", "conv_upsample", n, &a)
+	return launch[T](l.Context(), "conv_batch.cu", "conv_upsample", n, &a)
 }
 
 // backwardFilter adds dy x^T summed over the images to dw: the products

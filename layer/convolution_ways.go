@@ -72,43 +72,43 @@ func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 		e.use = [3]bool{mode == "gemm", mode == "gemm", mode == "gemm"}
 		return nil
 	}
-	ws, err := l.ctx.Workspace(max(limit, e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true)))
+	ws, err := l.Context().Workspace(max(limit, e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true)))
 	if err != nil {
 		return err
 	}
 	var zero T
-	dev := l.ctx.Device()
-	scratch, err := dev.Alloc(max(x.Count(), l.blobs[0].Count()) * int(unsafe.Sizeof(zero)))
+	dev := l.Context().Device()
+	scratch, err := dev.Alloc(max(x.Count(), l.Blobs()[0].Count()) * int(unsafe.Sizeof(zero)))
 	if err != nil {
 		return err
 	}
 	defer func() {
-		l.ctx.Synchronize()
+		l.Context().Synchronize()
 		dev.Free(scratch)
 	}()
-	g := l.gpu()
-	cb, xp, wp, yp := &l.convBase, g.Data(x), g.Data(l.blobs[0]), g.MutableData(y)
+	g := l.GPU()
+	cb, xp, wp, yp := &l.convBase, g.Data(x), g.Data(l.Blobs()[0]), g.MutableData(y)
 	ways := [3][2]func() error{
 		passForward: {
-			func() error { return e.dnn.ConvForward(1, e.x.d, xp, e.w, wp, e.conv, e.fwd, ws, 0, e.y.d, yp) },
+			func() error { return e.dnn.ConvForward(1, e.x.Desc, xp, e.w, wp, e.conv, e.fwd, ws, 0, e.y.Desc, yp) },
 			func() error { return e.way.forward(cb, g, xp, wp, yp, ws) }},
 		passBackwardData: {
 			func() error {
-				return e.dnn.ConvBackwardData(1, e.w, wp, e.y.d, yp, e.conv, e.bwdData, ws, 0, e.x.d, scratch)
+				return e.dnn.ConvBackwardData(1, e.w, wp, e.y.Desc, yp, e.conv, e.bwdData, ws, 0, e.x.Desc, scratch)
 			},
 			func() error { return e.way.backwardData(cb, g, wp, yp, scratch, ws) }},
 		passBackwardFilter: {
 			func() error {
-				return e.dnn.ConvBackwardFilter(1, e.x.d, xp, e.y.d, yp, e.conv, e.bwdFilter, ws, 1, e.w, scratch)
+				return e.dnn.ConvBackwardFilter(1, e.x.Desc, xp, e.y.Desc, yp, e.conv, e.bwdFilter, ws, 1, e.w, scratch)
 			},
 			func() error { return e.way.backwardFilter(cb, g, xp, yp, scratch, ws) }},
 	}
 	for pass, f := range ways {
-		tc, err := timeOnDevice(l.ctx, f[0])
+		tc, err := timeOnDevice(l.Context(), f[0])
 		if err != nil {
 			return err
 		}
-		tg, err := timeOnDevice(l.ctx, f[1])
+		tg, err := timeOnDevice(l.Context(), f[1])
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -50,7 +51,7 @@ func (*Crop[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 // Reshape computes the offsets and the top's shape, checking that the
 // window lies inside bottom 0.
 func (l *Crop[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	cp := l.param.GetCropParam()
+	cp := l.Param().GetCropParam()
 	data, ref := bottom[0], bottom[1]
 	start, err := data.CanonicalAxisIndex(int(cp.GetAxis()))
 	if err != nil {
@@ -125,7 +126,7 @@ func (l *Crop[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // BackwardCPU writes the top's diff into the window of a zeroed bottom 0
 // diff. Bottom 1 only gives a shape: its gradient is zero.
 func (l *Crop[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	if err := zeroPropagatedDiffs[T](device.HostView[T]{}, propagateDown, bottom); err != nil {
+	if err := kit.ZeroPropagatedDiffs[T](device.HostView[T]{}, propagateDown, bottom); err != nil {
 		return err
 	}
 	if propagateDown[0] {

@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // cropGPU is Crop's GPU half.
@@ -32,13 +33,13 @@ func (l *Crop[T]) cropGPU(bottomShape []int, src, dst cuda.DevicePtr, count int,
 	}
 	var a cuda.Args
 	l.cropGeom(a.Int(count), bottomShape).Ptr(src).Ptr(dst).Int(flag)
-	return launch[T](l.ctx, "crop.cu", "crop_copy", count, &a)
+	return launch[T](l.Context(), "crop.cu", "crop_copy", count, &a)
 }
 
 // Forward copies the window into the top on the device.
 func (e cropGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	return l.cropGPU(bottom[0].Shape(), g.Data(bottom[0]), g.MutableData(top[0]), top[0].Count(), false)
 }
 
@@ -46,8 +47,8 @@ func (e cropGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 // diff on the device; bottom 1's gradient is zero.
 func (e cropGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
-	if err := zeroPropagatedDiffs[T](g, propagateDown, bottom); err != nil {
+	g := l.GPU()
+	if err := kit.ZeroPropagatedDiffs[T](g, propagateDown, bottom); err != nil {
 		return err
 	}
 	if !propagateDown[0] {

@@ -64,13 +64,13 @@ func (l *Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.Close(); err != nil { // set up again: drop the old source
 		return err
 	}
-	dp := l.param.GetDataParam()
+	dp := l.Param().GetDataParam()
 	batchSize := int(dp.GetBatchSize())
 	if batchSize <= 0 {
 		return errors.New("data_param.batch_size must be positive")
 	}
 	rng := l.RNG()
-	tf, err := data.NewTransformer[T](l.param.GetTransformParam(), l.Phase(), rng.Uint64())
+	tf, err := data.NewTransformer[T](l.Param().GetTransformParam(), l.Phase(), rng.Uint64())
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -88,7 +89,7 @@ func (l *Dropout[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	for i, v := range x {
 		// scale or 0 by a number, not a branch (mispredicted about every
 		// other element at ratio 0.5); scale is finite (ratio < 1).
-		mask[i] = l.scale * T(b2i(rng.Float64() < keep))
+		mask[i] = l.scale * T(kit.Btoi(rng.Float64() < keep))
 		y[i] = v * mask[i]
 	}
 	return nil

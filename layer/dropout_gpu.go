@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // dropoutGPU is Dropout's GPU half.
@@ -15,7 +16,7 @@ func newDropoutGPU[T Float](l *Dropout[T]) Engine[T] { return dropoutGPU[T]{l} }
 // (TRAIN), or copies the input (TEST).
 func (e dropoutGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	if !l.train() {
 		return dropoutPass(g, bottom[0], top[0], false)
 	}
@@ -27,8 +28,8 @@ func (e dropoutGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	}
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(mask).Ptr(g.MutableData(top[0]))
-	scalarArg(scalarArg(&a, T(l.ratio)), l.scale)
-	return launch[T](l.ctx, "dropout.cu", "dropout_forward", n, &a)
+	kit.ScalarArg(kit.ScalarArg(&a, T(l.ratio)), l.scale)
+	return launch[T](l.Context(), "dropout.cu", "dropout_forward", n, &a)
 }
 
 // Backward applies the forward pass's mask on the device (TRAIN), or
@@ -38,5 +39,5 @@ func (e dropoutGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 	if !propagateDown[0] {
 		return nil
 	}
-	return dropoutBackward(l, l.gpu(), top[0], bottom[0])
+	return dropoutBackward(l, l.GPU(), top[0], bottom[0])
 }

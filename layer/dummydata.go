@@ -70,7 +70,7 @@ func onceOrPerTop(n, nTop int) bool { return n == 1 || n == nTop }
 
 // shapeTops shapes each top from the shape list or the legacy 4-D lists.
 func (l *DummyData[T]) shapeTops(top []*blob.Blob[T]) error {
-	dp := l.param.GetDummyDataParam()
+	dp := l.Param().GetDummyDataParam()
 	legacy := [][]uint32{dp.GetNum(), dp.GetChannels(), dp.GetHeight(), dp.GetWidth()}
 	if len(dp.GetNum())+len(dp.GetChannels())+len(dp.GetHeight())+len(dp.GetWidth()) == 0 {
 		if !onceOrPerTop(len(dp.GetShape()), len(top)) {
@@ -106,7 +106,7 @@ func (l *DummyData[T]) shapeTops(top []*blob.Blob[T]) error {
 // makeFillers builds the fillers and decides which refill on every pass:
 // all but the constant ones.
 func (l *DummyData[T]) makeFillers(nTop int) error {
-	params := l.param.GetDummyDataParam().GetDataFiller()
+	params := l.Param().GetDummyDataParam().GetDataFiller()
 	if len(params) > 1 && len(params) != nTop {
 		return fmt.Errorf("number of data fillers must be 0, 1 or equal to the number of tops: %d; you specified %d data fillers", nTop, len(params))
 	}

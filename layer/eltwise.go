@@ -60,7 +60,7 @@ func (*Eltwise[T]) Counts() BlobCounts { return BlobCounts{Bottom: AtLeast(2), T
 // LayerSetUp reads the coefficients (default 1), one per bottom, and
 // creates MAX's mask.
 func (l *Eltwise[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	coeff := l.param.GetEltwiseParam().GetCoeff()
+	coeff := l.Param().GetEltwiseParam().GetCoeff()
 	if len(coeff) != 0 && len(coeff) != len(bottom) {
 		return fmt.Errorf("eltwise_param.coeff: takes one coefficient per bottom blob: %d coefficients for %d bottoms", len(coeff), len(bottom))
 	}

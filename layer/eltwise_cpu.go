@@ -2,6 +2,7 @@ package layer
 
 import (
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
 )
 
@@ -37,7 +38,7 @@ func (h *eltwiseSumHost[T]) forward(coeffs []T, bottom, top []*blob.Blob[T]) {
 		h.xs = append(h.xs, b.CPUData())
 	}
 	h.coeffs, h.y = coeffs, top[0].MutableCPUData()[:top[0].Count()]
-	unitsParallel((len(h.y)+eltwiseSumBlock-1)/eltwiseSumBlock, eltwiseSumBlock, h.part)
+	kit.UnitsParallel((len(h.y)+eltwiseSumBlock-1)/eltwiseSumBlock, eltwiseSumBlock, h.part)
 	clear(h.xs)
 	h.y = nil
 }

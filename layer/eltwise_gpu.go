@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -14,7 +15,7 @@ func newEltwiseGPU[T Float](l *Eltwise[T]) Engine[T] { return eltwiseGPU[T]{l} }
 // Forward combines the bottoms on the device.
 func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	if l.fusesReLU() {
 		return e.sumReLU(bottom, top)
 	}
@@ -28,13 +29,13 @@ func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	y, mask := g.MutableData(top[0]), g.MutableData(l.mask)
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Int(1).Int(1).Ptr(y).Ptr(mask)
-	if err := launch[T](l.ctx, "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
+	if err := launch[T](l.Context(), "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
 		return err
 	}
 	for i, b := range bottom[2:] {
 		var a cuda.Args
 		a.Int(n).Ptr(y).Ptr(g.Data(b)).Int(i + 2).Int(0).Ptr(y).Ptr(mask)
-		if err := launch[T](l.ctx, "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
+		if err := launch[T](l.Context(), "eltwise.cu", "eltwise_max_forward", n, &a); err != nil {
 			return err
 		}
 	}
@@ -45,15 +46,15 @@ func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 // where the arrays allow vectors, the others added by axpy.
 func (e eltwiseGPU[T]) sum(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := top[0].Count()
 	a, b, y := g.Data(bottom[0]), g.Data(bottom[1]), g.MutableData(top[0])
-	if !vectorAligned(a, b, y) {
+	if !kit.VectorAligned(a, b, y) {
 		return eltwiseForward[T](l, g, bottom, top)
 	}
 	var args cuda.Args
-	scalarArg(scalarArg(args.Int(n), l.coeffs[0]).Ptr(a), l.coeffs[1]).Ptr(b).Ptr(y)
-	if err := launch[T](l.ctx, "eltwise.cu", "eltwise_sum2", vectorThreads[T](n), &args); err != nil {
+	kit.ScalarArg(kit.ScalarArg(args.Int(n), l.coeffs[0]).Ptr(a), l.coeffs[1]).Ptr(b).Ptr(y)
+	if err := launch[T](l.Context(), "eltwise.cu", "eltwise_sum2", kit.VectorThreads[T](n), &args); err != nil {
 		return err
 	}
 	for i, b := range bottom[2:] {
@@ -65,7 +66,7 @@ func (e eltwiseGPU[T]) sum(bottom, top []*blob.Blob[T]) error {
 // Backward computes the bottoms' gradients on the device.
 func (e eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	if l.fusesReLU() {
 		return e.sumReLUBackward(top, propagateDown, bottom)
 	}
@@ -80,7 +81,7 @@ func (e eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 		}
 		var a cuda.Args
 		a.Int(n).Ptr(dy).Ptr(mask).Int(i).Ptr(g.MutableDiff(b))
-		if err := launch[T](l.ctx, "eltwise.cu", "eltwise_max_backward", n, &a); err != nil {
+		if err := launch[T](l.Context(), "eltwise.cu", "eltwise_max_backward", n, &a); err != nil {
 			return err
 		}
 	}
@@ -90,15 +91,15 @@ func (e eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 // fusesReLU says whether the GPU passes compute the ReLU in place on the
 // top too: a SUM of two bottoms (Fuse).
 func (l *Eltwise[T]) fusesReLU() bool {
-	return l.relu != nil && !l.fusionSuspended && l.op == caffepb.EltwiseParameter_SUM && len(l.coeffs) == 2
+	return l.relu != nil && !l.FusionSuspended() && l.op == caffepb.EltwiseParameter_SUM && len(l.coeffs) == 2
 }
 
 // sumReLUKernel names the fused kernel for the arrays and the threads it
 // wants over n elements: over 16-byte vectors where all are aligned to 16
 // bytes.
 func sumReLUKernel[T Float](name string, n int, ps ...cuda.DevicePtr) (string, int) {
-	if vectorAligned(ps...) {
-		return name + "_vec", vectorThreads[T](n)
+	if kit.VectorAligned(ps...) {
+		return name + "_vec", kit.VectorThreads[T](n)
 	}
 	return name, n
 }
@@ -106,24 +107,24 @@ func sumReLUKernel[T Float](name string, n int, ps ...cuda.DevicePtr) (string, i
 // sumReLU is SUM's forward with the ReLU applied in the same pass.
 func (e eltwiseGPU[T]) sumReLU(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := top[0].Count()
 	a, b, y := g.Data(bottom[0]), g.Data(bottom[1]), g.MutableData(top[0])
 	if err := g.Err(); err != nil {
 		return err
 	}
 	var args cuda.Args
-	scalarArg(scalarArg(args.Int(n), l.coeffs[0]).Ptr(a), l.coeffs[1]).Ptr(b)
-	scalarArg(&args, l.reluSlope).Ptr(y)
+	kit.ScalarArg(kit.ScalarArg(args.Int(n), l.coeffs[0]).Ptr(a), l.coeffs[1]).Ptr(b)
+	kit.ScalarArg(&args, l.reluSlope).Ptr(y)
 	name, threads := sumReLUKernel[T]("eltwise_sum2_relu", n, a, b, y)
-	return launch[T](l.ctx, "eltwise.cu", name, threads, &args)
+	return launch[T](l.Context(), "eltwise.cu", name, threads, &args)
 }
 
 // sumReLUBackward masks the top's diff by the ReLU's gradient, in place
 // as Caffe's ReLU does, and gives each bottom coeff times it, in one pass.
 func (e eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := top[0].Count()
 	y, dy := g.Data(top[0]), g.MutableDiff(top[0])
 	var dx [2]cuda.DevicePtr
@@ -136,10 +137,10 @@ func (e eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool
 		return err
 	}
 	var args cuda.Args
-	scalarArg(args.Int(n).Ptr(y), l.reluSlope)
-	scalarArg(scalarArg(&args, l.coeffs[0]), l.coeffs[1]).Ptr(dy).Ptr(dx[0]).Ptr(dx[1])
+	kit.ScalarArg(args.Int(n).Ptr(y), l.reluSlope)
+	kit.ScalarArg(kit.ScalarArg(&args, l.coeffs[0]), l.coeffs[1]).Ptr(dy).Ptr(dx[0]).Ptr(dx[1])
 	name, threads := sumReLUKernel[T]("eltwise_sum2_relu_backward", n, y, dy, dx[0], dx[1])
-	return launch[T](l.ctx, "eltwise.cu", name, threads, &args)
+	return launch[T](l.Context(), "eltwise.cu", name, threads, &args)
 }
 
 // FuseNext lets the GPU engine of a SUM of two bottoms apply a ReLU in
@@ -147,7 +148,7 @@ func (e eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool
 // of two, one backward instead of two. The ReLU's gradient is taken from
 // y, the ReLU's bottom in place as in Caffe, so any slope is fused.
 func (l *Eltwise[T]) FuseNext(next, via Layer[T], needBackward bool) bool {
-	if _, ok := l.engine.(eltwiseGPU[T]); !ok || !needBackward || via != Layer[T](l) || l.op != caffepb.EltwiseParameter_SUM || len(l.coeffs) != 2 {
+	if _, ok := l.Engine().(eltwiseGPU[T]); !ok || !needBackward || via != Layer[T](l) || l.op != caffepb.EltwiseParameter_SUM || len(l.coeffs) != 2 {
 		return false
 	}
 	l.relu, l.reluSlope = next, T(next.LayerBase().Param().GetReluParam().GetNegativeSlope())

@@ -58,24 +58,24 @@ func (*Embed[T]) AllowForceBackward(int) bool { return false }
 // LayerSetUp creates and fills the weight and bias (unless a model gave
 // them).
 func (l *Embed[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	if len(l.blobs) > 0 {
+	if len(l.Blobs()) > 0 {
 		if l.biasTerm {
-			return l.checkParamShapes([]string{"weight", "bias"}, []int{l.k, l.n}, []int{l.n})
+			return l.CheckParamShapes([]string{"weight", "bias"}, []int{l.k, l.n}, []int{l.n})
 		}
-		return l.checkParamShapes([]string{"weight"}, []int{l.k, l.n})
+		return l.CheckParamShapes([]string{"weight"}, []int{l.k, l.n})
 	}
-	ep := l.param.GetEmbedParam()
+	ep := l.Param().GetEmbedParam()
 	w, err := l.NewParamBlob(ep.GetWeightFiller(), l.k, l.n)
 	if err != nil {
 		return fmt.Errorf("weight filler: %w", err)
 	}
-	l.blobs = append(l.blobs, w)
+	l.AddBlob(w)
 	if l.biasTerm {
 		b, err := l.NewParamBlob(ep.GetBiasFiller(), l.n)
 		if err != nil {
 			return fmt.Errorf("bias filler: %w", err)
 		}
-		l.blobs = append(l.blobs, b)
+		l.AddBlob(b)
 	}
 	return nil
 }
@@ -97,10 +97,10 @@ func (l *Embed[T]) index(v T, i int) (int, error) {
 
 // ForwardCPU copies the indexed rows (and adds the bias).
 func (l *Embed[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	w, y := l.blobs[0].CPUData(), top[0].MutableCPUData()
+	w, y := l.Blobs()[0].CPUData(), top[0].MutableCPUData()
 	var b []T
 	if l.biasTerm {
-		b = l.blobs[1].CPUData()
+		b = l.Blobs()[1].CPUData()
 	}
 	for i, v := range bottom[0].CPUData() {
 		idx, err := l.index(v, i)
@@ -124,7 +124,7 @@ func (l *Embed[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom
 	}
 	dy := top[0].CPUDiff()
 	if l.ParamPropagateDown(0) {
-		dw := l.blobs[0].MutableCPUDiff()
+		dw := l.Blobs()[0].MutableCPUDiff()
 		for i, v := range bottom[0].CPUData() {
 			idx, err := l.index(v, i)
 			if err != nil {
@@ -137,7 +137,7 @@ func (l *Embed[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom
 		}
 	}
 	if l.biasTerm && l.ParamPropagateDown(1) {
-		db := l.blobs[1].MutableCPUDiff()
+		db := l.Blobs()[1].MutableCPUDiff()
 		for i := range bottom[0].Count() {
 			for j, g := range dy[i*l.n : (i+1)*l.n] {
 				db[j] += g

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // checkIndices checks the indices on the host: a bad one must not reach a
@@ -32,21 +33,21 @@ func (e embedGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if err := l.checkIndices(bottom[0]); err != nil {
 		return err
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := top[0].Count()
 	var a cuda.Args
-	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(l.blobs[0])).Ptr(g.MutableData(top[0])).Int(l.n)
-	if err := launch[T](l.ctx, "embed.cu", "embed_forward", n, &a); err != nil {
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(l.Blobs()[0])).Ptr(g.MutableData(top[0])).Int(l.n)
+	if err := launch[T](l.Context(), "embed.cu", "embed_forward", n, &a); err != nil {
 		return err
 	}
 	if !l.biasTerm {
 		return nil
 	}
 	m := bottom[0].Count()
-	if err := l.ensureOnes(&l.ones, m); err != nil {
+	if err := kit.Ones(l, &l.ones, m); err != nil {
 		return err
 	}
-	g.Gemm(blas.NoTrans, blas.NoTrans, m, l.n, 1, 1, g.Data(l.ones), g.Data(l.blobs[1]), 1, g.MutableData(top[0]))
+	g.Gemm(blas.NoTrans, blas.NoTrans, m, l.n, 1, 1, g.Data(l.ones), g.Data(l.Blobs()[1]), 1, g.MutableData(top[0]))
 	return g.Err()
 }
 
@@ -57,21 +58,21 @@ func (e embedGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom 
 	if propagateDown[0] {
 		return errors.New("can't propagate to EmbedLayer input")
 	}
-	g := l.gpu()
+	g := l.GPU()
 	if l.ParamPropagateDown(0) {
 		n := top[0].Count()
 		var a cuda.Args
-		a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Diff(top[0])).Ptr(g.MutableDiff(l.blobs[0])).Int(l.n)
-		if err := launch[T](l.ctx, "embed.cu", "embed_backward", n, &a); err != nil {
+		a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Diff(top[0])).Ptr(g.MutableDiff(l.Blobs()[0])).Int(l.n)
+		if err := launch[T](l.Context(), "embed.cu", "embed_backward", n, &a); err != nil {
 			return err
 		}
 	}
 	if l.biasTerm && l.ParamPropagateDown(1) {
 		m := bottom[0].Count()
-		if err := l.ensureOnes(&l.ones, m); err != nil {
+		if err := kit.Ones(l, &l.ones, m); err != nil {
 			return err
 		}
-		g.Gemv(blas.Trans, m, l.n, 1, g.Diff(top[0]), g.Data(l.ones), 1, g.MutableDiff(l.blobs[1]))
+		g.Gemv(blas.Trans, m, l.n, 1, g.Diff(top[0]), g.Data(l.ones), 1, g.MutableDiff(l.Blobs()[1]))
 	}
 	return g.Err()
 }

@@ -229,3 +229,25 @@ func chooseEngine[T Float](l Layer[T]) error {
 // EngineName returns the engine the layer runs on since SetUp: CUDNN for
 // a cuDNN engine, CAFFE for gocaffe's own code on either device.
 func (b *Base[T]) EngineName() EngineName { return b.engineName }
+
+// NewEngine makes engine name of l's type for l's context, whatever its
+// parameter asks for: a cuDNN engine makes gocaffe's own (EngineCaffe)
+// to hand it the shapes cuDNN does not compute as Caffe does.
+func NewEngine[T Float](l Layer[T], name EngineName) (Engine[T], error) {
+	entry := lookupEngine(l.Type(), name)
+	if entry == nil {
+		return nil, fmt.Errorf("no %v engine for %s", name, l.Type())
+	}
+	var e any
+	var err error
+	switch l := any(l).(type) {
+	case Layer[float32]:
+		e, err = entry.f32(l, l.LayerBase().Context())
+	case Layer[float64]:
+		e, err = entry.f64(l, l.LayerBase().Context())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e.(Engine[T]), nil
+}

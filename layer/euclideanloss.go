@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -67,7 +68,7 @@ func (l *EuclideanLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := checkPairedLossInputs(bottom); err != nil {
 		return err
 	}
-	if err := top[0].Reshape(lossShape); err != nil {
+	if err := top[0].Reshape(kit.ScalarShape()); err != nil {
 		return err
 	}
 	return l.diff.ReshapeLike(bottom[0])

@@ -10,11 +10,11 @@ func newEuclideanLossGPU[T Float](l *EuclideanLoss[T]) Engine[T] { return euclid
 // Forward computes the loss on the device (only the scalar comes back).
 func (e euclideanLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	return euclideanForward[T](l, l.gpu(), bottom, top)
+	return euclideanForward[T](l, l.GPU(), bottom, top)
 }
 
 // Backward computes the gradients on the device.
 func (e euclideanLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	return euclideanBackward[T](l, l.gpu(), top, propagateDown, bottom)
+	return euclideanBackward[T](l, l.GPU(), top, propagateDown, bottom)
 }

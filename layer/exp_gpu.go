@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // expGPU is Exp's GPU half.
@@ -13,12 +14,12 @@ func newExpGPU[T Float](l *Exp[T]) Engine[T] { return expGPU[T]{l} }
 // Forward computes the exponential on the device.
 func (e expGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-	scalarArg(scalarArg(&a, T(l.inner)), T(l.outer))
-	return launch[T](l.ctx, "exp.cu", "exp_forward", n, &a)
+	kit.ScalarArg(kit.ScalarArg(&a, T(l.inner)), T(l.outer))
+	return launch[T](l.Context(), "exp.cu", "exp_forward", n, &a)
 }
 
 // Backward computes the bottom's gradient from the top on the device.
@@ -27,9 +28,9 @@ func (e expGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(top[0])).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "exp.cu", "exp_backward", n, scalarArg(&a, T(l.inner)))
+	return launch[T](l.Context(), "exp.cu", "exp_backward", n, kit.ScalarArg(&a, T(l.inner)))
 }

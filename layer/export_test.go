@@ -13,7 +13,7 @@ func DeviceTransformed[T Float](l Layer[T]) int64 {
 // (convolution_ways.go: "pointwise" or "" for none) and which
 // passes take it: forward, bottom gradient, weight gradient.
 func ConvGEMMWay[T Float](l Layer[T]) (string, [3]bool) {
-	e, ok := l.LayerBase().engine.(*convolutionDNN[T])
+	e, ok := l.LayerBase().Engine().(*convolutionDNN[T])
 	if !ok {
 		return "", [3]bool{}
 	}

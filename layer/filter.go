@@ -46,7 +46,7 @@ func (*Filter[T]) Type() string { return "Filter" }
 func (*Filter[T]) Counts() BlobCounts { return BlobCounts{Bottom: AtLeast(2), Top: AtLeast(1)} }
 
 // AllowForceBackward refuses the selector.
-func (l *Filter[T]) AllowForceBackward(i int) bool { return i != len(l.param.GetBottom())-1 }
+func (l *Filter[T]) AllowForceBackward(i int) bool { return i != len(l.Param().GetBottom())-1 }
 
 // LayerSetUp checks that there is one top per filtered bottom.
 func (l *Filter[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {

@@ -11,11 +11,11 @@ func newFilterGPU[T Float](l *Filter[T]) Engine[T] { return filterGPU[T]{l} }
 // on the host by Reshape, as in Caffe).
 func (e filterGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	return filterForward[T](l, l.gpu(), bottom, top)
+	return filterForward[T](l, l.GPU(), bottom, top)
 }
 
 // Backward routes the gradients on the device.
 func (e filterGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	return filterBackward[T](l, l.gpu(), top, propagateDown, bottom)
+	return filterBackward[T](l, l.GPU(), top, propagateDown, bottom)
 }

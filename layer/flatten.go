@@ -47,7 +47,7 @@ func (l *Flatten[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if top[0] == bottom[0] {
 		return errTopIsBottom
 	}
-	fp := l.param.GetFlattenParam()
+	fp := l.Param().GetFlattenParam()
 	b := bottom[0]
 	start, err := b.CanonicalAxisIndex(int(fp.GetAxis()))
 	if err != nil {

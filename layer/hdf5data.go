@@ -67,7 +67,7 @@ func (*HDF5Data[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(0), 
 // LayerSetUp reads the file list, loads the first file and shapes the tops:
 // batch_size rows of each dataset's row shape.
 func (l *HDF5Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	hp := l.param.GetHdf5DataParam()
+	hp := l.Param().GetHdf5DataParam()
 	files, err := readFileList(hp.GetSource())
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func (l *HDF5Data[T]) load() error {
 		return err
 	}
 	defer f.Close()
-	tops := l.param.GetTop()
+	tops := l.Param().GetTop()
 	data := make([]*blob.Blob[T], len(tops))
 	for i, name := range tops {
 		d, err := f.OpenDataset(name)
@@ -173,7 +173,7 @@ func (l *HDF5Data[T]) load() error {
 	for i := range rows {
 		l.rowPerm = append(l.rowPerm, i)
 	}
-	if l.param.GetHdf5DataParam().GetShuffle() {
+	if l.Param().GetHdf5DataParam().GetShuffle() {
 		l.shuffle(l.rowPerm)
 	}
 	l.row = 0
@@ -185,7 +185,7 @@ func (*HDF5Data[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU copies the next batch_size rows into the tops.
 func (l *HDF5Data[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	batch := int(l.param.GetHdf5DataParam().GetBatchSize())
+	batch := int(l.Param().GetHdf5DataParam().GetBatchSize())
 	for i := range batch {
 		for j, t := range top {
 			n := t.Count() / batch
@@ -208,14 +208,14 @@ func (l *HDF5Data[T]) next() error {
 	if len(l.files) > 1 {
 		if l.file++; l.file == len(l.files) {
 			l.file = 0
-			if l.param.GetHdf5DataParam().GetShuffle() {
+			if l.Param().GetHdf5DataParam().GetShuffle() {
 				l.shuffle(l.filePerm)
 			}
 		}
 		return l.load()
 	}
 	l.row = 0
-	if l.param.GetHdf5DataParam().GetShuffle() {
+	if l.Param().GetHdf5DataParam().GetShuffle() {
 		l.shuffle(l.rowPerm)
 	}
 	return nil

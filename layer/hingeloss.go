@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -59,7 +60,7 @@ func (l *HingeLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		l.margin = make([]T, bottom[0].Count())
 	}
 	l.margin = l.margin[:bottom[0].Count()]
-	return top[0].Reshape(lossShape)
+	return top[0].Reshape(kit.ScalarShape())
 }
 
 // ForwardCPU computes the loss.

@@ -51,7 +51,7 @@ func (*Im2col[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(1), To
 
 // LayerSetUp reads the geometry parameters.
 func (l *Im2col[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	cp := l.param.GetConvolutionParam()
+	cp := l.Param().GetConvolutionParam()
 	var err error
 	if l.channelAxis, err = bottom[0].CanonicalAxisIndex(int(cp.GetAxis())); err != nil {
 		return err
@@ -76,7 +76,7 @@ func (l *Im2col[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		out[i] = mathfn.ConvOutputSize(in[i], l.kernel[i], l.pad[i], l.stride[i], l.dilation[i])
 	}
 	l.geo = mathfn.ConvGeometry{Channels: b.Shape()[l.channelAxis], In: append([]int(nil), in...), Out: out,
-		Kernel: l.kernel, Pad: l.pad, Stride: l.stride, Dilation: l.dilation, ForceND: l.param.GetConvolutionParam().GetForceNdIm2Col()}
+		Kernel: l.kernel, Pad: l.pad, Stride: l.stride, Dilation: l.dilation, ForceND: l.Param().GetConvolutionParam().GetForceNdIm2Col()}
 	if err := l.geo.Validate(); err != nil {
 		return err
 	}

@@ -10,11 +10,11 @@ func newIm2colGPU[T Float](l *Im2col[T]) Engine[T] { return im2colGPU[T]{l} }
 // Forward runs im2col on the device.
 func (e im2colGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	return im2colForward[T](l, l.gpu(), bottom, top)
+	return im2colForward[T](l, l.GPU(), bottom, top)
 }
 
 // Backward runs col2im on the device.
 func (e im2colGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	return im2colBackward[T](l, l.gpu(), top, propagateDown, bottom)
+	return im2colBackward[T](l, l.GPU(), top, propagateDown, bottom)
 }

@@ -66,7 +66,7 @@ func (l *ImageData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.Close(); err != nil {
 		return err
 	}
-	ip := l.param.GetImageDataParam()
+	ip := l.Param().GetImageDataParam()
 	batchSize := int(ip.GetBatchSize())
 	if batchSize <= 0 {
 		return errors.New("image_data_param.batch_size must be positive")
@@ -75,7 +75,7 @@ func (l *ImageData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return errors.New("image_data_param: new_height and new_width must be set together")
 	}
 	rng := l.RNG()
-	tf, err := data.NewTransformer[T](l.param.GetTransformParam(), l.Phase(), rng.Uint64())
+	tf, err := data.NewTransformer[T](l.Param().GetTransformParam(), l.Phase(), rng.Uint64())
 	if err != nil {
 		return err
 	}

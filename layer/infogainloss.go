@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 )
@@ -76,7 +77,7 @@ func (*InfogainLoss[T]) AllowForceBackward(i int) bool { return i == 0 }
 // LayerSetUp sets up the softmax and reads H from source when there is no
 // third bottom.
 func (l *InfogainLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	l.softmax.SetContext(l.ctx)
+	l.softmax.SetContext(l.Context())
 	var err error
 	if l.prob, err = l.NewBlob(); err != nil {
 		return err
@@ -88,7 +89,7 @@ func (l *InfogainLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if len(bottom) == 3 {
 		return nil
 	}
-	source := l.param.GetInfogainLossParam().GetSource()
+	source := l.Param().GetInfogainLossParam().GetSource()
 	if source == "" {
 		return errors.New("infogain matrix source must be specified (infogain_loss_param.source), or given as a third bottom")
 	}
@@ -121,12 +122,12 @@ func (l *InfogainLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	l.outer, l.channels, l.inner = l.softmax.outer, l.softmax.channels, l.softmax.inner
 	if bottom[1].Count() != l.outer*l.inner {
 		return fmt.Errorf("number of labels must match number of predictions: %d labels (%s) for %d positions of %s (infogain axis %d)",
-			bottom[1].Count(), bottom[1].ShapeString(), l.outer*l.inner, bottom[0].ShapeString(), l.param.GetInfogainLossParam().GetAxis())
+			bottom[1].Count(), bottom[1].ShapeString(), l.outer*l.inner, bottom[0].ShapeString(), l.Param().GetInfogainLossParam().GetAxis())
 	}
 	if h := l.matrix(bottom); h.Count() != l.channels*l.channels {
 		return fmt.Errorf("H must be %dx%d, got %s", l.channels, l.channels, h.ShapeString())
 	}
-	if err := top[0].Reshape(lossShape); err != nil {
+	if err := top[0].Reshape(kit.ScalarShape()); err != nil {
 		return err
 	}
 	if len(top) == 2 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -54,7 +55,7 @@ func (*InnerProduct[T]) Type() string { return "InnerProduct" }
 func (*InnerProduct[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(1), Top: Exactly(1)} }
 
 func (l *InnerProduct[T]) axis(bottom *blob.Blob[T]) (int, error) {
-	return bottom.CanonicalAxisIndex(int(l.param.GetInnerProductParam().GetAxis()))
+	return bottom.CanonicalAxisIndex(int(l.Param().GetInnerProductParam().GetAxis()))
 }
 
 // LayerSetUp creates and fills the weights (N x K, or K x N when
@@ -69,24 +70,24 @@ func (l *InnerProduct[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if l.transpose {
 		weightShape = []int{l.k, l.numOutput}
 	}
-	if len(l.blobs) > 0 {
+	if len(l.Blobs()) > 0 {
 		if l.biasTerm {
-			return l.checkParamShapes([]string{"weight", "bias"}, weightShape, []int{l.numOutput})
+			return l.CheckParamShapes([]string{"weight", "bias"}, weightShape, []int{l.numOutput})
 		}
-		return l.checkParamShapes([]string{"weight"}, weightShape)
+		return l.CheckParamShapes([]string{"weight"}, weightShape)
 	}
-	ip := l.param.GetInnerProductParam()
+	ip := l.Param().GetInnerProductParam()
 	w, err := l.NewParamBlob(ip.GetWeightFiller(), weightShape...)
 	if err != nil {
 		return fmt.Errorf("weight filler: %w", err)
 	}
-	l.blobs = append(l.blobs, w)
+	l.AddBlob(w)
 	if l.biasTerm {
 		b, err := l.NewParamBlob(ip.GetBiasFiller(), l.numOutput)
 		if err != nil {
 			return fmt.Errorf("bias filler: %w", err)
 		}
-		l.blobs = append(l.blobs, b)
+		l.AddBlob(b)
 	}
 	return nil
 }
@@ -107,30 +108,7 @@ func (l *InnerProduct[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	if l.biasTerm {
-		return l.ensureOnes(&l.biasMultiplier, l.m)
-	}
-	return nil
-}
-
-// ensureOnes keeps *b a vector of n ones, refilling it only when n changes,
-// so that a steady-state pass writes nothing on the host.
-func (b *Base[T]) ensureOnes(ones **blob.Blob[T], n int) error {
-	if *ones != nil && (*ones).Count() == n && (*ones).NumAxes() == 1 {
-		return nil
-	}
-	if *ones == nil {
-		nb, err := b.NewBlob()
-		if err != nil {
-			return err
-		}
-		*ones = nb
-	}
-	if err := (*ones).Reshape([]int{n}); err != nil {
-		return err
-	}
-	data := (*ones).MutableCPUData()
-	for i := range data {
-		data[i] = 1
+		return kit.Ones(l, &l.biasMultiplier, l.m)
 	}
 	return nil
 }
@@ -155,9 +133,9 @@ func (l *InnerProduct[T]) weightTrans() blas.Transpose {
 
 func innerProductForward[T Float, A any](l *InnerProduct[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	out := d.MutableData(top[0])
-	d.Gemm(blas.NoTrans, l.weightTrans(), l.m, l.numOutput, l.k, 1, d.Data(bottom[0]), d.Data(l.blobs[0]), 0, out)
+	d.Gemm(blas.NoTrans, l.weightTrans(), l.m, l.numOutput, l.k, 1, d.Data(bottom[0]), d.Data(l.Blobs()[0]), 0, out)
 	if l.biasTerm {
-		d.Gemm(blas.NoTrans, blas.NoTrans, l.m, l.numOutput, 1, 1, d.Data(l.biasMultiplier), d.Data(l.blobs[1]), 1, out)
+		d.Gemm(blas.NoTrans, blas.NoTrans, l.m, l.numOutput, 1, 1, d.Data(l.biasMultiplier), d.Data(l.Blobs()[1]), 1, out)
 	}
 	return d.Err()
 }
@@ -166,20 +144,20 @@ func innerProductBackward[T Float, A any](l *InnerProduct[T], d device.View[T, A
 	dy := d.Diff(top[0])
 	if l.ParamPropagateDown(0) {
 		if l.transpose {
-			d.Gemm(blas.Trans, blas.NoTrans, l.k, l.numOutput, l.m, 1, d.Data(bottom[0]), dy, 1, d.MutableDiff(l.blobs[0]))
+			d.Gemm(blas.Trans, blas.NoTrans, l.k, l.numOutput, l.m, 1, d.Data(bottom[0]), dy, 1, d.MutableDiff(l.Blobs()[0]))
 		} else {
-			d.Gemm(blas.Trans, blas.NoTrans, l.numOutput, l.k, l.m, 1, dy, d.Data(bottom[0]), 1, d.MutableDiff(l.blobs[0]))
+			d.Gemm(blas.Trans, blas.NoTrans, l.numOutput, l.k, l.m, 1, dy, d.Data(bottom[0]), 1, d.MutableDiff(l.Blobs()[0]))
 		}
 	}
 	if l.biasTerm && l.ParamPropagateDown(1) {
-		d.Gemv(blas.Trans, l.m, l.numOutput, 1, dy, d.Data(l.biasMultiplier), 1, d.MutableDiff(l.blobs[1]))
+		d.Gemv(blas.Trans, l.m, l.numOutput, 1, dy, d.Data(l.biasMultiplier), 1, d.MutableDiff(l.Blobs()[1]))
 	}
 	if propagateDown[0] {
 		wt := blas.NoTrans
 		if l.transpose {
 			wt = blas.Trans
 		}
-		d.Gemm(blas.NoTrans, wt, l.m, l.k, l.numOutput, 1, dy, d.Data(l.blobs[0]), 0, d.MutableDiff(bottom[0]))
+		d.Gemm(blas.NoTrans, wt, l.m, l.k, l.numOutput, 1, dy, d.Data(l.Blobs()[0]), 0, d.MutableDiff(bottom[0]))
 	}
 	return d.Err()
 }

@@ -10,11 +10,11 @@ func newInnerProductGPU[T Float](l *InnerProduct[T]) Engine[T] { return innerPro
 // Forward computes the product with cuBLAS.
 func (e innerProductGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	return innerProductForward[T](l, l.gpu(), bottom, top)
+	return innerProductForward[T](l, l.GPU(), bottom, top)
 }
 
 // Backward computes the gradients with cuBLAS.
 func (e innerProductGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	return innerProductBackward[T](l, l.gpu(), top, propagateDown, bottom)
+	return innerProductBackward[T](l, l.GPU(), top, propagateDown, bottom)
 }

@@ -37,7 +37,7 @@ func (*Input[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(0), Top
 
 // LayerSetUp shapes the tops.
 func (l *Input[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	shapes := l.param.GetInputParam().GetShape()
+	shapes := l.Param().GetInputParam().GetShape()
 	if len(shapes) > 1 && len(shapes) != len(top) {
 		return fmt.Errorf("input_param.shape must be specified once, once per top blob, or not at all: %d tops vs. %d shapes", len(top), len(shapes))
 	}

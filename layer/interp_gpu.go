@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // interpGPU is Interp's GPU half; rows and cols hold the layer's taps
@@ -28,7 +29,7 @@ func (e *interpGPU[T]) taps() error {
 		if *t.b != nil && slices.Equal(*t.have, t.want) {
 			continue
 		}
-		if err := ensureBlob(&l.Base, t.b); err != nil {
+		if err := kit.EnsureBlob(&l.Base, t.b); err != nil {
 			return err
 		}
 		if err := (*t.b).Reshape([]int{3 * len(t.want)}); err != nil {
@@ -44,20 +45,20 @@ func (e *interpGPU[T]) taps() error {
 }
 
 func (e *interpGPU[T]) args(a *cuda.Args, n int) *cuda.Args {
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	return a.Int(n).Int(l.inH).Int(l.inW).Int(l.outH).Int(l.outW).Ptr(g.Data(e.rows)).Ptr(g.Data(e.cols))
 }
 
 // Forward interpolates on the device.
 func (e *interpGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	if err := e.taps(); err != nil {
 		return err
 	}
 	n := l.planes * l.outH * l.outW
 	var a cuda.Args
 	e.args(&a, n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "interp.cu", "interp_forward", n, &a)
+	return launch[T](l.Context(), "interp.cu", "interp_forward", n, &a)
 }
 
 // Backward spreads each output's gradient over its four sources on the
@@ -66,7 +67,7 @@ func (e *interpGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 	if !propagateDown[0] {
 		return nil
 	}
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	if err := e.taps(); err != nil {
 		return err
 	}
@@ -77,5 +78,5 @@ func (e *interpGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 	n := l.planes * l.outH * l.outW
 	var a cuda.Args
 	e.args(&a, n).Ptr(g.Diff(top[0])).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "interp.cu", "interp_backward", n, &a)
+	return launch[T](l.Context(), "interp.cu", "interp_backward", n, &a)
 }

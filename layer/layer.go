@@ -96,7 +96,7 @@
 //
 //	func (e negateGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 //		l := e.l
-//		g, n := l.gpu(), bottom[0].Count() // the layer's view of its GPU context
+//		g, n := l.GPU(), bottom[0].Count() // the layer's view of its GPU context
 //		var a cuda.Args
 //		a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
 //		return launch[T](l.ctx, "negate.cu", "negate_forward", n, &a) // kernels/negate.cu
@@ -106,7 +106,7 @@
 // The engine holds its layer in a field rather than embedding it: embedding
 // would give every engine type wrappers of all the layer's methods (half a
 // megabyte of binary over the catalogue). A GPU half that is the shared
-// arithmetic calls it with l.gpu() (see innerproduct_gpu.go); one with
+// arithmetic calls it with l.GPU() (see innerproduct_gpu.go); one with
 // buffers of its own keeps them in the engine and sizes them in Reshaped
 // (EngineReshaper; see convolution_gpu.go). Layers of other packages are
 // written the same way with the exported names: Register, RegisterEngine,
@@ -293,6 +293,10 @@ func (b *Base[T]) Phase() caffepb.Phase { return b.param.GetPhase() }
 // parameter between layers by making these blobs share memory.
 func (b *Base[T]) Blobs() []*blob.Blob[T] { return b.blobs }
 
+// AddBlob appends a learnable blob (a layer's LayerSetUp creating its
+// weights).
+func (b *Base[T]) AddBlob(nb *blob.Blob[T]) { b.blobs = append(b.blobs, nb) }
+
 // SetBlobs replaces the learnable blobs.
 func (b *Base[T]) SetBlobs(blobs []*blob.Blob[T]) { b.blobs = blobs }
 
@@ -399,9 +403,9 @@ func (b *Base[T]) NewParamBlob(fp *caffepb.FillerParameter, shape ...int) (*blob
 	return nb, nil
 }
 
-// checkParamShapes checks learnable blobs loaded from a model against the
+// CheckParamShapes checks learnable blobs loaded from a model against the
 // shapes the layer needs.
-func (b *Base[T]) checkParamShapes(names []string, shapes ...[]int) error {
+func (b *Base[T]) CheckParamShapes(names []string, shapes ...[]int) error {
 	if len(b.blobs) != len(shapes) {
 		return fmt.Errorf("incorrect number of weight blobs: %d, want %d (%s)", len(b.blobs), len(shapes), strings.Join(names, ", "))
 	}
@@ -602,6 +606,3 @@ func (*LossBase[T]) Counts() BlobCounts {
 
 // AllowForceBackward refuses the label bottom (index 1).
 func (*LossBase[T]) AllowForceBackward(i int) bool { return i != 1 }
-
-// lossShape is the shape of a loss top: a scalar.
-var lossShape = []int{}

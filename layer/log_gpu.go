@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // logGPU is Log's GPU half.
@@ -13,15 +14,15 @@ func newLogGPU[T Float](l *Log[T]) Engine[T] { return logGPU[T]{l} }
 // Forward computes the logarithm on the device.
 func (e logGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	if err := saveBottom(&l.input, g, bottom[0], top[0]); err != nil {
 		return err
 	}
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-	scalarArg(scalarArg(scalarArg(&a, T(l.scale)), T(l.shift)), T(l.baseScale))
-	return launch[T](l.ctx, "log.cu", "log_forward", n, &a)
+	kit.ScalarArg(kit.ScalarArg(kit.ScalarArg(&a, T(l.scale)), T(l.shift)), T(l.baseScale))
+	return launch[T](l.Context(), "log.cu", "log_forward", n, &a)
 }
 
 // Backward computes the bottom's gradient on the device.
@@ -30,10 +31,10 @@ func (e logGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(l.input.input(bottom[0], top[0]))).Ptr(g.MutableDiff(bottom[0]))
-	scalarArg(scalarArg(scalarArg(&a, T(l.scale)), T(l.shift)), T(l.backScale))
-	return launch[T](l.ctx, "log.cu", "log_backward", n, &a)
+	kit.ScalarArg(kit.ScalarArg(kit.ScalarArg(&a, T(l.scale)), T(l.shift)), T(l.backScale))
+	return launch[T](l.Context(), "log.cu", "log_backward", n, &a)
 }

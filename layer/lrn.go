@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -14,7 +15,7 @@ func init() {
 		Type:  "LRN",
 		New32: newLRN[float32], New64: newLRN[float64],
 		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetLrnParam().GetEngine()) },
-		Engines:     []EngineDef{GPUEngine(newLRNGPU[float32], newLRNGPU[float64]), cuDNNEngine(true, checkLRNForDNN, newLRNDNN[float32], newLRNDNN[float64])},
+		Engines:     []EngineDef{GPUEngine(newLRNGPU[float32], newLRNGPU[float64]), CuDNNEngine(true, checkLRNForDNN, newLRNDNN[float32], newLRNDNN[float64])},
 		CUDAGraph:   true,
 		ONNX:        ONNXConverted,
 	})
@@ -209,7 +210,7 @@ func (l *LRN[T]) parts(size int) {
 		l.sums = append(l.sums, nil)
 	}
 	for p := range l.sums {
-		l.sums[p] = grow(l.sums[p], size)
+		l.sums[p] = kit.Grow(l.sums[p], size)
 	}
 }
 

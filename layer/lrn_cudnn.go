@@ -1,15 +1,20 @@
 package layer
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 // lrnDNN is LRN's cuDNN engine (ACROSS_CHANNELS).
 type lrnDNN[T Float] struct {
 	l    *LRN[T]
 	dnn  *cuda.DNN
-	x    tensorDesc[T]
+	x    kit.TensorDesc[T]
 	desc *cuda.LRNDesc
 }
 
@@ -23,13 +28,13 @@ func newLRNDNN[T Float](l *LRN[T], dnn *cuda.DNN) (Engine[T], error) {
 
 // Reshaped describes the bottom (and top, of the same shape).
 func (e *lrnDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
-	return e.x.set(e.l.num, e.l.channels, e.l.height, e.l.width)
+	return e.x.Set(e.l.num, e.l.channels, e.l.height, e.l.width)
 }
 
 // Forward normalizes.
 func (e *lrnDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	g := e.l.gpu()
-	if err := e.dnn.LRNForward(e.desc, e.x.d, g.Data(bottom[0]), e.x.d, g.MutableData(top[0])); err != nil {
+	g := e.l.GPU()
+	if err := e.dnn.LRNForward(e.desc, e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableData(top[0])); err != nil {
 		return err
 	}
 	return g.Err()
@@ -40,9 +45,24 @@ func (e *lrnDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 	if !propagateDown[0] {
 		return nil
 	}
-	g := e.l.gpu()
-	if err := e.dnn.LRNBackward(e.desc, e.x.d, g.Data(top[0]), e.x.d, g.Diff(top[0]), e.x.d, g.Data(bottom[0]), e.x.d, g.MutableDiff(bottom[0])); err != nil {
+	g := e.l.GPU()
+	if err := e.dnn.LRNBackward(e.desc, e.x.Desc, g.Data(top[0]), e.x.Desc, g.Diff(top[0]), e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableDiff(bottom[0])); err != nil {
 		return err
 	}
 	return g.Err()
+}
+
+// checkLRNForDNN says whether cuDNN computes a layer's LRN: across
+// channels, with the window and constants cuDNN allows.
+func checkLRNForDNN(p *caffepb.LayerParameter) error {
+	lp := p.GetLrnParam()
+	switch {
+	case lp.GetNormRegion() != caffepb.LRNParameter_ACROSS_CHANNELS:
+		return errors.New("cuDNN's LRN is across channels only")
+	case lp.GetLocalSize() < 1 || lp.GetLocalSize() > 16:
+		return fmt.Errorf("cuDNN's LRN takes local_size 1 to 16, not %d", lp.GetLocalSize())
+	case lp.GetK() < 1e-5 || lp.GetBeta() < 0.01:
+		return fmt.Errorf("cuDNN's LRN needs k >= 1e-5 and beta >= 0.01 (k %g, beta %g)", lp.GetK(), lp.GetBeta())
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // lrnGPU is LRN's GPU half.
@@ -23,14 +24,14 @@ func (g lrnWindow) geomArgs(a *cuda.Args) *cuda.Args {
 // Forward normalizes on the device, one thread per element.
 func (e lrnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	sumFactor, constant, _ := l.coeffs()
 	var a cuda.Args
 	l.window().geomArgs(a.Int(n).Ptr(g.Data(bottom[0])))
-	scalarArg(scalarArg(scalarArg(&a, sumFactor), constant), l.beta)
+	kit.ScalarArg(kit.ScalarArg(kit.ScalarArg(&a, sumFactor), constant), l.beta)
 	a.Ptr(g.MutableData(l.scale)).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "lrn.cu", "lrn_forward", n, &a)
+	return launch[T](l.Context(), "lrn.cu", "lrn_forward", n, &a)
 }
 
 // Backward computes the bottom's gradient on the device.
@@ -39,12 +40,12 @@ func (e lrnGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	_, _, backFactor := l.coeffs()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(top[0])).Ptr(g.Diff(top[0])).Ptr(g.Data(l.scale))
-	scalarArg(scalarArg(l.window().geomArgs(&a), backFactor), l.beta)
+	kit.ScalarArg(kit.ScalarArg(l.window().geomArgs(&a), backFactor), l.beta)
 	a.Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "lrn.cu", "lrn_backward", n, &a)
+	return launch[T](l.Context(), "lrn.cu", "lrn_backward", n, &a)
 }

@@ -59,8 +59,8 @@ func (l *LSTM[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	}
 	shapes = append(shapes, []int{l.gates, l.hidden})
 	names = append(names, "W_hc")
-	if len(l.blobs) > 0 {
-		return l.checkParamShapes(names, shapes...)
+	if len(l.Blobs()) > 0 {
+		return l.CheckParamShapes(names, shapes...)
 	}
 	for i, s := range shapes {
 		if err := l.addParam(names[i] == "b_c", s...); err != nil {
@@ -88,7 +88,7 @@ func (l *LSTM[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	return nil
 }
 
-func (l *LSTM[T]) hiddenWeights() *blob.Blob[T] { return l.blobs[len(l.blobs)-1] }
+func (l *LSTM[T]) hiddenWeights() *blob.Blob[T] { return l.Blobs()[len(l.Blobs())-1] }
 
 // ForwardCPU runs the T steps on the host.
 func (l *LSTM[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
@@ -151,7 +151,7 @@ func lstmBackward[T Float, A any](l *LSTM[T], d recurrentOps[T, A], top []*blob.
 		dg := d.Offset(dgates, t*n*g)
 		d.lstmUnitBackward(n*h, h, cPrev, d.Offset(gateIn, t*n*g), ct, d.Offset(cellBuf, t*n*h), dcNext, dh, dcPrev, dg)
 		dcNext, dcPrev = dcPrev, dcNext
-		if l.ParamPropagateDown(len(l.blobs) - 1) {
+		if l.ParamPropagateDown(len(l.Blobs()) - 1) {
 			d.Gemm(blas.Trans, blas.NoTrans, g, h, n, 1, dg, d.Offset(hcBuf, t*n*h), 1, d.MutableDiff(whc))
 		}
 		d.Gemm(blas.NoTrans, blas.NoTrans, n, h, g, 1, dg, d.Data(whc), 0, dhc)

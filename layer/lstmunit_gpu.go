@@ -15,12 +15,12 @@ func newLSTMUnitGPU[T Float](l *LSTMUnit[T]) Engine[T] { return lstmUnitGPU[T]{l
 // Forward computes c and h on the device.
 func (e lstmUnitGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := top[0].Count()
 	var a cuda.Args
 	a.Int(n).Int(l.hidden).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(g.Data(bottom[2])).
 		Ptr(g.MutableData(top[0])).Ptr(g.MutableData(top[1]))
-	return launch[T](l.ctx, "lstm_unit.cu", "lstm_unit_forward", n, &a)
+	return launch[T](l.Context(), "lstm_unit.cu", "lstm_unit_forward", n, &a)
 }
 
 // Backward computes the gradients of c_prev and x on the device.
@@ -32,11 +32,11 @@ func (e lstmUnitGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bott
 	if !propagateDown[0] && !propagateDown[1] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := top[0].Count()
 	var a cuda.Args
 	a.Int(n).Int(l.hidden).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(g.Data(bottom[2])).
 		Ptr(g.Data(top[0])).Ptr(g.Diff(top[0])).Ptr(g.Diff(top[1])).
 		Ptr(g.MutableDiff(bottom[0])).Ptr(g.MutableDiff(bottom[1]))
-	return launch[T](l.ctx, "lstm_unit.cu", "lstm_unit_backward", n, &a)
+	return launch[T](l.Context(), "lstm_unit.cu", "lstm_unit_backward", n, &a)
 }

@@ -53,7 +53,7 @@ func (*MemoryData[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(0)
 
 // LayerSetUp reads the batch shape and shapes the tops.
 func (l *MemoryData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	mp := l.param.GetMemoryDataParam()
+	mp := l.Param().GetMemoryDataParam()
 	l.shape = [4]int{int(mp.GetBatchSize()), int(mp.GetChannels()), int(mp.GetHeight()), int(mp.GetWidth())}
 	l.labelShape = [4]int{l.shape[0], 1, 1, 1}
 	l.batch, l.size = l.shape[0], l.shape[1]*l.shape[2]*l.shape[3]
@@ -81,7 +81,7 @@ func (l *MemoryData[T]) Reset(data, labels []T, n int) error {
 	case len(labels) < n:
 		return fmt.Errorf("layer %q (MemoryData): %d items need %d labels, got %d", l.Name(), n, n, len(labels))
 	}
-	if l.param.TransformParam != nil {
+	if l.Param().TransformParam != nil {
 		logf.Warnf(l.Logger(), "MemoryData does not transform array data on Reset()")
 	}
 	l.data, l.labels, l.n, l.pos = data[:n*l.size], labels[:n], n, 0

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -155,13 +156,13 @@ func (l *MultiBoxLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if gt.Count()%8 != 0 {
 		return fmt.Errorf("ground truth %s must hold rows of 8 values", gt.ShapeString())
 	}
-	return top[0].Reshape(lossShape)
+	return top[0].Reshape(kit.ScalarShape())
 }
 
 // groundTruth reads the boxes of each image (difficult ones unless
 // use_difficult_gt) with their labels.
 func (l *MultiBoxLoss[T]) groundTruth(gt []float32) ([][]normBox, [][]int, error) {
-	l.gtBoxes, l.gtLabels = grow(l.gtBoxes, l.num), grow(l.gtLabels, l.num)
+	l.gtBoxes, l.gtLabels = kit.Grow(l.gtBoxes, l.num), kit.Grow(l.gtLabels, l.num)
 	boxes, labels := l.gtBoxes, l.gtLabels
 	for i := range boxes {
 		boxes[i], labels[i] = boxes[i][:0], labels[i][:0]
@@ -194,7 +195,7 @@ func (l *MultiBoxLoss[T]) groundTruth(gt []float32) ([][]normBox, [][]int, error
 // of its box (-1 none, -2 a prior crossing the image's border with
 // ignore_cross_boundary_bbox) and its largest overlap with any box.
 func (l *MultiBoxLoss[T]) match(i int, gts, priors []normBox) ([]int, []float32) {
-	idx, best := grow(l.matches[i], len(priors)), grow(l.best[i], len(priors))
+	idx, best := kit.Grow(l.matches[i], len(priors)), kit.Grow(l.best[i], len(priors))
 	l.matches[i], l.best[i] = idx, best
 	for p := range idx {
 		idx[p], best[p] = -1, 0
@@ -203,7 +204,7 @@ func (l *MultiBoxLoss[T]) match(i int, gts, priors []normBox) ([]int, []float32)
 		return idx, best
 	}
 	g := len(gts)
-	l.overlap = grow(l.overlap, len(priors)*g)
+	l.overlap = kit.Grow(l.overlap, len(priors)*g)
 	clear(l.overlap)
 	l.touched = l.touched[:0]
 	row := func(p int) []float32 { return l.overlap[p*g : (p+1)*g] }
@@ -225,7 +226,7 @@ func (l *MultiBoxLoss[T]) match(i int, gts, priors []normBox) ([]int, []float32)
 		}
 	}
 	// Bipartite: the largest remaining overlap, box by box.
-	l.pool = grow(l.pool, g)
+	l.pool = kit.Grow(l.pool, g)
 	clear(l.pool)
 	for range gts {
 		bi, bj, bo := -1, -1, float32(-1)
@@ -313,15 +314,15 @@ func (l *MultiBoxLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	l.priorBoxes = grow(l.priorBoxes, l.priors)
+	l.priorBoxes = kit.Grow(l.priorBoxes, l.priors)
 	priors := l.priorBoxes
 	for p := range priors {
 		priors[p] = box(prior[4*p], prior[4*p+1], prior[4*p+2], prior[4*p+3])
 	}
 	variances := prior[4*l.priors:]
-	l.matches, l.best = grow(l.matches, l.num), grow(l.best, l.num)
+	l.matches, l.best = kit.Grow(l.matches, l.num), kit.Grow(l.best, l.num)
 	l.numMatches, l.numNegative, l.locDiff, l.confRows = 0, 0, l.locDiff[:0], l.confRows[:0]
-	l.prob = grow(l.prob, l.classes)
+	l.prob = kit.Grow(l.prob, l.classes)
 	prob := l.prob
 	mining := l.p.GetMiningType() == caffepb.MultiBoxLossParameter_MAX_NEGATIVE
 	var locLoss, confLoss T

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -45,7 +46,7 @@ func (l *MultinomialLogisticLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error 
 	if bottom[0].NumAxes() == 0 || bottom[1].Count() != bottom[0].Shape()[0] {
 		return fmt.Errorf("one label per item: labels %s for probabilities %s", bottom[1].ShapeString(), bottom[0].ShapeString())
 	}
-	return top[0].Reshape(lossShape)
+	return top[0].Reshape(kit.ScalarShape())
 }
 
 // ForwardCPU computes the loss.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -84,7 +85,7 @@ func (l *MVN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.temp.ReshapeLike(b); err != nil {
 		return err
 	}
-	if err := l.ensureOnes(&l.ones, max(l.dim, 1)); err != nil {
+	if err := kit.Ones(l, &l.ones, max(l.dim, 1)); err != nil {
 		return err
 	}
 	return top[0].ReshapeLike(b)

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -62,13 +63,13 @@ func (l *Normalize[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if l.shared {
 		want = 1
 	}
-	if len(l.blobs) > 0 {
-		if n := l.blobs[0].Count(); len(l.blobs) != 1 || n != want {
+	if len(l.Blobs()) > 0 {
+		if n := l.Blobs()[0].Count(); len(l.Blobs()) != 1 || n != want {
 			return fmt.Errorf("scale size is inconsistent with prototxt config: %d values, want %d (channel_shared %v)", n, want, l.shared)
 		}
 		return nil
 	}
-	fp := l.param.GetNormParam().GetScaleFiller()
+	fp := l.Param().GetNormParam().GetScaleFiller()
 	if fp == nil {
 		fp = &caffepb.FillerParameter{Type: proto.String("constant"), Value: proto.Float32(1)}
 	}
@@ -81,7 +82,7 @@ func (l *Normalize[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 			return err
 		}
 	}
-	l.blobs = append(l.blobs, s)
+	l.AddBlob(s)
 	return nil
 }
 
@@ -92,15 +93,15 @@ func (l *Normalize[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		return fmt.Errorf("bottom %s needs at least 2 axes (num, channels, ...)", b.ShapeString())
 	}
 	l.num, l.channels, l.spatial = b.Shape()[0], b.Shape()[1], b.CountFrom(2)
-	if !l.shared && l.channels != l.blobs[0].Count() {
-		return fmt.Errorf("bottom has %d channels, the scale %d", l.channels, l.blobs[0].Count())
+	if !l.shared && l.channels != l.Blobs()[0].Count() {
+		return fmt.Errorf("bottom has %d channels, the scale %d", l.channels, l.Blobs()[0].Count())
 	}
 	l.dim = l.channels * l.spatial
 	n := l.num * l.spatial
 	if l.acrossSpatial {
 		n = l.num
 	}
-	l.norm, l.sums, l.dots = grow(l.norm, n), grow(l.sums, n), grow(l.dots, n)
+	l.norm, l.sums, l.dots = kit.Grow(l.norm, n), kit.Grow(l.sums, n), kit.Grow(l.dots, n)
 	return top[0].ReshapeLike(b)
 }
 
@@ -122,7 +123,7 @@ func (l *Normalize[T]) scaleOf(s []T, c int) T {
 
 // ForwardCPU computes the norms and the scaled, normalized output.
 func (l *Normalize[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	x, y, s := bottom[0].CPUData(), top[0].MutableCPUData(), l.blobs[0].CPUData()
+	x, y, s := bottom[0].CPUData(), top[0].MutableCPUData(), l.Blobs()[0].CPUData()
 	sums := l.sums
 	clear(sums)
 	for i := range l.num {
@@ -151,9 +152,9 @@ func (l *Normalize[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // dx = s*dy/n - x * sum_group(s*dy*x) / n^3 and ds = sum(dy * x / n) over
 // the scale's elements.
 func (l *Normalize[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	x, dy, s := bottom[0].CPUData(), top[0].CPUDiff(), l.blobs[0].CPUData()
+	x, dy, s := bottom[0].CPUData(), top[0].CPUDiff(), l.Blobs()[0].CPUData()
 	if l.ParamPropagateDown(0) {
-		ds := l.blobs[0].MutableCPUDiff()
+		ds := l.Blobs()[0].MutableCPUDiff()
 		for i := range l.num {
 			for c := range l.channels {
 				var sum T

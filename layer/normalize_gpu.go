@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // normalizeGPU is Normalize's GPU half; norm and dots hold a value per
@@ -14,31 +15,21 @@ type normalizeGPU[T Float] struct {
 
 func newNormalizeGPU[T Float](l *Normalize[T]) Engine[T] { return &normalizeGPU[T]{l: l} }
 
-// ensureBlob makes *b, a device buffer of the layer, on first use.
-func ensureBlob[T Float](base *Base[T], b **blob.Blob[T]) error {
-	if *b != nil {
-		return nil
-	}
-	var err error
-	*b, err = base.NewBlob()
-	return err
-}
-
 // geometry appends num-independent arguments: channels, spatial, across,
 // shared.
 func (e *normalizeGPU[T]) geometry(a *cuda.Args) *cuda.Args {
 	l := e.l
-	return a.Int(l.channels).Int(l.spatial).Int(b2i(l.acrossSpatial)).Int(b2i(l.shared))
+	return a.Int(l.channels).Int(l.spatial).Int(kit.Btoi(l.acrossSpatial)).Int(kit.Btoi(l.shared))
 }
 
 // Forward computes the norms, then the scaled output, on the device.
 func (e *normalizeGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	groups := len(l.norm)
-	if err := ensureBlob(&l.Base, &e.norm); err != nil {
+	if err := kit.EnsureBlob(&l.Base, &e.norm); err != nil {
 		return err
 	}
-	if err := ensureBlob(&l.Base, &e.dots); err != nil {
+	if err := kit.EnsureBlob(&l.Base, &e.dots); err != nil {
 		return err
 	}
 	if err := e.norm.Reshape([]int{groups}); err != nil {
@@ -48,26 +39,26 @@ func (e *normalizeGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	var a cuda.Args
-	a.Int(groups).Int(l.channels).Int(l.spatial).Int(b2i(l.acrossSpatial)).Ptr(g.Data(bottom[0]))
-	scalarArg(&a, T(l.eps)).Ptr(g.MutableData(e.norm))
-	if err := launch[T](l.ctx, "normalize.cu", "normalize_norms", groups, &a); err != nil {
+	a.Int(groups).Int(l.channels).Int(l.spatial).Int(kit.Btoi(l.acrossSpatial)).Ptr(g.Data(bottom[0]))
+	kit.ScalarArg(&a, T(l.eps)).Ptr(g.MutableData(e.norm))
+	if err := launch[T](l.Context(), "normalize.cu", "normalize_norms", groups, &a); err != nil {
 		return err
 	}
 	n := bottom[0].Count()
 	var f cuda.Args
-	e.geometry(f.Int(n)).Ptr(g.Data(bottom[0])).Ptr(g.Data(e.norm)).Ptr(g.Data(l.blobs[0])).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "normalize.cu", "normalize_forward", n, &f)
+	e.geometry(f.Int(n)).Ptr(g.Data(bottom[0])).Ptr(g.Data(e.norm)).Ptr(g.Data(l.Blobs()[0])).Ptr(g.MutableData(top[0]))
+	return launch[T](l.Context(), "normalize.cu", "normalize_forward", n, &f)
 }
 
 // Backward computes the scale's gradient and the bottom's on the device.
 func (e *normalizeGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	x, dy := g.Data(bottom[0]), g.Diff(top[0])
 	if l.ParamPropagateDown(0) {
 		var a cuda.Args
-		a.Int(l.num).Int(l.channels).Int(l.spatial).Int(b2i(l.acrossSpatial)).Int(b2i(l.shared)).
-			Ptr(x).Ptr(dy).Ptr(g.Data(e.norm)).Ptr(g.MutableDiff(l.blobs[0]))
-		if err := launch[T](l.ctx, "normalize.cu", "normalize_scale_diff", l.blobs[0].Count(), &a); err != nil {
+		a.Int(l.num).Int(l.channels).Int(l.spatial).Int(kit.Btoi(l.acrossSpatial)).Int(kit.Btoi(l.shared)).
+			Ptr(x).Ptr(dy).Ptr(g.Data(e.norm)).Ptr(g.MutableDiff(l.Blobs()[0]))
+		if err := launch[T](l.Context(), "normalize.cu", "normalize_scale_diff", l.Blobs()[0].Count(), &a); err != nil {
 			return err
 		}
 	}
@@ -76,13 +67,13 @@ func (e *normalizeGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 	}
 	groups := len(l.norm)
 	var d cuda.Args
-	d.Int(groups).Int(l.channels).Int(l.spatial).Int(b2i(l.acrossSpatial)).Int(b2i(l.shared)).
-		Ptr(x).Ptr(dy).Ptr(g.Data(l.blobs[0])).Ptr(g.MutableData(e.dots))
-	if err := launch[T](l.ctx, "normalize.cu", "normalize_dots", groups, &d); err != nil {
+	d.Int(groups).Int(l.channels).Int(l.spatial).Int(kit.Btoi(l.acrossSpatial)).Int(kit.Btoi(l.shared)).
+		Ptr(x).Ptr(dy).Ptr(g.Data(l.Blobs()[0])).Ptr(g.MutableData(e.dots))
+	if err := launch[T](l.Context(), "normalize.cu", "normalize_dots", groups, &d); err != nil {
 		return err
 	}
 	n := bottom[0].Count()
 	var b cuda.Args
-	e.geometry(b.Int(n)).Ptr(x).Ptr(dy).Ptr(g.Data(e.norm)).Ptr(g.Data(e.dots)).Ptr(g.Data(l.blobs[0])).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "normalize.cu", "normalize_backward", n, &b)
+	e.geometry(b.Int(n)).Ptr(x).Ptr(dy).Ptr(g.Data(e.norm)).Ptr(g.Data(e.dots)).Ptr(g.Data(l.Blobs()[0])).Ptr(g.MutableDiff(bottom[0]))
+	return launch[T](l.Context(), "normalize.cu", "normalize_backward", n, &b)
 }

@@ -41,31 +41,31 @@ func (*Parameter[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(0),
 
 // LayerSetUp creates the blob (unless a model gave it).
 func (l *Parameter[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	dims := l.param.GetParameterParam().GetShape().GetDim()
+	dims := l.Param().GetParameterParam().GetShape().GetDim()
 	shape := make([]int, len(dims))
 	for i, d := range dims {
 		shape[i] = int(d)
 	}
-	if len(l.blobs) > 0 {
-		return l.checkParamShapes([]string{"parameter"}, shape)
+	if len(l.Blobs()) > 0 {
+		return l.CheckParamShapes([]string{"parameter"}, shape)
 	}
 	b, err := l.NewParamBlob(nil, shape...)
 	if err != nil {
 		return fmt.Errorf("parameter_param.shape: %w", err)
 	}
-	l.blobs = append(l.blobs, b)
+	l.AddBlob(b)
 	return nil
 }
 
 // Reshape shapes the top like the blob and shares its memory.
 func (l *Parameter[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	if err := top[0].ReshapeLike(l.blobs[0]); err != nil {
+	if err := top[0].ReshapeLike(l.Blobs()[0]); err != nil {
 		return err
 	}
-	if err := top[0].ShareData(l.blobs[0]); err != nil {
+	if err := top[0].ShareData(l.Blobs()[0]); err != nil {
 		return err
 	}
-	return top[0].ShareDiff(l.blobs[0])
+	return top[0].ShareDiff(l.Blobs()[0])
 }
 
 // ForwardCPU has nothing to do: the top is the blob.

@@ -50,7 +50,7 @@ func (l *Permute[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	axes := bottom[0].NumAxes()
 	seen := make([]bool, axes)
 	l.order = l.order[:0]
-	for _, o := range l.param.GetPermuteParam().GetOrder() {
+	for _, o := range l.Param().GetPermuteParam().GetOrder() {
 		if int(o) >= axes {
 			return fmt.Errorf("order %d is not an axis of the %d-axis bottom %s", o, axes, bottom[0].ShapeString())
 		}

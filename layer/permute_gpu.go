@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // permuteGPU is Permute's GPU half.
@@ -21,13 +22,13 @@ func (e permuteGPU[T]) run(x, y cuda.DevicePtr, n int, backward bool) error {
 		steps[1+i], steps[1+m+i] = int32(l.oldSteps[i]), int32(l.newSteps[i])
 	}
 	var a cuda.Args
-	a.Int(n).Int32s(steps[:]).Ptr(x).Ptr(y).Int(b2i(backward))
-	return launch[T](l.ctx, "permute.cu", "permute", n, &a)
+	a.Int(n).Int32s(steps[:]).Ptr(x).Ptr(y).Int(kit.Btoi(backward))
+	return launch[T](l.Context(), "permute.cu", "permute", n, &a)
 }
 
 // Forward reorders the data on the device.
 func (e permuteGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	g := e.l.gpu()
+	g := e.l.GPU()
 	return e.run(g.Data(bottom[0]), g.MutableData(top[0]), top[0].Count(), false)
 }
 
@@ -36,6 +37,6 @@ func (e permuteGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 	if !propagateDown[0] {
 		return nil
 	}
-	g := e.l.gpu()
+	g := e.l.GPU()
 	return e.run(g.MutableDiff(bottom[0]), g.Diff(top[0]), top[0].Count(), true)
 }

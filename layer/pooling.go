@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -16,7 +17,7 @@ func init() {
 		Type:  "Pooling",
 		New32: newPooling[float32], New64: newPooling[float64],
 		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetPoolingParam().GetEngine()) },
-		Engines:     []EngineDef{GPUEngine(newPoolingGPU[float32], newPoolingGPU[float64]), cuDNNEngine(true, acceptsPoolDNN, newPoolingDNN[float32], newPoolingDNN[float64])},
+		Engines:     []EngineDef{GPUEngine(newPoolingGPU[float32], newPoolingGPU[float64]), CuDNNEngine(true, acceptsPoolDNN, newPoolingDNN[float32], newPoolingDNN[float64])},
 		CUDAGraph:   true,
 		ONNX:        ONNXConverted,
 	})
@@ -530,7 +531,7 @@ func windowArgMax[B int32 | int64](bits []B, width, h0, h1, w0, w1 int, floor B)
 		at := h*width + w0
 		for c, b := range bits[at : at+n] {
 			k := orderKey(b)
-			larger := -b2i(k > best) // all ones when it is
+			larger := -kit.Btoi(k > best) // all ones when it is
 			arg ^= (arg ^ (at + c)) & larger
 			best = max(best, k)
 		}
@@ -638,7 +639,7 @@ func sampleWindow[T Float](xp []T, width, h0, h1, w0, w1 int, thres T) int {
 // keeps that sum in s for backward.
 func stoPoolForwardTest[T Float](g *poolGeom, x, y, s []T) {
 	g.eachWindow(func(w poolWindow) {
-		sum, sq := T(fltMin), T(0)
+		sum, sq := T(kit.FltMin), T(0)
 		for h := w.h0; h < w.h1; h++ {
 			for _, v := range x[w.in+h*g.width+w.w0 : w.in+h*g.width+w.w1] {
 				sum += v

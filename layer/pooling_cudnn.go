@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -27,14 +28,14 @@ func acceptsPoolDNN(p *caffepb.LayerParameter) error {
 type poolingDNN[T Float] struct {
 	l      *Pooling[T]
 	dnn    *cuda.DNN
-	x, y   tensorDesc[T]
+	x, y   kit.TensorDesc[T]
 	pool   *cuda.PoolDesc
 	caffe  Engine[T] // for shapes cuDNN rounds otherwise
 	useDNN bool
 }
 
 func newPoolingDNN[T Float](l *Pooling[T], dnn *cuda.DNN) (Engine[T], error) {
-	caffe, err := caffeGPUEngine[T](l)
+	caffe, err := NewEngine[T](l, EngineCaffe)
 	if err != nil {
 		return nil, err
 	}
@@ -53,10 +54,10 @@ func (e *poolingDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 		}
 		return nil
 	}
-	if err := e.x.set(l.num, l.channels, l.height, l.width); err != nil {
+	if err := e.x.Set(l.num, l.channels, l.height, l.width); err != nil {
 		return err
 	}
-	if err := e.y.set(l.num, l.channels, l.pooledH, l.pooledW); err != nil {
+	if err := e.y.Set(l.num, l.channels, l.pooledH, l.pooledW); err != nil {
 		return err
 	}
 	if e.pool == nil {
@@ -74,8 +75,8 @@ func (e *poolingDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if !e.useDNN {
 		return e.caffe.Forward(bottom, top)
 	}
-	g := e.l.gpu()
-	if err := e.dnn.PoolForward(e.pool, e.x.d, g.Data(bottom[0]), e.y.d, g.MutableData(top[0])); err != nil {
+	g := e.l.GPU()
+	if err := e.dnn.PoolForward(e.pool, e.x.Desc, g.Data(bottom[0]), e.y.Desc, g.MutableData(top[0])); err != nil {
 		return err
 	}
 	return g.Err()
@@ -89,8 +90,8 @@ func (e *poolingDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bott
 	if !propagateDown[0] {
 		return nil
 	}
-	g := e.l.gpu()
-	if err := e.dnn.PoolBackward(e.pool, e.y.d, g.Data(top[0]), e.y.d, g.Diff(top[0]), e.x.d, g.Data(bottom[0]), e.x.d, g.MutableDiff(bottom[0])); err != nil {
+	g := e.l.GPU()
+	if err := e.dnn.PoolBackward(e.pool, e.y.Desc, g.Data(top[0]), e.y.Desc, g.Diff(top[0]), e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableDiff(bottom[0])); err != nil {
 		return err
 	}
 	return g.Err()

@@ -572,7 +572,7 @@ func loaderWorkers() int {
 // prefetchCount is data_param.prefetch, which Caffe reads for every
 // prefetching layer (ImageData included).
 func prefetchCount[T Float](b *Base[T]) int {
-	return int(b.param.GetDataParam().GetPrefetch())
+	return int(b.Param().GetDataParam().GetPrefetch())
 }
 
 // checkBatchMemory refuses batches that cannot fit in the memory the

@@ -9,6 +9,7 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
@@ -82,7 +83,7 @@ func (s *pixelStaging) params() []int32 {
 func (s *pixelStaging) place(i int, plan data.TransformPlan) {
 	mirror, hOff, wOff := plan.Placement()
 	p := s.params()[3*i : 3*i+3]
-	p[0], p[1], p[2] = int32(b2i(mirror)), int32(hOff), int32(wOff)
+	p[0], p[1], p[2] = int32(kit.Btoi(mirror)), int32(hOff), int32(wOff)
 	s.staged[i] = true
 }
 
@@ -217,8 +218,8 @@ func transformOnDevice[T Float](p *prefetcher[T], b *batch[T]) error {
 	}
 	a.Ptr(s.dev + cuda.DevicePtr(s.paramsAt))
 	a.Ptr(pd.mean).Int(pd.arith.MeanShape[1]).Int(pd.arith.MeanShape[2]).Ptr(pd.meanValues).Int(len(pd.arith.MeanValues))
-	scalarArg(&a, pd.arith.Scale).Ptr(out)
-	if err := k.Launch(cuda.Dim3{X: mathfn.Blocks(n)}, cuda.Dim3{X: threadsPerBlock}, 0, p.dev.stream, &a); err != nil {
+	kit.ScalarArg(&a, pd.arith.Scale).Ptr(out)
+	if err := k.Launch(cuda.Dim3{X: mathfn.Blocks(n)}, cuda.Dim3{X: kit.ThreadsPerBlock}, 0, p.dev.stream, &a); err != nil {
 		return fmt.Errorf("transforming the batch on the device: %w", err)
 	}
 	return nil

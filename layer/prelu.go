@@ -65,16 +65,16 @@ func (l *PReLU[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if l.shared {
 		want = 1
 	}
-	if len(l.blobs) > 0 {
-		if len(l.blobs) != 1 {
-			return fmt.Errorf("incorrect number of weight blobs: %d, want 1 (slopes)", len(l.blobs))
+	if len(l.Blobs()) > 0 {
+		if len(l.Blobs()) != 1 {
+			return fmt.Errorf("incorrect number of weight blobs: %d, want 1 (slopes)", len(l.Blobs()))
 		}
-		if n := l.blobs[0].Count(); n != want {
+		if n := l.Blobs()[0].Count(); n != want {
 			return fmt.Errorf("negative slope size is inconsistent with prototxt config: %d slopes, want %d (channel_shared %v)", n, want, l.shared)
 		}
 		return nil
 	}
-	fp := l.param.GetPreluParam().GetFiller()
+	fp := l.Param().GetPreluParam().GetFiller()
 	if fp == nil {
 		fp = &caffepb.FillerParameter{Type: proto.String("constant"), Value: proto.Float32(0.25)}
 	}
@@ -89,7 +89,7 @@ func (l *PReLU[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 			return err
 		}
 	}
-	l.blobs = append(l.blobs, slopes)
+	l.AddBlob(slopes)
 	return nil
 }
 
@@ -100,8 +100,8 @@ func (l *PReLU[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := checkPReLUAxes(b); err != nil {
 		return err
 	}
-	if !l.shared && b.Shape()[1] != l.blobs[0].Count() {
-		return fmt.Errorf("bottom has %d channels (shape %s), the slopes are for %d", b.Shape()[1], b.ShapeString(), l.blobs[0].Count())
+	if !l.shared && b.Shape()[1] != l.Blobs()[0].Count() {
+		return fmt.Errorf("bottom has %d channels (shape %s), the slopes are for %d", b.Shape()[1], b.ShapeString(), l.Blobs()[0].Count())
 	}
 	l.num, l.channels, l.dim = b.Shape()[0], b.Shape()[1], b.CountFrom(2)
 	if err := top[0].ReshapeLike(b); err != nil {
@@ -125,7 +125,7 @@ func (l *PReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
 		return err
 	}
-	x, y, a := bottom[0].CPUData(), top[0].MutableCPUData(), l.blobs[0].CPUData()
+	x, y, a := bottom[0].CPUData(), top[0].MutableCPUData(), l.Blobs()[0].CPUData()
 	div := l.slopeDiv()
 	for i, v := range x {
 		if v > 0 {
@@ -145,7 +145,7 @@ func (l *PReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom
 	dy := top[0].CPUDiff()
 	div := l.slopeDiv()
 	if l.ParamPropagateDown(0) {
-		da := l.blobs[0].MutableCPUDiff()
+		da := l.Blobs()[0].MutableCPUDiff()
 		for n := range l.num {
 			for c := range l.channels {
 				start := (n*l.channels + c) * l.dim
@@ -160,7 +160,7 @@ func (l *PReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom
 		}
 	}
 	if propagateDown[0] {
-		a, dx := l.blobs[0].CPUData(), bottom[0].MutableCPUDiff()
+		a, dx := l.Blobs()[0].CPUData(), bottom[0].MutableCPUDiff()
 		for i, v := range x {
 			if v > 0 {
 				dx[i] = dy[i]

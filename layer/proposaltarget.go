@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -169,7 +170,7 @@ func (l *ProposalTarget[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // match finds each region's best box and overlap.
 func (l *ProposalTarget[T]) match(gt []gtBox) {
-	l.assigned, l.overlap = grow(l.assigned, len(l.rois)), grow(l.overlap, len(l.rois))
+	l.assigned, l.overlap = kit.Grow(l.assigned, len(l.rois)), kit.Grow(l.overlap, len(l.rois))
 	for i, r := range l.rois {
 		l.assigned[i], l.overlap[i] = 0, 0
 		for g := range gt {
@@ -184,7 +185,7 @@ func (l *ProposalTarget[T]) match(gt []gtBox) {
 // gtClasses records each region's class, that of its best box (0 without
 // boxes).
 func (l *ProposalTarget[T]) gtClasses(gt []gtBox) {
-	l.regionClass = grow(l.regionClass, len(l.rois))
+	l.regionClass = kit.Grow(l.regionClass, len(l.rois))
 	for i := range l.rois {
 		l.regionClass[i] = 0
 		if len(gt) > 0 {
@@ -211,7 +212,7 @@ func (l *ProposalTarget[T]) sample() {
 	nbg := min(l.batch-nfg, len(l.bgIdx))
 	l.rng.Shuffle(len(l.bgIdx), func(i, j int) { l.bgIdx[i], l.bgIdx[j] = l.bgIdx[j], l.bgIdx[i] })
 	l.keep = append(append(l.keep[:0], l.fgIdx[:nfg]...), l.bgIdx[:max(nbg, 0)]...)
-	l.keptClass = grow(l.keptClass, len(l.keep))
+	l.keptClass = kit.Grow(l.keptClass, len(l.keep))
 	for i, r := range l.keep {
 		l.keptClass[i] = 0
 		if i < nfg {

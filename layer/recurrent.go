@@ -10,6 +10,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/logf"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -158,7 +159,7 @@ func (l *recurrent[T]) setUpShapes(bottom []*blob.Blob[T]) error {
 // addParam appends a learnable blob filled by recurrent_param's weight or
 // bias filler.
 func (l *recurrent[T]) addParam(bias bool, shape ...int) error {
-	rp := l.param.GetRecurrentParam()
+	rp := l.Param().GetRecurrentParam()
 	fp := rp.GetWeightFiller()
 	if bias {
 		fp = rp.GetBiasFiller()
@@ -167,7 +168,7 @@ func (l *recurrent[T]) addParam(bias bool, shape ...int) error {
 	if err != nil {
 		return err
 	}
-	l.blobs = append(l.blobs, b)
+	l.AddBlob(b)
 	return nil
 }
 
@@ -212,7 +213,7 @@ func (l *recurrent[T]) reshape(bottom, top []*blob.Blob[T]) error {
 			}
 		}
 	}
-	if err := l.ensureOnes(&l.ones, l.steps*n); err != nil {
+	if err := kit.Ones(l, &l.ones, l.steps*n); err != nil {
 		return err
 	}
 	l.outShape = append(l.outShape[:0], l.steps, n, l.hidden)
@@ -266,10 +267,10 @@ func (l *recurrent[T]) Reset() {
 // a static input xsOut (N x gates) = x_static W_static^T.
 func inputTransform[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T], out, xsOut A) {
 	rows := l.steps * l.streams
-	d.Gemm(blas.NoTrans, blas.Trans, rows, l.gates, l.inDim, 1, d.Data(bottom[0]), d.Data(l.blobs[0]), 0, out)
-	d.Gemm(blas.NoTrans, blas.NoTrans, rows, l.gates, 1, 1, d.Data(l.ones), d.Data(l.blobs[1]), 1, out)
+	d.Gemm(blas.NoTrans, blas.Trans, rows, l.gates, l.inDim, 1, d.Data(bottom[0]), d.Data(l.Blobs()[0]), 0, out)
+	d.Gemm(blas.NoTrans, blas.NoTrans, rows, l.gates, 1, 1, d.Data(l.ones), d.Data(l.Blobs()[1]), 1, out)
 	if l.static {
-		d.Gemm(blas.NoTrans, blas.Trans, l.streams, l.gates, l.staticDim, 1, d.Data(bottom[2]), d.Data(l.blobs[2]), 0, xsOut)
+		d.Gemm(blas.NoTrans, blas.Trans, l.streams, l.gates, l.staticDim, 1, d.Data(bottom[2]), d.Data(l.Blobs()[2]), 0, xsOut)
 	}
 }
 
@@ -278,7 +279,7 @@ func inputTransform[T Float, A any](l *recurrent[T], d recurrentOps[T, A], botto
 // the static input with dstatic (N x gates, summed over time).
 func inputBackward[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T], propagateDown []bool, dgates, dstatic A) {
 	rows := l.steps * l.streams
-	w, b := l.blobs[0], l.blobs[1]
+	w, b := l.Blobs()[0], l.Blobs()[1]
 	if l.ParamPropagateDown(0) {
 		d.Gemm(blas.Trans, blas.NoTrans, l.gates, l.inDim, rows, 1, dgates, d.Data(bottom[0]), 1, d.MutableDiff(w))
 	}
@@ -291,7 +292,7 @@ func inputBackward[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom
 	if !l.static {
 		return
 	}
-	ws := l.blobs[2]
+	ws := l.Blobs()[2]
 	if l.ParamPropagateDown(2) {
 		d.Gemm(blas.Trans, blas.NoTrans, l.gates, l.staticDim, l.streams, 1, dstatic, d.Data(bottom[2]), 1, d.MutableDiff(ws))
 	}

@@ -15,7 +15,7 @@ type gpuRecurrent[T Float] struct {
 }
 
 func recurrentGPU[T Float](b *Base[T]) gpuRecurrent[T] {
-	return gpuRecurrent[T]{GPUView: b.gpu(), ctx: b.ctx, err: new(error)}
+	return gpuRecurrent[T]{GPUView: b.GPU(), ctx: b.Context(), err: new(error)}
 }
 
 func (g gpuRecurrent[T]) run(file, name string, n int, a *cuda.Args) {

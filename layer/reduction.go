@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -56,7 +57,7 @@ func (*Reduction[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil 
 
 // Reshape sizes the top to the bottom's axes before axis.
 func (l *Reduction[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	axis, err := bottom[0].CanonicalAxisIndex(int(l.param.GetReductionParam().GetAxis()))
+	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetReductionParam().GetAxis()))
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (l *Reduction[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bo
 // reductionForward reduces slice by slice, as Caffe's: a dot product with
 // ones (SUM, MEAN), with itself (SUMSQ) or an asum, scaled.
 func reductionForward[T Float, A any](l *Reduction[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
-	if err := l.ensureOnes(&l.ones, max(l.dim, 1)); err != nil {
+	if err := kit.Ones(l, &l.ones, max(l.dim, 1)); err != nil {
 		return err
 	}
 	x, y, ones := d.Data(bottom[0]), d.MutableData(top[0]), d.Data(l.ones)

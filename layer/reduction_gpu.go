@@ -10,11 +10,11 @@ func newReductionGPU[T Float](l *Reduction[T]) Engine[T] { return reductionGPU[T
 // Forward reduces on the device.
 func (e reductionGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	return reductionForward[T](l, l.gpu(), bottom, top)
+	return reductionForward[T](l, l.GPU(), bottom, top)
 }
 
 // Backward spreads the gradients on the device.
 func (e reductionGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	return reductionBackward[T](l, l.gpu(), top, propagateDown, bottom)
+	return reductionBackward[T](l, l.GPU(), top, propagateDown, bottom)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -13,7 +14,7 @@ func init() {
 		Type:  "ReLU",
 		New32: newReLU[float32], New64: newReLU[float64],
 		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetReluParam().GetEngine()) },
-		Engines:     []EngineDef{GPUEngine(newReLUGPU[float32], newReLUGPU[float64]), cuDNNEngine(true, acceptsReLUDNN, newActivationDNN[float32, *ReLU[float32]](cuda.ActivationReLU), newActivationDNN[float64, *ReLU[float64]](cuda.ActivationReLU))},
+		Engines:     []EngineDef{GPUEngine(newReLUGPU[float32], newReLUGPU[float64]), CuDNNEngine(true, acceptsReLUDNN, newActivationDNN[float32, *ReLU[float32]](cuda.ActivationReLU), newActivationDNN[float64, *ReLU[float64]](cuda.ActivationReLU))},
 		InPlace:     true,
 		CUDAGraph:   true,
 		ONNX:        ONNXConverted,
@@ -123,6 +124,6 @@ func (l *ReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 // backwardRange computes the backward pass over matching ranges.
 func (l *ReLU[T]) backwardRange(x, dy, dx []T) {
 	for i, v := range x {
-		dx[i] = dy[i] * (T(b2i(v > 0)) + l.slope*T(b2i(v <= 0)))
+		dx[i] = dy[i] * (T(kit.Btoi(v > 0)) + l.slope*T(kit.Btoi(v <= 0)))
 	}
 }

@@ -3,7 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
-	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // reluGPU is ReLU's GPU half (kernels/relu.cu): the vector kernels where
@@ -16,15 +16,15 @@ func newReLUGPU[T Float](l *ReLU[T]) Engine[T] { return reluGPU[T]{l} }
 // Forward computes the activation on the device.
 func (e reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	x, y := g.Data(bottom[0]), g.MutableData(top[0])
 	var a cuda.Args
-	scalarArg(a.Int(n).Ptr(x).Ptr(y), l.slope)
-	if vectorAligned(x, y) {
-		return launch[T](l.ctx, "relu.cu", "relu_forward_vec", vectorThreads[T](n), &a)
+	kit.ScalarArg(a.Int(n).Ptr(x).Ptr(y), l.slope)
+	if kit.VectorAligned(x, y) {
+		return launch[T](l.Context(), "relu.cu", "relu_forward_vec", kit.VectorThreads[T](n), &a)
 	}
-	return launch[T](l.ctx, "relu.cu", "relu_forward", n, &a)
+	return launch[T](l.Context(), "relu.cu", "relu_forward", n, &a)
 }
 
 // Backward computes the bottom's gradient on the device.
@@ -33,27 +33,13 @@ func (e reluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	dy, x, dx := g.Diff(top[0]), g.Data(bottom[0]), g.MutableDiff(bottom[0])
 	var a cuda.Args
-	scalarArg(a.Int(n).Ptr(dy).Ptr(x).Ptr(dx), l.slope)
-	if vectorAligned(dy, x, dx) {
-		return launch[T](l.ctx, "relu.cu", "relu_backward_vec", vectorThreads[T](n), &a)
+	kit.ScalarArg(a.Int(n).Ptr(dy).Ptr(x).Ptr(dx), l.slope)
+	if kit.VectorAligned(dy, x, dx) {
+		return launch[T](l.Context(), "relu.cu", "relu_backward_vec", kit.VectorThreads[T](n), &a)
 	}
-	return launch[T](l.ctx, "relu.cu", "relu_backward", n, &a)
+	return launch[T](l.Context(), "relu.cu", "relu_backward", n, &a)
 }
-
-// vectorAligned reports whether the arrays may be read as 16-byte vectors.
-func vectorAligned(ps ...cuda.DevicePtr) bool {
-	for _, p := range ps {
-		if p%16 != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// vectorThreads is how many threads a vector kernel over n elements of T
-// wants (mathfn.VectorThreads).
-func vectorThreads[T Float](n int) int { return mathfn.VectorThreads[T](n) }

@@ -71,7 +71,7 @@ func (*Reshape[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 // replaced returns the range [start, end) of the bottom's axes that the new
 // shape replaces.
 func (l *Reshape[T]) replaced(b *blob.Blob[T]) (start, end int, err error) {
-	rp := l.param.GetReshapeParam()
+	rp := l.Param().GetReshapeParam()
 	axis, n := int(rp.GetAxis()), b.NumAxes()
 	start = axis
 	if axis < 0 {

@@ -47,9 +47,9 @@ func newRNN[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 func (*RNN[T]) Type() string { return "RNN" }
 
 // param indices past the input transform.
-func (l *RNN[T]) whh() *blob.Blob[T] { return l.blobs[len(l.blobs)-3] }
-func (l *RNN[T]) who() *blob.Blob[T] { return l.blobs[len(l.blobs)-2] }
-func (l *RNN[T]) bo() *blob.Blob[T]  { return l.blobs[len(l.blobs)-1] }
+func (l *RNN[T]) whh() *blob.Blob[T] { return l.Blobs()[len(l.Blobs())-3] }
+func (l *RNN[T]) who() *blob.Blob[T] { return l.Blobs()[len(l.Blobs())-2] }
+func (l *RNN[T]) bo() *blob.Blob[T]  { return l.Blobs()[len(l.Blobs())-1] }
 
 // LayerSetUp creates (or checks) the learnable blobs.
 func (l *RNN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
@@ -65,8 +65,8 @@ func (l *RNN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	}
 	shapes = append(shapes, []int{h, h}, []int{h, h}, []int{h})
 	names = append(names, "W_hh", "W_ho", "b_o")
-	if len(l.blobs) > 0 {
-		return l.checkParamShapes(names, shapes...)
+	if len(l.Blobs()) > 0 {
+		return l.CheckParamShapes(names, shapes...)
 	}
 	for i, s := range shapes {
 		if err := l.addParam(names[i] == "b_h" || names[i] == "b_o", s...); err != nil {
@@ -145,7 +145,7 @@ func rnnBackward[T Float, A any](l *RNN[T], d recurrentOps[T, A], top []*blob.Bl
 	cont, out, dout := d.Data(bottom[1]), d.Data(top[0]), d.Diff(top[0])
 	hid, hcBuf, ones := d.Data(l.hid), d.Data(l.hc), d.Data(l.ones)
 	whh, who, bo := l.whh(), l.who(), l.bo()
-	iWhh, iWho, iBo := len(l.blobs)-3, len(l.blobs)-2, len(l.blobs)-1
+	iWhh, iWho, iBo := len(l.Blobs())-3, len(l.Blobs())-2, len(l.Blobs())-1
 	for t := l.steps - 1; t >= 0; t-- {
 		ht := d.Offset(hid, t*n*h)
 		// Through o_t = tanh(W_ho h_t + b_o).

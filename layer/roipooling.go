@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -73,7 +74,7 @@ func (l *ROIPooling[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	s := bottom[0].Shape()
 	l.channels, l.h, l.w = s[1], s[2], s[3]
 	n := bottom[1].Shape()[0] * l.channels * l.pooledH * l.pooledW
-	l.argmax = grow(l.argmax, n)
+	l.argmax = kit.Grow(l.argmax, n)
 	return top[0].Reshape([]int{bottom[1].Shape()[0], l.channels, l.pooledH, l.pooledW})
 }
 

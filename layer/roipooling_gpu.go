@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // roiPoolingGPU is ROIPooling's GPU half; argmax holds each output's
@@ -16,8 +17,8 @@ func newROIPoolingGPU[T Float](l *ROIPooling[T]) Engine[T] { return &roiPoolingG
 
 // Forward pools the regions' bins on the device.
 func (e *roiPoolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	l, g := e.l, e.l.gpu()
-	if err := ensureBlob(&l.Base, &e.argmax); err != nil {
+	l, g := e.l, e.l.GPU()
+	if err := kit.EnsureBlob(&l.Base, &e.argmax); err != nil {
 		return err
 	}
 	if err := e.argmax.ReshapeLike(top[0]); err != nil {
@@ -26,9 +27,9 @@ func (e *roiPoolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	n := top[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0]))
-	scalarArg(&a, l.scale).Int(l.channels).Int(l.h).Int(l.w).Int(l.pooledH).Int(l.pooledW).
+	kit.ScalarArg(&a, l.scale).Int(l.channels).Int(l.h).Int(l.w).Int(l.pooledH).Int(l.pooledW).
 		Ptr(g.Data(bottom[1])).Ptr(g.MutableData(top[0])).Ptr(g.MutableData(e.argmax))
-	return launch[T](l.ctx, "roi_pooling.cu", "roi_pool_forward", n, &a)
+	return launch[T](l.Context(), "roi_pooling.cu", "roi_pool_forward", n, &a)
 }
 
 // Backward adds each output's gradient to the element it took, on the
@@ -37,13 +38,13 @@ func (e *roiPoolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, b
 	if !propagateDown[0] {
 		return nil
 	}
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	g.Set(bottom[0].Count(), 0, g.MutableDiff(bottom[0]))
 	n := top[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(e.argmax)).Ptr(g.Data(bottom[1])).Int(l.channels).Int(l.h * l.w).Int(l.pooledH * l.pooledW).
 		Ptr(g.MutableDiff(bottom[0]))
-	if err := launch[T](l.ctx, "roi_pooling.cu", "roi_pool_backward", n, &a); err != nil {
+	if err := launch[T](l.Context(), "roi_pooling.cu", "roi_pool_backward", n, &a); err != nil {
 		return err
 	}
 	return g.Err()

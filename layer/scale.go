@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -34,8 +35,8 @@ func init() {
 type Scale[T Float] struct {
 	Base[T]
 	biasIndex int // index of the bias among the learnable blobs, -1 if none
-	shape     broadcastShape
-	buf       broadcastBuffers[T]
+	shape     kit.BroadcastShape
+	buf       kit.BroadcastBuffers[T]
 	// temp holds the bottom when in place (backward needs it), and the
 	// product dy*x in backward when no diff can hold it.
 	temp *blob.Blob[T]
@@ -60,7 +61,7 @@ func (*Scale[T]) Counts() BlobCounts { return BlobCounts{Bottom: Between(1, 2), 
 // (bias_term) that did not come with the model. As in Caffe, a model's
 // blobs are the scale (one bottom) then the bias; a missing bias is filled.
 func (l *Scale[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	sp := l.param.GetScaleParam()
+	sp := l.Param().GetScaleParam()
 	want := 0
 	if len(bottom) == 1 {
 		want++
@@ -68,9 +69,9 @@ func (l *Scale[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if sp.GetBiasTerm() {
 		want++
 	}
-	if len(l.blobs) > want {
+	if len(l.Blobs()) > want {
 		return fmt.Errorf("incorrect number of learnable blobs: the model gives %d, the layer has %d (scale from a bottom: %v, bias_term: %v)",
-			len(l.blobs), want, len(bottom) == 2, sp.GetBiasTerm())
+			len(l.Blobs()), want, len(bottom) == 2, sp.GetBiasTerm())
 	}
 	var err error
 	if l.temp, err = l.NewBlob(); err != nil {
@@ -83,14 +84,14 @@ func (l *Scale[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if !sp.GetBiasTerm() {
 		return nil
 	}
-	if len(l.blobs) < want {
+	if len(l.Blobs()) < want {
 		b, err := l.NewParamBlob(sp.GetBiasFiller(), vecShape...)
 		if err != nil {
 			return fmt.Errorf("bias filler: %w", err)
 		}
-		l.blobs = append(l.blobs, b)
+		l.AddBlob(b)
 	}
-	l.biasIndex = len(l.blobs) - 1
+	l.biasIndex = len(l.Blobs()) - 1
 	return nil
 }
 
@@ -100,10 +101,10 @@ func (l *Scale[T]) setUpScale(bottom []*blob.Blob[T], sp *caffepb.ScaleParameter
 	if len(bottom) == 2 {
 		return slices.Clone(bottom[1].Shape()), nil
 	}
-	if len(l.blobs) > 0 {
-		return slices.Clone(l.blobs[0].Shape()), nil
+	if len(l.Blobs()) > 0 {
+		return slices.Clone(l.Blobs()[0].Shape()), nil
 	}
-	shape, err := learnedVectorShape("scale", bottom[0], int(sp.GetAxis()), int(sp.GetNumAxes()))
+	shape, err := kit.LearnedVectorShape("scale", bottom[0], int(sp.GetAxis()), int(sp.GetNumAxes()))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (l *Scale[T]) setUpScale(bottom []*blob.Blob[T], sp *caffepb.ScaleParameter
 	if err != nil {
 		return nil, fmt.Errorf("scale filler: %w", err)
 	}
-	l.blobs = append(l.blobs, s)
+	l.AddBlob(s)
 	return shape, nil
 }
 
@@ -125,7 +126,7 @@ func (l *Scale[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
 	if len(bottom) == 2 {
 		return bottom[1]
 	}
-	return l.blobs[0]
+	return l.Blobs()[0]
 }
 
 // Reshape checks the scale (and bias) against the bottom and sizes the top
@@ -135,12 +136,12 @@ func (l *Scale[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		return errors.New("the layer is not set up")
 	}
 	vec := l.vector(bottom)
-	s, err := broadcastGeometry("scale", bottom[0], vec, int(l.param.GetScaleParam().GetAxis()))
+	s, err := kit.BroadcastGeometry("scale", bottom[0], vec, int(l.Param().GetScaleParam().GetAxis()))
 	if err != nil {
 		return err
 	}
-	if l.biasIndex >= 0 && !slices.Equal(l.blobs[l.biasIndex].Shape(), vec.Shape()) {
-		return fmt.Errorf("bias shape %s differs from the scale's %s", l.blobs[l.biasIndex].ShapeString(), vec.ShapeString())
+	if l.biasIndex >= 0 && !slices.Equal(l.Blobs()[l.biasIndex].Shape(), vec.Shape()) {
+		return fmt.Errorf("bias shape %s differs from the scale's %s", l.Blobs()[l.biasIndex].ShapeString(), vec.ShapeString())
 	}
 	l.shape = s
 	if top[0] != bottom[0] {
@@ -153,7 +154,7 @@ func (l *Scale[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.temp.ReshapeLike(bottom[0]); err != nil {
 		return err
 	}
-	return l.buf.reshape(&l.Base, s)
+	return l.buf.Reshape(&l.Base, s)
 }
 
 // ForwardCPU scales on the host.
@@ -164,10 +165,10 @@ func (l *Scale[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU computes the gradients on the host.
 func (l *Scale[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return scaleBackward[T](l, hostBroadcaster[T]{}, top, propagateDown, bottom)
+	return scaleBackward[T](l, kit.HostBroadcaster[T]{}, top, propagateDown, bottom)
 }
 
-func scaleForward[T Float, A any](l *Scale[T], d broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
+func scaleForward[T Float, A any](l *Scale[T], d kit.Broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	x := d.Data(bottom[0])
 	if bottom[0] == top[0] {
@@ -175,11 +176,11 @@ func scaleForward[T Float, A any](l *Scale[T], d broadcaster[T, A], bottom, top 
 		d.Copy(n, x, d.MutableData(l.temp))
 	}
 	y := d.MutableData(top[0])
-	if err := d.broadcast(broadcastMul, n, l.shape.dim, l.shape.inner, x, d.Data(l.vector(bottom)), y); err != nil {
+	if err := d.Broadcast(kit.BroadcastMul, n, l.shape.Dim, l.shape.Inner, x, d.Data(l.vector(bottom)), y); err != nil {
 		return err
 	}
 	if l.biasIndex >= 0 {
-		if err := addBias(d, l.shape, y, d.Data(l.blobs[l.biasIndex]), y); err != nil {
+		if err := addBias(d, l.shape, y, d.Data(l.Blobs()[l.biasIndex]), y); err != nil {
 			return err
 		}
 	}
@@ -189,10 +190,10 @@ func scaleForward[T Float, A any](l *Scale[T], d broadcaster[T, A], bottom, top 
 // scaleBackward computes, in this order because in place the bottom's diff
 // is the top's: the bias gradient, the scale gradient (sum over outer and
 // inner of dy*x), then dx = dy*s.
-func scaleBackward[T Float, A any](l *Scale[T], d broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func scaleBackward[T Float, A any](l *Scale[T], d kit.Broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	dy := d.Diff(top[0])
 	if l.biasIndex >= 0 && l.ParamPropagateDown(l.biasIndex) {
-		biasGradient(d, l.shape, &l.buf, dy, 1, d.MutableDiff(l.blobs[l.biasIndex]))
+		biasGradient(d, l.shape, &l.buf, dy, 1, d.MutableDiff(l.Blobs()[l.biasIndex]))
 	}
 	vec := l.vector(bottom)
 	fromBottom := len(bottom) == 2
@@ -201,7 +202,7 @@ func scaleBackward[T Float, A any](l *Scale[T], d broadcaster[T, A], top []*blob
 	}
 	if propagateDown[0] {
 		n := bottom[0].Count()
-		if err := d.broadcast(broadcastMul, n, l.shape.dim, l.shape.inner, dy, d.Data(vec), d.MutableDiff(bottom[0])); err != nil {
+		if err := d.Broadcast(kit.BroadcastMul, n, l.shape.Dim, l.shape.Inner, dy, d.Data(vec), d.MutableDiff(bottom[0])); err != nil {
 			return err
 		}
 	}
@@ -230,5 +231,5 @@ func scaleGradient[T Float, A any](l *Scale[T], d device.View[T, A], dy A, dxWan
 	if learnable {
 		beta = 1
 	}
-	sumBroadcast(d, l.shape, &l.buf, product, beta, d.MutableDiff(vec))
+	kit.SumBroadcast(d, l.shape, &l.buf, product, beta, d.MutableDiff(vec))
 }

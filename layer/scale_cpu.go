@@ -2,6 +2,7 @@ package layer
 
 import (
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
 )
 
@@ -24,16 +25,16 @@ func (h *scaleHost[T]) forward(l *Scale[T], bottom, top []*blob.Blob[T]) {
 	if h.part == nil {
 		h.part = h.rows
 	}
-	h.x, h.s, h.dim, h.inner = bottom[0].CPUData(), l.vector(bottom).CPUData(), l.shape.dim, l.shape.inner
+	h.x, h.s, h.dim, h.inner = bottom[0].CPUData(), l.vector(bottom).CPUData(), l.shape.Dim, l.shape.Inner
 	h.keep, h.b = nil, nil
 	if bottom[0] == top[0] {
 		h.keep = l.temp.MutableCPUData() // backward needs x, which y replaces
 	}
 	if l.biasIndex >= 0 {
-		h.b = l.blobs[l.biasIndex].CPUData()
+		h.b = l.Blobs()[l.biasIndex].CPUData()
 	}
 	h.y = top[0].MutableCPUData()
-	unitsParallel(l.shape.outer*l.shape.dim, h.inner, h.part)
+	kit.UnitsParallel(l.shape.Outer*l.shape.Dim, h.inner, h.part)
 	h.x, h.y, h.keep, h.s, h.b = nil, nil, nil, nil, nil
 }
 
@@ -46,7 +47,7 @@ func (h *scaleHost[T]) rows(_, lo, hi int) {
 			copy(h.keep[off:off+h.inner], xs)
 		}
 		switch {
-		case h.inner < rowMin: // Scale after an InnerProduct: rows of one
+		case h.inner < kit.RowMin: // Scale after an InnerProduct: rows of one
 			scaleShortRow(xs, ys, f, h.b, r%h.dim)
 		case h.b == nil:
 			mathfn.MulScalar(len(xs), f, xs, ys)

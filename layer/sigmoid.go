@@ -13,7 +13,7 @@ func init() {
 		Type:  "Sigmoid",
 		New32: newSigmoid[float32], New64: newSigmoid[float64],
 		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetSigmoidParam().GetEngine()) },
-		Engines:     []EngineDef{GPUEngine(newSigmoidGPU[float32], newSigmoidGPU[float64]), cuDNNEngine(false, nil, newActivationDNN[float32, *Sigmoid[float32]](cuda.ActivationSigmoid), newActivationDNN[float64, *Sigmoid[float64]](cuda.ActivationSigmoid))},
+		Engines:     []EngineDef{GPUEngine(newSigmoidGPU[float32], newSigmoidGPU[float64]), CuDNNEngine(false, nil, newActivationDNN[float32, *Sigmoid[float32]](cuda.ActivationSigmoid), newActivationDNN[float64, *Sigmoid[float64]](cuda.ActivationSigmoid))},
 		InPlace:     true,
 		CUDAGraph:   true,
 		ONNX:        ONNXConverted,

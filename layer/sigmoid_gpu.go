@@ -13,11 +13,11 @@ func newSigmoidGPU[T Float](l *Sigmoid[T]) Engine[T] { return sigmoidGPU[T]{l} }
 // Forward computes the sigmoid on the device.
 func (e sigmoidGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "sigmoid.cu", "sigmoid_forward", n, &a)
+	return launch[T](l.Context(), "sigmoid.cu", "sigmoid_forward", n, &a)
 }
 
 // Backward computes the bottom's gradient from the top on the device.
@@ -26,9 +26,9 @@ func (e sigmoidGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(top[0])).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "sigmoid.cu", "sigmoid_backward", n, &a)
+	return launch[T](l.Context(), "sigmoid.cu", "sigmoid_backward", n, &a)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -70,7 +71,7 @@ func (l *SigmoidCrossEntropyLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error 
 			return err
 		}
 	}
-	return top[0].Reshape(lossShape)
+	return top[0].Reshape(kit.ScalarShape())
 }
 
 // ignored reports whether target t is the ignored label (compared as an

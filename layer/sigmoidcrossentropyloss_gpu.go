@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -27,12 +28,12 @@ func (l *SigmoidCrossEntropyLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 // there; only the sum (and, for VALID, the count) comes back.
 func (e sigmoidCrossEntropyLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	counts := g.MutableData(l.counts)
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(g.MutableData(l.lossData)).Ptr(counts)
-	if err := launch[T](l.ctx, "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_forward", n, l.ignoreArgs(&a)); err != nil {
+	if err := launch[T](l.Context(), "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_forward", n, l.ignoreArgs(&a)); err != nil {
 		return err
 	}
 	// Ignored elements have loss 0 and count 0, the others count 1: the
@@ -59,11 +60,11 @@ func (e sigmoidCrossEntropyLossGPU[T]) Backward(top []*blob.Blob[T], propagateDo
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	scale := T(float64(top[0].CPUDiff()[0]) / l.normalizer)
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(g.MutableDiff(bottom[0]))
-	l.ignoreArgs(scalarArg(&a, scale))
-	return launch[T](l.ctx, "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_backward", n, &a)
+	l.ignoreArgs(kit.ScalarArg(&a, scale))
+	return launch[T](l.Context(), "sigmoid_cross_entropy_loss.cu", "sigmoid_cross_entropy_loss_backward", n, &a)
 }

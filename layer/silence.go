@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -46,16 +47,5 @@ func (*Silence[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
 
 // BackwardCPU zeroes the diffs of the bottoms that propagate.
 func (*Silence[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return zeroPropagatedDiffs[T](device.HostView[T]{}, propagateDown, bottom)
-}
-
-// zeroPropagatedDiffs zeroes the diffs of the bottoms that propagate
-// (Silence's backward pass; Crop's shape bottom and window background).
-func zeroPropagatedDiffs[T Float, A any](d device.View[T, A], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	for i, b := range bottom {
-		if propagateDown[i] {
-			d.Set(b.Count(), 0, d.MutableDiff(b))
-		}
-	}
-	return d.Err()
+	return kit.ZeroPropagatedDiffs[T](device.HostView[T]{}, propagateDown, bottom)
 }

@@ -1,6 +1,9 @@
 package layer
 
-import "github.com/gocaffe/gocaffe/blob"
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+)
 
 // silenceGPU is Silence's GPU half.
 type silenceGPU[T Float] struct{ l *Silence[T] }
@@ -13,5 +16,5 @@ func (silenceGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return nil }
 // Backward zeroes the diffs of the bottoms that propagate, on the device.
 func (e silenceGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	return zeroPropagatedDiffs[T](l.gpu(), propagateDown, bottom)
+	return kit.ZeroPropagatedDiffs[T](l.GPU(), propagateDown, bottom)
 }

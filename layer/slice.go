@@ -62,7 +62,7 @@ func (*Slice[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 // Reshape sizes the tops: the bottom's shape with the axis cut at the slice
 // points, or into len(top) equal parts.
 func (l *Slice[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	sp := l.param.GetSliceParam()
+	sp := l.Param().GetSliceParam()
 	var dim *uint32
 	if sp != nil {
 		dim = sp.SliceDim

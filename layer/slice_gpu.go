@@ -14,12 +14,12 @@ func (e sliceGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if len(top) == 1 {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	x := g.Data(bottom[0])
 	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: bottom[0].Shape()[l.axis]}
 	for _, t := range top {
 		p.partAxis = t.Shape()[l.axis]
-		if err := copyAxisPartGPU[T](l.ctx, p, g.MutableData(t), x, false); err != nil {
+		if err := copyAxisPartGPU[T](l.Context(), p, g.MutableData(t), x, false); err != nil {
 			return err
 		}
 		p.offset += p.partAxis
@@ -34,12 +34,12 @@ func (e sliceGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom 
 	if !propagateDown[0] || len(top) == 1 {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	dx := g.MutableDiff(bottom[0])
 	p := axisPart{outer: l.outer, inner: l.inner, wholeAxis: bottom[0].Shape()[l.axis]}
 	for _, t := range top {
 		p.partAxis = t.Shape()[l.axis]
-		if err := copyAxisPartGPU[T](l.ctx, p, g.Diff(t), dx, true); err != nil {
+		if err := copyAxisPartGPU[T](l.Context(), p, g.Diff(t), dx, true); err != nil {
 			return err
 		}
 		p.offset += p.partAxis

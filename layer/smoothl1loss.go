@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -68,8 +69,8 @@ func (l *SmoothL1Loss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 			return fmt.Errorf("bottom %d %s differs in shape from the prediction %s", i+1, b.ShapeString(), bottom[0].ShapeString())
 		}
 	}
-	l.diff = grow(l.diff, bottom[0].Count())
-	return top[0].Reshape(lossShape)
+	l.diff = kit.Grow(l.diff, bottom[0].Count())
+	return top[0].Reshape(kit.ScalarShape())
 }
 
 // ForwardCPU computes the loss.

@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // smoothL1LossGPU is SmoothL1Loss's GPU half; diff holds w_in * (a - b),
@@ -16,9 +17,9 @@ func newSmoothL1LossGPU[T Float](l *SmoothL1Loss[T]) Engine[T] { return &smoothL
 
 // Forward computes the loss on the device; only the scalar comes back.
 func (e *smoothL1LossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	for _, b := range []**blob.Blob[T]{&e.diff, &e.errs} {
-		if err := ensureBlob(&l.Base, b); err != nil {
+		if err := kit.EnsureBlob(&l.Base, b); err != nil {
 			return err
 		}
 		if err := (*b).ReshapeLike(bottom[0]); err != nil {
@@ -32,9 +33,9 @@ func (e *smoothL1LossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		in = g.Data(bottom[2])
 	}
 	var a cuda.Args
-	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(in).Int(b2i(weighted))
-	scalarArg(&a, l.sigma2).Ptr(g.MutableData(e.diff)).Ptr(g.MutableData(e.errs))
-	if err := launch[T](l.ctx, "smooth_l1_loss.cu", "smooth_l1_forward", n, &a); err != nil {
+	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(in).Int(kit.Btoi(weighted))
+	kit.ScalarArg(&a, l.sigma2).Ptr(g.MutableData(e.diff)).Ptr(g.MutableData(e.errs))
+	if err := launch[T](l.Context(), "smooth_l1_loss.cu", "smooth_l1_forward", n, &a); err != nil {
 		return err
 	}
 	var loss T
@@ -52,7 +53,7 @@ func (e *smoothL1LossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 
 // Backward computes the prediction's and the target's gradients.
 func (e *smoothL1LossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	w := top[0].CPUDiff()[0]
 	n := bottom[0].Count()
 	weighted := len(bottom) == 4
@@ -65,10 +66,10 @@ func (e *smoothL1LossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool,
 			continue
 		}
 		var a cuda.Args
-		a.Int(n).Ptr(g.Data(e.diff)).Ptr(in).Ptr(out).Int(b2i(weighted))
-		scalarArg(&a, l.sigma2)
-		scalarArg(&a, sign*w/T(bottom[k].Shape()[0])).Ptr(g.MutableDiff(bottom[k]))
-		if err := launch[T](l.ctx, "smooth_l1_loss.cu", "smooth_l1_backward", n, &a); err != nil {
+		a.Int(n).Ptr(g.Data(e.diff)).Ptr(in).Ptr(out).Int(kit.Btoi(weighted))
+		kit.ScalarArg(&a, l.sigma2)
+		kit.ScalarArg(&a, sign*w/T(bottom[k].Shape()[0])).Ptr(g.MutableDiff(bottom[k]))
+		if err := launch[T](l.Context(), "smooth_l1_loss.cu", "smooth_l1_backward", n, &a); err != nil {
 			return err
 		}
 	}

@@ -12,7 +12,7 @@ func init() {
 		Type:  "Softmax",
 		New32: newSoftmax[float32], New64: newSoftmax[float64],
 		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetSoftmaxParam().GetEngine()) },
-		Engines:     []EngineDef{GPUEngine(newSoftmaxGPU[float32], newSoftmaxGPU[float64]), cuDNNEngine(false, nil, newSoftmaxDNN[float32], newSoftmaxDNN[float64])},
+		Engines:     []EngineDef{GPUEngine(newSoftmaxGPU[float32], newSoftmaxGPU[float64]), CuDNNEngine(false, nil, newSoftmaxDNN[float32], newSoftmaxDNN[float64])},
 		CUDAGraph:   true,
 		ONNX:        ONNXConverted,
 	})
@@ -45,7 +45,7 @@ func (*Softmax[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape gives the top the bottom's shape.
 func (l *Softmax[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	axis, err := bottom[0].CanonicalAxisIndex(int(l.param.GetSoftmaxParam().GetAxis()))
+	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetSoftmaxParam().GetAxis()))
 	if err != nil {
 		return err
 	}

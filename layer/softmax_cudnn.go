@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // softmaxDNN is Softmax's cuDNN engine: the softmax axis is cuDNN's
@@ -10,7 +11,7 @@ import (
 type softmaxDNN[T Float] struct {
 	l   *Softmax[T]
 	dnn *cuda.DNN
-	x   tensorDesc[T]
+	x   kit.TensorDesc[T]
 }
 
 func newSoftmaxDNN[T Float](l *Softmax[T], dnn *cuda.DNN) (Engine[T], error) {
@@ -19,13 +20,13 @@ func newSoftmaxDNN[T Float](l *Softmax[T], dnn *cuda.DNN) (Engine[T], error) {
 
 // Reshaped describes the bottom as (outer, channels, inner, 1).
 func (e *softmaxDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
-	return e.x.set(e.l.outer, e.l.channels, e.l.inner, 1)
+	return e.x.Set(e.l.outer, e.l.channels, e.l.inner, 1)
 }
 
 // Forward computes the softmax.
 func (e *softmaxDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	g := e.l.gpu()
-	if err := e.dnn.SoftmaxForward(e.x.d, g.Data(bottom[0]), e.x.d, g.MutableData(top[0])); err != nil {
+	g := e.l.GPU()
+	if err := e.dnn.SoftmaxForward(e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableData(top[0])); err != nil {
 		return err
 	}
 	return g.Err()
@@ -36,8 +37,8 @@ func (e *softmaxDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bott
 	if !propagateDown[0] {
 		return nil
 	}
-	g := e.l.gpu()
-	if err := e.dnn.SoftmaxBackward(e.x.d, g.Data(top[0]), e.x.d, g.Diff(top[0]), e.x.d, g.MutableDiff(bottom[0])); err != nil {
+	g := e.l.GPU()
+	if err := e.dnn.SoftmaxBackward(e.x.Desc, g.Data(top[0]), e.x.Desc, g.Diff(top[0]), e.x.Desc, g.MutableDiff(bottom[0])); err != nil {
 		return err
 	}
 	return g.Err()

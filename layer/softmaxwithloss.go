@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -41,10 +42,6 @@ type SoftmaxWithLoss[T Float] struct {
 	labels                 *blob.Blob[T] // the GPU forward's labels, to explain a NaN loss
 }
 
-// fltMin is C's FLT_MIN, Caffe's floor on probabilities (for float and
-// double alike).
-const fltMin = 1.17549435082228750797e-38
-
 func newSoftmaxWithLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	l := &SoftmaxWithLoss[T]{}
 	if err := l.Init(p); err != nil {
@@ -74,7 +71,7 @@ func (*SoftmaxWithLoss[T]) Counts() BlobCounts {
 
 // LayerSetUp sets up the inner softmax on the layer's device.
 func (l *SoftmaxWithLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	l.softmax.SetContext(l.ctx)
+	l.softmax.SetContext(l.Context())
 	var err error
 	if l.prob, err = l.NewBlob(); err != nil {
 		return err
@@ -91,9 +88,9 @@ func (l *SoftmaxWithLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	l.outer, l.channels, l.inner = l.softmax.outer, l.softmax.channels, l.softmax.inner
 	if bottom[1].Count() != l.outer*l.inner {
 		return fmt.Errorf("number of labels must match number of predictions: %d labels (%s) for %d positions of %s (softmax axis %d)",
-			bottom[1].Count(), bottom[1].ShapeString(), l.outer*l.inner, bottom[0].ShapeString(), l.param.GetSoftmaxParam().GetAxis())
+			bottom[1].Count(), bottom[1].ShapeString(), l.outer*l.inner, bottom[0].ShapeString(), l.Param().GetSoftmaxParam().GetAxis())
 	}
-	if err := top[0].Reshape(lossShape); err != nil {
+	if err := top[0].Reshape(kit.ScalarShape()); err != nil {
 		return err
 	}
 	if len(top) == 2 {
@@ -120,7 +117,7 @@ func (l *SoftmaxWithLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 			if l.hasIgnore && int(v) == l.ignore {
 				continue
 			}
-			loss -= math.Log(max(float64(prob[i*dim+int(v)*l.inner+j]), fltMin))
+			loss -= math.Log(max(float64(prob[i*dim+int(v)*l.inner+j]), kit.FltMin))
 			valid++
 		}
 	}

@@ -45,7 +45,7 @@ func (l *SoftmaxWithLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 // Forward computes the per-position losses and their normalised sum on the
 // device, reading nothing back: training waits for the device only where
 // the solver reads the loss. An invalid label makes the loss NaN; the
-// labels are read back to say which one only then (explainNaN).
+// labels are read back to say which one only then (ExplainNaN).
 func (e softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	if _, err := Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
@@ -55,11 +55,11 @@ func (e softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	l.labels = bottom[1]
-	g := l.gpu()
+	g := l.GPU()
 	n := l.outer * l.inner
 	var a cuda.Args
 	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.Data(l.prob)).Ptr(g.Data(bottom[1])).Ptr(g.MutableData(l.lossData)).Ptr(g.MutableData(l.counts))
-	if err := launch[T](l.ctx, "softmax_loss.cu", "softmax_loss_forward", n, l.ignoreArgs(&a)); err != nil {
+	if err := launch[T](l.Context(), "softmax_loss.cu", "softmax_loss_forward", n, l.ignoreArgs(&a)); err != nil {
 		return err
 	}
 	// VALID with an ignored label divides by the positions counted;
@@ -74,7 +74,7 @@ func (e softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if err := g.Err(); err != nil {
 		return err
 	}
-	f, err := kernel[T](l.ctx, "softmax_loss.cu", "softmax_loss_total")
+	f, err := kernel[T](l.Context(), "softmax_loss.cu", "softmax_loss_total")
 	if err != nil {
 		return err
 	}
@@ -87,9 +87,9 @@ func (e softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	return nil
 }
 
-// explainNaN names the first label that is no class, the cause of a NaN
+// ExplainNaN names the first label that is no class, the cause of a NaN
 // loss the forward pass can have; nil when every label is one.
-func (e softmaxWithLossGPU[T]) explainNaN() error {
+func (e softmaxWithLossGPU[T]) ExplainNaN() error {
 	l := e.l
 	if l.labels == nil {
 		return nil
@@ -110,13 +110,13 @@ func (e softmaxWithLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []boo
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	dx := g.MutableDiff(bottom[0])
 	g.Copy(l.prob.Count(), g.Data(l.prob), dx)
 	n := l.outer * l.inner
 	var a cuda.Args
 	a.Int(n).Int(l.channels).Int(l.inner).Ptr(g.Data(bottom[1])).Ptr(dx).Ptr(g.MutableData(l.counts))
-	if err := launch[T](l.ctx, "softmax_loss.cu", "softmax_loss_backward", n, l.ignoreArgs(&a)); err != nil {
+	if err := launch[T](l.Context(), "softmax_loss.cu", "softmax_loss_backward", n, l.ignoreArgs(&a)); err != nil {
 		return err
 	}
 	var s cuda.Args
@@ -124,5 +124,5 @@ func (e softmaxWithLossGPU[T]) Backward(top []*blob.Blob[T], propagateDown []boo
 	if err := g.Err(); err != nil {
 		return err
 	}
-	return launch[T](l.ctx, "softmax_loss.cu", "scale_by_ratio", l.prob.Count(), &s)
+	return launch[T](l.Context(), "softmax_loss.cu", "scale_by_ratio", l.prob.Count(), &s)
 }

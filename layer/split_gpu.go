@@ -13,5 +13,5 @@ func (splitGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return nil }
 // Backward sums the tops' diffs into the bottom's on the device.
 func (e splitGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
-	return splitBackward[T](l.gpu(), top, propagateDown, bottom)
+	return splitBackward[T](l.GPU(), top, propagateDown, bottom)
 }

@@ -72,9 +72,9 @@ func (l *SPP[T]) poolingParam(level, h, w int) *caffepb.LayerParameter {
 	return &caffepb.LayerParameter{
 		Name:  proto.String(fmt.Sprintf("%s_pool%d", l.Name(), level)),
 		Type:  proto.String("Pooling"),
-		Phase: l.param.Phase,
+		Phase: l.Param().Phase,
 		PoolingParam: &caffepb.PoolingParameter{
-			Pool:    caffepb.PoolingParameter_PoolMethod(l.param.GetSppParam().GetPool()).Enum(),
+			Pool:    caffepb.PoolingParameter_PoolMethod(l.Param().GetSppParam().GetPool()).Enum(),
 			KernelH: proto.Uint32(uint32(kh)), KernelW: proto.Uint32(uint32(kw)),
 			StrideH: proto.Uint32(uint32(kh)), StrideW: proto.Uint32(uint32(kw)),
 			PadH: proto.Uint32(uint32(ph)), PadW: proto.Uint32(uint32(pw)),
@@ -90,7 +90,7 @@ func (l *SPP[T]) build(bottom *blob.Blob[T], h, w int) error {
 		if err != nil {
 			return fmt.Errorf("pyramid level %d: %w", level, err)
 		}
-		pool.LayerBase().SetContext(l.ctx)
+		pool.LayerBase().SetContext(l.Context())
 		pool.LayerBase().SetRNG(l.RNG())
 		in, err := l.NewBlob()
 		if err != nil {

@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // swishGPU is Swish's GPU half.
@@ -23,11 +24,11 @@ func (e swishGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if err := l.sigBlob.ReshapeLike(bottom[0]); err != nil {
 		return err
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0])).Ptr(g.MutableData(l.sigBlob))
-	return launch[T](l.ctx, "swish.cu", "swish_forward", n, scalarArg(&a, l.beta))
+	return launch[T](l.Context(), "swish.cu", "swish_forward", n, kit.ScalarArg(&a, l.beta))
 }
 
 // Backward computes the bottom's gradient on the device.
@@ -36,9 +37,9 @@ func (e swishGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom 
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(top[0])).Ptr(g.Data(l.sigBlob)).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "swish.cu", "swish_backward", n, scalarArg(&a, l.beta))
+	return launch[T](l.Context(), "swish.cu", "swish_backward", n, kit.ScalarArg(&a, l.beta))
 }

@@ -13,7 +13,7 @@ func init() {
 		Type:  "TanH",
 		New32: newTanH[float32], New64: newTanH[float64],
 		EngineField: func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetTanhParam().GetEngine()) },
-		Engines:     []EngineDef{GPUEngine(newTanHGPU[float32], newTanHGPU[float64]), cuDNNEngine(false, nil, newActivationDNN[float32, *TanH[float32]](cuda.ActivationTanh), newActivationDNN[float64, *TanH[float64]](cuda.ActivationTanh))},
+		Engines:     []EngineDef{GPUEngine(newTanHGPU[float32], newTanHGPU[float64]), CuDNNEngine(false, nil, newActivationDNN[float32, *TanH[float32]](cuda.ActivationTanh), newActivationDNN[float64, *TanH[float64]](cuda.ActivationTanh))},
 		InPlace:     true,
 		CUDAGraph:   true,
 		ONNX:        ONNXConverted,

@@ -13,11 +13,11 @@ func newTanHGPU[T Float](l *TanH[T]) Engine[T] { return tanhGPU[T]{l} }
 // Forward computes the hyperbolic tangent on the device.
 func (e tanhGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "tanh.cu", "tanh_forward", n, &a)
+	return launch[T](l.Context(), "tanh.cu", "tanh_forward", n, &a)
 }
 
 // Backward computes the bottom's gradient from the top on the device.
@@ -26,9 +26,9 @@ func (e tanhGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 	if !propagateDown[0] {
 		return nil
 	}
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(top[0])).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "tanh.cu", "tanh_backward", n, &a)
+	return launch[T](l.Context(), "tanh.cu", "tanh_backward", n, &a)
 }

@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // thresholdGPU is Threshold's GPU half.
@@ -13,11 +14,11 @@ func newThresholdGPU[T Float](l *Threshold[T]) Engine[T] { return thresholdGPU[T
 // Forward computes the step on the device.
 func (e thresholdGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	g := l.gpu()
+	g := l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "threshold.cu", "threshold_forward", n, scalarArg(&a, l.threshold))
+	return launch[T](l.Context(), "threshold.cu", "threshold_forward", n, kit.ScalarArg(&a, l.threshold))
 }
 
 // Backward fails if the bottom's gradient is asked for.

@@ -49,7 +49,7 @@ func (*Tile[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape sizes the top.
 func (l *Tile[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	axis, err := bottom[0].CanonicalAxisIndex(int(l.param.GetTileParam().GetAxis()))
+	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetTileParam().GetAxis()))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -87,18 +88,9 @@ func (l *Upsample[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	s := x.Shape()
 	l.h, l.w = l.outH, l.outW
 	if l.h == 0 {
-		l.h, l.w = s[2]*l.scaleH-b2i(l.padOutH), s[3]*l.scaleW-b2i(l.padOutW)
+		l.h, l.w = s[2]*l.scaleH-kit.Btoi(l.padOutH), s[3]*l.scaleW-kit.Btoi(l.padOutW)
 	}
 	return top[0].Reshape([]int{s[0], s[1], l.h, l.w})
-}
-
-// b2i is 1 for true and 0 for false (without a branch: the compiler makes
-// it a SETcc).
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // position checks and returns the top position a value goes to.

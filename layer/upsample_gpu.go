@@ -14,7 +14,7 @@ func newUpsampleGPU[T Float](l *Upsample[T]) Engine[T] { return upsampleGPU[T]{l
 
 // Forward scatters the values to their positions on the device.
 func (e upsampleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	g.Set(top[0].Count(), 0, g.MutableData(top[0]))
 	if err := g.Err(); err != nil {
 		return err
@@ -22,7 +22,7 @@ func (e upsampleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Int(bottom[0].CountFrom(2)).Int(l.h * l.w).Ptr(g.Data(bottom[0])).Ptr(g.Data(bottom[1])).Ptr(g.MutableData(top[0]))
-	return launch[T](l.ctx, "upsample.cu", "upsample_forward", n, &a)
+	return launch[T](l.Context(), "upsample.cu", "upsample_forward", n, &a)
 }
 
 // Backward gathers the gradients from the positions on the device.
@@ -30,9 +30,9 @@ func (e upsampleGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bott
 	if !propagateDown[0] {
 		return nil
 	}
-	l, g := e.l, e.l.gpu()
+	l, g := e.l, e.l.GPU()
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Int(bottom[0].CountFrom(2)).Int(l.h * l.w).Ptr(g.Diff(top[0])).Ptr(g.Data(bottom[1])).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.ctx, "upsample.cu", "upsample_backward", n, &a)
+	return launch[T](l.Context(), "upsample.cu", "upsample_backward", n, &a)
 }

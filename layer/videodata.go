@@ -13,6 +13,7 @@ import (
 	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/internal/fileio"
 	"github.com/gocaffe/gocaffe/internal/logf"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -72,7 +73,7 @@ func (l *VideoData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.Close(); err != nil {
 		return err
 	}
-	vp := l.param.GetVideoDataParam()
+	vp := l.Param().GetVideoDataParam()
 	if vp.VideoType != nil || vp.GetVideoFile() != "" {
 		return errors.New("video_data_param: NVCaffe's camera and video-file VideoData (video_type, video_file) is not implemented; gocaffe's VideoData is TSN's, reading frame folders listed in source")
 	}
@@ -81,7 +82,7 @@ func (l *VideoData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return errors.New("video_data_param.batch_size must be positive")
 	}
 	rng := l.RNG()
-	tf, err := data.NewTransformer[T](l.param.GetTransformParam(), l.Phase(), rng.Uint64())
+	tf, err := data.NewTransformer[T](l.Param().GetTransformParam(), l.Phase(), rng.Uint64())
 	if err != nil {
 		return err
 	}
@@ -306,8 +307,8 @@ func (s *videoSource[T]) plan(it *videoItem, v videoLine) {
 	for len(it.readers) < len(it.paths) {
 		it.readers = append(it.readers, data.ImageReader{Mode: s.mode, Height: s.height, Width: s.width})
 	}
-	it.frames = grow(it.frames, len(it.paths))
-	it.errs = grow(it.errs, len(it.paths))
+	it.frames = kit.Grow(it.frames, len(it.paths))
+	it.errs = kit.Grow(it.errs, len(it.paths))
 	clear(it.errs)
 }
 

@@ -97,7 +97,7 @@ func (*WindowData[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(0)
 
 // LayerSetUp reads the window file and the mean, and shapes the tops.
 func (l *WindowData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	wp := l.param.GetWindowDataParam()
+	wp := l.Param().GetWindowDataParam()
 	if err := l.readWindowFile(wp.GetSource()); err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (l *WindowData[T]) readWindowFile(source string) error {
 	if err != nil {
 		return fmt.Errorf("failed to open window file: %w", err)
 	}
-	wp := l.param.GetWindowDataParam()
+	wp := l.Param().GetWindowDataParam()
 	tok := strings.Fields(string(text))
 	if len(tok) == 0 {
 		return fmt.Errorf("window file %s is empty", source)
@@ -185,7 +185,7 @@ func (l *WindowData[T]) readWindowFile(source string) error {
 // readWindow reads one window line and files it as foreground or
 // background.
 func (l *WindowData[T]) readWindow(source string, image int, nextInt func(string) (int, error), next func(string) (string, error)) error {
-	wp := l.param.GetWindowDataParam()
+	wp := l.Param().GetWindowDataParam()
 	label, err := nextInt("class index")
 	if err != nil {
 		return err
@@ -219,7 +219,7 @@ func (l *WindowData[T]) readWindow(source string, image int, nextInt func(string
 
 // readMean loads transform_param's mean file or mean values.
 func (l *WindowData[T]) readMean() error {
-	tp := l.param.GetTransformParam()
+	tp := l.Param().GetTransformParam()
 	if tp.MeanFile != nil && len(tp.GetMeanValue()) > 0 {
 		return errors.New("cannot specify mean_file and mean_value at the same time")
 	}
@@ -257,7 +257,7 @@ func (*WindowData[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU loads a batch: background windows first, then foreground.
 func (l *WindowData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	wp := l.param.GetWindowDataParam()
+	wp := l.Param().GetWindowDataParam()
 	batch := int(wp.GetBatchSize())
 	numFG := int(float32(batch) * wp.GetFgFraction())
 	x, labels := top[0].MutableCPUData(), top[1].MutableCPUData()
@@ -271,7 +271,7 @@ func (l *WindowData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 			} else {
 				w = l.bg[l.RNG().Uint32()%uint32(len(l.bg))]
 			}
-			mirror := l.param.GetTransformParam().GetMirror() && l.RNG().Uint32()%2 == 1
+			mirror := l.Param().GetTransformParam().GetMirror() && l.RNG().Uint32()%2 == 1
 			if err := l.loadWindow(w, mirror, x[item*l.channels*l.crop*l.crop:(item+1)*l.channels*l.crop*l.crop]); err != nil {
 				return err
 			}
@@ -300,7 +300,7 @@ func (l *WindowData[T]) loadWindow(w window, mirror bool, dst []T) error {
 	if rec.Channels != l.channels {
 		return fmt.Errorf("image %s has %d channels, the window file says %d", img.path, rec.Channels, l.channels)
 	}
-	wp := l.param.GetWindowDataParam()
+	wp := l.Param().GetWindowDataParam()
 	crop := l.crop
 	x1, y1, x2, y2 := w.x1, w.y1, w.x2, w.y2
 	outW, outH, padW, padH := crop, crop, 0, 0
