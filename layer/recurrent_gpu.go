@@ -4,6 +4,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // gpuRecurrent runs the recurrent layers' element-wise steps as kernels;
@@ -42,13 +43,15 @@ func (g gpuRecurrent[T]) lstmUnitBackward(n, hidden int, cPrev, gates, cont, c, 
 }
 
 func (g gpuRecurrent[T]) tanhForward(n int, x, y cuda.DevicePtr) {
-	var a cuda.Args
-	g.run("tanh.cu", "tanh_forward", n, a.Int(n).Ptr(x).Ptr(y))
+	if *g.err == nil {
+		*g.err = kit.TanhForward[T](g.ctx, n, x, y)
+	}
 }
 
 func (g gpuRecurrent[T]) tanhBackward(n int, dy, y, dx cuda.DevicePtr) {
-	var a cuda.Args
-	g.run("tanh.cu", "tanh_backward", n, a.Int(n).Ptr(dy).Ptr(y).Ptr(dx))
+	if *g.err == nil {
+		*g.err = kit.TanhBackward[T](g.ctx, n, dy, y, dx)
+	}
 }
 
 func (g gpuRecurrent[T]) fail() error { return *g.err }

@@ -30,7 +30,7 @@ func init() {
 // top receives the probabilities.
 type SoftmaxWithLoss[T Float] struct {
 	LossBase[T]
-	softmax                *Softmax[T]
+	softmax                Layer[T] // the Softmax computing the probabilities
 	prob                   *blob.Blob[T]
 	probTop                []*blob.Blob[T] // {prob}: the softmax's top list, made once
 	hasIgnore              bool
@@ -52,11 +52,11 @@ func newSoftmaxWithLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	l.mode = normalization(lp, caffepb.LossParameter_VALID)
 	sp := proto.Clone(p).(*caffepb.LayerParameter)
 	sp.Type, sp.Blobs, sp.LossWeight = proto.String("Softmax"), nil, nil
-	sm, err := newSoftmax[T](sp)
+	sm, err := New[T](sp) // the registry's Softmax, as Caffe's LayerRegistry
 	if err != nil {
 		return nil, err
 	}
-	l.softmax = sm.(*Softmax[T])
+	l.softmax = sm
 	return l, nil
 }
 
@@ -71,7 +71,7 @@ func (*SoftmaxWithLoss[T]) Counts() BlobCounts {
 
 // LayerSetUp sets up the inner softmax on the layer's device.
 func (l *SoftmaxWithLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	l.softmax.SetContext(l.Context())
+	l.softmax.LayerBase().SetContext(l.Context())
 	var err error
 	if l.prob, err = l.NewBlob(); err != nil {
 		return err
@@ -85,7 +85,11 @@ func (l *SoftmaxWithLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.softmax.Reshape(bottom[:1], l.probTop); err != nil {
 		return err
 	}
-	l.outer, l.channels, l.inner = l.softmax.outer, l.softmax.channels, l.softmax.inner
+	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetSoftmaxParam().GetAxis()))
+	if err != nil {
+		return err
+	}
+	l.outer, l.channels, l.inner = bottom[0].CountRange(0, axis), bottom[0].Shape()[axis], bottom[0].CountFrom(axis+1)
 	if bottom[1].Count() != l.outer*l.inner {
 		return fmt.Errorf("number of labels must match number of predictions: %d labels (%s) for %d positions of %s (softmax axis %d)",
 			bottom[1].Count(), bottom[1].ShapeString(), l.outer*l.inner, bottom[0].ShapeString(), l.Param().GetSoftmaxParam().GetAxis())

@@ -2,7 +2,7 @@ package layer
 
 import (
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // tanhGPU is TanH's GPU half.
@@ -15,9 +15,7 @@ func (e tanhGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.GPU()
 	n := bottom[0].Count()
-	var a cuda.Args
-	a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-	return launch[T](l.Context(), "tanh.cu", "tanh_forward", n, &a)
+	return kit.TanhForward[T](l.Context(), n, g.Data(bottom[0]), g.MutableData(top[0]))
 }
 
 // Backward computes the bottom's gradient from the top on the device.
@@ -28,7 +26,5 @@ func (e tanhGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 	}
 	g := l.GPU()
 	n := bottom[0].Count()
-	var a cuda.Args
-	a.Int(n).Ptr(g.Diff(top[0])).Ptr(g.Data(top[0])).Ptr(g.MutableDiff(bottom[0]))
-	return launch[T](l.Context(), "tanh.cu", "tanh_backward", n, &a)
+	return kit.TanhBackward[T](l.Context(), n, g.Diff(top[0]), g.Data(top[0]), g.MutableDiff(bottom[0]))
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/gocaffe/gocaffe/mathfn"
 )
 
-//go:embed kernels/common.cuh kernels/broadcast.cu
+//go:embed kernels/common.cuh kernels/broadcast.cu kernels/tanh.cu
 var kitFiles embed.FS
 
 // common is the header every kernel file is compiled with
@@ -41,7 +41,7 @@ type Kernels struct {
 	Files embed.FS
 }
 
-// kitKernels are the kit's own (broadcast.cu).
+// kitKernels are the kit's own (broadcast.cu, tanh.cu).
 var kitKernels = &Kernels{Package: "layer/internal/kit", Files: kitFiles}
 
 // program is the cache name of file.
