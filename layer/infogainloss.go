@@ -30,7 +30,7 @@ func init() {
 // optional second top receives the probabilities.
 type InfogainLoss[T Float] struct {
 	LossBase[T]
-	softmax                *Softmax[T]
+	softmax                Layer[T] // the Softmax computing the probabilities
 	prob                   *blob.Blob[T]
 	probTop                []*blob.Blob[T]
 	h                      *blob.Blob[T] // H from source
@@ -54,11 +54,11 @@ func newInfogainLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	sp := proto.Clone(p).(*caffepb.LayerParameter)
 	sp.Type, sp.Blobs, sp.LossWeight = proto.String("Softmax"), nil, nil
 	sp.SoftmaxParam = &caffepb.SoftmaxParameter{Axis: proto.Int32(p.GetInfogainLossParam().GetAxis())}
-	sm, err := newSoftmax[T](sp)
+	sm, err := New[T](sp) // the registry's Softmax, as Caffe's LayerRegistry
 	if err != nil {
 		return nil, err
 	}
-	l.softmax = sm.(*Softmax[T])
+	l.softmax = sm
 	return l, nil
 }
 
@@ -77,7 +77,7 @@ func (*InfogainLoss[T]) AllowForceBackward(i int) bool { return i == 0 }
 // LayerSetUp sets up the softmax and reads H from source when there is no
 // third bottom.
 func (l *InfogainLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	l.softmax.SetContext(l.Context())
+	l.softmax.LayerBase().SetContext(l.Context())
 	var err error
 	if l.prob, err = l.NewBlob(); err != nil {
 		return err
@@ -119,7 +119,11 @@ func (l *InfogainLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.softmax.Reshape(bottom[:1], l.probTop); err != nil {
 		return err
 	}
-	l.outer, l.channels, l.inner = l.softmax.outer, l.softmax.channels, l.softmax.inner
+	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetInfogainLossParam().GetAxis()))
+	if err != nil {
+		return err
+	}
+	l.outer, l.channels, l.inner = bottom[0].CountRange(0, axis), bottom[0].Shape()[axis], bottom[0].CountFrom(axis+1)
 	if bottom[1].Count() != l.outer*l.inner {
 		return fmt.Errorf("number of labels must match number of predictions: %d labels (%s) for %d positions of %s (infogain axis %d)",
 			bottom[1].Count(), bottom[1].ShapeString(), l.outer*l.inner, bottom[0].ShapeString(), l.Param().GetInfogainLossParam().GetAxis())

@@ -27,6 +27,7 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/layer"
+	_ "github.com/gocaffe/gocaffe/layer/all" // every layer type, for nets built from prototxt
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"

@@ -1,19 +1,21 @@
-package layer
+package recurrent
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/gocaffe/gocaffe/layer"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "LSTMUnit",
 		New32: newLSTMUnit[float32], New64: newLSTMUnit[float64],
-		Engines: []EngineDef{GPUEngine(newLSTMUnitGPU[float32], newLSTMUnitGPU[float64])},
+		Engines: []layer.EngineDef{layer.GPUEngine(newLSTMUnitGPU[float32], newLSTMUnitGPU[float64])},
 		ONNXWhy: "gocaffe writes no ONNX form of the recurrent layers",
 	})
 }
@@ -24,12 +26,12 @@ func init() {
 // cont (1 x N; 0 starts a new sequence). With i, f, o the sigmoids and g
 // the tanh of the gate inputs: c = cont*f*c_prev + i*g, h = o*tanh(c).
 // Tops: c and h. cont gets no gradient.
-type LSTMUnit[T Float] struct {
-	Base[T]
+type LSTMUnit[T layer.Float] struct {
+	layer.Base[T]
 	hidden int
 }
 
-func newLSTMUnit[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newLSTMUnit[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &LSTMUnit[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -41,7 +43,9 @@ func newLSTMUnit[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 func (*LSTMUnit[T]) Type() string { return "LSTMUnit" }
 
 // Counts returns c_prev, x and cont in; c and h out.
-func (*LSTMUnit[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(3), Top: Exactly(2)} }
+func (*LSTMUnit[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(3), Top: layer.Exactly(2)}
+}
 
 // AllowForceBackward refuses cont.
 func (*LSTMUnit[T]) AllowForceBackward(i int) bool { return i != 2 }
@@ -89,13 +93,13 @@ func (l *LSTMUnit[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 	return nil
 }
 
-func sigmoid[T Float](x T) T { return T(1 / (1 + math.Exp(-float64(x)))) }
+func sigmoid[T layer.Float](x T) T { return T(1 / (1 + math.Exp(-float64(x)))) }
 
-func tanhT[T Float](x T) T { return T(math.Tanh(float64(x))) }
+func tanhT[T layer.Float](x T) T { return T(math.Tanh(float64(x))) }
 
 // lstmUnitForward is one LSTM step for N streams of H units: cPrev and the
 // outputs c, h are N x H, gates N x 4H, cont N.
-func lstmUnitForward[T Float](cPrev, gates, cont []T, hidden int, c, h []T) {
+func lstmUnitForward[T layer.Float](cPrev, gates, cont []T, hidden int, c, h []T) {
 	for n, cn := range cont {
 		x := gates[n*4*hidden : (n+1)*4*hidden]
 		for d := range hidden {
@@ -113,7 +117,7 @@ func lstmUnitForward[T Float](cPrev, gates, cont []T, hidden int, c, h []T) {
 
 // lstmUnitBackward computes the gradients of c_prev and the gates of one
 // step from those of c and h (Caffe's LSTMUnitLayer::Backward_cpu).
-func lstmUnitBackward[T Float](cPrev, gates, cont []T, hidden int, c, dc, dh, dcPrev, dgates []T) {
+func lstmUnitBackward[T layer.Float](cPrev, gates, cont []T, hidden int, c, dc, dh, dcPrev, dgates []T) {
 	for n, cn := range cont {
 		x := gates[n*4*hidden : (n+1)*4*hidden]
 		dx := dgates[n*4*hidden : (n+1)*4*hidden]

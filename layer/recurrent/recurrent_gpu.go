@@ -1,21 +1,22 @@
-package layer
+package recurrent
 
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // gpuRecurrent runs the recurrent layers' element-wise steps as kernels;
 // the first launch error is kept for fail.
-type gpuRecurrent[T Float] struct {
+type gpuRecurrent[T layer.Float] struct {
 	*device.GPUView[T]
 	ctx *device.Context
 	err *error
 }
 
-func recurrentGPU[T Float](b *Base[T]) gpuRecurrent[T] {
+func recurrentGPU[T layer.Float](b *layer.Base[T]) gpuRecurrent[T] {
 	return gpuRecurrent[T]{GPUView: b.GPU(), ctx: b.Context(), err: new(error)}
 }
 
@@ -57,9 +58,9 @@ func (g gpuRecurrent[T]) tanhBackward(n int, dy, y, dx cuda.DevicePtr) {
 func (g gpuRecurrent[T]) fail() error { return *g.err }
 
 // lstmGPU is LSTM's GPU half.
-type lstmGPU[T Float] struct{ l *LSTM[T] }
+type lstmGPU[T layer.Float] struct{ l *LSTM[T] }
 
-func newLSTMGPU[T Float](l *LSTM[T]) Engine[T] { return lstmGPU[T]{l} }
+func newLSTMGPU[T layer.Float](l *LSTM[T]) layer.Engine[T] { return lstmGPU[T]{l} }
 
 // Forward runs the T steps on the device.
 func (e lstmGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
@@ -74,9 +75,9 @@ func (e lstmGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 }
 
 // rnnGPU is RNN's GPU half.
-type rnnGPU[T Float] struct{ l *RNN[T] }
+type rnnGPU[T layer.Float] struct{ l *RNN[T] }
 
-func newRNNGPU[T Float](l *RNN[T]) Engine[T] { return rnnGPU[T]{l} }
+func newRNNGPU[T layer.Float](l *RNN[T]) layer.Engine[T] { return rnnGPU[T]{l} }
 
 // Forward runs the T steps on the device.
 func (e rnnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -1,6 +1,7 @@
-package layer
+package recurrent
 
 import (
+	"github.com/gocaffe/gocaffe/layer"
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
@@ -8,10 +9,10 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "LSTM",
 		New32: newLSTM[float32], New64: newLSTM[float64],
-		Engines: []EngineDef{GPUEngine(newLSTMGPU[float32], newLSTMGPU[float64])},
+		Engines: []layer.EngineDef{layer.GPUEngine(newLSTMGPU[float32], newLSTMGPU[float64])},
 		ONNXWhy: "gocaffe writes no ONNX form of the recurrent layers",
 	})
 }
@@ -25,7 +26,7 @@ func init() {
 //
 // and the output is h. Learnable blobs, as Caffe's: W_xc (4H x I), b_c
 // (4H), W_xc_static (4H x S, with a static input), W_hc (4H x H).
-type LSTM[T Float] struct {
+type LSTM[T layer.Float] struct {
 	recurrent[T]
 	// Per pass: gate inputs (T x N x 4H), cell states and conted previous
 	// hidden states (T x N x H), the static transform (N x 4H); backward
@@ -34,7 +35,7 @@ type LSTM[T Float] struct {
 	dgates, dstatic, dhNext, dcNext, dhc, dh, dcPrev *blob.Blob[T]
 }
 
-func newLSTM[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newLSTM[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &LSTM[T]{}
 	if err := l.init(p, "LSTM", 2, 4); err != nil {
 		return nil, err
@@ -81,7 +82,7 @@ func (l *LSTM[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		n int
 	}{{&l.gateIn, tn * g}, {&l.cell, tn * l.hidden}, {&l.hc, tn * l.hidden}, {&l.xs, l.streams * g},
 		{&l.dgates, tn * g}, {&l.dstatic, l.streams * g}, {&l.dhNext, nh}, {&l.dcNext, nh}, {&l.dhc, nh}, {&l.dh, nh}, {&l.dcPrev, nh}} {
-		if _, err := l.buffer(b.p, b.n); err != nil {
+		if _, err := buffer(l, b.p, b.n); err != nil {
 			return err
 		}
 	}
@@ -100,7 +101,7 @@ func (l *LSTM[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 	return lstmBackward[T](l, hostRecurrent[T]{}, top, propagateDown, bottom)
 }
 
-func lstmForward[T Float, A any](l *LSTM[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
+func lstmForward[T layer.Float, A any](l *LSTM[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
 	n, h, g := l.streams, l.hidden, l.gates
 	gateIn, xs, cellBuf, hcBuf := d.MutableData(l.gateIn), d.MutableData(l.xs), d.MutableData(l.cell), d.MutableData(l.hc)
 	inputTransform(&l.recurrent, d, bottom, gateIn, xs)
@@ -127,7 +128,7 @@ func lstmForward[T Float, A any](l *LSTM[T], d recurrentOps[T, A], bottom, top [
 	return d.Err()
 }
 
-func lstmBackward[T Float, A any](l *LSTM[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func lstmBackward[T layer.Float, A any](l *LSTM[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if err := l.checkBackward(propagateDown); err != nil {
 		return err
 	}

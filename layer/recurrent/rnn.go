@@ -1,6 +1,7 @@
-package layer
+package recurrent
 
 import (
+	"github.com/gocaffe/gocaffe/layer"
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
@@ -8,10 +9,10 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "RNN",
 		New32: newRNN[float32], New64: newRNN[float64],
-		Engines: []EngineDef{GPUEngine(newRNNGPU[float32], newRNNGPU[float64])},
+		Engines: []layer.EngineDef{layer.GPUEngine(newRNNGPU[float32], newRNNGPU[float64])},
 		ONNXWhy: "gocaffe writes no ONNX form of the recurrent layers",
 	})
 }
@@ -26,7 +27,7 @@ func init() {
 // and the output is o. Learnable blobs, as Caffe's: W_xh (H x I), b_h (H),
 // W_xh_static (H x S, with a static input), W_hh (H x H), W_ho (H x H),
 // b_o (H), H = num_output.
-type RNN[T Float] struct {
+type RNN[T layer.Float] struct {
 	recurrent[T]
 	// Per pass: hidden states (T x N x H, first the pre-activations),
 	// conted previous hidden states, the static transform; backward
@@ -35,7 +36,7 @@ type RNN[T Float] struct {
 	dpre, dstatic, dhNext, dh, dout *blob.Blob[T]
 }
 
-func newRNN[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newRNN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &RNN[T]{}
 	if err := l.init(p, "RNN", 1, 1); err != nil {
 		return nil, err
@@ -87,7 +88,7 @@ func (l *RNN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		n int
 	}{{&l.hid, tn * l.hidden}, {&l.hc, tn * l.hidden}, {&l.xs, nh}, {&l.dpre, tn * l.hidden}, {&l.dstatic, nh},
 		{&l.dhNext, nh}, {&l.dh, nh}, {&l.dout, nh}} {
-		if _, err := l.buffer(b.p, b.n); err != nil {
+		if _, err := buffer(l, b.p, b.n); err != nil {
 			return err
 		}
 	}
@@ -104,7 +105,7 @@ func (l *RNN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom [
 	return rnnBackward[T](l, hostRecurrent[T]{}, top, propagateDown, bottom)
 }
 
-func rnnForward[T Float, A any](l *RNN[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
+func rnnForward[T layer.Float, A any](l *RNN[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
 	n, h := l.streams, l.hidden
 	hid, xs, hcBuf := d.MutableData(l.hid), d.MutableData(l.xs), d.MutableData(l.hc)
 	inputTransform(&l.recurrent, d, bottom, hid, xs)
@@ -134,7 +135,7 @@ func rnnForward[T Float, A any](l *RNN[T], d recurrentOps[T, A], bottom, top []*
 	return d.Err()
 }
 
-func rnnBackward[T Float, A any](l *RNN[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func rnnBackward[T layer.Float, A any](l *RNN[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if err := l.checkBackward(propagateDown); err != nil {
 		return err
 	}

@@ -1,9 +1,11 @@
-package layer
+package recurrent
 
 import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -32,8 +34,8 @@ import (
 // Caffe builds an unrolled net of InnerProduct, Scale, Eltwise and unit
 // layers; here the same arithmetic is written directly, with the learnable
 // blobs in the unrolled net's order and shapes, so that Caffe's models load.
-type recurrent[T Float] struct {
-	Base[T]
+type recurrent[T layer.Float] struct {
+	layer.Base[T]
 	typ    string
 	hidden int // num_output
 	nState int // recurrent states: 1 (h) for RNN, 2 (h, c) for LSTM
@@ -51,7 +53,7 @@ type recurrent[T Float] struct {
 
 // recurrentOps is a device and the element-wise steps of the recurrent
 // layers that its Engine lacks (kernels on the GPU).
-type recurrentOps[T Float, A any] interface {
+type recurrentOps[T layer.Float, A any] interface {
 	device.View[T, A]
 	// contScale writes y = cont[s] * x for each of n/hidden streams s.
 	contScale(n, hidden int, cont, x, y A)
@@ -64,7 +66,7 @@ type recurrentOps[T Float, A any] interface {
 }
 
 // hostRecurrent runs the steps on the host.
-type hostRecurrent[T Float] struct{ device.HostView[T] }
+type hostRecurrent[T layer.Float] struct{ device.HostView[T] }
 
 func (hostRecurrent[T]) contScale(n, hidden int, cont, x, y []T) {
 	for s, c := range cont[:n/hidden] {
@@ -96,15 +98,11 @@ func (hostRecurrent[T]) tanhBackward(n int, dy, y, dx []T) {
 
 func (hostRecurrent[T]) fail() error { return nil }
 
-// buffer returns *b, created on the layer's device if nil, reshaped to n
+// buffer returns *p, created on m's device if nil, reshaped to n
 // elements.
-func (b *Base[T]) buffer(p **blob.Blob[T], n int) (*blob.Blob[T], error) {
-	if *p == nil {
-		nb, err := b.NewBlob()
-		if err != nil {
-			return nil, err
-		}
-		*p = nb
+func buffer[T layer.Float](m kit.BlobMaker[T], p **blob.Blob[T], n int) (*blob.Blob[T], error) {
+	if err := kit.EnsureBlob(m, p); err != nil {
+		return nil, err
 	}
 	return *p, (*p).Reshape([]int{n})
 }
@@ -126,14 +124,14 @@ func (l *recurrent[T]) init(p *caffepb.LayerParameter, typ string, nState, gates
 
 // Counts returns x and cont (then x_static, then the initial states with
 // expose_hidden) in; the output (and the final states) out.
-func (l *recurrent[T]) Counts() BlobCounts {
+func (l *recurrent[T]) Counts() layer.BlobCounts {
 	minBottom := 2
 	nTop := 1
 	if l.expose {
 		minBottom += l.nState
 		nTop += l.nState
 	}
-	return BlobCounts{Bottom: Between(minBottom, minBottom+1), Top: Exactly(nTop)}
+	return layer.BlobCounts{Bottom: layer.Between(minBottom, minBottom+1), Top: layer.Exactly(nTop)}
 }
 
 // AllowForceBackward refuses cont and the initial states.
@@ -185,10 +183,10 @@ func (l *recurrent[T]) reshape(bottom, top []*blob.Blob[T]) error {
 	if n != l.streams || l.state == nil {
 		l.state, l.initial = make([]*blob.Blob[T], l.nState), make([]*blob.Blob[T], l.nState)
 		for i := range l.state {
-			if _, err := l.buffer(&l.state[i], n*l.hidden); err != nil {
+			if _, err := buffer(l, &l.state[i], n*l.hidden); err != nil {
 				return err
 			}
-			if _, err := l.buffer(&l.initial[i], n*l.hidden); err != nil {
+			if _, err := buffer(l, &l.initial[i], n*l.hidden); err != nil {
 				return err
 			}
 		}
@@ -230,7 +228,7 @@ func (l *recurrent[T]) reshape(bottom, top []*blob.Blob[T]) error {
 
 // loadInitial sets the states at the first step: the exposed bottoms, or
 // the states carried from the previous pass.
-func loadInitial[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T]) {
+func loadInitial[T layer.Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T]) {
 	first := 2
 	if l.static {
 		first = 3
@@ -246,7 +244,7 @@ func loadInitial[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom [
 
 // finishForward keeps the final states for the next pass, or hands them to
 // the exposed tops.
-func finishForward[T Float, A any](l *recurrent[T], d recurrentOps[T, A], top []*blob.Blob[T], final ...A) {
+func finishForward[T layer.Float, A any](l *recurrent[T], d recurrentOps[T, A], top []*blob.Blob[T], final ...A) {
 	for i, f := range final {
 		dst := l.state[i]
 		if l.expose {
@@ -265,7 +263,7 @@ func (l *recurrent[T]) Reset() {
 
 // inputTransform computes out (T*N x gates) = x (T*N x I) W^T + b, and with
 // a static input xsOut (N x gates) = x_static W_static^T.
-func inputTransform[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T], out, xsOut A) {
+func inputTransform[T layer.Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T], out, xsOut A) {
 	rows := l.steps * l.streams
 	d.Gemm(blas.NoTrans, blas.Trans, rows, l.gates, l.inDim, 1, d.Data(bottom[0]), d.Data(l.Blobs()[0]), 0, out)
 	d.Gemm(blas.NoTrans, blas.NoTrans, rows, l.gates, 1, 1, d.Data(l.ones), d.Data(l.Blobs()[1]), 1, out)
@@ -277,7 +275,7 @@ func inputTransform[T Float, A any](l *recurrent[T], d recurrentOps[T, A], botto
 // inputBackward accumulates the input transform's parameter gradients from
 // dgates (T*N x gates) and, if propagate, writes x's gradient; likewise for
 // the static input with dstatic (N x gates, summed over time).
-func inputBackward[T Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T], propagateDown []bool, dgates, dstatic A) {
+func inputBackward[T layer.Float, A any](l *recurrent[T], d recurrentOps[T, A], bottom []*blob.Blob[T], propagateDown []bool, dgates, dstatic A) {
 	rows := l.steps * l.streams
 	w, b := l.Blobs()[0], l.Blobs()[1]
 	if l.ParamPropagateDown(0) {

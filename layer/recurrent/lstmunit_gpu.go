@@ -1,16 +1,18 @@
-package layer
+package recurrent
 
 import (
 	"errors"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
 // lstmUnitGPU is LSTMUnit's GPU half.
-type lstmUnitGPU[T Float] struct{ l *LSTMUnit[T] }
+type lstmUnitGPU[T layer.Float] struct{ l *LSTMUnit[T] }
 
-func newLSTMUnitGPU[T Float](l *LSTMUnit[T]) Engine[T] { return lstmUnitGPU[T]{l} }
+func newLSTMUnitGPU[T layer.Float](l *LSTMUnit[T]) layer.Engine[T] { return lstmUnitGPU[T]{l} }
 
 // Forward computes c and h on the device.
 func (e lstmUnitGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
