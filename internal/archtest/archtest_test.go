@@ -52,18 +52,21 @@ var levels = map[string]int{
 	"data":                    4,
 	"filler":                  4,
 	"device":                  4,
-	"layer":                   5,
+	"layer/internal/kit":      5, // what the layer families share below the contract
+	"layer":                   6, // the contract: Layer, Base, specs, engines, fusion
 	"parallel":                5, // communicators of data-parallel training, used by the solver
-	"layer/layertest":         6, // helpers of the layer tests
-	"net":                     6,
-	"solver":                  7,
-	"classify":                7, // a deploy net serving images
-	"onnx":                    7, // nets exported to ONNX
-	"cmd/gocaffe":             8,
-	"models":                  8, // the reference models' tests
-	"tools/golden":            8, // the tests against BVLC Caffe's fixtures
-	"tools/gpu/mkjpeg":        0, // synthetic JPEGs for the GPU data check (standard library only)
-	"internal/archtest":       8,
+	"layer/recurrent":         7, // the families of layer types
+	"layer/all":               8, // registers every family
+	"layer/layertest":         8, // helpers of the layer tests
+	"net":                     9,
+	"solver":                  10,
+	"classify":                10, // a deploy net serving images
+	"onnx":                    10, // nets exported to ONNX
+	"cmd/gocaffe":             11,
+	"models":                  11, // the reference models' tests
+	"tools/golden":            11, // the tests against BVLC Caffe's fixtures
+	"tools/gpu/mkjpeg":        0,  // synthetic JPEGs for the GPU data check (standard library only)
+	"internal/archtest":       11,
 }
 
 type pkg struct {
