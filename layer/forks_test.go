@@ -4,7 +4,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/gocaffe/gocaffe/layer/detection"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer"
@@ -377,7 +380,7 @@ func TestProposalAnchors(t *testing.T) {
 		{-56, -56, 71, 71}, {-120, -120, 135, 135}, {-248, -248, 263, 263},
 		{-36, -80, 51, 95}, {-80, -168, 95, 183}, {-168, -344, 183, 359},
 	}
-	if got := layer.ProposalAnchors(); !slices.Equal(got, want) {
+	if got := detection.ProposalAnchors(); !slices.Equal(got, want) {
 		t.Errorf("anchors %v, want %v", got, want)
 	}
 }
@@ -543,12 +546,17 @@ func TestDetectionEvaluate(t *testing.T) {
 		1, 2, 0.5, 0, 1,
 	}
 	layertest.CheckClose(t, "rows", top.CPUData(), want, 1e-6)
-	var e layer.DetectionEval
+	var e detection.DetectionEval
 	rows := make([]float32, len(top.CPUData()))
 	for i, v := range top.CPUData() {
 		rows[i] = float32(v)
 	}
-	e.Add(rows)
+	if err := e.Add(top.Shape(), rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Add([]int{2, 7}, rows[:14]); err == nil || !strings.Contains(err.Error(), "rows of 5") {
+		t.Errorf("Add of rows of 7: err = %v, want one about rows of 5", err)
+	}
 	// Label 1: precision 1, 1/2, 1/3 at recall 1/2 throughout: AP 0.5
 	// (Integral), 6/11 (11 points); label 2 has no positives: AP 0.
 	for version, want := range map[string]float64{"Integral": 0.25, "MaxIntegral": 0.25, "11point": 3.0 / 11} {

@@ -4,7 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gocaffe/gocaffe/layer"
+	"github.com/gocaffe/gocaffe/layer/detection"
+
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/mathfn"
 )
@@ -152,7 +153,7 @@ func anchorsFor(scales []float64) [][4]float32 {
 	// proposal layer's anchors scaled down instead.
 	var out [][4]float32
 	for r := range 3 {
-		d := layer.ProposalAnchors()[3*r] // scale 8 of ratio r
+		d := detection.ProposalAnchors()[3*r] // scale 8 of ratio r
 		cx, cy := (d[0]+d[2])/2, (d[1]+d[3])/2
 		w8, h8 := d[2]-d[0]+1, d[3]-d[1]+1
 		for _, s := range scales {

@@ -819,8 +819,8 @@ func (s *Solver[T]) Test(i int) error {
 		return err
 	}
 	iters := int(s.param.TestIter[i])
-	if s.param.GetEvalType() == "detection" {
-		return s.testDetection(i, tn, iters)
+	if layer.NewTestEvaluation(s.param.GetEvalType()) != nil {
+		return s.testEvaluated(i, tn, iters)
 	}
 	var scores []T
 	var loss T
@@ -878,12 +878,13 @@ func (s *Solver[T]) testIteration(i int, tn *net.Net[T], it int) (loss T, stop b
 	return loss, false, nil
 }
 
-// testDetection is SSD's TestDetection (eval_type: "detection"): every
-// output of the test net holds DetectionEvaluate's rows, which are gathered
-// over the test iterations and logged as the mean average precision
-// (ap_version).
-func (s *Solver[T]) testDetection(i int, tn *net.Net[T], iters int) error {
-	var evals []layer.DetectionEval
+// testEvaluated is the test of an eval_type a package of layers
+// registered (layer.RegisterEvalType), such as SSD's TestDetection
+// (eval_type: "detection"): each output of the test net is gathered over
+// the test iterations by an evaluation of the type and logged as its
+// score (SSD's mean average precision, per ap_version).
+func (s *Solver[T]) testEvaluated(i int, tn *net.Net[T], iters int) error {
+	var evals []layer.TestEvaluation
 	var loss T
 	for it := range iters {
 		l, stop, err := s.testIteration(i, tn, it)
@@ -894,17 +895,16 @@ func (s *Solver[T]) testDetection(i int, tn *net.Net[T], iters int) error {
 		k := 0
 		for out := range tn.Graph().Outputs() {
 			b := out.Blob()
-			if b.NumAxes() == 0 || b.Shape()[b.NumAxes()-1] != 5 {
-				return fmt.Errorf("test net #%d: eval_type detection needs DetectionEvaluate's rows of 5 in every output; %s is %s", i, out.Name(), b.ShapeString())
-			}
 			if k == len(evals) {
-				evals = append(evals, layer.DetectionEval{})
+				evals = append(evals, layer.NewTestEvaluation(s.param.GetEvalType()))
 			}
 			rows := make([]float32, b.Count())
 			for j, v := range b.CPUData() {
 				rows[j] = float32(v)
 			}
-			evals[k].Add(rows)
+			if err := evals[k].Add(b.Shape(), rows); err != nil {
+				return fmt.Errorf("test net #%d: output %s: %w", i, out.Name(), err)
+			}
 			k++
 		}
 	}
@@ -913,11 +913,11 @@ func (s *Solver[T]) testDetection(i int, tn *net.Net[T], iters int) error {
 	}
 	k := 0
 	for out := range tn.Graph().Outputs() {
-		mAP, err := evals[k].MAP(s.param.GetApVersion())
+		score, err := evals[k].Score(s.param)
 		if err != nil {
 			return err
 		}
-		logf.Infof(s.log, "    Test net output #%d: %s = %s", k, out.Name(), num(mAP))
+		logf.Infof(s.log, "    Test net output #%d: %s = %s", k, out.Name(), num(score))
 		k++
 	}
 	return nil

@@ -56,6 +56,7 @@ var levels = map[string]int{
 	"layer":                   6, // the contract: Layer, Base, specs, engines, fusion
 	"parallel":                5, // communicators of data-parallel training, used by the solver
 	"layer/recurrent":         7, // the families of layer types
+	"layer/detection":         7,
 	"layer/all":               8, // registers every family
 	"layer/layertest":         8, // helpers of the layer tests
 	"net":                     9,

@@ -1,4 +1,4 @@
-package layer
+package detection
 
 import (
 	"fmt"
@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gocaffe/gocaffe/layer"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 func init() {
-	if err := RegisterPython("rpn.proposal_layer.ProposalLayer", newProposal[float32], newProposal[float64]); err != nil {
+	if err := layer.RegisterPython("rpn.proposal_layer.ProposalLayer", newProposal[float32], newProposal[float64]); err != nil {
 		panic(err)
 	}
 }
@@ -37,8 +39,8 @@ func init() {
 // post_nms_top_n (300, 2000). Top 0: R x 5 regions (0, x1, y1, x2, y2);
 // top 1, optional: their scores. Arithmetic is in float32, as py-faster-rcnn
 // runs it on Caffe's blobs.
-type Proposal[T Float] struct {
-	Base[T]
+type Proposal[T layer.Float] struct {
+	layer.Base[T]
 	featStride      int
 	anchors         [][4]float32
 	preNMS, postNMS int
@@ -46,7 +48,7 @@ type Proposal[T Float] struct {
 	minSize         float32
 }
 
-func newProposal[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newProposal[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &Proposal[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -115,7 +117,9 @@ func generateAnchors(base float64, ratios, scales []float64) [][4]float32 {
 func (*Proposal[T]) Type() string { return "Python" }
 
 // Counts: probabilities, deltas, im_info; the regions and their scores.
-func (*Proposal[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(3), Top: Between(1, 2)} }
+func (*Proposal[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(3), Top: layer.Between(1, 2)}
+}
 
 // LayerSetUp checks the anchors against the bottoms.
 func (l *Proposal[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }

@@ -1,4 +1,4 @@
-package layer
+package detection
 
 import (
 	"cmp"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gocaffe/gocaffe/layer"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
@@ -14,10 +16,10 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "MultiBoxLoss",
 		New32: newMultiBoxLoss[float32], New64: newMultiBoxLoss[float64],
-		ONNX: ONNXDropped, ONNXWhy: "a loss, used in training only",
+		ONNX: layer.ONNXDropped, ONNXWhy: "a loss, used in training only",
 		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
 	})
 }
@@ -45,8 +47,8 @@ func init() {
 // Supported as in SSD's published nets: shared locations, matching on the
 // priors, SMOOTH_L1 or L2, SOFTMAX, mining NONE or MAX_NEGATIVE without
 // NMS; other settings are errors naming them.
-type MultiBoxLoss[T Float] struct {
-	LossBase[T]
+type MultiBoxLoss[T layer.Float] struct {
+	layer.LossBase[T]
 	p                       *caffepb.MultiBoxLossParameter
 	classes, background     int
 	priors, num             int
@@ -73,7 +75,7 @@ type MultiBoxLoss[T Float] struct {
 }
 
 // lossIndex is a negative's background loss and its prior.
-type lossIndex[T Float] struct {
+type lossIndex[T layer.Float] struct {
 	loss  T
 	prior int
 }
@@ -82,7 +84,7 @@ type lossIndex[T Float] struct {
 // label it should have.
 type confRow struct{ image, prior, label int }
 
-func newMultiBoxLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newMultiBoxLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &MultiBoxLoss[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -130,8 +132,8 @@ func newMultiBoxLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 func (*MultiBoxLoss[T]) Type() string { return "MultiBoxLoss" }
 
 // Counts: locations, confidences, priors, ground truth.
-func (*MultiBoxLoss[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Exactly(4), Top: Exactly(1), AutoTop: true}
+func (*MultiBoxLoss[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(4), Top: layer.Exactly(1), AutoTop: true}
 }
 
 // AllowForceBackward allows the predictions only.
@@ -290,7 +292,7 @@ func encodeBox(prior normBox, v []float32, code caffepb.PriorBoxParameter_CodeTy
 
 // softmaxLoss is -log of the softmax probability of label among the
 // scores, floored as SSD's at FLT_MIN, and the probabilities.
-func softmaxLoss[T Float](scores []T, label int, prob []T) T {
+func softmaxLoss[T layer.Float](scores []T, label int, prob []T) T {
 	m := scores[0]
 	for _, s := range scores[1:] {
 		m = max(m, s)
@@ -376,7 +378,7 @@ func (l *MultiBoxLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // smoothL1 is SSD's smooth L1 (sigma 1) and its derivative.
-func smoothL1[T Float](d T) (T, T) {
+func smoothL1[T layer.Float](d T) (T, T) {
 	switch {
 	case d > -1 && d < 1:
 		return d * d / 2, d

@@ -1,4 +1,4 @@
-package layer
+package detection
 
 import (
 	"errors"
@@ -6,12 +6,14 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gocaffe/gocaffe/layer"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "DetectionOutput",
 		New32: newDetectionOutput[float32], New64: newDetectionOutput[float64],
 		ONNXWhy:  "its non-maximum suppression has no ONNX form gocaffe writes",
@@ -33,8 +35,8 @@ func init() {
 // per image of -1 but the image index, as SSD writes it. Rows are by
 // image, then label, then score. save_output_param's files are not
 // written.
-type DetectionOutput[T Float] struct {
-	Base[T]
+type DetectionOutput[T layer.Float] struct {
+	layer.Base[T]
 	numClasses, locClasses int
 	share                  bool
 	background             int
@@ -46,7 +48,7 @@ type DetectionOutput[T Float] struct {
 	priors                 int
 }
 
-func newDetectionOutput[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newDetectionOutput[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &DetectionOutput[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -86,8 +88,8 @@ func newDetectionOutput[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 func (*DetectionOutput[T]) Type() string { return "DetectionOutput" }
 
 // Counts: locations, confidences, priors; one top.
-func (*DetectionOutput[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Exactly(3), Top: Exactly(1)}
+func (*DetectionOutput[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(3), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing more to set up.
@@ -203,7 +205,7 @@ func (*DetectionOutput[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool
 	return nil
 }
 
-func toF32[T Float](x []T) []float32 {
+func toF32[T layer.Float](x []T) []float32 {
 	if f, ok := any(x).([]float32); ok {
 		return f
 	}

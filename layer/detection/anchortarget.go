@@ -1,15 +1,17 @@
-package layer
+package detection
 
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 func init() {
-	if err := RegisterPython("rpn.anchor_target_layer.AnchorTargetLayer", newAnchorTarget[float32], newAnchorTarget[float64]); err != nil {
+	if err := layer.RegisterPython("rpn.anchor_target_layer.AnchorTargetLayer", newAnchorTarget[float32], newAnchorTarget[float64]); err != nil {
 		panic(err)
 	}
 }
@@ -40,8 +42,8 @@ func init() {
 // 'rpn_negative_overlap', 'rpn_fg_fraction', 'rpn_batchsize',
 // 'rpn_positive_weight', 'rpn_clobber_positives'), which py-faster-rcnn
 // reads from its configuration file instead.
-type AnchorTarget[T Float] struct {
-	Base[T]
+type AnchorTarget[T layer.Float] struct {
+	layer.Base[T]
 	featStride                 int
 	anchors                    [][4]float32
 	allowedBorder              float32
@@ -52,7 +54,7 @@ type AnchorTarget[T Float] struct {
 	rng                        *rand.Rand
 }
 
-func newAnchorTarget[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newAnchorTarget[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &AnchorTarget[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -105,8 +107,8 @@ func (*AnchorTarget[T]) Type() string { return "Python" }
 
 // Counts: scores (for the map size), ground truth, im_info and, unused,
 // the image; labels, targets and the two weights.
-func (*AnchorTarget[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Between(3, 4), Top: Exactly(4)}
+func (*AnchorTarget[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Between(3, 4), Top: layer.Exactly(4)}
 }
 
 // LayerSetUp takes the layer's random generator for the sampling.
@@ -205,7 +207,7 @@ type gtBox struct {
 	class float32
 }
 
-func gtBoxes[T Float](v []T) []gtBox {
+func gtBoxes[T layer.Float](v []T) []gtBox {
 	out := make([]gtBox, len(v)/5)
 	for i := range out {
 		r := v[5*i:]

@@ -1,19 +1,22 @@
-package layer
+package detection
 
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // roiPoolingGPU is ROIPooling's GPU half; argmax holds each output's
 // source position (as T, -1 for empty bins).
-type roiPoolingGPU[T Float] struct {
+type roiPoolingGPU[T layer.Float] struct {
 	l      *ROIPooling[T]
 	argmax *blob.Blob[T]
 }
 
-func newROIPoolingGPU[T Float](l *ROIPooling[T]) Engine[T] { return &roiPoolingGPU[T]{l: l} }
+func newROIPoolingGPU[T layer.Float](l *ROIPooling[T]) layer.Engine[T] {
+	return &roiPoolingGPU[T]{l: l}
+}
 
 // Forward pools the regions' bins on the device.
 func (e *roiPoolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -1,19 +1,21 @@
-package layer
+package detection
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/gocaffe/gocaffe/layer"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "PriorBox",
 		New32: newPriorBox[float32], New64: newPriorBox[float64],
-		ONNX:     ONNXConverted,
+		ONNX:     layer.ONNXConverted,
 		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
 	})
 }
@@ -31,8 +33,8 @@ func init() {
 // four repeated per box). As SSD's layer, sizes are truncated to integers
 // before use (int min_size_ = min_sizes_[s]), so that the boxes are SSD's
 // to the last bit. It has no backward pass.
-type PriorBox[T Float] struct {
-	Base[T]
+type PriorBox[T layer.Float] struct {
+	layer.Base[T]
 	minSizes, maxSizes, aspectRatios []float32
 	variance                         []float32
 	clip                             bool
@@ -41,7 +43,7 @@ type PriorBox[T Float] struct {
 	numPriors                        int
 }
 
-func newPriorBox[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newPriorBox[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &PriorBox[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -146,7 +148,9 @@ func (*PriorBox[T]) Type() string { return "PriorBox" }
 
 // Counts: the feature map and the image (whose plane sizes the boxes when
 // the parameters do not).
-func (*PriorBox[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(2), Top: Exactly(1)} }
+func (*PriorBox[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(1)}
+}
 
 // LayerSetUp has nothing more to set up.
 func (*PriorBox[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }

@@ -1,9 +1,11 @@
-package layer
+package detection
 
 import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
@@ -11,10 +13,10 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "ROIPooling",
 		New32: newROIPooling[float32], New64: newROIPooling[float64],
-		Engines:  []EngineDef{GPUEngine(newROIPoolingGPU[float32], newROIPoolingGPU[float64])},
+		Engines:  []layer.EngineDef{layer.GPUEngine(newROIPoolingGPU[float32], newROIPoolingGPU[float64])},
 		ONNXWhy:  "gocaffe writes no ONNX form of it",
 		NoGolden: "BVLC Caffe has no such layer: it is Faster R-CNN's (rbgirshick/caffe-fast-rcnn)",
 	})
@@ -29,15 +31,15 @@ func init() {
 // regions x channels x pooled_h x pooled_w. Backward sends each output's
 // gradient to the element it took (the regions get none), as the fork's
 // GPU half does (its CPU backward was never written).
-type ROIPooling[T Float] struct {
-	Base[T]
+type ROIPooling[T layer.Float] struct {
+	layer.Base[T]
 	pooledH, pooledW int
 	scale            T
 	channels, h, w   int
 	argmax           []int // per top element: the index in its image's channel plane, -1 for empty bins
 }
 
-func newROIPooling[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newROIPooling[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &ROIPooling[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -54,7 +56,9 @@ func newROIPooling[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 func (*ROIPooling[T]) Type() string { return "ROIPooling" }
 
 // Counts: the feature map and the regions.
-func (*ROIPooling[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(2), Top: Exactly(1)} }
+func (*ROIPooling[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(1)}
+}
 
 // AllowForceBackward refuses the regions: their coordinates get no
 // gradient.

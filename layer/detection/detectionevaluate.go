@@ -1,4 +1,4 @@
-package layer
+package detection
 
 import (
 	"errors"
@@ -6,13 +6,18 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gocaffe/gocaffe/layer"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 func init() {
-	MustRegisterType(Spec{
+	if err := layer.RegisterEvalType("detection", func() layer.TestEvaluation { return &DetectionEval{} }); err != nil {
+		panic(err)
+	}
+	layer.MustRegisterType(layer.Spec{
 		Type:  "DetectionEvaluate",
 		New32: newDetectionEvaluate[float32], New64: newDetectionEvaluate[float64],
 		ONNXWhy:  "compares detections with the ground truth, used in testing only",
@@ -32,14 +37,14 @@ func init() {
 // its label not taken by a better one by overlap_threshold (a detection
 // whose best box is difficult and not evaluated is neither). Boxes are
 // compared in normalized coordinates; name_size_file is not supported.
-type DetectionEvaluate[T Float] struct {
-	Base[T]
+type DetectionEvaluate[T layer.Float] struct {
+	layer.Base[T]
 	classes, background int
 	overlap             float32
 	difficult           bool
 }
 
-func newDetectionEvaluate[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newDetectionEvaluate[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &DetectionEvaluate[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -60,8 +65,8 @@ func newDetectionEvaluate[T Float](p *caffepb.LayerParameter) (Layer[T], error) 
 func (*DetectionEvaluate[T]) Type() string { return "DetectionEvaluate" }
 
 // Counts: detections and ground truth.
-func (*DetectionEvaluate[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Exactly(2), Top: Exactly(1)}
+func (*DetectionEvaluate[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing more to set up.
@@ -179,8 +184,11 @@ type scoredHit struct {
 	tp    int
 }
 
-// Add takes one batch's rows (5 values each).
-func (e *DetectionEval) Add(rows []float32) {
+// Add takes one batch's rows (5 values each), DetectionEvaluate's top.
+func (e *DetectionEval) Add(shape []int, rows []float32) error {
+	if len(shape) == 0 || shape[len(shape)-1] != 5 {
+		return fmt.Errorf("eval_type detection needs DetectionEvaluate's rows of 5 values; the output is %v", shape)
+	}
 	if e.positives == nil {
 		e.positives, e.hits = map[int]int{}, map[int][]scoredHit{}
 	}
@@ -196,6 +204,12 @@ func (e *DetectionEval) Add(rows []float32) {
 		}
 		e.hits[label] = append(e.hits[label], scoredHit{rows[r+2], tp})
 	}
+	return nil
+}
+
+// Score is the mean average precision in the solver's ap_version (MAP).
+func (e *DetectionEval) Score(sp *caffepb.SolverParameter) (float64, error) {
+	return e.MAP(sp.GetApVersion())
 }
 
 // MAP returns the mean over the labels seen with detections of their

@@ -1,4 +1,4 @@
-package layer
+package detection
 
 import (
 	"math"

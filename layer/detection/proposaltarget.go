@@ -1,9 +1,11 @@
-package layer
+package detection
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
@@ -11,7 +13,7 @@ import (
 )
 
 func init() {
-	if err := RegisterPython("rpn.proposal_target_layer.ProposalTargetLayer", newProposalTarget[float32], newProposalTarget[float64]); err != nil {
+	if err := layer.RegisterPython("rpn.proposal_target_layer.ProposalTargetLayer", newProposalTarget[float32], newProposalTarget[float64]); err != nil {
 		panic(err)
 	}
 }
@@ -40,8 +42,8 @@ func init() {
 // names in lower case ('batch_size', 'fg_fraction', 'fg_thresh',
 // 'bg_thresh_hi', 'bg_thresh_lo', 'bbox_normalize_targets_precomputed',
 // 'bbox_normalize_means', 'bbox_normalize_stds').
-type ProposalTarget[T Float] struct {
-	Base[T]
+type ProposalTarget[T layer.Float] struct {
+	layer.Base[T]
 	classes                int
 	batch, fgPerImage      int
 	fgThresh, bgHi, bgLo   float32
@@ -55,7 +57,7 @@ type ProposalTarget[T Float] struct {
 	regionClass, keptClass []int
 }
 
-func newProposalTarget[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newProposalTarget[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &ProposalTarget[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -91,7 +93,9 @@ func (*ProposalTarget[T]) Type() string { return "Python" }
 
 // Counts: proposals and ground truth; regions, labels, targets and the two
 // weights.
-func (*ProposalTarget[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(2), Top: Exactly(5)} }
+func (*ProposalTarget[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(5)}
+}
 
 // LayerSetUp takes the layer's random generator for the sampling.
 func (l *ProposalTarget[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
