@@ -332,14 +332,15 @@ func serveDashboard(addr string, flags *uiAccessFlags, d *dashboard) (stop func(
 	if err != nil {
 		return nil, fmt.Errorf("-ui: %w", err)
 	}
-	a := newDashboardAccess(l.Addr().(*net.TCPAddr).Port, local, user, password)
+	served := l.Addr().(*net.TCPAddr).Port
+	a := newDashboardAccess(served, local, user, password)
 	srv := &http.Server{Handler: a.wrap(d.handler(a.token)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			glog.Errorf("dashboard: %v", err)
 		}
 	}()
-	a.announce(l.Addr().String())
+	a.announce(net.JoinHostPort(host, strconv.Itoa(served))) // the host as asked: 0.0.0.0 rather than [::]
 	return func() { srv.Close() }, nil
 }
 

@@ -119,7 +119,7 @@ func (a *dashboardAccess) announce(addr string) {
 		glog.Infof("Dashboard on http://%s/ (HTTP basic authentication as %q)", addr, a.user)
 	case !a.local:
 		glog.Infof("Dashboard on http://%s/?token=%s (from another machine, with its name or address for the host; "+
-			"this link lets anyone who has it stop the run)", addr, a.token)
+			"whoever has this link can use the dashboard, its Stop button included)", addr, a.token)
 	default:
 		glog.Infof("Dashboard on http://%s/", addr)
 	}
