@@ -11,8 +11,9 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,59 +30,179 @@ import (
 // settings, the net's diagram, and Snapshot and Stop buttons (as SIGHUP and
 // SIGINT). The page is embedded in the binary and loads nothing from
 // elsewhere, so it works offline.
+//
+// Who may use it is dashboardAccess's (dashboard_access.go); how `gocaffe
+// ui` follows a log file is logFollower's (dashboard_follow.go).
 
-//go:embed ui/index.html
-var dashboardPage []byte
+// The page, its script and its style: the script is a file of its own
+// because the page's Content-Security-Policy forbids inline scripts.
+var (
+	//go:embed ui/index.html
+	dashboardPage []byte
+	//go:embed ui/dashboard.js
+	dashboardScript []byte
+	//go:embed ui/dashboard.css
+	dashboardStyle []byte
+)
+
+const (
+	// dashboardRowLimit bounds the rows kept of each table (train, test)
+	// of a run followed: at a display every iteration that is 1000 rows at
+	// full resolution and a thinned 2000 over the rest of the run, some
+	// hundreds of kilobytes of JSON a poll.
+	dashboardRowLimit = 4096
+	// maxLogLine bounds one line of the log followed: a longer one (no
+	// solver writes one; a corrupt or foreign file may hold gigabytes
+	// without a newline) is dropped, up to its end.
+	maxLogLine = 1 << 20
+)
 
 // dashboard follows a training log and answers the page's requests.
 type dashboard struct {
-	mu      sync.Mutex
-	feed    *logFeed
-	partial []byte // a log line not yet complete
-	title   string
-	solver  string
-	netSVG  []byte
-	maxIter int
-	live    bool               // a run this process trains: the buttons work
-	actions chan solver.Action // the buttons' requests, read by the solver
-	logDir  string             // `gocaffe ui`: the directory of logs to show
+	// mu guards what the log changes. It is taken by Write, which the
+	// training's log writer calls with its own lock held, so the requests
+	// hold it only to copy a snapshot (snapshot), never to encode or to
+	// log: logging under mu would take the two locks in the other order.
+	mu       sync.Mutex
+	feed     *logFeed
+	partial  []byte // a log line not yet complete
+	skipping bool   // dropping the rest of a line longer than maxLogLine
+	title    string
+	problem  string // why the log cannot be followed (`gocaffe ui`), for the page
+
+	// Set before serving, read only afterwards.
+	rowLimit int // the tables' limit (logTable); dashboardRowLimit but in tests
+	solver   string
+	netSVG   []byte
+	maxIter  int
+	live     bool               // a run this process trains: the buttons work
+	actions  chan solver.Action // the buttons' requests, read by the solver
 }
 
-// Write takes the glog output of the run, line by line.
+// newFeed is an empty feed of the dashboard's bound.
+func (d *dashboard) newFeed(year int) *logFeed { return newLogFeed(year).bounded(d.rowLimit) }
+
+// Write takes the glog output of the run.
 func (d *dashboard) Write(p []byte) (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.partial = append(d.partial, p...)
-	for {
-		i := bytes.IndexByte(d.partial, '\n')
-		if i < 0 {
-			break
-		}
-		d.feed.line(string(d.partial[:i]))
-		d.partial = d.partial[i+1:]
-	}
+	d.take(p)
 	return len(p), nil
 }
 
-// jsonTable is a logTable for the page: its columns and rows, missing or
-// NaN values as null.
-type jsonTable struct {
-	Columns []string     `json:"columns"`
-	Rows    [][]*float64 `json:"rows"`
+// take cuts p into lines for the feed, keeping an incomplete last line for
+// the next call and dropping lines longer than maxLogLine. Under mu.
+func (d *dashboard) take(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		part := p
+		if i >= 0 {
+			part = p[:i]
+		}
+		if !d.skipping && len(d.partial)+len(part) > maxLogLine {
+			d.skipping, d.partial = true, d.partial[:0]
+		}
+		if !d.skipping {
+			d.partial = append(d.partial, part...)
+		}
+		if i < 0 {
+			return
+		}
+		if !d.skipping {
+			d.feed.line(string(d.partial)) // a line that is not the solver's is no error here
+		}
+		d.partial, d.skipping = d.partial[:0], false
+		p = p[i+1:]
+	}
 }
 
-func tableJSON(t *logTable) jsonTable {
-	out := jsonTable{Columns: []string{}, Rows: [][]*float64{}}
+// restart begins a new log (`gocaffe ui`: another file, or the same one
+// truncated): nothing of the previous one is kept.
+func (d *dashboard) restart(title string, year int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.feed, d.title = d.newFeed(year), title
+	d.partial, d.skipping = d.partial[:0], false
+}
+
+// setProblem says on the page why the log cannot be followed ("" when it
+// can).
+func (d *dashboard) setProblem(problem string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.problem = problem
+}
+
+// tableSnapshot is a table's rows as they stand: the row pointers copied,
+// the rows themselves shared (a pushed row does not change).
+type tableSnapshot struct {
+	rows    []*logRow
+	firstLR float64
+}
+
+func snapshotTable(t *logTable) tableSnapshot {
+	return tableSnapshot{rows: slices.Clone(t.rows), firstLR: t.firstLR()}
+}
+
+// dashboardSnapshot is what state needs of the feed, copied under mu.
+type dashboardSnapshot struct {
+	title, problem string
+	iter           float64
+	train, test    tableSnapshot
+}
+
+// snapshot copies the feed's state: a copy of two slices of at most
+// rowLimit pointers, the only work done under mu for a request.
+func (d *dashboard) snapshot() dashboardSnapshot {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return dashboardSnapshot{title: d.title, problem: d.problem, iter: d.feed.iter,
+		train: snapshotTable(&d.feed.train), test: snapshotTable(&d.feed.test)}
+}
+
+// jsonNum is a number for the page: null when it is missing (NaN) or not
+// finite, which JSON cannot carry (encoding/json fails on them).
+type jsonNum float64
+
+func (n jsonNum) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// finite is v, or 0 when v is NaN or infinite.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// jsonTable is a logTable for the page: its columns and rows.
+type jsonTable struct {
+	Columns []string    `json:"columns"`
+	Rows    [][]jsonNum `json:"rows"`
+}
+
+func tableJSON(t tableSnapshot) jsonTable {
+	out := jsonTable{Columns: []string{}, Rows: make([][]jsonNum, 0, len(t.rows))}
 	if len(t.rows) == 0 {
 		return out
 	}
 	out.Columns = t.rows[0].names
 	for _, r := range t.rows {
-		row := make([]*float64, len(out.Columns))
+		row := make([]jsonNum, len(out.Columns))
 		for i, c := range out.Columns {
-			if v, ok := r.values[c]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-				row[i] = &v
+			v, ok := r.values[c]
+			switch {
+			case !ok:
+				v = math.NaN()
+			case r.seq == 0 && c == "LearningRate":
+				v = t.firstLR
 			}
+			row[i] = jsonNum(v)
 		}
 		out.Rows = append(out.Rows, row)
 	}
@@ -91,6 +212,7 @@ func tableJSON(t *logTable) jsonTable {
 // dashboardState is what the page polls.
 type dashboardState struct {
 	Title   string    `json:"title"`
+	Problem string    `json:"problem,omitempty"` // why the log cannot be followed
 	Iter    float64   `json:"iter"`
 	MaxIter int       `json:"max_iter"`
 	Rate    float64   `json:"rate"` // iterations per second, recently
@@ -101,75 +223,57 @@ type dashboardState struct {
 	Test    jsonTable `json:"test"`
 }
 
-func (d *dashboard) state() (dashboardState, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.logDir != "" {
-		if err := d.reload(); err != nil {
-			return dashboardState{}, err
-		}
-	}
-	train, test := d.feed.tables()
-	st := dashboardState{Title: d.title, Iter: math.Max(d.feed.iter, 0), MaxIter: d.maxIter, Live: d.live, Solver: d.solver,
-		Train: tableJSON(train), Test: tableJSON(test)}
-	if rows := train.rows; len(rows) >= 2 {
+// state is the page's state, built from a snapshot outside mu.
+func (d *dashboard) state() dashboardState {
+	s := d.snapshot()
+	st := dashboardState{Title: s.title, Problem: s.problem, Iter: math.Max(finite(s.iter), 0), MaxIter: d.maxIter,
+		Live: d.live, Solver: d.solver, Train: tableJSON(s.train), Test: tableJSON(s.test)}
+	if rows := s.train.rows; len(rows) >= 2 {
 		a, b := rows[max(0, len(rows)-6)], rows[len(rows)-1]
 		if dt := b.values["Seconds"] - a.values["Seconds"]; dt > 0 {
-			st.Rate = (b.values["NumIters"] - a.values["NumIters"]) / dt
+			st.Rate = finite((b.values["NumIters"] - a.values["NumIters"]) / dt)
 		}
 	}
 	if st.Rate > 0 && d.maxIter > 0 {
-		st.ETA = math.Max(0, float64(d.maxIter)-st.Iter) / st.Rate
+		st.ETA = finite(math.Max(0, float64(d.maxIter)-st.Iter) / st.Rate)
 	}
-	return st, nil
+	return st
 }
 
-// reload re-reads the newest log of logDir (`gocaffe ui`).
-func (d *dashboard) reload() error {
-	entries, err := os.ReadDir(d.logDir)
+// writeJSON answers v as JSON, or, when it cannot be encoded, an error that
+// the page shows (and the log), rather than a truncated body the page
+// cannot read and silently stops on.
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return err
+		glog.Errorf("dashboard: encoding the state: %v", err)
+		http.Error(w, "encoding the state: "+err.Error(), http.StatusInternalServerError)
+		return
 	}
-	var newest string
-	var when time.Time
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() {
-			continue
-		}
-		if info.ModTime().After(when) {
-			newest, when = filepath.Join(d.logDir, e.Name()), info.ModTime()
-		}
-	}
-	if newest == "" {
-		return fmt.Errorf("no log file in %s", d.logDir)
-	}
-	b, err := os.ReadFile(newest)
-	if err != nil {
-		return err
-	}
-	d.feed, d.title = newLogFeed(when.Year()), filepath.Base(newest)
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		d.feed.line(string(line))
-	}
-	return nil
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
 }
 
-// handler serves the page, its state, the net's diagram and the buttons.
-func (d *dashboard) handler() http.Handler {
+// handler serves the page, its script and style, its state, the net's
+// diagram and the buttons; access (dashboard_access.go) wraps it.
+func (d *dashboard) handler(token string) http.Handler {
 	mux := http.NewServeMux()
+	page := pageWithToken(token)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(dashboardPage)
+		w.Write(page)
 	})
+	for _, f := range []struct {
+		path, typ string
+		body      []byte
+	}{{"/dashboard.js", "text/javascript; charset=utf-8", dashboardScript}, {"/dashboard.css", "text/css; charset=utf-8", dashboardStyle}} {
+		mux.HandleFunc("GET "+f.path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", f.typ)
+			w.Write(f.body)
+		})
+	}
 	mux.HandleFunc("GET /api/state", func(w http.ResponseWriter, r *http.Request) {
-		st, err := d.state()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(st)
+		writeJSON(w, d.state())
 	})
 	mux.HandleFunc("GET /net.svg", func(w http.ResponseWriter, r *http.Request) {
 		if d.netSVG == nil {
@@ -177,6 +281,7 @@ func (d *dashboard) handler() http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Content-Security-Policy", svgPolicy)
 		w.Write(d.netSVG)
 	})
 	for path, a := range map[string]solver.Action{"POST /api/snapshot": solver.Snapshot, "POST /api/stop": solver.Stop} {
@@ -196,10 +301,18 @@ func (d *dashboard) handler() http.Handler {
 	return mux
 }
 
+// pageWithToken is the page with the run's token in its meta tag, where
+// its script reads it (an inline script would need the policy to allow
+// inline scripts). The token's characters need no escaping (base32).
+func pageWithToken(token string) []byte {
+	return bytes.Replace(dashboardPage, []byte("{{TOKEN}}"), []byte(token), 1)
+}
+
 // serveDashboard listens on addr (a missing host means localhost; another
-// host than loopback only with public, since the page can stop training)
-// and serves d until the returned function is called.
-func serveDashboard(addr string, public bool, d *dashboard) (stop func(), err error) {
+// host than loopback only with -ui_public, since the page can stop
+// training, and then only with a token or basic authentication) and serves
+// d until the returned function is called.
+func serveDashboard(addr string, flags *uiAccessFlags, d *dashboard) (stop func(), err error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("-ui %q: want host:port or :port: %w", addr, err)
@@ -207,22 +320,27 @@ func serveDashboard(addr string, public bool, d *dashboard) (stop func(), err er
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	if ip := net.ParseIP(host); (ip == nil && host != "localhost") || (ip != nil && !ip.IsLoopback()) {
-		if !public {
-			return nil, fmt.Errorf("-ui %q is not on this machine only: add -ui_public to serve it to others (the page can stop training)", addr)
-		}
+	local := isLoopbackHost(host)
+	if !local && !flags.public {
+		return nil, fmt.Errorf("-ui %q is not on this machine only: add -ui_public to serve it to others (the page can stop training)", addr)
+	}
+	user, password, err := flags.basicAuth()
+	if err != nil {
+		return nil, err
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		return nil, fmt.Errorf("-ui: %w", err)
 	}
-	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := l.Addr().(*net.TCPAddr).Port
+	a := newDashboardAccess(served, local, user, password)
+	srv := &http.Server{Handler: a.wrap(d.handler(a.token)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			glog.Errorf("dashboard: %v", err)
 		}
 	}()
-	glog.Infof("Dashboard on http://%s/", l.Addr())
+	a.announce(net.JoinHostPort(host, strconv.Itoa(served))) // the host as asked: 0.0.0.0 rather than [::]
 	return func() { srv.Close() }, nil
 }
 
@@ -230,9 +348,9 @@ func serveDashboard(addr string, public bool, d *dashboard) (stop func(), err er
 func runUI(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ui", stderr)
 	addr := fs.String("ui", "127.0.0.1:8080", "where to serve the dashboard")
-	public := fs.Bool("ui_public", false, "allow an address other machines can reach")
-	setUsage(fs, stderr, "gocaffe ui [-ui 127.0.0.1:8080] LOGDIR",
-		"Serves the dashboard over the newest training log in LOGDIR, read again at each refresh.")
+	access := registerUIAccessFlags(fs)
+	setUsage(fs, stderr, "gocaffe ui [-ui 127.0.0.1:8080] [-ui_public [-ui_auth FILE]] LOGDIR",
+		"Serves the dashboard over the newest training log in LOGDIR, following it as it grows.")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -240,22 +358,30 @@ func runUI(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usageError(fs, stderr, "want the log directory")
 	}
-	d := &dashboard{logDir: pos[0]}
-	if err := d.reload(); err != nil {
+	d := &dashboard{rowLimit: dashboardRowLimit}
+	d.feed = d.newFeed(time.Now().Year())
+	f := newLogFollower(pos[0], d)
+	// The first poll before serving: a log that is there is shown from
+	// the first request on (all of it, unless it is large: the follower
+	// goes on reading in the background), and a directory with no log is
+	// an error now rather than a page that says so.
+	if _, err := f.poll(); err != nil {
 		return err
 	}
-	if _, err := serveDashboard(*addr, *public, d); err != nil {
+	if _, err := serveDashboard(*addr, access, d); err != nil {
 		return err
 	}
-	select {} // until interrupted
+	f.follow(nil) // until interrupted
+	return nil
 }
 
 // newTrainDashboard makes the dashboard of a run of the solver in
 // solverFile: its settings, and the diagram of its train net when it can be
 // read (a net file, or the solver's own net_param).
 func newTrainDashboard(solverFile string, p *caffepb.SolverParameter) *dashboard {
-	d := &dashboard{feed: newLogFeed(time.Now().Year()), title: filepath.Base(solverFile), solver: netspec.Text(p),
+	d := &dashboard{rowLimit: dashboardRowLimit, title: filepath.Base(solverFile), solver: netspec.Text(p),
 		maxIter: int(p.GetMaxIter()), live: true, actions: make(chan solver.Action, 1)}
+	d.feed = d.newFeed(time.Now().Year())
 	var np *caffepb.NetParameter
 	var err error
 	switch {

@@ -6,8 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,17 +25,25 @@ import (
 
 // dashboardRun is a gocaffe process serving a dashboard.
 type dashboardRun struct {
-	cmd *exec.Cmd
-	url string
-	mu  sync.Mutex
-	log bytes.Buffer
+	cmd   *exec.Cmd
+	url   string // http://host:port/, to reach it from here
+	token string // the run's token: the printed link's, else read from the page
+	mu    sync.Mutex
+	log   bytes.Buffer
 }
 
 // startDashboard runs gocaffe with args (which serve -ui 127.0.0.1:0) and
 // waits for the dashboard's address in its log.
 func startDashboard(t *testing.T, args ...string) *dashboardRun {
 	t.Helper()
-	r := &dashboardRun{cmd: exec.Command(gocaffeBin, args...)}
+	return startDashboardCmd(t, exec.Command(gocaffeBin, args...))
+}
+
+// startDashboardCmd is startDashboard for a command of one's own (gocaffe
+// under a memory limit).
+func startDashboardCmd(t *testing.T, cmd *exec.Cmd) *dashboardRun {
+	t.Helper()
+	r := &dashboardRun{cmd: cmd}
 	stderr, err := r.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -55,15 +67,32 @@ func startDashboard(t *testing.T, args ...string) *dashboardRun {
 		close(addr)
 	}()
 	select {
-	case u, ok := <-addr:
+	case link, ok := <-addr:
 		if !ok {
-			t.Fatalf("gocaffe %v ended without serving:\n%s", args, r.logText())
+			t.Fatalf("gocaffe %v ended without serving:\n%s", cmd.Args, r.logText())
 		}
-		r.url = u
+		r.setURL(t, link)
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no dashboard address in the log:\n%s", r.logText())
 	}
 	return r
+}
+
+// setURL takes the printed link apart: its token, and an address to reach
+// it from here (a public dashboard prints the address it listens on, such
+// as 0.0.0.0).
+func (r *dashboardRun) setURL(t *testing.T, link string) {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.token = u.Query().Get("token")
+	u.RawQuery = ""
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+		u.Host = net.JoinHostPort("127.0.0.1", u.Port())
+	}
+	r.url = u.String()
 }
 
 func (r *dashboardRun) logText() string {
@@ -72,23 +101,44 @@ func (r *dashboardRun) logText() string {
 	return r.log.String()
 }
 
-func (r *dashboardRun) state(t *testing.T) dashboardState {
+// pageToken reads the token from the meta tag of the page served at u.
+func pageToken(t *testing.T, u string) string {
 	t.Helper()
-	resp, err := http.Get(r.url + "api/state")
+	resp, err := http.Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st dashboardState
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`<meta name="gocaffe-token" content="([A-Z2-7]+)">`).FindSubmatch(b)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("GET %s: %s, no token in the page:\n%.500s", u, resp.Status, b)
 	}
-	return st
+	return string(m[1])
 }
 
-func (r *dashboardRun) post(t *testing.T, what string) (int, string) {
+// apiToken is the token the page sends.
+func (r *dashboardRun) apiToken(t *testing.T) string {
 	t.Helper()
-	resp, err := http.Post(r.url+"api/"+what, "text/plain", nil)
+	if r.token == "" {
+		r.token = pageToken(t, r.url)
+	}
+	return r.token
+}
+
+// request sends method to the dashboard's path with the page's token and
+// the headers given, and returns the status and body.
+func (r *dashboardRun) request(t *testing.T, method, path string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, r.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(tokenHeader, r.apiToken(t))
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,19 +147,77 @@ func (r *dashboardRun) post(t *testing.T, what string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// dashboardSolver writes a small net and a solver that would run for
-// ever, displaying every 1000 iterations.
-func dashboardSolver(t *testing.T) string {
+func (r *dashboardRun) state(t *testing.T) dashboardState {
+	t.Helper()
+	code, body := r.request(t, "GET", "api/state")
+	var st dashboardState
+	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil {
+		t.Fatalf("api/state: %d %v\n%.500s", code, err, body)
+	}
+	return st
+}
+
+func (r *dashboardRun) post(t *testing.T, what string) (int, string) {
+	t.Helper()
+	return r.request(t, "POST", "api/"+what)
+}
+
+// waitRows waits until the run's train table has n rows.
+func (r *dashboardRun) waitRows(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(r.state(t).Train.Rows) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d train rows in a minute:\n%s", n, lastLines(r.logText(), 20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// chromiumPath finds Chromium for the browser tests. Where
+// GOCAFFE_REQUIRE_CHROMIUM is set (CI sets it) a missing Chromium fails
+// the test, since a skip would hide the dashboard's security checks;
+// elsewhere it skips.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("GOCAFFE_REQUIRE_CHROMIUM") != "" {
+			t.Fatalf("no chromium, and GOCAFFE_REQUIRE_CHROMIUM is set (Debian: chromium)")
+		}
+		t.Skip("no chromium here (Debian: chromium)")
+	}
+	return chromium
+}
+
+// browse runs headless Chromium with args and returns what it prints
+// (--dump-dom: the page's DOM after its scripts ran).
+func browse(t *testing.T, chromium string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=4000"}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// dashboardSolver writes a small net whose loss is the top named loss, and
+// a solver that would run for ever, displaying every 1000 iterations.
+func dashboardSolver(t *testing.T, loss string) string {
 	dir := t.TempDir()
 	net := filepath.Join(dir, "net.prototxt")
-	os.WriteFile(net, []byte(`name: "Teacher"
+	os.WriteFile(net, fmt.Appendf(nil, `name: "Teacher"
 layer { name: "data" type: "DummyData" top: "x" top: "y"
   dummy_data_param { shape { dim: 16 dim: 8 } shape { dim: 16 dim: 3 } data_filler { type: "gaussian" std: 1 } } }
 layer { name: "ip1" type: "InnerProduct" bottom: "x" top: "h" inner_product_param { num_output: 16 weight_filler { type: "gaussian" std: 0.1 } } }
 layer { name: "relu" type: "ReLU" bottom: "h" top: "h" }
 layer { name: "ip2" type: "InnerProduct" bottom: "h" top: "guess" inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
-layer { name: "loss" type: "EuclideanLoss" bottom: "guess" bottom: "y" top: "loss" }
-`), 0o644)
+layer { name: "loss" type: "EuclideanLoss" bottom: "guess" bottom: "y" top: %q }
+`, loss), 0o644)
 	solver := filepath.Join(dir, "solver.prototxt")
 	os.WriteFile(solver, fmt.Appendf(nil, `net: %q base_lr: 0.01 momentum: 0.9 lr_policy: "step" gamma: 0.5 stepsize: 20000
 display: 1000 max_iter: 1000000000 snapshot_prefix: %q random_seed: 1`, net, filepath.Join(dir, "t")), 0o644)
@@ -122,29 +230,10 @@ display: 1000 max_iter: 1000000000 snapshot_prefix: %q random_seed: 1`, net, fil
 // run after a snapshot. GOCAFFE_DASHBOARD_SCREENSHOT=file.png keeps a
 // screenshot.
 func TestDashboardInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("no chromium here (Debian: chromium)")
-	}
-	r := startDashboard(t, "train", "-solver", dashboardSolver(t), "-ui", "127.0.0.1:0")
-	deadline := time.Now().Add(60 * time.Second)
-	for len(r.state(t).Train.Rows) < 5 {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than 5 displays in a minute:\n%s", r.logText())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	browse := func(args ...string) string {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, chromium, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=4000"}, args...)...)
-		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("chromium %v: %v", args, err)
-		}
-		return string(out)
-	}
+	chromium := chromiumPath(t)
+	r := startDashboard(t, "train", "-solver", dashboardSolver(t, "loss"), "-ui", "127.0.0.1:0")
+	r.waitRows(t, 5)
+	browse := func(args ...string) string { return browse(t, chromium, args...) }
 	dom := browse("--dump-dom", r.url)
 	if shot := os.Getenv("GOCAFFE_DASHBOARD_SCREENSHOT"); shot != "" {
 		browse("--window-size=1200,1100", "--screenshot="+shot, r.url)
@@ -212,7 +301,144 @@ func TestUIServesALogDir(t *testing.T) {
 	if !bytes.Contains(page, []byte(`id="charts"`)) || bytes.Contains(page, []byte("http://")) && !bytes.Contains(page, []byte("http://www.w3.org/2000/svg")) {
 		t.Errorf("the page is not the embedded one, or loads from elsewhere")
 	}
-	if code, _, stderr := runCmd("train", "-solver", dashboardSolver(t), "-ui", "0.0.0.0:0"); code != 1 || !strings.Contains(stderr, "-ui_public") {
+	if code, _, stderr := runCmd("train", "-solver", dashboardSolver(t, "loss"), "-ui", "0.0.0.0:0"); code != 1 || !strings.Contains(stderr, "-ui_public") {
 		t.Errorf("public address without -ui_public: exit %d, %s", code, lastLines(stderr, 2))
+	}
+}
+
+// hostileName is an output name written as HTML that runs script where it
+// is inserted as HTML (without spaces, which end a name in the log; the
+// quotes end src's value so that onerror is an attribute of its own).
+// Where it ran, the page's body would carry data-pwned (it did, before the
+// page built its charts with the DOM).
+const hostileName = `<img/src="x"/onerror=document.body.dataset.pwned=1>`
+
+// evilPage is another origin's page, open in the same browser as the
+// dashboard at dash: it tries to stop and snapshot the run (a script's
+// POSTs, a form's) and to read its state and its page (for the token), and
+// writes what it got into its body's data-result.
+const evilPage = `<!doctype html>
+<html><body>
+<iframe name="sink"></iframe>
+<form id="form" method="post" target="sink" action="%[1]sapi/stop"></form>
+<script>
+const dash = %[1]q, out = {};
+async function attempt(name, f) {
+  try { out[name] = await f(); } catch (e) { out[name] = "refused: " + e.name; }
+}
+// post sends a POST that needs no CORS preflight; its answer is opaque
+// (or refused, by Cross-Origin-Resource-Policy) but it is sent.
+async function post(what) {
+  try { await fetch(dash + "api/" + what, {method: "POST", mode: "no-cors"}); } catch (e) {}
+  return "sent";
+}
+(async () => {
+  await attempt("stop", () => post("stop"));
+  await attempt("snapshot", () => post("snapshot"));
+  await attempt("stopWithHeader", async () => {
+    const r = await fetch(dash + "api/stop", {method: "POST", headers: {"X-Gocaffe-Token": "guess"}});
+    return "answered " + r.status;
+  });
+  await attempt("state", async () => "read " + (await (await fetch(dash + "api/state")).text()).slice(0, 60));
+  await attempt("page", async () => "read " + (await (await fetch(dash)).text()).slice(0, 60));
+  document.getElementById("form").submit();
+  await new Promise(done => setTimeout(done, 1000));
+  document.body.dataset.result = JSON.stringify(out);
+})();
+</script>
+</body></html>`
+
+// domText is s as Chromium's --dump-dom writes a text node.
+func domText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// TestDashboardSecurityInChromium: a live run whose loss top is named
+// with HTML, its dashboard opened in headless Chromium beside pages of
+// other origins. Its own page shows the name as text (nothing runs); a
+// page of another origin cannot stop or snapshot the run nor read its
+// state or page; a name rebound to 127.0.0.1 (DNS rebinding) is refused
+// the page and its token; the page's own Stop still works.
+func TestDashboardSecurityInChromium(t *testing.T) {
+	chromium := chromiumPath(t)
+	r := startDashboard(t, "train", "-solver", dashboardSolver(t, hostileName), "-ui", "127.0.0.1:0")
+	r.waitRows(t, 3)
+	token := r.apiToken(t)
+
+	dom := browse(t, chromium, "--dump-dom", r.url)
+	if strings.Contains(dom, "data-pwned") || strings.Contains(dom, `<img src="x"`) {
+		t.Errorf("the output name ran as HTML in the page:\n%.3000s", dom)
+	}
+	shown := "train " + domText(hostileName)
+	if !strings.Contains(dom, ">"+shown+"</text>") {
+		t.Errorf("the output name is not shown as text (want %q in a <text>):\n%.3000s", shown, dom)
+	}
+
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, evilPage, r.url)
+	}))
+	defer evil.Close()
+	dom = browse(t, chromium, "--dump-dom", evil.URL)
+	m := regexp.MustCompile(`data-result="([^"]*)"`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the other origin's page did not finish:\n%.3000s", dom)
+	}
+	var got map[string]string
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &got); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the other origin's page got %v", got)
+	for _, what := range []string{"state", "page"} {
+		if !strings.HasPrefix(got[what], "refused") {
+			t.Errorf("another origin reads the dashboard's %s: %q", what, got[what])
+		}
+	}
+
+	// DNS rebinding: Chromium resolves the attacker's name to 127.0.0.1,
+	// so that its origin (evil.test:port) reaches the dashboard.
+	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(r.url, "http://"), "/"))
+	rebound := "http://evil.test:" + port + "/"
+	dom = browse(t, chromium, "--host-resolver-rules=MAP evil.test 127.0.0.1", "--dump-dom", rebound)
+	if strings.Contains(dom, token) || strings.Contains(dom, `id="charts"`) || !strings.Contains(dom, "localhost only") {
+		t.Errorf("%s (a rebound name) is served the dashboard:\n%.2000s", rebound, dom)
+	}
+
+	before := r.state(t).Iter
+	time.Sleep(500 * time.Millisecond)
+	if log := r.logText(); r.cmd.ProcessState != nil || strings.Contains(log, "Dashboard asked") {
+		t.Fatalf("the other origin's requests reached the solver:\n%s", lastLines(log, 10))
+	}
+	if after := r.state(t).Iter; after <= before {
+		t.Errorf("the run does not go on after the other origin's page: iteration %v, then %v", before, after)
+	}
+	if code, body := r.post(t, "stop"); code != http.StatusOK {
+		t.Fatalf("Stop with the page's token: %d %s", code, body)
+	}
+	if err := r.cmd.Wait(); err != nil || !strings.Contains(r.logText(), "Dashboard asked: stop") {
+		t.Errorf("the page's own Stop: %v\n%s", err, lastLines(r.logText(), 6))
+	}
+}
+
+// TestUIHostileLogInChromium: `gocaffe ui` over a log whose file name and
+// output names are HTML that would run as script; the page shows them as
+// text.
+func TestUIHostileLogInChromium(t *testing.T) {
+	chromium := chromiumPath(t)
+	dir := t.TempDir()
+	title := "<svg onload=document.body.dataset.pwned=2>.log"
+	log := strings.ReplaceAll(caffeLog, "accuracy", hostileName)
+	if err := os.WriteFile(filepath.Join(dir, title), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startDashboard(t, "ui", "-ui", "127.0.0.1:0", dir)
+	dom := browse(t, chromium, "--dump-dom", r.url)
+	if strings.Contains(dom, "data-pwned") || strings.Contains(dom, `<img src="x"`) || strings.Contains(dom, "<svg onload") {
+		t.Errorf("a name in the log ran as HTML in the page:\n%.3000s", dom)
+	}
+	for _, want := range []string{`<h1 id="title">` + domText(title) + `</h1>`, ">test " + domText(hostileName) + "</text>"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("not shown as text: want %s in:\n%.3000s", want, dom)
+		}
 	}
 }

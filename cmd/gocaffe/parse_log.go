@@ -71,10 +71,13 @@ func runParseLog(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// logRow is one row: its columns in order of first appearance.
+// logRow is one row: its columns in order of first appearance. A row is
+// not changed once its table has pushed it, so that a copy of the table's
+// row pointers is a snapshot (the dashboard's).
 type logRow struct {
 	names  []string
 	values map[string]float64
+	seq    int // the row's place among all rows pushed, from 0
 }
 
 func newLogRow(iter, seconds, lr float64) *logRow {
@@ -95,16 +98,41 @@ func (r *logRow) set(name string, v float64) {
 // logTable collects the rows of train or test outputs as the script does:
 // a row is complete when it has as many columns as the first row; the first
 // row is pushed when the next iteration's outputs start.
+//
+// With a limit (the dashboard's, which follows a run for as long as it
+// lasts), the table keeps at most limit rows, as TensorBoard keeps a
+// bounded sample of a long run: the newest limit/4 rows all, and of the
+// older ones an evenly spaced subset (every stride-th row pushed, the
+// stride doubling whenever they would be more than limit/2), so memory
+// stays O(limit) however long the run and the whole run stays drawn. The
+// first row is always kept: it names the columns.
 type logTable struct {
 	rows []*logRow
 	row  *logRow
+
+	limit  int     // most rows kept; 0: all (parse_log, plot)
+	pushed int     // rows pushed so far: the next row's seq
+	stride int     // of the older rows, those whose seq is a multiple are kept
+	lr1    float64 // the second row's learning rate, for fixInitialLR
+}
+
+// minRowLimit keeps the thinning meaningful: at least a few recent rows and
+// room for more than the first of the older ones.
+const minRowLimit = 8
+
+// bounded sets the table's limit (see logTable); limit 0 keeps every row.
+func (t *logTable) bounded(limit int) {
+	if limit > 0 {
+		limit = max(limit, minRowLimit)
+	}
+	t.limit, t.stride = limit, 1
 }
 
 func (t *logTable) add(re *regexp.Regexp, line string, iter, seconds, lr float64) {
 	if m := re.FindStringSubmatch(line); m != nil {
 		if t.row == nil || t.row.values["NumIters"] != iter {
 			if t.row != nil {
-				t.rows = append(t.rows, t.row)
+				t.push(t.row)
 			}
 			t.row = newLogRow(iter, seconds, lr)
 		}
@@ -112,16 +140,68 @@ func (t *logTable) add(re *regexp.Regexp, line string, iter, seconds, lr float64
 		t.row.set(m[2], v)
 	}
 	if t.row != nil && len(t.rows) >= 1 && len(t.row.names) == len(t.rows[0].names) {
-		t.rows = append(t.rows, t.row)
+		t.push(t.row)
 		t.row = nil
 	}
 }
 
-// fixInitialLR copies the second row's learning rate into the first, which
-// comes before the solver prints one.
+// push appends a complete row, thinning the older rows at the limit.
+func (t *logTable) push(r *logRow) {
+	r.seq = t.pushed
+	t.pushed++
+	if r.seq == 1 {
+		t.lr1 = r.values["LearningRate"]
+	}
+	t.rows = append(t.rows, r)
+	if t.limit > 0 && len(t.rows) >= t.limit {
+		t.thin()
+	}
+}
+
+// thin keeps the newest limit/4 rows and, of the rows before them, those
+// whose seq is a multiple of the stride, doubling the stride until they
+// are at most limit/2. It leaves at most 3/4 of the limit, so it runs once
+// every limit/4 rows at most: O(1) a row, amortised.
+func (t *logTable) thin() {
+	cut := len(t.rows) - t.limit/4
+	old := keepEvery(t.rows[:cut], t.stride)
+	for len(old) > t.limit/2 {
+		t.stride *= 2
+		old = keepEvery(old, t.stride)
+	}
+	n := len(old) + copy(t.rows[len(old):], t.rows[cut:])
+	clear(t.rows[n:]) // the dropped rows are garbage now
+	t.rows = t.rows[:n]
+}
+
+// keepEvery keeps, in place, the rows whose seq is a multiple of stride.
+func keepEvery(rows []*logRow, stride int) []*logRow {
+	kept := rows[:0]
+	for _, r := range rows {
+		if r.seq%stride == 0 {
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
+// firstLR is the learning rate the first row shows: the second row's, as
+// the script fixes it at the end (the first row comes before the solver
+// prints one); NaN while there is no second row.
+func (t *logTable) firstLR() float64 {
+	if t.pushed > 1 {
+		return t.lr1
+	}
+	if len(t.rows) > 0 {
+		return t.rows[0].values["LearningRate"]
+	}
+	return math.NaN()
+}
+
+// fixInitialLR copies the second row's learning rate into the first.
 func (t *logTable) fixInitialLR() {
 	if len(t.rows) > 1 {
-		t.rows[0].values["LearningRate"] = t.rows[1].values["LearningRate"]
+		t.rows[0].values["LearningRate"] = t.firstLR()
 	}
 }
 
@@ -188,6 +268,13 @@ type logFeed struct {
 
 func newLogFeed(year int) *logFeed { return &logFeed{year: year, iter: -1, lr: math.NaN()} }
 
+// bounded keeps at most limit rows in each table (see logTable).
+func (f *logFeed) bounded(limit int) *logFeed {
+	f.train.bounded(limit)
+	f.test.bounded(limit)
+	return f
+}
+
 // line takes the next line of the log.
 func (f *logFeed) line(line string) error {
 	if f.start.IsZero() {
@@ -201,7 +288,12 @@ func (f *logFeed) line(line string) error {
 		return nil
 	}
 	if m := logIteration.FindStringSubmatch(line); m != nil {
-		f.iter, _ = strconv.ParseFloat(m[1], 64)
+		// An iteration past float64's range (ParseFloat's ErrRange, +Inf)
+		// is no solver's (Caffe counts in int32): the line is not taken as
+		// one, so that no row has an infinite NumIters.
+		if it, err := strconv.ParseFloat(m[1], 64); err == nil {
+			f.iter = it
+		}
 	}
 	if f.iter == -1 {
 		return nil
@@ -228,9 +320,9 @@ func (f *logFeed) line(line string) error {
 // rates fixed as the script fixes them at the end.
 func (f *logFeed) tables() (train, test *logTable) {
 	cp := func(t *logTable) *logTable {
-		out := &logTable{rows: make([]*logRow, len(t.rows))}
+		out := &logTable{rows: make([]*logRow, len(t.rows)), pushed: t.pushed, lr1: t.lr1}
 		for i, r := range t.rows {
-			c := &logRow{names: r.names, values: make(map[string]float64, len(r.values))}
+			c := &logRow{names: r.names, values: make(map[string]float64, len(r.values)), seq: r.seq}
 			for k, v := range r.values {
 				c.values[k] = v
 			}

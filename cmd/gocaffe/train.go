@@ -24,7 +24,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	sigint := fs.String("sigint_effect", "stop", "what to do on SIGINT: stop, snapshot or none")
 	sighup := fs.String("sighup_effect", "snapshot", "what to do on SIGHUP: stop, snapshot or none")
 	ui := fs.String("ui", "", "serve a live dashboard at this address (:8080 is localhost's port 8080)")
-	uiPublic := fs.Bool("ui_public", false, "allow a -ui address other machines can reach")
+	uiAccess := registerUIAccessFlags(fs)
 	shareTest := fs.Bool("share_test_memory", false, "let the test nets compute in the train net's activation memory, which is dead while they run")
 	cudaGraphs := fs.Bool("cuda_graphs", true, "on the GPU, record one training iteration as a CUDA graph after two warm-up iterations and replay it (where the net and solver allow; the log says)")
 	var nf netFlags
@@ -67,7 +67,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	var actions chan solver.Action
 	if *ui != "" {
 		d := newTrainDashboard(*solverFile, param)
-		stopUI, err := serveDashboard(*ui, *uiPublic, d)
+		stopUI, err := serveDashboard(*ui, uiAccess, d)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,6 +50,12 @@ func init() {
 }
 
 func TestMain(m *testing.M) {
+	// A fuzzing worker runs one fuzz target and no gocaffe process:
+	// building the binary would take most of .ci/run's short -fuzztime.
+	flag.Parse()
+	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "gocaffe-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
