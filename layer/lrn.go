@@ -281,7 +281,7 @@ func (l *LRN[T]) half() int { return (l.size - 1) / 2 }
 // the CPU can (AVX-512, float32, the betas negPow takes apart).
 func negPows[T Float](dst, src []T, beta float64) {
 	dst = dst[:len(src)]
-	for i := negPowVectorPrefix(dst, src, beta); i < len(src); i++ {
+	for i := mathfn.NegPowPrefix(dst, src, beta); i < len(src); i++ {
 		dst[i] = T(negPow(float64(src[i]), beta))
 	}
 }

@@ -412,7 +412,7 @@ func maxPoolPlane[T Float](g *poolGeom, x, y, idx []T) {
 		return
 	}
 	bits := unsafe.Slice((*int32)(data), len(x))
-	if poolVector && len(g.offsets) > 1 && g.pooledH*g.pooledW >= 4 {
+	if mathfn.HasMaxPoolRun() && len(g.offsets) > 1 && g.pooledH*g.pooledW >= 4 {
 		maxPoolVector(g, bits, asFloat32(x), asFloat32(y), asFloat32(idx))
 		return
 	}
@@ -508,7 +508,7 @@ func (r *poolRun) flush(g *poolGeom, bits []int32, x, ys, is []float32) {
 	if r.n == 0 {
 		return
 	}
-	rare := maxPoolRun(bits, g.offsets, &r.starts, uint16(1)<<r.n-1, ys[r.out:], is[r.out:])
+	rare := mathfn.MaxPoolRun(bits, g.offsets, &r.starts, uint16(1)<<r.n-1, ys[r.out:], is[r.out:])
 	for j := 0; rare != 0; j, rare = j+1, rare>>1 {
 		if rare&1 != 0 {
 			o := r.out + j

@@ -6,6 +6,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -74,7 +75,7 @@ func (l *ReLU[T]) forwardRange(x, y []T) {
 // (one comparison of floats mispredicted about every other element on a
 // convolution's output: CIFAR-10 quick's relu1 took 0.8 ms, Caffe's 0.5).
 func reluZeroSlope[T Float](x, y []T) {
-	done := reluVectorPrefix(x, y) // AVX-512 where the CPU has it
+	done := mathfn.ReLUPrefix(x, y) // AVX-512 where the CPU has it
 	x, y = x[done:], y[done:len(x)]
 	if len(x) == 0 {
 		return

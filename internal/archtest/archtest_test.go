@@ -33,6 +33,7 @@ var levels = map[string]int{
 	"internal/sysmem":         -1, // how much memory the process can still allocate
 	"mathfn/internal/gemmgen": 0,  // writes mathfn/gemm_amd64.s
 	"mathfn/internal/rows":    0,  // strided row copies and sums of im2col, in assembly
+	"mathfn/internal/vec":     0,  // the layers' AVX-512 kernels (ReLU, LRN's powers, max pooling)
 	"cuda":                    1,
 	"mpi":                     1, // the MPI binding, the only cgo but cuda's (mpi tag)
 	"netproto":                1, // upgrading, filtering and split insertion of NetParameters
@@ -56,6 +57,7 @@ var levels = map[string]int{
 	"layer":                   6, // the contract: Layer, Base, specs, engines, fusion
 	"parallel":                5, // communicators of data-parallel training, used by the solver
 	"layer/recurrent":         7, // the families of layer types
+	"layer/loss":              7,
 	"layer/detection":         7,
 	"layer/all":               8, // registers every family
 	"layer/layertest":         8, // helpers of the layer tests

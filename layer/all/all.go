@@ -11,5 +11,6 @@ package all
 
 import (
 	_ "github.com/gocaffe/gocaffe/layer/detection" // SSD's and Faster R-CNN's detection layers
+	_ "github.com/gocaffe/gocaffe/layer/loss"      // the loss layers, and Accuracy
 	_ "github.com/gocaffe/gocaffe/layer/recurrent" // RNN, LSTM, LSTMUnit
 )

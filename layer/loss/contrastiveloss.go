@@ -1,9 +1,11 @@
-package layer
+package loss
 
 import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
@@ -11,11 +13,11 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "ContrastiveLoss",
 		New32: newContrastiveLoss[float32], New64: newContrastiveLoss[float64],
-		Engines: []EngineDef{GPUEngine(newContrastiveLossGPU[float32], newContrastiveLossGPU[float64])},
-		ONNX:    ONNXDropped, ONNXWhy: "a loss, used in training only",
+		Engines: []layer.EngineDef{layer.GPUEngine(newContrastiveLossGPU[float32], newContrastiveLossGPU[float64])},
+		ONNX:    layer.ONNXDropped, ONNXWhy: "a loss, used in training only",
 	})
 }
 
@@ -24,8 +26,8 @@ func init() {
 // loss = sum(y d^2 + (1-y) max(margin - d, 0)^2) / 2N, or with
 // legacy_version max(margin - d^2, 0) for dissimilar pairs (Caffe's
 // ContrastiveLossLayer, the siamese example's loss).
-type ContrastiveLoss[T Float] struct {
-	LossBase[T]
+type ContrastiveLoss[T layer.Float] struct {
+	layer.LossBase[T]
 	margin float64
 	legacy bool
 	diff   []T
@@ -35,7 +37,7 @@ type ContrastiveLoss[T Float] struct {
 	gdiff, gdiffSq, gdistSq, ones *blob.Blob[T]
 }
 
-func newContrastiveLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newContrastiveLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &ContrastiveLoss[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -50,8 +52,8 @@ func (*ContrastiveLoss[T]) Type() string { return "ContrastiveLoss" }
 
 // Counts returns the two feature blobs and the similarity labels in, the
 // loss out.
-func (*ContrastiveLoss[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Exactly(3), Top: Exactly(1), AutoTop: true}
+func (*ContrastiveLoss[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(3), Top: layer.Exactly(1), AutoTop: true}
 }
 
 // AllowForceBackward refuses the similarity labels.

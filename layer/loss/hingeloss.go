@@ -1,8 +1,10 @@
-package layer
+package loss
 
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
@@ -10,10 +12,10 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "HingeLoss",
 		New32: newHingeLoss[float32], New64: newHingeLoss[float64],
-		ONNX: ONNXDropped, ONNXWhy: "a loss, used in training only",
+		ONNX: layer.ONNXDropped, ONNXWhy: "a loss, used in training only",
 	})
 }
 
@@ -21,13 +23,13 @@ func init() {
 // (Caffe's HingeLossLayer): with t = -x at the label and x elsewhere,
 // loss = sum(max(0, 1 + t)) / N (L1, the default) or
 // sum(max(0, 1 + t)^2) / N (L2).
-type HingeLoss[T Float] struct {
-	LossBase[T]
+type HingeLoss[T layer.Float] struct {
+	layer.LossBase[T]
 	l2     bool
 	margin []T // max(0, 1 + t)
 }
 
-func newHingeLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newHingeLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &HingeLoss[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err

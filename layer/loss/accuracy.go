@@ -1,8 +1,10 @@
-package layer
+package loss
 
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
@@ -10,11 +12,11 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "Accuracy",
 		New32: newAccuracy[float32], New64: newAccuracy[float64],
-		Engines: []EngineDef{GPUEngine(newAccuracyGPU[float32], newAccuracyGPU[float64])},
-		ONNX:    ONNXDropped, ONNXWhy: "compares with labels, used in testing only",
+		Engines: []layer.EngineDef{layer.GPUEngine(newAccuracyGPU[float32], newAccuracyGPU[float64])},
+		ONNX:    layer.ONNXDropped, ONNXWhy: "compares with labels, used in testing only",
 	})
 }
 
@@ -26,8 +28,8 @@ func init() {
 // it). Positions labelled accuracy_param.ignore_label are skipped. An
 // optional second top receives the accuracy of each class (0 for a class
 // with no samples). It has no backward.
-type Accuracy[T Float] struct {
-	Base[T]
+type Accuracy[T layer.Float] struct {
+	layer.Base[T]
 	topK                   int
 	hasIgnore              bool
 	ignore                 int
@@ -36,7 +38,7 @@ type Accuracy[T Float] struct {
 	classCorrect, classNum *blob.Blob[T] // per class, on the GPU
 }
 
-func newAccuracy[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newAccuracy[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &Accuracy[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -52,7 +54,9 @@ func (*Accuracy[T]) Type() string { return "Accuracy" }
 
 // Counts returns scores and labels in, the accuracy (and optionally the
 // per-class accuracies) out.
-func (*Accuracy[T]) Counts() BlobCounts { return BlobCounts{Bottom: Exactly(2), Top: Between(1, 2)} }
+func (*Accuracy[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Between(1, 2)}
+}
 
 // LayerSetUp creates the scratch blobs (sized only when the GPU uses them).
 func (l *Accuracy[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
@@ -102,7 +106,7 @@ func (l *Accuracy[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 // accuracyInTopK reports whether the score at base + label*inner is among the top
 // k of the classes at base + c*inner: whether fewer than k other classes
 // score at least as high.
-func accuracyInTopK[T Float](scores []T, base, classes, inner, label, k int) bool {
+func accuracyInTopK[T layer.Float](scores []T, base, classes, inner, label, k int) bool {
 	p := scores[base+label*inner]
 	better := -1 // the true class counts itself
 	for c := 0; c < classes && better < k; c++ {

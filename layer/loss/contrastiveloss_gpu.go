@@ -1,7 +1,9 @@
-package layer
+package loss
 
 import (
 	"errors"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -11,9 +13,11 @@ import (
 )
 
 // contrastiveLossGPU is ContrastiveLoss's GPU half.
-type contrastiveLossGPU[T Float] struct{ l *ContrastiveLoss[T] }
+type contrastiveLossGPU[T layer.Float] struct{ l *ContrastiveLoss[T] }
 
-func newContrastiveLossGPU[T Float](l *ContrastiveLoss[T]) Engine[T] { return contrastiveLossGPU[T]{l} }
+func newContrastiveLossGPU[T layer.Float](l *ContrastiveLoss[T]) layer.Engine[T] {
+	return contrastiveLossGPU[T]{l}
+}
 
 // Forward computes the pairs' squared distances on the device; the N
 // distances come to the host for the loss, as in Caffe.

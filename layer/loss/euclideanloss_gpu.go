@@ -1,11 +1,16 @@
-package layer
+package loss
 
-import "github.com/gocaffe/gocaffe/blob"
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
+)
 
 // euclideanLossGPU is EuclideanLoss's GPU half.
-type euclideanLossGPU[T Float] struct{ l *EuclideanLoss[T] }
+type euclideanLossGPU[T layer.Float] struct{ l *EuclideanLoss[T] }
 
-func newEuclideanLossGPU[T Float](l *EuclideanLoss[T]) Engine[T] { return euclideanLossGPU[T]{l} }
+func newEuclideanLossGPU[T layer.Float](l *EuclideanLoss[T]) layer.Engine[T] {
+	return euclideanLossGPU[T]{l}
+}
 
 // Forward computes the loss on the device (only the scalar comes back).
 func (e euclideanLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

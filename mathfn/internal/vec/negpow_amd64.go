@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package layer
+package vec
 
 import (
 	"unsafe"
@@ -22,11 +22,11 @@ const (
 //go:noescape
 func negPowF32AVX512(src, dst unsafe.Pointer, n, form int)
 
-// negPowVectorPrefix sets dst[i] = s^-beta for as many whole vectors of
+// NegPowPrefix sets dst[i] = s^-beta for as many whole vectors of
 // src as it can and returns how many values it did: float32 and the betas
 // negPow takes apart, in float64 as negPow does, so the results are the
 // same bit for bit; the caller does the rest.
-func negPowVectorPrefix[T Float](dst, src []T, beta float64) int {
+func NegPowPrefix[T float32 | float64](dst, src []T, beta float64) int {
 	if !lrnVector || unsafe.Sizeof(src[0]) != 4 {
 		return 0
 	}

@@ -1,7 +1,9 @@
-package layer
+package loss
 
 import (
 	"fmt"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
@@ -10,23 +12,23 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "EuclideanLoss",
 		New32: newEuclideanLoss[float32], New64: newEuclideanLoss[float64],
-		Engines: []EngineDef{GPUEngine(newEuclideanLossGPU[float32], newEuclideanLossGPU[float64])},
-		ONNX:    ONNXDropped, ONNXWhy: "a loss, used in training only",
+		Engines: []layer.EngineDef{layer.GPUEngine(newEuclideanLossGPU[float32], newEuclideanLossGPU[float64])},
+		ONNX:    layer.ONNXDropped, ONNXWhy: "a loss, used in training only",
 	})
 }
 
 // EuclideanLoss is sum((a - b)^2) / (2N) over two bottoms of the same
 // shape past the first axis, N = shape(0). Unlike most losses, both
 // bottoms may get a gradient (they are both predictions, say).
-type EuclideanLoss[T Float] struct {
-	LossBase[T]
+type EuclideanLoss[T layer.Float] struct {
+	layer.LossBase[T]
 	diff *blob.Blob[T] // a - b
 }
 
-func newEuclideanLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newEuclideanLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &EuclideanLoss[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -49,7 +51,7 @@ func (l *EuclideanLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 
 // checkPairedLossInputs checks what Caffe's LossLayer checks, that the two bottoms
 // have the same first dimension, and that they hold as many elements.
-func checkPairedLossInputs[T Float](bottom []*blob.Blob[T]) error {
+func checkPairedLossInputs[T layer.Float](bottom []*blob.Blob[T]) error {
 	a, b := bottom[0], bottom[1]
 	if a.NumAxes() == 0 || b.NumAxes() == 0 {
 		return fmt.Errorf("bottoms %s and %s need a first (batch) axis", a.ShapeString(), b.ShapeString())
@@ -84,7 +86,7 @@ func (l *EuclideanLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool
 	return euclideanBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
-func euclideanForward[T Float, A any](l *EuclideanLoss[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func euclideanForward[T layer.Float, A any](l *EuclideanLoss[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	diff := d.MutableData(l.diff)
 	d.Sub(n, d.Data(bottom[0]), d.Data(bottom[1]), diff)
@@ -98,7 +100,7 @@ func euclideanForward[T Float, A any](l *EuclideanLoss[T], d device.View[T, A], 
 
 // euclideanBackward computes d loss / d a = (a - b) * w / N and
 // d loss / d b = -(a - b) * w / N, w the loss weight.
-func euclideanBackward[T Float, A any](l *EuclideanLoss[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func euclideanBackward[T layer.Float, A any](l *EuclideanLoss[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	w := top[0].CPUDiff()[0]
 	for i, sign := range []T{1, -1} {
 		if propagateDown[i] {

@@ -1,7 +1,9 @@
-package layer
+package loss
 
 import (
 	"fmt"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -48,7 +50,7 @@ func normalizer(mode caffepb.LossParameter_NormalizationMode, outer, inner, vali
 
 // checkLabel returns an error unless label v at position i is a class in
 // [0, classes) or the ignored label.
-func checkLabel[T Float](v T, i, classes int, hasIgnore bool, ignore int) error {
+func checkLabel[T layer.Float](v T, i, classes int, hasIgnore bool, ignore int) error {
 	if hasIgnore && int(v) == ignore {
 		return nil
 	}
@@ -60,7 +62,7 @@ func checkLabel[T Float](v T, i, classes int, hasIgnore bool, ignore int) error 
 
 // checkLabels checks every label of b (used on the host, and after a device
 // pass found an invalid one, to say which).
-func checkLabels[T Float](b *blob.Blob[T], classes int, hasIgnore bool, ignore int) error {
+func checkLabels[T layer.Float](b *blob.Blob[T], classes int, hasIgnore bool, ignore int) error {
 	for i, v := range b.CPUData() {
 		if err := checkLabel(v, i, classes, hasIgnore, ignore); err != nil {
 			return err

@@ -1,17 +1,19 @@
-package layer
+package loss
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 )
 
 // accuracyGPU is Accuracy's GPU half.
-type accuracyGPU[T Float] struct{ l *Accuracy[T] }
+type accuracyGPU[T layer.Float] struct{ l *Accuracy[T] }
 
-func newAccuracyGPU[T Float](l *Accuracy[T]) Engine[T] { return accuracyGPU[T]{l} }
+func newAccuracyGPU[T layer.Float](l *Accuracy[T]) layer.Engine[T] { return accuracyGPU[T]{l} }
 
 // Forward marks each position correct or not on the device and sums the
 // marks there; only the two sums come back to the host. An invalid label

@@ -1,8 +1,10 @@
-package layer
+package loss
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
@@ -10,11 +12,11 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "SigmoidCrossEntropyLoss",
 		New32: newSigmoidCrossEntropyLoss[float32], New64: newSigmoidCrossEntropyLoss[float64],
-		Engines: []EngineDef{GPUEngine(newSigmoidCrossEntropyLossGPU[float32], newSigmoidCrossEntropyLossGPU[float64])},
-		ONNX:    ONNXDropped, ONNXWhy: "a loss, used in training only",
+		Engines: []layer.EngineDef{layer.GPUEngine(newSigmoidCrossEntropyLossGPU[float32], newSigmoidCrossEntropyLossGPU[float64])},
+		ONNX:    layer.ONNXDropped, ONNXWhy: "a loss, used in training only",
 	})
 }
 
@@ -24,8 +26,8 @@ func init() {
 // positions whose target is not loss_param.ignore_label, divided by the
 // normalizer (BATCH_SIZE, shape(0), unless loss_param says otherwise). The
 // targets get no gradient.
-type SigmoidCrossEntropyLoss[T Float] struct {
-	LossBase[T]
+type SigmoidCrossEntropyLoss[T layer.Float] struct {
+	layer.LossBase[T]
 	hasIgnore    bool
 	ignore       int
 	mode         caffepb.LossParameter_NormalizationMode
@@ -36,7 +38,7 @@ type SigmoidCrossEntropyLoss[T Float] struct {
 	lossData, counts *blob.Blob[T]
 }
 
-func newSigmoidCrossEntropyLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newSigmoidCrossEntropyLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &SigmoidCrossEntropyLoss[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err

@@ -1,7 +1,9 @@
-package layer
+package loss
 
 import (
 	"fmt"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
@@ -10,9 +12,9 @@ import (
 )
 
 // sigmoidCrossEntropyLossGPU is SigmoidCrossEntropyLoss's GPU half.
-type sigmoidCrossEntropyLossGPU[T Float] struct{ l *SigmoidCrossEntropyLoss[T] }
+type sigmoidCrossEntropyLossGPU[T layer.Float] struct{ l *SigmoidCrossEntropyLoss[T] }
 
-func newSigmoidCrossEntropyLossGPU[T Float](l *SigmoidCrossEntropyLoss[T]) Engine[T] {
+func newSigmoidCrossEntropyLossGPU[T layer.Float](l *SigmoidCrossEntropyLoss[T]) layer.Engine[T] {
 	return sigmoidCrossEntropyLossGPU[T]{l}
 }
 

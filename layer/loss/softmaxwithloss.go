@@ -1,8 +1,10 @@
-package layer
+package loss
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"google.golang.org/protobuf/proto"
 
@@ -12,12 +14,12 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "SoftmaxWithLoss",
 		New32: newSoftmaxWithLoss[float32], New64: newSoftmaxWithLoss[float64],
-		Engines:   []EngineDef{GPUEngine(newSoftmaxWithLossGPU[float32], newSoftmaxWithLossGPU[float64])},
+		Engines:   []layer.EngineDef{layer.GPUEngine(newSoftmaxWithLossGPU[float32], newSoftmaxWithLossGPU[float64])},
 		CUDAGraph: true,
-		ONNX:      ONNXDropped, ONNXWhy: "a loss, used in training only",
+		ONNX:      layer.ONNXDropped, ONNXWhy: "a loss, used in training only",
 	})
 }
 
@@ -28,9 +30,9 @@ func init() {
 // loss_param.ignore_label, divided by the normalizer (VALID by default, or
 // FULL, BATCH_SIZE, NONE, or the legacy normalize flag). An optional second
 // top receives the probabilities.
-type SoftmaxWithLoss[T Float] struct {
-	LossBase[T]
-	softmax                Layer[T] // the Softmax computing the probabilities
+type SoftmaxWithLoss[T layer.Float] struct {
+	layer.LossBase[T]
+	softmax                layer.Layer[T] // the Softmax computing the probabilities
 	prob                   *blob.Blob[T]
 	probTop                []*blob.Blob[T] // {prob}: the softmax's top list, made once
 	hasIgnore              bool
@@ -42,7 +44,7 @@ type SoftmaxWithLoss[T Float] struct {
 	labels                 *blob.Blob[T] // the GPU forward's labels, to explain a NaN loss
 }
 
-func newSoftmaxWithLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newSoftmaxWithLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &SoftmaxWithLoss[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -52,7 +54,7 @@ func newSoftmaxWithLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	l.mode = normalization(lp, caffepb.LossParameter_VALID)
 	sp := proto.Clone(p).(*caffepb.LayerParameter)
 	sp.Type, sp.Blobs, sp.LossWeight = proto.String("Softmax"), nil, nil
-	sm, err := New[T](sp) // the registry's Softmax, as Caffe's LayerRegistry
+	sm, err := layer.New[T](sp) // the registry's Softmax, as Caffe's LayerRegistry
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +67,8 @@ func (*SoftmaxWithLoss[T]) Type() string { return "SoftmaxWithLoss" }
 
 // Counts returns scores and labels in, the loss (and optionally the
 // probabilities) out; the loss top is added when the layer lists none.
-func (*SoftmaxWithLoss[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Exactly(2), Top: Between(1, 2), AutoTop: true}
+func (*SoftmaxWithLoss[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Between(1, 2), AutoTop: true}
 }
 
 // LayerSetUp sets up the inner softmax on the layer's device.
@@ -77,7 +79,7 @@ func (l *SoftmaxWithLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	l.probTop = []*blob.Blob[T]{l.prob}
-	return SetUp[T](l.softmax, bottom[:1], l.probTop)
+	return layer.SetUp[T](l.softmax, bottom[:1], l.probTop)
 }
 
 // Reshape checks that there is one label per position.
@@ -105,7 +107,7 @@ func (l *SoftmaxWithLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU computes the probabilities and the loss on the host.
 func (l *SoftmaxWithLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	if _, err := Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
+	if _, err := layer.Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
 	prob, labels := l.prob.CPUData(), bottom[1].CPUData()

@@ -1,9 +1,11 @@
-package layer
+package loss
 
 import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"google.golang.org/protobuf/proto"
 
@@ -14,10 +16,10 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "InfogainLoss",
 		New32: newInfogainLoss[float32], New64: newInfogainLoss[float64],
-		ONNX: ONNXDropped, ONNXWhy: "a loss, used in training only",
+		ONNX: layer.ONNXDropped, ONNXWhy: "a loss, used in training only",
 	})
 }
 
@@ -28,9 +30,9 @@ func init() {
 // divided by the normalizer of loss_param (VALID by default). H comes from
 // infogain_loss_param.source (a BlobProto file) or a third bottom. An
 // optional second top receives the probabilities.
-type InfogainLoss[T Float] struct {
-	LossBase[T]
-	softmax                Layer[T] // the Softmax computing the probabilities
+type InfogainLoss[T layer.Float] struct {
+	layer.LossBase[T]
+	softmax                layer.Layer[T] // the Softmax computing the probabilities
 	prob                   *blob.Blob[T]
 	probTop                []*blob.Blob[T]
 	h                      *blob.Blob[T] // H from source
@@ -40,7 +42,7 @@ type InfogainLoss[T Float] struct {
 	outer, channels, inner int
 }
 
-func newInfogainLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newInfogainLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &InfogainLoss[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -54,7 +56,7 @@ func newInfogainLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 	sp := proto.Clone(p).(*caffepb.LayerParameter)
 	sp.Type, sp.Blobs, sp.LossWeight = proto.String("Softmax"), nil, nil
 	sp.SoftmaxParam = &caffepb.SoftmaxParameter{Axis: proto.Int32(p.GetInfogainLossParam().GetAxis())}
-	sm, err := New[T](sp) // the registry's Softmax, as Caffe's LayerRegistry
+	sm, err := layer.New[T](sp) // the registry's Softmax, as Caffe's LayerRegistry
 	if err != nil {
 		return nil, err
 	}
@@ -67,8 +69,8 @@ func (*InfogainLoss[T]) Type() string { return "InfogainLoss" }
 
 // Counts returns scores, labels and optionally H in; the loss and
 // optionally the probabilities out.
-func (*InfogainLoss[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Between(2, 3), Top: Between(1, 2), AutoTop: true}
+func (*InfogainLoss[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Between(2, 3), Top: layer.Between(1, 2), AutoTop: true}
 }
 
 // AllowForceBackward refuses the labels and H.
@@ -83,7 +85,7 @@ func (l *InfogainLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	l.probTop = []*blob.Blob[T]{l.prob}
-	if err := SetUp[T](l.softmax, bottom[:1], l.probTop); err != nil {
+	if err := layer.SetUp[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
 	if len(bottom) == 3 {
@@ -142,7 +144,7 @@ func (l *InfogainLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU computes the probabilities and the loss.
 func (l *InfogainLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	if _, err := Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
+	if _, err := layer.Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
 	prob, labels, h := l.prob.CPUData(), bottom[1].CPUData(), l.matrix(bottom).CPUData()

@@ -1,7 +1,9 @@
-package layer
+package loss
 
 import (
 	"fmt"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
@@ -9,11 +11,11 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "SmoothL1Loss",
 		New32: newSmoothL1Loss[float32], New64: newSmoothL1Loss[float64],
-		Engines: []EngineDef{GPUEngine(newSmoothL1LossGPU[float32], newSmoothL1LossGPU[float64])},
-		ONNX:    ONNXDropped, ONNXWhy: "a loss, used in training only",
+		Engines: []layer.EngineDef{layer.GPUEngine(newSmoothL1LossGPU[float32], newSmoothL1LossGPU[float64])},
+		ONNX:    layer.ONNXDropped, ONNXWhy: "a loss, used in training only",
 		NoGolden: "BVLC Caffe has no such layer: it is Faster R-CNN's (rbgirshick/caffe-fast-rcnn)",
 	})
 }
@@ -24,13 +26,13 @@ func init() {
 // f(d) = 0.5 * (sigma * d)^2 for |d| < 1/sigma^2 and |d| - 0.5/sigma^2
 // beyond. The optional third and fourth bottoms are the inside and outside
 // weights w_in and w_out (both or neither). Both a and b get gradients.
-type SmoothL1Loss[T Float] struct {
-	LossBase[T]
+type SmoothL1Loss[T layer.Float] struct {
+	layer.LossBase[T]
 	sigma2 T
 	diff   []T // w_in * (a - b)
 }
 
-func newSmoothL1Loss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newSmoothL1Loss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &SmoothL1Loss[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
@@ -44,8 +46,8 @@ func newSmoothL1Loss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
 func (*SmoothL1Loss[T]) Type() string { return "SmoothL1Loss" }
 
 // Counts: prediction and target, and optionally the two weights.
-func (*SmoothL1Loss[T]) Counts() BlobCounts {
-	return BlobCounts{Bottom: Between(2, 4), Top: Exactly(1), AutoTop: true}
+func (*SmoothL1Loss[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Between(2, 4), Top: layer.Exactly(1), AutoTop: true}
 }
 
 // AllowForceBackward allows the prediction and the target; not the weights.

@@ -1,19 +1,22 @@
-package layer
+package loss
 
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
 // smoothL1LossGPU is SmoothL1Loss's GPU half; diff holds w_in * (a - b),
 // errs each element's loss before the outside weight.
-type smoothL1LossGPU[T Float] struct {
+type smoothL1LossGPU[T layer.Float] struct {
 	l          *SmoothL1Loss[T]
 	diff, errs *blob.Blob[T]
 }
 
-func newSmoothL1LossGPU[T Float](l *SmoothL1Loss[T]) Engine[T] { return &smoothL1LossGPU[T]{l: l} }
+func newSmoothL1LossGPU[T layer.Float](l *SmoothL1Loss[T]) layer.Engine[T] {
+	return &smoothL1LossGPU[T]{l: l}
+}
 
 // Forward computes the loss on the device; only the scalar comes back.
 func (e *smoothL1LossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

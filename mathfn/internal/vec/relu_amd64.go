@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package layer
+package vec
 
 import (
 	"unsafe"
@@ -18,10 +18,10 @@ func reluF32AVX512(x, y unsafe.Pointer, n int)
 //go:noescape
 func reluF64AVX512(x, y unsafe.Pointer, n int)
 
-// reluVectorPrefix computes the zero-slope ReLU of as many whole vectors
+// ReLUPrefix computes the zero-slope ReLU of as many whole vectors
 // as x holds (x and y of one length, the same or apart) and returns how
 // many values it did; the caller does the rest.
-func reluVectorPrefix[T Float](x, y []T) int {
+func ReLUPrefix[T float32 | float64](x, y []T) int {
 	if !reluVector {
 		return 0
 	}

@@ -1,7 +1,9 @@
-package layer
+package loss
 
 import (
 	"fmt"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
@@ -9,9 +11,11 @@ import (
 )
 
 // softmaxWithLossGPU is SoftmaxWithLoss's GPU half.
-type softmaxWithLossGPU[T Float] struct{ l *SoftmaxWithLoss[T] }
+type softmaxWithLossGPU[T layer.Float] struct{ l *SoftmaxWithLoss[T] }
 
-func newSoftmaxWithLossGPU[T Float](l *SoftmaxWithLoss[T]) Engine[T] { return softmaxWithLossGPU[T]{l} }
+func newSoftmaxWithLossGPU[T layer.Float](l *SoftmaxWithLoss[T]) layer.Engine[T] {
+	return softmaxWithLossGPU[T]{l}
+}
 
 // scratch sizes the per-position loss and count buffers and the
 // normalizer's.
@@ -48,7 +52,7 @@ func (l *SoftmaxWithLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 // labels are read back to say which one only then (ExplainNaN).
 func (e softmaxWithLossGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
-	if _, err := Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
+	if _, err := layer.Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
 	if err := l.scratch(); err != nil {

@@ -1,9 +1,11 @@
-package layer
+package loss
 
 import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
@@ -11,10 +13,10 @@ import (
 )
 
 func init() {
-	MustRegisterType(Spec{
+	layer.MustRegisterType(layer.Spec{
 		Type:  "MultinomialLogisticLoss",
 		New32: newMultinomialLogisticLoss[float32], New64: newMultinomialLogisticLoss[float64],
-		ONNX: ONNXDropped, ONNXWhy: "a loss, used in training only",
+		ONNX: layer.ONNXDropped, ONNXWhy: "a loss, used in training only",
 	})
 }
 
@@ -25,9 +27,9 @@ const logThreshold = 1e-20
 // MultinomialLogisticLoss is -sum log(max(p[label], 1e-20)) / N for N x K
 // probabilities (not scores: put a Softmax below it) and N labels (Caffe's
 // MultinomialLogisticLossLayer).
-type MultinomialLogisticLoss[T Float] struct{ LossBase[T] }
+type MultinomialLogisticLoss[T layer.Float] struct{ layer.LossBase[T] }
 
-func newMultinomialLogisticLoss[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+func newMultinomialLogisticLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &MultinomialLogisticLoss[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err

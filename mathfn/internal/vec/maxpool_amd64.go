@@ -1,20 +1,20 @@
 //go:build amd64 && !purego
 
-package layer
+package vec
 
 import "golang.org/x/sys/cpu"
 
-// poolVector says whether maxPoolRun pools sixteen windows at a time.
-var poolVector = cpu.X86.HasAVX512F
+// HasMaxPoolRun says whether MaxPoolRun pools sixteen windows at a time.
+var HasMaxPoolRun = cpu.X86.HasAVX512F
 
 //go:noescape
 func maxPoolRunAVX512(plane *int32, offsets *int32, n int, starts *[16]int32, mask uint16, y, idx *float32) (rare uint16)
 
-// maxPoolRun pools the windows of the lanes set in mask, which lie wholly
+// MaxPoolRun pools the windows of the lanes set in mask, which lie wholly
 // inside plane and whose outputs are y[j] and idx[j]: starts are their
 // first positions and offsets the positions of a window's elements
 // relative to its first, in row-major order. It returns the lanes it left
 // to Caffe's loop (see maxPoolResult).
-func maxPoolRun(plane []int32, offsets []int32, starts *[16]int32, mask uint16, y, idx []float32) uint16 {
+func MaxPoolRun(plane []int32, offsets []int32, starts *[16]int32, mask uint16, y, idx []float32) uint16 {
 	return maxPoolRunAVX512(&plane[0], &offsets[0], len(offsets), starts, mask, &y[0], &idx[0])
 }

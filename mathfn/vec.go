@@ -1,0 +1,31 @@
+package mathfn
+
+import "github.com/gocaffe/gocaffe/mathfn/internal/vec"
+
+// The layers' vector kernels (mathfn/internal/vec: AVX-512 assembly where
+// the CPU has it), for the layer packages, which cannot import an internal
+// package of mathfn. Each does what the CPU can in whole vectors and
+// leaves the rest to the caller's loop.
+
+// ReLUPrefix computes the zero-slope ReLU of as many whole vectors as x
+// holds (x and y of one length, the same or apart), as Caffe computes it,
+// and returns how many values it did.
+func ReLUPrefix[T Float](x, y []T) int { return vec.ReLUPrefix(x, y) }
+
+// NegPowPrefix sets dst[i] = src[i]^-beta for as many whole vectors of src
+// as it can (float32, beta 0.75, 0.5 or 1: LRN's scale) and returns how
+// many values it did.
+func NegPowPrefix[T Float](dst, src []T, beta float64) int { return vec.NegPowPrefix(dst, src, beta) }
+
+// HasMaxPoolRun says whether MaxPoolRun pools sixteen windows at a time on
+// this CPU and build.
+func HasMaxPoolRun() bool { return vec.HasMaxPoolRun }
+
+// MaxPoolRun pools up to sixteen float32 windows at once (see
+// HasMaxPoolRun): the lanes set in mask, windows wholly inside plane whose
+// outputs are y[j] and idx[j], starting at starts[j], their elements at
+// offsets from their start. It returns the lanes it left to the caller's
+// loop (Caffe's rules on NaN and ties there).
+func MaxPoolRun(plane, offsets []int32, starts *[16]int32, mask uint16, y, idx []float32) uint16 {
+	return vec.MaxPoolRun(plane, offsets, starts, mask, y, idx)
+}
