@@ -102,7 +102,7 @@ func (b *Blob[T]) checkHostMemory(shape []int, count int) error {
 	if need < sysmem.CheckFrom {
 		return nil
 	}
-	if err := sysmem.Check(need, "blob of shape "+fmt.Sprint(slices.Clone(shape))); err != nil {
+	if err := sysmem.Check(need, "shape "+fmt.Sprint(slices.Clone(shape))); err != nil {
 		return fmt.Errorf("blob: %w", err)
 	}
 	return nil

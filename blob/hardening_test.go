@@ -20,7 +20,7 @@ func TestReshapeRefusesMemoryThatIsNotThere(t *testing.T) {
 	b := mustNew[float32](t, 2, 3)
 	err := b.Reshape([]int{2, 1024, 1024, 1023}) // 8 GiB
 	var e *sysmem.Error
-	if !errors.As(err, &e) || !strings.Contains(err.Error(), "blob of shape [2 1024 1024 1023] needs 8.0 GiB, but only") {
+	if !errors.As(err, &e) || !strings.Contains(err.Error(), "blob: shape [2 1024 1024 1023] needs 8.0 GiB, but only") {
 		t.Fatalf("got %v", err)
 	}
 	if b.ShapeString() != "2 3 (6)" {
@@ -43,7 +43,7 @@ func TestFromHDF5RefusesHugeDatasets(t *testing.T) {
 	}{
 		{"compact", badinput.H5Dataset{Path: "data", Shape: []uint64{1 << 30}, Compact: make([]byte, 16)}, "compact data of 16 bytes"},
 		{"rows", badinput.H5Dataset{Path: "data", Shape: []uint64{1<<31 - 1, 1}, Stored: make([]byte, 4*4242)}, "run past the end of the file"},
-		{"never written", badinput.H5Dataset{Path: "data", Shape: []uint64{1e9}}, "blob of shape [1000000000] needs 3.7 GiB, but only"},
+		{"never written", badinput.H5Dataset{Path: "data", Shape: []uint64{1e9}}, "blob: shape [1000000000] needs 3.7 GiB, but only"},
 	} {
 		f, err := hdf5.NewReader(bytes.NewReader(badinput.HDF5(c.ds)), c.name+".h5")
 		if err != nil {

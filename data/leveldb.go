@@ -27,14 +27,18 @@ type levelDB struct {
 // too; it needs writing again).
 const strict = opt.StrictAll
 
-// openLevelDB opens with Caffe's options: 100 MB write buffer, a missing
-// database created only for writing, an existing one refused for New; and
-// with strict checks.
+// openLevelDB opens with Caffe's options: 100 MB write buffer for
+// writing, a missing database created only for writing, an existing one
+// refused for New; and with strict checks. Reading keeps goleveldb's
+// default buffer: a read-only open replays the journal into a buffer of
+// that size, and 100 MB taken at once for a journal of a few kilobytes is
+// enough to fail under a memory limit.
 func openLevelDB(path string, mode Mode) (DB, error) {
 	o := &opt.Options{WriteBuffer: 100 << 20, Strict: strict}
 	switch mode {
 	case Read:
 		o.ReadOnly, o.ErrorIfMissing = true, true
+		o.WriteBuffer = 0
 	case New:
 		o.ErrorIfExist = true
 	}
