@@ -532,25 +532,27 @@ func inflate(b []byte, limit int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One byte more than the limit tells a stream that goes on.
-	out := make([]byte, 0, limit+1)
-	for len(out) < cap(out) {
-		n, err := r.Read(out[len(out):cap(out)])
-		out = out[:len(out)+n]
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	// One byte more than the limit tells a stream that goes on. The
+	// buffer grows with what the stream gives, not with the limit: a
+	// chunk may be declared 4 GiB and hold ten bytes.
+	out, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
 	}
-	return nil, errorString("deflated data of %d bytes inflates to more than the %d bytes a chunk holds", len(b), limit)
+	if len(out) > limit {
+		return nil, errorString("deflated data of %d bytes inflates to more than the %d bytes a chunk holds", len(b), limit)
+	}
+	return out, nil
 }
 
 // unshuffle undoes the shuffle filter: byte j of every element was stored
 // together.
 func unshuffle(b []byte, size int) []byte {
-	if size <= 1 {
+	// An element larger than the chunk is not shuffled (libhdf5 does
+	// the same), and the size comes from the file: looping over it
+	// for a chunk too short to hold one element would spin for up to
+	// 2^32 turns.
+	if size <= 1 || size > len(b) {
 		return b
 	}
 	n := len(b) / size
