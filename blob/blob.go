@@ -19,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/internal/sysmem"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/syncedmem"
@@ -71,11 +72,38 @@ func (b *Blob[T]) Reshape(shape []int) error {
 	if err != nil {
 		return err
 	}
+	if count > b.capacity || b.data == nil {
+		if err := b.checkHostMemory(shape, count); err != nil {
+			return err
+		}
+	}
 	b.shape = append(b.shape[:0], shape...)
 	b.count = count
 	if count > b.capacity || b.data == nil {
 		b.capacity = count
 		b.replaceMemory()
+	}
+	return nil
+}
+
+// checkHostMemory refuses a shape whose data the process cannot allocate,
+// before any memory is given to it: allocation is lazy, and the first
+// access to a blob too large would end the process in the Go runtime's
+// fatal "out of memory", naming nothing. The error goes up through the
+// layer that reshaped the blob, which names itself. Only the data is
+// counted: the diff may never be used (a net that only runs forward).
+// A GPU-mode blob is left to the device's allocator, which returns an
+// error of its own: its host copy may never be made.
+func (b *Blob[T]) checkHostMemory(shape []int, count int) error {
+	if b.dev != nil {
+		return nil
+	}
+	need := uint64(count) * uint64(elemSize[T]())
+	if need < sysmem.CheckFrom {
+		return nil
+	}
+	if err := sysmem.Check(need, "shape "+fmt.Sprint(slices.Clone(shape))); err != nil {
+		return fmt.Errorf("blob: %w", err)
 	}
 	return nil
 }

@@ -16,6 +16,11 @@ func (b *Blob[T]) FromHDF5(d *hdf5.Dataset, reshape bool) error {
 	if c := d.Class(); c != hdf5.Integer && c != hdf5.Float {
 		return fmt.Errorf("%s: dataset %s: unsupported datatype class %v (want integers or floats)", d.File(), d.Path(), c)
 	}
+	// What the file cannot hold is refused before the blob is sized for
+	// it: a header may promise gigabytes that are not there.
+	if err := d.CheckStorage(); err != nil {
+		return err
+	}
 	shape := d.Shape()
 	if reshape {
 		if err := b.Reshape(shape); err != nil {

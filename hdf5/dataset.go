@@ -65,6 +65,9 @@ func parseDatatype(b []byte) (datatype, error) {
 			return t, errorString("floats of %d bytes are not supported (only 4 and 8)", t.size)
 		}
 	case String:
+		if t.size < 1 {
+			return t, errorString("strings of %d bytes", t.size)
+		}
 	default:
 		return t, errorString("datatype class %v is not supported", t.class)
 	}
@@ -100,7 +103,27 @@ func (f *File) newDataset(path string, h *objectHeader) (*Dataset, error) {
 	if ds.dtype, err = parseDatatype(h.datatype); err != nil {
 		return nil, f.errorf("dataset %s: %v", path, err)
 	}
+	if _, ok := ds.bytes(); !ok {
+		return nil, f.errorf("dataset %s: %v elements of %d bytes overflow a 64-bit size", path, ds.shape, ds.dtype.size)
+	}
 	return ds, nil
+}
+
+// bytes is the size of the dataset's elements in their stored type; ok is
+// false when it does not fit an int (every dimension is below 2^31, but
+// there may be 255 of them).
+func (d *Dataset) bytes() (n int, ok bool) {
+	n = 1
+	for _, s := range d.shape {
+		if s != 0 && n > math.MaxInt/s {
+			return 0, false
+		}
+		n *= s
+	}
+	if size := d.dtype.size; size != 0 && n > math.MaxInt/size {
+		return 0, false
+	}
+	return n * d.dtype.size, true
 }
 
 // parseDataspace returns the dimensions (none for a scalar).
@@ -148,7 +171,8 @@ func (d *Dataset) Class() Class { return d.dtype.class }
 // ElementSize returns the size of one stored element in bytes.
 func (d *Dataset) ElementSize() int { return d.dtype.size }
 
-// Count returns the number of elements.
+// Count returns the number of elements (which Open checked does not
+// overflow an int).
 func (d *Dataset) Count() int {
 	n := 1
 	for _, s := range d.shape {
@@ -170,6 +194,10 @@ func ReadFloats[T float32 | float64](d *Dataset, dst []T) error {
 	}
 	if len(dst) != d.Count() {
 		return d.errorf("%d elements, destination holds %d", d.Count(), len(dst))
+	}
+	if l, err := d.parseLayout(); err == nil && l.neverWritten(len(dst)*d.dtype.size) {
+		clear(dst) // the fill value, without a buffer of the stored type
+		return nil
 	}
 	raw, err := d.raw()
 	if err != nil {

@@ -33,6 +33,20 @@
 //     fixed array; other chunk indexes are refused;
 //   - the deflate (gzip), shuffle and Fletcher-32 filters.
 //
+// # Sizes written in the file
+//
+// Every size a file states is checked before anything is allocated for
+// it: against the file's length (a link name, a heap, a chunk, contiguous
+// data, compact data shorter than its dataspace), against the limits of
+// the format (a chunk holds less than 4 GiB; a deflated chunk may not
+// inflate past its size), and against the memory the process can still
+// allocate (internal/sysmem) for data the file need not hold (a dataset
+// never written, chunks written in part). Dataset.CheckStorage makes the
+// file-level checks alone, for callers that allocate before reading. A
+// B-tree node, chunk or object header block reached twice in one walk is
+// an error: libhdf5 never shares them, and a crafted file that does would
+// be walked once per path.
+//
 // # What it writes
 //
 // What libhdf5 writes by default and every HDF5 reader reads: superblock

@@ -63,14 +63,14 @@ func (f *File) readObjectHeader(addr uint64, path string) (*objectHeader, error)
 	}
 	nmsgs := int(binary.LittleEndian.Uint16(head[2:]))
 	size := binary.LittleEndian.Uint32(head[8:])
-	type block struct{ addr, size uint64 }
-	blocks := []block{{addr + 16, uint64(size)}}
+	blocks := headerBlocks{f: f, path: path}
+	blocks.add(addr+16, uint64(size))
 	seen := 0
-	for i := 0; i < len(blocks) && seen < nmsgs; i++ {
-		if i > 1000 {
-			return nil, f.errorf("%s: too many object header continuations", path)
+	for i := 0; i < len(blocks.list) && seen < nmsgs; i++ {
+		if err := blocks.check(i); err != nil {
+			return nil, err
 		}
-		b, err := f.readAt(blocks[i].addr, int(blocks[i].size))
+		b, err := f.readAt(blocks.list[i].addr, int(blocks.list[i].size))
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func (f *File) readObjectHeader(addr uint64, path string) (*objectHeader, error)
 			seen++
 			if typ == msgContinuation {
 				cd := decoder{b: data, f: f}
-				blocks = append(blocks, block{cd.addr(), cd.length()})
+				blocks.add(cd.addr(), cd.length())
 				continue
 			}
 			if err := h.add(f, typ, flags, data); err != nil {
@@ -117,13 +117,13 @@ func (f *File) readObjectHeaderV2(addr uint64, h *objectHeader) error {
 	sizeBytes := 1 << (flags & 3)
 	size := decoder{b: pre[at : at+sizeBytes], f: f}.uintAll()
 	creationOrder := flags&0x04 != 0
-	type block struct{ addr, size uint64 }
-	blocks := []block{{addr + uint64(at+sizeBytes), size}}
-	for i := 0; i < len(blocks); i++ {
-		if i > 1000 {
-			return f.errorf("%s: too many object header continuations", h.path)
+	blocks := headerBlocks{f: f, path: h.path}
+	blocks.add(addr+uint64(at+sizeBytes), size)
+	for i := 0; i < len(blocks.list); i++ {
+		if err := blocks.check(i); err != nil {
+			return err
 		}
-		b, err := f.readAt(blocks[i].addr, int(blocks[i].size))
+		b, err := f.readAt(blocks.list[i].addr, int(blocks.list[i].size))
 		if err != nil {
 			return err
 		}
@@ -151,13 +151,47 @@ func (f *File) readObjectHeaderV2(addr uint64, h *objectHeader) error {
 			}
 			if typ == msgContinuation {
 				cd := decoder{b: data, f: f}
-				blocks = append(blocks, block{cd.addr(), cd.length()})
+				blocks.add(cd.addr(), cd.length())
 				continue
 			}
 			if err := h.add(f, typ, mflags, data); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// headerBlocks are the blocks of one object header: the first and its
+// continuations.
+type headerBlocks struct {
+	f     *File
+	path  string
+	list  []struct{ addr, size uint64 }
+	total uint64 // bytes of the blocks checked so far
+}
+
+func (b *headerBlocks) add(addr, size uint64) {
+	b.list = append(b.list, struct{ addr, size uint64 }{addr, size})
+}
+
+// check bounds the work a crafted header can ask for: the blocks of one
+// object header never overlap in a file libhdf5 wrote, so none comes twice
+// and together they fit in the file; continuations pointing back at a
+// block, or at a large one again and again, would otherwise read the file
+// over and over.
+func (b *headerBlocks) check(i int) error {
+	if i > 1000 {
+		return b.f.errorf("%s: too many object header continuations", b.path)
+	}
+	for _, o := range b.list[:i] {
+		if o.addr == b.list[i].addr {
+			return b.f.errorf("%s: object header continuation at %d comes twice (a corrupt file)", b.path, o.addr)
+		}
+	}
+	b.total += b.list[i].size
+	if b.total < b.list[i].size || (b.f.size >= 0 && b.total > uint64(b.f.size)) {
+		return b.f.errorf("%s: object header blocks of more bytes than the file holds (a corrupt file)", b.path)
 	}
 	return nil
 }
@@ -224,8 +258,11 @@ func parseLink(f *File, data []byte) (linkMsg, bool, error) {
 	if flags&0x10 != 0 {
 		d.skip(1)
 	}
-	n := int(d.uint(1 << (flags & 3)))
-	name := string(d.bytes(n))
+	n := d.uint(1 << (flags & 3))
+	if n > uint64(len(d.b)) {
+		return linkMsg{}, false, errorString("link name of %d bytes in a link message of %d", n, len(data))
+	}
+	name := string(d.bytes(int(n)))
 	if linkType != 0 {
 		return linkMsg{}, false, nil
 	}

@@ -36,6 +36,7 @@ type File struct {
 	path    string
 	f       *os.File
 	r       io.ReaderAt
+	size    int64  // the file's length, or -1 when the reader does not say
 	offSize int    // size of addresses
 	lenSize int    // size of lengths
 	base    uint64 // base address: addresses are relative to it
@@ -44,11 +45,11 @@ type File struct {
 
 // Open opens an HDF5 file for reading.
 func Open(path string) (*File, error) {
-	f, _, err := fileio.Open(path, fileio.NoLimit)
+	f, size, err := fileio.Open(path, fileio.NoLimit)
 	if err != nil {
 		return nil, err
 	}
-	file, err := newFile(path, f)
+	file, err := newFile(path, f, size)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -58,10 +59,18 @@ func Open(path string) (*File, error) {
 }
 
 // NewReader reads an HDF5 file from r; name is used in error messages.
-func NewReader(r io.ReaderAt, name string) (*File, error) { return newFile(name, r) }
+// When r has a Size method (bytes.Reader, io.SectionReader), sizes
+// written in the file are checked against it before anything is read.
+func NewReader(r io.ReaderAt, name string) (*File, error) {
+	size := int64(-1)
+	if s, ok := r.(interface{ Size() int64 }); ok {
+		size = s.Size()
+	}
+	return newFile(name, r, size)
+}
 
-func newFile(path string, r io.ReaderAt) (*File, error) {
-	file := &File{path: path, r: r}
+func newFile(path string, r io.ReaderAt, size int64) (*File, error) {
+	file := &File{path: path, r: r, size: size}
 	at, err := findSuperblock(r)
 	if err != nil {
 		return nil, file.errorf("%v", err)
@@ -110,17 +119,42 @@ func (f *File) readAt(addr uint64, n int) ([]byte, error) {
 	if n < 0 || f.base+addr+uint64(n) < f.base+addr || f.base+addr > 1<<62 {
 		return nil, f.errorf("bad read of %d bytes at %d", n, addr)
 	}
-	if n > 1<<16 { // a corrupt size: find out before allocating
-		var last [1]byte
-		if _, err := f.r.ReadAt(last[:], int64(f.base+addr)+int64(n)-1); err != nil {
-			return nil, f.errorf("reading %d bytes at %d: %v (truncated file?)", n, addr, err)
-		}
+	if !f.holds(addr, uint64(n)) {
+		return nil, f.errorf("%d bytes at %d run past the end of the file%s: truncated or corrupt", n, addr, f.sizeNote())
 	}
 	buf := make([]byte, n)
 	if _, err := f.r.ReadAt(buf, int64(f.base+addr)); err != nil {
 		return nil, f.errorf("reading %d bytes at %d: %v (truncated file?)", n, addr, err)
 	}
 	return buf, nil
+}
+
+// holds reports whether the file holds n bytes at addr: by its size when
+// known, else by reading the last of them (for a large n only: small
+// reads find out by themselves), so that a size read from a corrupt file
+// is refused before anything is allocated for it.
+func (f *File) holds(addr, n uint64) bool {
+	end := f.base + addr + n
+	if end < f.base+addr || end > 1<<62 {
+		return false
+	}
+	if f.size >= 0 {
+		return end <= uint64(f.size)
+	}
+	if n <= 1<<16 {
+		return true
+	}
+	var last [1]byte
+	_, err := f.r.ReadAt(last[:], int64(end)-1)
+	return err == nil
+}
+
+// sizeNote is " (N bytes)" when the file's size is known.
+func (f *File) sizeNote() string {
+	if f.size < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d bytes)", f.size)
 }
 
 func (f *File) readSuperblock(at uint64) error {
@@ -194,6 +228,12 @@ func (d *decoder) bytes(n int) []byte {
 	if n < 0 || n > len(d.b) {
 		d.short = true
 		d.b = nil
+		// Zeros for the fixed-size fields (u8 to uint(8)) that read
+		// on; a longer field comes back empty, since its length is a
+		// number from the file (a link name of 2^62 bytes).
+		if n > 8 {
+			return nil
+		}
 		return make([]byte, max(n, 0))
 	}
 	v := d.b[:n]
@@ -426,37 +466,65 @@ func heapString(heap []byte, off uint64) (string, error) {
 // version-1 B-tree of the given type (0 groups, 1 chunks), with the key
 // before it. Keys are keySize bytes: a heap offset for groups; chunk size,
 // filter mask and rank+1 offsets for chunks.
+//
+// An address met twice in one walk is an error: libhdf5 never shares a
+// node, symbol table node or chunk between entries, and a crafted file
+// whose nodes all point to one child (a DAG, not a cycle) would otherwise
+// be walked once per path, up to 65535^depth times.
 func (f *File) walkBTree1(addr uint64, typ, keySize int, what string, leaf func(child uint64, key []byte) error) error {
-	return f.walkBTree1Node(addr, typ, keySize, what, leaf, 0, -1)
+	w := btree1Walk{f: f, typ: typ, keySize: keySize, what: what, leaf: leaf, seen: map[uint64]bool{}}
+	return w.node(addr, 0, -1)
 }
 
-func (f *File) walkBTree1Node(addr uint64, typ, keySize int, what string, leaf func(uint64, []byte) error, depth, wantLevel int) error {
+type btree1Walk struct {
+	f       *File
+	typ     int
+	keySize int
+	what    string
+	leaf    func(uint64, []byte) error
+	seen    map[uint64]bool
+}
+
+// visit records addr, refusing one already seen.
+func (w *btree1Walk) visit(addr uint64) error {
+	if w.seen[addr] {
+		return w.f.errorf("%s: B-tree reaches address %d twice (a corrupt file)", w.what, addr)
+	}
+	w.seen[addr] = true
+	return nil
+}
+
+func (w *btree1Walk) node(addr uint64, depth, wantLevel int) error {
+	f := w.f
 	if depth > 64 {
-		return f.errorf("%s: B-tree too deep (a cycle?)", what)
+		return f.errorf("%s: B-tree too deep (a cycle?)", w.what)
+	}
+	if err := w.visit(addr); err != nil {
+		return err
 	}
 	head, err := f.readAt(addr, 8+2*f.offSize)
 	if err != nil {
 		return err
 	}
-	if string(head[:4]) != "TREE" || int(head[4]) != typ {
-		return f.errorf("%s: bad B-tree node at %d", what, addr)
+	if string(head[:4]) != "TREE" || int(head[4]) != w.typ {
+		return f.errorf("%s: bad B-tree node at %d", w.what, addr)
 	}
 	level, entries := int(head[5]), int(binary.LittleEndian.Uint16(head[6:]))
 	if wantLevel >= 0 && level != wantLevel {
-		return f.errorf("%s: B-tree node at %d has level %d, want %d", what, addr, level, wantLevel)
+		return f.errorf("%s: B-tree node at %d has level %d, want %d", w.what, addr, level, wantLevel)
 	}
-	b, err := f.readAt(addr+uint64(len(head)), entries*(keySize+f.offSize)+keySize)
+	b, err := f.readAt(addr+uint64(len(head)), entries*(w.keySize+f.offSize)+w.keySize)
 	if err != nil {
 		return err
 	}
 	d := decoder{b: b, f: f}
 	for range entries {
-		key := d.bytes(keySize)
+		key := d.bytes(w.keySize)
 		child := d.addr()
 		if level > 0 {
-			err = f.walkBTree1Node(child, typ, keySize, what, leaf, depth+1, level-1)
-		} else {
-			err = leaf(child, key)
+			err = w.node(child, depth+1, level-1)
+		} else if err = w.visit(child); err == nil {
+			err = w.leaf(child, key)
 		}
 		if err != nil {
 			return err

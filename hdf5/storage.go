@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"fmt"
 	"io"
+	"math"
+
+	"github.com/gocaffe/gocaffe/internal/sysmem"
 )
 
 // Filter identifiers.
@@ -29,25 +33,30 @@ type chunked struct {
 	filtered bool
 }
 
-// raw returns the dataset's elements in their stored type, row-major.
-func (d *Dataset) raw() ([]byte, error) {
-	size := d.Count() * d.dtype.size
+// layout is a decoded layout message: where the dataset's elements are.
+type layout struct {
+	compact   []byte // compact storage: the elements themselves
+	isCompact bool
+	addr      uint64   // contiguous storage; undefined when never written
+	ch        *chunked // chunked storage
+}
+
+// parseLayout decodes the layout message; it reads nothing else.
+func (d *Dataset) parseLayout() (layout, error) {
+	var l layout
 	b := d.header.layout
 	if len(b) < 2 {
-		return nil, d.errorf("short layout message")
+		return l, d.errorf("short layout message")
 	}
 	dec := decoder{b: b, f: d.f}
 	version := dec.u8()
-	var class uint8
-	var addr uint64
-	var ch *chunked
 	switch version {
 	case 1, 2:
 		ndims := int(dec.u8())
-		class = dec.u8()
+		class := dec.u8()
 		dec.skip(5)
 		if class != 0 {
-			addr = dec.addr()
+			l.addr = dec.addr()
 		}
 		dims := make([]int, ndims)
 		for i := range dims {
@@ -55,13 +64,13 @@ func (d *Dataset) raw() ([]byte, error) {
 		}
 		switch class {
 		case 0:
-			n := int(dec.u32())
-			return d.fromBytes(dec.bytes(n), size, dec.short)
+			l.isCompact = true
+			l.compact = dec.bytes(int(dec.u32()))
 		case 2:
 			if ndims < 2 {
-				return nil, d.errorf("chunked layout of %d dimensions", ndims)
+				return l, d.errorf("chunked layout of %d dimensions", ndims)
 			}
-			ch = &chunked{dims: dims[:len(dims)-1], addr: addr}
+			l.ch = &chunked{dims: dims[:len(dims)-1], addr: l.addr}
 		}
 	case 3, 4, 5:
 		// Version 5 (HDF5 2.0) has version 4's wire format; it only
@@ -69,49 +78,147 @@ func (d *Dataset) raw() ([]byte, error) {
 		// sizeof_size bytes, which the index readers take from the
 		// index itself (the single-chunk size below, the fixed
 		// array's entry size).
-		class = dec.u8()
-		switch class {
+		switch class := dec.u8(); class {
 		case 0:
-			n := int(dec.u16())
-			return d.fromBytes(dec.bytes(n), size, dec.short)
+			l.isCompact = true
+			l.compact = dec.bytes(int(dec.u16()))
 		case 1:
-			addr = dec.addr()
+			l.addr = dec.addr()
 		case 2:
 			var err error
-			if ch, err = parseChunkLayout(&dec, version); err != nil {
-				return nil, d.errorf("%v", err)
+			if l.ch, err = parseChunkLayout(&dec, version); err != nil {
+				return l, d.errorf("%v", err)
 			}
 		default:
-			return nil, d.errorf("layout class %d (virtual datasets) is not supported", class)
+			return l, d.errorf("layout class %d (virtual datasets) is not supported", class)
 		}
 	default:
-		return nil, d.errorf("layout message version %d is not supported", version)
+		return l, d.errorf("layout message version %d is not supported", version)
 	}
 	if dec.short {
-		return nil, d.errorf("short layout message")
+		return l, d.errorf("short layout message")
 	}
-	if ch == nil { // contiguous
-		if size == 0 || addr == undefined {
-			return make([]byte, size), nil // never written: the fill value 0
-		}
-		return d.f.readAt(addr, size)
-	}
-	if len(ch.dims) != len(d.shape) {
-		return nil, d.errorf("chunks of %d dimensions for a dataset of %d", len(ch.dims), len(d.shape))
-	}
-	for _, c := range ch.dims {
-		if c <= 0 || c > 1<<30 {
-			return nil, d.errorf("bad chunk dimensions %v", ch.dims)
-		}
-	}
-	return d.readChunked(ch, size)
+	return l, nil
 }
 
-func (d *Dataset) fromBytes(b []byte, size int, short bool) ([]byte, error) {
-	if short || len(b) < size {
-		return nil, d.errorf("compact data of %d bytes, want %d", len(b), size)
+// neverWritten reports whether the dataset is contiguous and was never
+// written: every element is the fill value, 0.
+func (l layout) neverWritten(size int) bool {
+	return !l.isCompact && l.ch == nil && (size == 0 || l.addr == undefined)
+}
+
+// CheckStorage checks, from the dataset's layout alone, that the file can
+// hold what its dataspace and datatype promise, so that a caller can
+// check before it allocates for the dataset: compact data of the full
+// size, contiguous data inside the file, chunks of a size HDF5 allows
+// (under 4 GiB) and, where their places follow from the layout, inside the
+// file. A dataset never written (all fill value) passes, and so does one
+// of chunks written only in part: their size is real, and only the memory
+// the process may have bounds it.
+func (d *Dataset) CheckStorage() error {
+	l, err := d.parseLayout()
+	if err != nil {
+		return err
 	}
-	return b[:size], nil
+	return d.checkLayout(l)
+}
+
+func (d *Dataset) checkLayout(l layout) error {
+	size, _ := d.bytes()
+	switch {
+	case l.isCompact:
+		if len(l.compact) < size {
+			return d.errorf("compact data of %d bytes; its %v elements of %d bytes need %d", len(l.compact), d.shape, d.dtype.size, size)
+		}
+	case l.ch == nil:
+		if !l.neverWritten(size) && !d.f.holds(l.addr, uint64(size)) {
+			return d.errorf("%v elements of %d bytes (%d bytes at %d) run past the end of the file%s: truncated or corrupt",
+				d.shape, d.dtype.size, size, l.addr, d.f.sizeNote())
+		}
+	default:
+		return d.checkChunks(l.ch)
+	}
+	return nil
+}
+
+// checkChunks checks the chunk dimensions and, for the indexes that place
+// the chunks without saying so (a single chunk, an implicit index), that
+// the file holds them.
+func (d *Dataset) checkChunks(ch *chunked) error {
+	if len(ch.dims) != len(d.shape) {
+		return d.errorf("chunks of %d dimensions for a dataset of %d", len(ch.dims), len(d.shape))
+	}
+	chunkBytes, ok := ch.bytes(d.dtype.size)
+	if !ok {
+		return d.errorf("bad chunk dimensions %v (a chunk holds under 4 GiB)", ch.dims)
+	}
+	var stored uint64
+	switch ch.index {
+	case 1:
+		stored = uint64(chunkBytes)
+		if ch.filtered {
+			stored = ch.filtSize
+		}
+	case 2:
+		n, ok := d.chunkCount(ch.dims)
+		if !ok || n > math.MaxInt64/uint64(chunkBytes) {
+			return d.errorf("%d chunks of %d bytes overflow a 64-bit size", n, chunkBytes)
+		}
+		stored = n * uint64(chunkBytes)
+	default:
+		return nil // the index says where each chunk is, and readAt checks
+	}
+	if !d.f.holds(ch.addr, stored) {
+		return d.errorf("chunks of %d bytes at %d run past the end of the file%s: truncated or corrupt", stored, ch.addr, d.f.sizeNote())
+	}
+	return nil
+}
+
+// bytes is the size of one chunk; ok is false for dimensions HDF5 cannot
+// write (a chunk holds less than 4 GiB).
+func (ch *chunked) bytes(elemSize int) (int, bool) {
+	n := elemSize
+	for _, c := range ch.dims {
+		if c <= 0 || n > (1<<32-1)/c {
+			return 0, false
+		}
+		n *= c
+	}
+	return n, true
+}
+
+// raw returns the dataset's elements in their stored type, row-major.
+func (d *Dataset) raw() ([]byte, error) {
+	size, _ := d.bytes()
+	l, err := d.parseLayout()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkLayout(l); err != nil {
+		return nil, err
+	}
+	switch {
+	case l.isCompact:
+		return l.compact[:size], nil
+	case l.ch != nil:
+		return d.readChunked(l.ch, size)
+	}
+	if err := d.checkMemory(uint64(size)); err != nil {
+		return nil, err
+	}
+	if l.neverWritten(size) {
+		return make([]byte, size), nil
+	}
+	return d.f.readAt(l.addr, size)
+}
+
+// checkMemory refuses to allocate n bytes for the dataset when the process
+// cannot have them.
+func (d *Dataset) checkMemory(n uint64) error {
+	if err := sysmem.Check(n, fmt.Sprintf("reading its %v elements of %d bytes", d.shape, d.dtype.size)); err != nil {
+		return d.errorf("%v", err)
+	}
+	return nil
 }
 
 // parseChunkLayout reads the chunked part of a version 3, 4 or 5 layout
@@ -221,12 +328,24 @@ func (d *Dataset) readChunked(ch *chunked, size int) ([]byte, error) {
 			}
 		}
 	}
-	chunkBytes := d.dtype.size
-	for _, c := range ch.dims {
-		chunkBytes *= c
-	}
+	chunkBytes, _ := ch.bytes(d.dtype.size) // checkChunks checked it
 	refs, err := d.chunkRefs(ch, chunkBytes)
 	if err != nil {
+		return nil, err
+	}
+	// The index names each chunk once in a file libhdf5 wrote; more
+	// entries than the dataset has chunks would make a crafted file's
+	// reading cost more than its size.
+	if n, _ := d.chunkCount(ch.dims); uint64(len(refs)) > n {
+		return nil, d.errorf("the chunk index lists %d chunks; the dataset has %d", len(refs), n)
+	}
+	// The most a chunk's filters may give back: its elements, and a
+	// Fletcher-32 checksum per Fletcher-32 filter still to be undone.
+	// Chunks may be larger than the dataset (libhdf5 allows chunk
+	// dimensions beyond the extent), and unfiltering one takes two
+	// buffers of its size beside the output.
+	maxUnfiltered := chunkBytes + 4*len(filters)
+	if err := d.checkMemory(uint64(size) + 2*uint64(maxUnfiltered)); err != nil {
 		return nil, err
 	}
 	out := make([]byte, size)
@@ -243,7 +362,7 @@ func (d *Dataset) readChunked(ch *chunked, size int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, err := unfilter(stored, filters, r.mask, d.dtype.size)
+		data, err := unfilter(stored, filters, r.mask, d.dtype.size, maxUnfiltered)
 		if err != nil {
 			return nil, d.errorf("chunk at %v: %v", r.offset, err)
 		}
@@ -290,7 +409,22 @@ func (d *Dataset) chunkRefs(ch *chunked, chunkBytes int) ([]chunkRef, error) {
 	return nil, d.errorf("chunk index type %d is not supported", ch.index)
 }
 
-// chunkGrid lists the offsets of every chunk in row-major order.
+// chunkCount is the number of chunks of the given dimensions that cover
+// the dataset; ok is false when it overflows.
+func (d *Dataset) chunkCount(dims []int) (n uint64, ok bool) {
+	n = 1
+	for i, s := range d.shape {
+		c := uint64((s + dims[i] - 1) / dims[i])
+		if c != 0 && n > math.MaxInt64/c {
+			return 0, false
+		}
+		n *= c
+	}
+	return n, true
+}
+
+// chunkGrid lists the offsets of every chunk in row-major order. The
+// callers check first that the file holds that many chunks.
 func (d *Dataset) chunkGrid(dims []int) [][]int {
 	rank := len(d.shape)
 	counts := make([]int, rank)
@@ -328,15 +462,18 @@ func (d *Dataset) fixedArrayChunks(ch *chunked, chunkBytes int) ([]chunkRef, err
 	if n > 1<<uint(pageBits) {
 		return nil, d.errorf("paged fixed-array chunk index (%d chunks) is not supported", n)
 	}
-	grid := d.chunkGrid(ch.dims)
-	if uint64(len(grid)) != n {
-		return nil, d.errorf("fixed array holds %d chunks, want %d", n, len(grid))
+	if want, _ := d.chunkCount(ch.dims); n != want {
+		return nil, d.errorf("fixed array holds %d chunks, want %d", n, want)
 	}
 	prefix := 6 + f.offSize
+	if entrySize <= 0 || n > uint64(math.MaxInt32/entrySize) {
+		return nil, d.errorf("fixed array of %d entries of %d bytes", n, entrySize)
+	}
 	b, err := f.readAt(block, prefix+int(n)*entrySize)
 	if err != nil {
 		return nil, err
 	}
+	grid := d.chunkGrid(ch.dims) // as many as the entries just read
 	if string(b[:4]) != "FADB" {
 		return nil, d.errorf("bad fixed array data block")
 	}
@@ -356,19 +493,17 @@ func (d *Dataset) fixedArrayChunks(ch *chunked, chunkBytes int) ([]chunkRef, err
 }
 
 // unfilter undoes the filters (in reverse order), skipping those whose
-// bit is set in mask.
-func unfilter(b []byte, filters []filter, mask uint32, elemSize int) ([]byte, error) {
+// bit is set in mask. No step may give more than limit bytes: a deflate
+// stream of 3 MB can inflate to 3 GB.
+func unfilter(b []byte, filters []filter, mask uint32, elemSize, limit int) ([]byte, error) {
 	for i := len(filters) - 1; i >= 0; i-- {
 		if mask&(1<<uint(i)) != 0 {
 			continue
 		}
 		switch filters[i].id {
 		case filterDeflate:
-			r, err := zlib.NewReader(bytes.NewReader(b))
-			if err != nil {
-				return nil, err
-			}
-			if b, err = io.ReadAll(r); err != nil {
+			var err error
+			if b, err = inflate(b, limit); err != nil {
 				return nil, err
 			}
 		case filterShuffle:
@@ -390,10 +525,34 @@ func unfilter(b []byte, filters []filter, mask uint32, elemSize int) ([]byte, er
 	return b, nil
 }
 
+// inflate undoes the deflate filter, refusing output of more than limit
+// bytes before reading past it.
+func inflate(b []byte, limit int) ([]byte, error) {
+	r, err := zlib.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	// One byte more than the limit tells a stream that goes on. The
+	// buffer grows with what the stream gives, not with the limit: a
+	// chunk may be declared 4 GiB and hold ten bytes.
+	out, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > limit {
+		return nil, errorString("deflated data of %d bytes inflates to more than the %d bytes a chunk holds", len(b), limit)
+	}
+	return out, nil
+}
+
 // unshuffle undoes the shuffle filter: byte j of every element was stored
 // together.
 func unshuffle(b []byte, size int) []byte {
-	if size <= 1 {
+	// An element larger than the chunk is not shuffled (libhdf5 does
+	// the same), and the size comes from the file: looping over it
+	// for a chunk too short to hold one element would spin for up to
+	// 2^32 turns.
+	if size <= 1 || size > len(b) {
 		return b
 	}
 	n := len(b) / size

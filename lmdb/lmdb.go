@@ -298,6 +298,37 @@ type Cursor struct {
 	stack    []cursorFrame
 	key, val []byte
 	valid    bool
+	// seen marks the pages this pass from the first record has reached:
+	// in a B+tree each page has one parent, so a page met twice means
+	// branches that share children. A crafted file whose branch pages
+	// all point to one child (a DAG, which the depth bound does not
+	// catch) would otherwise yield one record fanout^depth times.
+	seen pageSet
+}
+
+// pageSet is a bitmap of page numbers.
+type pageSet []uint64
+
+// reset empties the set, sized for pages 0..n-1.
+func (s *pageSet) reset(n uint64) {
+	words := int((n + 63) / 64)
+	if cap(*s) < words {
+		*s = make(pageSet, words)
+		return
+	}
+	*s = (*s)[:words]
+	clear(*s)
+}
+
+// add marks page p, reporting false when it was marked already. The
+// callers have checked that p lies in the file.
+func (s pageSet) add(p uint64) bool {
+	w, bit := p/64, uint64(1)<<(p%64)
+	if s[w]&bit != 0 {
+		return false
+	}
+	s[w] |= bit
+	return true
 }
 
 type cursorFrame struct {
@@ -316,6 +347,7 @@ func (c *Cursor) SeekToFirst() error {
 	if root == invalidPgno {
 		return nil
 	}
+	c.seen.reset(c.env.size / c.env.psize)
 	if err := c.push(root); err != nil {
 		return err
 	}
@@ -373,6 +405,9 @@ func (c *Cursor) push(pgno uint64) error {
 	if err != nil {
 		return err
 	}
+	if !c.seen.add(pgno) {
+		return c.env.pageErr(pgno, errors.New("reached a second time in one pass over the tree: branch pages share it (a corrupt file)"))
+	}
 	if p.leaf != (level == depth-1) {
 		return c.env.pageErr(pgno, fmt.Errorf("leaf=%v at level %d of a tree of depth %d", p.leaf, level+1, depth))
 	}
@@ -396,8 +431,16 @@ func (c *Cursor) load(f *cursorFrame) error {
 		return c.env.pageErr(f.p.pgno, fmt.Errorf("key %q has node flags %#x: named or duplicate-key databases are not supported", key, flags))
 	}
 	if flags&nodeBigData != 0 {
-		if data, err = c.env.overflow(le.Uint64(data), size); err != nil {
+		pgno := le.Uint64(data)
+		if data, err = c.env.overflow(pgno, size); err != nil {
 			return fmt.Errorf("value of key %q: %w", key, err)
+		}
+		// liblmdb gives each large value a run of its own: one
+		// shared by many nodes would be read once per node.
+		for p := range overflowPages(size, c.env.psize) {
+			if !c.seen.add(pgno + p) {
+				return fmt.Errorf("value of key %q: %w", key, c.env.pageErr(pgno+p, errors.New("overflow page reached a second time in one pass over the tree (a corrupt file)")))
+			}
 		}
 	}
 	c.key, c.val, c.valid = key, data, true

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocaffe/gocaffe/internal/badinput"
 	"github.com/gocaffe/gocaffe/internal/kvtest"
 )
 
@@ -878,5 +879,48 @@ func BenchmarkLMDBWrite(b *testing.B) {
 			}
 			b.ReportMetric(float64(c.n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 		})
+	}
+}
+
+// Branch pages that share children (a DAG: every node points to the
+// first child) are refused on the second visit of a page, not walked
+// fanout^depth times; the meta page's record count is not trusted either
+// way.
+func TestLMDBBranchesSharingChildren(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "env")
+	writeLMDB(t, src, genRecords(rand.New(rand.NewPCG(21, 22)), 3000), 0)
+	e := checkMetaCounts(t, src)
+	if d := e.meta.dbs[mainDBI].depth; d < 2 {
+		t.Fatalf("depth %d: the test needs branch pages", d)
+	}
+	orig, err := os.ReadFile(filepath.Join(src, dataName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "env")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, dataName), badinput.LMDBShareChildren(orig), 0o644)
+	db, err := OpenReader(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err := db.NewCursor()
+	n := 0
+	for ; err == nil && c.Valid() && n < 1e6; n++ {
+		err = c.Next()
+	}
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, dataName)) || !strings.Contains(err.Error(), "reached a second time") {
+		t.Fatalf("after %d records: %v", n, err)
+	}
+	// A second pass (the Data layer's wrap-around) fails the same way.
+	if err := c.SeekToFirst(); err != nil {
+		t.Fatal(err)
+	}
+	for err == nil && c.Valid() {
+		err = c.Next()
+	}
+	if err == nil {
+		t.Error("the second pass went through")
 	}
 }

@@ -32,6 +32,9 @@ func ReadProtoFromBinaryFile(path string, m proto.Message) error {
 	if err != nil {
 		return fmt.Errorf("protoio: %w", err)
 	}
+	if err := checkDecodeBinary(b, m); err != nil {
+		return fmt.Errorf("protoio: %s: %w", path, err)
+	}
 	if err := proto.Unmarshal(b, m); err != nil {
 		return fmt.Errorf("protoio: %s is not a valid binary %s: %w", path, typeName(m), err)
 	}

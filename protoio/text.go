@@ -44,6 +44,9 @@ func (o TextOptions) ReadFile(path string, m proto.Message) error {
 func (o TextOptions) Parse(text []byte, m proto.Message) error { return o.parse("", text, m) }
 
 func (o TextOptions) parse(name string, text []byte, m proto.Message) error {
+	if err := checkDecodeText(text, m); err != nil {
+		return err
+	}
 	for skipped := 0; ; skipped++ {
 		proto.Reset(m)
 		err := prototext.Unmarshal(text, m)

@@ -18,6 +18,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gocaffe/gocaffe/internal/sysmem"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -68,6 +69,7 @@ func runDraw(args []string, stdout, stderr io.Writer) error {
 // drawNode is a layer or a blob of the picture.
 type drawNode struct {
 	lines []string
+	text  string // lines as drawn: joined, each clipped (clipLine)
 	layer bool
 	fill  color.Color
 	rank  int
@@ -206,6 +208,7 @@ func (g *drawGraph) dot(rankdir string) string {
 }
 
 const (
+	drawDPI    = 144 // of PNG pictures
 	drawMargin = vg.Length(12)
 	drawPad    = vg.Length(6)
 	drawGapIn  = vg.Length(14) // between nodes of a rank
@@ -220,8 +223,9 @@ func (g *drawGraph) render(path string, lr bool, to io.Writer) error {
 	ranks := 0
 	for _, n := range g.nodes {
 		ranks = max(ranks, n.rank+1)
-		n.w = sty.Width(strings.Join(n.lines, "\n")) + 2*drawPad
-		n.h = sty.Height(strings.Join(n.lines, "\n")) + 2*drawPad
+		n.text = drawnText(n.lines)
+		n.w = sty.Width(n.text) + 2*drawPad
+		n.h = sty.Height(n.text) + 2*drawPad
 	}
 	// along: the flow axis; across: the other.
 	along, across := make([]vg.Length, ranks), make([]vg.Length, ranks)
@@ -266,7 +270,10 @@ func (g *drawGraph) render(path string, lr bool, to io.Writer) error {
 	if lr {
 		w, h = total+2*drawMargin, widest+2*drawMargin
 	}
-	c, write, err := imageCanvas(path, w, h, 144)
+	if err := checkCanvas(path, w, h, drawDPI); err != nil {
+		return err
+	}
+	c, write, err := imageCanvas(path, w, h, drawDPI)
 	if err != nil {
 		return fmt.Errorf("%w (or .dot)", err)
 	}
@@ -304,8 +311,48 @@ func (g *drawGraph) paint(c *draw.Canvas, sty text.Style, lr bool) {
 		}
 		c.FillPolygon(n.fill, shape)
 		c.StrokeLines(draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)}, append(shape, shape[0]))
-		c.FillText(sty, vg.Point{X: n.x, Y: n.y}, strings.Join(n.lines, "\n"))
+		c.FillText(sty, vg.Point{X: n.x, Y: n.y}, n.text)
 	}
+}
+
+// maxLabelRunes bounds each line of a node's label in a picture: a name
+// a megabyte long would otherwise size a canvas a megabyte of text wide.
+const maxLabelRunes = 80
+
+// maxCanvasPixels bounds a PNG picture (4 bytes a pixel in memory): 64
+// million pixels, a net of some thousand layers side by side.
+const maxCanvasPixels = 64 << 20
+
+// drawnText joins a node's lines as the picture shows them, each clipped
+// to maxLabelRunes with an ellipsis in the middle, so that the start and
+// end of a long name stay readable.
+func drawnText(lines []string) string {
+	clipped := make([]string, len(lines))
+	for i, l := range lines {
+		if r := []rune(l); len(r) > maxLabelRunes {
+			half := (maxLabelRunes - 1) / 2
+			l = string(r[:half]) + "…" + string(r[len(r)-half:])
+		}
+		clipped[i] = l
+	}
+	return strings.Join(clipped, "\n")
+}
+
+// checkCanvas refuses a PNG picture larger than maxCanvasPixels, or than
+// the memory the process can have, before its canvas is allocated. An SVG
+// holds only what is drawn on it, whatever its size.
+func checkCanvas(path string, w, h vg.Length, dpi int) error {
+	if !strings.EqualFold(filepath.Ext(path), ".png") {
+		return nil
+	}
+	wpx, hpx := math.Ceil(float64(w/vg.Inch)*float64(dpi)), math.Ceil(float64(h/vg.Inch)*float64(dpi))
+	if wpx*hpx > maxCanvasPixels {
+		return fmt.Errorf("-o %s: the picture would be %.0fx%.0f pixels, more than the %d million a PNG may have: write .svg or .dot instead", path, wpx, hpx, maxCanvasPixels>>20)
+	}
+	if err := sysmem.Check(uint64(wpx*hpx*4), fmt.Sprintf("a PNG picture of %.0fx%.0f pixels", wpx, hpx)); err != nil {
+		return fmt.Errorf("-o %s: %w: write .svg or .dot instead", path, err)
+	}
+	return nil
 }
 
 // arrowHead is a small triangle at p1 pointing from p0.

@@ -46,3 +46,12 @@ func writeChunk(w *bytes.Buffer, kind string, body []byte) {
 	binary.BigEndian.PutUint32(n[:], crc.Sum32())
 	w.Write(n[:])
 }
+
+// EmptyLayers returns a binary NetParameter (a .caffemodel) of n empty
+// `layer {}` entries: 3 bytes each on the wire, an 840-byte struct each
+// once decoded.
+func EmptyLayers(n int) []byte {
+	// Field 100 (layer), wire type 2 (length-delimited): the varint
+	// 802, then a length of 0.
+	return bytes.Repeat([]byte{0xa2, 0x06, 0x00}, n)
+}

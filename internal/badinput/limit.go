@@ -1,0 +1,57 @@
+package badinput
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// MemoryLimitKB is the address-space limit (ulimit -v) that the hardening
+// tests run their bad inputs under: far below what those inputs ask for,
+// so that a reader that trusts them fails the test quickly instead of
+// taking the machine's memory.
+const MemoryLimitKB = 1500000
+
+// childEnv names the test that a child process started by UnderMemoryLimit
+// is to run; only this test helper reads it.
+const childEnv = "GOCAFFE_BADINPUT_LIMITED_TEST"
+
+// UnderMemoryLimit runs the calling test again in a child process (the
+// test binary itself, -test.run of just that test) under ulimit -v
+// MemoryLimitKB, and reports whether the caller is that child: the child
+// runs the test's body, the parent only checks that the child passed.
+//
+//	func TestHugeDataset(t *testing.T) {
+//		if !badinput.UnderMemoryLimit(t) {
+//			return
+//		}
+//		... // runs under the limit
+//	}
+//
+// Top-level tests only. Where ulimit is unknown (not Unix) the test is
+// skipped.
+func UnderMemoryLimit(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(childEnv) == t.Name() {
+		return true
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("needs ulimit -v")
+	}
+	script := fmt.Sprintf(`ulimit -v %d && exec "$0" -test.run="^%s\$" -test.v`, MemoryLimitKB, t.Name())
+	cmd := exec.Command("sh", "-c", script, os.Args[0])
+	// One malloc arena: glibc's 64 MB per thread would otherwise take the
+	// address space the limit is about (cgo builds link it).
+	cmd.Env = append(os.Environ(), childEnv+"="+t.Name(), "MALLOC_ARENA_MAX=1")
+	out, err := cmd.CombinedOutput()
+	switch {
+	case err != nil:
+		t.Errorf("under ulimit -v %d: %v\n%s", MemoryLimitKB, err, out)
+	case !strings.Contains(string(out), "--- PASS: "+t.Name()) && !strings.Contains(string(out), "--- SKIP: "+t.Name()):
+		t.Errorf("under ulimit -v %d the test did not run:\n%s", MemoryLimitKB, out)
+	}
+	return false
+}
