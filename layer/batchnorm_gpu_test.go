@@ -40,7 +40,7 @@ var bnKernelCases = []layertest.Parity{
 // against the CPU, float32 and float64: outputs, running sums over three
 // passes, and gradients.
 func TestBatchNormKernelsMatchCPU(t *testing.T) {
-	ctx := needDNN(t)
+	ctx := layertest.NeedDNN(t)
 	for _, mode := range []string{"own", "rows", "cudnn"} {
 		t.Setenv("GOCAFFE_BN", mode)
 		for i, c := range bnKernelCases {
@@ -58,7 +58,7 @@ func TestBatchNormKernelsMatchCPU(t *testing.T) {
 // one, the own kernels divide the sums by it as Caffe does, in place or
 // not.
 func TestBatchNormKernelsGlobalStats(t *testing.T) {
-	ctx := needDNN(t)
+	ctx := layertest.NeedDNN(t)
 	text, _ := withEngine(t, `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: true }`, layer.EngineCuDNN)
 	for _, inPlace := range []bool{false, true} {
 		var got, want [2][]float32 // top data, bottom diff
@@ -102,7 +102,7 @@ func TestBatchNormKernelsGlobalStats(t *testing.T) {
 
 // An unknown GOCAFFE_BN is an error that names the variable.
 func TestBatchNormKernelModeError(t *testing.T) {
-	ctx := needDNN(t)
+	ctx := layertest.NeedDNN(t)
 	t.Setenv("GOCAFFE_BN", "fast")
 	text, _ := withEngine(t, `type: "BatchNorm" bottom: "a" top: "b"`, layer.EngineCuDNN)
 	l := layertest.New[float32](t, text)

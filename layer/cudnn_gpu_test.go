@@ -1,8 +1,6 @@
 package layer_test
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -12,7 +10,6 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/gocaffe/gocaffe/blob"
-	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/layer"
@@ -66,19 +63,6 @@ func withEngine(t *testing.T, text string, e layer.EngineName) (string, bool) {
 	return prototext.Format(p), true
 }
 
-// needDNN skips a test where cuDNN is not found on the GPU machine.
-func needDNN(t *testing.T) *device.Context {
-	t.Helper()
-	ctx := device.New(cudatest.Device(t))
-	if _, err := ctx.DNN(); err != nil {
-		if errors.Is(err, cuda.ErrNoCuDNN) {
-			t.Skipf("no cuDNN here: %v", err)
-		}
-		t.Fatal(err)
-	}
-	return ctx
-}
-
 // dnnCases are the layers cuDNN computes, with the shapes that reach its
 // corners: groups, strides, pads, dilation, 1-D and 3-D convolutions,
 // several bottoms, softmax over an inner axis, in-place activations.
@@ -107,7 +91,7 @@ var dnnCases = []layertest.Parity{
 // Every cuDNN engine against the CPU, float32 and float64, and the engine
 // asked for is the one that runs.
 func TestCuDNNEnginesMatchCPU(t *testing.T) {
-	ctx := needDNN(t)
+	ctx := layertest.NeedDNN(t)
 	for _, c := range dnnCases {
 		text, _ := withEngine(t, c.Layer, layer.EngineCuDNN)
 		c.Layer, c.Context = text, ctx
@@ -236,7 +220,7 @@ func gpuInPlaceMatches(t *testing.T, ctx *device.Context, text string, shape []i
 // statistics (own kernels); and a batch of one value per channel, which
 // cuDNN's unbiased variance cannot take, goes to gocaffe's engine.
 func TestCuDNNBatchNormInPlace(t *testing.T) {
-	ctx := needDNN(t)
+	ctx := layertest.NeedDNN(t)
 	gpuInPlaceMatches(t, ctx, `type: "BatchNorm" bottom: "a" top: "b"`, []int{4, 3, 5, 6}, nil)
 	gpuInPlaceMatches(t, ctx, `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: true }`, []int{4, 3, 5, 6},
 		func(l layer.Layer[float32]) { // running sums of means and variances, and their scale factor
@@ -275,7 +259,7 @@ func TestScaleGPUInPlace(t *testing.T) {
 // must keep its identity and the copies are made: the sharing blob sees y
 // after the forward pass and dx after the backward, as it would in Caffe.
 func TestCuDNNBatchNormInPlaceSharedMemory(t *testing.T) {
-	ctx := needDNN(t)
+	ctx := layertest.NeedDNN(t)
 	text := `type: "BatchNorm" bottom: "a" top: "b"`
 	l := layertest.New[float32](t, text)
 	l.LayerBase().SetContext(ctx)
@@ -312,75 +296,4 @@ func TestCuDNNBatchNormInPlaceSharedMemory(t *testing.T) {
 	layertest.Backward(t, ref, []*blob.Blob[float32]{want}, []bool{true}, []*blob.Blob[float32]{in})
 	layertest.Backward(t, l, xs, []bool{true}, xs)
 	layertest.CheckClose(t, "in place with shared memory, the sharing blob's diff", alias.CPUDiff(), in.CPUDiff(), 1e-5)
-}
-
-// Convolutions match the CPU through cuBLAS GEMMs of our own
-// (GOCAFFE_CONV_GEMM=gemm), through cuDNN alone, and with each pass timed
-// both ways. The 1x1 way: groups, two bottoms (the weight gradient
-// accumulating), three spatial axes, no bias, strides (even and odd sizes,
-// unequal strides), and the partial weight gradients of 2 images at a time
-// over a batch of 3. Other kernels, and 1x1 kernels with padding or a
-// stride in 3-D, have no GEMM way.
-func TestCuDNNConvGEMMWays(t *testing.T) {
-	ctx := needDNN(t)
-	cases := []struct {
-		way string
-		layertest.Parity
-	}{
-		{"pointwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 1 group: 2 engine: CUDNN
-			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 5, 7}}, Tol: 1e-3}},
-		{"pointwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" bottom: "b" top: "c" top: "d" convolution_param { num_output: 5 kernel_size: 1 engine: CUDNN
-			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 3, 5, 7}, {3, 3, 5, 7}}, Tol: 1e-3}},
-		{"pointwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 1 bias_term: false engine: CUDNN
-			weight_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 6, 4, 5, 3}}, Tol: 1e-3}},
-		{"pointwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 5 kernel_size: 1 stride: 2 engine: CUDNN
-			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 7, 6}}, Tol: 1e-3}},
-		{"pointwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 1 stride_h: 2 stride_w: 3 group: 2 engine: CUDNN
-			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 6, 5, 8}}, Tol: 1e-3}},
-		{"", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 3 stride: 2 pad: 1 group: 2 dilation: 2 engine: CUDNN
-			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 11, 9}}, Tol: 1e-3}},
-		{"", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 1 pad: 1 engine: CUDNN
-			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 2, 4, 5}}, Tol: 1e-3}},
-		{"", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 1 stride: 2 engine: CUDNN
-			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 2, 4, 5, 6}}, Tol: 1e-3}},
-	}
-	for _, mode := range []string{"gemm", "cudnn", "auto"} {
-		t.Setenv("GOCAFFE_CONV_GEMM", mode)
-		for i, c := range cases {
-			c.Context = ctx
-			l := layertest.New[float32](t, c.Layer)
-			l.LayerBase().SetContext(ctx)
-			bottoms := make([]*blob.Blob[float32], len(c.Bottom))
-			for j, s := range c.Bottom {
-				bottoms[j] = layertest.Blob[float32](t, s...)
-				bottoms[j].SetDevice(ctx.Device())
-			}
-			layertest.SetUp(t, l, bottoms, layertest.Blobs[float32](t, len(c.Bottom)))
-			way, use := layer.ConvGEMMWay(l)
-			if way != c.way {
-				t.Errorf("case %d: way %q, want %q", i, way, c.way)
-			}
-			switch {
-			case mode == "gemm" && c.way != "" && use != [3]bool{true, true, true}:
-				t.Errorf("case %d, %s: GEMM passes %v, want all", i, mode, use)
-			case (mode == "cudnn" || c.way == "") && use != [3]bool{}:
-				t.Errorf("case %d, %s: GEMM passes %v, want none", i, mode, use)
-			}
-			// Two float32 images of case 0's weight gradient (one float64)
-			// at a time; one image of the others.
-			restore := layer.SetPointwiseBudget(2 * 6 * 4)
-			t.Run(fmt.Sprintf("%s/%d/float32", mode, i), func(t *testing.T) { layertest.CheckGPUParity[float32](t, c.Parity) })
-			c.Tol = 0
-			t.Run(fmt.Sprintf("%s/%d/float64", mode, i), func(t *testing.T) { layertest.CheckGPUParity[float64](t, c.Parity) })
-			restore()
-		}
-	}
-	t.Setenv("GOCAFFE_CONV_GEMM", "fast")
-	l := layertest.New[float32](t, cases[0].Layer)
-	l.LayerBase().SetContext(ctx)
-	b := layertest.Blob[float32](t, 3, 4, 5, 7)
-	b.SetDevice(ctx.Device())
-	if err := layer.SetUp(l, []*blob.Blob[float32]{b}, layertest.Blobs[float32](t, 1)); err == nil || !strings.Contains(err.Error(), "GOCAFFE_CONV_GEMM") {
-		t.Errorf("GOCAFFE_CONV_GEMM=fast: error %v, want one naming the variable", err)
-	}
 }

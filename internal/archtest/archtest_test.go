@@ -57,6 +57,10 @@ var levels = map[string]int{
 	"layer":                   6, // the contract: Layer, Base, specs, engines, fusion
 	"parallel":                5, // communicators of data-parallel training, used by the solver
 	"layer/recurrent":         7, // the families of layer types
+	"layer/utility":           7,
+	"layer/normalization":     7,
+	"layer/neuron":            7,
+	"layer/vision":            7,
 	"layer/loss":              7,
 	"layer/detection":         7,
 	"layer/all":               8, // registers every family

@@ -1,9 +1,11 @@
 package layertest
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/layer"
@@ -111,4 +113,18 @@ func CheckGPUParity[T layer.Float](t *testing.T, p Parity) {
 			return
 		}
 	}
+}
+
+// NeedDNN returns a context on the GPU machine's device, skipping the test
+// where there is no GPU or no cuDNN on it.
+func NeedDNN(t *testing.T) *device.Context {
+	t.Helper()
+	ctx := device.New(cudatest.Device(t))
+	if _, err := ctx.DNN(); err != nil {
+		if errors.Is(err, cuda.ErrNoCuDNN) {
+			t.Skipf("no cuDNN here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	return ctx
 }

@@ -1,0 +1,93 @@
+package normalization
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+)
+
+// bnHost is BatchNorm's forward pass on the host. The generic pass
+// (batchNormForward, Caffe's sequence of BLAS calls) sweeps the data some
+// eight times: a copy, a broadcast of the mean, the squares, a broadcast
+// of the deviations, a division and a copy, beside the two sums. Here the
+// sums stay as they are (the same gemv calls, so the same statistics)
+// and the rest is two passes over rows (an image's channel) spread on
+// the cores: y = x - mean and its square; then y / std, kept in xNorm,
+// with std broadcast into temp for the backward pass. Each value is
+// computed by the same operations as in the generic pass (a subtraction,
+// a square, a division, rounded one by one), so the results are the
+// same bit for bit. ResNet-50's BatchNorm forward at batch 4 on 2 cores:
+// 58 ms through the generic pass against Caffe's 51.
+type bnHost[T layer.Float] struct {
+	x, y, temp, xNorm, mean, std []T
+	channels, spatial            int
+	squares                      bool
+	// Method values, made once: a pass allocates nothing.
+	center, normalize func(part, lo, hi int)
+}
+
+// forward computes the layer's forward pass on the host.
+func (h *bnHost[T]) forward(l *BatchNorm[T], bottom, top []*blob.Blob[T]) {
+	if h.center == nil {
+		h.center, h.normalize = h.centerRows, h.normalizeRows
+	}
+	d := device.HostView[T]{}
+	n := bottom[0].Count()
+	h.x, h.channels, h.spatial = bottom[0].CPUData(), l.channels, l.spatial
+	h.mean, h.std = l.mean.MutableCPUData(), l.variance.MutableCPUData()
+	if l.useGlobal {
+		var f T
+		if s := l.Blobs()[2].CPUData()[0]; s != 0 {
+			f = 1 / s
+		}
+		d.Scale(l.channels, f, l.Blobs()[0].CPUData(), h.mean)
+		d.Scale(l.channels, f, l.Blobs()[1].CPUData(), h.std)
+	} else {
+		bnChannelSum(l, d, h.x, 1/T(l.num*l.spatial), h.mean)
+	}
+	// x is read before y is written, element by element: in place works.
+	h.y, h.temp, h.squares = top[0].MutableCPUData(), l.temp.MutableCPUData(), !l.useGlobal
+	kit.UnitsParallel(n/h.spatial, h.spatial, h.center)
+	if !l.useGlobal {
+		bnChannelSum(l, d, h.temp, 1/T(l.num*l.spatial), h.std)
+		bnUpdateStatistics(l, d, n, h.mean, h.std)
+	}
+	d.AddScalar(l.channels, l.eps, h.std)
+	d.Sqrt(l.channels, h.std, h.std)
+	h.xNorm = l.xNorm.MutableCPUData()
+	kit.UnitsParallel(n/h.spatial, h.spatial, h.normalize)
+	h.x, h.y, h.temp, h.xNorm, h.mean, h.std = nil, nil, nil, nil, nil, nil
+}
+
+// centerRows sets y = x - mean over rows [lo, hi), and temp = y*y when the
+// pass computes statistics.
+func (h *bnHost[T]) centerRows(_, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		off, m := r*h.spatial, h.mean[r%h.channels]
+		xs, ys := h.x[off:off+h.spatial], h.y[off:off+h.spatial]
+		if !h.squares {
+			for i, v := range xs {
+				ys[i] = v - m
+			}
+			continue
+		}
+		sq := h.temp[off : off+h.spatial]
+		for i, v := range xs {
+			c := v - m
+			ys[i], sq[i] = c, c*c
+		}
+	}
+}
+
+// normalizeRows sets y = xNorm = y / std and temp = std over rows [lo, hi).
+func (h *bnHost[T]) normalizeRows(_, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		off, s := r*h.spatial, h.std[r%h.channels]
+		ys, xn, ts := h.y[off:off+h.spatial], h.xNorm[off:off+h.spatial], h.temp[off:off+h.spatial]
+		for i, v := range ys {
+			q := v / s
+			ys[i], xn[i], ts[i] = q, q, s
+		}
+	}
+}

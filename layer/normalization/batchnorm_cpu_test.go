@@ -1,0 +1,84 @@
+package normalization
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/layer"
+
+	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// The host's BatchNorm forward pass (bnHost) gives the generic pass's
+// results bit for bit: the top, the kept xNorm and temp, the statistics
+// and the running averages, with batch statistics and global ones, in
+// place and not, on shapes spread over the cores and not, N x C included.
+func TestBatchNormHostMatchesGeneric(t *testing.T) {
+	for _, shape := range [][]int{{3, 7, 41, 53}, {2, 3, 5, 4}, {4000, 6}} {
+		for _, global := range []bool{false, true} {
+			for _, inPlace := range []bool{false, true} {
+				name := fmt.Sprintf("%v global %v in place %v", shape, global, inPlace)
+				host := runBatchNorm(t, shape, global, inPlace, true)
+				generic := runBatchNorm(t, shape, global, inPlace, false)
+				for i := range host {
+					for j, v := range host[i] {
+						if v != generic[i][j] {
+							t.Fatalf("%s: array %d [%d] = %v, the generic pass %v", name, i, j, v, generic[i][j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// runBatchNorm runs one forward pass (on bnHost or the generic pass) after
+// a first one that leaves running statistics, and returns the arrays the
+// pass writes.
+func runBatchNorm(t *testing.T, shape []int, global, inPlace, host bool) [][]float32 {
+	t.Helper()
+	p := &caffepb.LayerParameter{}
+	if err := prototext.Unmarshal([]byte(fmt.Sprintf(`name: "bn" type: "BatchNorm" batch_norm_param { use_global_stats: %v eps: 1e-4 }`, global)), p); err != nil {
+		t.Fatal(err)
+	}
+	l, err := layer.New[float32](p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bn := l.(*BatchNorm[float32])
+	x, err := blob.New[float32](shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mathfn.RngGaussian(x.Count(), 0.5, 2, x.MutableCPUData(), mathfn.NewRNG(5))
+	top := x
+	if !inPlace {
+		top, _ = blob.New[float32]()
+	}
+	if err := layer.SetUp(l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{top}); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range bn.Blobs() { // running statistics as a trained net has them
+		for j := range b.MutableCPUData() {
+			b.MutableCPUData()[j] = float32(i+1) * (1 + float32(j%5)/4)
+		}
+	}
+	if host {
+		err = bn.ForwardCPU([]*blob.Blob[float32]{x}, []*blob.Blob[float32]{top})
+	} else {
+		err = batchNormForward[float32](bn, device.HostView[float32]{}, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{top})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := [][]float32{top.CPUData(), bn.xNorm.CPUData(), bn.temp.CPUData(), bn.mean.CPUData(), bn.variance.CPUData()}
+	for _, b := range bn.Blobs() {
+		out = append(out, b.CPUData())
+	}
+	return out
+}

@@ -1,0 +1,307 @@
+package normalization
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gocaffe/gocaffe/layer"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() {
+	layer.MustRegisterType(layer.Spec{
+		Type:  "LRN",
+		New32: newLRN[float32], New64: newLRN[float64],
+		EngineField: func(p *caffepb.LayerParameter) layer.EngineName { return layer.EngineName(p.GetLrnParam().GetEngine()) },
+		Engines:     []layer.EngineDef{layer.GPUEngine(newLRNGPU[float32], newLRNGPU[float64]), layer.CuDNNEngine(true, checkLRNForDNN, newLRNDNN[float32], newLRNDNN[float64])},
+		CUDAGraph:   true,
+		ONNX:        layer.ONNXConverted,
+	})
+}
+
+// LRN is local response normalization of a 4-D (num, channels, height,
+// width) bottom: y = x * scale^(-beta), where
+//
+//   - ACROSS_CHANNELS: scale = k + alpha/local_size * the sum of x^2 over
+//     the local_size channels centred on x's (zero beyond the edges);
+//   - WITHIN_CHANNEL: scale = 1 + alpha * the average of x^2 over the
+//     local_size x local_size square centred on x in its plane. Caffe
+//     builds this from average pooling with pad (local_size-1)/2, whose
+//     divisor counts the padding, so it is always local_size^2; k is not
+//     used.
+//
+// local_size must be odd. The window sums are computed directly for each
+// element rather than as running sums, so that no rounding error carries
+// from one channel to the next.
+type LRN[T layer.Float] struct {
+	layer.Base[T]
+	within                       bool
+	size                         int
+	alpha, beta, k               T
+	num, channels, height, width int
+	// scale holds each element's scale for backward.
+	scale *blob.Blob[T]
+	// pw holds scale^-beta of the host's ACROSS_CHANNELS pass, which
+	// backward needs again: computed once.
+	pw *blob.Blob[T]
+
+	// The host's ACROSS_CHANNELS passes, images spread over the cores: the
+	// pass in progress, scratch per part, and the part bodies, made once.
+	x, y, dy, dx, scaleData, pwData []T
+	sums                            [][]T
+	forwardPart, backwardPart       func(part, lo, hi int)
+}
+
+func newLRN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
+	l := &LRN[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	lp := p.GetLrnParam()
+	l.size = int(lp.GetLocalSize())
+	if l.size%2 != 1 {
+		return nil, fmt.Errorf("LRN only supports odd values for local_size, got %d", l.size)
+	}
+	switch lp.GetNormRegion() {
+	case caffepb.LRNParameter_ACROSS_CHANNELS:
+	case caffepb.LRNParameter_WITHIN_CHANNEL:
+		l.within = true
+	default:
+		return nil, fmt.Errorf("unknown normalization region %v", lp.GetNormRegion())
+	}
+	l.alpha, l.beta, l.k = T(lp.GetAlpha()), T(lp.GetBeta()), T(lp.GetK())
+	return l, nil
+}
+
+// Type returns "LRN".
+func (*LRN[T]) Type() string { return "LRN" }
+
+// Counts returns one bottom and one top.
+func (*LRN[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
+}
+
+// LayerSetUp creates the scale buffer.
+func (l *LRN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	var err error
+	if l.scale, err = l.NewBlob(); err != nil {
+		return err
+	}
+	l.pw, err = l.NewBlob()
+	l.forwardPart, l.backwardPart = l.acrossForward, l.acrossBackward
+	return err
+}
+
+// Reshape gives the top and the scale buffer the bottom's shape.
+func (l *LRN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	b := bottom[0]
+	if b.NumAxes() != 4 {
+		return fmt.Errorf("input must have 4 axes, corresponding to (num, channels, height, width), got %s", b.ShapeString())
+	}
+	s := b.Shape()
+	l.num, l.channels, l.height, l.width = s[0], s[1], s[2], s[3]
+	if err := top[0].ReshapeLike(b); err != nil {
+		return err
+	}
+	if err := l.pw.ReshapeLike(b); err != nil {
+		return err
+	}
+	return l.scale.ReshapeLike(b)
+}
+
+// lrnWindow is the geometry of LRN's windows over a 4-D blob.
+type lrnWindow struct {
+	within                  bool
+	half                    int // (local_size - 1) / 2
+	channels, height, width int
+}
+
+func (l *LRN[T]) window() lrnWindow {
+	return lrnWindow{l.within, (l.size - 1) / 2, l.channels, l.height, l.width}
+}
+
+// lrnSum returns the sum of f over the window centred on element i
+// (clipped to the blob), adding the elements in ascending order as the
+// kernels do.
+func lrnSum[T layer.Float](g lrnWindow, i int, f func(j int) T) T {
+	plane := g.height * g.width
+	var s T
+	if !g.within {
+		c := i / plane % g.channels
+		base := i - c*plane
+		for cc := max(c-g.half, 0); cc <= min(c+g.half, g.channels-1); cc++ {
+			s += f(base + cc*plane)
+		}
+		return s
+	}
+	w, h := i%g.width, i/g.width%g.height
+	base := i - h*g.width - w
+	for hh := max(h-g.half, 0); hh <= min(h+g.half, g.height-1); hh++ {
+		for ww := max(w-g.half, 0); ww <= min(w+g.half, g.width-1); ww++ {
+			s += f(base + hh*g.width + ww)
+		}
+	}
+	return s
+}
+
+// coeffs returns the factor of the window's sum of squares in the scale,
+// the scale's constant term, and the factor 2*alpha*beta/(window size) of
+// the backward pass.
+func (l *LRN[T]) coeffs() (sumFactor, constant, backFactor T) {
+	n := T(l.size)
+	if l.within {
+		n *= T(l.size)
+		return l.alpha / n, 1, 2 * l.alpha * l.beta / n
+	}
+	return l.alpha / n, l.k, 2 * l.alpha * l.beta / n
+}
+
+// ForwardCPU computes each element's scale and output.
+func (l *LRN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	if !l.within {
+		l.x, l.y = bottom[0].CPUData(), top[0].MutableCPUData()
+		l.scaleData, l.pwData = l.scale.MutableCPUData(), l.pw.MutableCPUData()
+		l.parts(l.channels * l.height * l.width)
+		mathfn.Parallel(l.num, l.forwardPart)
+		l.x, l.y, l.scaleData, l.pwData = nil, nil, nil, nil
+		return nil
+	}
+	x, y, scale := bottom[0].CPUData(), top[0].MutableCPUData(), l.scale.MutableCPUData()
+	win := l.window()
+	sumFactor, constant, _ := l.coeffs()
+	sq := func(j int) T { return x[j] * x[j] }
+	for i, v := range x {
+		s := constant + sumFactor*lrnSum(win, i, sq)
+		scale[i] = s
+		y[i] = v * T(math.Pow(float64(s), float64(-l.beta)))
+	}
+	return nil
+}
+
+// BackwardCPU computes dx = dy * scale^-beta - 2*alpha*beta/n * x * (the
+// window's sum of dy * y / scale), n being the window's size.
+func (l *LRN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !propagateDown[0] {
+		return nil
+	}
+	if !l.within {
+		l.x, l.dx = bottom[0].CPUData(), bottom[0].MutableCPUDiff()
+		l.y, l.dy, l.scaleData, l.pwData = top[0].CPUData(), top[0].CPUDiff(), l.scale.CPUData(), l.pw.CPUData()
+		l.parts(l.channels * l.height * l.width)
+		mathfn.Parallel(l.num, l.backwardPart)
+		l.x, l.y, l.dx, l.dy, l.scaleData, l.pwData = nil, nil, nil, nil, nil, nil
+		return nil
+	}
+	x, dx := bottom[0].CPUData(), bottom[0].MutableCPUDiff()
+	y, dy, scale := top[0].CPUData(), top[0].CPUDiff(), l.scale.CPUData()
+	win := l.window()
+	_, _, backFactor := l.coeffs()
+	ratio := func(j int) T { return dy[j] * y[j] / scale[j] }
+	for i, v := range x {
+		acc := lrnSum(win, i, ratio)
+		dx[i] = dy[i]*T(math.Pow(float64(scale[i]), float64(-l.beta))) - backFactor*v*acc
+	}
+	return nil
+}
+
+// parts sizes the scratch of the parts of a pass: size elements each.
+func (l *LRN[T]) parts(size int) {
+	for len(l.sums) < mathfn.Parts(l.num) {
+		l.sums = append(l.sums, nil)
+	}
+	for p := range l.sums {
+		l.sums[p] = kit.Grow(l.sums[p], size)
+	}
+}
+
+// acrossForward is ACROSS_CHANNELS's forward pass over images [lo, hi):
+// plane by plane, each window's sum of squares added channel by channel
+// in ascending order (as lrnSum, element by element, and the kernels do).
+func (l *LRN[T]) acrossForward(part, lo, hi int) {
+	plane, image := l.height*l.width, l.channels*l.height*l.width
+	sumFactor, constant, _ := l.coeffs()
+	sum := l.sums[part][:plane]
+	for n := lo; n < hi; n++ {
+		x := l.x[n*image : (n+1)*image]
+		for c := range l.channels {
+			clear(sum)
+			for cc := max(c-l.half(), 0); cc <= min(c+l.half(), l.channels-1); cc++ {
+				for i, v := range x[cc*plane : (cc+1)*plane] {
+					sum[i] += v * v
+				}
+			}
+			off := n*image + c*plane
+			scale, pw, y := l.scaleData[off:off+plane], l.pwData[off:off+plane], l.y[off:off+plane]
+			for i, s := range sum {
+				scale[i] = constant + sumFactor*s
+			}
+			negPows(pw, scale, float64(l.beta))
+			for i, v := range x[c*plane : (c+1)*plane] {
+				y[i] = v * pw[i]
+			}
+		}
+	}
+}
+
+// acrossBackward is ACROSS_CHANNELS's backward pass over images [lo, hi):
+// the ratios dy*y/scale of an image first, then each window's sum of them.
+func (l *LRN[T]) acrossBackward(part, lo, hi int) {
+	plane, image := l.height*l.width, l.channels*l.height*l.width
+	_, _, backFactor := l.coeffs()
+	ratio := l.sums[part][:image]
+	var acc []T
+	for n := lo; n < hi; n++ {
+		off := n * image
+		dy, y, scale := l.dy[off:off+image], l.y[off:off+image], l.scaleData[off:off+image]
+		for i := range ratio {
+			ratio[i] = dy[i] * y[i] / scale[i]
+		}
+		x, dx, pw := l.x[off:off+image], l.dx[off:off+image], l.pwData[off:off+image]
+		for c := range l.channels {
+			d := dx[c*plane : (c+1)*plane]
+			acc = d // dx's plane holds the sum until it is replaced
+			clear(acc)
+			for cc := max(c-l.half(), 0); cc <= min(c+l.half(), l.channels-1); cc++ {
+				for i, r := range ratio[cc*plane : (cc+1)*plane] {
+					acc[i] += r
+				}
+			}
+			xs, dys, pws := x[c*plane:(c+1)*plane], dy[c*plane:(c+1)*plane], pw[c*plane:(c+1)*plane]
+			for i := range d {
+				d[i] = dys[i]*pws[i] - backFactor*xs[i]*acc[i]
+			}
+		}
+	}
+}
+
+// half is (local_size - 1) / 2.
+func (l *LRN[T]) half() int { return (l.size - 1) / 2 }
+
+// negPows sets dst[i] = T(negPow(src[i], beta)), eight at a time where
+// the CPU can (AVX-512, float32, the betas negPow takes apart).
+func negPows[T layer.Float](dst, src []T, beta float64) {
+	dst = dst[:len(src)]
+	for i := mathfn.NegPowPrefix(dst, src, beta); i < len(src); i++ {
+		dst[i] = T(negPow(float64(src[i]), beta))
+	}
+}
+
+// negPow is s^-beta, with the usual betas (0.75 in AlexNet and CaffeNet,
+// 0.5, 1) from square roots and a division instead of a power, which costs
+// several times more; the results agree to float64 rounding.
+func negPow(s, beta float64) float64 {
+	switch beta {
+	case 0.75:
+		r := math.Sqrt(s)
+		return 1 / (r * math.Sqrt(r))
+	case 0.5:
+		return 1 / math.Sqrt(s)
+	case 1:
+		return 1 / s
+	}
+	return math.Pow(s, -beta)
+}

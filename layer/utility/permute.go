@@ -1,0 +1,129 @@
+package utility
+
+import (
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/layer"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+func init() {
+	layer.MustRegisterType(layer.Spec{
+		Type:  "Permute",
+		New32: newPermute[float32], New64: newPermute[float64],
+		Engines:  []layer.EngineDef{layer.GPUEngine(newPermuteGPU[float32], newPermuteGPU[float64])},
+		ONNX:     layer.ONNXConverted,
+		NoGolden: "BVLC Caffe has no such layer: it is SSD's (weiliu89/caffe)",
+	})
+}
+
+// Permute is SSD's layer (weiliu89/caffe): it reorders the bottom's axes,
+// top axis i being bottom axis permute_param.order[i]. Axes the order does
+// not name follow in their own order, so order 0 2 3 1 turns N x C x H x W
+// into N x H x W x C, as SSD does with its box predictions before
+// flattening them.
+type Permute[T layer.Float] struct {
+	layer.Base[T]
+	order []int // a full permutation of the bottom's axes
+	// oldSteps[i] is the bottom stride of top axis i; newSteps the top's own
+	// strides.
+	oldSteps, newSteps []int
+	shape              []int
+}
+
+func newPermute[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
+	l := &Permute[T]{}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Type returns "Permute".
+func (*Permute[T]) Type() string { return "Permute" }
+
+// Counts: one bottom, one top.
+func (*Permute[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
+}
+
+// LayerSetUp reads and completes the order.
+func (l *Permute[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	axes := bottom[0].NumAxes()
+	seen := make([]bool, axes)
+	l.order = l.order[:0]
+	for _, o := range l.Param().GetPermuteParam().GetOrder() {
+		if int(o) >= axes {
+			return fmt.Errorf("order %d is not an axis of the %d-axis bottom %s", o, axes, bottom[0].ShapeString())
+		}
+		if seen[o] {
+			return fmt.Errorf("order lists axis %d twice", o)
+		}
+		seen[o] = true
+		l.order = append(l.order, int(o))
+	}
+	for a := range axes {
+		if !seen[a] {
+			l.order = append(l.order, a)
+		}
+	}
+	return nil
+}
+
+// Reshape computes the top's shape and the strides.
+func (l *Permute[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	in := bottom[0].Shape()
+	if len(in) != len(l.order) {
+		return fmt.Errorf("bottom %s has %d axes, the order was set up for %d", bottom[0].ShapeString(), len(in), len(l.order))
+	}
+	n := len(in)
+	l.shape, l.oldSteps, l.newSteps = make([]int, n), make([]int, n), make([]int, n)
+	inSteps := make([]int, n)
+	step := 1
+	for a := n - 1; a >= 0; a-- {
+		inSteps[a] = step
+		step *= in[a]
+	}
+	for i, a := range l.order {
+		l.shape[i], l.oldSteps[i] = in[a], inSteps[a]
+	}
+	step = 1
+	for i := n - 1; i >= 0; i-- {
+		l.newSteps[i] = step
+		step *= l.shape[i]
+	}
+	return top[0].Reshape(l.shape)
+}
+
+// permute copies between the bottom's layout and the top's: forward
+// top[i] = bottom[src(i)], backward bottom[src(i)] = top[i].
+func (l *Permute[T]) permute(bottom, top []T, backward bool) {
+	for i := range top {
+		src, rest := 0, i
+		for a, s := range l.newSteps {
+			src += (rest / s) * l.oldSteps[a]
+			rest %= s
+		}
+		if backward {
+			bottom[src] = top[i]
+		} else {
+			top[i] = bottom[src]
+		}
+	}
+}
+
+// ForwardCPU reorders the data.
+func (l *Permute[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	l.permute(bottom[0].CPUData(), top[0].MutableCPUData(), false)
+	return nil
+}
+
+// BackwardCPU reorders the gradient back.
+func (l *Permute[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if propagateDown[0] {
+		l.permute(bottom[0].MutableCPUDiff(), top[0].CPUDiff(), true)
+	}
+	return nil
+}

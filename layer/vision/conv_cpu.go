@@ -1,0 +1,143 @@
+package vision
+
+import (
+	"github.com/gocaffe/gocaffe/layer"
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/mathfn"
+)
+
+// The host's convolution: the images of a pass are spread over the cores
+// (mathfn.Parallel), each part with a column buffer of its own and serial
+// GEMMs, rather than one image at a time with each GEMM split over the
+// cores: a convolution's per-image GEMMs are too small to split well
+// (LeNet's conv2: 50 x 64 x 500), while its images are independent. The
+// weight and bias gradients are summed per part, then into the blobs.
+
+// convCPU is the per-part scratch of the host's passes.
+type convCPU[T layer.Float] struct {
+	cols, wdiffs, bdiffs [][]T
+
+	// The pass in progress, read by the part bodies.
+	bottom, top   []*blob.Blob[T]
+	propagateDown []bool
+	// Made once (method values), so that a pass allocates nothing.
+	forwardPart, backwardPart func(part, lo, hi int)
+}
+
+// serialHost is the host view of the parts of a pass: GEMMs on the calling
+// goroutine (the parts already occupy the cores), and accessors that never
+// change a blob's state, so that the parts can call them at once: the pass
+// has brought every blob to the host on its own goroutine first, the
+// written ones with their Mutable accessors.
+type serialHost[T layer.Float] struct{ device.HostView[T] }
+
+func (serialHost[T]) MutableData(b *blob.Blob[T]) []T { return b.CPUData() }
+func (serialHost[T]) MutableDiff(b *blob.Blob[T]) []T { return b.CPUDiff() }
+
+func (serialHost[T]) Gemm(transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
+	mathfn.GemmSerial(transA, transB, m, n, k, alpha, a, b, beta, c)
+}
+
+// cpuParts returns how many parts the pass runs in, with their scratch
+// sized; 1 means image by image with parallel GEMMs.
+func (l *convBase[T]) cpuParts() int {
+	parts := mathfn.Parts(l.num)
+	if parts < 2 {
+		return 1
+	}
+	c := &l.cpu
+	if c.forwardPart == nil {
+		c.forwardPart, c.backwardPart = l.forwardPart, l.backwardPart
+	}
+	colSize := l.kernelDim * l.group * l.convOutSpatial
+	for len(c.cols) < parts {
+		c.cols = append(c.cols, nil)
+		c.wdiffs = append(c.wdiffs, nil)
+		c.bdiffs = append(c.bdiffs, nil)
+	}
+	for p := range parts {
+		c.cols[p] = kit.Grow(c.cols[p], colSize)
+		c.wdiffs[p] = kit.Grow(c.wdiffs[p], l.Blobs()[0].Count())
+		if l.biasTerm {
+			c.bdiffs[p] = kit.Grow(c.bdiffs[p], l.Blobs()[1].Count())
+		}
+	}
+	return parts
+}
+
+func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
+	if l.cpuParts() == 1 {
+		return convForward[T](l, device.HostView[T]{}, bottom, top)
+	}
+	c := &l.cpu
+	c.bottom, c.top = bottom, top
+	for _, b := range bottom { // sync on this goroutine, before the parts read
+		b.CPUData()
+	}
+	for _, t := range top {
+		t.MutableCPUData()
+	}
+	l.hostParams()
+	mathfn.Parallel(l.num, c.forwardPart)
+	c.bottom, c.top = nil, nil
+	return nil
+}
+
+// hostParams brings the weights, bias and bias multiplier to the host.
+func (l *convBase[T]) hostParams() {
+	for _, b := range l.Blobs() {
+		b.CPUData()
+	}
+	if l.biasMultiplier != nil {
+		l.biasMultiplier.CPUData()
+	}
+}
+
+func (l *convBase[T]) forwardPart(part, lo, hi int) {
+	forwardImages(l, serialHost[T]{}, l.cpu.bottom, l.cpu.top, lo, hi, l.cpu.cols[part])
+}
+
+func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	parts := l.cpuParts()
+	if parts == 1 {
+		return convBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
+	}
+	c := &l.cpu
+	c.bottom, c.top, c.propagateDown = bottom, top, propagateDown
+	for i := range top { // every accessor on this goroutine, before the parts
+		top[i].CPUDiff()
+		bottom[i].CPUData()
+		if propagateDown[i] {
+			bottom[i].MutableCPUDiff()
+		}
+	}
+	l.hostParams()
+	mathfn.Parallel(l.num, c.backwardPart)
+	c.bottom, c.top, c.propagateDown = nil, nil, nil
+	// Each part's gradient sums into the blob's (they accumulate).
+	if l.ParamPropagateDown(0) {
+		w := l.Blobs()[0].MutableCPUDiff()
+		for _, d := range c.wdiffs[:parts] {
+			mathfn.Axpy(len(w), 1, d, w)
+		}
+	}
+	if l.biasTerm && l.ParamPropagateDown(1) {
+		b := l.Blobs()[1].MutableCPUDiff()
+		for _, d := range c.bdiffs[:parts] {
+			mathfn.Axpy(len(b), 1, d, b)
+		}
+	}
+	return nil
+}
+
+func (l *convBase[T]) backwardPart(part, lo, hi int) {
+	c := &l.cpu
+	wdiff, bdiff := c.wdiffs[part], c.bdiffs[part]
+	clear(wdiff)
+	clear(bdiff)
+	backwardImages(l, serialHost[T]{}, c.top, c.propagateDown, c.bottom, lo, hi, c.cols[part], wdiff, bdiff)
+}

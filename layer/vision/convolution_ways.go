@@ -1,0 +1,162 @@
+package vision
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/gocaffe/gocaffe/layer"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+)
+
+// convWay is a way through a cuDNN Convolution's passes other than cuDNN's
+// own algorithms: cuBLAS GEMMs on 1x1 kernels (pointwiseConv). ws is the
+// context's workspace, of at least bytes for the passes taken this way.
+//
+// Caffe's im2col and a GEMM per group, timed the same way against cuDNN,
+// won nowhere on the H100: CaffeNet's conv1, where cuDNN's legacy
+// algorithms are slowest (2.4 ms forward in TF32 against PyTorch's 1.1),
+// kept cuDNN, and CaffeNet and GoogLeNet in FP32 trained 2-5% slower with
+// it, the timing at set-up choosing it where it then lost.
+type convWay[T layer.Float] interface {
+	reshape(l *convBase[T], x *blob.Blob[T], limit int) error
+	bytes(l *convBase[T], fwd, data, filter bool) int
+	forward(l *convBase[T], g *device.GPUView[T], x, w, y, ws cuda.DevicePtr) error
+	backwardData(l *convBase[T], g *device.GPUView[T], w, dy, dx, ws cuda.DevicePtr) error
+	backwardFilter(l *convBase[T], g *device.GPUView[T], x, dy, dw, ws cuda.DevicePtr) error
+}
+
+// The passes of a convolution, indexing convolutionDNN.use.
+const (
+	passForward = iota
+	passBackwardData
+	passBackwardFilter
+)
+
+// convWayMode reads GOCAFFE_CONV_GEMM: "gemm" takes the GEMM way for every
+// pass where one applies, "cudnn" cuDNN's algorithms alone, and "" or
+// "auto" the faster of the two per pass, timed when the shape changes.
+func convWayMode() (string, error) {
+	switch m := os.Getenv("GOCAFFE_CONV_GEMM"); m {
+	case "", "auto":
+		return "", nil
+	case "gemm", "cudnn":
+		return m, nil
+	default:
+		return "", fmt.Errorf("GOCAFFE_CONV_GEMM=%q: want gemm, cudnn or auto", m)
+	}
+}
+
+// chooseWay picks the layer's GEMM way, if one applies, and sets for each
+// pass whether it beats cuDNN's algorithm: both run on the layer's own
+// bottom and top (as cuDNN's Find does) and write the gradients to
+// scratch memory.
+func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
+	l := e.l
+	e.use = [3]bool{}
+	if !pointwiseApplies(&l.convBase) {
+		return nil // kernel, pad and stride are fixed: no way at any shape
+	}
+	if e.way == nil {
+		e.way = &pointwiseConv[T]{} // kept across shapes, with its buffers
+	}
+	mode, err := convWayMode()
+	if err != nil {
+		return err
+	}
+	if err := e.way.reshape(&l.convBase, x, limit); err != nil {
+		return err
+	}
+	if mode != "" {
+		e.use = [3]bool{mode == "gemm", mode == "gemm", mode == "gemm"}
+		return nil
+	}
+	ws, err := l.Context().Workspace(max(limit, e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true)))
+	if err != nil {
+		return err
+	}
+	var zero T
+	dev := l.Context().Device()
+	scratch, err := dev.Alloc(max(x.Count(), l.Blobs()[0].Count()) * int(unsafe.Sizeof(zero)))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		l.Context().Synchronize()
+		dev.Free(scratch)
+	}()
+	g := l.GPU()
+	cb, xp, wp, yp := &l.convBase, g.Data(x), g.Data(l.Blobs()[0]), g.MutableData(y)
+	ways := [3][2]func() error{
+		passForward: {
+			func() error { return e.dnn.ConvForward(1, e.x.Desc, xp, e.w, wp, e.conv, e.fwd, ws, 0, e.y.Desc, yp) },
+			func() error { return e.way.forward(cb, g, xp, wp, yp, ws) }},
+		passBackwardData: {
+			func() error {
+				return e.dnn.ConvBackwardData(1, e.w, wp, e.y.Desc, yp, e.conv, e.bwdData, ws, 0, e.x.Desc, scratch)
+			},
+			func() error { return e.way.backwardData(cb, g, wp, yp, scratch, ws) }},
+		passBackwardFilter: {
+			func() error {
+				return e.dnn.ConvBackwardFilter(1, e.x.Desc, xp, e.y.Desc, yp, e.conv, e.bwdFilter, ws, 1, e.w, scratch)
+			},
+			func() error { return e.way.backwardFilter(cb, g, xp, yp, scratch, ws) }},
+	}
+	for pass, f := range ways {
+		tc, err := timeOnDevice(l.Context(), f[0])
+		if err != nil {
+			return err
+		}
+		tg, err := timeOnDevice(l.Context(), f[1])
+		if err != nil {
+			return err
+		}
+		e.use[pass] = tg < tc
+	}
+	return nil
+}
+
+// wayWorkspace is the workspace of the passes taken the GEMM way.
+func (e *convolutionDNN[T]) wayWorkspace() int {
+	if e.way == nil {
+		return 0
+	}
+	return e.way.bytes(&e.l.convBase, e.use[passForward], e.use[passBackwardData], e.use[passBackwardFilter])
+}
+
+// timeOnDevice returns the device time of f, run once to warm up and then
+// three times between events on the context's stream.
+func timeOnDevice(ctx *device.Context, f func() error) (float32, error) {
+	if err := f(); err != nil {
+		return 0, err
+	}
+	dev := ctx.Device()
+	start, err := dev.NewEvent()
+	if err != nil {
+		return 0, err
+	}
+	defer start.Close()
+	end, err := dev.NewEvent()
+	if err != nil {
+		return 0, err
+	}
+	defer end.Close()
+	if err := start.Record(dev.Stream()); err != nil {
+		return 0, err
+	}
+	for range 3 {
+		if err := f(); err != nil {
+			return 0, err
+		}
+	}
+	if err := end.Record(dev.Stream()); err != nil {
+		return 0, err
+	}
+	if err := end.Synchronize(); err != nil {
+		return 0, err
+	}
+	return cuda.ElapsedMillis(start, end)
+}
