@@ -31,17 +31,17 @@ func fakeCuDNN(t *testing.T, fallback bool) *engineEntry {
 	}
 	never := func(Layer[float32], *device.Context) (Engine[float32], error) { return nil, errors.New("not made") }
 	never64 := func(Layer[float64], *device.Context) (Engine[float64], error) { return nil, errors.New("not made") }
-	// Deconvolution: a type with the engine field and no real cuDNN engine.
-	spec := EngineSpec{Type: "Deconvolution", Engine: EngineCuDNN, Accepts: noDilation, Fallback: fallback}
+	// EngineTest: a type with the engine field and no real cuDNN engine.
+	spec := EngineSpec{Type: "EngineTest", Engine: EngineCuDNN, Accepts: noDilation, Fallback: fallback}
 	if err := RegisterEngine(spec, never, never64); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		engines.Lock()
-		delete(engines.m, engineKey{"Deconvolution", EngineCuDNN})
+		delete(engines.m, engineKey{"EngineTest", EngineCuDNN})
 		engines.Unlock()
 	})
-	return lookupEngine("Deconvolution", EngineCuDNN)
+	return lookupEngine("EngineTest", EngineCuDNN)
 }
 
 func convParam(t *testing.T, engine string, dilation int) *caffepb.LayerParameter {
@@ -60,7 +60,7 @@ func convParam(t *testing.T, engine string, dilation int) *caffepb.LayerParamete
 // The engine chosen for each engine field, on the host and on a GPU, with
 // and without a cuDNN engine: Caffe's layer factory rules.
 func TestPickEngine(t *testing.T) {
-	caffe := lookupEngine("Deconvolution", EngineCaffe)
+	caffe := lookupEngine("EngineTest", EngineCaffe)
 	if caffe == nil {
 		t.Fatal("Deconvolution has no CAFFE GPU engine registered")
 	}
@@ -108,7 +108,7 @@ func TestPickEngine(t *testing.T) {
 		check(t, "host CUDNN dilated", deconvParam(t, "CUDNN", 2), false, want{})
 	})
 	t.Run("no GPU half", func(t *testing.T) {
-		p := &caffepb.LayerParameter{Name: proto.String("f"), Type: proto.String("Flatten")}
+		p := &caffepb.LayerParameter{Name: proto.String("f"), Type: proto.String("EngineTestHost")}
 		check(t, "GPU DEFAULT", p, true, want{})
 	})
 }
@@ -116,7 +116,7 @@ func TestPickEngine(t *testing.T) {
 // deconvParam is convParam for a Deconvolution layer.
 func deconvParam(t *testing.T, engine string, dilation int) *caffepb.LayerParameter {
 	p := convParam(t, engine, dilation)
-	p.Type = proto.String("Deconvolution")
+	p.Type = proto.String("EngineTest")
 	return p
 }
 
@@ -133,7 +133,7 @@ func TestCuDNNRequestedWithoutCuDNN(t *testing.T) {
 	var log bytes.Buffer
 	// Deconvolution has the engine field but no cuDNN engine here.
 	p := convParam(t, "CUDNN", 1)
-	p.Type = proto.String("Deconvolution")
+	p.Type = proto.String("EngineTest")
 	l, err := New[float64](p)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestCuDNNRequestedWithoutCuDNN(t *testing.T) {
 	if err := SetUp(l, []*blob.Blob[float64]{bottom}, []*blob.Blob[float64]{top}); err != nil {
 		t.Fatal(err)
 	}
-	want := "Layer conv: engine CUDNN, but gocaffe has no cuDNN engine for Deconvolution layers; using Caffe's own engine"
+	want := "Layer conv: engine CUDNN, but gocaffe has no cuDNN engine for EngineTest layers; using Caffe's own engine"
 	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "W") || !strings.Contains(got, want) {
 		t.Errorf("log %q, want one warning %q", got, want)
 	}
@@ -157,12 +157,49 @@ func TestRegisterEngineRefuses(t *testing.T) {
 		spec EngineSpec
 		err  string
 	}{
-		{EngineSpec{Type: "ReLU", Engine: EngineCaffe}, `engine CAFFE of type "ReLU" is already registered`},
-		{EngineSpec{Type: "ReLU", Engine: EngineDefault}, "want CAFFE or CUDNN"},
+		{EngineSpec{Type: "EngineTest", Engine: EngineCaffe}, `engine CAFFE of type "EngineTest" is already registered`},
+		{EngineSpec{Type: "EngineTest", Engine: EngineDefault}, "want CAFFE or CUDNN"},
 		{EngineSpec{Engine: EngineCuDNN}, "needs a type name"},
 	} {
 		if err := RegisterEngine(c.spec, f32, f64); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("RegisterEngine(%+v): err = %v, want %q", c.spec, err, c.err)
 		}
 	}
+}
+
+// engineTestLayer is a layer type of these tests' own, with the
+// convolution's engine field and a GPU half of gocaffe's own: what
+// Caffe's factory rules are checked on, with no package of layers.
+// EngineTestHost is the same with no GPU half.
+type engineTestLayer[T Float] struct {
+	Base[T]
+	typ string
+}
+
+func (l *engineTestLayer[T]) Type() string { return l.typ }
+func (*engineTestLayer[T]) Counts() BlobCounts {
+	return BlobCounts{Bottom: Exactly(1), Top: Exactly(1)}
+}
+func (*engineTestLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*engineTestLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	return top[0].ReshapeLike(bottom[0])
+}
+func (*engineTestLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
+func (*engineTestLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return nil
+}
+
+func newEngineTestLayer[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
+	l := &engineTestLayer[T]{typ: p.GetType()}
+	return l, l.Init(p)
+}
+
+func newEngineTestGPU[T Float](l *engineTestLayer[T]) Engine[T] { return hostEngine[T]{l} }
+
+func init() {
+	engineField := func(p *caffepb.LayerParameter) EngineName { return EngineName(p.GetConvolutionParam().GetEngine()) }
+	MustRegisterType(Spec{Type: "EngineTest", New32: newEngineTestLayer[float32], New64: newEngineTestLayer[float64],
+		EngineField: engineField, Engines: []EngineDef{GPUEngine(newEngineTestGPU[float32], newEngineTestGPU[float64])}})
+	MustRegisterType(Spec{Type: "EngineTestHost", New32: newEngineTestLayer[float32], New64: newEngineTestLayer[float64],
+		EngineField: engineField})
 }

@@ -59,8 +59,8 @@ func init() {
 	if err := layer.RegisterPython("testmod.ScaleBy", newScaleBy[float32], newScaleBy[float64]); err != nil {
 		panic(err)
 	}
-	addGradCases(gradCase{name: "Python", layer: scaleByLayer, bottom: [][]int{{2, 3, 4}}, mode: eltwise})
-	addParityCases(layertest.Parity{Layer: scaleByLayer, Bottom: [][]int{{2, 3, 4}}})
+	cases.AddGrad(layertest.GradCase{Name: "Python", Layer: scaleByLayer, Bottom: [][]int{{2, 3, 4}}, Mode: layertest.Eltwise})
+	cases.AddParity(layertest.Parity{Layer: scaleByLayer, Bottom: [][]int{{2, 3, 4}}})
 }
 
 // A Python layer resolves to the Go layer registered as "module.layer",
@@ -70,8 +70,8 @@ func TestPythonLayer(t *testing.T) {
 	x := layertest.Blob[float64](t, 2, 3)
 	layertest.FillGaussian(x, 0, 1, 3)
 	y := layertest.Blob[float64](t)
-	layertest.SetUp(t, l, []*blobF64{x}, []*blobF64{y})
-	layertest.Forward(t, l, []*blobF64{x}, []*blobF64{y})
+	layertest.SetUp(t, l, []*blob.Blob[float64]{x}, []*blob.Blob[float64]{y})
+	layertest.Forward(t, l, []*blob.Blob[float64]{x}, []*blob.Blob[float64]{y})
 	for i, v := range x.CPUData() {
 		if y.CPUData()[i] != 2.5*v {
 			t.Fatalf("y[%d] = %v, want 2.5 * %v", i, y.CPUData()[i], v)

@@ -57,6 +57,7 @@ var levels = map[string]int{
 	"layer":                   6, // the contract: Layer, Base, specs, engines, fusion
 	"parallel":                5, // communicators of data-parallel training, used by the solver
 	"layer/recurrent":         7, // the families of layer types
+	"layer/datalayer":         7,
 	"layer/utility":           7,
 	"layer/normalization":     7,
 	"layer/neuron":            7,

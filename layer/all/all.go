@@ -10,6 +10,7 @@
 package all
 
 import (
+	_ "github.com/gocaffe/gocaffe/layer/datalayer"     // the data layers (Data, ImageData, HDF5Data, Input, ...) and their prefetching
 	_ "github.com/gocaffe/gocaffe/layer/detection"     // SSD's and Faster R-CNN's detection layers
 	_ "github.com/gocaffe/gocaffe/layer/loss"          // the loss layers, and Accuracy
 	_ "github.com/gocaffe/gocaffe/layer/neuron"        // the element-wise layers: ReLU, Sigmoid, TanH, Dropout, ...

@@ -3,9 +3,11 @@ package loss
 import (
 	"fmt"
 
-	"github.com/gocaffe/gocaffe/layer"
-
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
+	// SoftmaxWithLoss and InfogainLoss build their Softmax through the
+	// registry, as Caffe's do: the utility layers register it.
+	_ "github.com/gocaffe/gocaffe/layer/utility"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 

@@ -1,0 +1,126 @@
+package datalayer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gocaffe/gocaffe/layer"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/hdf5"
+	"github.com/gocaffe/gocaffe/internal/logf"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
+)
+
+func init() {
+	layer.MustRegisterType(layer.Spec{
+		Type:  "HDF5Output",
+		New32: newHDF5Output[float32], New64: newHDF5Output[float64],
+		ONNXWhy:  "writes files",
+		NoGolden: "it writes HDF5 files, which the golden nets do not",
+	})
+}
+
+// HDF5Output writes its two bottoms to hdf5_output_param.file_name as the
+// datasets "data" and "label", in Caffe's legacy 4-D shape (num, channels,
+// height, width) (Caffe's HDF5OutputLayer). The file is created at setup.
+//
+// Caffe writes one forward pass's batch and fails on the next (the
+// datasets exist); gocaffe instead keeps every pass's rows and rewrites the
+// file with all of them after each pass, logging a warning the first time.
+type HDF5Output[T layer.Float] struct {
+	layer.Base[T]
+	file        string
+	data, label []T
+	rowShape    [2][]int // channels, height, width of each bottom
+	rows        int
+	warned      bool
+}
+
+func newHDF5Output[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
+	l := &HDF5Output[T]{file: p.GetHdf5OutputParam().GetFileName()}
+	if err := l.Init(p); err != nil {
+		return nil, err
+	}
+	if l.file == "" {
+		return nil, errors.New("hdf5_output_param.file_name is not set")
+	}
+	return l, nil
+}
+
+// Type returns "HDF5Output".
+func (*HDF5Output[T]) Type() string { return "HDF5Output" }
+
+// Counts returns two bottoms (data and label) and no tops.
+func (*HDF5Output[T]) Counts() layer.BlobCounts {
+	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(0)}
+}
+
+// LayerSetUp creates the (empty) output file.
+func (l *HDF5Output[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+	l.data, l.label, l.rows = l.data[:0], l.label[:0], 0
+	if err := protoio.WriteFileAtomic(l.file, hdf5.NewBuilder().Bytes()); err != nil {
+		return fmt.Errorf("failed to open HDF5 file %s: %w", l.file, err)
+	}
+	return nil
+}
+
+// Reshape checks that both bottoms have the same number of rows and at most
+// 4 axes.
+func (l *HDF5Output[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+	for i, b := range bottom {
+		if b.NumAxes() > 4 {
+			return fmt.Errorf("bottom %d has %d axes; HDF5Output writes Caffe's legacy 4-D blobs", i, b.NumAxes())
+		}
+	}
+	if n0, n1 := legacyDim(bottom[0], 0), legacyDim(bottom[1], 0); n0 != n1 {
+		return fmt.Errorf("data blob and label blob must have the same batch size: %d and %d", n0, n1)
+	}
+	return nil
+}
+
+// legacyDim is Caffe's LegacyShape(i): 1 past the blob's axes.
+func legacyDim[T layer.Float](b *blob.Blob[T], i int) int {
+	if i < b.NumAxes() {
+		return b.Shape()[i]
+	}
+	return 1
+}
+
+// ForwardCPU appends the batch and writes the file.
+func (l *HDF5Output[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	for i, b := range bottom {
+		shape := []int{legacyDim(b, 1), legacyDim(b, 2), legacyDim(b, 3)}
+		if l.rows > 0 && !slices.Equal(shape, l.rowShape[i]) {
+			return fmt.Errorf("bottom %d rows changed shape from %v to %v between passes", i, l.rowShape[i], shape)
+		}
+		l.rowShape[i] = shape
+	}
+	if l.rows > 0 && !l.warned {
+		logf.Warnf(l.Logger(), "HDF5Output %s: a second forward pass; Caffe would fail here (its datasets exist), gocaffe appends the rows and rewrites %s", l.Name(), l.file)
+		l.warned = true
+	}
+	l.data = append(l.data, bottom[0].CPUData()...)
+	l.label = append(l.label, bottom[1].CPUData()...)
+	l.rows += legacyDim(bottom[0], 0)
+	logf.Infof(l.Logger(), "Saving HDF5 file %s", l.file)
+	b := hdf5.NewBuilder()
+	if err := hdf5.CreateFloats(b.Root(), "data", append([]int{l.rows}, l.rowShape[0]...), l.data); err != nil {
+		return err
+	}
+	if err := hdf5.CreateFloats(b.Root(), "label", append([]int{l.rows}, l.rowShape[1]...), l.label); err != nil {
+		return err
+	}
+	if err := protoio.WriteFileAtomic(l.file, b.Bytes()); err != nil {
+		return err
+	}
+	logf.Infof(l.Logger(), "Successfully saved %d rows", l.rows)
+	return nil
+}
+
+// BackwardCPU does nothing.
+func (*HDF5Output[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	return nil
+}

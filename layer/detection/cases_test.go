@@ -1,0 +1,22 @@
+package detection_test
+
+import (
+	"testing"
+
+	"github.com/gocaffe/gocaffe/layer/layertest"
+)
+
+// cases are this package's gradient and parity checks, which its test
+// files add in their init functions (see layertest.Cases).
+var cases layertest.Cases
+
+// TestCases runs them, and fails for a type of the package without them.
+func TestCases(t *testing.T) {
+	noGradient := map[string]bool{
+		"PriorBox":          true, // no backward pass
+		"DetectionOutput":   true, // no backward pass
+		"DetectionEvaluate": true, // no backward pass
+	}
+	var parityElsewhere map[string]bool
+	cases.Run(t, "github.com/gocaffe/gocaffe/layer/detection", noGradient, parityElsewhere)
+}

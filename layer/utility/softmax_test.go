@@ -1,0 +1,54 @@
+package utility_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/layertest"
+)
+
+func init() {
+	cases.AddGrad(
+		layertest.GradCase{Name: "Softmax", Layer: `type: "Softmax" bottom: "x" top: "y"`, Bottom: [][]int{{2, 10, 2, 3}}},
+		layertest.GradCase{Name: "Softmax/axis3", Layer: `type: "Softmax" bottom: "x" top: "y" softmax_param { axis: -1 }`, Bottom: [][]int{{2, 3, 4}}},
+	)
+	cases.AddParity(layertest.Parity{Layer: `type: "Softmax" bottom: "x" top: "y"`, Bottom: [][]int{{4, 10, 5, 3}}, Lo: -5, Hi: 5})
+}
+
+func TestSoftmaxForward(t *testing.T) {
+	l := layertest.New[float64](t, `type: "Softmax"`)
+	x := layertest.Blob[float64](t, 2, 10, 2, 3)
+	layertest.FillGaussian(x, 0, 3, 1)
+	y := layertest.Blob[float64](t)
+	layertest.SetUp(t, l, []*blob.Blob[float64]{x}, []*blob.Blob[float64]{y})
+	layertest.Forward(t, l, []*blob.Blob[float64]{x}, []*blob.Blob[float64]{y})
+	for n := range 2 {
+		for h := range 2 {
+			for w := range 3 {
+				sum := 0.0
+				for c := range 10 {
+					sum += math.Exp(x.CPUData()[x.Offset(n, c, h, w)])
+				}
+				for c := range 10 {
+					want := math.Exp(x.CPUData()[x.Offset(n, c, h, w)]) / sum
+					if got := y.CPUData()[y.Offset(n, c, h, w)]; math.Abs(got-want) > 1e-12 {
+						t.Fatalf("softmax(%d,%d,%d,%d) = %v, want %v", n, c, h, w, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The maximum is subtracted first: huge scores do not overflow.
+func TestSoftmaxIsStable(t *testing.T) {
+	l := layertest.New[float32](t, `type: "Softmax"`)
+	x := layertest.Blob[float32](t, 1, 3)
+	copy(x.MutableCPUData(), []float32{1000, 1000, 999})
+	y := layertest.Blob[float32](t)
+	layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+	layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+	e := math.Exp(-1)
+	layertest.CheckClose(t, "softmax of large scores", y.CPUData(), []float32{float32(1 / (2 + e)), float32(1 / (2 + e)), float32(e / (2 + e))}, 1e-6)
+}
