@@ -39,7 +39,7 @@ type HostView[T Float] struct{ mathfn.CPU[T] }
 // Host returns the host's View for work of context c: its math takes c's
 // settings (the GEMM choice). A nil c gives the zero HostView.
 func Host[T Float](c *Context) HostView[T] {
-	return HostView[T]{mathfn.CPU[T]{GEMM: c.Settings().GEMM}}
+	return HostView[T]{mathfn.NewCPU[T](c.Settings().GEMM)}
 }
 
 var _ View[float32, []float32] = HostView[float32]{}

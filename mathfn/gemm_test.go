@@ -211,8 +211,19 @@ func TestChooseOwnGemm(t *testing.T) {
 
 // The choice travels with the call: a CPU engine's GEMM decides what
 // multiplies its products, whatever the package functions use, and every
-// choice computes the same product.
+// choice computes the same product. An engine in an interface costs no
+// allocation.
 func TestGemmChoicePerEngine(t *testing.T) {
+	if g := (CPU[float32]{}).GEMM(); g != settings.GEMMAuto {
+		t.Errorf("the zero CPU's choice is %v", g)
+	}
+	if g := NewCPU[float32](settings.GEMM(9)).GEMM(); g != settings.GEMMAuto {
+		t.Errorf("a choice with no word became %v", g)
+	}
+	var sink Engine[float32, []float32]
+	if n := testing.AllocsPerRun(10, func() { sink = NewCPU[float32](settings.GEMMOwn); _ = sink.Err() }); n != 0 {
+		t.Errorf("an engine in an interface: %v allocations", n)
+	}
 	for _, c := range []struct {
 		choice  settings.GEMM
 		wantOwn bool
@@ -236,7 +247,7 @@ func TestGemmChoicePerEngine(t *testing.T) {
 	for _, choice := range []settings.GEMM{settings.GEMMAuto, settings.GEMMOwn, settings.GEMMOpenBLAS} {
 		for _, serial := range []bool{false, true} {
 			c := make([]float32, m*n)
-			if e := (CPU[float32]{GEMM: choice}); serial {
+			if e := NewCPU[float32](choice); serial {
 				e.GemmSerial(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, b, 0, c)
 			} else {
 				e.Gemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, b, 0, c)
