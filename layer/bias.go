@@ -90,12 +90,12 @@ func (l *Bias[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU adds the bias on the host.
 func (l *Bias[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return biasLayerForward[T](l, hostBroadcaster[T]{}, bottom, top)
+	return biasLayerForward[T](l, hostBroadcaster[T]{device.Host[T](l.ctx)}, bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
 func (l *Bias[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return biasLayerBackward[T](l, hostBroadcaster[T]{}, top, propagateDown, bottom)
+	return biasLayerBackward[T](l, hostBroadcaster[T]{device.Host[T](l.ctx)}, top, propagateDown, bottom)
 }
 
 func biasLayerForward[T Float, A any](l *Bias[T], d broadcaster[T, A], bottom, top []*blob.Blob[T]) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // withEngine returns the layer text with its type's engine field set to e;
@@ -150,12 +151,20 @@ func TestOwnGPUKernelsWhereCuDNNExists(t *testing.T) {
 	}
 }
 
-// Without cuDNN (GOCAFFE_CUDNN=off stands in for a machine without it),
-// DEFAULT runs gocaffe's own kernels, says so once, and CUDNN on a
-// convolution is an error naming cuDNN.
+// Without cuDNN (a context with the CuDNN setting off stands in for a
+// machine without it), DEFAULT runs gocaffe's own kernels, says so once,
+// and CUDNN on a convolution is an error naming cuDNN. The check runs in
+// a process of its own, whose settings come from its environment
+// (GOCAFFE_CUDNN=off) as the gocaffe command's do: "once" is once per
+// process.
 func TestWithoutCuDNN(t *testing.T) {
 	if os.Getenv("GOCAFFE_CUDNN") == "off" {
+		s, err := settings.FromLookup(os.LookupEnv)
+		if err != nil || s.CuDNN != settings.Off {
+			t.Fatalf("settings from GOCAFFE_CUDNN=off: %+v, %v", s, err)
+		}
 		ctx := device.New(cudatest.Device(t))
+		ctx.SetSettings(s)
 		for range 2 {
 			l := layertest.New[float32](t, `type: "ReLU" bottom: "a" top: "b"`)
 			l.LayerBase().SetContext(ctx)
@@ -170,7 +179,7 @@ func TestWithoutCuDNN(t *testing.T) {
 		l.LayerBase().SetContext(ctx)
 		x := layertest.Blob[float32](t, 1, 1, 2, 2)
 		x.SetDevice(ctx.Device())
-		err := layer.SetUp(l, []*blob.Blob[float32]{x}, layertest.Blobs[float32](t, 1))
+		err = layer.SetUp(l, []*blob.Blob[float32]{x}, layertest.Blobs[float32](t, 1))
 		if err == nil || !strings.Contains(err.Error(), "cuDNN") {
 			t.Errorf("engine CUDNN without cuDNN: %v, want an error naming cuDNN", err)
 		}
@@ -314,9 +323,9 @@ func TestCuDNNBatchNormInPlaceSharedMemory(t *testing.T) {
 	layertest.CheckClose(t, "in place with shared memory, the sharing blob's diff", alias.CPUDiff(), in.CPUDiff(), 1e-5)
 }
 
-// Convolutions match the CPU through cuBLAS GEMMs of our own
-// (GOCAFFE_CONV_GEMM=gemm), through cuDNN alone, and with each pass timed
-// both ways. The 1x1 way: groups, two bottoms (the weight gradient
+// Convolutions match the CPU through cuBLAS GEMMs of our own (the
+// ConvGEMM setting gemm, GOCAFFE_CONV_GEMM=gemm), through cuDNN alone, and
+// with each pass timed both ways. The 1x1 way: groups, two bottoms (the weight gradient
 // accumulating), three spatial axes, no bias, strides (even and odd sizes,
 // unequal strides), and the partial weight gradients of 2 images at a time
 // over a batch of 3. Other kernels, and 1x1 kernels with padding or a
@@ -345,7 +354,11 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 2, 4, 5, 6}}, Tol: 1e-3}},
 	}
 	for _, mode := range []string{"gemm", "cudnn", "auto"} {
-		t.Setenv("GOCAFFE_CONV_GEMM", mode)
+		s, err := settings.FromLookup(func(name string) (string, bool) { return mode, name == "GOCAFFE_CONV_GEMM" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx.SetSettings(s)
 		for i, c := range cases {
 			c.Context = ctx
 			l := layertest.New[float32](t, c.Layer)
@@ -375,12 +388,17 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 			restore()
 		}
 	}
-	t.Setenv("GOCAFFE_CONV_GEMM", "fast")
-	l := layertest.New[float32](t, cases[0].Layer)
-	l.LayerBase().SetContext(ctx)
-	b := layertest.Blob[float32](t, 3, 4, 5, 7)
-	b.SetDevice(ctx.Device())
-	if err := layer.SetUp(l, []*blob.Blob[float32]{b}, layertest.Blobs[float32](t, 1)); err == nil || !strings.Contains(err.Error(), "GOCAFFE_CONV_GEMM") {
+	ctx.SetSettings(settings.Settings{})
+	if _, err := settings.FromLookup(func(name string) (string, bool) { return "fast", name == "GOCAFFE_CONV_GEMM" }); err == nil || !strings.Contains(err.Error(), "GOCAFFE_CONV_GEMM") {
 		t.Errorf("GOCAFFE_CONV_GEMM=fast: error %v, want one naming the variable", err)
+	}
+	bad := device.New(ctx.Device())
+	bad.SetSettings(settings.Settings{ConvGEMM: 9})
+	l := layertest.New[float32](t, cases[0].Layer)
+	l.LayerBase().SetContext(bad)
+	b := layertest.Blob[float32](t, 3, 4, 5, 7)
+	b.SetDevice(bad.Device())
+	if err := layer.SetUp(l, []*blob.Blob[float32]{b}, layertest.Blobs[float32](t, 1)); err == nil || !strings.Contains(err.Error(), "ConvGEMM setting") {
+		t.Errorf("ConvGEMM setting 9: error %v, want one naming the setting", err)
 	}
 }

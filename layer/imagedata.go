@@ -72,6 +72,7 @@ func (l *ImageData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	tf.SetLogger(l.Logger())
+	tf.SetMaxImagePixels(l.ctx.Settings().MaxImagePixels)
 	src, err := openImageSource(ip, tf, rng.Uint64(), l.Logger())
 	if err != nil {
 		return err
@@ -136,7 +137,7 @@ func openImageSource[T Float](ip *caffepb.ImageDataParameter, tf *data.Transform
 	s := &imageSource[T]{
 		list: ip.GetSource(), lines: lines, shuffle: ip.GetShuffle(),
 		rng: mathfn.NewRNG(seed), tf: tf,
-		reader: data.ImageReader{Mode: data.Gray, Height: int(ip.GetNewHeight()), Width: int(ip.GetNewWidth())},
+		reader: data.ImageReader{Mode: data.Gray, Height: int(ip.GetNewHeight()), Width: int(ip.GetNewWidth()), MaxPixels: tf.MaxImagePixels()},
 	}
 	if ip.GetIsColor() {
 		s.reader.Mode = data.Color

@@ -129,12 +129,12 @@ func (b *Base[T]) ensureOnes(ones **blob.Blob[T], n int) error {
 
 // ForwardCPU computes the product on the host.
 func (l *InnerProduct[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return innerProductForward[T](l, device.HostView[T]{}, bottom, top)
+	return innerProductForward[T](l, device.Host[T](l.ctx), bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
 func (l *InnerProduct[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return innerProductBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
+	return innerProductBackward[T](l, device.Host[T](l.ctx), top, propagateDown, bottom)
 }
 
 // weightTrans is how the stored weights enter top = bottom * W^T.

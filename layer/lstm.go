@@ -85,12 +85,12 @@ func (l *LSTM[T]) hiddenWeights() *blob.Blob[T] { return l.blobs[len(l.blobs)-1]
 
 // ForwardCPU runs the T steps on the host.
 func (l *LSTM[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return lstmForward[T](l, hostRecurrent[T]{}, bottom, top)
+	return lstmForward[T](l, hostRecurrentOf[T](l.ctx), bottom, top)
 }
 
 // BackwardCPU runs back through time on the host.
 func (l *LSTM[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return lstmBackward[T](l, hostRecurrent[T]{}, top, propagateDown, bottom)
+	return lstmBackward[T](l, hostRecurrentOf[T](l.ctx), top, propagateDown, bottom)
 }
 
 func lstmForward[T Float, A any](l *LSTM[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {

@@ -3,13 +3,13 @@ package layer
 import (
 	"errors"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/data"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/settings"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -93,18 +93,20 @@ type pixelDevice[T Float] struct {
 	arith            data.PixelArithmetic[T]
 	mean, meanValues cuda.DevicePtr
 	kernel           *cuda.Function
-	jpeg             *jpegDevice    // nil unless GOCAFFE_JPEG=nvjpeg
+	jpeg             *jpegDevice    // nil unless the JPEG setting is nvjpeg
 	decodedKernel    *cuda.Function // transform_decoded, with jpeg
 }
 
-// deviceTransformOff reports whether GOCAFFE_DEVICE_TRANSFORM=0 keeps
-// transformations on the host.
-func deviceTransformOff() bool { return os.Getenv("GOCAFFE_DEVICE_TRANSFORM") == "0" }
+// deviceTransformOff reports whether ctx's settings keep transformations
+// on the host (DeviceTransform off, GOCAFFE_DEVICE_TRANSFORM=off).
+func deviceTransformOff(ctx *device.Context) bool {
+	return ctx.Settings().DeviceTransform == settings.Off
+}
 
 // initPixels sets up the staging of p's batches when its loader can stage.
 func initPixels[T Float](p *prefetcher[T], ctx *device.Context) error {
 	st, ok := p.loader.(pixelStager[T])
-	if !ok || deviceTransformOff() {
+	if !ok || deviceTransformOff(ctx) {
 		return nil
 	}
 	arith, item, ok := st.pixelArithmetic()
@@ -150,17 +152,17 @@ func initPixels[T Float](p *prefetcher[T], ctx *device.Context) error {
 	return d.Synchronize()
 }
 
-// initDeviceJPEG sets up the decoding of JPEGs on the device when
-// GOCAFFE_JPEG asks for it.
+// initDeviceJPEG sets up the decoding of JPEGs on the device when ctx's
+// JPEG setting (GOCAFFE_JPEG) asks for it.
 func initDeviceJPEG[T Float](pd *pixelDevice[T], p *prefetcher[T], ctx *device.Context) error {
-	on, err := deviceJPEGOn()
+	on, err := deviceJPEGOn(ctx)
 	if err != nil || !on {
 		return err
 	}
 	if pd.decodedKernel, err = kernel[T](ctx, "data_transform.cu", "transform_decoded"); err != nil {
 		return err
 	}
-	pd.jpeg = &jpegDevice{dev: p.dev.dev, stream: p.dev.stream, waits: &p.waits}
+	pd.jpeg = &jpegDevice{dev: p.dev.dev, backend: ctx.Settings().NVJPEGBackend, stream: p.dev.stream, waits: &p.waits}
 	return nil
 }
 

@@ -158,7 +158,7 @@ func (l *Scale[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU computes the gradients on the host.
 func (l *Scale[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return scaleBackward[T](l, hostBroadcaster[T]{}, top, propagateDown, bottom)
+	return scaleBackward[T](l, hostBroadcaster[T]{device.Host[T](l.ctx)}, top, propagateDown, bottom)
 }
 
 func scaleForward[T Float, A any](l *Scale[T], d broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
