@@ -326,7 +326,7 @@ var variables = []Variable{
 	},
 	{
 		Name: "GOCAFFE_RENDEZVOUS_TIMEOUT", Field: "RendezvousTimeout",
-		Value: "a duration such as 30s, 5m or 1h", Default: DefaultRendezvousTimeout.String(),
+		Value: "a duration such as 30s, 5m or 1h", Default: "5m",
 		Doc: "How long the ranks of a torchrun-style job (RANK, WORLD_SIZE, MASTER_ADDR, ...) wait for each other at the start.",
 		parse: func(s *Settings, v string) error {
 			d, err := time.ParseDuration(v)

@@ -138,6 +138,17 @@ func TestValues(t *testing.T) {
 	if s, err := settings.FromLookup(env(map[string]string{"GOCAFFE_CUDA_CACHE": "off"})); err != nil || s.CUDACache != settings.NoCache {
 		t.Errorf("GOCAFFE_CUDA_CACHE=off: %+v, %v", s, err)
 	}
+	// The defaults the table states are the ones in force.
+	defaults := map[string]string{}
+	for _, v := range settings.Variables() {
+		defaults[v.Name], _, _ = strings.Cut(v.Default, " ")
+	}
+	s, err = settings.FromLookup(env(map[string]string{
+		"GOCAFFE_RENDEZVOUS_TIMEOUT": defaults["GOCAFFE_RENDEZVOUS_TIMEOUT"], "GOCAFFE_MAX_IMAGE_PIXELS": defaults["GOCAFFE_MAX_IMAGE_PIXELS"],
+	}))
+	if err != nil || s.RendezvousWait() != settings.DefaultRendezvousTimeout || s.PixelLimit() != settings.DefaultMaxImagePixels {
+		t.Errorf("the table's defaults %v: %+v, %v", defaults, s, err)
+	}
 }
 
 // A value a variable does not take is an error naming the variable, the

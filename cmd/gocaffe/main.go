@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := loadSettings(lookupEnv); err != nil {
-		fmt.Fprintf(stderr, "gocaffe: %v\n", err)
+		fmt.Fprintf(stderr, "gocaffe %s: %v\n", args[0], err)
 		return 1
 	}
 	if err := cmd.run(args[1:], stdout, stderr); err != nil {
