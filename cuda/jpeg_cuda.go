@@ -64,8 +64,8 @@ func jpegError(call string, s C.int) error {
 // JPEGDecoder decodes batches of JPEG images on a device with nvJPEG, for
 // one goroutine at a time. It takes the hardware decoder where the device
 // has one (A100, H100), else nvJPEG's default backend (Huffman decoding on
-// the host, the rest on the device); GOCAFFE_NVJPEG_BACKEND=default picks
-// the latter everywhere.
+// the host, the rest on the device); settings.NVJPEGDefault
+// (GOCAFFE_NVJPEG_BACKEND=default) picks the latter everywhere.
 //
 // nvJPEG's pixels are not libjpeg's: its IDCT and chroma upsampling round
 // differently, so a decoded value may differ from Caffe's (OpenCV's

@@ -12,7 +12,7 @@ import (
 	"github.com/gocaffe/gocaffe/settings"
 )
 
-// With the JPEG setting nvjpeg (GOCAFFE_JPEG=nvjpeg), a Data layer in GPU mode whose transformation
+// With GOCAFFE_JPEG=nvjpeg, a Data layer in GPU mode whose transformation
 // ends on the device (prefetch_pixels.go) decodes its JPEGs with nvJPEG as
 // well as on the host's cores. The prefetch goroutine reads each batch's
 // records and draws the items' crops and mirrors from the JPEGs' headers,

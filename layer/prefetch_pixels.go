@@ -25,7 +25,8 @@ import (
 //
 // A batch with an item that cannot go that way (a float datum) is
 // finished on the host, the staged items included (ApplyWindow).
-// GOCAFFE_DEVICE_TRANSFORM=0 keeps every batch on the host.
+// The DeviceTransform setting off (GOCAFFE_DEVICE_TRANSFORM=off) keeps
+// every batch on the host.
 
 // pixelStager is a batch loader that can stage windows for the device.
 type pixelStager[T Float] interface {
