@@ -22,7 +22,7 @@ func TestSetCacheDir(t *testing.T) {
 		t.Errorf("CacheDir with the cache off = %q, want none", got)
 	}
 	cuda.SetCacheDir(settings.DefaultCacheDir)
-	if got := cuda.CacheDir(); got != "" && filepath.Base(got) != "cuda" && filepath.Base(filepath.Dir(got)) != "gocaffe" {
+	if got := cuda.CacheDir(); got != "" && (filepath.Base(got) != "cuda" || filepath.Base(filepath.Dir(got)) != "gocaffe") {
 		t.Errorf("default CacheDir = %q, want gocaffe/cuda under the user's cache directory", got)
 	}
 }
