@@ -228,7 +228,7 @@ func (c *Classifier) fill(img image.Image, crops []crop) error {
 	ch, h, w, pix := data.ImagePixels(img, mode, c.pix)
 	c.pix = pix
 	if h != c.rh || w != c.rw {
-		if err := data.CheckImageSize("resize target", c.rh, c.rw, 0); err != nil {
+		if err := data.CheckImageSize("resize target", c.rh, c.rw, c.opts.Context.Settings().MaxImagePixels); err != nil {
 			return err
 		}
 		r, err := c.rs.Resize(c.resize, pix, ch, h, w, c.rh, c.rw)

@@ -1,5 +1,7 @@
 package cuda
 
+import "github.com/gocaffe/gocaffe/settings"
+
 // Both builds, with and without the `cuda` tag, must declare this API with
 // these signatures: the code above the binding compiles against whichever
 // build it gets. A method missing or changed on one side fails this file's
@@ -132,7 +134,7 @@ var (
 
 // nvJPEG's API, the same in both builds.
 var (
-	_ func(*Device) (*JPEGDecoder, error)                                   = (*Device).NewJPEGDecoder
+	_ func(*Device, settings.NVJPEGBackend) (*JPEGDecoder, error)           = (*Device).NewJPEGDecoder
 	_ func(*JPEGDecoder) bool                                               = (*JPEGDecoder).Hardware
 	_ func(*JPEGDecoder, [][]byte, int, int, int, DevicePtr, *Stream) error = (*JPEGDecoder).DecodeBatch
 	_ func(*JPEGDecoder) error                                              = (*JPEGDecoder).Close

@@ -59,9 +59,9 @@
 // Device.Compile compiles CUDA C++ source with NVRTC for the device's own
 // architecture (sm_XY) and caches the CUBIN on disk, keyed by the source,
 // the options, the architecture and the driver and NVRTC versions, so a
-// second start skips compilation. The cache lives in $GOCAFFE_CUDA_CACHE, or
-// in the user cache directory under gocaffe/cuda; GOCAFFE_CUDA_CACHE=off
-// disables it.
+// second start skips compilation. The cache lives in the user cache
+// directory under gocaffe/cuda, or where SetCacheDir says (the settings'
+// CUDACache: GOCAFFE_CUDA_CACHE for the gocaffe command, off for none).
 package cuda
 
 import (

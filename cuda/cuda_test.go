@@ -16,6 +16,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 func TestProperties(t *testing.T) {
@@ -283,7 +284,8 @@ func TestCompileErrorCarriesTheLog(t *testing.T) {
 // damaged cache entry is compiled again.
 func TestDiskCache(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("GOCAFFE_CUDA_CACHE", dir)
+	cuda.SetCacheDir(settings.CacheDir(dir))
+	t.Cleanup(func() { cuda.SetCacheDir(settings.DefaultCacheDir) })
 	d := cudatest.Device(t)
 	src := testKernels + "// disk cache test " + t.Name() + "\n"
 	if _, err := d.Compile("cached", src); err != nil {

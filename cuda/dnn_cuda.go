@@ -11,7 +11,6 @@ import "C"
 
 import (
 	"fmt"
-	"os"
 	"sync"
 )
 
@@ -20,13 +19,10 @@ var (
 	dnnLoadErr  error
 )
 
-// loadDNN opens libcudnn once per process, unless GOCAFFE_CUDNN=off.
+// loadDNN opens libcudnn once per process. (A context whose settings
+// switch cuDNN off never asks: device.Context.DNN.)
 func loadDNN() error {
 	dnnLoadOnce.Do(func() {
-		if os.Getenv("GOCAFFE_CUDNN") == "off" {
-			dnnLoadErr = fmt.Errorf("%w: switched off by GOCAFFE_CUDNN=off", ErrNoCuDNN)
-			return
-		}
 		var buf [512]C.char
 		if C.gc_dnn_load(&buf[0], C.int(len(buf))) != 0 {
 			dnnLoadErr = fmt.Errorf("%w: %s", ErrNoCuDNN, C.GoString(&buf[0]))

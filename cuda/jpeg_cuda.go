@@ -12,9 +12,10 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 var (
@@ -63,8 +64,8 @@ func jpegError(call string, s C.int) error {
 // JPEGDecoder decodes batches of JPEG images on a device with nvJPEG, for
 // one goroutine at a time. It takes the hardware decoder where the device
 // has one (A100, H100), else nvJPEG's default backend (Huffman decoding on
-// the host, the rest on the device); GOCAFFE_NVJPEG_BACKEND=default picks
-// the latter everywhere.
+// the host, the rest on the device); settings.NVJPEGDefault
+// (GOCAFFE_NVJPEG_BACKEND=default) picks the latter everywhere.
 //
 // nvJPEG's pixels are not libjpeg's: its IDCT and chroma upsampling round
 // differently, so a decoded value may differ from Caffe's (OpenCV's
@@ -87,19 +88,21 @@ type JPEGDecoder struct {
 }
 
 // NewJPEGDecoder loads libnvjpeg (CUDA 11 to 13) and creates a decoder on
-// the device. Without the library the error wraps ErrNoNVJPEG.
-func (d *Device) NewJPEGDecoder() (*JPEGDecoder, error) {
+// the device, on the backend the setting asks for (NVJPEGHardware falls
+// back to nvJPEG's default backend where the device has no hardware
+// decoder). Without the library the error wraps ErrNoNVJPEG.
+func (d *Device) NewJPEGDecoder(backend settings.NVJPEGBackend) (*JPEGDecoder, error) {
 	if err := loadJPEG(); err != nil {
 		return nil, err
 	}
 	j := &JPEGDecoder{dev: d}
 	backends := []C.int{C.GC_JPEG_BACKEND_HARDWARE, C.GC_JPEG_BACKEND_DEFAULT}
-	switch v := os.Getenv("GOCAFFE_NVJPEG_BACKEND"); v {
-	case "", "hardware":
-	case "default":
+	switch backend {
+	case settings.NVJPEGHardware:
+	case settings.NVJPEGDefault:
 		backends = backends[1:]
 	default:
-		return nil, fmt.Errorf("cuda: GOCAFFE_NVJPEG_BACKEND=%q: want hardware or default", v)
+		return nil, fmt.Errorf("cuda: nvJPEG backend %v: want hardware or default", backend)
 	}
 	var err error
 	for _, b := range backends {

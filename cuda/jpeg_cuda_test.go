@@ -16,6 +16,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/internal/cudatest"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // photoJPEG is a w x h JPEG (quality 90; 4:2:0 colour or one grey
@@ -61,7 +62,7 @@ func photoJPEG(t testing.TB, w, h int, seed uint64, gray bool) ([]byte, image.Im
 // wrapping ErrJPEGUnsupported.
 func TestJPEGDecodeBatch(t *testing.T) {
 	d := cudatest.Device(t)
-	dec, err := d.NewJPEGDecoder()
+	dec, err := d.NewJPEGDecoder(settings.NVJPEGHardware)
 	if errors.Is(err, cuda.ErrNoNVJPEG) {
 		t.Skipf("no nvJPEG: %v", err)
 	}
@@ -150,7 +151,7 @@ func BenchmarkJPEGDecodeBatch(b *testing.B) {
 	defer d.Free(out)
 	for _, check := range []bool{true, false} {
 		b.Run(fmt.Sprintf("check=%v", check), func(b *testing.B) {
-			dec, err := d.NewJPEGDecoder()
+			dec, err := d.NewJPEGDecoder(settings.NVJPEGHardware)
 			if err != nil {
 				b.Skip(err)
 			}

@@ -9,6 +9,8 @@ package cuda
 // returns ErrNoCUDA, or a zero value where it returns no error.
 // api_test.go holds the two builds to the same signatures.
 
+import "github.com/gocaffe/gocaffe/settings"
+
 // Device is a CUDA device with its primary context. In a build without the
 // `cuda` tag no Device can be obtained.
 type Device struct{}
@@ -402,7 +404,7 @@ func (n *DNN) BatchNormBackward(x *TensorDesc, xp DevicePtr, dy *TensorDesc, dyp
 type JPEGDecoder struct{}
 
 // NewJPEGDecoder returns ErrNoCUDA in a build without the `cuda` tag.
-func (d *Device) NewJPEGDecoder() (*JPEGDecoder, error) { return nil, ErrNoCUDA }
+func (d *Device) NewJPEGDecoder(settings.NVJPEGBackend) (*JPEGDecoder, error) { return nil, ErrNoCUDA }
 
 // Hardware reports false in a build without the `cuda` tag.
 func (j *JPEGDecoder) Hardware() bool { return false }

@@ -54,12 +54,13 @@ const (
 
 // DecodeDatum returns an encoded datum's image as a raw datum with the same
 // label (channels in Caffe's B, G, R order, as OpenCV gives them); a raw
-// datum is returned as it is.
-func DecodeDatum(d *caffepb.Datum, mode ColorMode) (*caffepb.Datum, error) {
+// datum is returned as it is. An image of more than maxPixels pixels (0 or
+// less: DefaultMaxImagePixels) is refused from its header.
+func DecodeDatum(d *caffepb.Datum, mode ColorMode, maxPixels int64) (*caffepb.Datum, error) {
 	if !d.GetEncoded() {
 		return d, nil
 	}
-	img, err := DecodeImage(d.GetData(), 0)
+	img, err := DecodeImage(d.GetData(), maxPixels)
 	if err != nil {
 		return nil, fmt.Errorf("decoding an encoded datum (%d bytes): %w", len(d.GetData()), err)
 	}

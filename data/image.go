@@ -210,9 +210,10 @@ func rgbaPixels(src []byte, stride int, b image.Rectangle, c int, pix []byte, co
 type ImageReader struct {
 	Mode          ColorMode
 	Height, Width int
-	// MaxPixels caps the size of an image it decodes (0: MaxImagePixels,
-	// GOCAFFE_MAX_IMAGE_PIXELS or DefaultMaxImagePixels); the header is
-	// checked before any pixel memory is allocated.
+	// MaxPixels caps the size of an image it decodes (0 or less:
+	// DefaultMaxImagePixels; a layer sets its context's MaxImagePixels
+	// setting); the header is checked before any pixel memory is
+	// allocated.
 	MaxPixels int64
 
 	file    []byte

@@ -4,47 +4,27 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"os"
-	"strconv"
-	"sync"
+
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // DefaultMaxImagePixels is the largest image, in pixels, that gocaffe
-// decodes unless told otherwise. OpenCV, which Caffe decodes with, caps
-// images at 2^30 pixels; Go's decoders hold 4 bytes per colour pixel, so
-// that cap would let one small file (a PNG of repeated rows compresses
-// 20000x20000 pixels into 400 KB) claim over 4 GiB before any layer sees
-// it. 2^28 pixels (16384x16384) keeps one decode near 1 GiB and is far
-// above any image a net is trained on. GOCAFFE_MAX_IMAGE_PIXELS raises it.
-const DefaultMaxImagePixels = 1 << 28
+// decodes unless told otherwise (settings.DefaultMaxImagePixels says
+// why). A reader's MaxPixels, from the settings' MaxImagePixels
+// (GOCAFFE_MAX_IMAGE_PIXELS for the gocaffe command), moves it.
+const DefaultMaxImagePixels = settings.DefaultMaxImagePixels
 
-// MaxImagePixelsEnv names the environment variable that overrides
-// DefaultMaxImagePixels.
+// MaxImagePixelsEnv names the gocaffe command's variable that raises the
+// cap, for messages.
 const MaxImagePixelsEnv = "GOCAFFE_MAX_IMAGE_PIXELS"
 
 // maxDatumBytes is the most pixel data one Datum can carry: protobuf's
 // message limit (2 GiB - 1) less room for the other fields.
 const maxDatumBytes = 1<<31 - 1 - 64
 
-var maxPixelsFromEnv = sync.OnceValues(func() (int64, error) {
-	s := os.Getenv(MaxImagePixelsEnv)
-	if s == "" {
-		return DefaultMaxImagePixels, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%s=%q: want a positive number of pixels", MaxImagePixelsEnv, s)
-	}
-	return n, nil
-})
-
-// MaxImagePixels is the image size cap in force: GOCAFFE_MAX_IMAGE_PIXELS
-// when it is set, DefaultMaxImagePixels otherwise.
-func MaxImagePixels() (int64, error) { return maxPixelsFromEnv() }
-
 // CheckImageHeader reads only the header of an encoded image and refuses
-// an image of more than maxPixels pixels (0: MaxImagePixels) before any
-// pixel memory is allocated.
+// an image of more than maxPixels pixels (0 or less:
+// DefaultMaxImagePixels) before any pixel memory is allocated.
 func CheckImageHeader(encoded []byte, maxPixels int64) error {
 	if w, h, _, ok := jpegFrame(encoded); ok { // the common case, without image.DecodeConfig's allocations
 		return CheckImageSize("jpeg image", h, w, maxPixels)
@@ -57,22 +37,20 @@ func CheckImageHeader(encoded []byte, maxPixels int64) error {
 }
 
 // CheckImageSize refuses an image (decoded, or a resize target) of height
-// x width pixels over maxPixels (0: MaxImagePixels), and one whose three
+// x width pixels over maxPixels (0 or less: DefaultMaxImagePixels), and
+// one whose three
 // colour planes could not fit in a Datum. what says what the size is of,
 // for the message.
 func CheckImageSize(what string, height, width int, maxPixels int64) error {
 	if maxPixels <= 0 {
-		var err error
-		if maxPixels, err = MaxImagePixels(); err != nil {
-			return err
-		}
+		maxPixels = DefaultMaxImagePixels
 	}
 	if height <= 0 || width <= 0 {
 		return fmt.Errorf("%s of %dx%d pixels has no pixels", what, width, height)
 	}
 	px := int64(height) * int64(width)
 	if px > maxPixels {
-		return fmt.Errorf("%s of %dx%d pixels is over the limit of %d pixels (set %s to allow more)", what, width, height, maxPixels, MaxImagePixelsEnv)
+		return fmt.Errorf("%s of %dx%d pixels is over the limit of %d pixels (set %s, or the settings' MaxImagePixels, to allow more)", what, width, height, maxPixels, MaxImagePixelsEnv)
 	}
 	if 3*px > maxDatumBytes {
 		return fmt.Errorf("%s of %dx%d pixels cannot be held in a Datum (protobuf's 2 GiB limit)", what, width, height)
@@ -81,7 +59,8 @@ func CheckImageSize(what string, height, width int, maxPixels int64) error {
 }
 
 // DecodeImage decodes an encoded image (JPEG, PNG, GIF) after checking its
-// header against maxPixels (0: MaxImagePixels), so that no image's pixels
+// header against maxPixels (0 or less: DefaultMaxImagePixels), so that no
+// image's pixels
 // are allocated before its size is known to be allowed. Every decode of a
 // user's image goes through it.
 func DecodeImage(encoded []byte, maxPixels int64) (image.Image, error) {

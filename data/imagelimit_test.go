@@ -40,8 +40,25 @@ func TestImageCap(t *testing.T) {
 	wantErr(t, "/dev/zero", err, "/dev/zero is not a regular file")
 
 	d := &caffepb.Datum{Encoded: proto.Bool(true), Data: badinput.PNGBomb(20000, 20000)}
-	_, err = DecodeDatum(d, Color)
+	_, err = DecodeDatum(d, Color, 0)
 	wantErr(t, "encoded datum", err, "encoded datum", "over the limit")
+	small35 := &caffepb.Datum{Encoded: proto.Bool(true), Data: small}
+	if _, err := DecodeDatum(small35, Color, 35); err != nil {
+		t.Errorf("an encoded datum of 35 pixels under a cap of 35: %v", err)
+	}
+	_, err = DecodeDatum(small35, Color, 34)
+	wantErr(t, "encoded datum, cap 34", err, "over the limit of 34 pixels")
+	tf, err := NewTransformer[float32](nil, caffepb.Phase_TRAIN, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tf.MaxImagePixels() != 0 {
+		t.Errorf("a new transformer's cap: %d, want 0 (the default)", tf.MaxImagePixels())
+	}
+	tf.SetMaxImagePixels(34)
+	if tf.MaxImagePixels() != 34 {
+		t.Errorf("the transformer's cap after SetMaxImagePixels(34): %d", tf.MaxImagePixels())
+	}
 
 	wantErr(t, "no pixels", CheckImageSize("image", 0, 5, 0), "has no pixels")
 	wantErr(t, "datum limit", CheckImageSize("image", 40000, 40000, 1<<40), "cannot be held in a Datum")

@@ -100,6 +100,15 @@ func NewTransformer[T blob.Float](p *caffepb.TransformationParameter, phase caff
 // default, is slog.Default(). A layer gives its transformer its own.
 func (t *Transformer[T]) SetLogger(l *slog.Logger) { t.log = l }
 
+// SetMaxImagePixels caps the size of the encoded images the transformer
+// decodes (0 or less: DefaultMaxImagePixels). A layer sets its context's
+// MaxImagePixels setting.
+func (t *Transformer[T]) SetMaxImagePixels(n int64) { t.dec.MaxPixels = n }
+
+// MaxImagePixels returns the cap SetMaxImagePixels set, for the decoders
+// that work beside the transformer.
+func (t *Transformer[T]) MaxImagePixels() int64 { return t.dec.MaxPixels }
+
 // Reseed restarts the random crops and mirrors from seed.
 func (t *Transformer[T]) Reseed(seed uint64) { mathfn.SeedPCG(t.src, seed) }
 

@@ -23,6 +23,19 @@
 // The cuDNN handle and the multi-GPU communicator, when they come, belong
 // here too: one per device, created on first use, bound to the compute
 // stream.
+//
+// # Settings
+//
+// A Context carries the run-time settings (package settings) of what runs
+// on it: the layers, nets and solvers given the context read their
+// choices (BatchNorm's kernels, the convolutions' GEMM way, the CPU's
+// GEMM, the JPEG decoder, ...) from it rather than from the environment,
+// so two contexts of one program may run with different settings:
+//
+//	ctx := device.New(nil)
+//	ctx.SetSettings(settings.Settings{GEMM: settings.GEMMOwn})
+//
+// A nil *Context has the defaults (the zero settings.Settings).
 package device
 
 import (
@@ -32,6 +45,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // DefaultConvWorkspaceElems is the default bound on the batched GPU
@@ -57,6 +71,8 @@ type Context struct {
 	kernels  map[kernelKey]*cuda.Function
 
 	tf32 bool // TF32 tensor cores allowed for float32 products (SetTF32)
+
+	settings settings.Settings // see SetSettings
 
 	// The workspace of the cuDNN engines: one buffer for all the layers of
 	// the context, which run one after another on its stream (Workspace).
@@ -220,11 +236,31 @@ func (c *Context) SetTF32(on bool) error {
 // TF32 reports whether TF32 tensor cores are allowed (SetTF32).
 func (c *Context) TF32() bool { return c != nil && c.tf32 }
 
+// Settings returns the settings of what runs on the context (SetSettings);
+// a nil context's are the defaults.
+func (c *Context) Settings() settings.Settings {
+	if c == nil {
+		return settings.Settings{}
+	}
+	return c.settings
+}
+
+// SetSettings gives the context s, for the layers, nets and solvers set
+// up on it afterwards (a layer reads the settings it needs when it is set
+// up, a data layer when it starts its prefetching). c must not be nil:
+// device.New(nil) makes a host context that can carry settings.
+func (c *Context) SetSettings(s settings.Settings) { c.settings = s }
+
 // DNN returns the cuDNN handle of the context's GPU; the error wraps
-// cuda.ErrNoCuDNN where cuDNN is not installed.
+// cuda.ErrNoCuDNN where cuDNN is not installed, or where the context's
+// settings switch it off (CuDNN: settings.Off), which the layers take as
+// a machine without it.
 func (c *Context) DNN() (*cuda.DNN, error) {
 	if !c.OnGPU() {
 		return nil, errHostContext
+	}
+	if c.settings.CuDNN == settings.Off {
+		return nil, fmt.Errorf("%w: switched off by the settings (GOCAFFE_CUDNN=off)", cuda.ErrNoCuDNN)
 	}
 	return c.dev.DNN()
 }

@@ -31,8 +31,16 @@ type View[T Float, A any] interface {
 // Float is the element type of blobs.
 type Float = blob.Float
 
-// HostView is the CPU's View: arrays are slices of host memory.
+// HostView is the CPU's View: arrays are slices of host memory. The zero
+// HostView multiplies matrices with the default GEMM choice; Host gives
+// the one of a context's settings.
 type HostView[T Float] struct{ mathfn.CPU[T] }
+
+// Host returns the host's View for work of context c: its math takes c's
+// settings (the GEMM choice). A nil c gives the zero HostView.
+func Host[T Float](c *Context) HostView[T] {
+	return HostView[T]{mathfn.NewCPU[T](c.Settings().GEMM)}
+}
 
 var _ View[float32, []float32] = HostView[float32]{}
 

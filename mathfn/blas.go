@@ -1,6 +1,9 @@
 package mathfn
 
 import (
+	"runtime"
+
+	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -8,24 +11,21 @@ import (
 
 // Gemm computes C = alpha*op(A)*op(B) + beta*C where op(A) is m x k, op(B)
 // is k x n and C is m x n, all row-major (Caffe's caffe_cpu_gemm). A is
-// stored m x k, or k x m when transA is blas.Trans; B likewise.
+// stored m x k, or k x m when transA is blas.Trans; B likewise. The code
+// that multiplies is settings.GEMMAuto's choice; CPU.Gemm takes another.
 func Gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
-	if m == 0 || n == 0 {
-		return
-	}
-	lda, ldb := k, n
-	if transA != blas.NoTrans {
-		lda = m
-	}
-	if transB != blas.NoTrans {
-		ldb = k
-	}
-	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+	gemmPacked(runtime.GOMAXPROCS(0), settings.GEMMAuto, transA, transB, m, n, k, alpha, a, b, beta, c)
 }
 
 // GemmSerial is Gemm on the calling goroutine alone, for work that is
 // already spread over the cores (see Parallel).
 func GemmSerial[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
+	gemmPacked(1, settings.GEMMAuto, transA, transB, m, n, k, alpha, a, b, beta, c)
+}
+
+// gemmPacked is Gemm of densely stored matrices on at most workers
+// goroutines with choice's code.
+func gemmPacked[T Float](workers int, choice settings.GEMM, transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -36,7 +36,7 @@ func GemmSerial[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a,
 	if transB != blas.NoTrans {
 		ldb = k
 	}
-	gemmOn(1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+	gemmOn(workers, choice, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
 }
 
 // Gemv computes y = alpha*op(A)*x + beta*y where A is m x n row-major

@@ -14,8 +14,8 @@
 // `-tags openblas` installs OpenBLAS (through gonum.org/v1/netlib, needs
 // Debian's libopenblas-dev) for this package and for anything else that
 // uses gonum's blas32/blas64, and for GEMM on CPUs where the package has
-// no assembly kernels (GOCAFFE_GEMM=openblas: for every GEMM; see
-// gemm_choice.go).
+// no assembly kernels (settings.GEMMOpenBLAS, GOCAFFE_GEMM=openblas: for
+// every GEMM; see gemm_choice.go).
 package mathfn
 
 // Float is the element type of blobs and of the math here: float32 (the

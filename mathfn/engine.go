@@ -1,6 +1,11 @@
 package mathfn
 
-import "gonum.org/v1/gonum/blas"
+import (
+	"runtime"
+
+	"github.com/gocaffe/gocaffe/settings"
+	"gonum.org/v1/gonum/blas"
+)
 
 // Engine is the math of one kind of device over its own kind of array A:
 // CPU[T] works on []T, *GPU[T] on cuda.DevicePtr. Code written against an
@@ -39,14 +44,47 @@ type Engine[T Float, A any] interface {
 }
 
 // CPU is the Engine of the host: each method calls the package function of
-// the same name.
-type CPU[T Float] struct{}
+// the same name, the products with the code of its GEMM choice (NewCPU;
+// the zero value's is settings.GEMMAuto, as Gemm's).
+type CPU[T Float] struct {
+	// gemm points into gemmChoices (nil: GEMMAuto), so that a CPU is
+	// pointer-shaped: a View or Engine interface holding one, made for
+	// every pass, allocates nothing.
+	gemm *settings.GEMM
+}
+
+// gemmChoices are the choices NewCPU points to.
+var gemmChoices = [...]settings.GEMM{settings.GEMMAuto, settings.GEMMOwn, settings.GEMMOpenBLAS}
+
+// NewCPU returns the host's engine with the GEMM choice choice (a value
+// with no word is GEMMAuto).
+func NewCPU[T Float](choice settings.GEMM) CPU[T] {
+	if int(choice) >= len(gemmChoices) {
+		choice = settings.GEMMAuto
+	}
+	return CPU[T]{gemm: &gemmChoices[choice]}
+}
+
+// GEMM returns the engine's GEMM choice.
+func (e CPU[T]) GEMM() settings.GEMM {
+	if e.gemm == nil {
+		return settings.GEMMAuto
+	}
+	return *e.gemm
+}
 
 var _ Engine[float32, []float32] = CPU[float32]{}
 
-func (CPU[T]) Gemm(transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
-	Gemm(transA, transB, m, n, k, alpha, a, b, beta, c)
+func (e CPU[T]) Gemm(transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
+	gemmPacked(runtime.GOMAXPROCS(0), e.GEMM(), transA, transB, m, n, k, alpha, a, b, beta, c)
 }
+
+// GemmSerial is Gemm on the calling goroutine alone (the package's
+// GemmSerial with the engine's choice).
+func (e CPU[T]) GemmSerial(transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
+	gemmPacked(1, e.GEMM(), transA, transB, m, n, k, alpha, a, b, beta, c)
+}
+
 func (CPU[T]) Gemv(transA blas.Transpose, m, n int, alpha T, a, x []T, beta T, y []T) {
 	Gemv(transA, m, n, alpha, a, x, beta, y)
 }

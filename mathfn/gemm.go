@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -187,13 +188,14 @@ type gemmJob[T Float] struct {
 }
 
 // gemm computes C = alpha*op(A)*op(B) + beta*C (m x n, row stride ldc),
-// on several goroutines when it is large.
+// on several goroutines when it is large, with GEMMAuto's code.
 func gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	gemmOn(runtime.GOMAXPROCS(0), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemmOn(runtime.GOMAXPROCS(0), settings.GEMMAuto, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// gemmOn is gemm on at most workers goroutines.
-func gemmOn[T Float](workers int, transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// gemmOn is gemm on at most workers goroutines, with the code choice
+// chooses (gemm_choice.go).
+func gemmOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -204,7 +206,7 @@ func gemmOn[T Float](workers int, transA, transB blas.Transpose, m, n, k int, al
 	jobs := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs)
 	j := jobs.get()
 	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,
-		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T](), own: ownGemmFor[T]()}
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T](), own: ownGemmFor[T](choice)}
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)
 	} else {

@@ -1,9 +1,6 @@
 package mathfn
 
-import (
-	"log/slog"
-	"os"
-)
+import "github.com/gocaffe/gocaffe/settings"
 
 // Which code multiplies the matrices of each element type: gemm.go's own
 // kernels, or the linked BLAS of the openblas build.
@@ -15,51 +12,46 @@ import (
 // shapes of LeNet, CIFAR-10 and CaffeNet 1.1-2.7x as fast as
 // single-thread OpenBLAS 0.3.21 in float32 (BenchmarkSgemm) and 1.2-2.2x
 // in float64, and a user who links OpenBLAS for speed should not get the
-// slower of the two. GOCAFFE_GEMM=openblas restores OpenBLAS for every
-// product; GOCAFFE_GEMM=own asks for ours everywhere (the plain Go kernel
-// where the CPU has no assembly ones).
+// slower of the two. settings.GEMMOpenBLAS (GOCAFFE_GEMM=openblas)
+// restores OpenBLAS for every product; settings.GEMMOwn asks for ours
+// everywhere (the plain Go kernel where the CPU has no assembly ones).
+//
+// The choice comes with each call: CPU.GEMM, which a context's host view
+// takes from the context's settings (device.Host). The package functions
+// Gemm and GemmSerial take settings.GEMMAuto.
+
+// ownSgemm and ownDgemm are settings.GEMMAuto's choice on this CPU: they
+// depend on nothing but the CPU and the build (tests set them to try each
+// kernel).
 var (
-	gemmOverride = readGemmEnv()
-	ownSgemm     = chooseOwnGemm(gemmOverride, sgemmKernels[0].name)
-	ownDgemm     = chooseOwnGemm(gemmOverride, dgemmKernels[0].name)
+	ownSgemm = chooseOwnGemm(settings.GEMMAuto, sgemmKernels[0].name)
+	ownDgemm = chooseOwnGemm(settings.GEMMAuto, dgemmKernels[0].name)
 )
 
-// gemmEnv is the variable that overrides the choice.
-const gemmEnv = "GOCAFFE_GEMM"
-
-// readGemmEnv returns gemmEnv's value where this build can honour it, ""
-// (choose by CPU) otherwise, with a warning: a variable that only tunes
-// speed is not worth refusing to start for.
-func readGemmEnv() string {
-	v := os.Getenv(gemmEnv)
-	switch {
-	case v == "" || v == "own":
-		return v
-	case !linkedGemm:
-		slog.Warn("mathfn: "+gemmEnv+" is ignored: this build links no BLAS for GEMM (build with -tags openblas)", "value", v)
-		return ""
-	case v == "openblas":
-		return v
-	}
-	slog.Warn("mathfn: unknown "+gemmEnv+" (want openblas or own); choosing by CPU", "value", v)
-	return ""
-}
+// LinkedBLAS reports whether this build links a BLAS that can multiply
+// matrices (the openblas tag): without one, settings.GEMMOpenBLAS is
+// ignored and the own kernels multiply everything.
+const LinkedBLAS = linkedGemm
 
 // chooseOwnGemm reports whether products run on the own kernels, given
-// the override and the name of the best own kernel on this CPU ("Go" for
-// the plain Go one).
-func chooseOwnGemm(override, best string) bool {
+// the choice and the name of the best own kernel on this CPU ("Go" for
+// the plain Go one). A choice with no word is GEMMAuto's.
+func chooseOwnGemm(choice settings.GEMM, best string) bool {
 	switch {
-	case !linkedGemm || override == "own":
+	case !linkedGemm || choice == settings.GEMMOwn:
 		return true
-	case override == "openblas":
+	case choice == settings.GEMMOpenBLAS:
 		return false
 	}
 	return best != "Go"
 }
 
-// ownGemmFor reports whether products of T run on the own kernels.
-func ownGemmFor[T Float]() bool {
+// ownGemmFor reports whether products of T run on the own kernels under
+// choice.
+func ownGemmFor[T Float](choice settings.GEMM) bool {
+	if choice == settings.GEMMOwn || choice == settings.GEMMOpenBLAS {
+		return chooseOwnGemm(choice, "")
+	}
 	var zero T
 	if _, ok := any(zero).(float64); ok {
 		return ownDgemm

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
 )
 
@@ -191,18 +192,77 @@ func TestGemmLeavesFloatModeAlone(t *testing.T) {
 var denormalDivisor float32 = 4
 
 // The openblas build multiplies with the own kernels where this CPU has
-// assembly ones, unless GOCAFFE_GEMM says otherwise; the default build
-// always does.
+// assembly ones, unless the GEMM setting (GOCAFFE_GEMM) says otherwise;
+// the default build always does.
 func TestChooseOwnGemm(t *testing.T) {
 	for _, c := range []struct {
-		override, best string
-		want           bool
+		choice settings.GEMM
+		best   string
+		want   bool
 	}{
-		{"", "AVX-512", true}, {"", "Go", !linkedGemm}, {"own", "Go", true},
-		{"openblas", "AVX-512", !linkedGemm}, {"openblas", "Go", !linkedGemm},
+		{settings.GEMMAuto, "AVX-512", true}, {settings.GEMMAuto, "Go", !linkedGemm}, {settings.GEMMOwn, "Go", true},
+		{settings.GEMMOpenBLAS, "AVX-512", !linkedGemm}, {settings.GEMMOpenBLAS, "Go", !linkedGemm},
 	} {
-		if got := chooseOwnGemm(c.override, c.best); got != c.want {
-			t.Errorf("chooseOwnGemm(%q, %q) = %v, want %v", c.override, c.best, got, c.want)
+		if got := chooseOwnGemm(c.choice, c.best); got != c.want {
+			t.Errorf("chooseOwnGemm(%v, %q) = %v, want %v", c.choice, c.best, got, c.want)
 		}
+	}
+}
+
+// The choice travels with the call: a CPU engine's GEMM decides what
+// multiplies its products, whatever the package functions use, and every
+// choice computes the same product. An engine in an interface costs no
+// allocation.
+func TestGemmChoicePerEngine(t *testing.T) {
+	if g := (CPU[float32]{}).GEMM(); g != settings.GEMMAuto {
+		t.Errorf("the zero CPU's choice is %v", g)
+	}
+	if g := NewCPU[float32](settings.GEMM(9)).GEMM(); g != settings.GEMMAuto {
+		t.Errorf("a choice with no word became %v", g)
+	}
+	var sink Engine[float32, []float32]
+	if n := testing.AllocsPerRun(10, func() { sink = NewCPU[float32](settings.GEMMOwn); _ = sink.Err() }); n != 0 {
+		t.Errorf("an engine in an interface: %v allocations", n)
+	}
+	for _, c := range []struct {
+		choice  settings.GEMM
+		wantOwn bool
+	}{
+		{settings.GEMMAuto, ownSgemm}, {settings.GEMMOwn, true}, {settings.GEMMOpenBLAS, !linkedGemm},
+	} {
+		if got := ownGemmFor[float32](c.choice); got != c.wantOwn {
+			t.Errorf("%v: own kernels %v, want %v", c.choice, got, c.wantOwn)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const m, n, k = 37, 29, 41
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	for i := range b {
+		b[i] = float32(rng.NormFloat64())
+	}
+	want := refGemm(false, false, m, n, k, 1, a, k, b, n, 0, make([]float32, m*n), n)
+	for _, choice := range []settings.GEMM{settings.GEMMAuto, settings.GEMMOwn, settings.GEMMOpenBLAS} {
+		for _, serial := range []bool{false, true} {
+			c := make([]float32, m*n)
+			if e := NewCPU[float32](choice); serial {
+				e.GemmSerial(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, b, 0, c)
+			} else {
+				e.Gemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, b, 0, c)
+			}
+			for i := range c {
+				if d := math.Abs(float64(c[i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
+					t.Fatalf("%v (serial %v): C[%d] = %v, want %v", choice, serial, i, c[i], want[i])
+				}
+			}
+		}
+	}
+	if BLASNameWith(settings.GEMMAuto) != BLASName {
+		t.Errorf("BLASNameWith(auto) = %q, BLASName %q", BLASNameWith(settings.GEMMAuto), BLASName)
+	}
+	if linkedGemm && BLASNameWith(settings.GEMMOwn) == BLASNameWith(settings.GEMMOpenBLAS) {
+		t.Errorf("the openblas build names own and openblas alike: %q", BLASNameWith(settings.GEMMOwn))
 	}
 }

@@ -25,7 +25,6 @@ package mpi
 import (
 	"errors"
 	"fmt"
-	"os"
 )
 
 // ErrNoMPI is returned by every call in a build without the `mpi` tag.
@@ -42,12 +41,14 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("mpi: %s failed: %s (error %d)", e.Call, e.Msg, e.Code)
 }
 
-// Launched reports whether this process was started by an MPI launcher
-// (mpirun, mpiexec, srun with PMI): the launchers of Open MPI, MPICH and
-// Slurm's PMI set these variables in every rank.
-func Launched() bool {
+// Launched reports whether the process whose environment lookup reads
+// (the gocaffe command passes os.LookupEnv; the library reads no
+// environment) was started by an MPI launcher (mpirun, mpiexec, srun with
+// PMI): the launchers of Open MPI, MPICH and Slurm's PMI set these
+// variables in every rank.
+func Launched(lookup func(name string) (string, bool)) bool {
 	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"} {
-		if os.Getenv(v) != "" {
+		if s, _ := lookup(v); s != "" {
 			return true
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // fusedNet is a training net with ResNet's BatchNorm-Scale pattern, the
@@ -36,7 +37,7 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "l
 // every gradient and the BatchNorm's running statistics over two
 // iterations. It does so on the own BatchNorm kernels (which fuse the
 // ReLU too where the whole chain is in place) and on cuDNN's
-// (GOCAFFE_BN), and on the own kernels also with global statistics (a
+// (the BatchNorm setting, GOCAFFE_BN), and on the own kernels also with global statistics (a
 // frozen BatchNorm being fine-tuned, its running sums set first), with a
 // leaky ReLU, with a ReLU right after the BatchNorm, and with a negative
 // slope, which is not fused; with 128 channels, which take the kernels of
@@ -75,7 +76,11 @@ func TestFusedBatchNormScaleGPU(t *testing.T) {
 			[]string{"bn computes scale"}},
 	}
 	for _, c := range cases {
-		t.Setenv("GOCAFFE_BN", c.mode)
+		s, err := settings.FromLookup(func(name string) (string, bool) { return c.mode, name == "GOCAFFE_BN" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx.SetSettings(s)
 		name := c.mode + "/" + c.name
 		t.Run("float32/"+name, func(t *testing.T) { checkFused[float32](t, ctx, c.text, c.fused, 1e-3) })
 		t.Run("float64/"+name, func(t *testing.T) { checkFused[float64](t, ctx, c.text, c.fused, 1e-9) })
@@ -263,7 +268,7 @@ func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, fus
 // an error rather than a wrong gradient.
 func TestFusedPartialPassesGPU(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
-	t.Setenv("GOCAFFE_BN", "own")
+	ctx.SetSettings(settings.Settings{BatchNorm: settings.BatchNormOwn})
 	build := func(text string, c *device.Context) *net.Net[float32] {
 		p := &caffepb.NetParameter{}
 		if err := protoio.ParseText([]byte(text), p); err != nil {

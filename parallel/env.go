@@ -2,9 +2,7 @@ package parallel
 
 import (
 	"fmt"
-	"os"
 	"strconv"
-	"time"
 
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
@@ -21,15 +19,21 @@ type Launch struct {
 	MasterPort      int
 }
 
-// LaunchFromEnv reads the launcher's variables. ok is false when RANK and
-// WORLD_SIZE are both unset (not such a job); a variable that is set but
-// wrong is an error naming it.
-func LaunchFromEnv() (l Launch, ok bool, err error) {
-	if os.Getenv("RANK") == "" && os.Getenv("WORLD_SIZE") == "" {
+// LaunchFromLookup reads the launcher's variables through lookup: the
+// gocaffe command passes os.LookupEnv (the library reads no environment);
+// a program that starts its ranks otherwise, or a test, passes its own.
+// ok is false when RANK and WORLD_SIZE are both unset or empty (not such a
+// job); a variable that is set but wrong is an error naming it.
+func LaunchFromLookup(lookup func(name string) (string, bool)) (l Launch, ok bool, err error) {
+	get := func(name string) string {
+		v, _ := lookup(name)
+		return v
+	}
+	if get("RANK") == "" && get("WORLD_SIZE") == "" {
 		return Launch{}, false, nil
 	}
 	num := func(name string, def int, need bool) int {
-		s := os.Getenv(name)
+		s := get(name)
 		if s == "" {
 			if need && err == nil {
 				err = fmt.Errorf("parallel: %s is not set (a torchrun-style launch sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT)", name)
@@ -46,7 +50,7 @@ func LaunchFromEnv() (l Launch, ok bool, err error) {
 	l.WorldSize = num("WORLD_SIZE", 0, true)
 	l.LocalRank = num("LOCAL_RANK", l.Rank, false)
 	l.MasterPort = num("MASTER_PORT", 29500, false) // torchrun's default port
-	l.MasterAddr = os.Getenv("MASTER_ADDR")
+	l.MasterAddr = get("MASTER_ADDR")
 	if l.MasterAddr == "" {
 		l.MasterAddr = "127.0.0.1"
 	}
@@ -56,15 +60,6 @@ func LaunchFromEnv() (l Launch, ok bool, err error) {
 	return l, err == nil, err
 }
 
-// RendezvousTimeout bounds how long ranks wait for each other at the start
-// (GOCAFFE_RENDEZVOUS_TIMEOUT, in Go's duration syntax, default 5m).
-func RendezvousTimeout() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("GOCAFFE_RENDEZVOUS_TIMEOUT")); err == nil && d > 0 {
-		return d
-	}
-	return 5 * time.Minute
-}
-
 // NewNCCLFromEnv joins, as GPU rank l.Rank on ctx, the NCCL communicator of
 // a torchrun-style job: rank 0 makes the unique id and the TCP rendezvous
 // on l.MasterAddr:l.MasterPort hands it to the others. The rendezvous's
@@ -72,7 +67,9 @@ func RendezvousTimeout() time.Duration {
 // other rank aborts its communicator and its next collective fails with an
 // error naming the rank that died, never a hang. onDeath, if not nil, is
 // called after that abort (a command may end the process if the device
-// does not let go).
+// does not let go). The ranks wait for each other at the start for as long
+// as ctx's settings say (RendezvousTimeout, GOCAFFE_RENDEZVOUS_TIMEOUT;
+// 5 minutes by default).
 func NewNCCLFromEnv(ctx *device.Context, l Launch, onDeath func(error)) (Comm, error) {
 	var id cuda.NCCLUniqueID
 	if l.Rank == 0 {
@@ -82,7 +79,7 @@ func NewNCCLFromEnv(ctx *device.Context, l Launch, onDeath func(error)) (Comm, e
 		}
 	}
 	var comm *ncclComm
-	w, payload, err := Rendezvous(l, id[:], RendezvousTimeout(), func(cause error) {
+	w, payload, err := Rendezvous(l, id[:], ctx.Settings().RendezvousWait(), func(cause error) {
 		if comm != nil {
 			comm.Abort(cause)
 		}

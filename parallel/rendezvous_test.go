@@ -124,7 +124,9 @@ func TestRendezvousTimesOut(t *testing.T) {
 	}
 }
 
-func TestLaunchFromEnv(t *testing.T) {
+// A torchrun-style launch is read through a lookup: the variables set,
+// the defaults of those that are not, and errors naming a wrong one.
+func TestLaunchFromLookup(t *testing.T) {
 	for _, c := range []struct {
 		env  map[string]string
 		ok   bool
@@ -132,6 +134,7 @@ func TestLaunchFromEnv(t *testing.T) {
 		err  string
 	}{
 		{env: map[string]string{}, ok: false},
+		{env: map[string]string{"RANK": "", "WORLD_SIZE": ""}, ok: false},
 		{env: map[string]string{"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "MASTER_ADDR": "node0", "MASTER_PORT": "1234"}, ok: true,
 			want: Launch{Rank: 1, WorldSize: 4, LocalRank: 1, MasterAddr: "node0", MasterPort: 1234}},
 		{env: map[string]string{"RANK": "0", "WORLD_SIZE": "2"}, ok: true,
@@ -140,10 +143,7 @@ func TestLaunchFromEnv(t *testing.T) {
 		{env: map[string]string{"RANK": "x", "WORLD_SIZE": "2"}, err: `RANK="x"`},
 		{env: map[string]string{"WORLD_SIZE": "2"}, err: "RANK is not set"},
 	} {
-		for _, k := range []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"} {
-			t.Setenv(k, c.env[k])
-		}
-		l, ok, err := LaunchFromEnv()
+		l, ok, err := LaunchFromLookup(func(name string) (string, bool) { v, ok := c.env[name]; return v, ok })
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%v: err %v, want %q", c.env, err, c.err)

@@ -40,13 +40,13 @@ type updater[T blob.Float] interface {
 // built-in SGD rule, the fused one.
 func newUpdater[T blob.Float](s *Solver[T]) (updater[T], error) {
 	if !s.ctx.OnGPU() {
-		return &viewUpdater[T, []T]{v: device.HostView[T]{}}, nil
+		return &viewUpdater[T, []T]{v: device.Host[T](s.ctx)}, nil
 	}
 	v, err := device.NewGPUView[T](s.ctx)
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := s.rule.(*viewRule[T, cuda.DevicePtr]); ok && fusedUpdates() {
+	if r, ok := s.rule.(*viewRule[T, cuda.DevicePtr]); ok && fusedUpdates(s.ctx) {
 		if _, ok := r.r.(sgd[T, cuda.DevicePtr]); ok {
 			return &fusedSGD[T]{v: v}, nil
 		}
@@ -140,7 +140,7 @@ func (r *viewRule[T, A]) Update(u *ParamUpdate[T]) error {
 // context.
 func onDevice[T blob.Float](ctx *device.Context, host arrayRule[T, []T], gpu arrayRule[T, cuda.DevicePtr]) (Rule[T], error) {
 	if !ctx.OnGPU() {
-		return &viewRule[T, []T]{v: device.HostView[T]{}, r: host}, nil
+		return &viewRule[T, []T]{v: device.Host[T](ctx), r: host}, nil
 	}
 	v, err := device.NewGPUView[T](ctx)
 	if err != nil {

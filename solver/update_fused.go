@@ -1,17 +1,17 @@
 package solver
 
 import (
-	"os"
-
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
-// fusedUpdates says whether the GPU solver may update all parameters in
-// one launch: on unless GOCAFFE_FUSED_UPDATE=0 (for comparing with the
-// operation-by-operation path, whose results are the same).
-func fusedUpdates() bool { return os.Getenv("GOCAFFE_FUSED_UPDATE") != "0" }
+// fusedUpdates says whether the GPU solver of ctx may update all
+// parameters in one launch: on unless its FusedUpdate setting is off
+// (GOCAFFE_FUSED_UPDATE=off), for comparing with the
+// operation-by-operation path, whose results are the same.
+func fusedUpdates(ctx *device.Context) bool { return ctx.Settings().FusedUpdate != settings.Off }
 
 // fusedSGD is the GPU updater of the built-in SGD rule: the whole of
 // ApplyUpdate and Net::Update in one kernel launch (mathfn's SGDStep)

@@ -9,6 +9,7 @@ import (
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/settings"
 	"github.com/gocaffe/gocaffe/solver"
 )
 
@@ -47,13 +48,13 @@ base_lr: 0.01 lr_policy: "step" gamma: 0.5 stepsize: 2 momentum: 0.9
 `
 
 // TestFusedSGDMatchesSeparate holds the fused GPU update to the separate
-// operations (GOCAFFE_FUSED_UPDATE=0) in float32: weights and updates
+// operations (the FusedUpdate setting off, GOCAFFE_FUSED_UPDATE=off) in float32: weights and updates
 // after five iterations, with L2 and L1 decay and iter_size 2.
 func TestFusedSGDMatchesSeparate(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
 	for _, extra := range []string{`weight_decay: 0.01`, `weight_decay: 0.02 regularization_type: "L1" iter_size: 2`} {
-		run := func(fused string) [][]float32 {
-			t.Setenv("GOCAFFE_FUSED_UPDATE", fused)
+		run := func(fused settings.Switch) [][]float32 {
+			ctx.SetSettings(settings.Settings{FusedUpdate: fused})
 			p := &caffepb.SolverParameter{}
 			if err := protoio.ParseText([]byte(fusedNet+extra), p); err != nil {
 				t.Fatal(err)
@@ -75,7 +76,7 @@ func TestFusedSGDMatchesSeparate(t *testing.T) {
 			}
 			return out
 		}
-		fused, separate := run("1"), run("0")
+		fused, separate := run(settings.On), run(settings.Off)
 		worst := 0.0
 		for i := range separate {
 			for j, want := range separate[i] {

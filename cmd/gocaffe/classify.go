@@ -94,7 +94,7 @@ func readImage(path string) (image.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("could not read image: %w", err)
 	}
-	img, err := data.DecodeImage(b, 0)
+	img, err := data.DecodeImage(b, config.MaxImagePixels)
 	if err != nil {
 		return nil, fmt.Errorf("could not decode image %s: %w", path, err)
 	}

@@ -93,7 +93,7 @@ func computeImageMean(backend caffepb.DataParameter_DB, path string, stderr io.W
 		}
 		// Native colour, as Caffe's DecodeDatumNative: grey images stay one
 		// channel.
-		if d, err = data.DecodeDatum(d, data.Native); err != nil {
+		if d, err = data.DecodeDatum(d, data.Native, config.MaxImagePixels); err != nil {
 			return nil, fmt.Errorf("database %s, record %q: %w", path, key, err)
 		}
 		dc, dh, dw, err := data.DatumShape(d)

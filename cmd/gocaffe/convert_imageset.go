@@ -105,7 +105,7 @@ func (o *imagesetOptions) check() error {
 	// Checked before the database is created: a target too large to
 	// allocate would otherwise kill the process and leave an empty database.
 	if o.resizeWidth > 0 {
-		if err := data.CheckImageSize("-resize_width/-resize_height target", o.resizeHeight, o.resizeWidth, 0); err != nil {
+		if err := data.CheckImageSize("-resize_width/-resize_height target", o.resizeHeight, o.resizeWidth, config.MaxImagePixels); err != nil {
 			return err
 		}
 	}
@@ -360,7 +360,7 @@ func readImageFile(path string, o *imagesetOptions) (imageFile, imageResult) {
 	if err != nil {
 		return imageFile{}, imageResult{skip: fmt.Errorf("could not open or find file %s: %w", path, err)}
 	}
-	img, err := data.DecodeImage(raw, 0)
+	img, err := data.DecodeImage(raw, config.MaxImagePixels)
 	if err != nil {
 		return imageFile{}, imageResult{skip: fmt.Errorf("could not decode image %s: %w", path, err)}
 	}
@@ -373,7 +373,7 @@ func readImageFile(path string, o *imagesetOptions) (imageFile, imageResult) {
 	f.origH, f.origW = h, w
 	nh, nw := o.targetSize(h, w)
 	if nh != h || nw != w {
-		if err := data.CheckImageSize("resize target", nh, nw, 0); err != nil {
+		if err := data.CheckImageSize("resize target", nh, nw, config.MaxImagePixels); err != nil {
 			return imageFile{}, imageResult{err: err}
 		}
 		px, err := data.ResizeBilinear(f.d.Data, c, h, w, nh, nw)

@@ -222,7 +222,7 @@ func TestConvertImagesetEncoded(t *testing.T) {
 			if !d.GetEncoded() || d.Channels != nil || d.Height != nil || d.Width != nil {
 				t.Fatalf("datum not stored as Caffe's encoded datums: encoded %v, shape fields %v %v %v", d.GetEncoded(), d.Channels, d.Height, d.Width)
 			}
-			raw, err := data.DecodeDatum(d, data.Native)
+			raw, err := data.DecodeDatum(d, data.Native, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

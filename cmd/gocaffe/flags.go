@@ -75,12 +75,12 @@ func (f *netFlags) state(phase caffepb.Phase) *caffepb.NetState {
 	return st
 }
 
-// context resolves -gpu to the context of a device, or nil for the CPU.
-// gocaffe trains on one GPU; a list of several is refused rather than
-// silently using one.
+// context resolves -gpu to the context of a device, or the host's for
+// the CPU, with the run's settings. gocaffe trains on one GPU; a list of
+// several is refused rather than silently using one.
 func (f *netFlags) context() (*device.Context, error) {
 	if f.gpu == "" {
-		return nil, nil
+		return hostContext(), nil
 	}
 	ids, err := parseGPUs(f.gpu, cuda.DeviceCount)
 	if err != nil {
@@ -107,13 +107,13 @@ func (f *netFlags) solverContext(p *caffepb.SolverParameter) (*device.Context, e
 	}
 	if p.GetSolverMode() != caffepb.SolverParameter_GPU {
 		glog.Infof("Use CPU.")
-		return nil, nil
+		return hostContext(), nil
 	}
 	id := solverDevice(p)
 	ctx, err := f.open(id)
 	if errors.Is(err, cuda.ErrNoCUDA) {
 		glog.Warningf("solver_mode is GPU but gocaffe was built without CUDA support; training on the CPU")
-		return nil, nil
+		return hostContext(), nil
 	}
 	if err != nil {
 		return nil, err
@@ -138,12 +138,14 @@ func solverDevice(p *caffepb.SolverParameter) int {
 	return int(ids[0])
 }
 
-// open opens GPU id's context with the flags' settings (-tf32).
+// open opens GPU id's context with the run's settings and the flags'
+// (-tf32).
 func (f *netFlags) open(id int) (*device.Context, error) {
 	ctx, err := device.Open(id)
 	if err != nil {
 		return nil, err
 	}
+	ctx.SetSettings(config)
 	if f.tf32 {
 		if err := ctx.SetTF32(true); err != nil {
 			return nil, err

@@ -77,6 +77,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+	if err := loadSettings(lookupEnv); err != nil {
+		fmt.Fprintf(stderr, "gocaffe %s: %v\n", args[0], err)
+		return 1
+	}
 	if err := cmd.run(args[1:], stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 2

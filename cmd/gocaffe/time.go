@@ -89,7 +89,7 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 	glog.Infof("*** Benchmark begins ***")
 	if n.Context().Device() == nil {
 		// On the CPU the products dominate: say which code runs them.
-		glog.Infof("BLAS: %s, %d threads", mathfn.BLASName, runtime.GOMAXPROCS(0))
+		glog.Infof("BLAS: %s, %d threads", mathfn.BLASNameWith(n.Context().Settings().GEMM), runtime.GOMAXPROCS(0))
 	}
 	glog.Infof("Testing for %d iterations.", iterations)
 	total := time.Now()

@@ -36,10 +36,10 @@ type trainRank struct {
 //   - -gpu with several devices: one rank per device in this process;
 //   - otherwise one solver, as before.
 func (f *netFlags) trainRanks(p *caffepb.SolverParameter) ([]trainRank, error) {
-	if mpi.Launched() {
+	if mpi.Launched(lookupEnv) {
 		return f.mpiRank(p)
 	}
-	launch, ok, err := parallel.LaunchFromEnv()
+	launch, ok, err := parallel.LaunchFromLookup(lookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -87,8 +87,10 @@ func (f *netFlags) gpuFor(p *caffepb.SolverParameter, localRank int) (int, error
 // and Slurm say it.
 func mpiLocalRank() int {
 	for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"} {
-		if n, err := strconv.Atoi(os.Getenv(v)); err == nil {
-			return n
+		if s, _ := lookupEnv(v); s != "" {
+			if n, err := strconv.Atoi(s); err == nil {
+				return n
+			}
 		}
 	}
 	return 0
@@ -107,7 +109,7 @@ func (f *netFlags) mpiRank(p *caffepb.SolverParameter) ([]trainRank, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []trainRank{{ctx: device.New(nil), comm: comm}}, nil
+		return []trainRank{{ctx: hostContext(), comm: comm}}, nil
 	}
 	ctx, err := f.open(gpu)
 	if err != nil {

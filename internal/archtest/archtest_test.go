@@ -26,6 +26,7 @@ var levels = map[string]int{
 	"proto/caffepb":           0,
 	"proto/onnxpb":            0, // ONNX's model format, for the export
 	"protoio":                 0,
+	"settings":                0, // the run-time settings, a value (standard library only)
 	"internal/glog":           0, // the command's log format (a slog.Handler)
 	"internal/logf":           0, // the library's printf-style lines to a *slog.Logger
 	"internal/progress":       0,

@@ -12,6 +12,7 @@ import (
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // dnnCases are the layers cuDNN computes, with the shapes that reach its
@@ -69,12 +70,20 @@ func TestCuDNNEnginesMatchCPU(t *testing.T) {
 	}
 }
 
-// Without cuDNN (GOCAFFE_CUDNN=off stands in for a machine without it),
-// DEFAULT runs gocaffe's own kernels, says so once, and CUDNN on a
-// convolution is an error naming cuDNN.
+// Without cuDNN (a context with the CuDNN setting off stands in for a
+// machine without it), DEFAULT runs gocaffe's own kernels, says so once,
+// and CUDNN on a convolution is an error naming cuDNN. The check runs in
+// a process of its own, whose settings come from its environment
+// (GOCAFFE_CUDNN=off) as the gocaffe command's do: "once" is once per
+// process.
 func TestWithoutCuDNN(t *testing.T) {
 	if os.Getenv("GOCAFFE_CUDNN") == "off" {
+		s, err := settings.FromLookup(os.LookupEnv)
+		if err != nil || s.CuDNN != settings.Off {
+			t.Fatalf("settings from GOCAFFE_CUDNN=off: %+v, %v", s, err)
+		}
 		ctx := device.New(cudatest.Device(t))
+		ctx.SetSettings(s)
 		for range 2 {
 			l := layertest.New[float32](t, `type: "ReLU" bottom: "a" top: "b"`)
 			l.LayerBase().SetContext(ctx)
@@ -89,7 +98,7 @@ func TestWithoutCuDNN(t *testing.T) {
 		l.LayerBase().SetContext(ctx)
 		x := layertest.Blob[float32](t, 1, 1, 2, 2)
 		x.SetDevice(ctx.Device())
-		err := layer.SetUp(l, []*blob.Blob[float32]{x}, layertest.Blobs[float32](t, 1))
+		err = layer.SetUp(l, []*blob.Blob[float32]{x}, layertest.Blobs[float32](t, 1))
 		if err == nil || !strings.Contains(err.Error(), "cuDNN") {
 			t.Errorf("engine CUDNN without cuDNN: %v, want an error naming cuDNN", err)
 		}

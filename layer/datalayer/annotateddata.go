@@ -85,6 +85,7 @@ func (l *AnnotatedData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	aug.Transformer().SetLogger(l.Logger())
+	aug.Transformer().SetMaxImagePixels(l.Context().Settings().MaxImagePixels)
 	src := &annotatedSource[T]{aug: aug, withLabels: len(top) > 1, fitSmall: fitSmall}
 	if err := src.open(dp, rng.Uint64(), l.Logger()); err != nil {
 		return err
@@ -168,7 +169,7 @@ func (s *annotatedSource[T]) firstRecord(ap *caffepb.AnnotatedDataParameter, bat
 	}
 	s.annotated = s.annoType != nil
 	it := &annotatedItem{}
-	if err := it.take(&s.rec, s.cursor.Key(), s.aug.Transformer().ColorMode()); err != nil {
+	if err := it.take(&s.rec, s.cursor.Key(), s.aug.Transformer().ColorMode(), s.aug.Transformer().MaxImagePixels()); err != nil {
 		return nil, s.recordError(err)
 	}
 	if err := it.decode(); err != nil {
@@ -189,7 +190,7 @@ func (s *annotatedSource[T]) firstRecord(ap *caffepb.AnnotatedDataParameter, bat
 }
 
 // take copies the record under the cursor into the item.
-func (it *annotatedItem) take(r *data.AnnotatedRecord, key []byte, mode data.ColorMode) error {
+func (it *annotatedItem) take(r *data.AnnotatedRecord, key []byte, mode data.ColorMode, maxPixels int64) error {
 	it.key = append(it.key[:0], key...)
 	it.objects = append(it.objects[:0], r.Objects...)
 	it.label = r.Datum.Label
@@ -197,7 +198,7 @@ func (it *annotatedItem) take(r *data.AnnotatedRecord, key []byte, mode data.Col
 	d := &r.Datum
 	if d.Encoded {
 		it.encoded = append(it.encoded[:0], d.Data...)
-		it.dec.Mode = mode
+		it.dec.Mode, it.dec.MaxPixels = mode, maxPixels
 		return nil
 	}
 	it.encoded = it.encoded[:0]
@@ -279,7 +280,7 @@ func (s *annotatedSource[T]) read(items []*annotatedItem) error {
 		if err := s.checkType(); err != nil {
 			return s.recordError(err)
 		}
-		if err := it.take(&s.rec, s.cursor.Key(), mode); err != nil {
+		if err := it.take(&s.rec, s.cursor.Key(), mode, s.aug.Transformer().MaxImagePixels()); err != nil {
 			return s.recordError(err)
 		}
 		if err := s.next(); err != nil {

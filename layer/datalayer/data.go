@@ -79,6 +79,7 @@ func (l *Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	tf.SetLogger(l.Logger())
+	tf.SetMaxImagePixels(l.Context().Settings().MaxImagePixels)
 	src, err := openDatumSource(dp, tf, rng.Uint64(), l.Logger())
 	if err != nil {
 		return err
@@ -411,7 +412,7 @@ func (s *datumSource[T]) setAside(ld *datumLoad, i int) *encodedDatum {
 	e.index, e.err = i, nil
 	e.key = append(e.key[:0], s.cursor.Key()...)
 	e.encoded = append(e.encoded[:0], s.rec.Data...)
-	e.dec.Mode = s.tf.ColorMode()
+	e.dec.Mode, e.dec.MaxPixels = s.tf.ColorMode(), s.tf.MaxImagePixels()
 	return e
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/settings"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -30,11 +31,19 @@ import (
 // after inspect, if not nil, looks at it.
 func runSourceOn[T layer.Float](t *testing.T, text string, seed uint64, dev *cuda.Device, n int, prepare, inspect func(layer.Layer[T])) [][][]T {
 	t.Helper()
+	return runSourceWith(t, text, seed, dev, settings.Settings{}, n, prepare, inspect)
+}
+
+// runSourceWith is runSourceOn with the settings s on the GPU's context.
+func runSourceWith[T layer.Float](t *testing.T, text string, seed uint64, dev *cuda.Device, s settings.Settings, n int, prepare, inspect func(layer.Layer[T])) [][][]T {
+	t.Helper()
 	l := layertest.New[T](t, text)
 	l.LayerBase().SetRNG(mathfn.NewRNG(seed))
 	top := layertest.Blobs[T](t, 2)
 	if dev != nil {
-		l.LayerBase().SetContext(device.New(dev))
+		ctx := device.New(dev)
+		ctx.SetSettings(s)
+		l.LayerBase().SetContext(ctx)
 		for _, b := range top {
 			b.SetDevice(dev)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // smoothJPEG is a JPEG (baseline, 4:2:0 for colour, as Go's encoder and
@@ -56,17 +57,19 @@ func smoothJPEG(t *testing.T, w, h, seed int, gray bool) []byte {
 	return buf.Bytes()
 }
 
-// TestDeviceJPEGGPU: with GOCAFFE_JPEG=nvjpeg, a Data layer on the GPU
+// TestDeviceJPEGGPU: with the JPEG setting nvjpeg (GOCAFFE_JPEG), a Data
+// layer on the GPU
 // decodes batches of JPEGs of one size with nvJPEG; its batches hold the
 // CPU layer's labels, and its pixels are the CPU layer's with the same
 // crops and mirrors, within what nvJPEG's rounding changes (a few levels:
 // a wrong crop or mirror of these gradients differs by far more). Batches
 // it cannot take (PNGs; JPEGs of several sizes) are decoded on the host
 // and are the CPU's to the bit; a corrupt JPEG is an error naming its
-// record; an unknown GOCAFFE_JPEG is an error naming the variable.
+// record; an unknown GOCAFFE_JPEG is an error naming the variable, and a
+// JPEG setting with no word an error at set-up.
 func TestDeviceJPEGGPU(t *testing.T) {
 	dev := cudatest.Device(t)
-	if d, err := dev.NewJPEGDecoder(); errors.Is(err, cuda.ErrNoNVJPEG) {
+	if d, err := dev.NewJPEGDecoder(settings.NVJPEGHardware); errors.Is(err, cuda.ErrNoNVJPEG) {
 		t.Skipf("no nvJPEG: %v", err)
 	} else if err != nil {
 		t.Fatal(err)
@@ -76,7 +79,7 @@ func TestDeviceJPEGGPU(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("GOCAFFE_JPEG", "nvjpeg")
+	nvjpeg := settings.Settings{JPEG: settings.JPEGNVJPEG}
 	records := func(n int, size func(i int) (w, h int), gray bool, encode func(i, w, h int) []byte) string {
 		var recs []*caffepb.Datum
 		for i := range n {
@@ -117,7 +120,7 @@ func TestDeviceJPEGGPU(t *testing.T) {
 			const seed = 5
 			cpu := runSourceOn[float32](t, text, seed, nil, passes, nil, nil)
 			var decoded int64
-			gpu := runSourceOn(t, text, seed, dev, passes, nil, func(l layer.Layer[float32]) { decoded = datalayer.DeviceDecoded(l) })
+			gpu := runSourceWith(t, text, seed, dev, nvjpeg, passes, nil, func(l layer.Layer[float32]) { decoded = datalayer.DeviceDecoded(l) })
 			if decoded != tc.decoded {
 				t.Errorf("nvJPEG decoded %d batches of %d, want %d", decoded, passes, tc.decoded)
 			}
@@ -156,27 +159,32 @@ func TestDeviceJPEGGPU(t *testing.T) {
 			return b
 		}
 		text := dataText(records(6, twoSizes, false, cut), "batch_size: 3 prefetch: 0", `transform_param { crop_size: 24 }`)
-		err := forwardSourceErr(t, text, dev, 2)
+		err := forwardSourceErr(t, text, dev, nvjpeg, 2)
 		if err == nil || !strings.Contains(err.Error(), "decoding an encoded datum") {
 			t.Errorf("a truncated JPEG in the second batch: got %v, want an error decoding it", err)
 		}
 	})
 	t.Run("unknown_value", func(t *testing.T) {
-		t.Setenv("GOCAFFE_JPEG", "gpu")
-		text := dataText(records(3, twoSizes, false, nil), "batch_size: 3 prefetch: 0", `transform_param { crop_size: 24 }`)
-		err := forwardSourceErr(t, text, dev, 1)
+		_, err := settings.FromLookup(func(name string) (string, bool) { return "gpu", name == "GOCAFFE_JPEG" })
 		if err == nil || !strings.Contains(err.Error(), "GOCAFFE_JPEG") {
 			t.Errorf("GOCAFFE_JPEG=gpu: got %v, want an error naming the variable", err)
+		}
+		text := dataText(records(3, twoSizes, false, nil), "batch_size: 3 prefetch: 0", `transform_param { crop_size: 24 }`)
+		err = forwardSourceErr(t, text, dev, settings.Settings{JPEG: 9}, 1)
+		if err == nil || !strings.Contains(err.Error(), "JPEG setting") {
+			t.Errorf("JPEG setting 9: got %v, want an error naming the setting", err)
 		}
 	})
 }
 
-// forwardSourceErr sets a data layer up on dev and runs up to n forward
-// passes, returning the first error of either.
-func forwardSourceErr(t *testing.T, text string, dev *cuda.Device, n int) error {
+// forwardSourceErr sets a data layer up on dev with the settings s and
+// runs up to n forward passes, returning the first error of either.
+func forwardSourceErr(t *testing.T, text string, dev *cuda.Device, s settings.Settings, n int) error {
 	t.Helper()
 	l := layertest.New[float32](t, text)
-	l.LayerBase().SetContext(device.New(dev))
+	ctx := device.New(dev)
+	ctx.SetSettings(s)
+	l.LayerBase().SetContext(ctx)
 	top := layertest.Blobs[float32](t, 2)
 	for _, b := range top {
 		b.SetDevice(dev)

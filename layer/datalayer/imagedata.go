@@ -84,6 +84,7 @@ func (l *ImageData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	tf.SetLogger(l.Logger())
+	tf.SetMaxImagePixels(l.Context().Settings().MaxImagePixels)
 	src, err := openImageSource(ip, tf, rng.Uint64(), l.Logger())
 	if err != nil {
 		return err
@@ -148,7 +149,7 @@ func openImageSource[T layer.Float](ip *caffepb.ImageDataParameter, tf *data.Tra
 	s := &imageSource[T]{
 		list: ip.GetSource(), lines: lines, shuffle: ip.GetShuffle(),
 		rng: mathfn.NewRNG(seed), tf: tf,
-		reader: data.ImageReader{Mode: data.Gray, Height: int(ip.GetNewHeight()), Width: int(ip.GetNewWidth())},
+		reader: data.ImageReader{Mode: data.Gray, Height: int(ip.GetNewHeight()), Width: int(ip.GetNewWidth()), MaxPixels: tf.MaxImagePixels()},
 	}
 	if ip.GetIsColor() {
 		s.reader.Mode = data.Color

@@ -3,12 +3,13 @@ package datalayer
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // With GOCAFFE_JPEG=nvjpeg, a Data layer in GPU mode whose transformation
@@ -38,16 +39,16 @@ import (
 // the option, with the same crops and mirrors; without libnvjpeg every
 // batch is, after one warning.
 
-// deviceJPEGOn reads GOCAFFE_JPEG: "nvjpeg" decodes on the device, "" or
-// "host" on the host.
-func deviceJPEGOn() (bool, error) {
-	switch v := os.Getenv("GOCAFFE_JPEG"); v {
-	case "", "host":
+// deviceJPEGOn reads the JPEG setting (GOCAFFE_JPEG) of ctx: nvjpeg
+// decodes on the device, host on the host.
+func deviceJPEGOn(ctx *device.Context) (bool, error) {
+	switch v := ctx.Settings().JPEG; v {
+	case settings.JPEGHost:
 		return false, nil
-	case "nvjpeg":
+	case settings.JPEGNVJPEG:
 		return true, nil
 	default:
-		return false, fmt.Errorf("GOCAFFE_JPEG=%q: want nvjpeg (decode JPEGs on the GPU) or host", v)
+		return false, fmt.Errorf("JPEG setting %v: want nvjpeg (decode JPEGs on the GPU) or host", v)
 	}
 }
 
@@ -63,6 +64,7 @@ var errHostJPEG = errors.New("decoding the batch on the host")
 // for the parts' ends before the kernel that reads the images.
 type jpegDevice struct {
 	dev      *cuda.Device
+	backend  settings.NVJPEGBackend // the context's, for its decoders
 	stream   *cuda.Stream
 	parts    []*jpegPart
 	ready    *cuda.Event // the prefetch stream's work before the batch
@@ -119,7 +121,7 @@ func (j *jpegDevice) open() error {
 	for k := range parts {
 		part := &jpegPart{}
 		parts[k] = part
-		if part.dec, err = j.dev.NewJPEGDecoder(); err != nil {
+		if part.dec, err = j.dev.NewJPEGDecoder(j.backend); err != nil {
 			j.missing = err
 			err = nil
 		} else if part.stream, err = j.dev.NewStream(); err == nil {

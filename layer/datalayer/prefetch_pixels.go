@@ -3,7 +3,6 @@ package datalayer
 import (
 	"errors"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"github.com/gocaffe/gocaffe/layer"
@@ -13,6 +12,7 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/settings"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -28,7 +28,8 @@ import (
 //
 // A batch with an item that cannot go that way (a float datum) is
 // finished on the host, the staged items included (ApplyWindow).
-// GOCAFFE_DEVICE_TRANSFORM=0 keeps every batch on the host.
+// The DeviceTransform setting off (GOCAFFE_DEVICE_TRANSFORM=off) keeps
+// every batch on the host.
 
 // pixelStager is a batch loader that can stage windows for the device.
 type pixelStager[T layer.Float] interface {
@@ -96,18 +97,20 @@ type pixelDevice[T layer.Float] struct {
 	arith            data.PixelArithmetic[T]
 	mean, meanValues cuda.DevicePtr
 	kernel           *cuda.Function
-	jpeg             *jpegDevice    // nil unless GOCAFFE_JPEG=nvjpeg
+	jpeg             *jpegDevice    // nil unless the JPEG setting is nvjpeg
 	decodedKernel    *cuda.Function // transform_decoded, with jpeg
 }
 
-// deviceTransformOff reports whether GOCAFFE_DEVICE_TRANSFORM=0 keeps
-// transformations on the host.
-func deviceTransformOff() bool { return os.Getenv("GOCAFFE_DEVICE_TRANSFORM") == "0" }
+// deviceTransformOff reports whether ctx's settings keep transformations
+// on the host (DeviceTransform off, GOCAFFE_DEVICE_TRANSFORM=off).
+func deviceTransformOff(ctx *device.Context) bool {
+	return ctx.Settings().DeviceTransform == settings.Off
+}
 
 // initPixels sets up the staging of p's batches when its loader can stage.
 func initPixels[T layer.Float](p *prefetcher[T], ctx *device.Context) error {
 	st, ok := p.loader.(pixelStager[T])
-	if !ok || deviceTransformOff() {
+	if !ok || deviceTransformOff(ctx) {
 		return nil
 	}
 	arith, item, ok := st.pixelArithmetic()
@@ -153,17 +156,17 @@ func initPixels[T layer.Float](p *prefetcher[T], ctx *device.Context) error {
 	return d.Synchronize()
 }
 
-// initDeviceJPEG sets up the decoding of JPEGs on the device when
-// GOCAFFE_JPEG asks for it.
+// initDeviceJPEG sets up the decoding of JPEGs on the device when ctx's
+// JPEG setting (GOCAFFE_JPEG) asks for it.
 func initDeviceJPEG[T layer.Float](pd *pixelDevice[T], p *prefetcher[T], ctx *device.Context) error {
-	on, err := deviceJPEGOn()
+	on, err := deviceJPEGOn(ctx)
 	if err != nil || !on {
 		return err
 	}
 	if pd.decodedKernel, err = kernel[T](ctx, "data_transform.cu", "transform_decoded"); err != nil {
 		return err
 	}
-	pd.jpeg = &jpegDevice{dev: p.dev.dev, stream: p.dev.stream, waits: &p.waits}
+	pd.jpeg = &jpegDevice{dev: p.dev.dev, backend: ctx.Settings().NVJPEGBackend, stream: p.dev.stream, waits: &p.waits}
 	return nil
 }
 

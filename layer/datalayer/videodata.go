@@ -91,6 +91,7 @@ func (l *VideoData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	tf.SetLogger(l.Logger())
+	tf.SetMaxImagePixels(l.Context().Settings().MaxImagePixels)
 	src, err := openVideoSource(vp, tf, l.Phase(), rng.Uint64(), l.Logger())
 	if err != nil {
 		return err
@@ -309,7 +310,7 @@ func (s *videoSource[T]) plan(it *videoItem, v videoLine) {
 	var offs [64]int
 	it.paths = s.framePaths(v, s.offsets(v, offs[:0]), it.paths)
 	for len(it.readers) < len(it.paths) {
-		it.readers = append(it.readers, data.ImageReader{Mode: s.mode, Height: s.height, Width: s.width})
+		it.readers = append(it.readers, data.ImageReader{Mode: s.mode, Height: s.height, Width: s.width, MaxPixels: s.tf.MaxImagePixels()})
 	}
 	it.frames = kit.Grow(it.frames, len(it.paths))
 	it.errs = kit.Grow(it.errs, len(it.paths))

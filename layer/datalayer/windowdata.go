@@ -292,7 +292,7 @@ func (l *WindowData[T]) loadWindow(w window, mirror bool, dst []T) error {
 	img := l.images[w.image]
 	var rec data.DatumRecord
 	var err error
-	l.reader.Mode = data.Color
+	l.reader.Mode, l.reader.MaxPixels = data.Color, l.Context().Settings().MaxImagePixels
 	if img.encoded != nil {
 		rec, err = l.reader.Decode(img.encoded)
 	} else {

@@ -184,7 +184,7 @@ func (l *BatchNorm[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bo
 	if !propagateDown[0] {
 		return nil
 	}
-	return batchNormBackward[T](l, device.HostView[T]{}, top, bottom)
+	return batchNormBackward[T](l, device.Host[T](l.Context()), top, bottom)
 }
 
 // bnChannelSum sets dst[c] = alpha * the sum of src (N x C x spatial) over

@@ -32,7 +32,7 @@ func (h *bnHost[T]) forward(l *BatchNorm[T], bottom, top []*blob.Blob[T]) {
 	if h.center == nil {
 		h.center, h.normalize = h.centerRows, h.normalizeRows
 	}
-	d := device.HostView[T]{}
+	d := device.Host[T](l.Context())
 	n := bottom[0].Count()
 	h.x, h.channels, h.spatial = bottom[0].CPUData(), l.channels, l.spatial
 	h.mean, h.std = l.mean.MutableCPUData(), l.variance.MutableCPUData()

@@ -82,7 +82,7 @@ func newBatchNormDNN[T layer.Float](l *BatchNorm[T], dnn *cuda.DNN) (layer.Engin
 		return nil, err
 	}
 	e := &batchNormDNN[T]{l: l, dnn: dnn, caffe: caffe}
-	own, blocks, err := bnKernelMode()
+	own, blocks, err := bnKernelMode(l.Context())
 	if err != nil {
 		return nil, fmt.Errorf("layer %s: %w", l.Name(), err)
 	}

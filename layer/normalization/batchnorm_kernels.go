@@ -2,7 +2,6 @@ package normalization
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/gocaffe/gocaffe/layer"
 
@@ -10,24 +9,25 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
-// bnKernelMode reads GOCAFFE_BN: "" or "own" computes BatchNorm's cuDNN
-// engine on gocaffe's kernels (batch_norm.cu), "rows" on their row
-// kernels alone (no block per channel), "cudnn" on cuDNN's batch
-// normalization. On the H100 cuDNN's kernels took 3-7 times what the data
-// they move takes at memory speed (ResNet-50's first one: 1.17 ms backward
-// for 103 MB); gocaffe's read each array once or twice.
-func bnKernelMode() (own, blocks bool, err error) {
-	switch m := os.Getenv("GOCAFFE_BN"); m {
-	case "", "own":
+// bnKernelMode reads the BatchNorm setting (GOCAFFE_BN) of ctx: own
+// computes BatchNorm's cuDNN engine on gocaffe's kernels (batch_norm.cu),
+// rows on their row kernels alone (no block per channel), cudnn on
+// cuDNN's batch normalization. On the H100 cuDNN's kernels took 3-7 times
+// what the data they move takes at memory speed (ResNet-50's first one:
+// 1.17 ms backward for 103 MB); gocaffe's read each array once or twice.
+func bnKernelMode(ctx *device.Context) (own, blocks bool, err error) {
+	switch m := ctx.Settings().BatchNorm; m {
+	case settings.BatchNormOwn:
 		return true, true, nil
-	case "rows":
+	case settings.BatchNormRows:
 		return true, false, nil
-	case "cudnn":
+	case settings.BatchNormCuDNN:
 		return false, false, nil
 	default:
-		return false, false, fmt.Errorf("GOCAFFE_BN=%q: want own, rows or cudnn", m)
+		return false, false, fmt.Errorf("BatchNorm setting %v: want own, rows or cudnn", m)
 	}
 }
 

@@ -104,12 +104,12 @@ func (l *Bias[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU adds the bias on the host.
 func (l *Bias[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return biasLayerForward[T](l, kit.HostBroadcaster[T]{}, bottom, top)
+	return biasLayerForward[T](l, kit.HostBroadcaster[T]{HostView: device.Host[T](l.Context())}, bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
 func (l *Bias[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return biasLayerBackward[T](l, kit.HostBroadcaster[T]{}, top, propagateDown, bottom)
+	return biasLayerBackward[T](l, kit.HostBroadcaster[T]{HostView: device.Host[T](l.Context())}, top, propagateDown, bottom)
 }
 
 func biasLayerForward[T layer.Float, A any](l *Bias[T], d kit.Broadcaster[T, A], bottom, top []*blob.Blob[T]) error {

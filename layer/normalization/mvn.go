@@ -97,12 +97,12 @@ func (l *MVN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU normalises on the host.
 func (l *MVN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return mvnForward[T](l, device.HostView[T]{}, bottom, top)
+	return mvnForward[T](l, device.Host[T](l.Context()), bottom, top)
 }
 
 // BackwardCPU computes the gradient on the host.
 func (l *MVN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return mvnBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
+	return mvnBackward[T](l, device.Host[T](l.Context()), top, propagateDown, bottom)
 }
 
 // mvnForward is Caffe's MVNLayer::Forward with row sums by a ones vector:

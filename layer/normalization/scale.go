@@ -169,7 +169,7 @@ func (l *Scale[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU computes the gradients on the host.
 func (l *Scale[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return scaleBackward[T](l, kit.HostBroadcaster[T]{}, top, propagateDown, bottom)
+	return scaleBackward[T](l, kit.HostBroadcaster[T]{HostView: device.Host[T](l.Context())}, top, propagateDown, bottom)
 }
 
 func scaleForward[T layer.Float, A any](l *Scale[T], d kit.Broadcaster[T, A], bottom, top []*blob.Blob[T]) error {

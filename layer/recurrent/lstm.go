@@ -93,12 +93,12 @@ func (l *LSTM[T]) hiddenWeights() *blob.Blob[T] { return l.Blobs()[len(l.Blobs()
 
 // ForwardCPU runs the T steps on the host.
 func (l *LSTM[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return lstmForward[T](l, hostRecurrent[T]{}, bottom, top)
+	return lstmForward[T](l, hostRecurrentOf[T](l.Context()), bottom, top)
 }
 
 // BackwardCPU runs back through time on the host.
 func (l *LSTM[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return lstmBackward[T](l, hostRecurrent[T]{}, top, propagateDown, bottom)
+	return lstmBackward[T](l, hostRecurrentOf[T](l.Context()), top, propagateDown, bottom)
 }
 
 func lstmForward[T layer.Float, A any](l *LSTM[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {

@@ -68,6 +68,12 @@ type recurrentOps[T layer.Float, A any] interface {
 // hostRecurrent runs the steps on the host.
 type hostRecurrent[T layer.Float] struct{ device.HostView[T] }
 
+// hostRecurrentOf returns the host's steps for a layer of context c (its
+// settings' GEMM choice).
+func hostRecurrentOf[T layer.Float](c *device.Context) hostRecurrent[T] {
+	return hostRecurrent[T]{device.Host[T](c)}
+}
+
 func (hostRecurrent[T]) contScale(n, hidden int, cont, x, y []T) {
 	for s, c := range cont[:n/hidden] {
 		for d := range hidden {

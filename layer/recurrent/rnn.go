@@ -97,12 +97,12 @@ func (l *RNN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU runs the T steps on the host.
 func (l *RNN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return rnnForward[T](l, hostRecurrent[T]{}, bottom, top)
+	return rnnForward[T](l, hostRecurrentOf[T](l.Context()), bottom, top)
 }
 
 // BackwardCPU runs back through time on the host.
 func (l *RNN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return rnnBackward[T](l, hostRecurrent[T]{}, top, propagateDown, bottom)
+	return rnnBackward[T](l, hostRecurrentOf[T](l.Context()), top, propagateDown, bottom)
 }
 
 func rnnForward[T layer.Float, A any](l *RNN[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {

@@ -119,12 +119,12 @@ func (l *InnerProduct[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU computes the product on the host.
 func (l *InnerProduct[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	return innerProductForward[T](l, device.HostView[T]{}, bottom, top)
+	return innerProductForward[T](l, device.Host[T](l.Context()), bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
 func (l *InnerProduct[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return innerProductBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
+	return innerProductBackward[T](l, device.Host[T](l.Context()), top, propagateDown, bottom)
 }
 
 // weightTrans is how the stored weights enter top = bottom * W^T.

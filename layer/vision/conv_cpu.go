@@ -38,8 +38,8 @@ type serialHost[T layer.Float] struct{ device.HostView[T] }
 func (serialHost[T]) MutableData(b *blob.Blob[T]) []T { return b.CPUData() }
 func (serialHost[T]) MutableDiff(b *blob.Blob[T]) []T { return b.CPUDiff() }
 
-func (serialHost[T]) Gemm(transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
-	mathfn.GemmSerial(transA, transB, m, n, k, alpha, a, b, beta, c)
+func (s serialHost[T]) Gemm(transA, transB blas.Transpose, m, n, k int, alpha T, a, b []T, beta T, c []T) {
+	s.GemmSerial(transA, transB, m, n, k, alpha, a, b, beta, c)
 }
 
 // cpuParts returns how many parts the pass runs in, with their scratch
@@ -71,7 +71,7 @@ func (l *convBase[T]) cpuParts() int {
 
 func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
 	if l.cpuParts() == 1 {
-		return convForward[T](l, device.HostView[T]{}, bottom, top)
+		return convForward[T](l, device.Host[T](l.Context()), bottom, top)
 	}
 	c := &l.cpu
 	c.bottom, c.top = bottom, top
@@ -98,13 +98,13 @@ func (l *convBase[T]) hostParams() {
 }
 
 func (l *convBase[T]) forwardPart(part, lo, hi int) {
-	forwardImages(l, serialHost[T]{}, l.cpu.bottom, l.cpu.top, lo, hi, l.cpu.cols[part])
+	forwardImages(l, serialHost[T]{device.Host[T](l.Context())}, l.cpu.bottom, l.cpu.top, lo, hi, l.cpu.cols[part])
 }
 
 func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	parts := l.cpuParts()
 	if parts == 1 {
-		return convBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
+		return convBackward[T](l, device.Host[T](l.Context()), top, propagateDown, bottom)
 	}
 	c := &l.cpu
 	c.bottom, c.top, c.propagateDown = bottom, top, propagateDown
@@ -139,5 +139,5 @@ func (l *convBase[T]) backwardPart(part, lo, hi int) {
 	wdiff, bdiff := c.wdiffs[part], c.bdiffs[part]
 	clear(wdiff)
 	clear(bdiff)
-	backwardImages(l, serialHost[T]{}, c.top, c.propagateDown, c.bottom, lo, hi, c.cols[part], wdiff, bdiff)
+	backwardImages(l, serialHost[T]{device.Host[T](l.Context())}, c.top, c.propagateDown, c.bottom, lo, hi, c.cols[part], wdiff, bdiff)
 }

@@ -6,14 +6,16 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/layer/vision"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
-// Convolutions match the CPU through cuBLAS GEMMs of our own
-// (GOCAFFE_CONV_GEMM=gemm), through cuDNN alone, and with each pass timed
-// both ways. The 1x1 way: groups, two bottoms (the weight gradient
+// Convolutions match the CPU through cuBLAS GEMMs of our own (the
+// ConvGEMM setting gemm, GOCAFFE_CONV_GEMM=gemm), through cuDNN alone, and
+// with each pass timed both ways. The 1x1 way: groups, two bottoms (the weight gradient
 // accumulating), three spatial axes, no bias, strides (even and odd sizes,
 // unequal strides), and the partial weight gradients of 2 images at a time
 // over a batch of 3. Other kernels, and 1x1 kernels with padding or a
@@ -42,7 +44,11 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 2, 4, 5, 6}}, Tol: 1e-3}},
 	}
 	for _, mode := range []string{"gemm", "cudnn", "auto"} {
-		t.Setenv("GOCAFFE_CONV_GEMM", mode)
+		s, err := settings.FromLookup(func(name string) (string, bool) { return mode, name == "GOCAFFE_CONV_GEMM" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx.SetSettings(s)
 		for i, c := range cases {
 			c.Context = ctx
 			l := layertest.New[float32](t, c.Layer)
@@ -72,12 +78,17 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 			restore()
 		}
 	}
-	t.Setenv("GOCAFFE_CONV_GEMM", "fast")
-	l := layertest.New[float32](t, cases[0].Layer)
-	l.LayerBase().SetContext(ctx)
-	b := layertest.Blob[float32](t, 3, 4, 5, 7)
-	b.SetDevice(ctx.Device())
-	if err := layer.SetUp(l, []*blob.Blob[float32]{b}, layertest.Blobs[float32](t, 1)); err == nil || !strings.Contains(err.Error(), "GOCAFFE_CONV_GEMM") {
+	ctx.SetSettings(settings.Settings{})
+	if _, err := settings.FromLookup(func(name string) (string, bool) { return "fast", name == "GOCAFFE_CONV_GEMM" }); err == nil || !strings.Contains(err.Error(), "GOCAFFE_CONV_GEMM") {
 		t.Errorf("GOCAFFE_CONV_GEMM=fast: error %v, want one naming the variable", err)
+	}
+	bad := device.New(ctx.Device())
+	bad.SetSettings(settings.Settings{ConvGEMM: 9})
+	l := layertest.New[float32](t, cases[0].Layer)
+	l.LayerBase().SetContext(bad)
+	b := layertest.Blob[float32](t, 3, 4, 5, 7)
+	b.SetDevice(bad.Device())
+	if err := layer.SetUp(l, []*blob.Blob[float32]{b}, layertest.Blobs[float32](t, 1)); err == nil || !strings.Contains(err.Error(), "ConvGEMM setting") {
+		t.Errorf("ConvGEMM setting 9: error %v, want one naming the setting", err)
 	}
 }

@@ -2,7 +2,6 @@ package vision
 
 import (
 	"fmt"
-	"os"
 	"unsafe"
 
 	"github.com/gocaffe/gocaffe/layer"
@@ -10,6 +9,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // convWay is a way through a cuDNN Convolution's passes other than cuDNN's
@@ -36,17 +36,20 @@ const (
 	passBackwardFilter
 )
 
-// convWayMode reads GOCAFFE_CONV_GEMM: "gemm" takes the GEMM way for every
-// pass where one applies, "cudnn" cuDNN's algorithms alone, and "" or
-// "auto" the faster of the two per pass, timed when the shape changes.
-func convWayMode() (string, error) {
-	switch m := os.Getenv("GOCAFFE_CONV_GEMM"); m {
-	case "", "auto":
+// convWayMode reads the ConvGEMM setting (GOCAFFE_CONV_GEMM) of ctx:
+// "gemm" takes the GEMM way for every pass where one applies, "cudnn"
+// cuDNN's algorithms alone, and "" (auto) the faster of the two per pass,
+// timed when the shape changes.
+func convWayMode(ctx *device.Context) (string, error) {
+	switch m := ctx.Settings().ConvGEMM; m {
+	case settings.ConvGEMMAuto:
 		return "", nil
-	case "gemm", "cudnn":
-		return m, nil
+	case settings.ConvGEMMAlways:
+		return "gemm", nil
+	case settings.ConvGEMMNever:
+		return "cudnn", nil
 	default:
-		return "", fmt.Errorf("GOCAFFE_CONV_GEMM=%q: want gemm, cudnn or auto", m)
+		return "", fmt.Errorf("ConvGEMM setting %v: want auto, gemm or cudnn", m)
 	}
 }
 
@@ -63,7 +66,7 @@ func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 	if e.way == nil {
 		e.way = &pointwiseConv[T]{} // kept across shapes, with its buffers
 	}
-	mode, err := convWayMode()
+	mode, err := convWayMode(l.Context())
 	if err != nil {
 		return err
 	}

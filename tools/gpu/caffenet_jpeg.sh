@@ -12,7 +12,7 @@
 # TAGS adds build tags (TAGS=libjpeg decodes with the system's libjpeg);
 # ROUNDS sets the number of interleaved rounds (default 3); FEEDS the feeds
 # (default "time data"; time is DummyData, datahost the Data layer with
-# GOCAFFE_DEVICE_TRANSFORM=0, nvjpeg the Data layer decoding on the GPU
+# GOCAFFE_DEVICE_TRANSFORM=off, nvjpeg the Data layer decoding on the GPU
 # with GOCAFFE_JPEG=nvjpeg).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,7 +41,7 @@ for round in $(seq "${ROUNDS:-3}"); do
 	for feed in ${FEEDS:-time data}; do
 		solver=$feed env=""
 		case $feed in
-		datahost) solver=data env="GOCAFFE_DEVICE_TRANSFORM=0" ;;
+		datahost) solver=data env="GOCAFFE_DEVICE_TRANSFORM=off" ;;
 		nvjpeg) solver=data env="GOCAFFE_JPEG=nvjpeg" ;;
 		esac
 		rates=$(env $env /tmp/gc train -solver "$work/nets/caffenet_${solver}_solver.prototxt" -gpu 0 2>&1 | tee "$out/caffenet_${feed}_$round.log" |
