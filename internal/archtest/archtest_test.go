@@ -33,6 +33,7 @@ var levels = map[string]int{
 	"internal/sysmem":         -1, // how much memory the process can still allocate
 	"mathfn/internal/gemmgen": 0,  // writes mathfn/gemm_amd64.s
 	"mathfn/internal/rows":    0,  // strided row copies and sums of im2col, in assembly
+	"cuda/internal/apigen":    0,  // writes cuda's stubs and signature test (go generate)
 	"cuda":                    1,
 	"mpi":                     1, // the MPI binding, the only cgo but cuda's (mpi tag)
 	"netproto":                1, // upgrading, filtering and split insertion of NetParameters
