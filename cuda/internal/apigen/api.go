@@ -101,21 +101,32 @@ func (p *pkg) collectType(a *api, f *ast.File, s *ast.TypeSpec, doc *ast.Comment
 	var dropped []*ast.Field
 	for _, fld := range st.Fields.List {
 		kept := p.keepField(fld)
-		if kept == nil {
-			if len(fld.Names) == 0 {
-				dropped = append(dropped, fld)
+		switch {
+		case kept == nil && len(fld.Names) == 0:
+			dropped = append(dropped, fld)
+		case kept == nil:
+		case usesC(kept.Type):
+			return fmt.Errorf("field %s.%s has a C type", t.name, fieldName(kept))
+		default:
+			if err := addImports(a, f, kept.Type); err != nil {
+				return err
 			}
-			continue
+			t.fields = append(t.fields, kept)
 		}
-		if usesC(kept.Type) {
-			return fmt.Errorf("field %s.%s has a C type", t.name, kept.Names)
-		}
-		if err := addImports(a, f, kept.Type); err != nil {
-			return err
-		}
-		t.fields = append(t.fields, kept)
 	}
 	return p.promote(a, t.name, dropped)
+}
+
+// fieldName returns a field's names, or the name of the type it embeds.
+func fieldName(fld *ast.Field) string {
+	if len(fld.Names) == 0 {
+		return recvTypeName(fld.Type)
+	}
+	var names []string
+	for _, n := range fld.Names {
+		names = append(names, n.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // keepField returns the part of field fld every build has: its exported
@@ -234,7 +245,11 @@ func (p *pkg) addFunc(a *api, m method, recvName, recvType string) error {
 // value for every other result.
 func (p *pkg) stubResults(g group, d *ast.FuncDecl) ([]string, error) {
 	types := fieldTypes(d.Type.Results)
-	if dir, ok := directive(d.Doc); ok {
+	dir, ok, err := directive(d.Doc)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		return directiveResults(dir, len(types))
 	}
 	var out []string
@@ -248,17 +263,21 @@ func (p *pkg) stubResults(g group, d *ast.FuncDecl) ([]string, error) {
 	return out, nil
 }
 
-// directive returns the text after "//apigen:stub " in doc, if any.
-func directive(doc *ast.CommentGroup) (string, bool) {
+// directive returns the text after "//apigen:stub " in doc, if any. Any
+// other apigen directive is a mistake, not something to skip quietly.
+func directive(doc *ast.CommentGroup) (string, bool, error) {
 	if doc == nil {
-		return "", false
+		return "", false, nil
 	}
 	for _, c := range doc.List {
 		if rest, ok := strings.CutPrefix(c.Text, stubDirective); ok {
-			return strings.TrimSpace(rest), true
+			return strings.TrimSpace(rest), true, nil
+		}
+		if strings.HasPrefix(c.Text, "//apigen:") {
+			return "", false, fmt.Errorf("%s: apigen knows only %q", c.Text, stubDirective+"return ...")
 		}
 	}
-	return "", false
+	return "", false, nil
 }
 
 // directiveResults returns the expressions of a directive's return

@@ -333,10 +333,11 @@ func TestRejects(t *testing.T) {
 		{"exported variable", "var Count int", "exported var Count"},
 		{"non-struct type", "type Mode int", "exported type Mode"},
 		{"C type in a signature", "import \"C\"\n\nfunc Raw() C.int { return 0 }", "Raw: its signature has a C type"},
-		{"C type in a field", "import \"C\"\n\ntype H struct{ P C.int }", "field H.[P] has a C type"},
+		{"C type in a field", "import \"C\"\n\ntype H struct{ P C.int }", "field H.P has a C type"},
 		{"generic function", "func Map[T any](x T) T { return x }", "Map: a generic function"},
 		{"unimported package", "func Wait(d time.Duration) {}", "package time is not imported"},
 		{"directive of the wrong count", "//apigen:stub return 1\nfunc Two() (int, error) { return 0, nil }", "want one return statement of 2 results"},
+		{"unknown directive", "//apigen:stubs return 1\nfunc One() int { return 0 }", "apigen knows only"},
 		{"directive that does not parse", "//apigen:stub return (\nfunc One() int { return 0 }", "apigen:stub return ("},
 	} {
 		t.Run(c.name, func(t *testing.T) {

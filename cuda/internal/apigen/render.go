@@ -203,12 +203,8 @@ func (p *pkg) writeTypeCheck(b *bytes.Buffer, t *typeStub) {
 	fmt.Fprintf(b, "_ *%s\n", t.name)
 	for _, f := range t.fields {
 		typ := exprString(p.fset, f.Type)
-		names := f.Names
-		if len(names) == 0 {
-			names = []*ast.Ident{ast.NewIdent(recvTypeName(f.Type))}
-		}
-		for _, n := range names {
-			fmt.Fprintf(b, "_ = func(x *%s) *%s { return &x.%s }\n", t.name, typ, n.Name)
+		for name := range strings.SplitSeq(fieldName(f), ", ") {
+			fmt.Fprintf(b, "_ = func(x *%s) *%s { return &x.%s }\n", t.name, typ, name)
 		}
 	}
 }
