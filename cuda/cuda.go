@@ -6,9 +6,10 @@
 // is needed). Without the tag (the default, and what CI builds) the package
 // declares the same API, every type, method and function, and each
 // operation returns ErrNoCUDA (stubs generated from the tagged
-// declarations, which are the API's only statement: see api.go). So the GPU code of every other package compiles and is
-// vetted in every build and decides at run time: no Device can be obtained,
-// and code that asks for one gets a clear error instead of a link failure.
+// declarations, where alone the API is written: see api.go). So the GPU
+// code of every other package compiles and is vetted in every build and
+// decides at run time: no Device can be obtained, and code that asks for
+// one gets a clear error instead of a link failure.
 // This is the only package with cgo, and the only one with a `cuda` build
 // tag.
 //
