@@ -5,10 +5,11 @@
 // the CUDA toolkit 12 or 13 (headers, libcuda, libcublas, libnvrtc; no nvcc
 // is needed). Without the tag (the default, and what CI builds) the package
 // declares the same API, every type, method and function, and each
-// operation returns ErrNoCUDA (api_test.go holds the two builds to the same
-// signatures). So the GPU code of every other package compiles and is
-// vetted in every build and decides at run time: no Device can be obtained,
-// and code that asks for one gets a clear error instead of a link failure.
+// operation returns ErrNoCUDA (stubs generated from the tagged
+// declarations, where alone the API is written: see api.go). So the GPU
+// code of every other package compiles and is vetted in every build and
+// decides at run time: no Device can be obtained, and code that asks for
+// one gets a clear error instead of a link failure.
 // This is the only package with cgo, and the only one with a `cuda` build
 // tag.
 //

@@ -178,6 +178,8 @@ func DefaultDevice() (*Device, error) {
 }
 
 // Ordinal returns the device's number.
+//
+//apigen:stub return -1
 func (d *Device) Ordinal() int { return d.ordinal }
 
 // ComputeCapability returns the device's major and minor compute capability.

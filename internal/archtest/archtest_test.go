@@ -35,6 +35,7 @@ var levels = map[string]int{
 	"mathfn/internal/gemmgen": 0,  // writes mathfn/gemm_amd64.s
 	"mathfn/internal/rows":    0,  // strided row copies and sums of im2col, in assembly
 	"mathfn/internal/vec":     0,  // the layers' AVX-512 kernels (ReLU, LRN's powers, max pooling)
+	"cuda/internal/apigen":    0,  // writes cuda's stubs and signature test (go generate)
 	"cuda":                    1,
 	"mpi":                     1, // the MPI binding, the only cgo but cuda's (mpi tag)
 	"netproto":                1, // upgrading, filtering and split insertion of NetParameters
@@ -57,25 +58,25 @@ var levels = map[string]int{
 	"layer/internal/kit":      5, // what the layer families share below the contract
 	"layer":                   6, // the contract: Layer, Base, specs, engines, fusion
 	"parallel":                5, // communicators of data-parallel training, used by the solver
-	"layer/recurrent":         7, // the families of layer types
-	"layer/datalayer":         7,
-	"layer/utility":           7,
-	"layer/normalization":     7,
-	"layer/neuron":            7,
-	"layer/vision":            7,
-	"layer/loss":              7,
+	"layer/datalayer":         7, // the families of layer types
 	"layer/detection":         7,
-	"layer/all":               8, // registers every family
-	"layer/layertest":         8, // helpers of the layer tests
-	"net":                     9,
-	"solver":                  10,
-	"classify":                10, // a deploy net serving images
-	"onnx":                    10, // nets exported to ONNX
-	"cmd/gocaffe":             11,
-	"models":                  11, // the reference models' tests
-	"tools/golden":            11, // the tests against BVLC Caffe's fixtures
+	"layer/neuron":            7,
+	"layer/normalization":     7,
+	"layer/recurrent":         7,
+	"layer/utility":           7,
+	"layer/vision":            7,
+	"layer/loss":              8, // its losses build their Softmax from the utility family
+	"layer/all":               9, // registers every family
+	"layer/layertest":         9, // helpers of the layer tests
+	"net":                     10,
+	"solver":                  11,
+	"classify":                11, // a deploy net serving images
+	"onnx":                    11, // nets exported to ONNX
+	"cmd/gocaffe":             12,
+	"models":                  12, // the reference models' tests
+	"tools/golden":            12, // the tests against BVLC Caffe's fixtures
 	"tools/gpu/mkjpeg":        0,  // synthetic JPEGs for the GPU data check (standard library only)
-	"internal/archtest":       11,
+	"internal/archtest":       12,
 }
 
 type pkg struct {
