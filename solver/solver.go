@@ -127,11 +127,12 @@ type Solver[T blob.Float] struct {
 
 	action func() Action
 	// snapshotPending is a snapshot asked for between the passes of an
-	// iteration, written at its end; snapshotIter is the iteration of the
-	// last snapshot written (-1: none), so that a stop does not write the
-	// same one twice.
+	// iteration, written at its end; snapshotIter and snapshotState are the
+	// iteration (-1: none) and the state file of the last snapshot
+	// written, so that a stop does not write the same one twice.
 	snapshotPending bool
 	snapshotIter    int
+	snapshotState   string
 
 	hooks     []func(*Solver[T]) error // OnGradientsReady's, in order
 	comm      parallel.Comm            // nil: a job of one
@@ -508,6 +509,11 @@ func (s *Solver[T]) TestNets() []*net.Net[T] { return s.testNets }
 
 // Iter returns the number of updates applied so far.
 func (s *Solver[T]) Iter() int { return s.iter }
+
+// LastSnapshot returns the state file (.solverstate or .solverstate.h5)
+// of the last snapshot this solver wrote, the one to resume from, or ""
+// when it wrote none.
+func (s *Solver[T]) LastSnapshot() string { return s.snapshotState }
 
 // Param returns the solver's parameter (with its snapshot prefix completed).
 func (s *Solver[T]) Param() *caffepb.SolverParameter { return s.param }
@@ -1016,7 +1022,7 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 	if err := protoio.WriteProtoToBinaryFile(st, state); err != nil {
 		return "", "", err
 	}
-	s.snapshotIter = s.iter
+	s.snapshotIter, s.snapshotState = s.iter, state
 	return model, state, nil
 }
 

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"image"
+	"image/png"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/protoio"
+)
+
+// classifyFiles writes a deploy net of two classes, its weights and a gray
+// image for it, and returns their paths.
+func classifyFiles(t *testing.T, dir string) (model, weights, img string) {
+	t.Helper()
+	model, weights, img = filepath.Join(dir, "two.prototxt"), filepath.Join(dir, "two.caffemodel"), filepath.Join(dir, "gray.png")
+	deploy := `name: "two"
+layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 1 dim: 1 dim: 4 dim: 4 } } }
+layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip" inner_product_param { num_output: 2 weight_filler { type: "gaussian" } } }
+layer { name: "prob" type: "Softmax" bottom: "ip" top: "prob" }`
+	if err := os.WriteFile(model, []byte(deploy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, err := net.NewFromFile[float32](model, net.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := protoio.WriteProtoToBinaryFile(n.ToProto(false), weights); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, image.NewGray(image.Rect(0, 0, 4, 4))); err != nil {
+		t.Fatal(err)
+	}
+	return model, weights, img
+}
+
+// TestFlagRangesThroughTheCommand: numbers a flag cannot hold are refused
+// naming the flag, with exit 1 and nothing trained, never wrapped around
+// (-iterations 4294967306 trained 10 iterations) or a panic (classify
+// -top -1).
+func TestFlagRangesThroughTheCommand(t *testing.T) {
+	dir := t.TempDir()
+	good := writeSolver(t, dir, "ranges", "max_iter: 2")
+	model, weights, img := classifyFiles(t, dir)
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"iterations past int32", []string{"train", "-solver", good, "-iterations", "4294967306"}, []string{"-iterations", "4294967306", "outside"}},
+		{"negative iterations", []string{"train", "-solver", good, "-iterations", "-5"}, []string{"-iterations -5"}},
+		{"level past int32", []string{"train", "-solver", good, "-level", "4294967306"}, []string{"-level", "4294967306", "outside"}},
+		{"level past int32 in test", []string{"test", "-model", filepath.Join(dir, "teacher.prototxt"), "-level", "-4294967297"}, []string{"-level", "-4294967297", "outside"}},
+		{"negative top", []string{"classify", "-model", model, "-weights", weights, "-top", "-1", img}, []string{"-top -1", "at least 1"}},
+		{"no top", []string{"classify", "-model", model, "-weights", weights, "-top", "0", img}, []string{"-top 0", "at least 1"}},
+	}
+	for _, c := range cases {
+		code, log := gocaffeLimited(t, c.args...)
+		if code != 1 || strings.Contains(log, "panic") || strings.Contains(log, "goroutine ") || strings.Contains(log, "fatal error") {
+			t.Errorf("%s: exit %d (want 1), log:\n%s", c.name, code, lastLines(log, 8))
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(log, w) {
+				t.Errorf("%s: log lacks %q:\n%s", c.name, w, lastLines(log, 4))
+			}
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "ranges_iter_*")); len(files) != 0 {
+		t.Errorf("a refused flag still trained: %v", files)
+	}
+	if code, log := gocaffeLimited(t, "classify", "-model", model, "-weights", weights, "-top", "5", img); code != 0 || strings.Count(log, " - \"") != 2 {
+		t.Errorf("classify -top 5 of 2 classes: exit %d:\n%s", code, lastLines(log, 4))
+	}
+}
