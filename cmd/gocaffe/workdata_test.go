@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"image"
 	"image/png"
 	"log/slog"
@@ -81,5 +82,30 @@ func TestFlagRangesThroughTheCommand(t *testing.T) {
 	}
 	if code, log := gocaffeLimited(t, "classify", "-model", model, "-weights", weights, "-top", "5", img); code != 0 || strings.Count(log, " - \"") != 2 {
 		t.Errorf("classify -top 5 of 2 classes: exit %d:\n%s", code, lastLines(log, 4))
+	}
+}
+
+// TestTooManyParamsThroughTheCommand: a layer given more param specs than
+// it has learnable blobs (three for an InnerProduct's two) is refused as
+// Caffe refuses it, naming the layer, before anything is trained.
+func TestTooManyParamsThroughTheCommand(t *testing.T) {
+	dir := t.TempDir()
+	net := strings.Replace(teacherNet, `param { lr_mult: 0 } param { lr_mult: 0 }`, `param { lr_mult: 0 } param { lr_mult: 0 } param { lr_mult: 0 }`, 1)
+	netPath := filepath.Join(dir, "three.prototxt")
+	if err := os.WriteFile(netPath, []byte(net), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	solverPath := filepath.Join(dir, "three_solver.prototxt")
+	if err := os.WriteFile(solverPath, fmt.Appendf(nil, "net: %q base_lr: 0.1 lr_policy: \"fixed\" max_iter: 2 snapshot_prefix: %q", netPath, filepath.Join(dir, "three")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"train", "-solver", solverPath}, {"time", "-model", netPath, "-iterations", "1"}} {
+		code, log := gocaffeLimited(t, args...)
+		if code != 1 || strings.Contains(log, "panic") || strings.Contains(log, "goroutine ") || !strings.Contains(log, `layer "teacher" (InnerProduct): too many params specified: 3 param specs for its 2 learnable blobs`) {
+			t.Errorf("%s: exit %d, log:\n%s", args[0], code, lastLines(log, 4))
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "three_iter_*")); len(files) != 0 {
+		t.Errorf("the refused net still trained: %v", files)
 	}
 }
