@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocaffe/gocaffe/internal/h5pytest"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/protoio"
 )
@@ -107,5 +108,33 @@ func TestTooManyParamsThroughTheCommand(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "three_iter_*")); len(files) != 0 {
 		t.Errorf("the refused net still trained: %v", files)
+	}
+}
+
+// TestHDF5OutputThroughTheCommand: gocaffe test with an HDF5Output layer
+// appends every iteration's batch to its file, which h5py reads whole.
+func TestHDF5OutputThroughTheCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.h5")
+	model := filepath.Join(dir, "dump.prototxt")
+	text := fmt.Sprintf(`name: "dump"
+layer { name: "d" type: "DummyData" top: "x" top: "y" dummy_data_param { shape { dim: 4 dim: 3 } shape { dim: 4 } data_filler { type: "gaussian" } data_filler { type: "constant" value: 7 } } }
+layer { name: "out" type: "HDF5Output" bottom: "x" bottom: "y" hdf5_output_param { file_name: %q } }`, out)
+	weights := filepath.Join(dir, "none.caffemodel")
+	for path, b := range map[string][]byte{model: []byte(text), weights: nil} {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, log := gocaffeLimited(t, "test", "-model", model, "-weights", weights, "-iterations", "200"); code != 0 || !strings.Contains(log, "Successfully saved 800 rows") {
+		t.Fatalf("exit %d:\n%s", code, lastLines(log, 4))
+	}
+	res := h5pytest.Run(t, dir, `
+import h5py
+f = h5py.File('out.h5', 'r')
+print(f['data'].shape, f['label'].shape, (f['label'][()] == 7).all())
+`)
+	if want := "(800, 3, 1, 1) (800, 1, 1, 1) True"; strings.TrimSpace(res) != want {
+		t.Errorf("h5py reads %q, want %q", strings.TrimSpace(res), want)
 	}
 }
