@@ -1005,18 +1005,21 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 	}
 	model, state = s.snapshotFilename(".caffemodel"), s.snapshotFilename(".solverstate")
 	weights := s.net.ToProto(s.param.GetSnapshotDiff())
-	st := &caffepb.SolverState{Iter: proto.Int32(int32(s.iter)), LearnedNet: proto.String(model), CurrentStep: proto.Int32(int32(s.currentStep))}
-	for _, h := range s.history {
-		st.History = append(st.History, h.ToProto(false))
-	}
 	// Both files are checked before either is written, so that a snapshot
-	// too large to read back leaves the previous one whole.
-	if err := checkBinarySnapshot(model, state, int64(proto.Size(weights)), int64(proto.Size(st))); err != nil {
+	// too large to read back writes nothing: the weights exactly, the state
+	// by its history's numbers, nearly all of it (building it now would
+	// hold both copies at once).
+	_, history := s.snapshotSizes()
+	if err := checkBinarySnapshot(model, state, int64(proto.Size(weights)), history); err != nil {
 		return "", "", err
 	}
 	logf.Infof(s.log, "Snapshotting to binary proto file %s", model)
 	if err := protoio.WriteProtoToBinaryFile(weights, model); err != nil {
 		return "", "", err
+	}
+	st := &caffepb.SolverState{Iter: proto.Int32(int32(s.iter)), LearnedNet: proto.String(model), CurrentStep: proto.Int32(int32(s.currentStep))}
+	for _, h := range s.history {
+		st.History = append(st.History, h.ToProto(false))
 	}
 	logf.Infof(s.log, "Snapshotting solver state to binary proto file %s", state)
 	if err := protoio.WriteProtoToBinaryFile(st, state); err != nil {

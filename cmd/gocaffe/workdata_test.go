@@ -54,6 +54,10 @@ func TestFlagRangesThroughTheCommand(t *testing.T) {
 	dir := t.TempDir()
 	good := writeSolver(t, dir, "ranges", "max_iter: 2")
 	model, weights, img := classifyFiles(t, dir)
+	if code, log := gocaffe(t, "train", "-solver", writeSolver(t, dir, "teacher", "max_iter: 1")); code != 0 {
+		t.Fatalf("training the teacher's weights: exit %d:\n%s", code, lastLines(log, 4))
+	}
+	teacher := filepath.Join(dir, "teacher_iter_1.caffemodel")
 	cases := []struct {
 		name string
 		args []string
@@ -62,7 +66,7 @@ func TestFlagRangesThroughTheCommand(t *testing.T) {
 		{"iterations past int32", []string{"train", "-solver", good, "-iterations", "4294967306"}, []string{"-iterations", "4294967306", "outside"}},
 		{"negative iterations", []string{"train", "-solver", good, "-iterations", "-5"}, []string{"-iterations -5"}},
 		{"level past int32", []string{"train", "-solver", good, "-level", "4294967306"}, []string{"-level", "4294967306", "outside"}},
-		{"level past int32 in test", []string{"test", "-model", filepath.Join(dir, "teacher.prototxt"), "-level", "-4294967297"}, []string{"-level", "-4294967297", "outside"}},
+		{"level past int32 in test", []string{"test", "-model", filepath.Join(dir, "teacher.prototxt"), "-weights", teacher, "-iterations", "1", "-level", "-4294967297"}, []string{"-level", "-4294967297", "outside"}},
 		{"negative top", []string{"classify", "-model", model, "-weights", weights, "-top", "-1", img}, []string{"-top -1", "at least 1"}},
 		{"no top", []string{"classify", "-model", model, "-weights", weights, "-top", "0", img}, []string{"-top 0", "at least 1"}},
 	}
