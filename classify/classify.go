@@ -177,8 +177,12 @@ func (c *Classifier) Probabilities(img image.Image) ([]float32, error) {
 	return out, nil
 }
 
-// Top returns the k most probable classes of img, best first.
+// Top returns the k most probable classes of img, best first (all of
+// them when the net has fewer than k); k must be at least 1.
 func (c *Classifier) Top(img image.Image, k int) ([]Prediction, error) {
+	if k < 1 {
+		return nil, fmt.Errorf("classify: top %d classes: want at least 1", k)
+	}
 	p, err := c.Probabilities(img)
 	if err != nil {
 		return nil, err

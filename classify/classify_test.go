@@ -104,3 +104,22 @@ func TestBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// Top of fewer than one class is an error, not a panic; more classes than
+// the net has gives them all.
+func TestTopCount(t *testing.T) {
+	model, weights := setUp(t)
+	c, err := classify.New(model, weights, classify.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, k := range []int{-1, 0, math.MinInt} {
+		if top, err := c.Top(gray2x3(), k); err == nil {
+			t.Errorf("Top(%d) = %v, want an error", k, top)
+		}
+	}
+	if top, err := c.Top(gray2x3(), math.MaxInt); err != nil || len(top) != 2 {
+		t.Errorf("Top(MaxInt) = %v, %v; want both classes", top, err)
+	}
+}

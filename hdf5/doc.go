@@ -55,4 +55,9 @@
 // null-terminated ASCII strings in scalar datasets (Caffe's
 // H5LTmake_dataset_string). Files are built in memory (Builder.Bytes) and
 // written whole; gocaffe writes them to a temporary file and renames it.
+//
+// An Appender writes instead a file whose float datasets grow by rows in
+// place (HDF5Output's passes): chunked datasets with an unlimited first
+// dimension, their chunks indexed by a version-1 B-tree, as libhdf5 makes
+// a resizable dataset by default.
 package hdf5

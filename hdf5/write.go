@@ -20,7 +20,7 @@ func (b *Builder) Root() *WGroup { return b.root }
 
 // WGroup is a group being built.
 type WGroup struct {
-	members map[string]any // *WGroup or *wdataset
+	members map[string]any // *WGroup, *wdataset or *growing
 }
 
 // wdataset is a dataset being built: its shape, element type and bytes.
@@ -105,6 +105,7 @@ func checkCount(shape []int, n int) error {
 
 // File layout constants of what we write (libhdf5's defaults).
 const (
+	eofAt        = 40 // the superblock's end-of-file address
 	offSize      = 8
 	lenSize      = 8
 	leafK        = 4  // symbol table node: up to 2*leafK entries
@@ -144,7 +145,7 @@ func (b *Builder) Bytes() []byte {
 	s.u32(0)         // consistency flags
 	s.u64(0)         // base address
 	s.u64(undefined) // free-space info
-	s.u64(e.at())    // end of file
+	s.u64(e.at())    // end of file: at eofAt
 	s.u64(undefined) // driver info
 	s.u64(0)         // root entry: link name offset
 	s.u64(root)
@@ -178,6 +179,8 @@ func (e *encoder) writeGroup(g *WGroup) (header, btree, heap uint64) {
 			entries[i].addr, entries[i].btree, entries[i].heap = e.writeGroup(m)
 		case *wdataset:
 			entries[i].addr = e.writeDataset(m)
+		case *growing:
+			entries[i].addr = e.writeGrowing(m)
 		}
 	}
 	// Local heap: "" at 0, then the names, then one free block (as libhdf5
@@ -349,6 +352,72 @@ func (e *encoder) writeDataset(d *wdataset) uint64 {
 	}
 	at := e.beginHeader(len(msgs), size)
 	for _, msg := range msgs {
+		e.message(msg.typ, msg.flags, msg.body)
+	}
+	return at
+}
+
+// writeGrowing writes a growing dataset (see Appender): no rows yet, an
+// empty chunk B-tree leaf, and an object header whose dataspace has an
+// unlimited first dimension and whose layout is chunked (version 3, the
+// version-1 B-tree libhdf5 writes by default). It records where the first
+// dimension and the B-tree's address lie, which appending rewrites.
+func (e *encoder) writeGrowing(g *growing) uint64 {
+	e.align8()
+	root := e.at()
+	e.raw(g.node(0, 0))
+	g.levels = [][]uint64{{root}}
+	rank := 1 + len(g.rowShape)
+	unlimited := append([]uint64{undefined}, make([]uint64, len(g.rowShape))...)
+	for i, d := range g.rowShape {
+		unlimited[i+1] = uint64(d)
+	}
+	msgs := []struct {
+		typ   int
+		flags uint8
+		body  func(*encoder)
+	}{
+		{msgDataspace, 0, func(m *encoder) {
+			m.u8(1)
+			m.u8(uint8(rank))
+			m.u8(1) // maximum dimensions present
+			m.zeros(5)
+			m.u64(0) // rows: dimsAt
+			for _, d := range g.rowShape {
+				m.u64(uint64(d))
+			}
+			for _, d := range unlimited {
+				m.u64(d)
+			}
+		}},
+		{msgDatatype, 1, func(m *encoder) { encodeDatatype(m, datatype{class: Float, size: g.elem}) }},
+		{0x05, 1, func(m *encoder) { m.raw([]byte{2, 3, 2, 1, 0, 0, 0, 0}) }}, // fill value: default; space allocated incrementally
+		{msgLayout, 0, func(m *encoder) {
+			m.u8(3)
+			m.u8(2) // chunked
+			m.u8(uint8(rank + 1))
+			m.u64(root) // the chunk B-tree: btreeAt
+			m.u32(uint32(g.chunkRows))
+			for _, d := range g.rowShape {
+				m.u32(uint32(d))
+			}
+			m.u32(uint32(g.elem))
+		}},
+	}
+	size := 0
+	for _, msg := range msgs {
+		m := &encoder{}
+		msg.body(m)
+		size += 8 + (len(m.b)+7)&^7
+	}
+	at := e.beginHeader(len(msgs), size)
+	for _, msg := range msgs {
+		switch msg.typ {
+		case msgDataspace:
+			g.dimsAt = e.at() + 8 + 8 // message header, then version to reserved
+		case msgLayout:
+			g.btreeAt = e.at() + 8 + 3 // message header, then version, class, rank
+		}
 		e.message(msg.typ, msg.flags, msg.body)
 	}
 	return at

@@ -334,11 +334,15 @@ func (n *Net[T]) newBlob(name string) int {
 // layers after it are set up, as Caffe does.
 func (n *Net[T]) addParams(id int, l layer.Layer[T], lp *caffepb.LayerParameter) (bool, error) {
 	b := l.LayerBase()
+	// Caffe's Net::Init checks the prototxt's specs against the blobs the
+	// layer made, for every layer type: a spec more is a mistake (the
+	// bias's spec on a layer without bias_term, a spec meant for another
+	// layer), not something to ignore.
+	if len(lp.Param) > len(b.Blobs()) {
+		return false, fmt.Errorf("layer %q (%s): too many params specified: %d param specs for its %d learnable blobs", lp.GetName(), lp.GetType(), len(lp.Param), len(b.Blobs()))
+	}
 	// The layer's own parameter copy: layers may add specs (BatchNorm).
 	specs := b.Param().Param
-	if len(specs) > len(b.Blobs()) {
-		logf.Warnf(n.log, "Layer %s has %d param specs for %d learnable blobs; the extra ones are ignored", lp.GetName(), len(specs), len(b.Blobs()))
-	}
 	need := false
 	for j := range b.Blobs() {
 		spec := &caffepb.ParamSpec{}

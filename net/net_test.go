@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -423,4 +424,42 @@ func layertestName(text string) [2]string {
 		out[i] = s[:strings.Index(s, `"`)]
 	}
 	return out
+}
+
+// As Caffe's Net::Init, for every layer type: more param specs than the
+// layer has learnable blobs is an error naming the layer ("Too many params
+// specified for layer"), not a warning; as many or fewer are fine.
+func TestTooManyParamSpecs(t *testing.T) {
+	data := `layer { name: "data" type: "DummyData" top: "x" dummy_data_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } } }
+`
+	for _, c := range []struct {
+		name, layer string
+		ok          bool
+	}{
+		{"inner product, three for two", `layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y" param { lr_mult: 1 } param { lr_mult: 2 } param { lr_mult: 3 } inner_product_param { num_output: 2 } }`, false},
+		{"inner product without bias, two for one", `layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y" param { lr_mult: 1 } param { lr_mult: 2 } inner_product_param { num_output: 2 bias_term: false } }`, false},
+		{"convolution without bias, two for one", `layer { name: "conv" type: "Convolution" bottom: "x" top: "y" param { lr_mult: 1 } param { lr_mult: 2 } convolution_param { num_output: 2 kernel_size: 1 bias_term: false } }`, false},
+		{"ReLU, one for none", `layer { name: "relu" type: "ReLU" bottom: "x" top: "y" param { lr_mult: 1 } }`, false},
+		{"batch norm, four for three", `layer { name: "bn" type: "BatchNorm" bottom: "x" top: "y" param { lr_mult: 0 } param { lr_mult: 0 } param { lr_mult: 0 } param { lr_mult: 0 } }`, false},
+		{"inner product, two for two", `layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y" param { lr_mult: 1 } param { lr_mult: 2 } inner_product_param { num_output: 2 } }`, true},
+		{"inner product, one for two", `layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y" param { lr_mult: 1 } inner_product_param { num_output: 2 } }`, true},
+		{"batch norm, three for three", `layer { name: "bn" type: "BatchNorm" bottom: "x" top: "y" param { lr_mult: 0 } param { lr_mult: 0 } param { lr_mult: 0 } }`, true},
+	} {
+		n, err := net.New[float32](parseNet(t, data+c.layer), net.Options{})
+		if c.ok {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			} else {
+				n.Close()
+			}
+			continue
+		}
+		name := regexp.MustCompile(`name: "(\w+)" type: "(\w+)" bottom`).FindStringSubmatch(c.layer)
+		if err == nil {
+			n.Close()
+			t.Errorf("%s: accepted", c.name)
+		} else if want := fmt.Sprintf("layer %q (%s): too many params specified", name[1], name[2]); !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, want)
+		}
+	}
 }

@@ -14,17 +14,43 @@ import (
 )
 
 // The rendezvous protocol, over one TCP connection from each rank to rank
-// 0: the rank sends hello (magic, rank, world size); when all have come,
-// rank 0 sends each the payload (length, bytes). The connections then stay
-// open and carry one byte at a time: msgBye before a rank closes at the
-// end of a run that went well, msgDied followed by a rank from rank 0 when
-// it saw that rank go. A connection that ends without msgBye means its
-// process died.
+// 0: the rank sends hello (magic, rank, world size) and rank 0 answers
+// msgAck at once; when all have come, rank 0 sends each the payload
+// (length, bytes). The connections then stay open and carry one byte at a
+// time: msgBye before a rank closes at the end of a run that went well,
+// msgDied followed by a rank from rank 0 when it saw that rank go. A
+// connection that ends without msgBye means its process died.
 const (
-	rendezvousMagic = "gocaffe-rendezvous-1"
+	rendezvousMagic = "gocaffe-rendezvous-2"
+	msgAck          = 'A'
 	msgBye          = 'B'
 	msgDied         = 'D'
 )
+
+// handshakeTimeout bounds each step of a connection's handshake that a
+// live peer answers at once: rank 0 reading a rank's hello, a rank reading
+// rank 0's acknowledgement. Without it a peer that connects and says
+// nothing (a port scanner, a hung process, another service on the port)
+// held rank 0's only accept loop, or a rank's read, for the whole
+// rendezvous timeout. Only the wait for the other ranks, which takes as
+// long as they take to start, is bounded by that timeout alone. A
+// variable so that tests can shorten it.
+var handshakeTimeout = 10 * time.Second
+
+// limits are a rendezvous's deadline and its handshake timeout.
+type limits struct {
+	deadline  time.Time
+	handshake time.Duration
+}
+
+// step is the deadline of a handshake step begun now: the handshake
+// timeout, or the rendezvous's deadline if that comes first.
+func (t limits) step() time.Time {
+	if d := time.Now().Add(t.handshake); d.Before(t.deadline) {
+		return d
+	}
+	return t.deadline
+}
 
 // watchdog watches the rendezvous connections of one rank for the rest of
 // the run.
@@ -130,42 +156,83 @@ func Rendezvous(l Launch, payload []byte, timeout time.Duration, onDeath func(er
 	if l.WorldSize == 1 {
 		return w, payload, nil
 	}
-	deadline := time.Now().Add(timeout)
+	t := limits{deadline: time.Now().Add(timeout), handshake: handshakeTimeout}
 	if l.Rank == 0 {
-		return w, payload, w.serve(l, payload, deadline)
+		return w, payload, w.serve(l, payload, t)
 	}
-	p, err := w.join(l, deadline)
+	p, err := w.join(l, t)
 	return w, p, err
 }
 
-func (w *watchdog) serve(l Launch, payload []byte, deadline time.Time) error {
+// hello is a connection's handshake as rank 0 read it: the rank it says
+// it is, or why it was refused; or the end of accepting (c nil).
+type hello struct {
+	c    net.Conn
+	rank int
+	err  error
+}
+
+// acceptHellos accepts connections on ln until it fails (its deadline, or
+// closed) and reads each one's hello in a goroutine of its own under a
+// handshake deadline, so that a peer that says nothing delays no other.
+// The hellos go to out until done is closed; the connections that arrive
+// after are closed.
+func acceptHellos(ln net.Listener, size int, t limits, out chan<- hello, done <-chan struct{}) {
+	send := func(h hello) {
+		select {
+		case out <- h:
+		case <-done:
+			if h.c != nil {
+				h.c.Close()
+			}
+		}
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			send(hello{err: err})
+			return
+		}
+		go func() {
+			rank, err := readHello(c, size, t)
+			send(hello{c: c, rank: rank, err: err})
+		}()
+	}
+}
+
+func (w *watchdog) serve(l Launch, payload []byte, t limits) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(l.MasterPort)))
 	if err != nil {
 		return fmt.Errorf("parallel: rank 0 cannot listen for the other ranks on MASTER_PORT %d: %w", l.MasterPort, err)
 	}
 	defer ln.Close()
-	ln.(*net.TCPListener).SetDeadline(deadline)
+	ln.(*net.TCPListener).SetDeadline(t.deadline)
+	hellos, done := make(chan hello), make(chan struct{})
+	defer close(done)
+	go acceptHellos(ln, l.WorldSize, t, hellos, done)
 	for len(w.conns) < l.WorldSize-1 {
-		c, err := ln.Accept()
-		if err != nil {
+		h := <-hellos
+		if h.c == nil {
 			w.close(false)
-			return fmt.Errorf("parallel: rank 0 waited for %d more of %d ranks on port %d: %w", l.WorldSize-1-len(w.conns), l.WorldSize-1, l.MasterPort, err)
+			return fmt.Errorf("parallel: rank 0 waited for %d more of %d ranks on port %d: %w", l.WorldSize-1-len(w.conns), l.WorldSize-1, l.MasterPort, h.err)
 		}
-		rank, err := readHello(c, l.WorldSize, deadline)
-		if err == nil && w.conns[rank] != nil {
-			err = fmt.Errorf("rank %d came twice", rank)
+		if h.err == nil && w.conns[h.rank] != nil {
+			h.err = fmt.Errorf("rank %d came twice", h.rank)
 		}
-		if err != nil {
-			c.Close()
-			fmt.Fprintf(os.Stderr, "parallel: rendezvous: refused %v: %v\n", c.RemoteAddr(), err)
+		if h.err == nil {
+			h.err = sendAck(h.c, t)
+		}
+		if h.err != nil {
+			h.c.Close()
+			fmt.Fprintf(os.Stderr, "parallel: rendezvous: refused %v: %v\n", h.c.RemoteAddr(), h.err)
 			continue
 		}
-		w.conns[rank] = c
+		w.conns[h.rank] = h.c
 	}
 	msg := binary.LittleEndian.AppendUint32(nil, uint32(len(payload)))
 	msg = append(msg, payload...)
 	for r, c := range w.conns {
-		c.SetDeadline(deadline)
+		c.SetDeadline(t.deadline)
 		if _, err := c.Write(msg); err != nil {
 			w.close(false)
 			return fmt.Errorf("parallel: rendezvous: sending to rank %d: %w", r, err)
@@ -178,11 +245,24 @@ func (w *watchdog) serve(l Launch, payload []byte, deadline time.Time) error {
 	return nil
 }
 
-func readHello(c net.Conn, size int, deadline time.Time) (int, error) {
-	c.SetDeadline(deadline)
+// sendAck tells a rank its hello was taken.
+func sendAck(c net.Conn, t limits) error {
+	c.SetWriteDeadline(t.step())
+	defer c.SetWriteDeadline(time.Time{})
+	_, err := c.Write([]byte{msgAck})
+	return err
+}
+
+// readHello reads a rank's hello within a handshake step and returns its
+// rank.
+func readHello(c net.Conn, size int, t limits) (int, error) {
+	c.SetDeadline(t.step())
 	defer c.SetDeadline(time.Time{})
 	buf := make([]byte, len(rendezvousMagic)+8)
 	if _, err := io.ReadFull(c, buf); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, fmt.Errorf("no hello within %v: %w", t.handshake, err)
+		}
 		return 0, err
 	}
 	if string(buf[:len(rendezvousMagic)]) != rendezvousMagic {
@@ -199,31 +279,50 @@ func readHello(c net.Conn, size int, deadline time.Time) (int, error) {
 	return rank, nil
 }
 
-func (w *watchdog) join(l Launch, deadline time.Time) ([]byte, error) {
+// handshake is a rank's side of the rendezvous on c: its hello, rank 0's
+// acknowledgement, which comes at once (a peer that gives none is not rank
+// 0 of a job of this version), then the payload, which comes when every
+// rank has said hello, by deadline.
+func handshake(c net.Conn, l Launch, t limits) ([]byte, error) {
+	c.SetDeadline(t.step())
+	hello := append([]byte(rendezvousMagic), binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, uint32(l.Rank)), uint32(l.WorldSize))...)
+	if _, err := c.Write(hello); err != nil {
+		return nil, err
+	}
+	var ack [1]byte
+	if _, err := io.ReadFull(c, ack[:]); err != nil || ack[0] != msgAck {
+		if err == nil {
+			err = fmt.Errorf("answered %q", ack[0])
+		}
+		return nil, fmt.Errorf("no acknowledgement of this rank's hello within %v (is MASTER_ADDR:MASTER_PORT rank 0 of a gocaffe job of this version?): %w", t.handshake, err)
+	}
+	c.SetDeadline(t.deadline)
+	var n [4]byte
+	if _, err := io.ReadFull(c, n[:]); err != nil {
+		return nil, fmt.Errorf("waiting for the other ranks: %w", err)
+	}
+	payload := make([]byte, min(binary.LittleEndian.Uint32(n[:]), 1<<20))
+	if _, err := io.ReadFull(c, payload); err != nil {
+		return nil, err
+	}
+	return payload, nil
+}
+
+func (w *watchdog) join(l Launch, t limits) ([]byte, error) {
 	addr := net.JoinHostPort(l.MasterAddr, strconv.Itoa(l.MasterPort))
 	var c net.Conn
 	for {
 		var err error
-		c, err = net.DialTimeout("tcp", addr, time.Until(deadline))
+		c, err = net.DialTimeout("tcp", addr, time.Until(t.deadline))
 		if err == nil {
 			break
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(t.deadline) {
 			return nil, fmt.Errorf("parallel: rank %d could not reach rank 0 at MASTER_ADDR:MASTER_PORT %s: %w", l.Rank, addr, err)
 		}
 		time.Sleep(200 * time.Millisecond) // rank 0 may not listen yet
 	}
-	c.SetDeadline(deadline)
-	hello := append([]byte(rendezvousMagic), binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, uint32(l.Rank)), uint32(l.WorldSize))...)
-	var n [4]byte
-	_, err := c.Write(hello)
-	if err == nil {
-		_, err = io.ReadFull(c, n[:])
-	}
-	payload := make([]byte, min(binary.LittleEndian.Uint32(n[:]), 1<<20))
-	if err == nil {
-		_, err = io.ReadFull(c, payload)
-	}
+	payload, err := handshake(c, l, t)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("parallel: rank %d: rendezvous with rank 0 at %s: %w", l.Rank, addr, err)

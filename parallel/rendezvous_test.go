@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,5 +154,80 @@ func TestLaunchFromLookup(t *testing.T) {
 		if err != nil || ok != c.ok || l != c.want {
 			t.Errorf("%v: %+v %v %v, want %+v %v", c.env, l, ok, err, c.want, c.ok)
 		}
+	}
+}
+
+// withHandshakeTimeout shortens the handshake timeout for a test.
+func withHandshakeTimeout(t *testing.T, d time.Duration) {
+	old := handshakeTimeout
+	handshakeTimeout = d
+	t.Cleanup(func() { handshakeTimeout = old })
+}
+
+// A peer that connects to rank 0 and says nothing is dropped after the
+// handshake timeout and holds up no real rank meanwhile: the rendezvous
+// ends as soon as the ranks have come, long before its own timeout (it
+// held rank 0's accept loop for the whole rendezvous timeout, which then
+// failed).
+func TestRendezvousIgnoresASilentPeer(t *testing.T) {
+	withHandshakeTimeout(t, 500*time.Millisecond)
+	port := freePort(t)
+	start := time.Now()
+	errs := make(chan error, 2)
+	var w0, w1 *watchdog
+	go func() {
+		var err error
+		w0, _, err = Rendezvous(Launch{Rank: 0, WorldSize: 2, MasterPort: port}, []byte("id"), 30*time.Second, nil)
+		errs <- err
+	}()
+	var silent net.Conn
+	for silent == nil { // rank 0 may not listen yet
+		silent, _ = net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		time.Sleep(10 * time.Millisecond)
+	}
+	defer silent.Close()
+	go func() {
+		var err error
+		w1, _, err = Rendezvous(Launch{Rank: 1, WorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: port}, nil, 30*time.Second, nil)
+		errs <- err
+	}()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the rendezvous took %v beside a silent peer", d)
+	}
+	w0.close(true)
+	w1.close(true)
+}
+
+// A rank that reaches something on MASTER_PORT that accepts and says
+// nothing (not rank 0 of a job of this version) fails after the handshake
+// timeout with an error saying so, not after the whole rendezvous timeout.
+func TestRendezvousSilentRank0(t *testing.T) {
+	withHandshakeTimeout(t, 500*time.Millisecond)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent, until the test ends
+		}
+	}()
+	start := time.Now()
+	_, _, err = Rendezvous(Launch{Rank: 1, WorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: ln.Addr().(*net.TCPAddr).Port}, nil, 30*time.Second, nil)
+	if err == nil || !strings.Contains(err.Error(), "no acknowledgement") || !strings.Contains(err.Error(), "rank 1") {
+		t.Errorf("err = %v, want one saying rank 0 did not acknowledge", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("gave up after %v", d)
 	}
 }

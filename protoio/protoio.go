@@ -42,13 +42,34 @@ func ReadProtoFromBinaryFile(path string, m proto.Message) error {
 }
 
 // WriteProtoToBinaryFile writes m to path in the binary wire format, fields
-// in number order as Caffe writes them.
+// in number order as Caffe writes them. A message over BinaryLimit bytes is
+// refused before anything is written: no protobuf reader, Caffe's or
+// gocaffe's, could read it back (Caffe's own writer fails on it too).
 func WriteProtoToBinaryFile(m proto.Message, path string) error {
+	if err := CheckBinarySize(typeName(m), path, int64(proto.Size(m))); err != nil {
+		return fmt.Errorf("%w; nothing was written", err)
+	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("protoio: encoding %s for %s: %w", typeName(m), path, err)
 	}
 	return WriteFileAtomic(path, b)
+}
+
+// BinaryLimit is the largest binary protobuf file that can be read back:
+// protobuf's limit on one message, 2 GiB - 1 bytes, which is also Caffe's
+// kProtoReadBytesLimit and gocaffe's reading limit.
+const BinaryLimit = fileio.ProtoLimit
+
+// CheckBinarySize says whether a binary protobuf file of size bytes (what
+// a message of type what would take in path) can be read back; the error
+// says how large it would be.
+func CheckBinarySize(what, path string, size int64) error {
+	if size <= BinaryLimit {
+		return nil
+	}
+	return fmt.Errorf("protoio: %s would be %d bytes (%.2f GiB) as a binary %s, over the %d bytes (2 GiB - 1) that protobuf, Caffe's reader and gocaffe's, can read back",
+		path, size, float64(size)/(1<<30), what, int64(BinaryLimit))
 }
 
 // ReadProtoFromTextFile parses the protobuf text file (a .prototxt) at path

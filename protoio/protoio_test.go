@@ -234,3 +234,33 @@ func TestReadRefusesNonRegularFiles(t *testing.T) {
 		t.Errorf("FIFO: err = %v", err)
 	}
 }
+
+// A message over 2 GiB - 1 bytes could never be read back, by Caffe or by
+// ReadProtoFromBinaryFile: it is refused before anything is written, and a
+// file already at the path stays. The net below is 2.4 GB on the wire but
+// 4 MB in memory: its 600 layers are one LayerParameter.
+func TestWriteBinaryOverTheLimit(t *testing.T) {
+	layer := &caffepb.LayerParameter{Name: proto.String("ip"), Blobs: []*caffepb.BlobProto{{Data: make([]float32, 1<<20)}}}
+	huge := &caffepb.NetParameter{Name: proto.String("huge")}
+	for range 600 {
+		huge.Layer = append(huge.Layer, layer)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "huge.caffemodel")
+	if err := os.WriteFile(path, []byte("the previous snapshot"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteProtoToBinaryFile(huge, path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "2 GiB - 1") || !strings.Contains(err.Error(), "nothing was written") {
+		t.Errorf("err = %v, want a refusal naming the file and the limit", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "the previous snapshot" {
+		t.Errorf("the file at the path changed: %.40q", b)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 1 {
+		t.Errorf("files left: %v", names)
+	}
+	if err := CheckBinarySize("caffe.NetParameter", path, BinaryLimit); err != nil {
+		t.Errorf("at the limit: %v", err)
+	}
+}

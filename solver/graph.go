@@ -241,6 +241,11 @@ func (g *iterationGraph[T]) iterate(s *Solver[T], rate float64) (T, bool, error)
 	}
 	var loss T
 	for pass := range size {
+		if pass > 0 {
+			if err := s.checkBetweenPasses(); err != nil {
+				return 0, false, err
+			}
+		}
 		l, err := g.pass(s, rate, pass)
 		var rec errRecording
 		switch {

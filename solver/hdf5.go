@@ -46,6 +46,7 @@ func (s *Solver[T]) snapshotHDF5() (model, state string, err error) {
 	if err := protoio.WriteFileAtomic(state, b.Bytes()); err != nil {
 		return "", "", err
 	}
+	s.snapshotIter, s.snapshotState = s.iter, state
 	return model, state, nil
 }
 

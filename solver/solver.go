@@ -126,6 +126,13 @@ type Solver[T blob.Float] struct {
 	seeded            bool
 
 	action func() Action
+	// snapshotPending is a snapshot asked for between the passes of an
+	// iteration, written at its end; snapshotIter and snapshotState are the
+	// iteration (-1: none) and the state file of the last snapshot
+	// written, so that a stop does not write the same one twice.
+	snapshotPending bool
+	snapshotIter    int
+	snapshotState   string
 
 	hooks     []func(*Solver[T]) error // OnGradientsReady's, in order
 	comm      parallel.Comm            // nil: a job of one
@@ -157,7 +164,7 @@ func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 // in the parameter's weights field), and the history its update rule needs.
 func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
 	p = proto.Clone(p).(*caffepb.SolverParameter)
-	s := &Solver[T]{param: p, ctx: opts.Context, log: opts.Logger, action: func() Action { return None },
+	s := &Solver[T]{param: p, ctx: opts.Context, log: opts.Logger, action: func() Action { return None }, snapshotIter: -1,
 		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, noGraphs: opts.NoCUDAGraphs}
 	if err := s.joinJob(opts.Comm); err != nil {
 		return nil, err
@@ -214,6 +221,9 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 		return nil, err
 	}
 	if err := s.initHistory(); err != nil {
+		return nil, err
+	}
+	if err := s.checkSnapshotSize(); err != nil {
 		return nil, err
 	}
 	logf.Debugf(s.log, "Solver scaffolding done.")
@@ -500,6 +510,11 @@ func (s *Solver[T]) TestNets() []*net.Net[T] { return s.testNets }
 // Iter returns the number of updates applied so far.
 func (s *Solver[T]) Iter() int { return s.iter }
 
+// LastSnapshot returns the state file (.solverstate or .solverstate.h5)
+// of the last snapshot this solver wrote, the one to resume from, or ""
+// when it wrote none.
+func (s *Solver[T]) LastSnapshot() string { return s.snapshotState }
+
 // Param returns the solver's parameter (with its snapshot prefix completed).
 func (s *Solver[T]) Param() *caffepb.SolverParameter { return s.param }
 
@@ -526,7 +541,7 @@ func (s *Solver[T]) Solve(resumeFile string) (err error) {
 	if err := s.Step(int(s.param.GetMaxIter()) - s.iter); err != nil {
 		return err
 	}
-	if s.Root() && s.param.GetSnapshotAfterTrain() && (s.param.GetSnapshot() == 0 || s.iter%int(s.param.GetSnapshot()) != 0) {
+	if s.Root() && s.param.GetSnapshotAfterTrain() && s.snapshotIter != s.iter && (s.param.GetSnapshot() == 0 || s.iter%int(s.param.GetSnapshot()) != 0) {
 		if _, _, err := s.Snapshot(); err != nil {
 			return err
 		}
@@ -601,6 +616,9 @@ func (s *Solver[T]) Step(iters int) (err error) {
 		display := s.Root() && s.param.GetDisplay() > 0 && s.iter%int(s.param.GetDisplay()) == 0
 		rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
 		loss, updated, err := s.iterate(rate)
+		if errors.Is(err, errStopBetweenPasses) {
+			return s.stopBetweenPasses()
+		}
 		if err != nil {
 			return fmt.Errorf("iteration %d: %w", s.iter, err)
 		}
@@ -675,6 +693,11 @@ func (s *Solver[T]) iterate(rate float64) (loss T, updated bool, err error) {
 func (s *Solver[T]) runPasses(rate float64, from, start int) (T, error) {
 	var loss T
 	for pass := from; pass < int(s.param.GetIterSize()); pass++ {
+		if pass > from {
+			if err := s.checkBetweenPasses(); err != nil {
+				return 0, err
+			}
+		}
 		if err := s.beginPass(rate, pass); err != nil {
 			return 0, err
 		}
@@ -697,6 +720,45 @@ func (s *Solver[T]) runPasses(rate float64, from, start int) (T, error) {
 	return loss, nil
 }
 
+// errStopBetweenPasses ends an iteration whose stop was asked for between
+// its iter_size passes.
+var errStopBetweenPasses = errors.New("solver: stop requested between passes")
+
+// checkBetweenPasses serves a request made during an iteration of several
+// iter_size passes, which can take hours with a large iter_size: a stop
+// ends the iteration unfinished (errStopBetweenPasses) rather than after
+// all its passes; a snapshot waits for the iteration's end, whose weights
+// it should hold. A job's ranks run every pass together and reduce the
+// gradients at the end, so they only agree on requests there.
+func (s *Solver[T]) checkBetweenPasses() error {
+	if s.comm != nil {
+		return nil
+	}
+	switch s.action() {
+	case Stop:
+		return errStopBetweenPasses
+	case Snapshot:
+		s.snapshotPending = true
+	}
+	return nil
+}
+
+// stopBetweenPasses ends training in the middle of an iteration: its
+// gradients so far are dropped and no update is applied, so the weights,
+// and a snapshot of them, are those after the iteration before, and a run
+// resumed from that snapshot repeats the unfinished iteration whole.
+func (s *Solver[T]) stopBetweenPasses() error {
+	logf.Infof(s.log, "Iteration %d: stop requested between its iter_size passes; the iteration is dropped unfinished", s.iter)
+	s.earlyExit = true
+	if s.snapshotPending && s.Root() {
+		s.snapshotPending = false
+		if _, _, err := s.Snapshot(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // The requests of the ranks of a job, as bits for parallel.Agree.
 const (
 	requestStop = 1 << iota
@@ -717,6 +779,10 @@ func (s *Solver[T]) agreeOn(a Action) (uint, error) {
 	}
 	if s.earlyExit {
 		bits |= requestStop
+	}
+	if s.snapshotPending {
+		bits |= requestSnapshot
+		s.snapshotPending = false
 	}
 	if s.agree == nil {
 		return bits, nil
@@ -937,20 +1003,29 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 	if s.param.GetSnapshotFormat() == caffepb.SolverParameter_HDF5 {
 		return s.snapshotHDF5()
 	}
-	model = s.snapshotFilename(".caffemodel")
+	model, state = s.snapshotFilename(".caffemodel"), s.snapshotFilename(".solverstate")
+	weights := s.net.ToProto(s.param.GetSnapshotDiff())
+	// Both files are checked before either is written, so that a snapshot
+	// too large to read back writes nothing: the weights exactly, the state
+	// by its history's numbers, nearly all of it (building it now would
+	// hold both copies at once).
+	_, history := s.snapshotSizes()
+	if err := checkBinarySnapshot(model, state, int64(proto.Size(weights)), history); err != nil {
+		return "", "", err
+	}
 	logf.Infof(s.log, "Snapshotting to binary proto file %s", model)
-	if err := protoio.WriteProtoToBinaryFile(s.net.ToProto(s.param.GetSnapshotDiff()), model); err != nil {
+	if err := protoio.WriteProtoToBinaryFile(weights, model); err != nil {
 		return "", "", err
 	}
 	st := &caffepb.SolverState{Iter: proto.Int32(int32(s.iter)), LearnedNet: proto.String(model), CurrentStep: proto.Int32(int32(s.currentStep))}
 	for _, h := range s.history {
 		st.History = append(st.History, h.ToProto(false))
 	}
-	state = s.snapshotFilename(".solverstate")
 	logf.Infof(s.log, "Snapshotting solver state to binary proto file %s", state)
 	if err := protoio.WriteProtoToBinaryFile(st, state); err != nil {
 		return "", "", err
 	}
+	s.snapshotIter, s.snapshotState = s.iter, state
 	return model, state, nil
 }
 

@@ -39,6 +39,9 @@ func runClassify(args []string, stdout, stderr io.Writer) error {
 	if *model == "" || *weights == "" || len(pos) == 0 {
 		return usageError(fs, stderr, "need -model, -weights and at least one image")
 	}
+	if *top < 1 {
+		return fmt.Errorf("-top %d: want at least 1 class per image", *top)
+	}
 	opts := classify.Options{MeanFile: *meanFile, Scale: float32(*scale), ResizeHeight: *resizeH, ResizeWidth: *resizeW,
 		Oversample: *oversample, Logger: glog.Logger()}
 	for _, v := range splitList(*meanValue) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -191,19 +192,51 @@ func layerColour(typ string) color.Color {
 // dot writes the graph in Graphviz's language.
 func (g *drawGraph) dot(rankdir string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "digraph %q {\n  rankdir=%s;\n", g.name, rankdir)
+	fmt.Fprintf(&b, "digraph %s {\n  rankdir=%s;\n", dotString([]string{g.name}, false), rankdir)
 	for i, n := range g.nodes {
 		shape := "octagon"
 		if n.layer {
 			shape = "record"
 		}
 		r, gr, bl, _ := n.fill.RGBA()
-		fmt.Fprintf(&b, "  n%d [shape=%s, style=filled, fillcolor=\"#%02x%02x%02x\", label=%q];\n", i, shape, r>>8, gr>>8, bl>>8, strings.Join(n.lines, "\n"))
+		fmt.Fprintf(&b, "  n%d [shape=%s, style=filled, fillcolor=\"#%02x%02x%02x\", label=%s];\n", i, shape, r>>8, gr>>8, bl>>8, dotString(n.lines, n.layer))
 	}
 	for _, e := range g.edges {
 		fmt.Fprintf(&b, "  n%d -> n%d;\n", e[0], e[1])
 	}
 	b.WriteString("}\n")
+	return b.String()
+}
+
+// dotString quotes lines as one DOT string, joined by Graphviz's line
+// break (\n). Go's %q is not DOT's quoting: its escapes (\t, \x01, \u2028)
+// mean nothing to Graphviz, and in a record's label the characters { } | <
+// > are the record's own syntax, so a layer named "a|b" or "{x}" made
+// Graphviz reject the file ("bad label format"). Here \ and " are escaped
+// as DOT reads them, the record characters with a backslash when record
+// is set, and control characters (which a name may hold) become spaces.
+func dotString(lines []string, record bool) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteString(`\n`)
+		}
+		for _, r := range l {
+			switch {
+			case r == '\\' || r == '"' || (record && strings.ContainsRune("{}|<>", r)):
+				b.WriteByte('\\')
+				b.WriteRune(r)
+			case r == '\n':
+				b.WriteString(`\n`)
+			case unicode.IsControl(r):
+				b.WriteByte(' ')
+			default:
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
 	return b.String()
 }
 

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 
 	"github.com/gocaffe/gocaffe/cuda"
@@ -18,7 +20,7 @@ import (
 type netFlags struct {
 	gpu         string
 	tf32        bool
-	level       int
+	level       int32
 	stages      string
 	skipUnknown bool
 	cpuProfile  string
@@ -27,10 +29,35 @@ type netFlags struct {
 func (f *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gpu, "gpu", "", "run on these GPUs: a device number (0), a list (0,1) or 'all'; empty for the CPU")
 	fs.BoolVar(&f.tf32, "tf32", false, "let float32 products (cuBLAS, cuDNN convolutions) use TF32 tensor cores on the GPU: faster, 10-bit mantissa; off, the default, keeps strict FP32")
-	fs.IntVar(&f.level, "level", 0, "the level of the net state, for include/exclude rules")
+	fs.Var(int32Flag{&f.level}, "level", "the level of the net state, for include/exclude rules")
 	fs.StringVar(&f.stages, "stage", "", "comma-separated stages of the net state, for include/exclude rules")
 	fs.BoolVar(&f.skipUnknown, "skip_unknown_fields", false, "skip, with a warning each, prototxt fields gocaffe does not know (a Caffe fork's) instead of failing")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it): where the host's time goes, data layers' decoding included")
+}
+
+// int32Flag is a flag for a field Caffe keeps in an int32 (NetState.level,
+// SolverParameter.max_iter): a value outside int32's range is refused when
+// the flag is parsed rather than wrapped around (-iterations 4294967306
+// would train 10 iterations).
+type int32Flag struct{ p *int32 }
+
+func (f int32Flag) String() string {
+	if f.p == nil {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*f.p), 10)
+}
+
+func (f int32Flag) Set(s string) error {
+	v, err := strconv.ParseInt(s, 0, 32)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("%s is outside %d..%d", s, math.MinInt32, math.MaxInt32)
+		}
+		return errors.New("not an integer")
+	}
+	*f.p = int32(v)
+	return nil
 }
 
 // startProfile starts the CPU profile -cpuprofile asks for; the returned
@@ -69,7 +96,7 @@ func (f *netFlags) stageList() []string {
 func (f *netFlags) state(phase caffepb.Phase) *caffepb.NetState {
 	st := &caffepb.NetState{Phase: phase.Enum(), Stage: f.stageList()}
 	if f.level != 0 {
-		lv := int32(f.level)
+		lv := f.level
 		st.Level = &lv
 	}
 	return st

@@ -61,6 +61,16 @@ var commands = map[string]command{
 // errUsage marks errors for which the command's usage is printed.
 var errUsage = errors.New("usage")
 
+// exitError ends a command with an exit status other than 1: a run that
+// did not fail but did not finish either (stopped by SIGTERM).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -84,6 +94,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := cmd.run(args[1:], stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 2
+		}
+		var exit *exitError
+		if errors.As(err, &exit) {
+			fmt.Fprintf(stderr, "gocaffe %s: %v\n", args[0], exit.err)
+			return exit.code
 		}
 		if errors.Is(err, errUsage) {
 			// The flag list was printed; say what was missing after it.

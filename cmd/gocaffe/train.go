@@ -20,9 +20,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	solverFile := fs.String("solver", "", "the solver definition protocol buffer text file")
 	weights := fs.String("weights", "", "pretrained weights to finetune from: comma-separated .caffemodel files (not with -snapshot)")
 	snapshot := fs.String("snapshot", "", "a .solverstate snapshot to resume training from (not with -weights)")
-	iterations := fs.Int("iterations", 0, "train for this many iterations instead of the solver's max_iter (0: max_iter)")
+	var iterations int32
+	fs.Var(int32Flag{&iterations}, "iterations", "train for this many iterations instead of the solver's max_iter (0: max_iter)")
 	sigint := fs.String("sigint_effect", "stop", "what to do on SIGINT: stop, snapshot or none")
 	sighup := fs.String("sighup_effect", "snapshot", "what to do on SIGHUP: stop, snapshot or none")
+	sigterm := fs.String("sigterm_effect", "stop", "what to do on SIGTERM (docker stop, Kubernetes, Slurm, systemd): stop, snapshot or none; stop writes the final snapshot first, as for SIGINT, and exits with status 143")
 	ui := fs.String("ui", "", "serve a live dashboard at this address (:8080 is localhost's port 8080)")
 	uiAccess := registerUIAccessFlags(fs)
 	shareTest := fs.Bool("share_test_memory", false, "let the test nets compute in the train net's activation memory, which is dead while they run")
@@ -52,12 +54,19 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	onTerm, err := parseEffect("sigterm_effect", *sigterm)
+	if err != nil {
+		return err
+	}
+	if iterations < 0 {
+		return fmt.Errorf("-iterations %d: want 0 (the solver's max_iter) or more", iterations)
+	}
 	param := &caffepb.SolverParameter{}
 	if err := (protoio.TextOptions{SkipUnknownFields: nf.skipUnknown, Logger: glog.Logger()}).ReadFile(*solverFile, param); err != nil {
 		return err
 	}
-	if *iterations > 0 {
-		param.MaxIter = int32Ptr(int32(*iterations))
+	if iterations > 0 {
+		param.MaxIter = int32Ptr(iterations)
 	}
 	ranks, err := nf.trainRanks(param)
 	if err != nil {
@@ -80,7 +89,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	glog.Infof("Starting Optimization")
 	solvers := make([]*solver.Solver[float32], len(ranks))
 	for i, r := range ranks {
-		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: int32(nf.level), SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs})
+		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: nf.level, SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs})
 		if err != nil {
 			return fmt.Errorf("%s: %w", *solverFile, err)
 		}
@@ -96,10 +105,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	logJob(solvers[0], ranks[0].comm)
 	// Signals reach the process once: its first solver takes them, and a
 	// job's ranks agree on the action at the end of the iteration.
-	stop := handleSignals(solvers[0], onInt, onHup, actions)
-	defer stop()
+	sig := handleSignals(solvers[0], signalEffects{onInt, onHup, onTerm}, actions)
+	defer sig.stop()
 	if err := solveAll(solvers, ranks, *snapshot); err != nil {
 		return err
+	}
+	if sig.terminated {
+		return terminatedError(solvers[0])
 	}
 	for _, r := range ranks {
 		if d := r.ctx.Device(); d != nil {
@@ -112,7 +124,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 func int32Ptr(v int32) *int32 { return &v }
 
-// parseEffect reads a -sigint_effect/-sighup_effect value.
+// parseEffect reads a -sigint_effect, -sighup_effect or -sigterm_effect
+// value.
 func parseEffect(flagName, v string) (solver.Action, error) {
 	switch v {
 	case "stop":
@@ -125,21 +138,42 @@ func parseEffect(flagName, v string) (solver.Action, error) {
 	return solver.None, fmt.Errorf("-%s %q: want stop, snapshot or none", flagName, v)
 }
 
-// handleSignals makes SIGINT and SIGHUP request their actions between
-// iterations, as Caffe's SignalHandler, and so do requests on actions (the
-// dashboard's buttons; nil without one); the returned function undoes it.
-func handleSignals(s *solver.Solver[float32], onInt, onHup solver.Action, actions <-chan solver.Action) func() {
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, os.Interrupt, syscall.SIGHUP)
+// signalEffects are the actions the signals ask for.
+type signalEffects struct{ onInt, onHup, onTerm solver.Action }
+
+// signalWatch is the state of handleSignals.
+type signalWatch struct {
+	ch chan os.Signal
+	// terminated says that a SIGTERM stopped training (read after Solve).
+	terminated bool
+}
+
+func (w *signalWatch) stop() { signal.Stop(w.ch) }
+
+// handleSignals makes SIGINT, SIGHUP and SIGTERM request their actions
+// between iterations (and between iter_size passes), as Caffe's
+// SignalHandler does for the first two, and so do requests on actions (the
+// dashboard's buttons; nil without one). SIGTERM is what docker stop,
+// Kubernetes, Slurm's preemption and systemd send before they kill: caught,
+// it stops training with a snapshot instead of losing everything since the
+// last one.
+func handleSignals(s *solver.Solver[float32], e signalEffects, actions <-chan solver.Action) *signalWatch {
+	w := &signalWatch{ch: make(chan os.Signal, 4)}
+	signal.Notify(w.ch, os.Interrupt, syscall.SIGHUP, syscall.SIGTERM)
 	s.SetActionFunc(func() solver.Action {
 		select {
-		case sig := <-ch:
-			if sig == syscall.SIGHUP {
-				glog.Infof("Caught SIGHUP: %v", onHup)
-				return onHup
+		case sig := <-w.ch:
+			switch sig {
+			case syscall.SIGHUP:
+				glog.Infof("Caught SIGHUP: %v", e.onHup)
+				return e.onHup
+			case syscall.SIGTERM:
+				glog.Infof("Caught SIGTERM: %v", e.onTerm)
+				w.terminated = w.terminated || e.onTerm == solver.Stop
+				return e.onTerm
 			}
-			glog.Infof("Caught SIGINT: %v", onInt)
-			return onInt
+			glog.Infof("Caught SIGINT: %v", e.onInt)
+			return e.onInt
 		case a := <-actions:
 			glog.Infof("Dashboard asked: %v", a)
 			return a
@@ -147,5 +181,23 @@ func handleSignals(s *solver.Solver[float32], onInt, onHup solver.Action, action
 			return solver.None
 		}
 	})
-	return func() { signal.Stop(ch) }
+	return w
+}
+
+// exitTerminated is the exit status of a run stopped by SIGTERM: 128 + 15,
+// what a shell reports for a process the signal ended, so that a batch
+// system or a script sees that training did not finish (exit 0 would tell
+// a Kubernetes Job it had).
+const exitTerminated = 143
+
+// terminatedError says where a run that SIGTERM stopped can resume from.
+func terminatedError(s *solver.Solver[float32]) error {
+	err := fmt.Errorf("stopped by SIGTERM at iteration %d; no snapshot was written (snapshot_after_train is false)", s.Iter())
+	switch state := s.LastSnapshot(); {
+	case state != "":
+		err = fmt.Errorf("stopped by SIGTERM at iteration %d; the last snapshot is %s: resume with -snapshot %s", s.Iter(), state, state)
+	case !s.Root():
+		err = fmt.Errorf("stopped by SIGTERM at iteration %d; rank 0 writes the job's snapshots", s.Iter())
+	}
+	return &exitError{code: exitTerminated, err: err}
 }

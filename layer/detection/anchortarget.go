@@ -44,7 +44,7 @@ func init() {
 // reads from its configuration file instead.
 type AnchorTarget[T layer.Float] struct {
 	layer.Base[T]
-	featStride                 int
+	featStride                 float64
 	anchors                    [][4]float32
 	allowedBorder              float32
 	posOverlap, negOverlap     float32
@@ -78,8 +78,12 @@ func newAnchorTarget[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], 
 }
 
 // rpnAnchors reads feat_stride and scales from a py-faster-rcnn layer's
-// param_str and makes its anchors.
-func rpnAnchors(p *caffepb.LayerParameter, params map[string][]float64) (int, [][4]float32, error) {
+// param_str and makes its anchors. The stride is a number as YAML reads it
+// there, not only an integer: py-faster-rcnn multiplies the map's
+// positions by it (np.arange(width) * feat_stride) in float64, so 0.5
+// places anchors every half pixel of a map upsampled twice; truncating it
+// to an int made that 0, every anchor at the origin.
+func rpnAnchors(p *caffepb.LayerParameter, params map[string][]float64) (float64, [][4]float32, error) {
 	stride, ok := params["feat_stride"]
 	if !ok || len(stride) != 1 || stride[0] <= 0 {
 		return 0, nil, fmt.Errorf("param_str %q must give a positive 'feat_stride'", p.GetPythonParam().GetParamStr())
@@ -88,7 +92,14 @@ func rpnAnchors(p *caffepb.LayerParameter, params map[string][]float64) (int, []
 	if s, ok := params["scales"]; ok {
 		scales = s
 	}
-	return int(stride[0]), generateAnchors(16, []float64{0.5, 1, 2}, scales), nil
+	return stride[0], generateAnchors(16, []float64{0.5, 1, 2}, scales), nil
+}
+
+// shiftAnchor moves an anchor by (sx, sy) in float64 and rounds the
+// result to float32 once, as py-faster-rcnn's float64 anchors are rounded
+// when they meet Caffe's float32 blobs.
+func shiftAnchor(a [4]float32, sx, sy float64) [4]float32 {
+	return [4]float32{float32(float64(a[0]) + sx), float32(float64(a[1]) + sy), float32(float64(a[2]) + sx), float32(float64(a[3]) + sy)}
 }
 
 // pyNumber returns a getter of a param_str's single numbers with defaults
@@ -152,9 +163,11 @@ func (l *AnchorTarget[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	var inside []int
 	var boxes [][4]float32
 	for k := range hgt * wid {
-		sx, sy := float32((k%wid)*l.featStride), float32((k/wid)*l.featStride)
+		// Anchor plus shift in float64, rounded once, as py-faster-rcnn's
+		// all_anchors (exact in float32 too for integer strides).
+		sx, sy := float64(k%wid)*l.featStride, float64(k/wid)*l.featStride
 		for j, anc := range l.anchors {
-			b := [4]float32{anc[0] + sx, anc[1] + sy, anc[2] + sx, anc[3] + sy}
+			b := shiftAnchor(anc, sx, sy)
 			if b[0] >= -l.allowedBorder && b[1] >= -l.allowedBorder && b[2] < imW+l.allowedBorder && b[3] < imH+l.allowedBorder {
 				inside = append(inside, k*a+j)
 				boxes = append(boxes, b)

@@ -214,6 +214,34 @@ func TestProposal(t *testing.T) {
 	}
 }
 
+// TestProposalFractionalStride: feat_stride is a number, as
+// py-faster-rcnn's YAML reads it and numpy multiplies it in: 0.5 moves the
+// anchors of map column 1 by half a pixel (it was truncated to 0, leaving
+// every anchor at column 0's place); a stride that is not positive is an
+// error naming the field.
+func TestProposalFractionalStride(t *testing.T) {
+	l := layertest.New[float64](t, `type: "Python" phase: TEST python_param { module: "rpn.proposal_layer" layer: "ProposalLayer" param_str: "'feat_stride': 0.5" }`)
+	prob, deltas, info := layertest.Blob[float64](t, 1, 18, 1, 2), layertest.Blob[float64](t, 1, 36, 1, 2), layertest.Blob[float64](t, 1, 3)
+	copy(info.MutableCPUData(), []float64{100, 100, 1})
+	prob.MutableCPUData()[(9+3)*2+1] = 0.9 // anchor 3 (-56, -56, 71, 71) at column 1: x + 0.5
+	rois := layertest.Blob[float64](t)
+	bottom, top := []*blob.Blob[float64]{prob, deltas, info}, []*blob.Blob[float64]{rois}
+	layertest.SetUp(t, l, bottom, top)
+	layertest.Forward(t, l, bottom, top)
+	// (-55.5, -56, 71.5, 71), its far corner one pixel further by
+	// bbox_transform_inv, clipped to the image.
+	if got := rois.CPUData()[:5]; !slices.Equal(got, []float64{0, 0, 0, 72.5, 72}) {
+		t.Errorf("best proposal %v, want [0 0 0 72.5 72]", got)
+	}
+	for _, stride := range []string{"'feat_stride': 0", "'feat_stride': -16", "'scales': [8]"} {
+		p := layertest.Param(t, `type: "Python" python_param { module: "rpn.proposal_layer" layer: "ProposalLayer" }`)
+		p.PythonParam.ParamStr = &stride
+		if _, err := layer.New[float32](p); err == nil || !strings.Contains(err.Error(), "positive 'feat_stride'") {
+			t.Errorf("feat_stride %s: err = %v", stride, err)
+		}
+	}
+}
+
 // TestMultiBoxLoss checks matching, encoding, mining and normalization on
 // the hand case against values worked out here: priors 0 (bipartite) and 1
 // (overlap 0.6 >= 0.5) match; with neg_pos_ratio 0.5 one negative is

@@ -41,7 +41,7 @@ func init() {
 // runs it on Caffe's blobs.
 type Proposal[T layer.Float] struct {
 	layer.Base[T]
-	featStride      int
+	featStride      float64
 	anchors         [][4]float32
 	preNMS, postNMS int
 	nmsThresh       float32
@@ -165,9 +165,9 @@ func (l *Proposal[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	for y := range hgt {
 		for x := range wid {
 			for k, anc := range l.anchors {
-				sx, sy := float32(x*l.featStride), float32(y*l.featStride)
+				sx, sy := float64(x)*l.featStride, float64(y)*l.featStride
 				d := func(j int) float32 { return deltas[(4*k+j)*plane+y*wid+x] }
-				box := transformInv([4]float32{anc[0] + sx, anc[1] + sy, anc[2] + sx, anc[3] + sy}, d(0), d(1), d(2), d(3))
+				box := transformInv(shiftAnchor(anc, sx, sy), d(0), d(1), d(2), d(3))
 				for j := range box {
 					limit := imW - 1
 					if j%2 == 1 {
