@@ -62,11 +62,26 @@ func Fuse[T Float](a, b Layer[T], aTop, bBottom, bTop []*blob.Blob[T], needBackw
 // pass wrote).
 func (b *Base[T]) FusedInto(by Layer[T], computes func() bool, forwardOnly bool) {
 	if forwardOnly {
-		b.forwardFusedBy = computes
+		b.forwardFusedBy, b.forwardFusedInto = computes, by
 		return
 	}
 	b.fusedBy, b.fusedInto = computes, by
 }
+
+// ComputedBy returns the layer whose engine computes this one's passes
+// (FusedInto), and whether only the forward pass; nil when none. Each pass
+// still asks whether the fusion holds (its shape, its engine's choice).
+func (b *Base[T]) ComputedBy() (by Layer[T], forwardOnly bool) {
+	if b.fusedInto != nil {
+		return b.fusedInto, false
+	}
+	return b.forwardFusedInto, b.forwardFusedInto != nil
+}
+
+// EngineOnGPU says whether the engine SetUp chose computes on the GPU
+// (else the layer runs its CPU half, on the host or, in GPU mode, through
+// its blobs' synced memory).
+func (b *Base[T]) EngineOnGPU() bool { return b.engineOnGPU }
 
 // FusionSuspended says a partial pass of the net (SuspendFusion) has the
 // layer compute its own passes only, not the next layer's it was fused

@@ -244,8 +244,10 @@ type Base[T Float] struct {
 	// fusedInto is the layer that computes this one's passes while
 	// fusedBy says so.
 	fusedInto Layer[T]
-	// forwardFusedBy is the same for the forward pass alone.
-	forwardFusedBy func() bool
+	// forwardFusedBy and forwardFusedInto are the same for the forward
+	// pass alone.
+	forwardFusedBy   func() bool
+	forwardFusedInto Layer[T]
 	// fusionSuspended makes this layer compute its own passes only, not
 	// the next layer's (SuspendFusion).
 	fusionSuspended bool

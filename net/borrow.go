@@ -37,6 +37,7 @@ func (n *Net[T]) BorrowActivations(from *Net[T]) (int, error) {
 		lent += b.Count() * int(unsafe.Sizeof(zero))
 		lenders = lenders[1:]
 	}
+	n.planBorrow(from, lent)
 	return lent, nil
 }
 

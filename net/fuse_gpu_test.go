@@ -209,6 +209,15 @@ func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, fus
 	if n != len(fused) {
 		t.Errorf("%d fusions logged, want %d (%v)", n, len(fused), fused)
 	}
+	computed := 0 // the plan's fusion pass says the same
+	for _, l := range gpu.Plan().Layers {
+		if l.ComputedBy != "" {
+			computed++
+		}
+	}
+	if computed != len(fused) {
+		t.Errorf("the plan has %d layers computed by another, want %d:\n%s", computed, len(fused), gpu.Plan())
+	}
 	if bn := cpu.LayerByName("bn"); bn != nil { // running sums with a scale factor of 2
 		b := bn.LayerBase().Blobs()
 		for j := range b[0].Count() {

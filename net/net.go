@@ -80,6 +80,7 @@ type Net[T Float] struct {
 	learnable      []learnableRecord[T] // the owned params: what solvers update
 	debugInfo      bool
 	fused          []int // i: layer i computes layer i+1's passes too (layer.Fuse)
+	plan           *Plan // how the net executes (makePlan)
 }
 
 // layerRecord is one layer of a net and its connections.
@@ -172,11 +173,6 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	if p.GetForceBackward() {
 		n.forceBackward()
 	}
-	if !n.debugInfo {
-		// debug_info logs each layer's tops after its own pass, which
-		// must be that layer's alone, as in Caffe.
-		n.fuseLayers()
-	}
 	for id, b := range n.blobs {
 		if available[b.name] {
 			n.outputIDs = append(n.outputIDs, id)
@@ -186,21 +182,12 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	if err := n.shareWeights(); err != nil {
 		return nil, err
 	}
+	n.makePlan()
+	for i := range n.fused {
+		logf.Debugf(n.log, "%s computes %s too (fused)", n.layers[n.fused[i]].name, n.layers[n.fused[i]+1].name)
+	}
 	logf.Debugf(n.log, "Network initialization done.")
 	return n, nil
-}
-
-// fuseLayers offers each pair of consecutive layers to layer.Fuse, which
-// lets the first compute the second where its engine can (BatchNorm and
-// the Scale after it, on cuDNN).
-func (n *Net[T]) fuseLayers() {
-	for i := 0; i+1 < len(n.layers); i++ {
-		a, b := &n.layers[i], &n.layers[i+1]
-		if layer.Fuse(a.layer, b.layer, a.tops, b.bottoms, b.tops, a.needBackward) {
-			logf.Debugf(n.log, "%s computes %s too (fused)", a.name, b.name)
-			n.fused = append(n.fused, i)
-		}
-	}
 }
 
 // addLayer creates layer id, connects its bottoms and tops, sets it up and
@@ -578,9 +565,8 @@ func (n *Net[T]) ForwardBackward() (T, error) {
 // leading ones without bottoms (the data layers, which must run on the
 // host before each replay). The error says why there is no such part: a
 // layer that computes on the host or is not known to replay faithfully
-// (layer.Recordable), debug_info (which reads every blob back), or nothing
-// after the data layers. Ask after a first pass, once the layers have
-// chosen their engines.
+// (layer.Recordable, as the plan's cuda-graph pass found), debug_info
+// (which reads every blob back), or nothing after the data layers.
 func (n *Net[T]) RecordableFrom() (int, error) {
 	if n.debugInfo {
 		return 0, fmt.Errorf("net %q: debug_info reads every blob back after each layer", n.name)
@@ -589,9 +575,9 @@ func (n *Net[T]) RecordableFrom() (int, error) {
 	if start == len(n.layers) {
 		return 0, fmt.Errorf("net %q: no layer after the data layers", n.name)
 	}
-	for _, r := range n.layers[start:] {
-		if err := layer.Recordable(r.layer); err != nil {
-			return 0, fmt.Errorf("net %q: %w", n.name, err)
+	for _, l := range n.plan.Layers[start:] { // the plan's cuda-graph pass
+		if l.Graph != "" {
+			return 0, fmt.Errorf("net %q: %s", n.name, l.Graph)
 		}
 	}
 	return start, nil

@@ -24,6 +24,7 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 	model := fs.String("model", "", "the model definition protocol buffer text file")
 	iterations := fs.Int("iterations", 50, "the number of iterations to run")
 	phase := fs.String("phase", "TRAIN", "the net phase: TRAIN or TEST")
+	plan := fs.Bool("plan", false, "print the net's execution plan (engines, fused layers, CUDA graph, memory) and stop without timing")
 	var nf netFlags
 	nf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -54,6 +55,10 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer n.Close()
+	if *plan {
+		_, err := fmt.Fprint(stdout, n.Plan())
+		return err
+	}
 	sync := ctx.Synchronize
 	glog.Infof("Performing Forward")
 	loss, err := n.Forward()

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -70,5 +72,32 @@ layer { name: "conv" type: "Convolution" bottom: "data" top: "conv" convolution_
 	code, log := gocaffe(t, "time", "-model", net, "-iterations", "1", "-cpuprofile", filepath.Join(dir, "missing", "cpu.pprof"))
 	if code == 0 || !strings.Contains(log, "-cpuprofile") {
 		t.Errorf("exit %d for a profile in a missing directory, want an error naming -cpuprofile:\n%s", code, log)
+	}
+}
+
+// gocaffe time -plan prints the net's execution plan, a line per layer,
+// and times nothing.
+func TestTimePlan(t *testing.T) {
+	net := filepath.Join(t.TempDir(), "net.prototxt")
+	os.WriteFile(net, []byte(`name: "tiny"
+layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 4 dim: 3 dim: 12 dim: 12 } } }
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv" convolution_param { num_output: 8 kernel_size: 3 } }
+layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+`), 0o644)
+	cmd := exec.Command(gocaffeBin, "time", "-model", net, "-plan")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	log := string(out) // the plan goes to standard output, the log lines to standard error
+	for _, want := range []string{`Plan of net "tiny" (TRAIN)`, "engines:", "fusion:", "cuda-graph:", "memory:", "conv", "Convolution", "relu"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("output lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(stderr.String(), "Benchmark begins") {
+		t.Errorf("-plan timed the net:\n%s", log)
 	}
 }

@@ -1,0 +1,119 @@
+package net_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// planNet has an in-place ReLU, a blob read twice (a Split inserted) and
+// a Flatten, whose top aliases its bottom.
+const planNet = `name: "plan"
+layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } } }
+layer { name: "conv" type: "Convolution" bottom: "x" top: "c" convolution_param { num_output: 2 kernel_size: 3 } }
+layer { name: "relu" type: "ReLU" bottom: "c" top: "c" }
+layer { name: "flat" type: "Flatten" bottom: "c" top: "f" }
+layer { name: "a" type: "InnerProduct" bottom: "f" top: "a" inner_product_param { num_output: 3 } }
+layer { name: "b" type: "InnerProduct" bottom: "f" top: "b" inner_product_param { num_output: 3 } }
+`
+
+// The plan of a host net: the build-time passes in order, a line per
+// layer (Split included) with its engine, and the blobs, those sharing
+// memory naming whose.
+func TestPlanOfHostNet(t *testing.T) {
+	n := build(t, planNet, caffepb.Phase_TRAIN)
+	p := n.Plan()
+	var names []string
+	for _, pass := range p.Passes {
+		names = append(names, pass.Name)
+	}
+	if want := []string{"engines", "fusion", "cuda-graph", "memory"}; !slices.Equal(names, want) {
+		t.Fatalf("passes %v, want %v", names, want)
+	}
+	if got := len(p.Layers); got != len(n.Layers()) {
+		t.Fatalf("%d layers in the plan, the net has %d", got, len(n.Layers()))
+	}
+	for i, l := range p.Layers {
+		if l.Engine != "host" || l.ComputedBy != "" || l.Graph == "" {
+			t.Errorf("layer %d (%s): engine %q, computed by %q, graph %q; want host, none, and a reason for no graph", i, l.Name, l.Engine, l.ComputedBy, l.Graph)
+		}
+	}
+	if !strings.Contains(p.Passes[2].Summary, "runs on the host") {
+		t.Errorf("cuda-graph pass: %q", p.Passes[2].Summary)
+	}
+	shares := map[string]string{}
+	for _, b := range p.Blobs {
+		shares[b.Name] = b.SharesWith
+	}
+	if shares["f"] != "c" {
+		t.Errorf("Flatten's top f shares %q, want c", shares["f"])
+	}
+	if shares["x"] != "" || shares["c"] != "" {
+		t.Errorf("x and c share %q and %q, want their own memory", shares["x"], shares["c"])
+	}
+	split := 0
+	for name, with := range shares {
+		if strings.Contains(name, "split") && with == "c" {
+			split++
+		}
+	}
+	if split != 2 {
+		t.Errorf("%d Split tops share c's memory (through f), want 2 (%v)", split, shares)
+	}
+	text := p.String()
+	for _, want := range []string{`Plan of net "plan" (TRAIN)`, "engines:", "memory:", "relu", "ReLU", "shares c's"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the printed plan lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// debug_info leaves fusion out of the plan, whose pass says why; the
+// plan is a copy the caller cannot change.
+func TestPlanDebugInfoAndCopy(t *testing.T) {
+	n := build(t, "debug_info: true\n"+planNet, caffepb.Phase_TRAIN)
+	p := n.Plan()
+	if !strings.Contains(p.Passes[1].Summary, "debug_info") {
+		t.Errorf("fusion pass with debug_info: %q", p.Passes[1].Summary)
+	}
+	p.Layers[0].Name = "changed"
+	if n.Plan().Layers[0].Name == "changed" {
+		t.Error("changing the returned plan changed the net's")
+	}
+}
+
+// BorrowActivations adds a "borrow" pass to the test net's plan, naming
+// the train net's blobs its computed blobs use.
+func TestPlanBorrow(t *testing.T) {
+	train := build(t, planNet, caffepb.Phase_TRAIN)
+	test := build(t, strings.Replace(planNet, `name: "plan"`, `name: "plantest"`, 1), caffepb.Phase_TEST)
+	for _, n := range []*net.Net[float64]{train, test} {
+		if _, err := n.Forward(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lent, err := test.BorrowActivations(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := test.Plan()
+	last := p.Passes[len(p.Passes)-1]
+	if last.Name != "borrow" || lent == 0 {
+		t.Fatalf("last pass %+v after lending %d bytes, want borrow", last, lent)
+	}
+	borrowed := 0
+	for _, b := range p.Blobs {
+		if strings.HasPrefix(b.SharesWith, `net "plan"'s `) {
+			borrowed++
+		}
+	}
+	if borrowed == 0 {
+		t.Errorf("no blob of the test net borrows the train net's: %+v", p.Blobs)
+	}
+	if len(train.Plan().Passes) != 4 {
+		t.Errorf("the lending net's plan changed: %+v", train.Plan().Passes)
+	}
+}
