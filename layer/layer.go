@@ -1,6 +1,10 @@
-// Package layer holds gocaffe's layers: the Layer interface and its
-// lifecycle, the registry that builds a layer from its LayerParameter's
-// type string, and one file per layer type.
+// Package layer is the layer contract: the Layer interface and its
+// lifecycle, Base (the state every layer has), one Spec per layer type and
+// the registry that builds a layer from its LayerParameter's type string,
+// engines, fusion, and the evaluations a solver scores test nets with. The
+// layer types live in packages of their own by family (layer/neuron,
+// layer/vision, layer/datalayer, ...); layer/all registers them all, and
+// package net imports it.
 //
 // # Lifecycle
 //
@@ -59,60 +63,17 @@
 //
 // # Writing a layer
 //
-// A layer type is one file with its parameters, shapes and CPU half, and,
-// where the GPU has work to do, one <name>_gpu.go file with its GPU half
-// and its kernels in kernels/<name>.cu. It keeps no package-level state:
-// kernels are compiled and cached by the layer's device context. An
-// element-wise layer, y = -x:
-//
-//	// negate.go
-//	func init() { register("Negate", newNegate[float32], newNegate[float64]) }
-//
-//	type Negate[T Float] struct{ neuron[T] } // neuron: one bottom, one top shaped like it
-//
-//	func newNegate[T Float](p *caffepb.LayerParameter) (Layer[T], error) {
-//		l := &Negate[T]{}
-//		if err := l.Init(p); err != nil {
-//			return nil, err
-//		}
-//		return l, nil
-//	}
-//	func (*Negate[T]) Type() string { return "Negate" }
-//	func (l *Negate[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-//		x, y := bottom[0].CPUData(), top[0].MutableCPUData()
-//		for i, v := range x {
-//			y[i] = -v
-//		}
-//		return nil
-//	}
-//	// BackwardCPU likewise.
-//
-//	// negate_gpu.go: the GPU half, an Engine registered for the type.
-//	func init() { registerGPU("Negate", newNegateGPU[float32], newNegateGPU[float64]) }
-//
-//	type negateGPU[T Float] struct{ l *Negate[T] }
-//
-//	func newNegateGPU[T Float](l *Negate[T]) Engine[T] { return negateGPU[T]{l} }
-//
-//	func (e negateGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
-//		l := e.l
-//		g, n := l.GPU(), bottom[0].Count() // the layer's view of its GPU context
-//		var a cuda.Args
-//		a.Int(n).Ptr(g.Data(bottom[0])).Ptr(g.MutableData(top[0]))
-//		return launch[T](l.ctx, "negate.cu", "negate_forward", n, &a) // kernels/negate.cu
-//	}
-//	// Backward likewise.
-//
-// The engine holds its layer in a field rather than embedding it: embedding
-// would give every engine type wrappers of all the layer's methods (half a
-// megabyte of binary over the catalogue). A GPU half that is the shared
-// arithmetic calls it with l.GPU() (see innerproduct_gpu.go); one with
-// buffers of its own keeps them in the engine and sizes them in Reshaped
-// (EngineReshaper; see convolution_gpu.go). Layers of other packages are
-// written the same way with the exported names: Register, RegisterEngine,
-// Base.Context, device.NewGPUView and device.Context.Kernel. A layer logs
-// through Base.Logger(), the logger its net gives it (slog.Default() when
-// alone), never a package-level logger.
+// A layer type is its Spec, registered once in an init function of its
+// file (RegisterType), its file(s) and its tests: docs/writing-a-layer.md
+// walks through one and gives the checklist. The type keeps no
+// package-level state: kernels are compiled and cached by the layer's
+// device context. An engine holds its layer in a field rather than
+// embedding it: embedding would give every engine type wrappers of all the
+// layer's methods (half a megabyte of binary over the catalogue). Layers
+// of other packages, a program's own, are written the same way; Register
+// is the short form of RegisterType for a type with no GPU half. A layer
+// logs through Base.Logger(), the logger its net gives it (slog.Default()
+// when alone), never a package-level logger.
 package layer
 
 import (

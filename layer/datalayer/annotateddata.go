@@ -41,13 +41,13 @@ func init() {
 // resize_param's FIT_SMALL_SIZE gives every image its own size, so it
 // needs batch_size 1. Prefetching, rand_skip and data-parallel sharding
 // are those of Data.
-type AnnotatedData[T layer.Float] struct {
+type annotatedDataLayer[T layer.Float] struct {
 	layer.Base[T]
 	prefetching[T]
 }
 
 func newAnnotatedData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &AnnotatedData[T]{}
+	l := &annotatedDataLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -55,16 +55,16 @@ func newAnnotatedData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T],
 }
 
 // Type returns "AnnotatedData".
-func (*AnnotatedData[T]) Type() string { return "AnnotatedData" }
+func (*annotatedDataLayer[T]) Type() string { return "AnnotatedData" }
 
 // Counts returns no bottoms and one or two tops (data, labels).
-func (*AnnotatedData[T]) Counts() layer.BlobCounts {
+func (*annotatedDataLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(0), Top: layer.Between(1, 2)}
 }
 
 // LayerSetUp opens the database, shapes the tops from its first record and
 // starts prefetching.
-func (l *AnnotatedData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *annotatedDataLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.Close(); err != nil {
 		return err
 	}
@@ -108,13 +108,13 @@ func (l *AnnotatedData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape has nothing to do: Forward shapes the tops like the batch.
-func (*AnnotatedData[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+func (*annotatedDataLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU copies the next prefetched batch into the tops.
-func (l *AnnotatedData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
+func (l *annotatedDataLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
 
 // BackwardCPU has nothing to do: data layers have no bottoms.
-func (*AnnotatedData[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*annotatedDataLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }
 

@@ -6,9 +6,9 @@ import (
 )
 
 // annotatedDataGPU is AnnotatedData's GPU half.
-type annotatedDataGPU[T layer.Float] struct{ l *AnnotatedData[T] }
+type annotatedDataGPU[T layer.Float] struct{ l *annotatedDataLayer[T] }
 
-func newAnnotatedDataGPU[T layer.Float](l *AnnotatedData[T]) layer.Engine[T] {
+func newAnnotatedDataGPU[T layer.Float](l *annotatedDataLayer[T]) layer.Engine[T] {
 	return annotatedDataGPU[T]{l}
 }
 

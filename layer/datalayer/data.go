@@ -41,13 +41,13 @@ func init() {
 // each batch in Forward). Its random crops, mirrors and skip come from its
 // own generator, seeded from the layer's at setup, so a fixed seed gives a
 // fixed sequence of batches. Call Close to stop it and close the database.
-type Data[T layer.Float] struct {
+type dataLayer[T layer.Float] struct {
 	layer.Base[T]
 	prefetching[T]
 }
 
 func newData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Data[T]{}
+	l := &dataLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -55,16 +55,16 @@ func newData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "Data".
-func (*Data[T]) Type() string { return "Data" }
+func (*dataLayer[T]) Type() string { return "Data" }
 
 // Counts returns no bottoms and one or two tops (data, labels).
-func (*Data[T]) Counts() layer.BlobCounts {
+func (*dataLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(0), Top: layer.Between(1, 2)}
 }
 
 // LayerSetUp opens the database, shapes the tops from its first record and
 // starts prefetching.
-func (l *Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *dataLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.Close(); err != nil { // set up again: drop the old source
 		return err
 	}
@@ -117,13 +117,13 @@ func shapeDataTops[T layer.Float](top []*blob.Blob[T], shape, labelShape []int) 
 }
 
 // Reshape has nothing to do: Forward shapes the tops like the batch.
-func (*Data[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+func (*dataLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU copies the next prefetched batch into the tops.
-func (l *Data[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
+func (l *dataLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
 
 // BackwardCPU has nothing to do: data layers have no bottoms.
-func (*Data[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*dataLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }
 

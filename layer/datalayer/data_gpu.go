@@ -6,9 +6,9 @@ import (
 )
 
 // dataGPU is Data's GPU half.
-type dataGPU[T layer.Float] struct{ l *Data[T] }
+type dataGPU[T layer.Float] struct{ l *dataLayer[T] }
 
-func newDataGPU[T layer.Float](l *Data[T]) layer.Engine[T] { return dataGPU[T]{l} }
+func newDataGPU[T layer.Float](l *dataLayer[T]) layer.Engine[T] { return dataGPU[T]{l} }
 
 // Forward copies the next batch, already pushed to the device by the
 // prefetch goroutine, into the tops on the device.

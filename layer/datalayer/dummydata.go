@@ -25,14 +25,14 @@ func init() {
 // dummy_data_param.shape (one for every top or one per top) or by the
 // legacy num/channels/height/width lists. Tops with a constant filler are
 // filled once, at setup; the others are refilled on every forward pass.
-type DummyData[T layer.Float] struct {
+type dummyDataLayer[T layer.Float] struct {
 	layer.Base[T]
 	fillers []filler.Filler[T]
 	refill  []bool // per filler: refill on every pass
 }
 
 func newDummyData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &DummyData[T]{}
+	l := &dummyDataLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -40,16 +40,16 @@ func newDummyData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], err
 }
 
 // Type returns "DummyData".
-func (*DummyData[T]) Type() string { return "DummyData" }
+func (*dummyDataLayer[T]) Type() string { return "DummyData" }
 
 // Counts returns no bottoms and one or more tops.
-func (*DummyData[T]) Counts() layer.BlobCounts {
+func (*dummyDataLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(0), Top: layer.AtLeast(1)}
 }
 
 // LayerSetUp shapes the tops, builds the fillers and fills the constant
 // tops.
-func (l *DummyData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *dummyDataLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.shapeTops(top); err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (l *DummyData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 func onceOrPerTop(n, nTop int) bool { return n == 1 || n == nTop }
 
 // shapeTops shapes each top from the shape list or the legacy 4-D lists.
-func (l *DummyData[T]) shapeTops(top []*blob.Blob[T]) error {
+func (l *dummyDataLayer[T]) shapeTops(top []*blob.Blob[T]) error {
 	dp := l.Param().GetDummyDataParam()
 	legacy := [][]uint32{dp.GetNum(), dp.GetChannels(), dp.GetHeight(), dp.GetWidth()}
 	if len(dp.GetNum())+len(dp.GetChannels())+len(dp.GetHeight())+len(dp.GetWidth()) == 0 {
@@ -109,7 +109,7 @@ func (l *DummyData[T]) shapeTops(top []*blob.Blob[T]) error {
 
 // makeFillers builds the fillers and decides which refill on every pass:
 // all but the constant ones.
-func (l *DummyData[T]) makeFillers(nTop int) error {
+func (l *dummyDataLayer[T]) makeFillers(nTop int) error {
 	params := l.Param().GetDummyDataParam().GetDataFiller()
 	if len(params) > 1 && len(params) != nTop {
 		return fmt.Errorf("number of data fillers must be 0, 1 or equal to the number of tops: %d; you specified %d data fillers", nTop, len(params))
@@ -130,7 +130,7 @@ func (l *DummyData[T]) makeFillers(nTop int) error {
 }
 
 // fillerIndex is the filler of top i.
-func (l *DummyData[T]) fillerIndex(i int) int {
+func (l *dummyDataLayer[T]) fillerIndex(i int) int {
 	if len(l.fillers) == 1 {
 		return 0
 	}
@@ -138,10 +138,10 @@ func (l *DummyData[T]) fillerIndex(i int) int {
 }
 
 // Reshape has nothing to do: the tops keep the shape set up.
-func (*DummyData[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+func (*dummyDataLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU refills the tops whose filler is not constant.
-func (l *DummyData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *dummyDataLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	for i, t := range top {
 		f := l.fillerIndex(i)
 		if !l.refill[f] {
@@ -155,6 +155,6 @@ func (l *DummyData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU has nothing to do: there are no bottoms.
-func (*DummyData[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*dummyDataLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

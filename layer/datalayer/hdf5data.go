@@ -35,7 +35,7 @@ func init() {
 // whole, one at a time, and served batch_size rows per forward pass, in
 // order or, with shuffle, in an order reshuffled every pass over a file
 // (and the files' order every pass over the list).
-type HDF5Data[T layer.Float] struct {
+type hdf5DataLayer[T layer.Float] struct {
 	layer.Base[T]
 	files    []string
 	filePerm []int
@@ -47,7 +47,7 @@ type HDF5Data[T layer.Float] struct {
 }
 
 func newHDF5Data[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &HDF5Data[T]{}
+	l := &hdf5DataLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -61,16 +61,16 @@ func newHDF5Data[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], erro
 }
 
 // Type returns "HDF5Data".
-func (*HDF5Data[T]) Type() string { return "HDF5Data" }
+func (*hdf5DataLayer[T]) Type() string { return "HDF5Data" }
 
 // Counts returns no bottoms and one or more tops.
-func (*HDF5Data[T]) Counts() layer.BlobCounts {
+func (*hdf5DataLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(0), Top: layer.AtLeast(1)}
 }
 
 // LayerSetUp reads the file list, loads the first file and shapes the tops:
 // batch_size rows of each dataset's row shape.
-func (l *HDF5Data[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *hdf5DataLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	hp := l.Param().GetHdf5DataParam()
 	files, err := readFileList(hp.GetSource())
 	if err != nil {
@@ -124,13 +124,13 @@ func fileExists(path string) bool {
 }
 
 // shuffle permutes p with the layer's random number generator.
-func (l *HDF5Data[T]) shuffle(p []int) {
+func (l *hdf5DataLayer[T]) shuffle(p []int) {
 	l.RNG().Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
 }
 
 // load reads every top's dataset from the current file and checks that
 // they have the same rows, of the shape the tops were given.
-func (l *HDF5Data[T]) load() error {
+func (l *hdf5DataLayer[T]) load() error {
 	path := l.files[l.filePerm[l.file]]
 	f, err := hdf5.Open(path)
 	if err != nil {
@@ -185,10 +185,10 @@ func (l *HDF5Data[T]) load() error {
 }
 
 // Reshape does nothing: the tops keep the shape LayerSetUp gave them.
-func (*HDF5Data[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+func (*hdf5DataLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU copies the next batch_size rows into the tops.
-func (l *HDF5Data[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *hdf5DataLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	batch := int(l.Param().GetHdf5DataParam().GetBatchSize())
 	for i := range batch {
 		for j, t := range top {
@@ -205,7 +205,7 @@ func (l *HDF5Data[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // next moves to the next row, loading the next file after the last row.
-func (l *HDF5Data[T]) next() error {
+func (l *hdf5DataLayer[T]) next() error {
 	if l.row++; l.row < len(l.rowPerm) {
 		return nil
 	}
@@ -226,6 +226,6 @@ func (l *HDF5Data[T]) next() error {
 }
 
 // BackwardCPU does nothing: data layers take no gradient.
-func (*HDF5Data[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*hdf5DataLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

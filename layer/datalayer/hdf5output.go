@@ -34,7 +34,7 @@ func init() {
 // rows and a little metadata: time and memory do not grow with the passes
 // before it (rewriting the whole file each pass took 257 s and 3.8 GB for
 // 200 passes of 1 MB). Close (Net.Close) flushes the file to disk.
-type HDF5Output[T layer.Float] struct {
+type hdf5OutputLayer[T layer.Float] struct {
 	layer.Base[T]
 	file     string
 	out      *hdf5.Appender // from the first pass on
@@ -43,7 +43,7 @@ type HDF5Output[T layer.Float] struct {
 }
 
 func newHDF5Output[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &HDF5Output[T]{file: p.GetHdf5OutputParam().GetFileName()}
+	l := &hdf5OutputLayer[T]{file: p.GetHdf5OutputParam().GetFileName()}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -54,16 +54,16 @@ func newHDF5Output[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], er
 }
 
 // Type returns "HDF5Output".
-func (*HDF5Output[T]) Type() string { return "HDF5Output" }
+func (*hdf5OutputLayer[T]) Type() string { return "HDF5Output" }
 
 // Counts returns two bottoms (data and label) and no tops.
-func (*HDF5Output[T]) Counts() layer.BlobCounts {
+func (*hdf5OutputLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(0)}
 }
 
 // LayerSetUp creates the (empty) output file; its datasets are made at the
 // first pass, which fixes their rows' shapes.
-func (l *HDF5Output[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *hdf5OutputLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.Close(); err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (l *HDF5Output[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 
 // Reshape checks that both bottoms have the same number of rows and at most
 // 4 axes.
-func (l *HDF5Output[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *hdf5OutputLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	for i, b := range bottom {
 		if b.NumAxes() > 4 {
 			return fmt.Errorf("bottom %d has %d axes; HDF5Output writes Caffe's legacy 4-D blobs", i, b.NumAxes())
@@ -96,7 +96,7 @@ func legacyDim[T layer.Float](b *blob.Blob[T], i int) int {
 }
 
 // ForwardCPU appends the batch to the file.
-func (l *HDF5Output[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *hdf5OutputLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	for i, b := range bottom {
 		shape := []int{legacyDim(b, 1), legacyDim(b, 2), legacyDim(b, 3)}
 		if l.out != nil && !slices.Equal(shape, l.rowShape[i]) {
@@ -117,7 +117,7 @@ func (l *HDF5Output[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // open makes the file's datasets at the first pass, their chunks sized
 // for batches of batch rows, and warns at the second, where Caffe fails.
-func (l *HDF5Output[T]) open(batch int) error {
+func (l *hdf5OutputLayer[T]) open(batch int) error {
 	if l.out != nil {
 		if !l.warned {
 			logf.Warnf(l.Logger(), "HDF5Output %s: a second forward pass; Caffe would fail here (its datasets exist), gocaffe appends the rows to %s", l.Name(), l.file)
@@ -139,7 +139,7 @@ func (l *HDF5Output[T]) open(batch int) error {
 }
 
 // Close flushes the file to disk and closes it (Net.Close calls it).
-func (l *HDF5Output[T]) Close() error {
+func (l *hdf5OutputLayer[T]) Close() error {
 	if l.out == nil {
 		return nil
 	}
@@ -149,6 +149,6 @@ func (l *HDF5Output[T]) Close() error {
 }
 
 // BackwardCPU does nothing.
-func (*HDF5Output[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*hdf5OutputLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

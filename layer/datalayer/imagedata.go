@@ -43,13 +43,13 @@ func init() {
 // (data_param.prefetch batches, default 4), with its own generator for the
 // shuffles, skip, crops and mirrors, seeded from the layer's at setup.
 // Call Close to stop it.
-type ImageData[T layer.Float] struct {
+type imageDataLayer[T layer.Float] struct {
 	layer.Base[T]
 	prefetching[T]
 }
 
 func newImageData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &ImageData[T]{}
+	l := &imageDataLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -57,16 +57,16 @@ func newImageData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], err
 }
 
 // Type returns "ImageData".
-func (*ImageData[T]) Type() string { return "ImageData" }
+func (*imageDataLayer[T]) Type() string { return "ImageData" }
 
 // Counts returns no bottoms and two tops (data, labels).
-func (*ImageData[T]) Counts() layer.BlobCounts {
+func (*imageDataLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(0), Top: layer.Exactly(2)}
 }
 
 // LayerSetUp reads the list, shapes the tops from the first image and
 // starts prefetching.
-func (l *ImageData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *imageDataLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.Close(); err != nil {
 		return err
 	}
@@ -99,13 +99,13 @@ func (l *ImageData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape has nothing to do: Forward shapes the tops like the batch.
-func (*ImageData[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+func (*imageDataLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU copies the next prefetched batch into the tops.
-func (l *ImageData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
+func (l *imageDataLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
 
 // BackwardCPU has nothing to do: data layers have no bottoms.
-func (*ImageData[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*imageDataLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }
 

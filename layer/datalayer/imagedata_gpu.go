@@ -6,9 +6,9 @@ import (
 )
 
 // imageDataGPU is ImageData's GPU half.
-type imageDataGPU[T layer.Float] struct{ l *ImageData[T] }
+type imageDataGPU[T layer.Float] struct{ l *imageDataLayer[T] }
 
-func newImageDataGPU[T layer.Float](l *ImageData[T]) layer.Engine[T] { return imageDataGPU[T]{l} }
+func newImageDataGPU[T layer.Float](l *imageDataLayer[T]) layer.Engine[T] { return imageDataGPU[T]{l} }
 
 // Forward copies the next batch, already pushed to the device by the
 // prefetch goroutine, into the tops on the device.

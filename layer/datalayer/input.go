@@ -21,10 +21,10 @@ func init() {
 // once from input_param.shape (one shape for every top, one per top, or
 // none, leaving the caller to shape them) and computes nothing. The caller
 // writes the data into the tops.
-type Input[T layer.Float] struct{ layer.Base[T] }
+type inputLayer[T layer.Float] struct{ layer.Base[T] }
 
 func newInput[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Input[T]{}
+	l := &inputLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -32,15 +32,15 @@ func newInput[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) 
 }
 
 // Type returns "Input".
-func (*Input[T]) Type() string { return "Input" }
+func (*inputLayer[T]) Type() string { return "Input" }
 
 // Counts returns no bottoms and one or more tops.
-func (*Input[T]) Counts() layer.BlobCounts {
+func (*inputLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(0), Top: layer.AtLeast(1)}
 }
 
 // LayerSetUp shapes the tops.
-func (l *Input[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *inputLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	shapes := l.Param().GetInputParam().GetShape()
 	if len(shapes) > 1 && len(shapes) != len(top) {
 		return fmt.Errorf("input_param.shape must be specified once, once per top blob, or not at all: %d tops vs. %d shapes", len(top), len(shapes))
@@ -61,12 +61,12 @@ func (l *Input[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape has nothing to do: the tops keep the shape they were given.
-func (*Input[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+func (*inputLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU has nothing to do: the caller fills the tops.
-func (*Input[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
+func (*inputLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
 
 // BackwardCPU has nothing to do: there are no bottoms.
-func (*Input[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*inputLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

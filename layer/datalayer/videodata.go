@@ -50,13 +50,13 @@ func init() {
 //
 // NVCaffe's VideoData (video_type, video_file: frames from a camera or a
 // video file through OpenCV) is not implemented.
-type VideoData[T layer.Float] struct {
+type videoDataLayer[T layer.Float] struct {
 	layer.Base[T]
 	prefetching[T]
 }
 
 func newVideoData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &VideoData[T]{}
+	l := &videoDataLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -64,16 +64,16 @@ func newVideoData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], err
 }
 
 // Type returns "VideoData".
-func (*VideoData[T]) Type() string { return "VideoData" }
+func (*videoDataLayer[T]) Type() string { return "VideoData" }
 
 // Counts returns no bottoms and the data and label tops.
-func (*VideoData[T]) Counts() layer.BlobCounts {
+func (*videoDataLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(0), Top: layer.Between(1, 2)}
 }
 
 // LayerSetUp reads the list, shapes the tops from the first video and
 // starts prefetching.
-func (l *VideoData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *videoDataLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.Close(); err != nil {
 		return err
 	}
@@ -109,13 +109,13 @@ func (l *VideoData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape has nothing to do: Forward shapes the tops like the batch.
-func (*VideoData[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+func (*videoDataLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU copies the next prefetched batch into the tops.
-func (l *VideoData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
+func (l *videoDataLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return l.forward(top) }
 
 // BackwardCPU has nothing to do: data layers have no bottoms.
-func (*VideoData[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*videoDataLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }
 

@@ -6,9 +6,9 @@ import (
 )
 
 // videoDataGPU is VideoData's GPU half.
-type videoDataGPU[T layer.Float] struct{ l *VideoData[T] }
+type videoDataGPU[T layer.Float] struct{ l *videoDataLayer[T] }
 
-func newVideoDataGPU[T layer.Float](l *VideoData[T]) layer.Engine[T] { return videoDataGPU[T]{l} }
+func newVideoDataGPU[T layer.Float](l *videoDataLayer[T]) layer.Engine[T] { return videoDataGPU[T]{l} }
 
 // Forward hands the tops the next batch, already pushed to the device by
 // the prefetch goroutine.

@@ -50,7 +50,7 @@ func init() {
 //
 // Unlike Caffe's, the batch is loaded in the forward pass, not prefetched
 // by a thread.
-type WindowData[T layer.Float] struct {
+type windowDataLayer[T layer.Float] struct {
 	layer.Base[T]
 	images     []windowImage
 	fg, bg     []window
@@ -77,7 +77,7 @@ type window struct {
 }
 
 func newWindowData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &WindowData[T]{}
+	l := &windowDataLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -92,15 +92,15 @@ func newWindowData[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], er
 }
 
 // Type returns "WindowData".
-func (*WindowData[T]) Type() string { return "WindowData" }
+func (*windowDataLayer[T]) Type() string { return "WindowData" }
 
 // Counts returns no bottoms; data and labels out.
-func (*WindowData[T]) Counts() layer.BlobCounts {
+func (*windowDataLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(0), Top: layer.Exactly(2)}
 }
 
 // LayerSetUp reads the window file and the mean, and shapes the tops.
-func (l *WindowData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *windowDataLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	wp := l.Param().GetWindowDataParam()
 	if err := l.readWindowFile(wp.GetSource()); err != nil {
 		return err
@@ -121,7 +121,7 @@ func (l *WindowData[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // readWindowFile parses the window file.
-func (l *WindowData[T]) readWindowFile(source string) error {
+func (l *windowDataLayer[T]) readWindowFile(source string) error {
 	text, err := fileio.ReadFile(source, fileio.NoLimit)
 	if err != nil {
 		return fmt.Errorf("failed to open window file: %w", err)
@@ -188,7 +188,7 @@ func (l *WindowData[T]) readWindowFile(source string) error {
 
 // readWindow reads one window line and files it as foreground or
 // background.
-func (l *WindowData[T]) readWindow(source string, image int, nextInt func(string) (int, error), next func(string) (string, error)) error {
+func (l *windowDataLayer[T]) readWindow(source string, image int, nextInt func(string) (int, error), next func(string) (string, error)) error {
 	wp := l.Param().GetWindowDataParam()
 	label, err := nextInt("class index")
 	if err != nil {
@@ -222,7 +222,7 @@ func (l *WindowData[T]) readWindow(source string, image int, nextInt func(string
 }
 
 // readMean loads transform_param's mean file or mean values.
-func (l *WindowData[T]) readMean() error {
+func (l *windowDataLayer[T]) readMean() error {
 	tp := l.Param().GetTransformParam()
 	if tp.MeanFile != nil && len(tp.GetMeanValue()) > 0 {
 		return errors.New("cannot specify mean_file and mean_value at the same time")
@@ -257,10 +257,10 @@ func (l *WindowData[T]) readMean() error {
 }
 
 // Reshape does nothing: the tops keep the shape LayerSetUp gave them.
-func (*WindowData[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+func (*windowDataLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU loads a batch: background windows first, then foreground.
-func (l *WindowData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *windowDataLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	wp := l.Param().GetWindowDataParam()
 	batch := int(wp.GetBatchSize())
 	numFG := int(float32(batch) * wp.GetFgFraction())
@@ -288,7 +288,7 @@ func (l *WindowData[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // loadWindow cuts, resizes, mirrors and normalises one window into dst
 // (channels x crop x crop), as Caffe's WindowDataLayer::load_batch.
-func (l *WindowData[T]) loadWindow(w window, mirror bool, dst []T) error {
+func (l *windowDataLayer[T]) loadWindow(w window, mirror bool, dst []T) error {
 	img := l.images[w.image]
 	var rec data.DatumRecord
 	var err error
@@ -382,6 +382,6 @@ func (l *WindowData[T]) loadWindow(w window, mirror bool, dst []T) error {
 func roundInt[T layer.Float](v T) int { return int(math.Round(float64(v))) }
 
 // BackwardCPU does nothing: data layers take no gradient.
-func (*WindowData[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*windowDataLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

@@ -42,7 +42,7 @@ func init() {
 // 'rpn_negative_overlap', 'rpn_fg_fraction', 'rpn_batchsize',
 // 'rpn_positive_weight', 'rpn_clobber_positives'), which py-faster-rcnn
 // reads from its configuration file instead.
-type AnchorTarget[T layer.Float] struct {
+type anchorTargetLayer[T layer.Float] struct {
 	layer.Base[T]
 	featStride                 float64
 	anchors                    [][4]float32
@@ -55,7 +55,7 @@ type AnchorTarget[T layer.Float] struct {
 }
 
 func newAnchorTarget[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &AnchorTarget[T]{}
+	l := &anchorTargetLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -114,22 +114,22 @@ func pyNumber(params map[string][]float64) func(key string, def float64) float64
 }
 
 // Type returns "Python", the type its prototxt gives.
-func (*AnchorTarget[T]) Type() string { return "Python" }
+func (*anchorTargetLayer[T]) Type() string { return "Python" }
 
 // Counts: scores (for the map size), ground truth, im_info and, unused,
 // the image; labels, targets and the two weights.
-func (*AnchorTarget[T]) Counts() layer.BlobCounts {
+func (*anchorTargetLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Between(3, 4), Top: layer.Exactly(4)}
 }
 
 // LayerSetUp takes the layer's random generator for the sampling.
-func (l *AnchorTarget[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *anchorTargetLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	l.rng = l.RNG()
 	return nil
 }
 
 // Reshape sizes the tops for the score map.
-func (l *AnchorTarget[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *anchorTargetLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	s := bottom[0].Shape()
 	if len(s) != 4 || s[0] != 1 {
 		return fmt.Errorf("only single item batches are supported: scores %s", bottom[0].ShapeString())
@@ -153,7 +153,7 @@ func (l *AnchorTarget[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU labels the anchors and computes their targets.
-func (l *AnchorTarget[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *anchorTargetLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	a, hgt, wid := len(l.anchors), bottom[0].Shape()[2], bottom[0].Shape()[3]
 	gt := gtBoxes(bottom[1].CPUData())
 	info := bottom[2].CPUData()
@@ -231,7 +231,7 @@ func gtBoxes[T layer.Float](v []T) []gtBox {
 
 // label gives each anchor 1, 0 or -1 as py-faster-rcnn does, and returns
 // with the labels each anchor's best-matching box.
-func (l *AnchorTarget[T]) label(boxes [][4]float32, gt []gtBox) (labels []int8, best []int) {
+func (l *anchorTargetLayer[T]) label(boxes [][4]float32, gt []gtBox) (labels []int8, best []int) {
 	labels, best = make([]int8, len(boxes)), make([]int, len(boxes))
 	maxOv := make([]float32, len(boxes))
 	gtMax := make([]float32, len(gt))
@@ -280,7 +280,7 @@ func (l *AnchorTarget[T]) label(boxes [][4]float32, gt []gtBox) (labels []int8, 
 
 // subsample keeps at most n of the anchors labelled v, chosen at random
 // (numpy's choice without replacement); the others become -1.
-func (l *AnchorTarget[T]) subsample(labels []int8, v int8, n int) {
+func (l *anchorTargetLayer[T]) subsample(labels []int8, v int8, n int) {
 	var idx []int
 	for i, x := range labels {
 		if x == v {
@@ -299,7 +299,7 @@ func (l *AnchorTarget[T]) subsample(labels []int8, v int8, n int) {
 // exampleWeights are the outside weights of positives and negatives: 1
 // over the labelled anchors, or rpn_positive_weight split over the
 // positives and the rest over the negatives.
-func (l *AnchorTarget[T]) exampleWeights(labels []int8) (pos, neg float32) {
+func (l *anchorTargetLayer[T]) exampleWeights(labels []int8) (pos, neg float32) {
 	var np, nn int
 	for _, v := range labels {
 		switch v {
@@ -326,6 +326,6 @@ func (l *AnchorTarget[T]) exampleWeights(labels []int8) (pos, neg float32) {
 }
 
 // BackwardCPU does nothing: targets get no gradient.
-func (*AnchorTarget[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*anchorTargetLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

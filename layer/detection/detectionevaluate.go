@@ -37,7 +37,7 @@ func init() {
 // its label not taken by a better one by overlap_threshold (a detection
 // whose best box is difficult and not evaluated is neither). Boxes are
 // compared in normalized coordinates; name_size_file is not supported.
-type DetectionEvaluate[T layer.Float] struct {
+type detectionEvaluateLayer[T layer.Float] struct {
 	layer.Base[T]
 	classes, background int
 	overlap             float32
@@ -45,7 +45,7 @@ type DetectionEvaluate[T layer.Float] struct {
 }
 
 func newDetectionEvaluate[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &DetectionEvaluate[T]{}
+	l := &detectionEvaluateLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -62,25 +62,25 @@ func newDetectionEvaluate[T layer.Float](p *caffepb.LayerParameter) (layer.Layer
 }
 
 // Type returns "DetectionEvaluate".
-func (*DetectionEvaluate[T]) Type() string { return "DetectionEvaluate" }
+func (*detectionEvaluateLayer[T]) Type() string { return "DetectionEvaluate" }
 
 // Counts: detections and ground truth.
-func (*DetectionEvaluate[T]) Counts() layer.BlobCounts {
+func (*detectionEvaluateLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing more to set up.
-func (*DetectionEvaluate[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*detectionEvaluateLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks the bottoms; the forward pass sizes the top.
-func (l *DetectionEvaluate[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *detectionEvaluateLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if bottom[0].Count()%7 != 0 || bottom[1].Count()%8 != 0 {
 		return fmt.Errorf("detections %s need rows of 7 values and ground truth %s rows of 8", bottom[0].ShapeString(), bottom[1].ShapeString())
 	}
 	return top[0].Reshape([]int{1, 1, l.positiveClasses(), 5})
 }
 
-func (l *DetectionEvaluate[T]) positiveClasses() int {
+func (l *detectionEvaluateLayer[T]) positiveClasses() int {
 	if l.background == -1 {
 		return l.classes
 	}
@@ -94,7 +94,7 @@ type evalBox struct {
 }
 
 // ForwardCPU counts the boxes and marks each detection.
-func (l *DetectionEvaluate[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *detectionEvaluateLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	det, gt := toF32(bottom[0].CPUData()), toF32(bottom[1].CPUData())
 	truth := map[[2]int][]evalBox{} // by image and label
 	positives := map[int]int{}
@@ -167,7 +167,7 @@ func (l *DetectionEvaluate[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU does nothing: evaluation has no gradient.
-func (*DetectionEvaluate[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*detectionEvaluateLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }
 

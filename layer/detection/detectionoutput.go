@@ -35,7 +35,7 @@ func init() {
 // per image of -1 but the image index, as SSD writes it. Rows are by
 // image, then label, then score. save_output_param's files are not
 // written.
-type DetectionOutput[T layer.Float] struct {
+type detectionOutputLayer[T layer.Float] struct {
 	layer.Base[T]
 	numClasses, locClasses int
 	share                  bool
@@ -49,7 +49,7 @@ type DetectionOutput[T layer.Float] struct {
 }
 
 func newDetectionOutput[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &DetectionOutput[T]{}
+	l := &detectionOutputLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -85,19 +85,19 @@ func newDetectionOutput[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T
 }
 
 // Type returns "DetectionOutput".
-func (*DetectionOutput[T]) Type() string { return "DetectionOutput" }
+func (*detectionOutputLayer[T]) Type() string { return "DetectionOutput" }
 
 // Counts: locations, confidences, priors; one top.
-func (*DetectionOutput[T]) Counts() layer.BlobCounts {
+func (*detectionOutputLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(3), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing more to set up.
-func (*DetectionOutput[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*detectionOutputLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks the bottoms against each other; the top's size is known
 // only after a forward pass, which reshapes it (one row until then).
-func (l *DetectionOutput[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *detectionOutputLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	loc, conf, prior := bottom[0], bottom[1], bottom[2]
 	if loc.Shape()[0] != conf.Shape()[0] {
 		return fmt.Errorf("locations %s and confidences %s disagree on the batch", loc.ShapeString(), conf.ShapeString())
@@ -123,7 +123,7 @@ type detection struct {
 }
 
 // ForwardCPU decodes, suppresses and writes the detections.
-func (l *DetectionOutput[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *detectionOutputLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	num := bottom[0].Shape()[0]
 	loc, conf, prior := toF32(bottom[0].CPUData()), toF32(bottom[1].CPUData()), toF32(bottom[2].CPUData())
 	priorBoxes := make([]normBox, l.priors)
@@ -168,7 +168,7 @@ func (l *DetectionOutput[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // locClass is the location class whose boxes class c uses.
-func (l *DetectionOutput[T]) locClass(c int) int {
+func (l *detectionOutputLayer[T]) locClass(c int) int {
 	if l.share {
 		return 0
 	}
@@ -176,7 +176,7 @@ func (l *DetectionOutput[T]) locClass(c int) int {
 }
 
 // write fills the top with the detections' rows.
-func (l *DetectionOutput[T]) write(top *blob.Blob[T], dets []detection, num int) error {
+func (l *detectionOutputLayer[T]) write(top *blob.Blob[T], dets []detection, num int) error {
 	if len(dets) == 0 {
 		if err := top.Reshape([]int{1, 1, num, 7}); err != nil {
 			return err
@@ -201,7 +201,7 @@ func (l *DetectionOutput[T]) write(top *blob.Blob[T], dets []detection, num int)
 }
 
 // BackwardCPU does nothing: detections have no gradient.
-func (*DetectionOutput[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*detectionOutputLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }
 

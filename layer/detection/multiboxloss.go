@@ -47,7 +47,7 @@ func init() {
 // Supported as in SSD's published nets: shared locations, matching on the
 // priors, SMOOTH_L1 or L2, SOFTMAX, mining NONE or MAX_NEGATIVE without
 // NMS; other settings are errors naming them.
-type MultiBoxLoss[T layer.Float] struct {
+type multiBoxLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
 	p                       *caffepb.MultiBoxLossParameter
 	classes, background     int
@@ -85,7 +85,7 @@ type lossIndex[T layer.Float] struct {
 type confRow struct{ image, prior, label int }
 
 func newMultiBoxLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &MultiBoxLoss[T]{}
+	l := &multiBoxLossLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -129,21 +129,21 @@ func newMultiBoxLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], 
 }
 
 // Type returns "MultiBoxLoss".
-func (*MultiBoxLoss[T]) Type() string { return "MultiBoxLoss" }
+func (*multiBoxLossLayer[T]) Type() string { return "MultiBoxLoss" }
 
 // Counts: locations, confidences, priors, ground truth.
-func (*MultiBoxLoss[T]) Counts() layer.BlobCounts {
+func (*multiBoxLossLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(4), Top: layer.Exactly(1), AutoTop: true}
 }
 
 // AllowForceBackward allows the predictions only.
-func (*MultiBoxLoss[T]) AllowForceBackward(i int) bool { return i < 2 }
+func (*multiBoxLossLayer[T]) AllowForceBackward(i int) bool { return i < 2 }
 
 // LayerSetUp has nothing more to set up.
-func (*MultiBoxLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*multiBoxLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks the bottoms against each other.
-func (l *MultiBoxLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *multiBoxLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	loc, conf, prior, gt := bottom[0], bottom[1], bottom[2], bottom[3]
 	if prior.NumAxes() < 3 || prior.Shape()[1] != 2 {
 		return fmt.Errorf("priors %s must be 1 x 2 x (4 * priors), as PriorBox writes", prior.ShapeString())
@@ -163,7 +163,7 @@ func (l *MultiBoxLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // groundTruth reads the boxes of each image (difficult ones unless
 // use_difficult_gt) with their labels.
-func (l *MultiBoxLoss[T]) groundTruth(gt []float32) ([][]normBox, [][]int, error) {
+func (l *multiBoxLossLayer[T]) groundTruth(gt []float32) ([][]normBox, [][]int, error) {
 	l.gtBoxes, l.gtLabels = kit.Grow(l.gtBoxes, l.num), kit.Grow(l.gtLabels, l.num)
 	boxes, labels := l.gtBoxes, l.gtLabels
 	for i := range boxes {
@@ -196,7 +196,7 @@ func (l *MultiBoxLoss[T]) groundTruth(gt []float32) ([][]normBox, [][]int, error
 // match is SSD's MatchBBox on the priors for image i: per prior the index
 // of its box (-1 none, -2 a prior crossing the image's border with
 // ignore_cross_boundary_bbox) and its largest overlap with any box.
-func (l *MultiBoxLoss[T]) match(i int, gts, priors []normBox) ([]int, []float32) {
+func (l *multiBoxLossLayer[T]) match(i int, gts, priors []normBox) ([]int, []float32) {
 	idx, best := kit.Grow(l.matches[i], len(priors)), kit.Grow(l.best[i], len(priors))
 	l.matches[i], l.best[i] = idx, best
 	for p := range idx {
@@ -309,7 +309,7 @@ func softmaxLoss[T layer.Float](scores []T, label int, prob []T) T {
 }
 
 // ForwardCPU matches, mines and computes the loss.
-func (l *MultiBoxLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *multiBoxLossLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	loc, conf := bottom[0].CPUData(), bottom[1].CPUData()
 	prior := toF32(bottom[2].CPUData())
 	gts, labels, err := l.groundTruth(toF32(bottom[3].CPUData()))
@@ -392,7 +392,7 @@ func smoothL1[T layer.Float](d T) (T, T) {
 // appendConfRows adds image i's predictions that enter the confidence
 // loss: the matched priors with their boxes' labels and, mining, the
 // hardest eligible negatives; without mining every prior.
-func (l *MultiBoxLoss[T]) appendConfRows(rows []confRow, i int, idx []int, overlap []float32, labels []int, conf []T, prob []T, mining bool) []confRow {
+func (l *multiBoxLossLayer[T]) appendConfRows(rows []confRow, i int, idx []int, overlap []float32, labels []int, conf []T, prob []T, mining bool) []confRow {
 	label := func(p int) int {
 		if idx[p] > -1 {
 			return labels[idx[p]]
@@ -438,7 +438,7 @@ func (l *MultiBoxLoss[T]) appendConfRows(rows []confRow, i int, idx []int, overl
 
 // normalizerFor is Caffe's LossLayer::GetNormalizer with the matches as
 // the valid count, at least 1.
-func (l *MultiBoxLoss[T]) normalizerFor() T {
+func (l *multiBoxLossLayer[T]) normalizerFor() T {
 	var n T
 	switch l.normalization {
 	case caffepb.LossParameter_FULL:
@@ -455,7 +455,7 @@ func (l *MultiBoxLoss[T]) normalizerFor() T {
 
 // BackwardCPU writes the gradients of the predictions that entered the
 // loss; the others get none.
-func (l *MultiBoxLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *multiBoxLossLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[2] || propagateDown[3] {
 		return errors.New("cannot backpropagate to the priors or the ground truth")
 	}

@@ -33,7 +33,7 @@ func init() {
 // four repeated per box). As SSD's layer, sizes are truncated to integers
 // before use (int min_size_ = min_sizes_[s]), so that the boxes are SSD's
 // to the last bit. It has no backward pass.
-type PriorBox[T layer.Float] struct {
+type priorBoxLayer[T layer.Float] struct {
 	layer.Base[T]
 	minSizes, maxSizes, aspectRatios []float32
 	variance                         []float32
@@ -44,7 +44,7 @@ type PriorBox[T layer.Float] struct {
 }
 
 func newPriorBox[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &PriorBox[T]{}
+	l := &priorBoxLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func newPriorBox[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], erro
 }
 
 // readParam reads and checks prior_box_param as SSD's LayerSetUp does.
-func (l *PriorBox[T]) readParam(pp *caffepb.PriorBoxParameter) error {
+func (l *priorBoxLayer[T]) readParam(pp *caffepb.PriorBoxParameter) error {
 	if len(pp.GetMinSize()) == 0 {
 		return errors.New("must provide min_size")
 	}
@@ -144,19 +144,19 @@ func (l *PriorBox[T]) readParam(pp *caffepb.PriorBoxParameter) error {
 }
 
 // Type returns "PriorBox".
-func (*PriorBox[T]) Type() string { return "PriorBox" }
+func (*priorBoxLayer[T]) Type() string { return "PriorBox" }
 
 // Counts: the feature map and the image (whose plane sizes the boxes when
 // the parameters do not).
-func (*PriorBox[T]) Counts() layer.BlobCounts {
+func (*priorBoxLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing more to set up.
-func (*PriorBox[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*priorBoxLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape sizes the top: 1 x 2 x (map positions * boxes * 4).
-func (l *PriorBox[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *priorBoxLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	for i, b := range bottom {
 		if b.NumAxes() != 4 {
 			return fmt.Errorf("bottom %d %s must be 4-D (num, channels, height, width)", i, b.ShapeString())
@@ -167,7 +167,7 @@ func (l *PriorBox[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU writes the boxes and their variances.
-func (l *PriorBox[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *priorBoxLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	mapH, mapW := bottom[0].Shape()[2], bottom[0].Shape()[3]
 	imgH, imgW := l.imgH, l.imgW
 	if imgH == 0 || imgW == 0 {
@@ -222,6 +222,6 @@ func (l *PriorBox[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU does nothing: the boxes depend on shapes only.
-func (*PriorBox[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*priorBoxLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

@@ -39,7 +39,7 @@ func init() {
 // post_nms_top_n (300, 2000). Top 0: R x 5 regions (0, x1, y1, x2, y2);
 // top 1, optional: their scores. Arithmetic is in float32, as py-faster-rcnn
 // runs it on Caffe's blobs.
-type Proposal[T layer.Float] struct {
+type proposalLayer[T layer.Float] struct {
 	layer.Base[T]
 	featStride      float64
 	anchors         [][4]float32
@@ -49,7 +49,7 @@ type Proposal[T layer.Float] struct {
 }
 
 func newProposal[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Proposal[T]{}
+	l := &proposalLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -114,18 +114,18 @@ func generateAnchors(base float64, ratios, scales []float64) [][4]float32 {
 }
 
 // Type returns "Python", the type its prototxt gives.
-func (*Proposal[T]) Type() string { return "Python" }
+func (*proposalLayer[T]) Type() string { return "Python" }
 
 // Counts: probabilities, deltas, im_info; the regions and their scores.
-func (*Proposal[T]) Counts() layer.BlobCounts {
+func (*proposalLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(3), Top: layer.Between(1, 2)}
 }
 
 // LayerSetUp checks the anchors against the bottoms.
-func (l *Proposal[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (l *proposalLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks the bottoms; the tops are sized by the forward pass.
-func (l *Proposal[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *proposalLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	a := len(l.anchors)
 	prob, deltas := bottom[0], bottom[1]
 	if prob.NumAxes() != 4 || prob.Shape()[0] != 1 {
@@ -149,7 +149,7 @@ func (l *Proposal[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the proposals.
-func (l *Proposal[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *proposalLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	a := len(l.anchors)
 	hgt, wid := bottom[0].Shape()[2], bottom[0].Shape()[3]
 	prob, deltas, info := toF32(bottom[0].CPUData()), toF32(bottom[1].CPUData()), toF32(bottom[2].CPUData())
@@ -262,7 +262,7 @@ func pixelIoU(a, b [4]float32) float32 {
 
 // BackwardCPU does nothing: proposals get no gradient, as in
 // py-faster-rcnn.
-func (*Proposal[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*proposalLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }
 

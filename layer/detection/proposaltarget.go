@@ -42,7 +42,7 @@ func init() {
 // names in lower case ('batch_size', 'fg_fraction', 'fg_thresh',
 // 'bg_thresh_hi', 'bg_thresh_lo', 'bbox_normalize_targets_precomputed',
 // 'bbox_normalize_means', 'bbox_normalize_stds').
-type ProposalTarget[T layer.Float] struct {
+type proposalTargetLayer[T layer.Float] struct {
 	layer.Base[T]
 	classes                int
 	batch, fgPerImage      int
@@ -58,7 +58,7 @@ type ProposalTarget[T layer.Float] struct {
 }
 
 func newProposalTarget[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &ProposalTarget[T]{}
+	l := &proposalTargetLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -89,23 +89,23 @@ func newProposalTarget[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T]
 }
 
 // Type returns "Python", the type its prototxt gives.
-func (*ProposalTarget[T]) Type() string { return "Python" }
+func (*proposalTargetLayer[T]) Type() string { return "Python" }
 
 // Counts: proposals and ground truth; regions, labels, targets and the two
 // weights.
-func (*ProposalTarget[T]) Counts() layer.BlobCounts {
+func (*proposalTargetLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(5)}
 }
 
 // LayerSetUp takes the layer's random generator for the sampling.
-func (l *ProposalTarget[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *proposalTargetLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	l.rng = l.RNG()
 	return nil
 }
 
 // Reshape checks the bottoms and gives the tops py-faster-rcnn's setup
 // shapes; the forward pass sizes them.
-func (l *ProposalTarget[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *proposalTargetLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if r := bottom[0]; r.NumAxes() != 2 || r.Shape()[1] != 5 {
 		return fmt.Errorf("rpn_rois %s must be R x 5 (0, x1, y1, x2, y2)", r.ShapeString())
 	}
@@ -115,7 +115,7 @@ func (l *ProposalTarget[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	return l.shapeTops(top, 1)
 }
 
-func (l *ProposalTarget[T]) shapeTops(top []*blob.Blob[T], n int) error {
+func (l *proposalTargetLayer[T]) shapeTops(top []*blob.Blob[T], n int) error {
 	for i, s := range [][]int{{n, 5}, {n}, {n, 4 * l.classes}, {n, 4 * l.classes}, {n, 4 * l.classes}} {
 		if err := top[i].Reshape(s); err != nil {
 			return err
@@ -125,7 +125,7 @@ func (l *ProposalTarget[T]) shapeTops(top []*blob.Blob[T], n int) error {
 }
 
 // ForwardCPU samples the regions and computes their targets.
-func (l *ProposalTarget[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *proposalTargetLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	props, gt := bottom[0].CPUData(), gtBoxes(bottom[1].CPUData())
 	l.rois = l.rois[:0]
 	for i := 0; i < len(props); i += 5 {
@@ -173,7 +173,7 @@ func (l *ProposalTarget[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // match finds each region's best box and overlap.
-func (l *ProposalTarget[T]) match(gt []gtBox) {
+func (l *proposalTargetLayer[T]) match(gt []gtBox) {
 	l.assigned, l.overlap = kit.Grow(l.assigned, len(l.rois)), kit.Grow(l.overlap, len(l.rois))
 	for i, r := range l.rois {
 		l.assigned[i], l.overlap[i] = 0, 0
@@ -188,7 +188,7 @@ func (l *ProposalTarget[T]) match(gt []gtBox) {
 
 // gtClasses records each region's class, that of its best box (0 without
 // boxes).
-func (l *ProposalTarget[T]) gtClasses(gt []gtBox) {
+func (l *proposalTargetLayer[T]) gtClasses(gt []gtBox) {
 	l.regionClass = kit.Grow(l.regionClass, len(l.rois))
 	for i := range l.rois {
 		l.regionClass[i] = 0
@@ -201,7 +201,7 @@ func (l *ProposalTarget[T]) gtClasses(gt []gtBox) {
 // sample draws the foreground and background regions (numpy's choice
 // without replacement), foreground first, and sets l.keep and
 // l.keptClass, the kept regions' classes (background 0).
-func (l *ProposalTarget[T]) sample() {
+func (l *proposalTargetLayer[T]) sample() {
 	l.fgIdx, l.bgIdx = l.fgIdx[:0], l.bgIdx[:0]
 	for i, o := range l.overlap {
 		switch {
@@ -226,6 +226,6 @@ func (l *ProposalTarget[T]) sample() {
 }
 
 // BackwardCPU does nothing: targets get no gradient.
-func (*ProposalTarget[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*proposalTargetLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

@@ -31,7 +31,7 @@ func init() {
 // regions x channels x pooled_h x pooled_w. Backward sends each output's
 // gradient to the element it took (the regions get none), as the fork's
 // GPU half does (its CPU backward was never written).
-type ROIPooling[T layer.Float] struct {
+type roiPoolingLayer[T layer.Float] struct {
 	layer.Base[T]
 	pooledH, pooledW int
 	scale            T
@@ -40,7 +40,7 @@ type ROIPooling[T layer.Float] struct {
 }
 
 func newROIPooling[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &ROIPooling[T]{}
+	l := &roiPoolingLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -53,22 +53,22 @@ func newROIPooling[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], er
 }
 
 // Type returns "ROIPooling".
-func (*ROIPooling[T]) Type() string { return "ROIPooling" }
+func (*roiPoolingLayer[T]) Type() string { return "ROIPooling" }
 
 // Counts: the feature map and the regions.
-func (*ROIPooling[T]) Counts() layer.BlobCounts {
+func (*roiPoolingLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(1)}
 }
 
 // AllowForceBackward refuses the regions: their coordinates get no
 // gradient.
-func (*ROIPooling[T]) AllowForceBackward(i int) bool { return i == 0 }
+func (*roiPoolingLayer[T]) AllowForceBackward(i int) bool { return i == 0 }
 
 // LayerSetUp has nothing more to set up.
-func (*ROIPooling[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*roiPoolingLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape sizes the top for the regions.
-func (l *ROIPooling[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *roiPoolingLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if bottom[0].NumAxes() != 4 {
 		return fmt.Errorf("the feature map %s must be 4-D", bottom[0].ShapeString())
 	}
@@ -83,7 +83,7 @@ func (l *ROIPooling[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU max-pools each region's bins.
-func (l *ROIPooling[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *roiPoolingLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, rois, y := bottom[0].CPUData(), bottom[1].CPUData(), top[0].MutableCPUData()
 	batch, plane := bottom[0].Shape()[0], l.h*l.w
 	bins := l.pooledH * l.pooledW
@@ -128,7 +128,7 @@ func (l *ROIPooling[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 func clampInt(v, lo, hi int) int { return min(max(v, lo), hi) }
 
 // BackwardCPU adds each output's gradient to the element it took.
-func (l *ROIPooling[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *roiPoolingLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -10,11 +10,11 @@ import (
 // roiPoolingGPU is ROIPooling's GPU half; argmax holds each output's
 // source position (as T, -1 for empty bins).
 type roiPoolingGPU[T layer.Float] struct {
-	l      *ROIPooling[T]
+	l      *roiPoolingLayer[T]
 	argmax *blob.Blob[T]
 }
 
-func newROIPoolingGPU[T layer.Float](l *ROIPooling[T]) layer.Engine[T] {
+func newROIPoolingGPU[T layer.Float](l *roiPoolingLayer[T]) layer.Engine[T] {
 	return &roiPoolingGPU[T]{l: l}
 }
 

@@ -28,7 +28,7 @@ func init() {
 // it). Positions labelled accuracy_param.ignore_label are skipped. An
 // optional second top receives the accuracy of each class (0 for a class
 // with no samples). It has no backward.
-type Accuracy[T layer.Float] struct {
+type accuracyLayer[T layer.Float] struct {
 	layer.Base[T]
 	topK                   int
 	hasIgnore              bool
@@ -39,7 +39,7 @@ type Accuracy[T layer.Float] struct {
 }
 
 func newAccuracy[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Accuracy[T]{}
+	l := &accuracyLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -50,16 +50,16 @@ func newAccuracy[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], erro
 }
 
 // Type returns "Accuracy".
-func (*Accuracy[T]) Type() string { return "Accuracy" }
+func (*accuracyLayer[T]) Type() string { return "Accuracy" }
 
 // Counts returns scores and labels in, the accuracy (and optionally the
 // per-class accuracies) out.
-func (*Accuracy[T]) Counts() layer.BlobCounts {
+func (*accuracyLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Between(1, 2)}
 }
 
 // LayerSetUp creates the scratch blobs (sized only when the GPU uses them).
-func (l *Accuracy[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *accuracyLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	for _, b := range []**blob.Blob[T]{&l.correct, &l.counts, &l.classCorrect, &l.classNum} {
 		nb, err := l.NewBlob()
 		if err != nil {
@@ -72,7 +72,7 @@ func (l *Accuracy[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 
 // Reshape checks that there is one label per position and top_k classes to
 // choose from, and sizes the tops.
-func (l *Accuracy[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *accuracyLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetAccuracyParam().GetAxis()))
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func accuracyInTopK[T layer.Float](scores []T, base, classes, inner, label, k in
 }
 
 // ForwardCPU computes the accuracy (and per-class accuracies) on the host.
-func (l *Accuracy[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *accuracyLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	scores, labels := bottom[0].CPUData(), bottom[1].CPUData()
 	perClass := len(top) == 2
 	var classCorrect, classNum []T
@@ -168,7 +168,7 @@ func (l *Accuracy[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 var errAccuracyBackward = errors.New("cannot backpropagate: an accuracy has no gradient")
 
 // BackwardCPU returns an error if asked for any gradient.
-func (l *Accuracy[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *accuracyLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return accuracyBackward(propagateDown)
 }
 

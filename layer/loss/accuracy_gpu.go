@@ -11,9 +11,9 @@ import (
 )
 
 // accuracyGPU is Accuracy's GPU half.
-type accuracyGPU[T layer.Float] struct{ l *Accuracy[T] }
+type accuracyGPU[T layer.Float] struct{ l *accuracyLayer[T] }
 
-func newAccuracyGPU[T layer.Float](l *Accuracy[T]) layer.Engine[T] { return accuracyGPU[T]{l} }
+func newAccuracyGPU[T layer.Float](l *accuracyLayer[T]) layer.Engine[T] { return accuracyGPU[T]{l} }
 
 // Forward marks each position correct or not on the device and sums the
 // marks there; only the two sums come back to the host. An invalid label

@@ -26,7 +26,7 @@ func init() {
 // loss = sum(y d^2 + (1-y) max(margin - d, 0)^2) / 2N, or with
 // legacy_version max(margin - d^2, 0) for dissimilar pairs (Caffe's
 // ContrastiveLossLayer, the siamese example's loss).
-type ContrastiveLoss[T layer.Float] struct {
+type contrastiveLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
 	margin float64
 	legacy bool
@@ -38,7 +38,7 @@ type ContrastiveLoss[T layer.Float] struct {
 }
 
 func newContrastiveLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &ContrastiveLoss[T]{}
+	l := &contrastiveLossLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -48,22 +48,22 @@ func newContrastiveLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T
 }
 
 // Type returns "ContrastiveLoss".
-func (*ContrastiveLoss[T]) Type() string { return "ContrastiveLoss" }
+func (*contrastiveLossLayer[T]) Type() string { return "ContrastiveLoss" }
 
 // Counts returns the two feature blobs and the similarity labels in, the
 // loss out.
-func (*ContrastiveLoss[T]) Counts() layer.BlobCounts {
+func (*contrastiveLossLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(3), Top: layer.Exactly(1), AutoTop: true}
 }
 
 // AllowForceBackward refuses the similarity labels.
-func (*ContrastiveLoss[T]) AllowForceBackward(i int) bool { return i != 2 }
+func (*contrastiveLossLayer[T]) AllowForceBackward(i int) bool { return i != 2 }
 
 // LayerSetUp has nothing to do.
-func (*ContrastiveLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*contrastiveLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks the shapes: a and b N x C (x 1 x 1), y N (x 1 x 1 x 1).
-func (l *ContrastiveLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *contrastiveLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	a, b, y := bottom[0], bottom[1], bottom[2]
 	if a.NumAxes() < 2 || !a.SameShape(b) || a.Count() != a.Shape()[0]*a.Shape()[1] {
 		return fmt.Errorf("the features must be two blobs of the same N x C (x 1 x 1) shape, got %s and %s", a.ShapeString(), b.ShapeString())
@@ -83,7 +83,7 @@ func (l *ContrastiveLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the loss.
-func (l *ContrastiveLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *contrastiveLossLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	a, b, y := bottom[0].CPUData(), bottom[1].CPUData(), bottom[2].CPUData()
 	num := bottom[0].Shape()[0]
 	c := bottom[0].Count() / num
@@ -101,7 +101,7 @@ func (l *ContrastiveLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // loss is the loss of pairs at squared distances distSq with similarity
 // labels y.
-func (l *ContrastiveLoss[T]) loss(distSq []float64, y []T) float64 {
+func (l *contrastiveLossLayer[T]) loss(distSq []float64, y []T) float64 {
 	var loss float64
 	for i, d2 := range distSq {
 		switch {
@@ -119,7 +119,7 @@ func (l *ContrastiveLoss[T]) loss(distSq []float64, y []T) float64 {
 
 // BackwardCPU computes the gradients of both feature blobs (of opposite
 // signs).
-func (l *ContrastiveLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *contrastiveLossLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[2] {
 		return errors.New("ContrastiveLoss layer cannot backpropagate to similarity label inputs")
 	}

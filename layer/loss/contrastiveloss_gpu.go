@@ -13,9 +13,9 @@ import (
 )
 
 // contrastiveLossGPU is ContrastiveLoss's GPU half.
-type contrastiveLossGPU[T layer.Float] struct{ l *ContrastiveLoss[T] }
+type contrastiveLossGPU[T layer.Float] struct{ l *contrastiveLossLayer[T] }
 
-func newContrastiveLossGPU[T layer.Float](l *ContrastiveLoss[T]) layer.Engine[T] {
+func newContrastiveLossGPU[T layer.Float](l *contrastiveLossLayer[T]) layer.Engine[T] {
 	return contrastiveLossGPU[T]{l}
 }
 

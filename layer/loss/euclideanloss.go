@@ -23,13 +23,13 @@ func init() {
 // EuclideanLoss is sum((a - b)^2) / (2N) over two bottoms of the same
 // shape past the first axis, N = shape(0). Unlike most losses, both
 // bottoms may get a gradient (they are both predictions, say).
-type EuclideanLoss[T layer.Float] struct {
+type euclideanLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
 	diff *blob.Blob[T] // a - b
 }
 
 func newEuclideanLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &EuclideanLoss[T]{}
+	l := &euclideanLossLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -37,13 +37,13 @@ func newEuclideanLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T],
 }
 
 // Type returns "EuclideanLoss".
-func (*EuclideanLoss[T]) Type() string { return "EuclideanLoss" }
+func (*euclideanLossLayer[T]) Type() string { return "EuclideanLoss" }
 
 // AllowForceBackward allows both bottoms: neither is a label.
-func (*EuclideanLoss[T]) AllowForceBackward(int) bool { return true }
+func (*euclideanLossLayer[T]) AllowForceBackward(int) bool { return true }
 
 // LayerSetUp creates the difference buffer.
-func (l *EuclideanLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *euclideanLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	var err error
 	l.diff, err = l.NewBlob()
 	return err
@@ -66,7 +66,7 @@ func checkPairedLossInputs[T layer.Float](bottom []*blob.Blob[T]) error {
 }
 
 // Reshape checks the bottoms and sizes the loss and the buffer.
-func (l *EuclideanLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *euclideanLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := checkPairedLossInputs(bottom); err != nil {
 		return err
 	}
@@ -77,16 +77,16 @@ func (l *EuclideanLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the loss on the host.
-func (l *EuclideanLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *euclideanLossLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return euclideanForward[T](l, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
-func (l *EuclideanLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *euclideanLossLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return euclideanBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
-func euclideanForward[T layer.Float, A any](l *EuclideanLoss[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func euclideanForward[T layer.Float, A any](l *euclideanLossLayer[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	diff := d.MutableData(l.diff)
 	d.Sub(n, d.Data(bottom[0]), d.Data(bottom[1]), diff)
@@ -100,7 +100,7 @@ func euclideanForward[T layer.Float, A any](l *EuclideanLoss[T], d device.View[T
 
 // euclideanBackward computes d loss / d a = (a - b) * w / N and
 // d loss / d b = -(a - b) * w / N, w the loss weight.
-func euclideanBackward[T layer.Float, A any](l *EuclideanLoss[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func euclideanBackward[T layer.Float, A any](l *euclideanLossLayer[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	w := top[0].CPUDiff()[0]
 	for i, sign := range []T{1, -1} {
 		if propagateDown[i] {

@@ -6,9 +6,9 @@ import (
 )
 
 // euclideanLossGPU is EuclideanLoss's GPU half.
-type euclideanLossGPU[T layer.Float] struct{ l *EuclideanLoss[T] }
+type euclideanLossGPU[T layer.Float] struct{ l *euclideanLossLayer[T] }
 
-func newEuclideanLossGPU[T layer.Float](l *EuclideanLoss[T]) layer.Engine[T] {
+func newEuclideanLossGPU[T layer.Float](l *euclideanLossLayer[T]) layer.Engine[T] {
 	return euclideanLossGPU[T]{l}
 }
 

@@ -23,14 +23,14 @@ func init() {
 // (Caffe's HingeLossLayer): with t = -x at the label and x elsewhere,
 // loss = sum(max(0, 1 + t)) / N (L1, the default) or
 // sum(max(0, 1 + t)^2) / N (L2).
-type HingeLoss[T layer.Float] struct {
+type hingeLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
 	l2     bool
 	margin []T // max(0, 1 + t)
 }
 
 func newHingeLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &HingeLoss[T]{}
+	l := &hingeLossLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -45,13 +45,13 @@ func newHingeLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], err
 }
 
 // Type returns "HingeLoss".
-func (*HingeLoss[T]) Type() string { return "HingeLoss" }
+func (*hingeLossLayer[T]) Type() string { return "HingeLoss" }
 
 // LayerSetUp has nothing to do.
-func (*HingeLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*hingeLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks one label per item.
-func (l *HingeLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *hingeLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if bottom[0].NumAxes() == 0 || bottom[1].NumAxes() == 0 || bottom[0].Shape()[0] != bottom[1].Shape()[0] {
 		return fmt.Errorf("the data and label should have the same first dimension: %s vs. %s", bottom[0].ShapeString(), bottom[1].ShapeString())
 	}
@@ -66,7 +66,7 @@ func (l *HingeLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the loss.
-func (l *HingeLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *hingeLossLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, labels := bottom[0].CPUData(), bottom[1].CPUData()
 	num := bottom[0].Shape()[0]
 	dim := bottom[0].Count() / num
@@ -96,7 +96,7 @@ func (l *HingeLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU: L1 gives ±1 where the margin is positive, L2 ±2·margin, the
 // sign negative at the label; times loss weight / N.
-func (l *HingeLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *hingeLossLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[1] {
 		return errors.New("HingeLoss layer cannot backpropagate to label inputs")
 	}

@@ -30,7 +30,7 @@ func init() {
 // divided by the normalizer of loss_param (VALID by default). H comes from
 // infogain_loss_param.source (a BlobProto file) or a third bottom. An
 // optional second top receives the probabilities.
-type InfogainLoss[T layer.Float] struct {
+type infogainLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
 	softmax                layer.Layer[T] // the Softmax computing the probabilities
 	prob                   *blob.Blob[T]
@@ -43,7 +43,7 @@ type InfogainLoss[T layer.Float] struct {
 }
 
 func newInfogainLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &InfogainLoss[T]{}
+	l := &infogainLossLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -65,20 +65,20 @@ func newInfogainLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], 
 }
 
 // Type returns "InfogainLoss".
-func (*InfogainLoss[T]) Type() string { return "InfogainLoss" }
+func (*infogainLossLayer[T]) Type() string { return "InfogainLoss" }
 
 // Counts returns scores, labels and optionally H in; the loss and
 // optionally the probabilities out.
-func (*InfogainLoss[T]) Counts() layer.BlobCounts {
+func (*infogainLossLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Between(2, 3), Top: layer.Between(1, 2), AutoTop: true}
 }
 
 // AllowForceBackward refuses the labels and H.
-func (*InfogainLoss[T]) AllowForceBackward(i int) bool { return i == 0 }
+func (*infogainLossLayer[T]) AllowForceBackward(i int) bool { return i == 0 }
 
 // LayerSetUp sets up the softmax and reads H from source when there is no
 // third bottom.
-func (l *InfogainLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *infogainLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	l.softmax.LayerBase().SetContext(l.Context())
 	var err error
 	if l.prob, err = l.NewBlob(); err != nil {
@@ -109,7 +109,7 @@ func (l *InfogainLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // matrix returns H.
-func (l *InfogainLoss[T]) matrix(bottom []*blob.Blob[T]) *blob.Blob[T] {
+func (l *infogainLossLayer[T]) matrix(bottom []*blob.Blob[T]) *blob.Blob[T] {
 	if len(bottom) == 3 {
 		return bottom[2]
 	}
@@ -117,7 +117,7 @@ func (l *InfogainLoss[T]) matrix(bottom []*blob.Blob[T]) *blob.Blob[T] {
 }
 
 // Reshape checks the labels and H against the scores.
-func (l *InfogainLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *infogainLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.softmax.Reshape(bottom[:1], l.probTop); err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (l *InfogainLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the probabilities and the loss.
-func (l *InfogainLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *infogainLossLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if _, err := layer.Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (l *InfogainLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU: p_k * sum_c H[label, c] - H[label, k], times loss weight /
 // normalizer; zero at ignored positions.
-func (l *InfogainLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *infogainLossLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[1] {
 		return errors.New("InfogainLoss layer cannot backpropagate to label inputs")
 	}

@@ -27,10 +27,10 @@ const logThreshold = 1e-20
 // MultinomialLogisticLoss is -sum log(max(p[label], 1e-20)) / N for N x K
 // probabilities (not scores: put a Softmax below it) and N labels (Caffe's
 // MultinomialLogisticLossLayer).
-type MultinomialLogisticLoss[T layer.Float] struct{ layer.LossBase[T] }
+type multinomialLogisticLossLayer[T layer.Float] struct{ layer.LossBase[T] }
 
 func newMultinomialLogisticLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &MultinomialLogisticLoss[T]{}
+	l := &multinomialLogisticLossLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -38,13 +38,13 @@ func newMultinomialLogisticLoss[T layer.Float](p *caffepb.LayerParameter) (layer
 }
 
 // Type returns "MultinomialLogisticLoss".
-func (*MultinomialLogisticLoss[T]) Type() string { return "MultinomialLogisticLoss" }
+func (*multinomialLogisticLossLayer[T]) Type() string { return "MultinomialLogisticLoss" }
 
 // LayerSetUp has nothing to do.
-func (*MultinomialLogisticLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*multinomialLogisticLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks one label per item.
-func (l *MultinomialLogisticLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *multinomialLogisticLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if bottom[0].NumAxes() == 0 || bottom[1].Count() != bottom[0].Shape()[0] {
 		return fmt.Errorf("one label per item: labels %s for probabilities %s", bottom[1].ShapeString(), bottom[0].ShapeString())
 	}
@@ -52,7 +52,7 @@ func (l *MultinomialLogisticLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error 
 }
 
 // ForwardCPU computes the loss.
-func (l *MultinomialLogisticLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *multinomialLogisticLossLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	p, labels := bottom[0].CPUData(), bottom[1].CPUData()
 	num := bottom[0].Shape()[0]
 	dim := bottom[0].Count() / num
@@ -69,7 +69,7 @@ func (l *MultinomialLogisticLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) err
 
 // BackwardCPU: -loss weight / (N * max(p, 1e-20)) at the label, 0
 // elsewhere.
-func (l *MultinomialLogisticLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *multinomialLogisticLossLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[1] {
 		return errors.New("MultinomialLogisticLoss layer cannot backpropagate to label inputs")
 	}

@@ -26,7 +26,7 @@ func init() {
 // positions whose target is not loss_param.ignore_label, divided by the
 // normalizer (BATCH_SIZE, shape(0), unless loss_param says otherwise). The
 // targets get no gradient.
-type SigmoidCrossEntropyLoss[T layer.Float] struct {
+type sigmoidCrossEntropyLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
 	hasIgnore    bool
 	ignore       int
@@ -39,7 +39,7 @@ type SigmoidCrossEntropyLoss[T layer.Float] struct {
 }
 
 func newSigmoidCrossEntropyLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &SigmoidCrossEntropyLoss[T]{}
+	l := &sigmoidCrossEntropyLossLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -50,10 +50,10 @@ func newSigmoidCrossEntropyLoss[T layer.Float](p *caffepb.LayerParameter) (layer
 }
 
 // Type returns "SigmoidCrossEntropyLoss".
-func (*SigmoidCrossEntropyLoss[T]) Type() string { return "SigmoidCrossEntropyLoss" }
+func (*sigmoidCrossEntropyLossLayer[T]) Type() string { return "SigmoidCrossEntropyLoss" }
 
 // LayerSetUp creates the scratch blobs (sized only when the GPU uses them).
-func (l *SigmoidCrossEntropyLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *sigmoidCrossEntropyLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	var err error
 	if l.lossData, err = l.NewBlob(); err != nil {
 		return err
@@ -63,7 +63,7 @@ func (l *SigmoidCrossEntropyLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) err
 }
 
 // Reshape checks that there is one target per score.
-func (l *SigmoidCrossEntropyLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *sigmoidCrossEntropyLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := checkPairedLossInputs(bottom); err != nil {
 		return fmt.Errorf("SIGMOID_CROSS_ENTROPY_LOSS layer inputs: %w", err)
 	}
@@ -78,7 +78,7 @@ func (l *SigmoidCrossEntropyLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error 
 
 // ignored reports whether target t is the ignored label (compared as an
 // integer, as Caffe casts it).
-func (l *SigmoidCrossEntropyLoss[T]) ignored(t T) bool {
+func (l *sigmoidCrossEntropyLossLayer[T]) ignored(t T) bool {
 	return l.hasIgnore && int(t) == l.ignore
 }
 
@@ -92,7 +92,7 @@ func sigmoidCrossEntropy(x, t float64) float64 {
 }
 
 // ForwardCPU computes the loss on the host.
-func (l *SigmoidCrossEntropyLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *sigmoidCrossEntropyLossLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, t := bottom[0].CPUData(), bottom[1].CPUData()
 	var loss float64
 	valid := 0
@@ -110,7 +110,7 @@ func (l *SigmoidCrossEntropyLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) err
 
 // BackwardCPU computes (sigmoid(x) - t) * loss weight / normalizer, zero at
 // ignored positions.
-func (l *SigmoidCrossEntropyLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *sigmoidCrossEntropyLossLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[1] {
 		return fmt.Errorf("%s layer cannot backpropagate to label inputs", l.Type())
 	}

@@ -12,13 +12,15 @@ import (
 )
 
 // sigmoidCrossEntropyLossGPU is SigmoidCrossEntropyLoss's GPU half.
-type sigmoidCrossEntropyLossGPU[T layer.Float] struct{ l *SigmoidCrossEntropyLoss[T] }
+type sigmoidCrossEntropyLossGPU[T layer.Float] struct {
+	l *sigmoidCrossEntropyLossLayer[T]
+}
 
-func newSigmoidCrossEntropyLossGPU[T layer.Float](l *SigmoidCrossEntropyLoss[T]) layer.Engine[T] {
+func newSigmoidCrossEntropyLossGPU[T layer.Float](l *sigmoidCrossEntropyLossLayer[T]) layer.Engine[T] {
 	return sigmoidCrossEntropyLossGPU[T]{l}
 }
 
-func (l *SigmoidCrossEntropyLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
+func (l *sigmoidCrossEntropyLossLayer[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 	has := 0
 	if l.hasIgnore {
 		has = 1

@@ -26,14 +26,14 @@ func init() {
 // f(d) = 0.5 * (sigma * d)^2 for |d| < 1/sigma^2 and |d| - 0.5/sigma^2
 // beyond. The optional third and fourth bottoms are the inside and outside
 // weights w_in and w_out (both or neither). Both a and b get gradients.
-type SmoothL1Loss[T layer.Float] struct {
+type smoothL1LossLayer[T layer.Float] struct {
 	layer.LossBase[T]
 	sigma2 T
 	diff   []T // w_in * (a - b)
 }
 
 func newSmoothL1Loss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &SmoothL1Loss[T]{}
+	l := &smoothL1LossLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -43,18 +43,18 @@ func newSmoothL1Loss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], 
 }
 
 // Type returns "SmoothL1Loss".
-func (*SmoothL1Loss[T]) Type() string { return "SmoothL1Loss" }
+func (*smoothL1LossLayer[T]) Type() string { return "SmoothL1Loss" }
 
 // Counts: prediction and target, and optionally the two weights.
-func (*SmoothL1Loss[T]) Counts() layer.BlobCounts {
+func (*smoothL1LossLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Between(2, 4), Top: layer.Exactly(1), AutoTop: true}
 }
 
 // AllowForceBackward allows the prediction and the target; not the weights.
-func (*SmoothL1Loss[T]) AllowForceBackward(i int) bool { return i < 2 }
+func (*smoothL1LossLayer[T]) AllowForceBackward(i int) bool { return i < 2 }
 
 // LayerSetUp checks that the weights come in a pair.
-func (l *SmoothL1Loss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *smoothL1LossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if len(bottom) == 3 {
 		return fmt.Errorf("with weights, both the inside and the outside weights must be given (4 bottoms), got 3")
 	}
@@ -62,7 +62,7 @@ func (l *SmoothL1Loss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape checks that every bottom has the prediction's shape.
-func (l *SmoothL1Loss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *smoothL1LossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := checkPairedLossInputs(bottom); err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (l *SmoothL1Loss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the loss.
-func (l *SmoothL1Loss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *smoothL1LossLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	a, b := bottom[0].CPUData(), bottom[1].CPUData()
 	var in, out []T
 	if len(bottom) == 4 {
@@ -110,7 +110,7 @@ func (l *SmoothL1Loss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // BackwardCPU: d loss / d a = w f'(d) w_in w_out / N (w the loss weight),
 // with f'(d) = sigma^2 d inside the quadratic zone and sign(d) beyond; the
 // target's is its negative.
-func (l *SmoothL1Loss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *smoothL1LossLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	w := top[0].CPUDiff()[0]
 	for k, sign := range []T{1, -1} {
 		if !propagateDown[k] {

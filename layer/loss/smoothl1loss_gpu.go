@@ -10,11 +10,11 @@ import (
 // smoothL1LossGPU is SmoothL1Loss's GPU half; diff holds w_in * (a - b),
 // errs each element's loss before the outside weight.
 type smoothL1LossGPU[T layer.Float] struct {
-	l          *SmoothL1Loss[T]
+	l          *smoothL1LossLayer[T]
 	diff, errs *blob.Blob[T]
 }
 
-func newSmoothL1LossGPU[T layer.Float](l *SmoothL1Loss[T]) layer.Engine[T] {
+func newSmoothL1LossGPU[T layer.Float](l *smoothL1LossLayer[T]) layer.Engine[T] {
 	return &smoothL1LossGPU[T]{l: l}
 }
 

@@ -30,7 +30,7 @@ func init() {
 // loss_param.ignore_label, divided by the normalizer (VALID by default, or
 // FULL, BATCH_SIZE, NONE, or the legacy normalize flag). An optional second
 // top receives the probabilities.
-type SoftmaxWithLoss[T layer.Float] struct {
+type softmaxWithLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
 	softmax                layer.Layer[T] // the Softmax computing the probabilities
 	prob                   *blob.Blob[T]
@@ -45,7 +45,7 @@ type SoftmaxWithLoss[T layer.Float] struct {
 }
 
 func newSoftmaxWithLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &SoftmaxWithLoss[T]{}
+	l := &softmaxWithLossLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -63,16 +63,16 @@ func newSoftmaxWithLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T
 }
 
 // Type returns "SoftmaxWithLoss".
-func (*SoftmaxWithLoss[T]) Type() string { return "SoftmaxWithLoss" }
+func (*softmaxWithLossLayer[T]) Type() string { return "SoftmaxWithLoss" }
 
 // Counts returns scores and labels in, the loss (and optionally the
 // probabilities) out; the loss top is added when the layer lists none.
-func (*SoftmaxWithLoss[T]) Counts() layer.BlobCounts {
+func (*softmaxWithLossLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Between(1, 2), AutoTop: true}
 }
 
 // LayerSetUp sets up the inner softmax on the layer's device.
-func (l *SoftmaxWithLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *softmaxWithLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	l.softmax.LayerBase().SetContext(l.Context())
 	var err error
 	if l.prob, err = l.NewBlob(); err != nil {
@@ -83,7 +83,7 @@ func (l *SoftmaxWithLoss[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape checks that there is one label per position.
-func (l *SoftmaxWithLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *softmaxWithLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.softmax.Reshape(bottom[:1], l.probTop); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (l *SoftmaxWithLoss[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the probabilities and the loss on the host.
-func (l *SoftmaxWithLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *softmaxWithLossLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if _, err := layer.Forward[T](l.softmax, bottom[:1], l.probTop); err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (l *SoftmaxWithLoss[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU computes (p - onehot(label)) * loss weight / normalizer, zero
 // at ignored positions. The labels get no gradient.
-func (l *SoftmaxWithLoss[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *softmaxWithLossLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[1] {
 		return fmt.Errorf("%s layer cannot backpropagate to label inputs", l.Type())
 	}

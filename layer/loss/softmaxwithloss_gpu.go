@@ -11,15 +11,15 @@ import (
 )
 
 // softmaxWithLossGPU is SoftmaxWithLoss's GPU half.
-type softmaxWithLossGPU[T layer.Float] struct{ l *SoftmaxWithLoss[T] }
+type softmaxWithLossGPU[T layer.Float] struct{ l *softmaxWithLossLayer[T] }
 
-func newSoftmaxWithLossGPU[T layer.Float](l *SoftmaxWithLoss[T]) layer.Engine[T] {
+func newSoftmaxWithLossGPU[T layer.Float](l *softmaxWithLossLayer[T]) layer.Engine[T] {
 	return softmaxWithLossGPU[T]{l}
 }
 
 // scratch sizes the per-position loss and count buffers and the
 // normalizer's.
-func (l *SoftmaxWithLoss[T]) scratch() error {
+func (l *softmaxWithLossLayer[T]) scratch() error {
 	n := l.outer * l.inner
 	for _, b := range []**blob.Blob[T]{&l.lossData, &l.counts, &l.lossNorm} {
 		if *b == nil {
@@ -38,7 +38,7 @@ func (l *SoftmaxWithLoss[T]) scratch() error {
 	return l.lossNorm.Reshape([]int{1})
 }
 
-func (l *SoftmaxWithLoss[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
+func (l *softmaxWithLossLayer[T]) ignoreArgs(a *cuda.Args) *cuda.Args {
 	has := 0
 	if l.hasIgnore {
 		has = 1

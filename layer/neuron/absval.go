@@ -21,10 +21,10 @@ func init() {
 
 // AbsVal computes y = |x|. As in Caffe it does not run in place: the
 // backward pass needs the sign of x.
-type AbsVal[T layer.Float] struct{ neuron[T] }
+type absValLayer[T layer.Float] struct{ neuron[T] }
 
 func newAbsVal[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &AbsVal[T]{}
+	l := &absValLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -32,10 +32,10 @@ func newAbsVal[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error)
 }
 
 // Type returns "AbsVal".
-func (*AbsVal[T]) Type() string { return "AbsVal" }
+func (*absValLayer[T]) Type() string { return "AbsVal" }
 
 // LayerSetUp refuses to run in place.
-func (*AbsVal[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (*absValLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if bottom[0] == top[0] {
 		return errors.New("does not allow in-place computation: bottom and top must be different blobs")
 	}
@@ -43,7 +43,7 @@ func (*AbsVal[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the absolute value.
-func (l *AbsVal[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *absValLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	for i, v := range x {
 		y[i] = max(v, -v)
@@ -52,7 +52,7 @@ func (l *AbsVal[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU computes dx = sign(x) * dy, with sign(0) = 0.
-func (l *AbsVal[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *absValLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

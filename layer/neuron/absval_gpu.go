@@ -7,9 +7,9 @@ import (
 )
 
 // absValGPU is AbsVal's GPU half.
-type absValGPU[T layer.Float] struct{ l *AbsVal[T] }
+type absValGPU[T layer.Float] struct{ l *absValLayer[T] }
 
-func newAbsValGPU[T layer.Float](l *AbsVal[T]) layer.Engine[T] { return absValGPU[T]{l} }
+func newAbsValGPU[T layer.Float](l *absValLayer[T]) layer.Engine[T] { return absValGPU[T]{l} }
 
 // Forward computes the absolute value on the device.
 func (e absValGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

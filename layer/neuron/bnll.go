@@ -29,13 +29,13 @@ const bnllThreshold = 50
 // BNLL is the binomial normal log likelihood, softplus: y = log(1 +
 // exp(x)), computed as x + log(1 + exp(-x)) for x > 0 so that exp never
 // overflows. Run in place, it keeps a copy of x for the backward pass.
-type BNLL[T layer.Float] struct {
+type bnllLayer[T layer.Float] struct {
 	neuron[T]
 	input bottomCopy[T]
 }
 
 func newBNLL[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &BNLL[T]{}
+	l := &bnllLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -43,10 +43,10 @@ func newBNLL[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "BNLL".
-func (*BNLL[T]) Type() string { return "BNLL" }
+func (*bnllLayer[T]) Type() string { return "BNLL" }
 
 // Reshape gives the top the bottom's shape and sizes the in-place copy.
-func (l *BNLL[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *bnllLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := top[0].ReshapeLike(bottom[0]); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (l *BNLL[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the softplus.
-func (l *BNLL[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *bnllLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (l *BNLL[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU computes dx = dy * sigmoid(x) as e / (e + 1), e = exp(min(x,
 // 50)).
-func (l *BNLL[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *bnllLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

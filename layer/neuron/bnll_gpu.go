@@ -7,9 +7,9 @@ import (
 )
 
 // bnllGPU is BNLL's GPU half.
-type bnllGPU[T layer.Float] struct{ l *BNLL[T] }
+type bnllGPU[T layer.Float] struct{ l *bnllLayer[T] }
 
-func newBNLLGPU[T layer.Float](l *BNLL[T]) layer.Engine[T] { return bnllGPU[T]{l} }
+func newBNLLGPU[T layer.Float](l *bnllLayer[T]) layer.Engine[T] { return bnllGPU[T]{l} }
 
 // Forward computes the softplus on the device.
 func (e bnllGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

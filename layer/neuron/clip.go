@@ -25,14 +25,14 @@ func init() {
 // (both required); the gradient passes where min <= x <= max. Run in
 // place, it keeps a copy of x: from y alone an x at a bound cannot be told
 // from one beyond it (Caffe's Clip gets this wrong in place).
-type Clip[T layer.Float] struct {
+type clipLayer[T layer.Float] struct {
 	neuron[T]
 	lo, hi T
 	input  bottomCopy[T]
 }
 
 func newClip[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Clip[T]{}
+	l := &clipLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -48,10 +48,10 @@ func newClip[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "Clip".
-func (*Clip[T]) Type() string { return "Clip" }
+func (*clipLayer[T]) Type() string { return "Clip" }
 
 // Reshape gives the top the bottom's shape and sizes the in-place copy.
-func (l *Clip[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *clipLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := top[0].ReshapeLike(bottom[0]); err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (l *Clip[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU clips.
-func (l *Clip[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *clipLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (l *Clip[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU passes the gradient inside [min, max].
-func (l *Clip[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *clipLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -8,9 +8,9 @@ import (
 )
 
 // clipGPU is Clip's GPU half.
-type clipGPU[T layer.Float] struct{ l *Clip[T] }
+type clipGPU[T layer.Float] struct{ l *clipLayer[T] }
 
-func newClipGPU[T layer.Float](l *Clip[T]) layer.Engine[T] { return clipGPU[T]{l} }
+func newClipGPU[T layer.Float](l *clipLayer[T]) layer.Engine[T] { return clipGPU[T]{l} }
 
 // Forward clips on the device.
 func (e clipGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -28,7 +28,7 @@ func init() {
 // input through. A new mask is drawn from the layer's random number
 // generator at every TRAIN forward pass, and the backward pass applies the
 // same mask. It works in place.
-type Dropout[T layer.Float] struct {
+type dropoutLayer[T layer.Float] struct {
 	neuron[T]
 	ratio float64
 	scale T
@@ -38,7 +38,7 @@ type Dropout[T layer.Float] struct {
 }
 
 func newDropout[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Dropout[T]{}
+	l := &dropoutLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -51,13 +51,13 @@ func newDropout[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error
 }
 
 // Type returns "Dropout".
-func (*Dropout[T]) Type() string { return "Dropout" }
+func (*dropoutLayer[T]) Type() string { return "Dropout" }
 
 // train reports whether the layer drops elements: in the TRAIN phase.
-func (l *Dropout[T]) train() bool { return l.Phase() == caffepb.Phase_TRAIN }
+func (l *dropoutLayer[T]) train() bool { return l.Phase() == caffepb.Phase_TRAIN }
 
 // LayerSetUp creates the mask, which only the TRAIN phase needs.
-func (l *Dropout[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *dropoutLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if !l.train() {
 		return nil
 	}
@@ -70,7 +70,7 @@ func (l *Dropout[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape gives the top and the mask the bottom's shape.
-func (l *Dropout[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *dropoutLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := top[0].ReshapeLike(bottom[0]); err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (l *Dropout[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU draws the mask, keeping each element with probability 1 -
 // ratio, and applies it (TRAIN), or copies the input (TEST).
-func (l *Dropout[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *dropoutLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if !l.train() {
 		return dropoutPass(device.HostView[T]{}, bottom[0], top[0], false)
 	}
@@ -99,7 +99,7 @@ func (l *Dropout[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU applies the forward pass's mask to the gradient (TRAIN), or
 // passes it through (TEST).
-func (l *Dropout[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *dropoutLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
@@ -121,7 +121,7 @@ func dropoutPass[T layer.Float, A any](d device.View[T, A], bottom, top *blob.Bl
 }
 
 // dropoutBackward computes dx = dy * mask in TRAIN and dx = dy in TEST.
-func dropoutBackward[T layer.Float, A any](l *Dropout[T], d device.View[T, A], top, bottom *blob.Blob[T]) error {
+func dropoutBackward[T layer.Float, A any](l *dropoutLayer[T], d device.View[T, A], top, bottom *blob.Blob[T]) error {
 	if !l.train() {
 		return dropoutPass(d, bottom, top, true)
 	}

@@ -8,9 +8,9 @@ import (
 )
 
 // dropoutGPU is Dropout's GPU half.
-type dropoutGPU[T layer.Float] struct{ l *Dropout[T] }
+type dropoutGPU[T layer.Float] struct{ l *dropoutLayer[T] }
 
-func newDropoutGPU[T layer.Float](l *Dropout[T]) layer.Engine[T] { return dropoutGPU[T]{l} }
+func newDropoutGPU[T layer.Float](l *dropoutLayer[T]) layer.Engine[T] { return dropoutGPU[T]{l} }
 
 // Forward draws uniform numbers into the mask on the device (one key
 // from the layer's generator), turns them into the mask and applies it

@@ -25,13 +25,13 @@ func init() {
 // gradient, alpha + y for x <= 0, comes from the top's data, and the sign
 // test on the overwritten bottom still holds since y <= 0 exactly where
 // x <= 0 (for alpha >= 0).
-type ELU[T layer.Float] struct {
+type eluLayer[T layer.Float] struct {
 	neuron[T]
 	alpha T
 }
 
 func newELU[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &ELU[T]{}
+	l := &eluLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -40,11 +40,11 @@ func newELU[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "ELU".
-func (*ELU[T]) Type() string { return "ELU" }
+func (*eluLayer[T]) Type() string { return "ELU" }
 
 // ForwardCPU computes the activation; expm1 keeps small negative inputs
 // accurate.
-func (l *ELU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *eluLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	for i, v := range x {
 		if v > 0 {
@@ -58,7 +58,7 @@ func (l *ELU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU passes the gradient where x > 0 and scales it by y + alpha
 // elsewhere.
-func (l *ELU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *eluLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

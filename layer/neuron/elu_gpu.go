@@ -8,9 +8,9 @@ import (
 )
 
 // eluGPU is ELU's GPU half.
-type eluGPU[T layer.Float] struct{ l *ELU[T] }
+type eluGPU[T layer.Float] struct{ l *eluLayer[T] }
 
-func newELUGPU[T layer.Float](l *ELU[T]) layer.Engine[T] { return eluGPU[T]{l} }
+func newELUGPU[T layer.Float](l *eluLayer[T]) layer.Engine[T] { return eluGPU[T]{l} }
 
 // Forward computes the activation on the device.
 func (e eluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

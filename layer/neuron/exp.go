@@ -25,7 +25,7 @@ func init() {
 // default, means e), as outer * exp(inner * x) with inner = ln(base) *
 // scale and outer = base^shift. The gradient, inner * y, needs only the
 // top, so it works in place.
-type Exp[T layer.Float] struct {
+type expLayer[T layer.Float] struct {
 	neuron[T]
 	inner, outer float64
 }
@@ -43,7 +43,7 @@ func logBase(base float64, field string) (float64, error) {
 }
 
 func newExp[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Exp[T]{}
+	l := &expLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -65,10 +65,10 @@ func newExp[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "Exp".
-func (*Exp[T]) Type() string { return "Exp" }
+func (*expLayer[T]) Type() string { return "Exp" }
 
 // ForwardCPU computes outer * exp(inner * x).
-func (l *Exp[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *expLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	for i, v := range x {
 		y[i] = T(l.outer * math.Exp(l.inner*float64(v)))
@@ -77,7 +77,7 @@ func (l *Exp[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU computes dx = dy * y * inner.
-func (l *Exp[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *expLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

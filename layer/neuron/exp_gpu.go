@@ -8,9 +8,9 @@ import (
 )
 
 // expGPU is Exp's GPU half.
-type expGPU[T layer.Float] struct{ l *Exp[T] }
+type expGPU[T layer.Float] struct{ l *expLayer[T] }
 
-func newExpGPU[T layer.Float](l *Exp[T]) layer.Engine[T] { return expGPU[T]{l} }
+func newExpGPU[T layer.Float](l *expLayer[T]) layer.Engine[T] { return expGPU[T]{l} }
 
 // Forward computes the exponential on the device.
 func (e expGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

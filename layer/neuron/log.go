@@ -25,7 +25,7 @@ func init() {
 // Log computes y = log_base(shift + scale * x) (log_param; base -1, the
 // default, means e). Run in place, it keeps a copy of x for the backward
 // pass.
-type Log[T layer.Float] struct {
+type logLayer[T layer.Float] struct {
 	neuron[T]
 	scale, shift float64
 	// baseScale is 1 / ln(base); backScale is scale / ln(base), the
@@ -35,7 +35,7 @@ type Log[T layer.Float] struct {
 }
 
 func newLog[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Log[T]{}
+	l := &logLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -53,10 +53,10 @@ func newLog[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "Log".
-func (*Log[T]) Type() string { return "Log" }
+func (*logLayer[T]) Type() string { return "Log" }
 
 // Reshape gives the top the bottom's shape and sizes the in-place copy.
-func (l *Log[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *logLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := top[0].ReshapeLike(bottom[0]); err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (l *Log[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the logarithm.
-func (l *Log[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *logLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (l *Log[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU computes dx = dy * scale / (ln(base) * (shift + scale * x)).
-func (l *Log[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *logLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

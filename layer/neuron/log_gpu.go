@@ -8,9 +8,9 @@ import (
 )
 
 // logGPU is Log's GPU half.
-type logGPU[T layer.Float] struct{ l *Log[T] }
+type logGPU[T layer.Float] struct{ l *logLayer[T] }
 
-func newLogGPU[T layer.Float](l *Log[T]) layer.Engine[T] { return logGPU[T]{l} }
+func newLogGPU[T layer.Float](l *logLayer[T]) layer.Engine[T] { return logGPU[T]{l} }
 
 // Forward computes the logarithm on the device.
 func (e logGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

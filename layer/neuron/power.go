@@ -25,7 +25,7 @@ func init() {
 // 0). As in Caffe, when power or scale is 0 the input is ignored: y is 1
 // for power 0, shift^power otherwise, and the gradient is 0. Run in place,
 // it keeps a copy of x for the backward pass.
-type Power[T layer.Float] struct {
+type powerLayer[T layer.Float] struct {
 	neuron[T]
 	power, scale, shift float64
 	// diffScale is power * scale, the factor of the gradient (Caffe's
@@ -35,7 +35,7 @@ type Power[T layer.Float] struct {
 }
 
 func newPower[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Power[T]{}
+	l := &powerLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -46,18 +46,18 @@ func newPower[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) 
 }
 
 // Type returns "Power".
-func (*Power[T]) Type() string { return "Power" }
+func (*powerLayer[T]) Type() string { return "Power" }
 
 // ignoresInput reports whether y is a constant: power or scale is 0.
-func (l *Power[T]) ignoresInput() bool { return l.diffScale == 0 }
+func (l *powerLayer[T]) ignoresInput() bool { return l.diffScale == 0 }
 
 // needsInput reports whether the gradient depends on x: not when it is a
 // constant (the input ignored, or power 1).
-func (l *Power[T]) needsInput() bool { return !l.ignoresInput() && l.power != 1 }
+func (l *powerLayer[T]) needsInput() bool { return !l.ignoresInput() && l.power != 1 }
 
 // Reshape gives the top the bottom's shape and sizes the in-place copy when
 // the gradient needs x.
-func (l *Power[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *powerLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := top[0].ReshapeLike(bottom[0]); err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (l *Power[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // powerConstant fills the top when the input is ignored: 1 for power 0,
 // shift^power otherwise.
-func powerConstant[T layer.Float, A any](l *Power[T], d device.View[T, A], top *blob.Blob[T]) error {
+func powerConstant[T layer.Float, A any](l *powerLayer[T], d device.View[T, A], top *blob.Blob[T]) error {
 	c := T(1)
 	if l.power != 0 {
 		c = T(math.Pow(l.shift, l.power))
@@ -80,7 +80,7 @@ func powerConstant[T layer.Float, A any](l *Power[T], d device.View[T, A], top *
 
 // powerConstantBackward computes a gradient that does not depend on x: 0
 // when the input is ignored, dy * scale for power 1.
-func powerConstantBackward[T layer.Float, A any](l *Power[T], d device.View[T, A], top, bottom *blob.Blob[T]) error {
+func powerConstantBackward[T layer.Float, A any](l *powerLayer[T], d device.View[T, A], top, bottom *blob.Blob[T]) error {
 	n := bottom.Count()
 	if l.ignoresInput() {
 		d.Set(n, 0, d.MutableDiff(bottom))
@@ -91,7 +91,7 @@ func powerConstantBackward[T layer.Float, A any](l *Power[T], d device.View[T, A
 }
 
 // ForwardCPU computes the power of the shifted, scaled input.
-func (l *Power[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *powerLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if l.ignoresInput() {
 		return powerConstant(l, device.HostView[T]{}, top[0])
 	}
@@ -110,7 +110,7 @@ func (l *Power[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // BackwardCPU computes dx = dy * power * scale * (shift + scale *
 // x)^(power - 1), with Caffe's special cases: 0 when the input is ignored,
 // dy * scale for power 1, and no pow call for power 2.
-func (l *Power[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *powerLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

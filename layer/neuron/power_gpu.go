@@ -8,9 +8,9 @@ import (
 )
 
 // powerGPU is Power's GPU half.
-type powerGPU[T layer.Float] struct{ l *Power[T] }
+type powerGPU[T layer.Float] struct{ l *powerLayer[T] }
 
-func newPowerGPU[T layer.Float](l *Power[T]) layer.Engine[T] { return powerGPU[T]{l} }
+func newPowerGPU[T layer.Float](l *powerLayer[T]) layer.Engine[T] { return powerGPU[T]{l} }
 
 // Forward computes the power on the device.
 func (e powerGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -27,7 +27,7 @@ func init() {
 // is a learnable slope for channel c (axis 1), or one slope for every
 // channel when prelu_param.channel_shared is set. It works in place,
 // keeping a copy of the input for the backward pass as Caffe does.
-type PReLU[T layer.Float] struct {
+type preluLayer[T layer.Float] struct {
 	neuron[T]
 	shared bool
 	// The bottom is num x channels x dim, dim the count from axis 2.
@@ -36,7 +36,7 @@ type PReLU[T layer.Float] struct {
 }
 
 func newPReLU[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &PReLU[T]{}
+	l := &preluLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func newPReLU[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) 
 }
 
 // Type returns "PReLU".
-func (*PReLU[T]) Type() string { return "PReLU" }
+func (*preluLayer[T]) Type() string { return "PReLU" }
 
 // checkPReLUAxes rejects bottoms without a channel axis.
 func checkPReLUAxes[T layer.Float](b *blob.Blob[T]) error {
@@ -59,7 +59,7 @@ func checkPReLUAxes[T layer.Float](b *blob.Blob[T]) error {
 // constant 0.25) unless they came with the model, in which case their count
 // is checked. A shared slope is a blob of no axes (count 1), as in Caffe, so
 // that models move between the two unchanged.
-func (l *PReLU[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *preluLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := checkPReLUAxes(bottom[0]); err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (l *PReLU[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 
 // Reshape gives the top the bottom's shape, checks that the bottom still
 // has the channels the slopes are for, and sizes the in-place copy.
-func (l *PReLU[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *preluLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	if err := checkPReLUAxes(b); err != nil {
 		return err
@@ -115,7 +115,7 @@ func (l *PReLU[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 // slopeDiv divides an element's channel to give its slope's index (Caffe's
 // div_factor): 1 per channel, channels when shared, which maps every
 // channel to slope 0.
-func (l *PReLU[T]) slopeDiv() int {
+func (l *preluLayer[T]) slopeDiv() int {
 	if l.shared {
 		return max(l.channels, 1)
 	}
@@ -123,7 +123,7 @@ func (l *PReLU[T]) slopeDiv() int {
 }
 
 // ForwardCPU applies each channel's slope to the negative inputs.
-func (l *PReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *preluLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if err := saveBottom(&l.input, device.HostView[T]{}, bottom[0], top[0]); err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (l *PReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // BackwardCPU accumulates the slopes' gradient, the sum of dy * x over each
 // slope's negative inputs, then computes the bottom's. The slopes come
 // first: in place, the bottom's diff overwrites the top's.
-func (l *PReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *preluLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	x := l.input.input(bottom[0], top[0]).CPUData()
 	dy := top[0].CPUDiff()
 	div := l.slopeDiv()

@@ -8,9 +8,9 @@ import (
 )
 
 // preluGPU is PReLU's GPU half.
-type preluGPU[T layer.Float] struct{ l *PReLU[T] }
+type preluGPU[T layer.Float] struct{ l *preluLayer[T] }
 
-func newPReLUGPU[T layer.Float](l *PReLU[T]) layer.Engine[T] { return preluGPU[T]{l} }
+func newPReLUGPU[T layer.Float](l *preluLayer[T]) layer.Engine[T] { return preluGPU[T]{l} }
 
 // Forward applies the slopes on the device.
 func (e preluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

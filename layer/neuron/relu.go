@@ -19,7 +19,7 @@ func init() {
 		EngineField: func(p *caffepb.LayerParameter) layer.EngineName {
 			return layer.EngineName(p.GetReluParam().GetEngine())
 		},
-		Engines:   []layer.EngineDef{layer.GPUEngine(newReLUGPU[float32], newReLUGPU[float64]), layer.CuDNNEngine(true, acceptsReLUDNN, newActivationDNN[float32, *ReLU[float32]](cuda.ActivationReLU), newActivationDNN[float64, *ReLU[float64]](cuda.ActivationReLU))},
+		Engines:   []layer.EngineDef{layer.GPUEngine(newReLUGPU[float32], newReLUGPU[float64]), layer.CuDNNEngine(true, acceptsReLUDNN, newActivationDNN[float32, *reluLayer[float32]](cuda.ActivationReLU), newActivationDNN[float64, *reluLayer[float64]](cuda.ActivationReLU))},
 		InPlace:   true,
 		CUDAGraph: true,
 		ONNX:      layer.ONNXConverted,
@@ -28,14 +28,14 @@ func init() {
 
 // ReLU computes y = max(x, 0) + negative_slope * min(x, 0) (a leaky ReLU
 // when negative_slope is not 0). It works in place.
-type ReLU[T layer.Float] struct {
+type reluLayer[T layer.Float] struct {
 	neuron[T]
 	slope T
 	pass  elementwise[T]
 }
 
 func newReLU[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &ReLU[T]{}
+	l := &reluLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -45,17 +45,17 @@ func newReLU[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "ReLU".
-func (*ReLU[T]) Type() string { return "ReLU" }
+func (*reluLayer[T]) Type() string { return "ReLU" }
 
 // ForwardCPU computes the activation: Caffe's CPU arithmetic,
 // std::max(x, 0) + slope * std::min(x, 0), to the sign of zero.
-func (l *ReLU[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *reluLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	l.pass.forward(bottom[0].CPUData(), top[0].MutableCPUData())
 	return nil
 }
 
 // forwardRange computes the forward pass over matching ranges of x and y.
-func (l *ReLU[T]) forwardRange(x, y []T) {
+func (l *reluLayer[T]) forwardRange(x, y []T) {
 	if l.slope == 0 {
 		reluZeroSlope(x, y)
 		return
@@ -118,7 +118,7 @@ func reluBits[U uint32 | uint64](x, y []U, inf, nan U) {
 // dy where x > 0, dy * slope where x <= 0, and dy * 0 where x is NaN. The
 // comparisons become numbers without a branch (one mispredicted about
 // every other element on a convolution's output).
-func (l *ReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *reluLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
@@ -127,7 +127,7 @@ func (l *ReLU[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom 
 }
 
 // backwardRange computes the backward pass over matching ranges.
-func (l *ReLU[T]) backwardRange(x, dy, dx []T) {
+func (l *reluLayer[T]) backwardRange(x, dy, dx []T) {
 	for i, v := range x {
 		dx[i] = dy[i] * (T(kit.Btoi(v > 0)) + l.slope*T(kit.Btoi(v <= 0)))
 	}

@@ -10,9 +10,9 @@ import (
 // reluGPU is ReLU's GPU half (kernels/relu.cu): the vector kernels where
 // every array is 16-byte aligned (a blob's always is), one element a
 // thread otherwise.
-type reluGPU[T layer.Float] struct{ l *ReLU[T] }
+type reluGPU[T layer.Float] struct{ l *reluLayer[T] }
 
-func newReLUGPU[T layer.Float](l *ReLU[T]) layer.Engine[T] { return reluGPU[T]{l} }
+func newReLUGPU[T layer.Float](l *reluLayer[T]) layer.Engine[T] { return reluGPU[T]{l} }
 
 // Forward computes the activation on the device.
 func (e reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

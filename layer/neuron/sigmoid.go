@@ -17,7 +17,7 @@ func init() {
 		EngineField: func(p *caffepb.LayerParameter) layer.EngineName {
 			return layer.EngineName(p.GetSigmoidParam().GetEngine())
 		},
-		Engines:   []layer.EngineDef{layer.GPUEngine(newSigmoidGPU[float32], newSigmoidGPU[float64]), layer.CuDNNEngine(false, nil, newActivationDNN[float32, *Sigmoid[float32]](cuda.ActivationSigmoid), newActivationDNN[float64, *Sigmoid[float64]](cuda.ActivationSigmoid))},
+		Engines:   []layer.EngineDef{layer.GPUEngine(newSigmoidGPU[float32], newSigmoidGPU[float64]), layer.CuDNNEngine(false, nil, newActivationDNN[float32, *sigmoidLayer[float32]](cuda.ActivationSigmoid), newActivationDNN[float64, *sigmoidLayer[float64]](cuda.ActivationSigmoid))},
 		InPlace:   true,
 		CUDAGraph: true,
 		ONNX:      layer.ONNXConverted,
@@ -26,13 +26,13 @@ func init() {
 
 // Sigmoid computes y = 1 / (1 + exp(-x)). The backward pass needs only the
 // top's data, so it works in place.
-type Sigmoid[T layer.Float] struct {
+type sigmoidLayer[T layer.Float] struct {
 	neuron[T]
 	pass elementwise[T]
 }
 
 func newSigmoid[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Sigmoid[T]{}
+	l := &sigmoidLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -41,11 +41,11 @@ func newSigmoid[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error
 }
 
 // Type returns "Sigmoid".
-func (*Sigmoid[T]) Type() string { return "Sigmoid" }
+func (*sigmoidLayer[T]) Type() string { return "Sigmoid" }
 
 // ForwardCPU computes the sigmoid as 0.5 * tanh(0.5 * x) + 0.5 (as Caffe
 // does), which never overflows.
-func (l *Sigmoid[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *sigmoidLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	l.pass.forward(bottom[0].CPUData(), top[0].MutableCPUData())
 	return nil
 }
@@ -57,7 +57,7 @@ func sigmoidForward[T layer.Float](x, y []T) {
 }
 
 // BackwardCPU computes dx = dy * y * (1 - y).
-func (l *Sigmoid[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *sigmoidLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -7,9 +7,9 @@ import (
 )
 
 // sigmoidGPU is Sigmoid's GPU half.
-type sigmoidGPU[T layer.Float] struct{ l *Sigmoid[T] }
+type sigmoidGPU[T layer.Float] struct{ l *sigmoidLayer[T] }
 
-func newSigmoidGPU[T layer.Float](l *Sigmoid[T]) layer.Engine[T] { return sigmoidGPU[T]{l} }
+func newSigmoidGPU[T layer.Float](l *sigmoidLayer[T]) layer.Engine[T] { return sigmoidGPU[T]{l} }
 
 // Forward computes the sigmoid on the device.
 func (e sigmoidGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

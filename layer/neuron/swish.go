@@ -21,7 +21,7 @@ func init() {
 }
 
 // Swish computes y = x * sigmoid(beta * x) (swish_param.beta, default 1).
-type Swish[T layer.Float] struct {
+type swishLayer[T layer.Float] struct {
 	neuron[T]
 	beta    T
 	sig     []T           // sigmoid(beta * x), kept for the backward pass
@@ -29,7 +29,7 @@ type Swish[T layer.Float] struct {
 }
 
 func newSwish[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Swish[T]{}
+	l := &swishLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -38,10 +38,10 @@ func newSwish[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) 
 }
 
 // Type returns "Swish".
-func (*Swish[T]) Type() string { return "Swish" }
+func (*swishLayer[T]) Type() string { return "Swish" }
 
 // ForwardCPU computes the activation.
-func (l *Swish[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *swishLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	if cap(l.sig) < len(x) {
 		l.sig = make([]T, len(x))
@@ -56,7 +56,7 @@ func (l *Swish[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU computes dy * (beta*y + s*(1 - beta*y)), s the sigmoid.
-func (l *Swish[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *swishLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

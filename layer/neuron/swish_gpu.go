@@ -8,9 +8,9 @@ import (
 )
 
 // swishGPU is Swish's GPU half.
-type swishGPU[T layer.Float] struct{ l *Swish[T] }
+type swishGPU[T layer.Float] struct{ l *swishLayer[T] }
 
-func newSwishGPU[T layer.Float](l *Swish[T]) layer.Engine[T] { return swishGPU[T]{l} }
+func newSwishGPU[T layer.Float](l *swishLayer[T]) layer.Engine[T] { return swishGPU[T]{l} }
 
 // Forward computes the activation on the device, keeping the sigmoid
 // for the backward pass.

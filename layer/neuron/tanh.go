@@ -17,7 +17,7 @@ func init() {
 		EngineField: func(p *caffepb.LayerParameter) layer.EngineName {
 			return layer.EngineName(p.GetTanhParam().GetEngine())
 		},
-		Engines:   []layer.EngineDef{layer.GPUEngine(newTanHGPU[float32], newTanHGPU[float64]), layer.CuDNNEngine(false, nil, newActivationDNN[float32, *TanH[float32]](cuda.ActivationTanh), newActivationDNN[float64, *TanH[float64]](cuda.ActivationTanh))},
+		Engines:   []layer.EngineDef{layer.GPUEngine(newTanHGPU[float32], newTanHGPU[float64]), layer.CuDNNEngine(false, nil, newActivationDNN[float32, *tanhLayer[float32]](cuda.ActivationTanh), newActivationDNN[float64, *tanhLayer[float64]](cuda.ActivationTanh))},
 		InPlace:   true,
 		CUDAGraph: true,
 		ONNX:      layer.ONNXConverted,
@@ -26,13 +26,13 @@ func init() {
 
 // TanH computes y = tanh(x). The backward pass needs only the top's data,
 // so it works in place.
-type TanH[T layer.Float] struct {
+type tanhLayer[T layer.Float] struct {
 	neuron[T]
 	pass elementwise[T]
 }
 
 func newTanH[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &TanH[T]{}
+	l := &tanhLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -41,10 +41,10 @@ func newTanH[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "TanH".
-func (*TanH[T]) Type() string { return "TanH" }
+func (*tanhLayer[T]) Type() string { return "TanH" }
 
 // ForwardCPU computes the hyperbolic tangent.
-func (l *TanH[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *tanhLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	l.pass.forward(bottom[0].CPUData(), top[0].MutableCPUData())
 	return nil
 }
@@ -56,7 +56,7 @@ func tanhForward[T layer.Float](x, y []T) {
 }
 
 // BackwardCPU computes dx = dy * (1 - y^2).
-func (l *TanH[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *tanhLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -7,9 +7,9 @@ import (
 )
 
 // tanhGPU is TanH's GPU half.
-type tanhGPU[T layer.Float] struct{ l *TanH[T] }
+type tanhGPU[T layer.Float] struct{ l *tanhLayer[T] }
 
-func newTanHGPU[T layer.Float](l *TanH[T]) layer.Engine[T] { return tanhGPU[T]{l} }
+func newTanHGPU[T layer.Float](l *tanhLayer[T]) layer.Engine[T] { return tanhGPU[T]{l} }
 
 // Forward computes the hyperbolic tangent on the device.
 func (e tanhGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

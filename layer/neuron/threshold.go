@@ -26,13 +26,13 @@ var errThresholdBackward = errors.New("has no backward pass: the step function h
 
 // Threshold computes y = x > threshold ? 1 : 0 (threshold_param, default
 // 0). It works in place.
-type Threshold[T layer.Float] struct {
+type thresholdLayer[T layer.Float] struct {
 	neuron[T]
 	threshold T
 }
 
 func newThreshold[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Threshold[T]{}
+	l := &thresholdLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -41,10 +41,10 @@ func newThreshold[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], err
 }
 
 // Type returns "Threshold".
-func (*Threshold[T]) Type() string { return "Threshold" }
+func (*thresholdLayer[T]) Type() string { return "Threshold" }
 
 // ForwardCPU computes the step.
-func (l *Threshold[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *thresholdLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	for i, v := range x {
 		if v > l.threshold {
@@ -57,7 +57,7 @@ func (l *Threshold[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU fails if the bottom's gradient is asked for.
-func (l *Threshold[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *thresholdLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[0] {
 		return errThresholdBackward
 	}

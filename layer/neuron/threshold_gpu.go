@@ -8,9 +8,9 @@ import (
 )
 
 // thresholdGPU is Threshold's GPU half.
-type thresholdGPU[T layer.Float] struct{ l *Threshold[T] }
+type thresholdGPU[T layer.Float] struct{ l *thresholdLayer[T] }
 
-func newThresholdGPU[T layer.Float](l *Threshold[T]) layer.Engine[T] { return thresholdGPU[T]{l} }
+func newThresholdGPU[T layer.Float](l *thresholdLayer[T]) layer.Engine[T] { return thresholdGPU[T]{l} }
 
 // Forward computes the step on the device.
 func (e thresholdGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -36,7 +36,7 @@ func init() {
 // running sums divided by s. The three blobs are statistics, not
 // parameters: their lr_mult is forced to 0 and backward leaves their diffs
 // alone. It works in place.
-type BatchNorm[T layer.Float] struct {
+type batchNormLayer[T layer.Float] struct {
 	layer.Base[T]
 	useGlobal             bool
 	maf, eps              T
@@ -54,7 +54,7 @@ type BatchNorm[T layer.Float] struct {
 const batchNormStats = 3
 
 func newBatchNorm[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &BatchNorm[T]{}
+	l := &batchNormLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -92,10 +92,10 @@ func freezeBatchNormStats(p *caffepb.LayerParameter) error {
 }
 
 // Type returns "BatchNorm".
-func (*BatchNorm[T]) Type() string { return "BatchNorm" }
+func (*batchNormLayer[T]) Type() string { return "BatchNorm" }
 
 // Counts returns one bottom and one top.
-func (*BatchNorm[T]) Counts() layer.BlobCounts {
+func (*batchNormLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
@@ -113,7 +113,7 @@ func bnChannelsOf[T layer.Float](b *blob.Blob[T]) (int, error) {
 
 // LayerSetUp reads the channel count and creates the statistics (zero)
 // unless they came with the model.
-func (l *BatchNorm[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *batchNormLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	var err error
 	if l.channels, err = bnChannelsOf(bottom[0]); err != nil {
 		return err
@@ -140,7 +140,7 @@ func (l *BatchNorm[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape sizes the top and the buffers for the bottom.
-func (l *BatchNorm[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *batchNormLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	x := bottom[0]
 	c, err := bnChannelsOf(x)
 	if err != nil {
@@ -172,7 +172,7 @@ func (l *BatchNorm[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU normalises on the host.
-func (l *BatchNorm[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *batchNormLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if bottom[0].Count() > 0 {
 		l.host.forward(l, bottom, top)
 	}
@@ -180,7 +180,7 @@ func (l *BatchNorm[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU computes the bottom's gradient on the host.
-func (l *BatchNorm[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *batchNormLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
@@ -189,7 +189,7 @@ func (l *BatchNorm[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bo
 
 // bnChannelSum sets dst[c] = alpha * the sum of src (N x C x spatial) over
 // channel c's batch and spatial elements.
-func bnChannelSum[T layer.Float, A any](l *BatchNorm[T], d device.View[T, A], src A, alpha T, dst A) {
+func bnChannelSum[T layer.Float, A any](l *batchNormLayer[T], d device.View[T, A], src A, alpha T, dst A) {
 	nbc := d.MutableData(l.numByChans)
 	d.Gemv(blas.NoTrans, l.num*l.channels, l.spatial, alpha, src, d.Data(l.spatialOne), 0, nbc)
 	d.Gemv(blas.Trans, l.num, l.channels, 1, nbc, d.Data(l.batchOnes), 0, dst)
@@ -197,13 +197,13 @@ func bnChannelSum[T layer.Float, A any](l *BatchNorm[T], d device.View[T, A], sr
 
 // bnChannelBroadcast sets dst = alpha * v[c] (broadcast over the batch and
 // spatial axes) + beta * dst.
-func bnChannelBroadcast[T layer.Float, A any](l *BatchNorm[T], d device.View[T, A], v A, alpha, beta T, dst A) {
+func bnChannelBroadcast[T layer.Float, A any](l *batchNormLayer[T], d device.View[T, A], v A, alpha, beta T, dst A) {
 	nbc := d.MutableData(l.numByChans)
 	d.Gemm(blas.NoTrans, blas.NoTrans, l.num, l.channels, 1, 1, d.Data(l.batchOnes), v, 0, nbc)
 	d.Gemm(blas.NoTrans, blas.NoTrans, l.num*l.channels, l.spatial, 1, alpha, nbc, d.Data(l.spatialOne), beta, dst)
 }
 
-func batchNormForward[T layer.Float, A any](l *BatchNorm[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func batchNormForward[T layer.Float, A any](l *batchNormLayer[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	if n == 0 {
 		return nil
@@ -241,7 +241,7 @@ func batchNormForward[T layer.Float, A any](l *BatchNorm[T], d device.View[T, A]
 // bnUpdateStatistics folds the batch's mean and variance into the running
 // sums, with Bessel's correction m/(m-1) on the variance. The scale factor
 // is updated on the device, so training never copies it to the host.
-func bnUpdateStatistics[T layer.Float, A any](l *BatchNorm[T], d device.View[T, A], n int, mean, variance A) {
+func bnUpdateStatistics[T layer.Float, A any](l *batchNormLayer[T], d device.View[T, A], n int, mean, variance A) {
 	s := d.MutableData(l.Blobs()[2])
 	d.Scal(1, l.maf, s)
 	d.AddScalar(1, 1, s)
@@ -257,7 +257,7 @@ func bnUpdateStatistics[T layer.Float, A any](l *BatchNorm[T], d device.View[T, 
 // batchNormBackward computes dx = dy / std with global statistics, else
 // dx = (dy - mean(dy) - y * mean(dy . y)) / std with the means per channel
 // over the batch and spatial axes (y the normalised output).
-func batchNormBackward[T layer.Float, A any](l *BatchNorm[T], d device.View[T, A], top, bottom []*blob.Blob[T]) error {
+func batchNormBackward[T layer.Float, A any](l *batchNormLayer[T], d device.View[T, A], top, bottom []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	if n == 0 {
 		return nil

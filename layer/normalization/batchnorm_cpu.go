@@ -28,7 +28,7 @@ type bnHost[T layer.Float] struct {
 }
 
 // forward computes the layer's forward pass on the host.
-func (h *bnHost[T]) forward(l *BatchNorm[T], bottom, top []*blob.Blob[T]) {
+func (h *bnHost[T]) forward(l *batchNormLayer[T], bottom, top []*blob.Blob[T]) {
 	if h.center == nil {
 		h.center, h.normalize = h.centerRows, h.normalizeRows
 	}

@@ -50,7 +50,7 @@ func runBatchNorm(t *testing.T, shape []int, global, inPlace, host bool) [][]flo
 	if err != nil {
 		t.Fatal(err)
 	}
-	bn := l.(*BatchNorm[float32])
+	bn := l.(*batchNormLayer[float32])
 	x, err := blob.New[float32](shape...)
 	if err != nil {
 		t.Fatal(err)

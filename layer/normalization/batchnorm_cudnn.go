@@ -26,7 +26,7 @@ const bnBuffers = 8
 // use_global_stats, a single value per channel and an epsilon below
 // cuDNN's minimum go to the CAFFE engine; the own kernels take them all.
 type batchNormDNN[T layer.Float] struct {
-	l     *BatchNorm[T]
+	l     *batchNormLayer[T]
 	dnn   *cuda.DNN
 	caffe layer.Engine[T]
 	x, bn kit.TensorDesc[T]
@@ -40,7 +40,7 @@ type batchNormDNN[T layer.Float] struct {
 	// scale, if not nil, is the Scale after the layer, in place on its
 	// top, whose scale and bias this engine applies, on cuDNN's kernels or
 	// its own (Fuse).
-	scale *Scale[T]
+	scale *scaleLayer[T]
 	// relu, if not nil, is the ReLU in place after the layer or its Scale
 	// that the own kernels apply (Fuse); inPlace says the layer's top is
 	// its bottom, which that needs.
@@ -68,7 +68,7 @@ func (e *batchNormDNN[T]) fusedReLU() layer.Layer[T] {
 
 // fusedScale returns the Scale this pass computes too, or nil: the layer
 // must compute with cuDNN and the Scale's vector must be the channels'.
-func (e *batchNormDNN[T]) fusedScale() *Scale[T] {
+func (e *batchNormDNN[T]) fusedScale() *scaleLayer[T] {
 	s, l := e.scale, e.l
 	if s == nil || !e.active || l.FusionSuspended() || s.shape.Outer != l.num || s.shape.Dim != l.channels || s.shape.Inner != l.spatial {
 		return nil
@@ -76,7 +76,7 @@ func (e *batchNormDNN[T]) fusedScale() *Scale[T] {
 	return s
 }
 
-func newBatchNormDNN[T layer.Float](l *BatchNorm[T], dnn *cuda.DNN) (layer.Engine[T], error) {
+func newBatchNormDNN[T layer.Float](l *batchNormLayer[T], dnn *cuda.DNN) (layer.Engine[T], error) {
 	caffe, err := layer.NewEngine[T](l, layer.EngineCaffe)
 	if err != nil {
 		return nil, err
@@ -280,7 +280,7 @@ func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 // gamma before BatchNorm reads it. Caffe users see that diff when the
 // BatchNorm is not in place (in place, dx replaces it), so it is written
 // then, after dx has been computed from dy.
-func (e *batchNormDNN[T]) scaleTopDiff(s *Scale[T], top *blob.Blob[T], propagate bool, bottom *blob.Blob[T]) error {
+func (e *batchNormDNN[T]) scaleTopDiff(s *scaleLayer[T], top *blob.Blob[T], propagate bool, bottom *blob.Blob[T]) error {
 	if s == nil || !propagate || top == bottom {
 		return nil
 	}
@@ -292,7 +292,7 @@ func (e *batchNormDNN[T]) scaleTopDiff(s *Scale[T], top *blob.Blob[T], propagate
 
 // backwardOwn is Backward on the own kernels, which read dy before they
 // write dx: in place, dx goes to dy's memory with no copy or swap.
-func (e *batchNormDNN[T]) backwardOwn(s *Scale[T], top *blob.Blob[T], propagate bool, bottom *blob.Blob[T]) error {
+func (e *batchNormDNN[T]) backwardOwn(s *scaleLayer[T], top *blob.Blob[T], propagate bool, bottom *blob.Blob[T]) error {
 	g := e.l.GPU()
 	dy := g.Diff(top)
 	x := dy // not read
@@ -333,14 +333,14 @@ func (e *batchNormDNN[T]) backwardOwn(s *Scale[T], top *blob.Blob[T], propagate 
 // apply the ReLU to their output and mask the gradient by recomputing the
 // ReLU's input from x, which they read anyway. Both need the backward
 // pass, which computes theirs.
-func (l *BatchNorm[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
+func (l *batchNormLayer[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
 	e, ok := l.Engine().(*batchNormDNN[T])
 	if !ok || !needBackward {
 		return false
 	}
 	switch next.Type() {
 	case "Scale":
-		s, ok := next.(*Scale[T])
+		s, ok := next.(*scaleLayer[T])
 		if !ok || via != layer.Layer[T](l) {
 			return false
 		}

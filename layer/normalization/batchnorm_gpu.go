@@ -6,9 +6,9 @@ import (
 )
 
 // batchNormGPU is BatchNorm's GPU half.
-type batchNormGPU[T layer.Float] struct{ l *BatchNorm[T] }
+type batchNormGPU[T layer.Float] struct{ l *batchNormLayer[T] }
 
-func newBatchNormGPU[T layer.Float](l *BatchNorm[T]) layer.Engine[T] { return batchNormGPU[T]{l} }
+func newBatchNormGPU[T layer.Float](l *batchNormLayer[T]) layer.Engine[T] { return batchNormGPU[T]{l} }
 
 // Forward normalises on the device (cuBLAS and the element-wise
 // kernels of the device view).

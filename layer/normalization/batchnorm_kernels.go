@@ -61,7 +61,7 @@ type bnScratch[T layer.Float] struct {
 	blocks             bool // the block-per-channel kernels may be used
 }
 
-func (s *bnScratch[T]) init(l *BatchNorm[T]) error {
+func (s *bnScratch[T]) init(l *batchNormLayer[T]) error {
 	var err error
 	if s.perRow, err = l.NewBlob(); err != nil {
 		return err
@@ -79,7 +79,7 @@ func (s *bnScratch[T]) reshape(num, channels int) error {
 
 // launchWarps runs a kernel of batch_norm.cu that gives each of n rows
 // (or channels) a warp.
-func launchWarps[T layer.Float](l *BatchNorm[T], name string, n int, a *cuda.Args) error {
+func launchWarps[T layer.Float](l *batchNormLayer[T], name string, n int, a *cuda.Args) error {
 	f, err := kernel[T](l.Context(), "batch_norm.cu", name)
 	if err != nil {
 		return err
@@ -90,7 +90,7 @@ func launchWarps[T layer.Float](l *BatchNorm[T], name string, n int, a *cuda.Arg
 }
 
 // launchRows runs a row kernel of batch_norm.cu: a warp per row.
-func launchRows[T layer.Float](l *BatchNorm[T], name string, a *cuda.Args) error {
+func launchRows[T layer.Float](l *batchNormLayer[T], name string, a *cuda.Args) error {
 	return launchWarps(l, name, l.num*l.channels, a)
 }
 
@@ -138,7 +138,7 @@ func (e *batchNormDNN[T]) blockK(backward bool) int {
 
 // launchChannelBlocks runs kernel name_k<K> of batch_norm.cu with a block per
 // channel.
-func launchChannelBlocks[T layer.Float](l *BatchNorm[T], name string, k int, a *cuda.Args) error {
+func launchChannelBlocks[T layer.Float](l *batchNormLayer[T], name string, k int, a *cuda.Args) error {
 	f, err := kernel[T](l.Context(), "batch_norm.cu", fmt.Sprintf("%s_k%d", name, k))
 	if err != nil {
 		return err

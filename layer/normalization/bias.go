@@ -29,14 +29,14 @@ func init() {
 // default 1, -1 for all remaining axes, 0 for a scalar), filled by
 // bias_param.filler (default constant 0), or the second bottom. It works in
 // place.
-type Bias[T layer.Float] struct {
+type biasLayer[T layer.Float] struct {
 	layer.Base[T]
 	shape kit.BroadcastShape
 	buf   kit.BroadcastBuffers[T]
 }
 
 func newBias[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Bias[T]{}
+	l := &biasLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -44,16 +44,16 @@ func newBias[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "Bias".
-func (*Bias[T]) Type() string { return "Bias" }
+func (*biasLayer[T]) Type() string { return "Bias" }
 
 // Counts returns the data and optionally the bias in, one top out.
-func (*Bias[T]) Counts() layer.BlobCounts {
+func (*biasLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Between(1, 2), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp creates and fills the learnable bias (one bottom), unless it
 // came with the model.
-func (l *Bias[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *biasLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if len(bottom) == 2 {
 		if len(l.Blobs()) > 0 {
 			return fmt.Errorf("the bias is bottom[1], so the layer has no learnable blobs; the model gives %d", len(l.Blobs()))
@@ -77,7 +77,7 @@ func (l *Bias[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // vector returns the bias: bottom[1] or the learnable blob.
-func (l *Bias[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
+func (l *biasLayer[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
 	if len(bottom) == 2 {
 		return bottom[1]
 	}
@@ -85,7 +85,7 @@ func (l *Bias[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
 }
 
 // Reshape checks the bias against the bottom and sizes the top.
-func (l *Bias[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *biasLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if len(bottom) == 1 && len(l.Blobs()) == 0 {
 		return errors.New("no bias blob: the layer is not set up")
 	}
@@ -103,16 +103,16 @@ func (l *Bias[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU adds the bias on the host.
-func (l *Bias[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *biasLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return biasLayerForward[T](l, kit.HostBroadcaster[T]{HostView: device.Host[T](l.Context())}, bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
-func (l *Bias[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *biasLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return biasLayerBackward[T](l, kit.HostBroadcaster[T]{HostView: device.Host[T](l.Context())}, top, propagateDown, bottom)
 }
 
-func biasLayerForward[T layer.Float, A any](l *Bias[T], d kit.Broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
+func biasLayerForward[T layer.Float, A any](l *biasLayer[T], d kit.Broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
 	x := d.Data(bottom[0])
 	if err := addBias(d, l.shape, x, d.Data(l.vector(bottom)), d.MutableData(top[0])); err != nil {
 		return err
@@ -120,7 +120,7 @@ func biasLayerForward[T layer.Float, A any](l *Bias[T], d kit.Broadcaster[T, A],
 	return d.Err()
 }
 
-func biasLayerBackward[T layer.Float, A any](l *Bias[T], d kit.Broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func biasLayerBackward[T layer.Float, A any](l *biasLayer[T], d kit.Broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	dy := d.Diff(top[0])
 	// In place, the bottom's diff is the top's: nothing to do.
 	if propagateDown[0] && bottom[0] != top[0] {

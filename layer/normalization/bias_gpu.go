@@ -7,9 +7,9 @@ import (
 )
 
 // biasGPU is Bias's GPU half.
-type biasGPU[T layer.Float] struct{ l *Bias[T] }
+type biasGPU[T layer.Float] struct{ l *biasLayer[T] }
 
-func newBiasGPU[T layer.Float](l *Bias[T]) layer.Engine[T] { return biasGPU[T]{l} }
+func newBiasGPU[T layer.Float](l *biasLayer[T]) layer.Engine[T] { return biasGPU[T]{l} }
 
 // Forward adds the bias on the device.
 func (e biasGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -33,7 +33,7 @@ func init() {
 // frozen: true, uses the running ones. The running statistics never get a
 // learning rate, nor do the slope and bias when frozen (their ParamSpecs are
 // set so, as TSN's layer does).
-type BN[T layer.Float] struct {
+type bnLayer[T layer.Float] struct {
 	layer.Base[T]
 	frozen        bool
 	momentum, eps T
@@ -46,7 +46,7 @@ type BN[T layer.Float] struct {
 const bnBlobs = 4
 
 func newBN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &BN[T]{}
+	l := &bnLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -64,21 +64,21 @@ func newBN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "BN".
-func (*BN[T]) Type() string { return "BN" }
+func (*bnLayer[T]) Type() string { return "BN" }
 
 // Counts: one bottom, one top.
-func (*BN[T]) Counts() layer.BlobCounts {
+func (*bnLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // useRunning says whether this pass normalizes with the running statistics.
-func (l *BN[T]) useRunning() bool { return l.frozen || l.Phase() == caffepb.Phase_TEST }
+func (l *bnLayer[T]) useRunning() bool { return l.frozen || l.Phase() == caffepb.Phase_TEST }
 
 // LayerSetUp creates the four blobs (slope and bias by their fillers, the
 // running mean 0 and the running variance 0, or 1 when frozen, as TSN), or
 // checks the loaded ones. The blobs with no learning rate get no gradient
 // (a net would decide the same from the ParamSpecs).
-func (l *BN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *bnLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	defer func() {
 		for i := range l.Blobs() {
 			if i >= 2 || l.frozen {
@@ -120,7 +120,7 @@ func (l *BN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape gives the top the bottom's shape and sizes the saved values.
-func (l *BN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *bnLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	if b.NumAxes() < 2 || b.Shape()[1] != l.Blobs()[0].Count() {
 		return fmt.Errorf("bottom %s must have the %d channels of the layer's blobs", b.ShapeString(), l.Blobs()[0].Count())
@@ -132,7 +132,7 @@ func (l *BN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // each calls f(c, i) for every element i of channel c.
-func (l *BN[T]) each(c int, f func(i int)) {
+func (l *bnLayer[T]) each(c int, f func(i int)) {
 	for n := range l.num {
 		base := (n*l.channels + c) * l.spatial
 		for i := base; i < base+l.spatial; i++ {
@@ -142,7 +142,7 @@ func (l *BN[T]) each(c int, f func(i int)) {
 }
 
 // ForwardCPU normalizes, scales and shifts.
-func (l *BN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *bnLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	slope, bias := l.Blobs()[0].CPUData(), l.Blobs()[1].CPUData()
 	running := !l.useRunning()
@@ -173,7 +173,7 @@ func (l *BN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // BackwardCPU: with the batch's statistics, dslope = sum(dy * x_norm),
 // dbias = sum(dy) and dx = slope/std * (dy - mean(dy) - x_norm *
 // mean(dy * x_norm)); with the running ones (frozen), dx = slope/std * dy.
-func (l *BN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *bnLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	dy := top[0].CPUDiff()
 	slope := l.Blobs()[0].CPUData()
 	var dx []T

@@ -10,12 +10,12 @@ import (
 // bnGPU is BN's GPU half: per-channel statistics, 1/std, the normalized
 // input and the gradient sums live on the device.
 type bnGPU[T layer.Float] struct {
-	l                             *BN[T]
+	l                             *bnLayer[T]
 	mean, variance, invStd, xNorm *blob.Blob[T]
 	sumDy, sumDyX                 *blob.Blob[T]
 }
 
-func newBNGPU[T layer.Float](l *BN[T]) layer.Engine[T] { return &bnGPU[T]{l: l} }
+func newBNGPU[T layer.Float](l *bnLayer[T]) layer.Engine[T] { return &bnGPU[T]{l: l} }
 
 func (e *bnGPU[T]) buffers(count int) error {
 	l := e.l

@@ -37,7 +37,7 @@ func init() {
 // local_size must be odd. The window sums are computed directly for each
 // element rather than as running sums, so that no rounding error carries
 // from one channel to the next.
-type LRN[T layer.Float] struct {
+type lrnLayer[T layer.Float] struct {
 	layer.Base[T]
 	within                       bool
 	size                         int
@@ -57,7 +57,7 @@ type LRN[T layer.Float] struct {
 }
 
 func newLRN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &LRN[T]{}
+	l := &lrnLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -78,15 +78,15 @@ func newLRN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "LRN".
-func (*LRN[T]) Type() string { return "LRN" }
+func (*lrnLayer[T]) Type() string { return "LRN" }
 
 // Counts returns one bottom and one top.
-func (*LRN[T]) Counts() layer.BlobCounts {
+func (*lrnLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp creates the scale buffer.
-func (l *LRN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *lrnLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	var err error
 	if l.scale, err = l.NewBlob(); err != nil {
 		return err
@@ -97,7 +97,7 @@ func (l *LRN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape gives the top and the scale buffer the bottom's shape.
-func (l *LRN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *lrnLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	if b.NumAxes() != 4 {
 		return fmt.Errorf("input must have 4 axes, corresponding to (num, channels, height, width), got %s", b.ShapeString())
@@ -120,7 +120,7 @@ type lrnWindow struct {
 	channels, height, width int
 }
 
-func (l *LRN[T]) window() lrnWindow {
+func (l *lrnLayer[T]) window() lrnWindow {
 	return lrnWindow{l.within, (l.size - 1) / 2, l.channels, l.height, l.width}
 }
 
@@ -151,7 +151,7 @@ func lrnSum[T layer.Float](g lrnWindow, i int, f func(j int) T) T {
 // coeffs returns the factor of the window's sum of squares in the scale,
 // the scale's constant term, and the factor 2*alpha*beta/(window size) of
 // the backward pass.
-func (l *LRN[T]) coeffs() (sumFactor, constant, backFactor T) {
+func (l *lrnLayer[T]) coeffs() (sumFactor, constant, backFactor T) {
 	n := T(l.size)
 	if l.within {
 		n *= T(l.size)
@@ -161,7 +161,7 @@ func (l *LRN[T]) coeffs() (sumFactor, constant, backFactor T) {
 }
 
 // ForwardCPU computes each element's scale and output.
-func (l *LRN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *lrnLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if !l.within {
 		l.x, l.y = bottom[0].CPUData(), top[0].MutableCPUData()
 		l.scaleData, l.pwData = l.scale.MutableCPUData(), l.pw.MutableCPUData()
@@ -184,7 +184,7 @@ func (l *LRN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU computes dx = dy * scale^-beta - 2*alpha*beta/n * x * (the
 // window's sum of dy * y / scale), n being the window's size.
-func (l *LRN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *lrnLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
@@ -209,7 +209,7 @@ func (l *LRN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom [
 }
 
 // parts sizes the scratch of the parts of a pass: size elements each.
-func (l *LRN[T]) parts(size int) {
+func (l *lrnLayer[T]) parts(size int) {
 	for len(l.sums) < mathfn.Parts(l.num) {
 		l.sums = append(l.sums, nil)
 	}
@@ -221,7 +221,7 @@ func (l *LRN[T]) parts(size int) {
 // acrossForward is ACROSS_CHANNELS's forward pass over images [lo, hi):
 // plane by plane, each window's sum of squares added channel by channel
 // in ascending order (as lrnSum, element by element, and the kernels do).
-func (l *LRN[T]) acrossForward(part, lo, hi int) {
+func (l *lrnLayer[T]) acrossForward(part, lo, hi int) {
 	plane, image := l.height*l.width, l.channels*l.height*l.width
 	sumFactor, constant, _ := l.coeffs()
 	sum := l.sums[part][:plane]
@@ -249,7 +249,7 @@ func (l *LRN[T]) acrossForward(part, lo, hi int) {
 
 // acrossBackward is ACROSS_CHANNELS's backward pass over images [lo, hi):
 // the ratios dy*y/scale of an image first, then each window's sum of them.
-func (l *LRN[T]) acrossBackward(part, lo, hi int) {
+func (l *lrnLayer[T]) acrossBackward(part, lo, hi int) {
 	plane, image := l.height*l.width, l.channels*l.height*l.width
 	_, _, backFactor := l.coeffs()
 	ratio := l.sums[part][:image]
@@ -279,7 +279,7 @@ func (l *LRN[T]) acrossBackward(part, lo, hi int) {
 }
 
 // half is (local_size - 1) / 2.
-func (l *LRN[T]) half() int { return (l.size - 1) / 2 }
+func (l *lrnLayer[T]) half() int { return (l.size - 1) / 2 }
 
 // negPows sets dst[i] = T(negPow(src[i], beta)), eight at a time where
 // the CPU can (AVX-512, float32, the betas negPow takes apart).

@@ -14,13 +14,13 @@ import (
 
 // lrnDNN is LRN's cuDNN engine (ACROSS_CHANNELS).
 type lrnDNN[T layer.Float] struct {
-	l    *LRN[T]
+	l    *lrnLayer[T]
 	dnn  *cuda.DNN
 	x    kit.TensorDesc[T]
 	desc *cuda.LRNDesc
 }
 
-func newLRNDNN[T layer.Float](l *LRN[T], dnn *cuda.DNN) (layer.Engine[T], error) {
+func newLRNDNN[T layer.Float](l *lrnLayer[T], dnn *cuda.DNN) (layer.Engine[T], error) {
 	d, err := cuda.NewLRNDesc(l.size, float64(l.alpha), float64(l.beta), float64(l.k))
 	if err != nil {
 		return nil, err

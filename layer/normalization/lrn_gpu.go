@@ -8,9 +8,9 @@ import (
 )
 
 // lrnGPU is LRN's GPU half.
-type lrnGPU[T layer.Float] struct{ l *LRN[T] }
+type lrnGPU[T layer.Float] struct{ l *lrnLayer[T] }
 
-func newLRNGPU[T layer.Float](l *LRN[T]) layer.Engine[T] { return lrnGPU[T]{l} }
+func newLRNGPU[T layer.Float](l *lrnLayer[T]) layer.Engine[T] { return lrnGPU[T]{l} }
 
 // geomArgs packs the window geometry as the kernels' struct LRNGeom.
 func (g lrnWindow) geomArgs(a *cuda.Args) *cuda.Args {

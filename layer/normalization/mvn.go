@@ -27,7 +27,7 @@ func init() {
 // item) to mean 0 and, with normalize_variance (the default), to unit
 // variance: y = (x - mean) / (sqrt(var) + eps), eps default 1e-9 (Caffe's
 // MVNLayer; the blob is read as num x channels x ...).
-type MVN[T layer.Float] struct {
+type mvnLayer[T layer.Float] struct {
 	layer.Base[T]
 	normVar, across bool
 	eps             T
@@ -38,7 +38,7 @@ type MVN[T layer.Float] struct {
 }
 
 func newMVN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &MVN[T]{}
+	l := &mvnLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -48,15 +48,15 @@ func newMVN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "MVN".
-func (*MVN[T]) Type() string { return "MVN" }
+func (*mvnLayer[T]) Type() string { return "MVN" }
 
 // Counts returns one bottom and one top.
-func (*MVN[T]) Counts() layer.BlobCounts {
+func (*mvnLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp creates the buffers.
-func (l *MVN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *mvnLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	for _, b := range []**blob.Blob[T]{&l.mean, &l.std, &l.sum, &l.temp} {
 		nb, err := l.NewBlob()
 		if err != nil {
@@ -68,7 +68,7 @@ func (l *MVN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape gives the top the bottom's shape and works out the slices.
-func (l *MVN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *mvnLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	if b.NumAxes() > 4 || b.NumAxes() < 1 {
 		return fmt.Errorf("MVN takes blobs of 1 to 4 axes (Caffe's legacy num x channels x height x width), got %s", b.ShapeString())
@@ -96,18 +96,18 @@ func (l *MVN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU normalises on the host.
-func (l *MVN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *mvnLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return mvnForward[T](l, device.Host[T](l.Context()), bottom, top)
 }
 
 // BackwardCPU computes the gradient on the host.
-func (l *MVN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *mvnLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return mvnBackward[T](l, device.Host[T](l.Context()), top, propagateDown, bottom)
 }
 
 // mvnForward is Caffe's MVNLayer::Forward with row sums by a ones vector:
 // y = x - mean, then with normalize_variance y /= sqrt(mean(y^2)) + eps.
-func mvnForward[T layer.Float, A any](l *MVN[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func mvnForward[T layer.Float, A any](l *mvnLayer[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	n, dim, count := l.num, l.dim, bottom[0].Count()
 	x, y, ones := d.Data(bottom[0]), d.MutableData(top[0]), d.Data(l.ones)
 	mean, temp := d.MutableData(l.mean), d.MutableData(l.temp)
@@ -129,7 +129,7 @@ func mvnForward[T layer.Float, A any](l *MVN[T], d device.View[T, A], bottom, to
 // mvnBackward: with variance normalisation
 // dx = (dy - mean(dy) - y*mean(dy*y)) / std, else dx = dy - mean(dy). The
 // sums of dy are taken before dx is written, so it works in place.
-func mvnBackward[T layer.Float, A any](l *MVN[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func mvnBackward[T layer.Float, A any](l *mvnLayer[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -6,9 +6,9 @@ import (
 )
 
 // mvnGPU is MVN's GPU half.
-type mvnGPU[T layer.Float] struct{ l *MVN[T] }
+type mvnGPU[T layer.Float] struct{ l *mvnLayer[T] }
 
-func newMVNGPU[T layer.Float](l *MVN[T]) layer.Engine[T] { return mvnGPU[T]{l} }
+func newMVNGPU[T layer.Float](l *mvnLayer[T]) layer.Engine[T] { return mvnGPU[T]{l} }
 
 // Forward normalises on the device.
 func (e mvnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -29,7 +29,7 @@ func init() {
 // s a learned scale per channel, or one for all with channel_shared (a blob
 // of no axes, as SSD stores it). SSD's conv4_3_norm starts the scale at 20
 // (scale_filler); without a filler it starts at 1.
-type Normalize[T layer.Float] struct {
+type normalizeLayer[T layer.Float] struct {
 	layer.Base[T]
 	acrossSpatial, shared bool
 	eps                   float64
@@ -41,7 +41,7 @@ type Normalize[T layer.Float] struct {
 }
 
 func newNormalize[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Normalize[T]{}
+	l := &normalizeLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -51,15 +51,15 @@ func newNormalize[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], err
 }
 
 // Type returns "Normalize".
-func (*Normalize[T]) Type() string { return "Normalize" }
+func (*normalizeLayer[T]) Type() string { return "Normalize" }
 
 // Counts: one bottom, one top.
-func (*Normalize[T]) Counts() layer.BlobCounts {
+func (*normalizeLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp creates the scale, or checks the one loaded.
-func (l *Normalize[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *normalizeLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if bottom[0].NumAxes() < 2 {
 		return fmt.Errorf("bottom %s needs at least 2 axes (num, channels, ...)", bottom[0].ShapeString())
 	}
@@ -91,7 +91,7 @@ func (l *Normalize[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape gives the top the bottom's shape.
-func (l *Normalize[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *normalizeLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	if b.NumAxes() < 2 {
 		return fmt.Errorf("bottom %s needs at least 2 axes (num, channels, ...)", b.ShapeString())
@@ -110,7 +110,7 @@ func (l *Normalize[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // group returns the norm index of element j (c, p) of image i.
-func (l *Normalize[T]) group(i, p int) int {
+func (l *normalizeLayer[T]) group(i, p int) int {
 	if l.acrossSpatial {
 		return i
 	}
@@ -118,7 +118,7 @@ func (l *Normalize[T]) group(i, p int) int {
 }
 
 // scaleOf returns channel c's scale.
-func (l *Normalize[T]) scaleOf(s []T, c int) T {
+func (l *normalizeLayer[T]) scaleOf(s []T, c int) T {
 	if l.shared {
 		return s[0]
 	}
@@ -126,7 +126,7 @@ func (l *Normalize[T]) scaleOf(s []T, c int) T {
 }
 
 // ForwardCPU computes the norms and the scaled, normalized output.
-func (l *Normalize[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *normalizeLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y, s := bottom[0].CPUData(), top[0].MutableCPUData(), l.Blobs()[0].CPUData()
 	sums := l.sums
 	clear(sums)
@@ -155,7 +155,7 @@ func (l *Normalize[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // BackwardCPU: with n the norm of x's group and s its channel's scale,
 // dx = s*dy/n - x * sum_group(s*dy*x) / n^3 and ds = sum(dy * x / n) over
 // the scale's elements.
-func (l *Normalize[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *normalizeLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	x, dy, s := bottom[0].CPUData(), top[0].CPUDiff(), l.Blobs()[0].CPUData()
 	if l.ParamPropagateDown(0) {
 		ds := l.Blobs()[0].MutableCPUDiff()

@@ -10,11 +10,13 @@ import (
 // normalizeGPU is Normalize's GPU half; norm and dots hold a value per
 // group (image, or image and position).
 type normalizeGPU[T layer.Float] struct {
-	l          *Normalize[T]
+	l          *normalizeLayer[T]
 	norm, dots *blob.Blob[T]
 }
 
-func newNormalizeGPU[T layer.Float](l *Normalize[T]) layer.Engine[T] { return &normalizeGPU[T]{l: l} }
+func newNormalizeGPU[T layer.Float](l *normalizeLayer[T]) layer.Engine[T] {
+	return &normalizeGPU[T]{l: l}
+}
 
 // geometry appends num-independent arguments: channels, spatial, across,
 // shared.

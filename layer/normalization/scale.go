@@ -34,7 +34,7 @@ func init() {
 // then gets a gradient. With bias_term a learnable bias of s's shape
 // (bias_filler, default constant 0) is added, as a Bias layer would. It
 // works in place.
-type Scale[T layer.Float] struct {
+type scaleLayer[T layer.Float] struct {
 	layer.Base[T]
 	biasIndex int // index of the bias among the learnable blobs, -1 if none
 	shape     kit.BroadcastShape
@@ -46,7 +46,7 @@ type Scale[T layer.Float] struct {
 }
 
 func newScale[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Scale[T]{biasIndex: -1}
+	l := &scaleLayer[T]{biasIndex: -1}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -54,17 +54,17 @@ func newScale[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) 
 }
 
 // Type returns "Scale".
-func (*Scale[T]) Type() string { return "Scale" }
+func (*scaleLayer[T]) Type() string { return "Scale" }
 
 // Counts returns the data and optionally the scale in, one top out.
-func (*Scale[T]) Counts() layer.BlobCounts {
+func (*scaleLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Between(1, 2), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp creates and fills the learnable scale (one bottom) and bias
 // (bias_term) that did not come with the model. As in Caffe, a model's
 // blobs are the scale (one bottom) then the bias; a missing bias is filled.
-func (l *Scale[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *scaleLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	sp := l.Param().GetScaleParam()
 	want := 0
 	if len(bottom) == 1 {
@@ -101,7 +101,7 @@ func (l *Scale[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 
 // setUpScale creates the learnable scale if there is one to create and
 // returns the shape of the scale vector (which the bias shares).
-func (l *Scale[T]) setUpScale(bottom []*blob.Blob[T], sp *caffepb.ScaleParameter) ([]int, error) {
+func (l *scaleLayer[T]) setUpScale(bottom []*blob.Blob[T], sp *caffepb.ScaleParameter) ([]int, error) {
 	if len(bottom) == 2 {
 		return slices.Clone(bottom[1].Shape()), nil
 	}
@@ -126,7 +126,7 @@ func (l *Scale[T]) setUpScale(bottom []*blob.Blob[T], sp *caffepb.ScaleParameter
 }
 
 // vector returns the scale: bottom[1] or the learnable blob.
-func (l *Scale[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
+func (l *scaleLayer[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
 	if len(bottom) == 2 {
 		return bottom[1]
 	}
@@ -135,7 +135,7 @@ func (l *Scale[T]) vector(bottom []*blob.Blob[T]) *blob.Blob[T] {
 
 // Reshape checks the scale (and bias) against the bottom and sizes the top
 // and the buffers.
-func (l *Scale[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *scaleLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if l.temp == nil {
 		return errors.New("the layer is not set up")
 	}
@@ -162,17 +162,17 @@ func (l *Scale[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU scales on the host.
-func (l *Scale[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *scaleLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	l.host.forward(l, bottom, top)
 	return nil
 }
 
 // BackwardCPU computes the gradients on the host.
-func (l *Scale[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *scaleLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return scaleBackward[T](l, kit.HostBroadcaster[T]{HostView: device.Host[T](l.Context())}, top, propagateDown, bottom)
 }
 
-func scaleForward[T layer.Float, A any](l *Scale[T], d kit.Broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
+func scaleForward[T layer.Float, A any](l *scaleLayer[T], d kit.Broadcaster[T, A], bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	x := d.Data(bottom[0])
 	if bottom[0] == top[0] {
@@ -194,7 +194,7 @@ func scaleForward[T layer.Float, A any](l *Scale[T], d kit.Broadcaster[T, A], bo
 // scaleBackward computes, in this order because in place the bottom's diff
 // is the top's: the bias gradient, the scale gradient (sum over outer and
 // inner of dy*x), then dx = dy*s.
-func scaleBackward[T layer.Float, A any](l *Scale[T], d kit.Broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func scaleBackward[T layer.Float, A any](l *scaleLayer[T], d kit.Broadcaster[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	dy := d.Diff(top[0])
 	if l.biasIndex >= 0 && l.ParamPropagateDown(l.biasIndex) {
 		biasGradient(d, l.shape, &l.buf, dy, 1, d.MutableDiff(l.Blobs()[l.biasIndex]))
@@ -217,7 +217,7 @@ func scaleBackward[T layer.Float, A any](l *Scale[T], d kit.Broadcaster[T, A], t
 // over outer and inner of dy*x to the scale's diff. The product dy*x goes
 // to the bottom's diff when dx overwrites it afterwards, else to temp
 // (which in place holds x: each element is read before it is replaced).
-func scaleGradient[T layer.Float, A any](l *Scale[T], d device.View[T, A], dy A, dxWanted bool, bottom, top, vec *blob.Blob[T], learnable bool) {
+func scaleGradient[T layer.Float, A any](l *scaleLayer[T], d device.View[T, A], dy A, dxWanted bool, bottom, top, vec *blob.Blob[T], learnable bool) {
 	n := bottom.Count()
 	inPlace := bottom == top
 	x := d.Data(bottom)

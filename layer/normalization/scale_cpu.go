@@ -22,7 +22,7 @@ type scaleHost[T layer.Float] struct {
 }
 
 // forward computes top = bottom * s (+ b) for layer l.
-func (h *scaleHost[T]) forward(l *Scale[T], bottom, top []*blob.Blob[T]) {
+func (h *scaleHost[T]) forward(l *scaleLayer[T], bottom, top []*blob.Blob[T]) {
 	if h.part == nil {
 		h.part = h.rows
 	}

@@ -19,9 +19,9 @@ const scaleSumThreads = 256
 // and the backward pass sums both parameter gradients in one pass over dy
 // and x. ResNet's 53 Scale layers took 24 of its 118 ms through the
 // general path, which is still used for a scale given as a second bottom.
-type scaleGPU[T layer.Float] struct{ l *Scale[T] }
+type scaleGPU[T layer.Float] struct{ l *scaleLayer[T] }
 
-func newScaleGPU[T layer.Float](l *Scale[T]) layer.Engine[T] { return scaleGPU[T]{l} }
+func newScaleGPU[T layer.Float](l *scaleLayer[T]) layer.Engine[T] { return scaleGPU[T]{l} }
 
 // Forward scales on the device.
 func (e scaleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

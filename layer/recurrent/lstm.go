@@ -26,7 +26,7 @@ func init() {
 //
 // and the output is h. Learnable blobs, as Caffe's: W_xc (4H x I), b_c
 // (4H), W_xc_static (4H x S, with a static input), W_hc (4H x H).
-type LSTM[T layer.Float] struct {
+type lstmLayer[T layer.Float] struct {
 	recurrent[T]
 	// Per pass: gate inputs (T x N x 4H), cell states and conted previous
 	// hidden states (T x N x H), the static transform (N x 4H); backward
@@ -36,7 +36,7 @@ type LSTM[T layer.Float] struct {
 }
 
 func newLSTM[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &LSTM[T]{}
+	l := &lstmLayer[T]{}
 	if err := l.init(p, "LSTM", 2, 4); err != nil {
 		return nil, err
 	}
@@ -44,10 +44,10 @@ func newLSTM[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "LSTM".
-func (*LSTM[T]) Type() string { return "LSTM" }
+func (*lstmLayer[T]) Type() string { return "LSTM" }
 
 // LayerSetUp creates (or checks) the learnable blobs.
-func (l *LSTM[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *lstmLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.setUpShapes(bottom); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (l *LSTM[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape sizes the tops and buffers.
-func (l *LSTM[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *lstmLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.reshape(bottom, top); err != nil {
 		return err
 	}
@@ -89,19 +89,19 @@ func (l *LSTM[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	return nil
 }
 
-func (l *LSTM[T]) hiddenWeights() *blob.Blob[T] { return l.Blobs()[len(l.Blobs())-1] }
+func (l *lstmLayer[T]) hiddenWeights() *blob.Blob[T] { return l.Blobs()[len(l.Blobs())-1] }
 
 // ForwardCPU runs the T steps on the host.
-func (l *LSTM[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *lstmLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return lstmForward[T](l, hostRecurrentOf[T](l.Context()), bottom, top)
 }
 
 // BackwardCPU runs back through time on the host.
-func (l *LSTM[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *lstmLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return lstmBackward[T](l, hostRecurrentOf[T](l.Context()), top, propagateDown, bottom)
 }
 
-func lstmForward[T layer.Float, A any](l *LSTM[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
+func lstmForward[T layer.Float, A any](l *lstmLayer[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
 	n, h, g := l.streams, l.hidden, l.gates
 	gateIn, xs, cellBuf, hcBuf := d.MutableData(l.gateIn), d.MutableData(l.xs), d.MutableData(l.cell), d.MutableData(l.hc)
 	inputTransform(&l.recurrent, d, bottom, gateIn, xs)
@@ -128,7 +128,7 @@ func lstmForward[T layer.Float, A any](l *LSTM[T], d recurrentOps[T, A], bottom,
 	return d.Err()
 }
 
-func lstmBackward[T layer.Float, A any](l *LSTM[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func lstmBackward[T layer.Float, A any](l *lstmLayer[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if err := l.checkBackward(propagateDown); err != nil {
 		return err
 	}

@@ -26,13 +26,13 @@ func init() {
 // cont (1 x N; 0 starts a new sequence). With i, f, o the sigmoids and g
 // the tanh of the gate inputs: c = cont*f*c_prev + i*g, h = o*tanh(c).
 // Tops: c and h. cont gets no gradient.
-type LSTMUnit[T layer.Float] struct {
+type lstmUnitLayer[T layer.Float] struct {
 	layer.Base[T]
 	hidden int
 }
 
 func newLSTMUnit[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &LSTMUnit[T]{}
+	l := &lstmUnitLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -40,21 +40,21 @@ func newLSTMUnit[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], erro
 }
 
 // Type returns "LSTMUnit".
-func (*LSTMUnit[T]) Type() string { return "LSTMUnit" }
+func (*lstmUnitLayer[T]) Type() string { return "LSTMUnit" }
 
 // Counts returns c_prev, x and cont in; c and h out.
-func (*LSTMUnit[T]) Counts() layer.BlobCounts {
+func (*lstmUnitLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(3), Top: layer.Exactly(2)}
 }
 
 // AllowForceBackward refuses cont.
-func (*LSTMUnit[T]) AllowForceBackward(i int) bool { return i != 2 }
+func (*lstmUnitLayer[T]) AllowForceBackward(i int) bool { return i != 2 }
 
 // LayerSetUp has nothing to do.
-func (*LSTMUnit[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*lstmUnitLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks the shapes and gives both tops c_prev's shape.
-func (l *LSTMUnit[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *lstmUnitLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	c, x, cont := bottom[0], bottom[1], bottom[2]
 	if c.NumAxes() != 3 || c.Shape()[0] != 1 {
 		return fmt.Errorf("c_prev must be 1 x N x H, got %s", c.ShapeString())
@@ -75,13 +75,13 @@ func (l *LSTMUnit[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes c and h.
-func (l *LSTMUnit[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *lstmUnitLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	lstmUnitForward(bottom[0].CPUData(), bottom[1].CPUData(), bottom[2].CPUData(), l.hidden, top[0].MutableCPUData(), top[1].MutableCPUData())
 	return nil
 }
 
 // BackwardCPU computes the gradients of c_prev and x.
-func (l *LSTMUnit[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *lstmUnitLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[2] {
 		return errors.New("cannot backpropagate to sequence indicators")
 	}

@@ -10,9 +10,9 @@ import (
 )
 
 // lstmUnitGPU is LSTMUnit's GPU half.
-type lstmUnitGPU[T layer.Float] struct{ l *LSTMUnit[T] }
+type lstmUnitGPU[T layer.Float] struct{ l *lstmUnitLayer[T] }
 
-func newLSTMUnitGPU[T layer.Float](l *LSTMUnit[T]) layer.Engine[T] { return lstmUnitGPU[T]{l} }
+func newLSTMUnitGPU[T layer.Float](l *lstmUnitLayer[T]) layer.Engine[T] { return lstmUnitGPU[T]{l} }
 
 // Forward computes c and h on the device.
 func (e lstmUnitGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

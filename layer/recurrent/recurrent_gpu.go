@@ -58,9 +58,9 @@ func (g gpuRecurrent[T]) tanhBackward(n int, dy, y, dx cuda.DevicePtr) {
 func (g gpuRecurrent[T]) fail() error { return *g.err }
 
 // lstmGPU is LSTM's GPU half.
-type lstmGPU[T layer.Float] struct{ l *LSTM[T] }
+type lstmGPU[T layer.Float] struct{ l *lstmLayer[T] }
 
-func newLSTMGPU[T layer.Float](l *LSTM[T]) layer.Engine[T] { return lstmGPU[T]{l} }
+func newLSTMGPU[T layer.Float](l *lstmLayer[T]) layer.Engine[T] { return lstmGPU[T]{l} }
 
 // Forward runs the T steps on the device.
 func (e lstmGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
@@ -75,9 +75,9 @@ func (e lstmGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom [
 }
 
 // rnnGPU is RNN's GPU half.
-type rnnGPU[T layer.Float] struct{ l *RNN[T] }
+type rnnGPU[T layer.Float] struct{ l *rnnLayer[T] }
 
-func newRNNGPU[T layer.Float](l *RNN[T]) layer.Engine[T] { return rnnGPU[T]{l} }
+func newRNNGPU[T layer.Float](l *rnnLayer[T]) layer.Engine[T] { return rnnGPU[T]{l} }
 
 // Forward runs the T steps on the device.
 func (e rnnGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

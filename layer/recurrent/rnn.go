@@ -27,7 +27,7 @@ func init() {
 // and the output is o. Learnable blobs, as Caffe's: W_xh (H x I), b_h (H),
 // W_xh_static (H x S, with a static input), W_hh (H x H), W_ho (H x H),
 // b_o (H), H = num_output.
-type RNN[T layer.Float] struct {
+type rnnLayer[T layer.Float] struct {
 	recurrent[T]
 	// Per pass: hidden states (T x N x H, first the pre-activations),
 	// conted previous hidden states, the static transform; backward
@@ -37,7 +37,7 @@ type RNN[T layer.Float] struct {
 }
 
 func newRNN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &RNN[T]{}
+	l := &rnnLayer[T]{}
 	if err := l.init(p, "RNN", 1, 1); err != nil {
 		return nil, err
 	}
@@ -45,15 +45,15 @@ func newRNN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "RNN".
-func (*RNN[T]) Type() string { return "RNN" }
+func (*rnnLayer[T]) Type() string { return "RNN" }
 
 // param indices past the input transform.
-func (l *RNN[T]) whh() *blob.Blob[T] { return l.Blobs()[len(l.Blobs())-3] }
-func (l *RNN[T]) who() *blob.Blob[T] { return l.Blobs()[len(l.Blobs())-2] }
-func (l *RNN[T]) bo() *blob.Blob[T]  { return l.Blobs()[len(l.Blobs())-1] }
+func (l *rnnLayer[T]) whh() *blob.Blob[T] { return l.Blobs()[len(l.Blobs())-3] }
+func (l *rnnLayer[T]) who() *blob.Blob[T] { return l.Blobs()[len(l.Blobs())-2] }
+func (l *rnnLayer[T]) bo() *blob.Blob[T]  { return l.Blobs()[len(l.Blobs())-1] }
 
 // LayerSetUp creates (or checks) the learnable blobs.
-func (l *RNN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *rnnLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := l.setUpShapes(bottom); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (l *RNN[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape sizes the tops and buffers.
-func (l *RNN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *rnnLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.reshape(bottom, top); err != nil {
 		return err
 	}
@@ -96,16 +96,16 @@ func (l *RNN[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU runs the T steps on the host.
-func (l *RNN[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *rnnLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return rnnForward[T](l, hostRecurrentOf[T](l.Context()), bottom, top)
 }
 
 // BackwardCPU runs back through time on the host.
-func (l *RNN[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *rnnLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return rnnBackward[T](l, hostRecurrentOf[T](l.Context()), top, propagateDown, bottom)
 }
 
-func rnnForward[T layer.Float, A any](l *RNN[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
+func rnnForward[T layer.Float, A any](l *rnnLayer[T], d recurrentOps[T, A], bottom, top []*blob.Blob[T]) error {
 	n, h := l.streams, l.hidden
 	hid, xs, hcBuf := d.MutableData(l.hid), d.MutableData(l.xs), d.MutableData(l.hc)
 	inputTransform(&l.recurrent, d, bottom, hid, xs)
@@ -135,7 +135,7 @@ func rnnForward[T layer.Float, A any](l *RNN[T], d recurrentOps[T, A], bottom, t
 	return d.Err()
 }
 
-func rnnBackward[T layer.Float, A any](l *RNN[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func rnnBackward[T layer.Float, A any](l *rnnLayer[T], d recurrentOps[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if err := l.checkBackward(propagateDown); err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func init() {
 // (N, 2, top_k) holding indices then values with out_max_val. Ties go to
 // the larger index, as Caffe's sort of (value, index) pairs. It has no
 // backward pass.
-type ArgMax[T layer.Float] struct {
+type argMaxLayer[T layer.Float] struct {
 	layer.Base[T]
 	topK    int
 	maxVal  bool
@@ -42,7 +42,7 @@ type argPair[T layer.Float] struct {
 }
 
 func newArgMax[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &ArgMax[T]{}
+	l := &argMaxLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -55,15 +55,15 @@ func newArgMax[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error)
 }
 
 // Type returns "ArgMax".
-func (*ArgMax[T]) Type() string { return "ArgMax" }
+func (*argMaxLayer[T]) Type() string { return "ArgMax" }
 
 // Counts returns one bottom and one top.
-func (*ArgMax[T]) Counts() layer.BlobCounts {
+func (*argMaxLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp checks the axis and top_k against the bottom.
-func (l *ArgMax[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *argMaxLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if l.hasAxis {
 		axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetArgmaxParam().GetAxis()))
 		if err != nil {
@@ -80,7 +80,7 @@ func (l *ArgMax[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape sizes the top.
-func (l *ArgMax[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *argMaxLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if l.hasAxis {
 		l.shape = append(l.shape[:0], bottom[0].Shape()...)
 		l.shape[l.axis] = l.topK
@@ -98,7 +98,7 @@ func (l *ArgMax[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU finds the top_k of each slice.
-func (l *ArgMax[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *argMaxLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	dim, stride := bottom[0].CountFrom(1), 1
 	if l.hasAxis {
@@ -139,7 +139,7 @@ func (l *ArgMax[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU is not defined for ArgMax.
-func (*ArgMax[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*argMaxLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if slices.Contains(propagateDown, true) {
 		return errors.New("ArgMax has no backward pass")
 	}

@@ -24,13 +24,13 @@ func init() {
 // 1 x 1 as SENet's excitation produces it) and x and y share a shape
 // N x C x ...; each factor scales its channel's plane of x. It recalibrates
 // a residual branch's channels before the shortcut is added, in one pass.
-type Axpy[T layer.Float] struct {
+type axpyLayer[T layer.Float] struct {
 	layer.Base[T]
 	planes, spatial int // N*C, and the elements of one plane
 }
 
 func newAxpy[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Axpy[T]{}
+	l := &axpyLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -38,18 +38,18 @@ func newAxpy[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "Axpy".
-func (*Axpy[T]) Type() string { return "Axpy" }
+func (*axpyLayer[T]) Type() string { return "Axpy" }
 
 // Counts: a, x and y; one top.
-func (*Axpy[T]) Counts() layer.BlobCounts {
+func (*axpyLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(3), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing to set up.
-func (*Axpy[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*axpyLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks the shapes and gives the top x's.
-func (l *Axpy[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *axpyLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	a, x, y := bottom[0], bottom[1], bottom[2]
 	if x.NumAxes() < 2 || !x.SameShape(y) {
 		return fmt.Errorf("x %s and y %s must have one shape of at least 2 axes", x.ShapeString(), y.ShapeString())
@@ -63,7 +63,7 @@ func (l *Axpy[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes a * x + y plane by plane.
-func (l *Axpy[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *axpyLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	a, x, y, out := bottom[0].CPUData(), bottom[1].CPUData(), bottom[2].CPUData(), top[0].MutableCPUData()
 	for p := range l.planes {
 		s, lo := a[p], p*l.spatial
@@ -76,7 +76,7 @@ func (l *Axpy[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU computes da = sum over the plane of dtop * x, dx = a * dtop
 // and dy = dtop.
-func (l *Axpy[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *axpyLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	dtop := top[0].CPUDiff()
 	a, x := bottom[0].CPUData(), bottom[1].CPUData()
 	if propagateDown[0] {

@@ -7,9 +7,9 @@ import (
 )
 
 // axpyGPU is Axpy's GPU half.
-type axpyGPU[T layer.Float] struct{ l *Axpy[T] }
+type axpyGPU[T layer.Float] struct{ l *axpyLayer[T] }
 
-func newAxpyGPU[T layer.Float](l *Axpy[T]) layer.Engine[T] { return axpyGPU[T]{l} }
+func newAxpyGPU[T layer.Float](l *axpyLayer[T]) layer.Engine[T] { return axpyGPU[T]{l} }
 
 // Forward computes a * x + y on the device.
 func (e axpyGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

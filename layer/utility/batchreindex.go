@@ -23,13 +23,13 @@ func init() {
 // second (a 1-D blob): top item i is bottom item permut[i] (Caffe's
 // BatchReindexLayer). Indices may repeat or skip items; the gradient of an
 // item is the sum over its copies. The indices get no gradient.
-type BatchReindex[T layer.Float] struct {
+type batchReindexLayer[T layer.Float] struct {
 	layer.Base[T]
 	shape []int
 }
 
 func newBatchReindex[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &BatchReindex[T]{}
+	l := &batchReindexLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -37,21 +37,21 @@ func newBatchReindex[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], 
 }
 
 // Type returns "BatchReindex".
-func (*BatchReindex[T]) Type() string { return "BatchReindex" }
+func (*batchReindexLayer[T]) Type() string { return "BatchReindex" }
 
 // Counts returns data and indices in, one top.
-func (*BatchReindex[T]) Counts() layer.BlobCounts {
+func (*batchReindexLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(1)}
 }
 
 // AllowForceBackward refuses the indices.
-func (*BatchReindex[T]) AllowForceBackward(i int) bool { return i != 1 }
+func (*batchReindexLayer[T]) AllowForceBackward(i int) bool { return i != 1 }
 
 // LayerSetUp has nothing to do.
-func (*BatchReindex[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*batchReindexLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape sizes the top: one item per index.
-func (l *BatchReindex[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *batchReindexLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if bottom[1].NumAxes() != 1 {
 		return fmt.Errorf("the indices must be a 1-D blob, got %s", bottom[1].ShapeString())
 	}
@@ -76,7 +76,7 @@ func checkIndices[T layer.Float](permut []T, n int) error {
 }
 
 // ForwardCPU copies the selected items.
-func (l *BatchReindex[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *batchReindexLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	permut := bottom[1].CPUData()
 	if err := checkIndices(permut, bottom[0].Shape()[0]); err != nil {
 		return err
@@ -90,7 +90,7 @@ func (l *BatchReindex[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU sums each top item's gradient into its source item.
-func (l *BatchReindex[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *batchReindexLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[1] {
 		return errors.New("cannot backprop to index")
 	}

@@ -10,9 +10,9 @@ import (
 )
 
 // batchReindexGPU is BatchReindex's GPU half.
-type batchReindexGPU[T layer.Float] struct{ l *BatchReindex[T] }
+type batchReindexGPU[T layer.Float] struct{ l *batchReindexLayer[T] }
 
-func newBatchReindexGPU[T layer.Float](l *BatchReindex[T]) layer.Engine[T] {
+func newBatchReindexGPU[T layer.Float](l *batchReindexLayer[T]) layer.Engine[T] {
 	return batchReindexGPU[T]{l}
 }
 

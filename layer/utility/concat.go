@@ -23,7 +23,7 @@ func init() {
 // Concat joins its bottoms along one axis (concat_param.axis, default 1, or
 // the legacy concat_dim). All other dimensions must agree. With a single
 // bottom the top simply shares the bottom's data and diff.
-type Concat[T layer.Float] struct {
+type concatLayer[T layer.Float] struct {
 	layer.Base[T]
 	axis         int
 	outer, inner int   // counts before and after the axis
@@ -31,7 +31,7 @@ type Concat[T layer.Float] struct {
 }
 
 func newConcat[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Concat[T]{}
+	l := &concatLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -43,15 +43,15 @@ func newConcat[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error)
 }
 
 // Type returns "Concat".
-func (*Concat[T]) Type() string { return "Concat" }
+func (*concatLayer[T]) Type() string { return "Concat" }
 
 // Counts returns one or more bottoms and one top.
-func (*Concat[T]) Counts() layer.BlobCounts {
+func (*concatLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.AtLeast(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing to do: the axis depends on the bottoms' shapes.
-func (*Concat[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*concatLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // legacyAxis resolves an axis given either as a signed axis (negative
 // counts from the end) or as a legacy unsigned *_dim field, which takes
@@ -68,7 +68,7 @@ func legacyAxis[T layer.Float](b *blob.Blob[T], axis int32, legacy *uint32, lega
 
 // Reshape checks that the bottoms agree off the concat axis and sizes the
 // top: the bottoms' common shape with their concat-axis sizes summed.
-func (l *Concat[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *concatLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	cp := l.Param().GetConcatParam()
 	var dim *uint32
 	if cp != nil {
@@ -145,7 +145,7 @@ func copyAxisPartCPU[T layer.Float](p axisPart, part, whole []T, toWhole bool) {
 }
 
 // ForwardCPU copies each bottom into its range of the top.
-func (l *Concat[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *concatLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if len(bottom) == 1 {
 		return nil
 	}
@@ -160,7 +160,7 @@ func (l *Concat[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU hands each bottom its range of the top's diff.
-func (l *Concat[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *concatLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if len(bottom) == 1 {
 		return nil
 	}
@@ -178,4 +178,4 @@ func (l *Concat[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, botto
 
 // Axis returns the axis a set-up Concat joins along (axis or the legacy
 // concat_dim, made non-negative).
-func (l *Concat[T]) Axis() int { return l.axis }
+func (l *concatLayer[T]) Axis() int { return l.axis }

@@ -8,9 +8,9 @@ import (
 )
 
 // concatGPU is Concat's GPU half.
-type concatGPU[T layer.Float] struct{ l *Concat[T] }
+type concatGPU[T layer.Float] struct{ l *concatLayer[T] }
 
-func newConcatGPU[T layer.Float](l *Concat[T]) layer.Engine[T] { return concatGPU[T]{l} }
+func newConcatGPU[T layer.Float](l *concatLayer[T]) layer.Engine[T] { return concatGPU[T]{l} }
 
 // count is the number of elements of the part: one kernel thread each.
 func (p axisPart) count() int { return p.outer * p.partAxis * p.inner }

@@ -25,7 +25,7 @@ func init() {
 // Eltwise combines bottoms of one shape element by element:
 // eltwise_param.operation SUM (default; weighted by coeff, one per bottom),
 // PROD, or MAX (which remembers which bottom won, for the backward pass).
-type Eltwise[T layer.Float] struct {
+type eltwiseLayer[T layer.Float] struct {
 	layer.Base[T]
 	op         caffepb.EltwiseParameter_EltwiseOp
 	coeffs     []T
@@ -41,7 +41,7 @@ type Eltwise[T layer.Float] struct {
 }
 
 func newEltwise[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Eltwise[T]{}
+	l := &eltwiseLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -54,16 +54,16 @@ func newEltwise[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error
 }
 
 // Type returns "Eltwise".
-func (*Eltwise[T]) Type() string { return "Eltwise" }
+func (*eltwiseLayer[T]) Type() string { return "Eltwise" }
 
 // Counts returns two or more bottoms and one top.
-func (*Eltwise[T]) Counts() layer.BlobCounts {
+func (*eltwiseLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.AtLeast(2), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp reads the coefficients (default 1), one per bottom, and
 // creates MAX's mask.
-func (l *Eltwise[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *eltwiseLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	coeff := l.Param().GetEltwiseParam().GetCoeff()
 	if len(coeff) != 0 && len(coeff) != len(bottom) {
 		return fmt.Errorf("eltwise_param.coeff: takes one coefficient per bottom blob: %d coefficients for %d bottoms", len(coeff), len(bottom))
@@ -86,7 +86,7 @@ func (l *Eltwise[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape checks that the bottoms share one shape and gives it to the top.
-func (l *Eltwise[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *eltwiseLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	for i, b := range bottom[1:] {
 		if !b.SameShape(bottom[0]) {
 			return fmt.Errorf("all inputs must have the same shape: bottom 0 has shape %s, bottom %d has shape %s",
@@ -102,7 +102,7 @@ func (l *Eltwise[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU combines the bottoms on the host.
-func (l *Eltwise[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *eltwiseLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	switch l.op {
 	case caffepb.EltwiseParameter_MAX:
 		l.maxForwardCPU(bottom, top[0])
@@ -115,7 +115,7 @@ func (l *Eltwise[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU computes the bottoms' gradients on the host.
-func (l *Eltwise[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *eltwiseLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if l.op == caffepb.EltwiseParameter_MAX {
 		l.maxBackwardCPU(top[0], propagateDown, bottom)
 		return nil
@@ -125,7 +125,7 @@ func (l *Eltwise[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bott
 
 // eltwiseForward computes SUM and PROD, which need only the device's
 // element-wise math.
-func eltwiseForward[T layer.Float, A any](l *Eltwise[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func eltwiseForward[T layer.Float, A any](l *eltwiseLayer[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	n := top[0].Count()
 	y := d.MutableData(top[0])
 	switch l.op {
@@ -148,7 +148,7 @@ func eltwiseForward[T layer.Float, A any](l *Eltwise[T], d device.View[T, A], bo
 // eltwiseBackward computes the gradients of SUM (coeff * dy) and PROD (dy
 // times the product of the other bottoms: re-multiplied when stable, top /
 // bottom otherwise).
-func eltwiseBackward[T layer.Float, A any](l *Eltwise[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func eltwiseBackward[T layer.Float, A any](l *eltwiseLayer[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	n := top[0].Count()
 	dy := d.Diff(top[0])
 	for i, b := range bottom {
@@ -191,7 +191,7 @@ func productOfOthers[T layer.Float, A any](d device.View[T, A], bottom []*blob.B
 // maxForwardCPU takes the element-wise maximum and records the winner as
 // Caffe's CPU code does: between bottoms 0 and 1 a tie goes to bottom 1,
 // each later bottom must be strictly greater to win.
-func (l *Eltwise[T]) maxForwardCPU(bottom []*blob.Blob[T], top *blob.Blob[T]) {
+func (l *eltwiseLayer[T]) maxForwardCPU(bottom []*blob.Blob[T], top *blob.Blob[T]) {
 	y, mask := top.MutableCPUData(), l.mask.MutableCPUData()
 	a, b := bottom[0].CPUData(), bottom[1].CPUData()
 	for j := range y {
@@ -211,7 +211,7 @@ func (l *Eltwise[T]) maxForwardCPU(bottom []*blob.Blob[T], top *blob.Blob[T]) {
 }
 
 // maxBackwardCPU routes each element's gradient to the bottom that won it.
-func (l *Eltwise[T]) maxBackwardCPU(top *blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) {
+func (l *eltwiseLayer[T]) maxBackwardCPU(top *blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) {
 	dy, mask := top.CPUDiff(), l.mask.CPUData()
 	for i, b := range bottom {
 		if !propagateDown[i] {

@@ -9,9 +9,9 @@ import (
 )
 
 // eltwiseGPU is Eltwise's GPU half.
-type eltwiseGPU[T layer.Float] struct{ l *Eltwise[T] }
+type eltwiseGPU[T layer.Float] struct{ l *eltwiseLayer[T] }
 
-func newEltwiseGPU[T layer.Float](l *Eltwise[T]) layer.Engine[T] { return eltwiseGPU[T]{l} }
+func newEltwiseGPU[T layer.Float](l *eltwiseLayer[T]) layer.Engine[T] { return eltwiseGPU[T]{l} }
 
 // Forward combines the bottoms on the device.
 func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
@@ -91,7 +91,7 @@ func (e eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, botto
 
 // fusesReLU says whether the GPU passes compute the ReLU in place on the
 // top too: a SUM of two bottoms (Fuse).
-func (l *Eltwise[T]) fusesReLU() bool {
+func (l *eltwiseLayer[T]) fusesReLU() bool {
 	return l.relu != nil && !l.FusionSuspended() && l.op == caffepb.EltwiseParameter_SUM && len(l.coeffs) == 2
 }
 
@@ -148,7 +148,7 @@ func (e eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool
 // place on the top (ResNet's residual additions): one pass forward instead
 // of two, one backward instead of two. The ReLU's gradient is taken from
 // y, the ReLU's bottom in place as in Caffe, so any slope is fused.
-func (l *Eltwise[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
+func (l *eltwiseLayer[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
 	if _, ok := l.Engine().(eltwiseGPU[T]); !ok || !needBackward || via != layer.Layer[T](l) || l.op != caffepb.EltwiseParameter_SUM || len(l.coeffs) != 2 {
 		return false
 	}

@@ -24,7 +24,7 @@ func init() {
 // num_output values of the weight (input_dim x num_output), plus the bias
 // (num_output) with bias_term. The top's shape is the bottom's followed by
 // num_output. The indices get no gradient.
-type Embed[T layer.Float] struct {
+type embedLayer[T layer.Float] struct {
 	layer.Base[T]
 	k, n     int // input_dim, num_output
 	biasTerm bool
@@ -33,7 +33,7 @@ type Embed[T layer.Float] struct {
 }
 
 func newEmbed[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Embed[T]{}
+	l := &embedLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -49,19 +49,19 @@ func newEmbed[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) 
 }
 
 // Type returns "Embed".
-func (*Embed[T]) Type() string { return "Embed" }
+func (*embedLayer[T]) Type() string { return "Embed" }
 
 // Counts returns one bottom and one top.
-func (*Embed[T]) Counts() layer.BlobCounts {
+func (*embedLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // AllowForceBackward refuses the indices.
-func (*Embed[T]) AllowForceBackward(int) bool { return false }
+func (*embedLayer[T]) AllowForceBackward(int) bool { return false }
 
 // LayerSetUp creates and fills the weight and bias (unless a model gave
 // them).
-func (l *Embed[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *embedLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if len(l.Blobs()) > 0 {
 		if l.biasTerm {
 			return l.CheckParamShapes([]string{"weight", "bias"}, []int{l.k, l.n}, []int{l.n})
@@ -85,13 +85,13 @@ func (l *Embed[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape sizes the top: the bottom's shape and num_output.
-func (l *Embed[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *embedLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	l.shape = append(append(l.shape[:0], bottom[0].Shape()...), l.n)
 	return top[0].Reshape(l.shape)
 }
 
 // index checks and converts bottom value i.
-func (l *Embed[T]) index(v T, i int) (int, error) {
+func (l *embedLayer[T]) index(v T, i int) (int, error) {
 	idx := int(v)
 	if T(idx) != v || idx < 0 || idx >= l.k {
 		return 0, fmt.Errorf("bottom value %v at %d is not an index in [0, input_dim=%d)", v, i, l.k)
@@ -100,7 +100,7 @@ func (l *Embed[T]) index(v T, i int) (int, error) {
 }
 
 // ForwardCPU copies the indexed rows (and adds the bias).
-func (l *Embed[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *embedLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	w, y := l.Blobs()[0].CPUData(), top[0].MutableCPUData()
 	var b []T
 	if l.biasTerm {
@@ -122,7 +122,7 @@ func (l *Embed[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU accumulates each top row's gradient into its weight row (and
 // the bias).
-func (l *Embed[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *embedLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[0] {
 		return errors.New("can't propagate to EmbedLayer input")
 	}

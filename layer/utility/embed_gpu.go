@@ -14,7 +14,7 @@ import (
 
 // checkIndices checks the indices on the host: a bad one must not reach a
 // kernel.
-func (l *Embed[T]) checkIndices(b *blob.Blob[T]) error {
+func (l *embedLayer[T]) checkIndices(b *blob.Blob[T]) error {
 	for i, v := range b.CPUData() {
 		if _, err := l.index(v, i); err != nil {
 			return err
@@ -24,9 +24,9 @@ func (l *Embed[T]) checkIndices(b *blob.Blob[T]) error {
 }
 
 // embedGPU is Embed's GPU half.
-type embedGPU[T layer.Float] struct{ l *Embed[T] }
+type embedGPU[T layer.Float] struct{ l *embedLayer[T] }
 
-func newEmbedGPU[T layer.Float](l *Embed[T]) layer.Engine[T] { return embedGPU[T]{l} }
+func newEmbedGPU[T layer.Float](l *embedLayer[T]) layer.Engine[T] { return embedGPU[T]{l} }
 
 // Forward gathers the rows on the device (and adds the bias through a
 // ones vector).

@@ -25,7 +25,7 @@ func init() {
 // others have N items each and give one top each, holding the selected
 // items in order. At setup, before any selector is known, the tops have N
 // items. Items not selected get a zero gradient; the selector gets none.
-type Filter[T layer.Float] struct {
+type filterLayer[T layer.Float] struct {
 	layer.Base[T]
 	keep         []int
 	firstReshape bool
@@ -33,7 +33,7 @@ type Filter[T layer.Float] struct {
 }
 
 func newFilter[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Filter[T]{firstReshape: true}
+	l := &filterLayer[T]{firstReshape: true}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -41,19 +41,19 @@ func newFilter[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error)
 }
 
 // Type returns "Filter".
-func (*Filter[T]) Type() string { return "Filter" }
+func (*filterLayer[T]) Type() string { return "Filter" }
 
 // Counts returns two or more bottoms and one or more tops, one fewer than
 // the bottoms.
-func (*Filter[T]) Counts() layer.BlobCounts {
+func (*filterLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.AtLeast(2), Top: layer.AtLeast(1)}
 }
 
 // AllowForceBackward refuses the selector.
-func (l *Filter[T]) AllowForceBackward(i int) bool { return i != len(l.Param().GetBottom())-1 }
+func (l *filterLayer[T]) AllowForceBackward(i int) bool { return i != len(l.Param().GetBottom())-1 }
 
 // LayerSetUp checks that there is one top per filtered bottom.
-func (l *Filter[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *filterLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if len(top) != len(bottom)-1 {
 		return fmt.Errorf("takes one top per bottom except the selector: %d bottoms, %d tops", len(bottom), len(top))
 	}
@@ -62,7 +62,7 @@ func (l *Filter[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape reads the selector and sizes the tops.
-func (l *Filter[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *filterLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	sel := bottom[len(bottom)-1]
 	if sel.NumAxes() == 0 {
 		return errors.New("the selector needs a first (batch) axis")
@@ -97,16 +97,16 @@ func (l *Filter[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU copies the selected items on the host.
-func (l *Filter[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *filterLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return filterForward[T](l, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU routes the gradients on the host.
-func (l *Filter[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *filterLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return filterBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
-func filterForward[T layer.Float, A any](l *Filter[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func filterForward[T layer.Float, A any](l *filterLayer[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	for t := range top {
 		dim := bottom[t].CountFrom(1)
 		x, y := d.Data(bottom[t]), d.MutableData(top[t])
@@ -119,7 +119,7 @@ func filterForward[T layer.Float, A any](l *Filter[T], d device.View[T, A], bott
 
 // filterBackward routes each top item's gradient to its bottom item and
 // zeroes the others.
-func filterBackward[T layer.Float, A any](l *Filter[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func filterBackward[T layer.Float, A any](l *filterLayer[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[len(bottom)-1] {
 		return errors.New("Filter cannot backpropagate to filter index inputs")
 	}

@@ -6,9 +6,9 @@ import (
 )
 
 // filterGPU is Filter's GPU half.
-type filterGPU[T layer.Float] struct{ l *Filter[T] }
+type filterGPU[T layer.Float] struct{ l *filterLayer[T] }
 
-func newFilterGPU[T layer.Float](l *Filter[T]) layer.Engine[T] { return filterGPU[T]{l} }
+func newFilterGPU[T layer.Float](l *filterLayer[T]) layer.Engine[T] { return filterGPU[T]{l} }
 
 // Forward copies the selected items on the device (the selector is read
 // on the host by Reshape, as in Caffe).

@@ -21,13 +21,13 @@ func init() {
 // Flatten collapses the axes flatten_param.axis (default 1) to end_axis
 // (default -1, the last) into one. The top is a view of the bottom: it
 // shares its data and diff, so neither pass computes anything.
-type Flatten[T layer.Float] struct {
+type flattenLayer[T layer.Float] struct {
 	layer.Base[T]
 	shape []int // the top's shape, kept to avoid allocating per pass
 }
 
 func newFlatten[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Flatten[T]{}
+	l := &flattenLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -35,19 +35,19 @@ func newFlatten[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error
 }
 
 // Type returns "Flatten".
-func (*Flatten[T]) Type() string { return "Flatten" }
+func (*flattenLayer[T]) Type() string { return "Flatten" }
 
 // Counts returns one bottom and one top.
-func (*Flatten[T]) Counts() layer.BlobCounts {
+func (*flattenLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing to do.
-func (*Flatten[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*flattenLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape makes the top the flattened view of the bottom. In place, the
 // bottom itself would change shape, so that is refused.
-func (l *Flatten[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *flattenLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if top[0] == bottom[0] {
 		return errTopIsBottom
 	}
@@ -75,9 +75,9 @@ func (l *Flatten[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU has nothing to do: the top shares the bottom's data.
-func (*Flatten[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
+func (*flattenLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
 
 // BackwardCPU has nothing to do: the top shares the bottom's diff.
-func (*Flatten[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*flattenLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

@@ -27,7 +27,7 @@ func init() {
 // InnerProduct is a fully connected layer: the axes from `axis` on are
 // flattened to K inputs, and top = bottom * W^T + b with W of shape N x K
 // (K x N with transpose), N = num_output. The axes before `axis` are batch.
-type InnerProduct[T layer.Float] struct {
+type innerProductLayer[T layer.Float] struct {
 	layer.Base[T]
 	numOutput      int
 	biasTerm       bool
@@ -38,7 +38,7 @@ type InnerProduct[T layer.Float] struct {
 }
 
 func newInnerProduct[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &InnerProduct[T]{}
+	l := &innerProductLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -51,20 +51,20 @@ func newInnerProduct[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], 
 }
 
 // Type returns "InnerProduct".
-func (*InnerProduct[T]) Type() string { return "InnerProduct" }
+func (*innerProductLayer[T]) Type() string { return "InnerProduct" }
 
 // Counts returns one bottom and one top.
-func (*InnerProduct[T]) Counts() layer.BlobCounts {
+func (*innerProductLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
-func (l *InnerProduct[T]) axis(bottom *blob.Blob[T]) (int, error) {
+func (l *innerProductLayer[T]) axis(bottom *blob.Blob[T]) (int, error) {
 	return bottom.CanonicalAxisIndex(int(l.Param().GetInnerProductParam().GetAxis()))
 }
 
 // LayerSetUp creates and fills the weights (N x K, or K x N when
 // transposed) and the bias (N), unless they came with the model.
-func (l *InnerProduct[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *innerProductLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	axis, err := l.axis(bottom[0])
 	if err != nil {
 		return err
@@ -97,7 +97,7 @@ func (l *InnerProduct[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape sizes the top: the bottom's shape up to axis, then N.
-func (l *InnerProduct[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *innerProductLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	axis, err := l.axis(bottom[0])
 	if err != nil {
 		return err
@@ -118,24 +118,24 @@ func (l *InnerProduct[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU computes the product on the host.
-func (l *InnerProduct[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *innerProductLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return innerProductForward[T](l, device.Host[T](l.Context()), bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host.
-func (l *InnerProduct[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *innerProductLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return innerProductBackward[T](l, device.Host[T](l.Context()), top, propagateDown, bottom)
 }
 
 // weightTrans is how the stored weights enter top = bottom * W^T.
-func (l *InnerProduct[T]) weightTrans() blas.Transpose {
+func (l *innerProductLayer[T]) weightTrans() blas.Transpose {
 	if l.transpose {
 		return blas.NoTrans
 	}
 	return blas.Trans
 }
 
-func innerProductForward[T layer.Float, A any](l *InnerProduct[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func innerProductForward[T layer.Float, A any](l *innerProductLayer[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	out := d.MutableData(top[0])
 	d.Gemm(blas.NoTrans, l.weightTrans(), l.m, l.numOutput, l.k, 1, d.Data(bottom[0]), d.Data(l.Blobs()[0]), 0, out)
 	if l.biasTerm {
@@ -144,7 +144,7 @@ func innerProductForward[T layer.Float, A any](l *InnerProduct[T], d device.View
 	return d.Err()
 }
 
-func innerProductBackward[T layer.Float, A any](l *InnerProduct[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func innerProductBackward[T layer.Float, A any](l *innerProductLayer[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	dy := d.Diff(top[0])
 	if l.ParamPropagateDown(0) {
 		if l.transpose {
@@ -169,7 +169,7 @@ func innerProductBackward[T layer.Float, A any](l *InnerProduct[T], d device.Vie
 // FLOPs returns the floating-point operations of a forward pass and of a
 // backward pass that computes the weight gradient and, with
 // propagateDown, the bottom's: 2*m*n*k per product.
-func (l *InnerProduct[T]) FLOPs(propagateDown bool) (forward, backward float64) {
+func (l *innerProductLayer[T]) FLOPs(propagateDown bool) (forward, backward float64) {
 	f := 2 * float64(l.m) * float64(l.numOutput) * float64(l.k)
 	backward = f
 	if propagateDown {

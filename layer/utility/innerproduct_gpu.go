@@ -6,9 +6,9 @@ import (
 )
 
 // innerProductGPU is InnerProduct's GPU half.
-type innerProductGPU[T layer.Float] struct{ l *InnerProduct[T] }
+type innerProductGPU[T layer.Float] struct{ l *innerProductLayer[T] }
 
-func newInnerProductGPU[T layer.Float](l *InnerProduct[T]) layer.Engine[T] {
+func newInnerProductGPU[T layer.Float](l *innerProductLayer[T]) layer.Engine[T] {
 	return innerProductGPU[T]{l}
 }
 

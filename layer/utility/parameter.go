@@ -22,10 +22,10 @@ func init() {
 // (Caffe's ParameterLayer): the top shares the blob's data and diff, so
 // layers above read the parameter and their gradients reach it. The blob
 // starts at 0 unless a model gives it.
-type Parameter[T layer.Float] struct{ layer.Base[T] }
+type parameterLayer[T layer.Float] struct{ layer.Base[T] }
 
 func newParameter[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Parameter[T]{}
+	l := &parameterLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -36,15 +36,15 @@ func newParameter[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], err
 }
 
 // Type returns "Parameter".
-func (*Parameter[T]) Type() string { return "Parameter" }
+func (*parameterLayer[T]) Type() string { return "Parameter" }
 
 // Counts returns no bottoms and one top.
-func (*Parameter[T]) Counts() layer.BlobCounts {
+func (*parameterLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(0), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp creates the blob (unless a model gave it).
-func (l *Parameter[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *parameterLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	dims := l.Param().GetParameterParam().GetShape().GetDim()
 	shape := make([]int, len(dims))
 	for i, d := range dims {
@@ -62,7 +62,7 @@ func (l *Parameter[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape shapes the top like the blob and shares its memory.
-func (l *Parameter[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *parameterLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := top[0].ReshapeLike(l.Blobs()[0]); err != nil {
 		return err
 	}
@@ -73,9 +73,9 @@ func (l *Parameter[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU has nothing to do: the top is the blob.
-func (*Parameter[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
+func (*parameterLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
 
 // BackwardCPU has nothing to do: the top's diff is the blob's.
-func (*Parameter[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*parameterLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

@@ -24,7 +24,7 @@ func init() {
 // not name follow in their own order, so order 0 2 3 1 turns N x C x H x W
 // into N x H x W x C, as SSD does with its box predictions before
 // flattening them.
-type Permute[T layer.Float] struct {
+type permuteLayer[T layer.Float] struct {
 	layer.Base[T]
 	order []int // a full permutation of the bottom's axes
 	// oldSteps[i] is the bottom stride of top axis i; newSteps the top's own
@@ -34,7 +34,7 @@ type Permute[T layer.Float] struct {
 }
 
 func newPermute[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Permute[T]{}
+	l := &permuteLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -42,15 +42,15 @@ func newPermute[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error
 }
 
 // Type returns "Permute".
-func (*Permute[T]) Type() string { return "Permute" }
+func (*permuteLayer[T]) Type() string { return "Permute" }
 
 // Counts: one bottom, one top.
-func (*Permute[T]) Counts() layer.BlobCounts {
+func (*permuteLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp reads and completes the order.
-func (l *Permute[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *permuteLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	axes := bottom[0].NumAxes()
 	seen := make([]bool, axes)
 	l.order = l.order[:0]
@@ -73,7 +73,7 @@ func (l *Permute[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape computes the top's shape and the strides.
-func (l *Permute[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *permuteLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	in := bottom[0].Shape()
 	if len(in) != len(l.order) {
 		return fmt.Errorf("bottom %s has %d axes, the order was set up for %d", bottom[0].ShapeString(), len(in), len(l.order))
@@ -99,7 +99,7 @@ func (l *Permute[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // permute copies between the bottom's layout and the top's: forward
 // top[i] = bottom[src(i)], backward bottom[src(i)] = top[i].
-func (l *Permute[T]) permute(bottom, top []T, backward bool) {
+func (l *permuteLayer[T]) permute(bottom, top []T, backward bool) {
 	for i := range top {
 		src, rest := 0, i
 		for a, s := range l.newSteps {
@@ -115,13 +115,13 @@ func (l *Permute[T]) permute(bottom, top []T, backward bool) {
 }
 
 // ForwardCPU reorders the data.
-func (l *Permute[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *permuteLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	l.permute(bottom[0].CPUData(), top[0].MutableCPUData(), false)
 	return nil
 }
 
 // BackwardCPU reorders the gradient back.
-func (l *Permute[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *permuteLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if propagateDown[0] {
 		l.permute(bottom[0].MutableCPUDiff(), top[0].CPUDiff(), true)
 	}

@@ -8,9 +8,9 @@ import (
 )
 
 // permuteGPU is Permute's GPU half.
-type permuteGPU[T layer.Float] struct{ l *Permute[T] }
+type permuteGPU[T layer.Float] struct{ l *permuteLayer[T] }
 
-func newPermuteGPU[T layer.Float](l *Permute[T]) layer.Engine[T] { return permuteGPU[T]{l} }
+func newPermuteGPU[T layer.Float](l *permuteLayer[T]) layer.Engine[T] { return permuteGPU[T]{l} }
 
 // run copies between the layouts (x the bottom's, y the top's; backward
 // writes x), the kernels' struct PermuteSteps passed by value.

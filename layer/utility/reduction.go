@@ -24,7 +24,7 @@ func init() {
 // whole blob to a scalar) by SUM, ASUM (sum of |x|), SUMSQ (sum of x^2) or
 // MEAN, times coeff (default 1). The top's shape is the bottom's up to
 // axis.
-type Reduction[T layer.Float] struct {
+type reductionLayer[T layer.Float] struct {
 	layer.Base[T]
 	op       caffepb.ReductionParameter_ReductionOp
 	coeff    T
@@ -34,7 +34,7 @@ type Reduction[T layer.Float] struct {
 }
 
 func newReduction[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Reduction[T]{}
+	l := &reductionLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -49,18 +49,18 @@ func newReduction[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], err
 }
 
 // Type returns "Reduction".
-func (*Reduction[T]) Type() string { return "Reduction" }
+func (*reductionLayer[T]) Type() string { return "Reduction" }
 
 // Counts returns one bottom and one top.
-func (*Reduction[T]) Counts() layer.BlobCounts {
+func (*reductionLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing to do.
-func (*Reduction[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*reductionLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape sizes the top to the bottom's axes before axis.
-func (l *Reduction[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *reductionLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetReductionParam().GetAxis()))
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func (l *Reduction[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // scale is coeff, divided by dim for MEAN.
-func (l *Reduction[T]) scale() T {
+func (l *reductionLayer[T]) scale() T {
 	if l.op == caffepb.ReductionParameter_MEAN && l.dim > 0 {
 		return l.coeff / T(l.dim)
 	}
@@ -79,18 +79,18 @@ func (l *Reduction[T]) scale() T {
 }
 
 // ForwardCPU reduces each of the num slices on the host.
-func (l *Reduction[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *reductionLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return reductionForward[T](l, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU spreads each slice's gradient on the host.
-func (l *Reduction[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *reductionLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return reductionBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
 // reductionForward reduces slice by slice, as Caffe's: a dot product with
 // ones (SUM, MEAN), with itself (SUMSQ) or an asum, scaled.
-func reductionForward[T layer.Float, A any](l *Reduction[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func reductionForward[T layer.Float, A any](l *reductionLayer[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	if err := kit.Ones(l, &l.ones, max(l.dim, 1)); err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func reductionForward[T layer.Float, A any](l *Reduction[T], d device.View[T, A]
 
 // reductionBackward writes each slice's gradient: scale, scale*sign(x) or
 // 2*scale*x, times the top's gradient (read on the host, as Caffe does).
-func reductionBackward[T layer.Float, A any](l *Reduction[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func reductionBackward[T layer.Float, A any](l *reductionLayer[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -6,9 +6,9 @@ import (
 )
 
 // reductionGPU is Reduction's GPU half.
-type reductionGPU[T layer.Float] struct{ l *Reduction[T] }
+type reductionGPU[T layer.Float] struct{ l *reductionLayer[T] }
 
-func newReductionGPU[T layer.Float](l *Reduction[T]) layer.Engine[T] { return reductionGPU[T]{l} }
+func newReductionGPU[T layer.Float](l *reductionLayer[T]) layer.Engine[T] { return reductionGPU[T]{l} }
 
 // Forward reduces on the device.
 func (e reductionGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

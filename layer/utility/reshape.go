@@ -24,7 +24,7 @@ func init() {
 // bottom's axes [axis, axis+num_axes) (default: all of them); in it a 0
 // copies the bottom's dimension at that position and one -1 is inferred
 // from the count.
-type Reshape[T layer.Float] struct {
+type reshapeLayer[T layer.Float] struct {
 	layer.Base[T]
 	dims          []int // reshape_param.shape
 	copyAxes      []int // positions in dims holding 0
@@ -34,7 +34,7 @@ type Reshape[T layer.Float] struct {
 }
 
 func newReshape[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Reshape[T]{inferredAxis: -1, constantCount: 1}
+	l := &reshapeLayer[T]{inferredAxis: -1, constantCount: 1}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -62,19 +62,19 @@ func newReshape[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error
 }
 
 // Type returns "Reshape".
-func (*Reshape[T]) Type() string { return "Reshape" }
+func (*reshapeLayer[T]) Type() string { return "Reshape" }
 
 // Counts returns one bottom and one top.
-func (*Reshape[T]) Counts() layer.BlobCounts {
+func (*reshapeLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing to do: the constructor parsed the new shape.
-func (*Reshape[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*reshapeLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // replaced returns the range [start, end) of the bottom's axes that the new
 // shape replaces.
-func (l *Reshape[T]) replaced(b *blob.Blob[T]) (start, end int, err error) {
+func (l *reshapeLayer[T]) replaced(b *blob.Blob[T]) (start, end int, err error) {
 	rp := l.Param().GetReshapeParam()
 	axis, n := int(rp.GetAxis()), b.NumAxes()
 	start = axis
@@ -95,7 +95,7 @@ func (l *Reshape[T]) replaced(b *blob.Blob[T]) (start, end int, err error) {
 }
 
 // Reshape computes the top's shape and makes the top a view of the bottom.
-func (l *Reshape[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *reshapeLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	start, end, err := l.replaced(b)
 	if err != nil {
@@ -133,9 +133,9 @@ func (l *Reshape[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU has nothing to do: the top shares the bottom's data.
-func (*Reshape[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
+func (*reshapeLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
 
 // BackwardCPU has nothing to do: the top shares the bottom's diff.
-func (*Reshape[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*reshapeLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return nil
 }

@@ -21,10 +21,10 @@ func init() {
 // Silence consumes blobs that nothing else uses, so that the net does not
 // report them as outputs. It has no tops; its backward pass gives its
 // bottoms a zero gradient.
-type Silence[T layer.Float] struct{ layer.Base[T] }
+type silenceLayer[T layer.Float] struct{ layer.Base[T] }
 
 func newSilence[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Silence[T]{}
+	l := &silenceLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -32,23 +32,23 @@ func newSilence[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error
 }
 
 // Type returns "Silence".
-func (*Silence[T]) Type() string { return "Silence" }
+func (*silenceLayer[T]) Type() string { return "Silence" }
 
 // Counts returns one or more bottoms and no tops.
-func (*Silence[T]) Counts() layer.BlobCounts {
+func (*silenceLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.AtLeast(1), Top: layer.Exactly(0)}
 }
 
 // LayerSetUp has nothing to do.
-func (*Silence[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*silenceLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape has nothing to do.
-func (*Silence[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
+func (*silenceLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error { return nil }
 
 // ForwardCPU has nothing to do.
-func (*Silence[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
+func (*silenceLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
 
 // BackwardCPU zeroes the diffs of the bottoms that propagate.
-func (*Silence[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (*silenceLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return kit.ZeroPropagatedDiffs[T](device.HostView[T]{}, propagateDown, bottom)
 }

@@ -7,9 +7,9 @@ import (
 )
 
 // silenceGPU is Silence's GPU half.
-type silenceGPU[T layer.Float] struct{ l *Silence[T] }
+type silenceGPU[T layer.Float] struct{ l *silenceLayer[T] }
 
-func newSilenceGPU[T layer.Float](l *Silence[T]) layer.Engine[T] { return silenceGPU[T]{l} }
+func newSilenceGPU[T layer.Float](l *silenceLayer[T]) layer.Engine[T] { return silenceGPU[T]{l} }
 
 // Forward has nothing to do.
 func (silenceGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return nil }

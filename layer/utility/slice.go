@@ -24,7 +24,7 @@ func init() {
 // legacy slice_dim) into its tops: at the slice_point positions when given
 // (one fewer than the tops), otherwise into equal parts. With a single top
 // the top simply shares the bottom's data and diff.
-type Slice[T layer.Float] struct {
+type sliceLayer[T layer.Float] struct {
 	layer.Base[T]
 	points       []int
 	axis         int
@@ -33,7 +33,7 @@ type Slice[T layer.Float] struct {
 }
 
 func newSlice[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Slice[T]{}
+	l := &sliceLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -53,19 +53,19 @@ func newSlice[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) 
 }
 
 // Type returns "Slice".
-func (*Slice[T]) Type() string { return "Slice" }
+func (*sliceLayer[T]) Type() string { return "Slice" }
 
 // Counts returns one bottom and one or more tops.
-func (*Slice[T]) Counts() layer.BlobCounts {
+func (*sliceLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.AtLeast(1)}
 }
 
 // LayerSetUp has nothing to do: the axis depends on the bottom's shape.
-func (*Slice[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*sliceLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape sizes the tops: the bottom's shape with the axis cut at the slice
 // points, or into len(top) equal parts.
-func (l *Slice[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *sliceLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	sp := l.Param().GetSliceParam()
 	var dim *uint32
 	if sp != nil {
@@ -105,7 +105,7 @@ func (l *Slice[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // checkSlices checks the slice points (or the equal split) against the
 // bottom's axis.
-func (l *Slice[T]) checkSlices(b *blob.Blob[T], nTop int) error {
+func (l *sliceLayer[T]) checkSlices(b *blob.Blob[T], nTop int) error {
 	size := b.Shape()[l.axis]
 	if len(l.points) == 0 {
 		if size%nTop != 0 {
@@ -127,7 +127,7 @@ func (l *Slice[T]) checkSlices(b *blob.Blob[T], nTop int) error {
 }
 
 // ForwardCPU copies each top's range of the bottom.
-func (l *Slice[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *sliceLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if len(top) == 1 {
 		return nil
 	}
@@ -142,7 +142,7 @@ func (l *Slice[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU puts each top's diff back into its range of the bottom's.
-func (l *Slice[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *sliceLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] || len(top) == 1 {
 		return nil
 	}
@@ -158,4 +158,4 @@ func (l *Slice[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom
 
 // Axis returns the axis a set-up Slice cuts along (axis or the legacy
 // slice_dim, made non-negative).
-func (l *Slice[T]) Axis() int { return l.axis }
+func (l *sliceLayer[T]) Axis() int { return l.axis }

@@ -6,9 +6,9 @@ import (
 )
 
 // sliceGPU is Slice's GPU half.
-type sliceGPU[T layer.Float] struct{ l *Slice[T] }
+type sliceGPU[T layer.Float] struct{ l *sliceLayer[T] }
 
-func newSliceGPU[T layer.Float](l *Slice[T]) layer.Engine[T] { return sliceGPU[T]{l} }
+func newSliceGPU[T layer.Float](l *sliceLayer[T]) layer.Engine[T] { return sliceGPU[T]{l} }
 
 // Forward copies each top's range of the bottom on the device, with
 // Concat's kernel.

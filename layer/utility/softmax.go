@@ -25,13 +25,13 @@ func init() {
 // Softmax normalises along `axis` (default 1): top = exp(x - max) / sum,
 // with the maximum subtracted for stability. The axes before it are outer,
 // the ones after it inner.
-type Softmax[T layer.Float] struct {
+type softmaxLayer[T layer.Float] struct {
 	layer.Base[T]
 	outer, channels, inner int
 }
 
 func newSoftmax[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Softmax[T]{}
+	l := &softmaxLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -39,18 +39,18 @@ func newSoftmax[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error
 }
 
 // Type returns "Softmax".
-func (*Softmax[T]) Type() string { return "Softmax" }
+func (*softmaxLayer[T]) Type() string { return "Softmax" }
 
 // Counts returns one bottom and one top.
-func (*Softmax[T]) Counts() layer.BlobCounts {
+func (*softmaxLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing to do.
-func (*Softmax[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*softmaxLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape gives the top the bottom's shape.
-func (l *Softmax[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *softmaxLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetSoftmaxParam().GetAxis()))
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (l *Softmax[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU computes the softmax of each (outer, inner) position's
 // channels.
-func (l *Softmax[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *softmaxLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	dim := l.channels * l.inner
 	for i := range l.outer {
@@ -86,7 +86,7 @@ func (l *Softmax[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU computes dx = (dy - dot(dy, y)) * y along the channels.
-func (l *Softmax[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *softmaxLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

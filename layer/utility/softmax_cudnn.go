@@ -10,12 +10,12 @@ import (
 // softmaxDNN is Softmax's cuDNN engine: the softmax axis is cuDNN's
 // channel axis of an (outer, channels, inner, 1) tensor.
 type softmaxDNN[T layer.Float] struct {
-	l   *Softmax[T]
+	l   *softmaxLayer[T]
 	dnn *cuda.DNN
 	x   kit.TensorDesc[T]
 }
 
-func newSoftmaxDNN[T layer.Float](l *Softmax[T], dnn *cuda.DNN) (layer.Engine[T], error) {
+func newSoftmaxDNN[T layer.Float](l *softmaxLayer[T], dnn *cuda.DNN) (layer.Engine[T], error) {
 	return &softmaxDNN[T]{l: l, dnn: dnn}, nil
 }
 

@@ -7,9 +7,9 @@ import (
 )
 
 // softmaxGPU is Softmax's GPU half.
-type softmaxGPU[T layer.Float] struct{ l *Softmax[T] }
+type softmaxGPU[T layer.Float] struct{ l *softmaxLayer[T] }
 
-func newSoftmaxGPU[T layer.Float](l *Softmax[T]) layer.Engine[T] { return softmaxGPU[T]{l} }
+func newSoftmaxGPU[T layer.Float](l *softmaxLayer[T]) layer.Engine[T] { return softmaxGPU[T]{l} }
 
 // Forward runs one thread per (outer, inner) position over its channels.
 func (e softmaxGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

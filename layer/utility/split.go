@@ -23,10 +23,10 @@ func init() {
 // Split hands its bottom to several consumers: every top shares the
 // bottom's data, and the backward pass sums the tops' diffs into the
 // bottom's. Nets insert it wherever one blob feeds several layers.
-type Split[T layer.Float] struct{ layer.Base[T] }
+type splitLayer[T layer.Float] struct{ layer.Base[T] }
 
 func newSplit[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Split[T]{}
+	l := &splitLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -34,15 +34,15 @@ func newSplit[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) 
 }
 
 // Type returns "Split".
-func (*Split[T]) Type() string { return "Split" }
+func (*splitLayer[T]) Type() string { return "Split" }
 
 // Counts returns one bottom and one or more tops.
-func (*Split[T]) Counts() layer.BlobCounts {
+func (*splitLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.AtLeast(1)}
 }
 
 // LayerSetUp has nothing to do.
-func (*Split[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*splitLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // errTopIsBottom is the error of a layer that cannot run in place.
 var errTopIsBottom = errors.New("does not allow in-place computation (a top is the bottom)")
@@ -50,7 +50,7 @@ var errTopIsBottom = errors.New("does not allow in-place computation (a top is t
 // Reshape gives every top the bottom's shape and data. A top that were the
 // bottom itself would have its diff overwritten by the sum, so in-place use
 // is refused.
-func (*Split[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (*splitLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	for _, t := range top {
 		if t == bottom[0] {
 			return errTopIsBottom
@@ -66,10 +66,10 @@ func (*Split[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU has nothing to do: the tops share the bottom's data.
-func (*Split[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
+func (*splitLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
 
 // BackwardCPU sums the tops' diffs into the bottom's.
-func (l *Split[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *splitLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return splitBackward[T](device.HostView[T]{}, top, propagateDown, bottom)
 }
 

@@ -6,9 +6,9 @@ import (
 )
 
 // splitGPU is Split's GPU half.
-type splitGPU[T layer.Float] struct{ l *Split[T] }
+type splitGPU[T layer.Float] struct{ l *splitLayer[T] }
 
-func newSplitGPU[T layer.Float](l *Split[T]) layer.Engine[T] { return splitGPU[T]{l} }
+func newSplitGPU[T layer.Float](l *splitLayer[T]) layer.Engine[T] { return splitGPU[T]{l} }
 
 // Forward has nothing to do: the tops share the bottom's data.
 func (splitGPU[T]) Forward(bottom, top []*blob.Blob[T]) error { return nil }

@@ -21,7 +21,7 @@ func init() {
 
 // Tile repeats the bottom tile_param.tiles times along tile_param.axis
 // (default 1): top shape(axis) = tiles * bottom shape(axis).
-type Tile[T layer.Float] struct {
+type tileLayer[T layer.Float] struct {
 	layer.Base[T]
 	tiles        int
 	outer, inner int // count before axis; count from axis
@@ -29,7 +29,7 @@ type Tile[T layer.Float] struct {
 }
 
 func newTile[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Tile[T]{}
+	l := &tileLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -41,18 +41,18 @@ func newTile[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "Tile".
-func (*Tile[T]) Type() string { return "Tile" }
+func (*tileLayer[T]) Type() string { return "Tile" }
 
 // Counts returns one bottom and one top.
-func (*Tile[T]) Counts() layer.BlobCounts {
+func (*tileLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing to do.
-func (*Tile[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*tileLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape sizes the top.
-func (l *Tile[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *tileLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetTileParam().GetAxis()))
 	if err != nil {
 		return err
@@ -64,7 +64,7 @@ func (l *Tile[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU copies each outer slice tiles times.
-func (l *Tile[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *tileLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	for i := range l.outer {
 		for t := range l.tiles {
@@ -75,7 +75,7 @@ func (l *Tile[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU sums the tiles' gradients.
-func (l *Tile[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *tileLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

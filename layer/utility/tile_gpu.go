@@ -7,9 +7,9 @@ import (
 )
 
 // tileGPU is Tile's GPU half.
-type tileGPU[T layer.Float] struct{ l *Tile[T] }
+type tileGPU[T layer.Float] struct{ l *tileLayer[T] }
 
-func newTileGPU[T layer.Float](l *Tile[T]) layer.Engine[T] { return tileGPU[T]{l} }
+func newTileGPU[T layer.Float](l *tileLayer[T]) layer.Engine[T] { return tileGPU[T]{l} }
 
 // Forward tiles on the device.
 func (e tileGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -38,10 +38,10 @@ var convolutionEngines = []layer.EngineDef{
 // channels and outputs into independent groups; axis (default 1) is the
 // channel axis and every axis after it is spatial, so 1-D, 2-D and N-D
 // convolutions share this layer.
-type Convolution[T layer.Float] struct{ convBase[T] }
+type convolutionLayer[T layer.Float] struct{ convBase[T] }
 
 func newConvolution[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Convolution[T]{}
+	l := &convolutionLayer[T]{}
 	if err := newConvBase(&l.convBase, p, false); err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func newConvolution[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], e
 }
 
 // Type returns "Convolution", or "ConvolutionDepthwise".
-func (l *Convolution[T]) Type() string {
+func (l *convolutionLayer[T]) Type() string {
 	if l.depthwise {
 		return "ConvolutionDepthwise"
 	}
@@ -57,13 +57,13 @@ func (l *Convolution[T]) Type() string {
 }
 
 // ForwardCPU convolves on the host, images spread over the cores.
-func (l *Convolution[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *convolutionLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return l.forwardCPU(bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host, images spread over the
 // cores.
-func (l *Convolution[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *convolutionLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return l.backwardCPU(top, propagateDown, bottom)
 }
 

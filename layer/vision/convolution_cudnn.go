@@ -35,7 +35,7 @@ func acceptsConvDNN(p *caffepb.LayerParameter) error {
 // (cuDNN's Find, or its heuristics if that fails) within the context's
 // workspace bound.
 type convolutionDNN[T layer.Float] struct {
-	l    *Convolution[T]
+	l    *convolutionLayer[T]
 	dnn  *cuda.DNN
 	x, y kit.TensorDesc[T]
 	w    *cuda.FilterDesc
@@ -53,7 +53,7 @@ type convolutionDNN[T layer.Float] struct {
 	use       [3]bool // the passes taken that way, by pass index
 }
 
-func newConvolutionDNN[T layer.Float](l *Convolution[T], dnn *cuda.DNN) (layer.Engine[T], error) {
+func newConvolutionDNN[T layer.Float](l *convolutionLayer[T], dnn *cuda.DNN) (layer.Engine[T], error) {
 	if l.numSpatial < 1 || l.numSpatial > 3 {
 		return nil, fmt.Errorf("cuDNN convolves 1 to 3 spatial axes, not %d", l.numSpatial)
 	}
@@ -267,7 +267,7 @@ func (e *convolutionDNN[T]) fusesReLU() bool {
 // in place on its top in the bias addition: the forward pass only. The
 // ReLU's backward pass runs as written, reading its output as in Caffe; so
 // this needs no backward pass of the convolution, and test nets fuse too.
-func (l *Convolution[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
+func (l *convolutionLayer[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
 	e, ok := l.Engine().(*convolutionDNN[T])
 	if !ok || !l.biasTerm || via != layer.Layer[T](l) {
 		return false

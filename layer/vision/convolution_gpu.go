@@ -14,11 +14,11 @@ import (
 // batched im2col and one GEMM per group (2-D geometries), or image by image
 // through the arithmetic the CPU half shares (convbase.go).
 type convolutionGPU[T layer.Float] struct {
-	l     *Convolution[T]
+	l     *convolutionLayer[T]
 	batch convBatch[T]
 }
 
-func newConvolutionGPU[T layer.Float](l *Convolution[T]) layer.Engine[T] {
+func newConvolutionGPU[T layer.Float](l *convolutionLayer[T]) layer.Engine[T] {
 	return &convolutionGPU[T]{l: l}
 }
 

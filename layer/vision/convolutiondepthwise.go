@@ -25,7 +25,7 @@ func init() {
 // that Convolution, with the same engines (cuDNN's grouped convolution,
 // our kernels, the CPU half), under its own type name.
 func newConvolutionDepthwise[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Convolution[T]{}
+	l := &convolutionLayer[T]{}
 	l.depthwise = true
 	if err := newConvBase(&l.convBase, p, false); err != nil {
 		return nil, err

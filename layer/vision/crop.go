@@ -26,7 +26,7 @@ func init() {
 // the top takes bottom 1's dimensions, starting at crop_param.offset (none:
 // 0; one: the same for every cropped axis; otherwise one per cropped axis).
 // The axes before axis are kept whole. Bottom 1 only supplies the shape.
-type Crop[T layer.Float] struct {
+type cropLayer[T layer.Float] struct {
 	layer.Base[T]
 	offsets []int // per axis of bottom 0; 0 for the uncropped axes
 	shape   []int // the top's shape
@@ -34,7 +34,7 @@ type Crop[T layer.Float] struct {
 }
 
 func newCrop[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Crop[T]{}
+	l := &cropLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -42,19 +42,19 @@ func newCrop[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "Crop".
-func (*Crop[T]) Type() string { return "Crop" }
+func (*cropLayer[T]) Type() string { return "Crop" }
 
 // Counts returns two bottoms (data and shape) and one top.
-func (*Crop[T]) Counts() layer.BlobCounts {
+func (*cropLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing to do: the crop depends on the bottoms' shapes.
-func (*Crop[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*cropLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape computes the offsets and the top's shape, checking that the
 // window lies inside bottom 0.
-func (l *Crop[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *cropLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	cp := l.Param().GetCropParam()
 	data, ref := bottom[0], bottom[1]
 	start, err := data.CanonicalAxisIndex(int(cp.GetAxis()))
@@ -93,7 +93,7 @@ func (l *Crop[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // cropCPU copies the window of big (bottom 0's layout) to small (the top's
 // layout), or back when toBig, one contiguous last-axis row at a time.
-func (l *Crop[T]) cropCPU(bottomShape []int, big, small []T, toBig bool) {
+func (l *cropLayer[T]) cropCPU(bottomShape []int, big, small []T, toBig bool) {
 	n := len(l.shape)
 	row := l.shape[n-1]
 	if row == 0 {
@@ -122,14 +122,14 @@ func (l *Crop[T]) cropCPU(bottomShape []int, big, small []T, toBig bool) {
 }
 
 // ForwardCPU copies the window into the top.
-func (l *Crop[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *cropLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	l.cropCPU(bottom[0].Shape(), bottom[0].CPUData(), top[0].MutableCPUData(), false)
 	return nil
 }
 
 // BackwardCPU writes the top's diff into the window of a zeroed bottom 0
 // diff. Bottom 1 only gives a shape: its gradient is zero.
-func (l *Crop[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *cropLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if err := kit.ZeroPropagatedDiffs[T](device.HostView[T]{}, propagateDown, bottom); err != nil {
 		return err
 	}
@@ -151,4 +151,4 @@ func zeroedIntSlice(s []int, n int) []int {
 
 // Offsets returns, for each axis of the first bottom, where the Crop's
 // window starts (0 on the axes it leaves whole), as of its last Reshape.
-func (l *Crop[T]) Offsets() []int { return slices.Clone(l.offsets) }
+func (l *cropLayer[T]) Offsets() []int { return slices.Clone(l.offsets) }

@@ -8,14 +8,14 @@ import (
 )
 
 // cropGPU is Crop's GPU half.
-type cropGPU[T layer.Float] struct{ l *Crop[T] }
+type cropGPU[T layer.Float] struct{ l *cropLayer[T] }
 
-func newCropGPU[T layer.Float](l *Crop[T]) layer.Engine[T] { return cropGPU[T]{l} }
+func newCropGPU[T layer.Float](l *cropLayer[T]) layer.Engine[T] { return cropGPU[T]{l} }
 
 // cropGeom appends the kernels' struct CropGeom (axes, window shape,
 // bottom 0's shape, offsets), passed by value so that a pass needs no
 // device buffer.
-func (l *Crop[T]) cropGeom(a *cuda.Args, bottomShape []int) *cuda.Args {
+func (l *cropLayer[T]) cropGeom(a *cuda.Args, bottomShape []int) *cuda.Args {
 	const m = blob.MaxAxes
 	var p [1 + 3*m]int32
 	p[0] = int32(len(l.shape))
@@ -27,7 +27,7 @@ func (l *Crop[T]) cropGeom(a *cuda.Args, bottomShape []int) *cuda.Args {
 
 // cropGPU copies the window between big (bottom 0's layout) and small (the
 // top's) on the device.
-func (l *Crop[T]) cropGPU(bottomShape []int, src, dst cuda.DevicePtr, count int, toBig bool) error {
+func (l *cropLayer[T]) cropGPU(bottomShape []int, src, dst cuda.DevicePtr, count int, toBig bool) error {
 	flag := 0
 	if toBig {
 		flag = 1

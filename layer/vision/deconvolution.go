@@ -21,10 +21,10 @@ func init() {
 // convolution's backward pass and vice versa), so it upsamples: each
 // spatial output is stride*(in-1) + dilation*(kernel-1)+1 - 2*pad. It takes
 // convolution_param; the weights are channels x num_output/group x kernel.
-type Deconvolution[T layer.Float] struct{ convBase[T] }
+type deconvolutionLayer[T layer.Float] struct{ convBase[T] }
 
 func newDeconvolution[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Deconvolution[T]{}
+	l := &deconvolutionLayer[T]{}
 	if err := newConvBase(&l.convBase, p, true); err != nil {
 		return nil, err
 	}
@@ -32,15 +32,15 @@ func newDeconvolution[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T],
 }
 
 // Type returns "Deconvolution".
-func (*Deconvolution[T]) Type() string { return "Deconvolution" }
+func (*deconvolutionLayer[T]) Type() string { return "Deconvolution" }
 
 // ForwardCPU deconvolves on the host, images spread over the cores.
-func (l *Deconvolution[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *deconvolutionLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return l.forwardCPU(bottom, top)
 }
 
 // BackwardCPU computes the gradients on the host, images spread over the
 // cores.
-func (l *Deconvolution[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *deconvolutionLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return l.backwardCPU(top, propagateDown, bottom)
 }

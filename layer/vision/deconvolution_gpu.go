@@ -6,9 +6,9 @@ import (
 )
 
 // deconvolutionGPU is Deconvolution's GPU half.
-type deconvolutionGPU[T layer.Float] struct{ l *Deconvolution[T] }
+type deconvolutionGPU[T layer.Float] struct{ l *deconvolutionLayer[T] }
 
-func newDeconvolutionGPU[T layer.Float](l *Deconvolution[T]) layer.Engine[T] {
+func newDeconvolutionGPU[T layer.Float](l *deconvolutionLayer[T]) layer.Engine[T] {
 	return deconvolutionGPU[T]{l}
 }
 

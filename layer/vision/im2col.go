@@ -25,7 +25,7 @@ func init() {
 // see them (Caffe's Im2colLayer), reading convolution_param's kernel,
 // stride, pad, dilation and axis: the top has channels * prod(kernel)
 // channels and the convolution's output size on each spatial axis.
-type Im2col[T layer.Float] struct {
+type im2colLayer[T layer.Float] struct {
 	layer.Base[T]
 	channelAxis, numSpatial       int
 	kernel, stride, pad, dilation []int
@@ -35,7 +35,7 @@ type Im2col[T layer.Float] struct {
 }
 
 func newIm2col[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Im2col[T]{}
+	l := &im2colLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -46,15 +46,15 @@ func newIm2col[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error)
 }
 
 // Type returns "Im2col".
-func (*Im2col[T]) Type() string { return "Im2col" }
+func (*im2colLayer[T]) Type() string { return "Im2col" }
 
 // Counts returns one bottom and one top.
-func (*Im2col[T]) Counts() layer.BlobCounts {
+func (*im2colLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp reads the geometry parameters.
-func (l *Im2col[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *im2colLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	cp := l.Param().GetConvolutionParam()
 	var err error
 	if l.channelAxis, err = bottom[0].CanonicalAxisIndex(int(cp.GetAxis())); err != nil {
@@ -69,7 +69,7 @@ func (l *Im2col[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape sizes the top.
-func (l *Im2col[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *im2colLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	if b.NumAxes() != l.channelAxis+1+l.numSpatial {
 		return fmt.Errorf("bottom num_axes may not change: %s, set up with %d", b.ShapeString(), l.channelAxis+1+l.numSpatial)
@@ -93,16 +93,16 @@ func (l *Im2col[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // ForwardCPU runs im2col on each image on the host.
-func (l *Im2col[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *im2colLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return im2colForward[T](l, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU runs col2im on each image's gradient on the host.
-func (l *Im2col[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *im2colLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return im2colBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
-func im2colForward[T layer.Float, A any](l *Im2col[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func im2colForward[T layer.Float, A any](l *im2colLayer[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	x, y := d.Data(bottom[0]), d.MutableData(top[0])
 	for n := range l.num {
 		d.Im2col(d.Offset(x, n*l.bottomDim), &l.geo, d.Offset(y, n*l.topDim))
@@ -110,7 +110,7 @@ func im2colForward[T layer.Float, A any](l *Im2col[T], d device.View[T, A], bott
 	return d.Err()
 }
 
-func im2colBackward[T layer.Float, A any](l *Im2col[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func im2colBackward[T layer.Float, A any](l *im2colLayer[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -6,9 +6,9 @@ import (
 )
 
 // im2colGPU is Im2col's GPU half.
-type im2colGPU[T layer.Float] struct{ l *Im2col[T] }
+type im2colGPU[T layer.Float] struct{ l *im2colLayer[T] }
 
-func newIm2colGPU[T layer.Float](l *Im2col[T]) layer.Engine[T] { return im2colGPU[T]{l} }
+func newIm2colGPU[T layer.Float](l *im2colLayer[T]) layer.Engine[T] { return im2colGPU[T]{l} }
 
 // Forward runs im2col on the device.
 func (e im2colGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -26,7 +26,7 @@ func init() {
 // or the input's shrunk ((size-1)/shrink_factor + 1), zoomed (size +
 // (size-1)*(zoom_factor-1)), or shrunk then zoomed. pad_beg and pad_end,
 // zero or negative, crop the input first.
-type Interp[T layer.Float] struct {
+type interpLayer[T layer.Float] struct {
 	layer.Base[T]
 	p                      *caffepb.InterpParameter
 	padBeg, padEnd         int
@@ -43,7 +43,7 @@ type interpTap struct {
 }
 
 func newInterp[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Interp[T]{p: p.GetInterpParam()}
+	l := &interpLayer[T]{p: p.GetInterpParam()}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -55,18 +55,18 @@ func newInterp[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error)
 }
 
 // Type returns "Interp".
-func (*Interp[T]) Type() string { return "Interp" }
+func (*interpLayer[T]) Type() string { return "Interp" }
 
 // Counts: one bottom, one top.
-func (*Interp[T]) Counts() layer.BlobCounts {
+func (*interpLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing more to set up.
-func (*Interp[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*interpLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape computes the output size as PSPNet's layer does.
-func (l *Interp[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *interpLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	if b.NumAxes() != 4 {
 		return fmt.Errorf("bottom %s must be 4-D", b.ShapeString())
@@ -123,7 +123,7 @@ func interpTaps(in, out, offset int) []interpTap {
 }
 
 // ForwardCPU interpolates each plane.
-func (l *Interp[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *interpLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	in, out := l.inH*l.inW, l.outH*l.outW
 	for p := range l.planes {
@@ -142,7 +142,7 @@ func (l *Interp[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU spreads each output's gradient over its four sources.
-func (l *Interp[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *interpLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

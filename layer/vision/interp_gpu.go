@@ -13,12 +13,12 @@ import (
 // interpGPU is Interp's GPU half; rows and cols hold the layer's taps
 // (first index, step, weight) on the device, uploaded when they change.
 type interpGPU[T layer.Float] struct {
-	l               *Interp[T]
+	l               *interpLayer[T]
 	rows, cols      *blob.Blob[T]
 	rowTaps, colTap []interpTap // what rows and cols hold
 }
 
-func newInterpGPU[T layer.Float](l *Interp[T]) layer.Engine[T] { return &interpGPU[T]{l: l} }
+func newInterpGPU[T layer.Float](l *interpLayer[T]) layer.Engine[T] { return &interpGPU[T]{l: l} }
 
 // taps uploads the layer's taps if they changed since the last pass.
 func (e *interpGPU[T]) taps() error {

@@ -42,7 +42,7 @@ func init() {
 // round_mode FLOOR), less one where padding would make the last window
 // start beyond the image and its left padding. global_pooling makes the
 // kernel the whole plane.
-type Pooling[T layer.Float] struct {
+type poolingLayer[T layer.Float] struct {
 	layer.Base[T]
 	method caffepb.PoolingParameter_PoolMethod
 	global bool
@@ -79,7 +79,7 @@ type poolGeom struct {
 const poolGeomInts = 11
 
 func newPooling[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Pooling[T]{}
+	l := &poolingLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func newPooling[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error
 
 // readParam reads and checks pooling_param; the kernel of global pooling
 // waits for the bottom's shape.
-func (l *Pooling[T]) readParam(pp *caffepb.PoolingParameter) error {
+func (l *poolingLayer[T]) readParam(pp *caffepb.PoolingParameter) error {
 	if pp == nil { // no pooling_param: the kernel size is missing, said below
 		pp = &caffepb.PoolingParameter{}
 	}
@@ -143,7 +143,7 @@ func (l *Pooling[T]) readParam(pp *caffepb.PoolingParameter) error {
 
 // checkKernel checks the kernel against the padding (known once the
 // kernel is).
-func (l *Pooling[T]) checkKernel() error {
+func (l *poolingLayer[T]) checkKernel() error {
 	if l.kernelH <= 0 || l.kernelW <= 0 {
 		return fmt.Errorf("filter dimensions cannot be zero: kernel %d x %d", l.kernelH, l.kernelW)
 	}
@@ -178,10 +178,10 @@ func sizePair(name, hw string, square, h, w *uint32, def int) (int, int, error) 
 }
 
 // Type returns "Pooling".
-func (*Pooling[T]) Type() string { return "Pooling" }
+func (*poolingLayer[T]) Type() string { return "Pooling" }
 
 // Counts returns one bottom and one top, or two tops (the mask) for MAX.
-func (l *Pooling[T]) Counts() layer.BlobCounts {
+func (l *poolingLayer[T]) Counts() layer.BlobCounts {
 	if l.method == caffepb.PoolingParameter_MAX {
 		return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Between(1, 2)}
 	}
@@ -189,7 +189,7 @@ func (l *Pooling[T]) Counts() layer.BlobCounts {
 }
 
 // LayerSetUp creates the internal index buffers.
-func (l *Pooling[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *poolingLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	var err error
 	switch {
 	case l.method == caffepb.PoolingParameter_MAX && len(top) == 1:
@@ -201,7 +201,7 @@ func (l *Pooling[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 }
 
 // Reshape computes the output size and sizes the tops and buffers.
-func (l *Pooling[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *poolingLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	if b.NumAxes() != 4 {
 		return fmt.Errorf("input must have 4 axes, corresponding to (num, channels, height, width), got %s", b.ShapeString())
@@ -242,7 +242,7 @@ func (l *Pooling[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 // checkIndexable refuses planes whose offsets T cannot hold exactly: MAX
 // and STOCHASTIC keep indices in blobs of T, and a float32 holds every
 // integer only up to 2^24.
-func (l *Pooling[T]) checkIndexable() error {
+func (l *poolingLayer[T]) checkIndexable() error {
 	var zero T
 	if _, ok := any(zero).(float32); !ok || l.method == caffepb.PoolingParameter_AVE || l.height*l.width <= 1<<24 {
 		return nil
@@ -321,7 +321,7 @@ func (g *poolGeom) planes() (n, in, out int) {
 }
 
 // ForwardCPU pools every window.
-func (l *Pooling[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *poolingLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
 	switch l.method {
 	case caffepb.PoolingParameter_MAX, caffepb.PoolingParameter_AVE:
@@ -348,7 +348,7 @@ func (l *Pooling[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // indexBlob is where MAX keeps its argmax: the mask top if there is one.
-func (l *Pooling[T]) indexBlob(top []*blob.Blob[T]) *blob.Blob[T] {
+func (l *poolingLayer[T]) indexBlob(top []*blob.Blob[T]) *blob.Blob[T] {
 	if len(top) > 1 {
 		return top[1]
 	}
@@ -393,7 +393,7 @@ func windowSum[T layer.Float](x []T, width int, w poolWindow) T {
 }
 
 // forwardPlanes pools planes [lo, hi) of a MAX or AVE pass.
-func (l *Pooling[T]) forwardPlanes(part, lo, hi int) {
+func (l *poolingLayer[T]) forwardPlanes(part, lo, hi int) {
 	g := &l.poolGeom
 	_, in, out := g.planes()
 	for p := lo; p < hi; p++ {
@@ -657,7 +657,7 @@ func stoPoolForwardTest[T layer.Float](g *poolGeom, x, y, s []T) {
 // BackwardCPU routes the gradient: MAX and STOCHASTIC (TRAIN) to the
 // recorded index, AVE spread over the window, STOCHASTIC (TEST) through
 // the derivative of sum(x^2)/sum(x).
-func (l *Pooling[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *poolingLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}
@@ -690,7 +690,7 @@ func (l *Pooling[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bott
 
 // backwardPlanes routes the gradients of planes [lo, hi) of a MAX or AVE
 // pass.
-func (l *Pooling[T]) backwardPlanes(part, lo, hi int) {
+func (l *poolingLayer[T]) backwardPlanes(part, lo, hi int) {
 	g := &l.poolGeom
 	_, in, out := g.planes()
 	for p := lo; p < hi; p++ {
@@ -747,7 +747,7 @@ func stoPoolBackwardTest[T layer.Float](g *poolGeom, dy, x, y, s, dx []T) {
 }
 
 // PoolGeometry returns the geometry of a set-up Pooling layer.
-func (l *Pooling[T]) PoolGeometry() layer.PoolGeometry {
+func (l *poolingLayer[T]) PoolGeometry() layer.PoolGeometry {
 	return layer.PoolGeometry{
 		Method: l.method, Global: l.global,
 		KernelH: l.kernelH, KernelW: l.kernelW,

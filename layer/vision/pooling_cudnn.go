@@ -28,7 +28,7 @@ func acceptsPoolDNN(p *caffepb.LayerParameter) error {
 // down; where Caffe's rounds up to one more window (partly outside the
 // padded image), the pass goes to Caffe's own GPU engine.
 type poolingDNN[T layer.Float] struct {
-	l      *Pooling[T]
+	l      *poolingLayer[T]
 	dnn    *cuda.DNN
 	x, y   kit.TensorDesc[T]
 	pool   *cuda.PoolDesc
@@ -36,7 +36,7 @@ type poolingDNN[T layer.Float] struct {
 	useDNN bool
 }
 
-func newPoolingDNN[T layer.Float](l *Pooling[T], dnn *cuda.DNN) (layer.Engine[T], error) {
+func newPoolingDNN[T layer.Float](l *poolingLayer[T], dnn *cuda.DNN) (layer.Engine[T], error) {
 	caffe, err := layer.NewEngine[T](l, layer.EngineCaffe)
 	if err != nil {
 		return nil, err

@@ -8,9 +8,9 @@ import (
 )
 
 // poolingGPU is Pooling's GPU half.
-type poolingGPU[T layer.Float] struct{ l *Pooling[T] }
+type poolingGPU[T layer.Float] struct{ l *poolingLayer[T] }
 
-func newPoolingGPU[T layer.Float](l *Pooling[T]) layer.Engine[T] { return poolingGPU[T]{l} }
+func newPoolingGPU[T layer.Float](l *poolingLayer[T]) layer.Engine[T] { return poolingGPU[T]{l} }
 
 // Forward pools on the device, one thread per output element.
 func (e poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -30,7 +30,7 @@ func init() {
 // N x sum_l C*4^l. With pyramid_height 1 the top is the single pooling's
 // output, N x C x 1 x 1. Pooling is spp_param.pool (MAX, AVE or
 // STOCHASTIC), done by Pooling layers inside.
-type SPP[T layer.Float] struct {
+type sppLayer[T layer.Float] struct {
 	layer.Base[T]
 	height    int
 	h, w      int // the bottom's spatial size the poolings were set up for
@@ -42,7 +42,7 @@ type SPP[T layer.Float] struct {
 }
 
 func newSPP[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &SPP[T]{}
+	l := &sppLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -54,22 +54,22 @@ func newSPP[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 }
 
 // Type returns "SPP".
-func (*SPP[T]) Type() string { return "SPP" }
+func (*sppLayer[T]) Type() string { return "SPP" }
 
 // Counts returns one bottom and one top.
-func (*SPP[T]) Counts() layer.BlobCounts {
+func (*sppLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(1), Top: layer.Exactly(1)}
 }
 
 // LayerSetUp has nothing to do: the poolings are built by Reshape for the
 // bottom's size.
-func (l *SPP[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
+func (l *sppLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	l.h, l.w = -1, -1
 	return nil
 }
 
 // poolingParam is Caffe's SPPLayer::GetPoolingParam for one level.
-func (l *SPP[T]) poolingParam(level, h, w int) *caffepb.LayerParameter {
+func (l *sppLayer[T]) poolingParam(level, h, w int) *caffepb.LayerParameter {
 	bins := 1 << level
 	kh, kw := int(math.Ceil(float64(h)/float64(bins))), int(math.Ceil(float64(w)/float64(bins)))
 	ph, pw := (kh*bins-h+1)/2, (kw*bins-w+1)/2
@@ -87,7 +87,7 @@ func (l *SPP[T]) poolingParam(level, h, w int) *caffepb.LayerParameter {
 }
 
 // build sets up one pooling per level for a bottom of h x w.
-func (l *SPP[T]) build(bottom *blob.Blob[T], h, w int) error {
+func (l *sppLayer[T]) build(bottom *blob.Blob[T], h, w int) error {
 	l.pools, l.inputs, l.outputs, l.levelSize = nil, nil, nil, nil
 	for level := range l.height {
 		pool, err := layer.New[T](l.poolingParam(level, h, w))
@@ -124,7 +124,7 @@ func (l *SPP[T]) build(bottom *blob.Blob[T], h, w int) error {
 
 // Reshape (re)builds the poolings when the bottom's size changes and sizes
 // the top.
-func (l *SPP[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *sppLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	b := bottom[0]
 	if b.NumAxes() != 4 {
 		return fmt.Errorf("SPP takes a 4-D bottom (N x C x H x W), got %s", b.ShapeString())
@@ -162,19 +162,19 @@ func (l *SPP[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU pools every level and concatenates the flattened outputs on
 // the host.
-func (l *SPP[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *sppLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	return sppForward[T](l, device.HostView[T]{}, bottom, top)
 }
 
 // BackwardCPU runs the levels' backward passes and sums their gradients on
 // the host.
-func (l *SPP[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *sppLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	return sppBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)
 }
 
 // sppForward runs the poolings (on their device) and copies each level's
 // rows into the top's.
-func sppForward[T layer.Float, A any](l *SPP[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
+func sppForward[T layer.Float, A any](l *sppLayer[T], d device.View[T, A], bottom, top []*blob.Blob[T]) error {
 	num := bottom[0].Shape()[0]
 	rowLen := top[0].Count() / max(num, 1)
 	offset := 0
@@ -193,7 +193,7 @@ func sppForward[T layer.Float, A any](l *SPP[T], d device.View[T, A], bottom, to
 
 // sppBackward splits the top's gradient by level, runs each pooling's
 // backward and sums their bottom gradients.
-func sppBackward[T layer.Float, A any](l *SPP[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func sppBackward[T layer.Float, A any](l *sppLayer[T], d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -6,9 +6,9 @@ import (
 )
 
 // sppGPU is SPP's GPU half.
-type sppGPU[T layer.Float] struct{ l *SPP[T] }
+type sppGPU[T layer.Float] struct{ l *sppLayer[T] }
 
-func newSPPGPU[T layer.Float](l *SPP[T]) layer.Engine[T] { return sppGPU[T]{l} }
+func newSPPGPU[T layer.Float](l *sppLayer[T]) layer.Engine[T] { return sppGPU[T]{l} }
 
 // Forward pools every level on the device and concatenates there.
 func (e sppGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {

@@ -28,7 +28,7 @@ func init() {
 // the input's size times scale (scale_h, scale_w; pad_out_h/_w take one
 // off for odd sizes with scale 2). Backward gathers the gradients from
 // those positions.
-type Upsample[T layer.Float] struct {
+type upsampleLayer[T layer.Float] struct {
 	layer.Base[T]
 	outH, outW       int // 0: from the scales
 	scaleH, scaleW   int
@@ -37,7 +37,7 @@ type Upsample[T layer.Float] struct {
 }
 
 func newUpsample[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
-	l := &Upsample[T]{}
+	l := &upsampleLayer[T]{}
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
@@ -70,21 +70,21 @@ func newUpsample[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], erro
 }
 
 // Type returns "Upsample".
-func (*Upsample[T]) Type() string { return "Upsample" }
+func (*upsampleLayer[T]) Type() string { return "Upsample" }
 
 // Counts: the values and their positions.
-func (*Upsample[T]) Counts() layer.BlobCounts {
+func (*upsampleLayer[T]) Counts() layer.BlobCounts {
 	return layer.BlobCounts{Bottom: layer.Exactly(2), Top: layer.Exactly(1)}
 }
 
 // AllowForceBackward refuses the positions.
-func (*Upsample[T]) AllowForceBackward(i int) bool { return i == 0 }
+func (*upsampleLayer[T]) AllowForceBackward(i int) bool { return i == 0 }
 
 // LayerSetUp has nothing more to set up.
-func (*Upsample[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
+func (*upsampleLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error { return nil }
 
 // Reshape checks that the positions match the values and sizes the top.
-func (l *Upsample[T]) Reshape(bottom, top []*blob.Blob[T]) error {
+func (l *upsampleLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	x, mask := bottom[0], bottom[1]
 	if x.NumAxes() != 4 || !x.SameShape(mask) {
 		return fmt.Errorf("values %s and positions %s must share one 4-D shape", x.ShapeString(), mask.ShapeString())
@@ -98,7 +98,7 @@ func (l *Upsample[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 }
 
 // position checks and returns the top position a value goes to.
-func (l *Upsample[T]) position(mask T, bottomIndex int) (int, error) {
+func (l *upsampleLayer[T]) position(mask T, bottomIndex int) (int, error) {
 	p := int(mask)
 	if p < 0 || p >= l.h*l.w {
 		return 0, fmt.Errorf("position %v of value %d is outside the %d x %d output: check the scale against the pooling layer's", mask, bottomIndex, l.h, l.w)
@@ -107,7 +107,7 @@ func (l *Upsample[T]) position(mask T, bottomIndex int) (int, error) {
 }
 
 // ForwardCPU scatters the values to their positions.
-func (l *Upsample[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+func (l *upsampleLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	x, mask, y := bottom[0].CPUData(), bottom[1].CPUData(), top[0].MutableCPUData()
 	clear(y)
 	in, out := bottom[0].CountFrom(2), l.h*l.w
@@ -122,7 +122,7 @@ func (l *Upsample[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 }
 
 // BackwardCPU gathers the gradients from the positions.
-func (l *Upsample[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (l *upsampleLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
 	}

@@ -9,9 +9,9 @@ import (
 // upsampleGPU is Upsample's GPU half. Positions outside the output plane
 // (which the CPU half reports as an error) are skipped on the device,
 // where checking them would cost a synchronisation.
-type upsampleGPU[T layer.Float] struct{ l *Upsample[T] }
+type upsampleGPU[T layer.Float] struct{ l *upsampleLayer[T] }
 
-func newUpsampleGPU[T layer.Float](l *Upsample[T]) layer.Engine[T] { return upsampleGPU[T]{l} }
+func newUpsampleGPU[T layer.Float](l *upsampleLayer[T]) layer.Engine[T] { return upsampleGPU[T]{l} }
 
 // Forward scatters the values to their positions on the device.
 func (e upsampleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
