@@ -207,9 +207,15 @@ func TestDataDeviceTransform(t *testing.T) {
 		t.Run(tc.name+"/float32", func(t *testing.T) { checkDeviceTransform[float32](t, dev, text, passes, tc.transformed) })
 		t.Run(tc.name+"/float64", func(t *testing.T) { checkDeviceTransform[float64](t, dev, text, passes, tc.transformed) })
 	}
-	t.Run("off", func(t *testing.T) {
-		t.Setenv("GOCAFFE_DEVICE_TRANSFORM", "0")
-		checkDeviceTransform[float32](t, dev, dataText(raw, "batch_size: 3 prefetch: 0", cases[0].transform), passes, 0)
+	t.Run("off", func(t *testing.T) { // the DeviceTransform setting off (GOCAFFE_DEVICE_TRANSFORM=off)
+		text, off := dataText(raw, "batch_size: 3 prefetch: 0", cases[0].transform), settings.Settings{DeviceTransform: settings.Off}
+		cpu := runSourceOn[float32](t, text, 31, nil, passes, nil, nil)
+		var got int64
+		gpu := runSourceWith(t, text, 31, dev, off, passes, nil, func(l layer.Layer[float32]) { got = datalayer.DeviceTransformed(l) })
+		compareSourceRuns(t, gpu, cpu)
+		if got != 0 {
+			t.Errorf("the device transformed %d batches of %d with the setting off, want 0", got, passes)
+		}
 	})
 	// With prefetching (batches loaded ahead on the goroutine, pushed
 	// on its stream) the batches are the same.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocaffe/gocaffe/settings"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/layer"
@@ -36,13 +38,13 @@ var bnKernelCases = []layertest.Parity{
 }
 
 // BatchNorm's cuDNN engine on its own kernels (the default), on their
-// row kernels alone (GOCAFFE_BN=rows) and on cuDNN's (GOCAFFE_BN=cudnn)
-// against the CPU, float32 and float64: outputs, running sums over three
-// passes, and gradients.
+// row kernels alone (the BatchNorm setting rows, GOCAFFE_BN=rows) and on
+// cuDNN's (cudnn) against the CPU, float32 and float64: outputs, running
+// sums over three passes, and gradients.
 func TestBatchNormKernelsMatchCPU(t *testing.T) {
 	ctx := layertest.NeedDNN(t)
-	for _, mode := range []string{"own", "rows", "cudnn"} {
-		t.Setenv("GOCAFFE_BN", mode)
+	for _, mode := range []settings.BatchNorm{settings.BatchNormOwn, settings.BatchNormRows, settings.BatchNormCuDNN} {
+		ctx.SetSettings(settings.Settings{BatchNorm: mode})
 		for i, c := range bnKernelCases {
 			text, _ := layertest.WithEngine(t, c.Layer, layer.EngineCuDNN)
 			c.Layer, c.Context = text, ctx
@@ -100,16 +102,20 @@ func TestBatchNormKernelsGlobalStats(t *testing.T) {
 	}
 }
 
-// An unknown GOCAFFE_BN is an error that names the variable.
+// An unknown GOCAFFE_BN is an error that names the variable; a BatchNorm
+// setting with no word, an error naming the setting at set-up.
 func TestBatchNormKernelModeError(t *testing.T) {
 	ctx := layertest.NeedDNN(t)
-	t.Setenv("GOCAFFE_BN", "fast")
+	if _, err := settings.FromLookup(func(name string) (string, bool) { return "fast", name == "GOCAFFE_BN" }); err == nil || !strings.Contains(err.Error(), "GOCAFFE_BN") {
+		t.Errorf("GOCAFFE_BN=fast: error %v, want one naming the variable", err)
+	}
+	ctx.SetSettings(settings.Settings{BatchNorm: 9})
 	text, _ := layertest.WithEngine(t, `type: "BatchNorm" bottom: "a" top: "b"`, layer.EngineCuDNN)
 	l := layertest.New[float32](t, text)
 	l.LayerBase().SetContext(ctx)
 	x := layertest.Blob[float32](t, 2, 3, 4, 4)
 	x.SetDevice(ctx.Device())
-	if err := layer.SetUp(l, []*blob.Blob[float32]{x}, layertest.Blobs[float32](t, 1)); err == nil || !strings.Contains(err.Error(), "GOCAFFE_BN") {
-		t.Errorf("GOCAFFE_BN=fast: error %v, want one naming the variable", err)
+	if err := layer.SetUp(l, []*blob.Blob[float32]{x}, layertest.Blobs[float32](t, 1)); err == nil || !strings.Contains(err.Error(), "BatchNorm setting") {
+		t.Errorf("BatchNorm setting 9: error %v, want one naming the setting", err)
 	}
 }
