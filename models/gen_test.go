@@ -327,7 +327,7 @@ func generated() map[string]string {
 	// The README's SSD example: tinySSD on examples/ssd's boxes after
 	// convert_annoset.
 	files["../examples/ssd/tiny_ssd_train.prototxt"] = "# A small SSD (two heads, four priors each) for examples/ssd's 48 x 48 images, read by AnnotatedData\n" +
-		"# with SSD's augmentation after `gocaffe convert_annoset` (see the README). Written by models/gen_test.go.\n" +
+		"# with SSD's augmentation after `gocaffe convert_annoset` (see docs/forks.md). Written by models/gen_test.go.\n" +
 		tinySSDFromLMDB("examples/ssd/trainval_lmdb", "examples/ssd/trainval_lmdb", 8, 16)
 	return files
 }

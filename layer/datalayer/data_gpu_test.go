@@ -159,7 +159,7 @@ func TestDataLayersGPUParity(t *testing.T) {
 // mean (a mean file, mean values) and scale of 8-bit images, raw or
 // encoded, to the device, and its batches are the CPU layer's to the bit;
 // a batch holding a float datum is finished on the host, its 8-bit items
-// staged before the float one included; GOCAFFE_DEVICE_TRANSFORM=0 keeps
+// staged before the float one included; GOCAFFE_DEVICE_TRANSFORM=off keeps
 // every batch on the host.
 func TestDataDeviceTransform(t *testing.T) {
 	dev := cudatest.Device(t)

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 // carries the absolute rounding error of the terms it was summed from, so
 // it is measured against the blob's scale, not its own. Two float32
 // computations that sum in different orders differ by their rounding
-// errors; README.md gives the measurements behind these bounds (Caffe's
+// errors; docs/testing.md gives the measurements behind these bounds (Caffe's
 // own float32 results differ from float64 ones by up to 9e-6 on the layer
 // nets and 6e-5 on the models, gocaffe's by 8e-6 and 1.2e-4; see
 // TestFloat64Baseline).
