@@ -154,11 +154,11 @@ func TestConvertAnnosetErrors(t *testing.T) {
 	}
 }
 
-// TestREADMEForkExamples runs the README's SSD and TSN examples as
+// TestForkExamples runs the SSD and TSN examples of docs/forks.md as
 // written, from a copy of the repository's examples and models/forks (the
 // commands write next to their inputs): the small SSD's mAP must rise, and
 // the TSN net must run.
-func TestREADMEForkExamples(t *testing.T) {
+func TestForkExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains the small SSD; -short")
 	}

@@ -28,8 +28,8 @@ import (
 // at batch 256 eats 12,000. nvJPEG alone decodes 27,000 a second, but
 // only about 5,000 while the same GPU trains (why, we have not found: not
 // the legacy stream, stream priorities or its allocations, each tried),
-// so neither side alone keeps up and both together nearly do (the README
-// has the figures).
+// so neither side alone keeps up and both together nearly do
+// (docs/performance.md has the figures).
 //
 // It is an opt-in because nvJPEG's pixels are not Caffe's: its IDCT and
 // chroma upsampling round differently from libjpeg's, so a pixel may
