@@ -3,9 +3,11 @@ package vision_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 )
 
@@ -77,5 +79,17 @@ func TestInterp(t *testing.T) {
 	layertest.SetUp(t, shrink, []*blob.Blob[float64]{big}, []*blob.Blob[float64]{top})
 	if !slices.Equal(top.Shape(), []int{1, 1, 3, 4}) {
 		t.Errorf("shrink 2 of 5 x 7: %v, want 3 x 4", top.Shape())
+	}
+}
+
+// An Interp output the process cannot hold is refused by its top, naming
+// the layer, before the interpolation tables are made for it (a height of
+// a billion rows took 24 GB of tables first).
+func TestInterpRefusesHugeOutputs(t *testing.T) {
+	l := layertest.New[float32](t, `name: "up" type: "Interp" interp_param { height: 1000000000 width: 1000000000 }`)
+	x := layertest.Blob[float32](t, 1, 1, 2, 2)
+	err := layer.SetUp(l, []*blob.Blob[float32]{x}, layertest.Blobs[float32](t, 1))
+	if err == nil || !strings.Contains(err.Error(), `layer "up" (Interp)`) {
+		t.Fatalf("SetUp: %v, want an error naming the layer", err)
 	}
 }

@@ -94,8 +94,14 @@ func (l *interpLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if l.effH <= 0 || l.effW <= 0 || l.outH <= 0 || l.outW <= 0 {
 		return fmt.Errorf("input %d x %d after cropping and output %d x %d must be positive", l.effH, l.effW, l.outH, l.outW)
 	}
+	// The top first: it refuses a size the process cannot hold (naming the
+	// layer) before the taps, a table per output row and column, are made
+	// for it.
+	if err := top[0].Reshape([]int{s[0], s[1], l.outH, l.outW}); err != nil {
+		return err
+	}
 	l.rowWeights, l.colWeights = interpTaps(l.effH, l.outH, -l.padBeg), interpTaps(l.effW, l.outW, -l.padBeg)
-	return top[0].Reshape([]int{s[0], s[1], l.outH, l.outW})
+	return nil
 }
 
 // interpTaps computes, as PSPNet's caffe_cpu_interp2 in float32, each
