@@ -179,6 +179,9 @@ type gemmJob[T Float] struct {
 	// own is false where the linked BLAS computes the product
 	// (gemm_choice.go).
 	own bool
+	// ep, if not nil, is applied to C once the product is complete
+	// (gemm_epilogue.go).
+	ep *Epilogue[T]
 
 	// The split over goroutines: workers parts of units units of unit
 	// columns (byCols) or rows.
@@ -196,23 +199,29 @@ func gemm[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a []T, l
 // gemmOn is gemm on at most workers goroutines, with the code choice
 // chooses (gemm_choice.go).
 func gemmOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemmEpOn(workers, choice, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// gemmEpOn is gemmOn followed by the epilogue ep (nil for none).
+func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, ep *Epilogue[T]) {
 	if m == 0 || n == 0 {
 		return
 	}
 	scaleC(m, n, beta, c, ldc)
 	if k == 0 || alpha == 0 {
+		ep.apply(c, ldc, 0, m, 0, n)
 		return
 	}
 	jobs := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs)
 	j := jobs.get()
 	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,
-		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T](), own: ownGemmFor[T](choice)}
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T](), own: ownGemmFor[T](choice), ep: ep}
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)
 	} else {
 		j.parallel(workers)
 	}
-	j.a, j.b, j.c = nil, nil, nil // hold no caller memory in the list
+	j.a, j.b, j.c, j.ep = nil, nil, nil, nil // hold no caller memory in the list
 	jobs.put(j)
 }
 
@@ -275,10 +284,12 @@ func (j *gemmJob[T]) done() { j.wg.Done() }
 func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 	if !j.own {
 		j.runBLAS(i0, i1, j0, j1)
+		j.ep.apply(j.c, j.ldc, i0, i1, j0, j1)
 		return
 	}
 	if j.useDot() {
 		j.runDot(i0, i1, j0, j1)
+		j.ep.apply(j.c, j.ldc, i0, i1, j0, j1)
 		return
 	}
 	kern := j.kern
@@ -292,7 +303,11 @@ func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 			for ic := i0; ic < i1; ic += gemmMC {
 				mc := min(gemmMC, i1-ic)
 				j.packA(buf.a, ic, mc, pc, kc)
-				j.macro(buf, ic, mc, jc, nc, kc)
+				var ep *Epilogue[T] // on the last block of k alone
+				if pc+kc == j.k {
+					ep = j.ep
+				}
+				j.macro(buf, ic, mc, jc, nc, kc, ep)
 			}
 		}
 	}
@@ -394,7 +409,7 @@ func grow[T Float](s []T, n int) []T {
 
 // macro multiplies the packed mc x kc block of A~ by the kc x nc block of
 // B~ into C, tile by tile.
-func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int) {
+func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, ep *Epilogue[T]) {
 	mr, nr := j.kern.mr, j.kern.nr
 	if kc <= gemmShortK {
 		// A short product (a rank-k update of C, like a fully connected
@@ -404,14 +419,14 @@ func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int) {
 		// its columns, a page per row per tile.
 		for ir := 0; ir < mc; ir += mr {
 			for jr := 0; jr < nc; jr += nr {
-				j.tile(buf, ic, ir, mc, jc, jr, nc, kc)
+				j.tile(buf, ic, ir, mc, jc, jr, nc, kc, ep)
 			}
 		}
 		return
 	}
 	for jr := 0; jr < nc; jr += nr {
 		for ir := 0; ir < mc; ir += mr {
-			j.tile(buf, ic, ir, mc, jc, jr, nc, kc)
+			j.tile(buf, ic, ir, mc, jc, jr, nc, kc, ep)
 		}
 	}
 }
@@ -423,8 +438,17 @@ func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int) {
 const gemmShortK = 128
 
 // tile computes the tile of C at rows ic+ir and columns jc+jr of the
-// block: A~ panel ir by B~ panel jr over kc steps.
-func (j *gemmJob[T]) tile(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int) {
+// block: A~ panel ir by B~ panel jr over kc steps, then the epilogue ep
+// (on the last block of k) while the tile is in the L1 cache.
+func (j *gemmJob[T]) tile(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int, ep *Epilogue[T]) {
+	j.tileProduct(buf, ic, ir, mc, jc, jr, nc, kc)
+	if ep != nil {
+		ep.apply(j.c, j.ldc, ic+ir, ic+ir+min(j.kern.mr, mc-ir), jc+jr, jc+jr+min(j.kern.nr, nc-jr))
+	}
+}
+
+// tileProduct is tile's product.
+func (j *gemmJob[T]) tileProduct(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int) {
 	kern := j.kern
 	mr, nr := kern.mr, kern.nr
 	ap, bp := buf.a[ir*kc:], buf.b[jr*kc:]

@@ -101,7 +101,19 @@ type SyncedMemory struct {
 	// ShareData and ShareDiff): such memory must keep its identity, so
 	// blob refuses to swap it.
 	shared bool
+
+	// writes counts the accessors that may have written the memory (see
+	// Writes).
+	writes uint64
 }
+
+// Writes returns how many times the memory has been handed out for
+// writing or marked written (the Mutable accessors, SetCPUData,
+// SetGPUData, MarkDeviceWritten): a value unchanged since an earlier call
+// means no writes through those since, so that what a net computed from
+// the memory then (an inference plan's folded weights) still holds. A
+// writer keeping a slice from an earlier Mutable call is not seen.
+func (m *SyncedMemory) Writes() uint64 { return m.writes }
 
 // MarkShared records that another blob uses this memory too.
 func (m *SyncedMemory) MarkShared() { m.shared = true }
@@ -153,6 +165,7 @@ func (m *SyncedMemory) CPUData() []byte {
 func (m *SyncedMemory) MutableCPUData() []byte {
 	m.toCPU()
 	m.head = HeadAtCPU
+	m.writes++
 	return m.cpu[:m.size]
 }
 
@@ -167,6 +180,7 @@ func (m *SyncedMemory) SetCPUData(buf []byte) error {
 	}
 	m.cpu, m.ownCPU, m.pinDev = buf, false, nil
 	m.head = HeadAtCPU
+	m.writes++
 	return nil
 }
 
@@ -185,6 +199,7 @@ func (m *SyncedMemory) MutableGPUData() (cuda.DevicePtr, error) {
 		return 0, err
 	}
 	m.head = HeadAtGPU
+	m.writes++
 	return m.gpu, nil
 }
 
@@ -201,6 +216,7 @@ func (m *SyncedMemory) SetGPUData(p cuda.DevicePtr) error {
 	}
 	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = p, true, false, d
 	m.head = HeadAtGPU
+	m.writes++
 	m.gpuBytes = 0
 	return nil
 }
@@ -245,9 +261,11 @@ func (m *SyncedMemory) BorrowsDevice() bool { return m.hasGPU && !m.ownGPU }
 func (m *SyncedMemory) MarkDeviceWritten() error {
 	switch m.head {
 	case HeadAtGPU:
+		m.writes++
 		return nil
 	case Synced:
 		m.head = HeadAtGPU
+		m.writes++
 		return nil
 	}
 	return fmt.Errorf("syncedmem: MarkDeviceWritten with the head at %v", m.head)

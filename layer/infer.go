@@ -1,0 +1,77 @@
+package layer
+
+import "github.com/gocaffe/gocaffe/blob"
+
+// Inference folding: what a net's plan asks of layers to run a TEST-phase
+// net as one pass per convolution or inner product (net/plan_fold.go).
+// A chain of layers in place on a producer's single top, a BatchNorm with
+// global statistics and a Scale (per-channel affine maps) and then a ReLU,
+// is computed by the producer alone: the affine maps folded into its
+// weights and bias, the activation applied as it writes its output. The
+// producer's own blobs are never changed: it keeps the folded weights
+// beside them.
+
+// ActivationKind names an element-wise function a producer can apply in
+// its forward pass's epilogue.
+type ActivationKind int
+
+const (
+	// ActNone leaves the output as computed.
+	ActNone ActivationKind = iota
+	// ActReLU is y = max(x, 0) + Slope*min(x, 0) (Caffe's ReLU, leaky
+	// with a slope).
+	ActReLU
+)
+
+// Activation is an element-wise function applied in an epilogue.
+type Activation struct {
+	Kind  ActivationKind
+	Slope float64 // ActReLU's negative_slope
+}
+
+// Activator is implemented by neuron layers that a producer may apply as
+// its epilogue's activation: Activation returns it, and false where the
+// layer as configured cannot be (an engine of its own to keep, say).
+type Activator interface {
+	Activation() (Activation, bool)
+}
+
+// ChannelAffine is implemented by layers whose forward pass, as set up
+// now, is y = scale[c]*x + shift[c] on one bottom of the given shape, c
+// the index along axis 1 (BatchNorm with global statistics, Scale with a
+// learned vector on axis 1 and no second bottom). Affine reports false
+// where it is not (training statistics, another axis). scale and shift
+// have the channels' length and are written in float64, so that composing
+// maps rounds once.
+type ChannelAffine[T Float] interface {
+	Affine(bottom []int, scale, shift []float64) bool
+	// AffineSources are the blobs the map is computed from: when none of
+	// their data has been written since (blob data's Writes), the map
+	// still holds.
+	AffineSources() []*blob.Blob[T]
+}
+
+// Fold is what a producer computes in place of its plain output y: per
+// output channel o, Act(Scale[o]*y[o] + Shift[o]). Scale and Shift are nil
+// for the identity (an activation alone).
+type Fold struct {
+	Scale, Shift []float64
+	Act          Activation
+}
+
+// Folder is implemented by the producers an inference plan folds into
+// (Convolution, InnerProduct).
+type Folder[T Float] interface {
+	// FoldChannels returns the number of output channels (along axis 1
+	// of its top) a Fold maps, or 0 where the layer as set up cannot fold
+	// (several bottoms, another axis, a deconvolution).
+	FoldChannels() int
+	// SetFold makes the forward pass compute f from now on, with weights
+	// and bias folded from the layer's blobs as they are now; nil returns
+	// to the layer's own pass. The net calls it again whenever a blob the
+	// fold came from has been written.
+	SetFold(f *Fold) error
+	// FoldSources are the layer's blobs its folded weights are computed
+	// from (weights, bias).
+	FoldSources() []*blob.Blob[T]
+}

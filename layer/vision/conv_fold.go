@@ -1,0 +1,164 @@
+package vision
+
+import (
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/mathfn"
+)
+
+// A convolution computing an inference plan's fold (layer.Folder): the
+// BatchNorm and Scale after it folded into its weights and bias, its
+// activation applied in the GEMM's epilogue. On the host only: the plan
+// folds nets that run there.
+
+// convFold is the folded state of a convolution.
+type convFold[T layer.Float] struct {
+	active bool
+	w      []T // folded weights; nil: the layer's own
+	b      []T // folded bias; nil: none
+	ep     mathfn.Epilogue[T]
+	// eps are the epilogues of each group's GEMM (their RowBias the
+	// group's part of b), made once per SetFold so that passes allocate
+	// nothing.
+	eps []mathfn.Epilogue[T]
+}
+
+// FoldChannels is num_output for a convolution over axis 1 (not a
+// deconvolution, whose output channels are the GEMM's columns).
+func (l *convBase[T]) FoldChannels() int {
+	if l.reverse || l.channelAxis != 1 {
+		return 0
+	}
+	return l.numOutput
+}
+
+// FoldSources are the weights and bias.
+func (l *convBase[T]) FoldSources() []*blob.Blob[T] { return l.Blobs() }
+
+// SetFold folds f into copies of the weights and bias (layer.Folder).
+func (l *convBase[T]) SetFold(f *layer.Fold) error {
+	fo := &l.fold
+	if f == nil {
+		fo.active = false
+		return nil
+	}
+	outs := l.numOutput
+	w := l.Blobs()[0].CPUData()
+	per := len(w) / outs
+	fo.w = nil
+	if f.Scale != nil {
+		fo.w = kit.Grow(fo.w, len(w))
+		for o := range outs {
+			s := f.Scale[o]
+			for i, v := range w[o*per : (o+1)*per] {
+				fo.w[o*per+i] = T(float64(v) * s)
+			}
+		}
+	}
+	fo.b = nil
+	if l.biasTerm || f.Shift != nil {
+		fo.b = make([]T, outs)
+		var own []T
+		if l.biasTerm {
+			own = l.Blobs()[1].CPUData()
+		}
+		for o := range outs {
+			v := 0.0
+			if own != nil {
+				v = float64(own[o])
+			}
+			if f.Scale != nil {
+				v *= f.Scale[o]
+			}
+			if f.Shift != nil {
+				v += f.Shift[o]
+			}
+			fo.b[o] = T(v)
+		}
+	}
+	fo.ep = mathfn.Epilogue[T]{ReLU: f.Act.Kind == layer.ActReLU, Slope: T(f.Act.Slope)}
+	kg := outs / l.group
+	fo.eps = make([]mathfn.Epilogue[T], l.group)
+	for g := range fo.eps {
+		fo.eps[g] = fo.ep
+		if fo.b != nil {
+			fo.eps[g].RowBias = fo.b[g*kg : (g+1)*kg]
+		}
+	}
+	fo.active = true
+	return nil
+}
+
+// foldedWeights returns the weights the folded pass multiplies by.
+func (l *convBase[T]) foldedWeights() []T {
+	if l.fold.w != nil {
+		return l.fold.w
+	}
+	return l.Blobs()[0].CPUData()
+}
+
+// forwardFolded is the host's forward pass of a fold: per image im2col
+// (unless 1x1) and a GEMM per group with the bias and activation in its
+// epilogue. A batch of one spreads each GEMM over the cores (by columns:
+// output pixels); larger batches spread the images, as forwardCPU does.
+func (l *convBase[T]) forwardFolded(bottom, top []*blob.Blob[T]) error {
+	if l.dwApplies() {
+		return l.forwardDepthwise(bottom, top, l.foldedWeights(), l.fold.b, l.fold.ep)
+	}
+	parts := l.cpuParts()
+	c := &l.cpu
+	for _, b := range bottom {
+		b.CPUData()
+	}
+	for _, t := range top {
+		t.MutableCPUData()
+	}
+	l.foldedWeights()
+	if parts == 1 {
+		col := l.col.MutableCPUData()
+		l.foldedImages(bottom, top, 0, l.num, col, false)
+		return nil
+	}
+	c.bottom, c.top = bottom, top
+	if c.foldedPart == nil {
+		c.foldedPart = l.foldedPart
+	}
+	mathfn.Parallel(l.num, c.foldedPart)
+	c.bottom, c.top = nil, nil
+	return nil
+}
+
+func (l *convBase[T]) foldedPart(part, lo, hi int) {
+	l.foldedImages(l.cpu.bottom, l.cpu.top, lo, hi, l.cpu.cols[part], true)
+}
+
+// foldedImages computes images [lo, hi) of every bottom; serial runs each
+// GEMM on the calling goroutine.
+func (l *convBase[T]) foldedImages(bottom, top []*blob.Blob[T], lo, hi int, col []T, serial bool) {
+	w := l.foldedWeights()
+	kg := l.convOutChannels / l.group
+	for i := range bottom {
+		in, out := bottom[i].CPUData(), top[i].CPUData() // made writable by the caller
+		for n := lo; n < hi; n++ {
+			x := in[n*l.bottomDim:]
+			y := out[n*l.topDim:]
+			cols := x
+			if !l.is1x1 {
+				mathfn.Im2col(x, &l.geo, col)
+				cols = col
+			}
+			for g := range l.group {
+				a, b, c := w[l.weightOffset*g:], cols[l.colOffset*g:], y[l.outputOffset*g:]
+				ep := &l.fold.eps[g]
+				if serial {
+					mathfn.GemmEpilogueSerial(blas.NoTrans, blas.NoTrans, kg, l.convOutSpatial, l.kernelDim, 1, a, b, 0, c, ep)
+				} else {
+					mathfn.GemmEpilogue(blas.NoTrans, blas.NoTrans, kg, l.convOutSpatial, l.kernelDim, 1, a, b, 0, c, ep)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,76 @@
+//go:build amd64 && !purego
+
+package mathfn
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The AVX2 kernels of depthwise_amd64.s. AVX-512 CPUs run them too: an
+// AVX-512 form could not be tested on the machine they were written on (an
+// AMD EPYC with AVX2 only), and these are bound by loads, not by the
+// vector width.
+
+// taps9AVX2 computes n (a multiple of 8) outputs of Taps9: ptrs holds the
+// nine tap addresses, w the nine weights; relu is 0 or 1.
+//
+//go:noescape
+func taps9AVX2(out unsafe.Pointer, ptrs *[9]unsafe.Pointer, w *[9]float32, n int, bias float32, relu int)
+
+// dots9AVX2 writes the nine taps' dot products with dy over n (a multiple
+// of 8) elements as nine vectors of 8 partial sums into lanes.
+//
+//go:noescape
+func dots9AVX2(dy unsafe.Pointer, ptrs *[9]unsafe.Pointer, n int, lanes *[72]float32)
+
+var depthwiseAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// taps9Prefix computes Taps9 over the first multiple of 8 outputs with the
+// AVX2 kernel and returns how many (0 for float64 or without AVX2).
+func taps9Prefix[T Float](out, p []T, off *[9]int, w *[9]T, n int, bias T, relu bool) int {
+	if !depthwiseAVX2 || unsafe.Sizeof(out[0]) != 4 {
+		return 0
+	}
+	k := n / 8 * 8
+	if k == 0 {
+		return 0
+	}
+	var ptrs [9]unsafe.Pointer
+	for t, o := range off {
+		ptrs[t] = unsafe.Pointer(&p[o])
+	}
+	r := 0
+	if relu {
+		r = 1
+	}
+	taps9AVX2(unsafe.Pointer(&out[0]), &ptrs, (*[9]float32)(unsafe.Pointer(w)), k, float32(bias), r)
+	return k
+}
+
+// dots9Prefix adds Dots9 over the first multiple of 8 elements to acc
+// and returns how many (0 for float64 or without AVX2).
+func dots9Prefix[T Float](acc *[9]T, dy, p []T, off *[9]int, n int) int {
+	if !depthwiseAVX2 || unsafe.Sizeof(dy[0]) != 4 {
+		return 0
+	}
+	k := n / 8 * 8
+	if k == 0 {
+		return 0
+	}
+	var ptrs [9]unsafe.Pointer
+	for t, o := range off {
+		ptrs[t] = unsafe.Pointer(&p[o])
+	}
+	var lanes [72]float32
+	dots9AVX2(unsafe.Pointer(&dy[0]), &ptrs, k, &lanes)
+	for t := range 9 {
+		var s float32
+		for _, v := range lanes[t*8 : t*8+8] {
+			s += v
+		}
+		acc[t] += T(s)
+	}
+	return k
+}
