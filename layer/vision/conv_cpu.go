@@ -26,6 +26,7 @@ type convCPU[T layer.Float] struct {
 	propagateDown []bool
 	// Made once (method values), so that a pass allocates nothing.
 	forwardPart, backwardPart func(part, lo, hi int)
+	foldedPart                func(part, lo, hi int) // conv_fold.go
 }
 
 // serialHost is the host view of the parts of a pass: GEMMs on the calling
@@ -70,6 +71,16 @@ func (l *convBase[T]) cpuParts() int {
 }
 
 func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
+	if l.fold.active {
+		return l.forwardFolded(bottom, top)
+	}
+	if l.dwApplies() {
+		var b []T
+		if l.biasTerm {
+			b = l.Blobs()[1].CPUData()
+		}
+		return l.forwardDepthwise(bottom, top, l.Blobs()[0].CPUData(), b, mathfn.Epilogue[T]{})
+	}
 	if l.cpuParts() == 1 {
 		return convForward[T](l, device.Host[T](l.Context()), bottom, top)
 	}
@@ -102,6 +113,9 @@ func (l *convBase[T]) forwardPart(part, lo, hi int) {
 }
 
 func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if l.dwApplies() {
+		return l.backwardDepthwise(top, propagateDown, bottom)
+	}
 	parts := l.cpuParts()
 	if parts == 1 {
 		return convBackward[T](l, device.Host[T](l.Context()), top, propagateDown, bottom)

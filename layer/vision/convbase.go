@@ -44,7 +44,9 @@ type convBase[T layer.Float] struct {
 	col                        *blob.Blob[T]
 	biasMultiplier             *blob.Blob[T]
 
-	cpu convCPU[T] // the host's parallel passes (conv_cpu.go)
+	cpu  convCPU[T]  // the host's parallel passes (conv_cpu.go)
+	dw   dwConv[T]   // the host's direct depthwise path (conv_depthwise.go)
+	fold convFold[T] // an inference plan's folded weights (conv_fold.go)
 }
 
 // perAxis expands one of Caffe's repeated per-axis fields: given once it
