@@ -9,6 +9,7 @@ import (
 	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // RunGraphReplay holds the types to what their Spec.CUDAGraph promises:
@@ -71,6 +72,7 @@ func checkGraphReplay(t *testing.T, p Parity) {
 		if err := graph.Launch(stream); err != nil {
 			t.Fatal(err)
 		}
+		r.markReplayed(t)
 		replayed := r.results(t)
 		r.setInputs(t, seed)
 		if err := r.pass(); err != nil {
@@ -191,6 +193,32 @@ func (r *replayRig) pass() error {
 		return err
 	}
 	return layer.Backward(r.l, r.top, r.propagate, r.bottom)
+}
+
+// markReplayed tells the blobs a replay wrote that their device copies
+// changed outside their accessors (as the solver does after its graph), so
+// that reading them copies back.
+func (r *replayRig) markReplayed(t *testing.T) {
+	mems := []*syncedmem.SyncedMemory{r.acc.Data()}
+	for _, b := range r.top {
+		mems = append(mems, b.Data())
+	}
+	for i, b := range r.bottom {
+		if r.propagate[i] {
+			mems = append(mems, b.Diff())
+		}
+	}
+	for _, b := range r.l.LayerBase().Blobs() {
+		mems = append(mems, b.Diff())
+	}
+	for _, m := range mems {
+		if m == nil {
+			continue
+		}
+		if err := m.MarkDeviceWritten(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // results reads what a pass computed back to the host: the tops, the
