@@ -33,11 +33,10 @@ func init() {
 type infogainLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
 	innerSoftmax[T]
-	h                      *blob.Blob[T] // H from source
-	hasIgnore              bool
-	ignore                 int
-	mode                   caffepb.LossParameter_NormalizationMode
-	outer, channels, inner int
+	h         *blob.Blob[T] // H from source
+	hasIgnore bool
+	ignore    int
+	mode      caffepb.LossParameter_NormalizationMode
 }
 
 func newInfogainLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
