@@ -59,6 +59,10 @@ type Options struct {
 	// fields of the prototxt that gocaffe's schema does not have (a Caffe
 	// fork's never seen) instead of failing.
 	SkipUnknownFields bool
+	// NoFold keeps a TEST-phase net on the host as written: no inference
+	// folding (the plan's "fold" pass, net/plan_fold.go), so that every
+	// layer computes its own pass with Caffe's arithmetic.
+	NoFold bool
 }
 
 // Net is a set of connected layers.
@@ -81,6 +85,8 @@ type Net[T Float] struct {
 	debugInfo      bool
 	fused          []int // i: layer i computes layer i+1's passes too (layer.Fuse)
 	plan           *Plan // how the net executes (makePlan)
+	noFold         bool
+	fold           *foldState[T] // the fold pass's decision (plan_fold.go); nil: none
 }
 
 // layerRecord is one layer of a net and its connections.
@@ -155,7 +161,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	n = &Net[T]{
 		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context, log: opts.Logger,
 		layerIndex: map[string]int{}, blobIndex: map[string]int{}, paramNameIndex: map[string]int{},
-		debugInfo: p.GetDebugInfo(),
+		debugInfo: p.GetDebugInfo(), noFold: opts.NoFold,
 	}
 	logf.Debugf(n.log, "Initializing net %q (phase %v, %d layers)", n.name, n.phase, len(layers))
 	seed := uint64(opts.Seed)
@@ -495,9 +501,19 @@ func (n *Net[T]) ForwardFromTo(start, end int) (T, error) {
 	}
 	n.suspendSplitFusions(start, end, true)
 	defer n.suspendSplitFusions(start, end, false)
+	if err := n.foldBefore(start, end); err != nil {
+		return 0, err
+	}
+	defer n.foldAfter(start, end)
 	var loss T
 	for i := start; i <= end; i++ {
 		r := &n.layers[i]
+		if n.foldRemoved(i) {
+			if err := r.layer.Reshape(r.bottoms, r.tops); err != nil {
+				return 0, fmt.Errorf("layer %q (%s): %w", r.name, r.layer.Type(), err)
+			}
+			continue
+		}
 		l, err := layer.Forward(r.layer, r.bottoms, r.tops)
 		if err != nil {
 			return 0, err

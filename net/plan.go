@@ -51,6 +51,10 @@ type LayerPlan struct {
 	// Graph says whether a recorded CUDA graph replays the layer's passes
 	// ("" when it does, else why not).
 	Graph string
+	// Folded says what the fold pass did with the layer ("into conv1":
+	// its forward pass is computed by that layer's folded weights;
+	// "removed": only its Reshape runs); "" for nothing.
+	Folded string
 }
 
 // BlobPlan is one named blob's memory in a plan.
@@ -85,6 +89,7 @@ func (n *Net[T]) makePlan() {
 	}{
 		{"engines", n.planEngines},
 		{"fusion", n.planFusion},
+		{"fold", n.planFold},
 		{"cuda-graph", n.planGraph},
 		{"memory", n.planMemory},
 	} {
@@ -243,6 +248,9 @@ func (p Plan) String() string {
 			if l.ForwardOnly {
 				by += " (forward)"
 			}
+		}
+		if l.Folded != "" {
+			by = "folded " + l.Folded
 		}
 		graph := "yes"
 		if l.Graph != "" {

@@ -30,7 +30,7 @@ func TestPlanOfHostNet(t *testing.T) {
 	for _, pass := range p.Passes {
 		names = append(names, pass.Name)
 	}
-	if want := []string{"engines", "fusion", "cuda-graph", "memory"}; !slices.Equal(names, want) {
+	if want := []string{"engines", "fusion", "fold", "cuda-graph", "memory"}; !slices.Equal(names, want) {
 		t.Fatalf("passes %v, want %v", names, want)
 	}
 	if got := len(p.Layers); got != len(n.Layers()) {
@@ -41,8 +41,8 @@ func TestPlanOfHostNet(t *testing.T) {
 			t.Errorf("layer %d (%s): engine %q, computed by %q, graph %q; want host, none, and a reason for no graph", i, l.Name, l.Engine, l.ComputedBy, l.Graph)
 		}
 	}
-	if !strings.Contains(p.Passes[2].Summary, "runs on the host") {
-		t.Errorf("cuda-graph pass: %q", p.Passes[2].Summary)
+	if !strings.Contains(p.Passes[3].Summary, "runs on the host") {
+		t.Errorf("cuda-graph pass: %q", p.Passes[3].Summary)
 	}
 	shares := map[string]string{}
 	for _, b := range p.Blobs {
@@ -113,7 +113,7 @@ func TestPlanBorrow(t *testing.T) {
 	if borrowed == 0 {
 		t.Errorf("no blob of the test net borrows the train net's: %+v", p.Blobs)
 	}
-	if len(train.Plan().Passes) != 4 {
+	if len(train.Plan().Passes) != 5 {
 		t.Errorf("the lending net's plan changed: %+v", train.Plan().Passes)
 	}
 }

@@ -34,7 +34,8 @@ type innerProductLayer[T layer.Float] struct {
 	transpose      bool
 	m, k           int // batch rows and inputs per row
 	biasMultiplier *blob.Blob[T]
-	topShape       []int // reused by every Reshape
+	topShape       []int     // reused by every Reshape
+	fold           ipFold[T] // an inference plan's folded weights (innerproduct_fold.go)
 }
 
 func newInnerProduct[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -119,6 +120,9 @@ func (l *innerProductLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU computes the product on the host.
 func (l *innerProductLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	if l.fold.active && !l.FusionSuspended() {
+		return l.forwardFolded(bottom, top)
+	}
 	return innerProductForward[T](l, device.Host[T](l.Context()), bottom, top)
 }
 

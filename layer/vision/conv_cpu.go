@@ -71,7 +71,7 @@ func (l *convBase[T]) cpuParts() int {
 }
 
 func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
-	if l.fold.active {
+	if l.fold.active && !l.FusionSuspended() {
 		return l.forwardFolded(bottom, top)
 	}
 	if l.dwApplies() {

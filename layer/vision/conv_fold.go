@@ -1,6 +1,8 @@
 package vision
 
 import (
+	"errors"
+
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
@@ -44,6 +46,9 @@ func (l *convBase[T]) SetFold(f *layer.Fold) error {
 	if f == nil {
 		fo.active = false
 		return nil
+	}
+	if l.FoldChannels() == 0 {
+		return errors.New("a deconvolution or a convolution over another axis does not fold")
 	}
 	outs := l.numOutput
 	w := l.Blobs()[0].CPUData()

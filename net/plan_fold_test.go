@@ -1,0 +1,245 @@
+package net_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// foldModels are the deploy nets of models/, each folded and unfolded in
+// TestFoldDeployNets.
+var foldModels = []string{
+	"lenet/lenet_deploy.prototxt",
+	"cifar10_quick/cifar10_quick.prototxt",
+	"caffenet/deploy.prototxt",
+	"googlenet/deploy.prototxt",
+	"resnet50/deploy.prototxt",
+	"mobilenet/deploy.prototxt",
+	"forks/mobilenet_ssd_deploy.prototxt",
+	"forks/ssd300_vgg16_deploy.prototxt",
+	"forks/faster_rcnn_vgg16_test.prototxt",
+}
+
+// deployPair builds a model's TEST net twice, folded and not, with the
+// same weights (the fillers' under one seed), BatchNorm statistics and
+// Scale parameters away from the identity, and one input.
+func deployPair(t *testing.T, path string) (folded, plain *net.Net[float32]) {
+	t.Helper()
+	state := &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}
+	var nets [2]*net.Net[float32]
+	for i, noFold := range []bool{false, true} {
+		n, err := net.NewFromFile[float32](path, net.Options{State: state, Seed: 1701, NoFold: noFold})
+		if err != nil {
+			if strings.Contains(err.Error(), "Python") {
+				t.Skipf("%s: %v", path, err)
+			}
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(5, 9))
+		for _, l := range n.Layers() {
+			b := l.LayerBase().Blobs()
+			switch l.Type() {
+			case "BatchNorm":
+				mean, variance := b[0].MutableCPUData(), b[1].MutableCPUData()
+				for c := range mean {
+					mean[c], variance[c] = float32(rng.Float64()-0.5), float32(0.5+1.5*rng.Float64())
+				}
+				b[2].MutableCPUData()[0] = 1
+			case "Scale":
+				for j, blob := range b {
+					for c := range blob.MutableCPUData() {
+						if j == 0 {
+							blob.MutableCPUData()[c] = float32(0.5 + rng.Float64())
+						} else {
+							blob.MutableCPUData()[c] = float32(rng.Float64() - 0.5)
+						}
+					}
+				}
+			}
+		}
+		for j, l := range n.Layers() {
+			if l.Type() != "Input" {
+				continue
+			}
+			for _, top := range n.Tops(j) {
+				x := top.MutableCPUData()
+				for k := range x {
+					x[k] = float32(2*rng.Float64() - 1)
+				}
+			}
+		}
+		nets[i] = n
+	}
+	return nets[0], nets[1]
+}
+
+// compareBlobs checks every blob of the two nets after their forward
+// passes within net.FoldTolerance of the unfolded one's largest
+// magnitude, but for DetectionOutput's tops (non-maximum suppression cuts
+// at thresholds: its inputs are compared).
+func compareBlobs(t *testing.T, folded, plain *net.Net[float32]) {
+	t.Helper()
+	skip := map[string]bool{}
+	for i, l := range plain.Layers() {
+		if l.Type() == "DetectionOutput" {
+			for _, name := range plainTopNames(plain, i) {
+				skip[name] = true
+			}
+		}
+	}
+	names := plain.BlobNames()
+	worst, worstName := 0.0, ""
+	for i, b := range plain.Blobs() {
+		if skip[names[i]] {
+			continue
+		}
+		a, want := folded.Blobs()[i].CPUData(), b.CPUData()
+		scale, diff := 0.0, 0.0
+		for k := range want {
+			scale = math.Max(scale, math.Abs(float64(want[k])))
+			diff = math.Max(diff, math.Abs(float64(a[k])-float64(want[k])))
+		}
+		rel := diff / math.Max(scale, 1e-6)
+		if rel > worst || math.IsNaN(rel) {
+			worst, worstName = rel, names[i]
+		}
+		if !(rel <= net.FoldTolerance) {
+			t.Errorf("blob %q: max |folded - unfolded| = %.3g, %.3g of its largest magnitude %.3g (tolerance %g)", names[i], diff, rel, scale, net.FoldTolerance)
+		}
+	}
+	t.Logf("largest relative difference %.3g (blob %q)", worst, worstName)
+}
+
+func plainTopNames(n *net.Net[float32], i int) []string {
+	var out []string
+	for _, top := range n.Tops(i) {
+		for j, b := range n.Blobs() {
+			if b == top {
+				out = append(out, n.BlobNames()[j])
+			}
+		}
+	}
+	return out
+}
+
+// Folded and unfolded deploy nets agree within FoldTolerance on every
+// model of models/, the caller's weights are unchanged by folding, and the
+// plan says what folded.
+func TestFoldDeployNets(t *testing.T) {
+	for _, m := range foldModels {
+		t.Run(strings.TrimSuffix(m, ".prototxt"), func(t *testing.T) {
+			path := filepath.Join("..", "models", m)
+			if _, err := os.Stat(path); err != nil {
+				t.Fatal(err)
+			}
+			folded, plain := deployPair(t, path)
+			params := make([][]float32, 0)
+			for _, p := range folded.Params() {
+				params = append(params, slices.Clone(p.CPUData()))
+			}
+			if _, err := folded.Forward(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := plain.Forward(); err != nil {
+				t.Fatal(err)
+			}
+			compareBlobs(t, folded, plain)
+			for i, p := range folded.Params() {
+				if !slices.Equal(p.CPUData(), params[i]) {
+					t.Errorf("parameter %d changed by a folded forward pass", i)
+				}
+			}
+			fp, pp := folded.Plan(), plain.Plan()
+			if s := pp.Passes[2].Summary; pp.Passes[2].Name != "fold" || !strings.HasPrefix(s, "none") {
+				t.Errorf("unfolded net's pass %q: %s", pp.Passes[2].Name, s)
+			}
+			t.Logf("fold: %s", fp.Passes[2].Summary)
+		})
+	}
+}
+
+// A partial pass that cuts a fold runs its layers as written: stepping
+// through the net one layer at a time leaves each layer's own output,
+// which the unfolded net's same steps give.
+func TestFoldPartialPasses(t *testing.T) {
+	folded, plain := deployPair(t, filepath.Join("..", "models", "mobilenet", "deploy.prototxt"))
+	for i := range folded.Layers() {
+		if _, err := folded.ForwardFromTo(i, i); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := plain.ForwardFromTo(i, i); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 { // conv1 then its BatchNorm alone: exactly Caffe's numbers
+			a, b := folded.BlobByName("conv1").CPUData(), plain.BlobByName("conv1").CPUData()
+			if !slices.Equal(a, b) {
+				t.Fatalf("after conv1/bn alone, conv1 differs between the nets")
+			}
+		}
+	}
+	compareBlobs(t, folded, plain)
+	// A whole pass folds again, to the same numbers within tolerance.
+	if _, err := folded.Forward(); err != nil {
+		t.Fatal(err)
+	}
+	compareBlobs(t, folded, plain)
+}
+
+// Writing a folded layer's weights or a BatchNorm's statistics makes the
+// next pass fold them again.
+func TestFoldFollowsWrites(t *testing.T) {
+	folded, plain := deployPair(t, filepath.Join("..", "models", "mobilenet", "deploy.prototxt"))
+	if _, err := folded.Forward(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []*net.Net[float32]{folded, plain} {
+		w := n.LayerByName("conv1").LayerBase().Blobs()[0].MutableCPUData()
+		for i := range w {
+			w[i] *= -0.5
+		}
+		v := n.LayerByName("conv2_pw/bn").LayerBase().Blobs()[1].MutableCPUData()
+		for i := range v {
+			v[i] *= 3
+		}
+	}
+	if _, err := folded.Forward(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Forward(); err != nil {
+		t.Fatal(err)
+	}
+	compareBlobs(t, folded, plain)
+}
+
+// A TRAIN net, and a TEST net whose layers run a backward pass
+// (force_backward), fold nothing.
+func TestFoldOnlyForInference(t *testing.T) {
+	const text = `name: "f"
+layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 dim: 6 dim: 6 } } }
+layer { name: "conv" type: "Convolution" bottom: "x" top: "c" convolution_param { num_output: 4 kernel_size: 3 } }
+layer { name: "bn" type: "BatchNorm" bottom: "c" top: "c" }
+layer { name: "relu" type: "ReLU" bottom: "c" top: "c" }
+`
+	for _, tc := range []struct {
+		text  string
+		phase caffepb.Phase
+		want  string
+	}{
+		{text, caffepb.Phase_TRAIN, "none"},
+		{text + "force_backward: true\n", caffepb.Phase_TEST, "nothing"},
+		{text, caffepb.Phase_TEST, "1 producers"},
+	} {
+		n := build(t, tc.text, tc.phase)
+		p := n.Plan()
+		if got := p.Passes[2].Summary; !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%v: fold pass %q, want %q...", tc.phase, got, tc.want)
+		}
+	}
+}
