@@ -75,6 +75,7 @@ var levels = map[string]int{
 	"cmd/gocaffe":             12,
 	"models":                  12, // the reference models' tests
 	"tools/golden":            12, // the tests against BVLC Caffe's fixtures
+	"tools/infer":             12, // gocaffe against OpenCV's dnn on the deploy nets (docs/performance.md)
 	"tools/gpu/mkjpeg":        0,  // synthetic JPEGs for the GPU data check (standard library only)
 	"internal/archtest":       12,
 }

@@ -163,6 +163,7 @@ func runTime(args []string) error {
 	warmup := fs.Int("warmup", 2, "untimed forward passes first")
 	outPath := fs.String("out", "", "write the first output blob here (.npy)")
 	blobName := fs.String("blob", "", "the blob to write (default: the first output)")
+	noFold := fs.Bool("nofold", false, "run the net unfolded (net.Options.NoFold)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func runTime(args []string) error {
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: testState(), Seed: 1})
+	n, err := net.NewFromFile[float32](*model, net.Options{State: testState(), Seed: 1, NoFold: *noFold})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@
 #
 # Prints, per model and batch, each side's median over all its timed
 # passes and the ratio gocaffe / OpenCV, then the outputs' difference.
+# INFER_FLAGS passes flags to gocaffe's side (-nofold: the unfolded net).
 set -eu
 out=$1 rounds=$2 iters=$3 batches=$4
 shift 4
@@ -23,7 +24,7 @@ for model in "$@"; do
 		: > "$d/go.txt"; : > "$d/cv.txt"
 		r=0
 		while [ $r -lt "$rounds" ]; do
-			flock "$lock" "$out/infer" time -model "$model" -weights "$d/weights.caffemodel" -input "$d/input.npy" -iterations "$iters" -out "$d/go.npy" >> "$d/go.txt"
+			flock "$lock" "$out/infer" time ${INFER_FLAGS:-} -model "$model" -weights "$d/weights.caffemodel" -input "$d/input.npy" -iterations "$iters" -out "$d/go.npy" >> "$d/go.txt"
 			flock "$lock" /usr/bin/python3 "$here/opencv_bench.py" "$model" "$d/weights.caffemodel" "$d/input.npy" "$iters" "$d/cv.npy" >> "$d/cv.txt"
 			r=$((r + 1))
 		done
