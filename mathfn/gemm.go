@@ -212,6 +212,11 @@ func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Tr
 		ep.apply(c, ldc, 0, m, 0, n)
 		return
 	}
+	if ep != nil && gemvShaped[T](choice, transA, transB, m, n, k) {
+		gemvProduct(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+		ep.apply(c, ldc, 0, m, 0, n)
+		return
+	}
 	jobs := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs)
 	j := jobs.get()
 	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,

@@ -5,6 +5,8 @@ import (
 
 	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // Epilogue is what GemmEpilogue applies to each element of C once its
@@ -89,5 +91,57 @@ func epilogueReLU[T Float](row []T, bias, slope T) {
 			v *= slope
 		}
 		row[q] = v
+	}
+}
+
+// gemvShaped reports whether an epilogue's product is a matrix-vector
+// product (one row or one column of C) that the packed kernels would
+// compute with mostly empty tiles, packing all of the other operand: an
+// inner product or a 1x1 convolution at batch 1. Where the CPU has a dot
+// kernel for the shape (useDot) that runs instead.
+func gemvShaped[T Float](choice settings.GEMM, transA, transB blas.Transpose, m, n, k int) bool {
+	if m != 1 && n != 1 || !ownGemmFor[T](choice) {
+		return false
+	}
+	kern := kernelOf[T]()
+	dot := kern.dot != nil && transA == blas.NoTrans && transB != blas.NoTrans && m <= dotRows && n >= 4 && k >= dotMinK
+	return !dot
+}
+
+// gemvProduct adds alpha*op(A)*op(B) to C where C has one row or one
+// column (gemvShaped), as one matrix-vector product.
+func gemvProduct[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	if m == 1 {
+		// C's row += alpha * x * op(B), x = op(A)'s row.
+		incx := 1
+		if transA != blas.NoTrans {
+			incx = lda
+		}
+		if transB != blas.NoTrans { // B stored n x k: C^T = B * x
+			gemv(blas.NoTrans, n, k, alpha, b, ldb, a, incx, c, 1)
+		} else { // B stored k x n: C^T = B^T * x
+			gemv(blas.Trans, k, n, alpha, b, ldb, a, incx, c, 1)
+		}
+		return
+	}
+	// C's column (stride ldc) += alpha * op(A) * x, x = op(B)'s column.
+	incx := ldb
+	if transB != blas.NoTrans {
+		incx = 1
+	}
+	if transA != blas.NoTrans { // A stored k x m
+		gemv(blas.Trans, k, m, alpha, a, lda, b, incx, c, ldc)
+	} else {
+		gemv(blas.NoTrans, m, k, alpha, a, lda, b, incx, c, ldc)
+	}
+}
+
+// gemv is y += alpha * op(A) * x, A stored r x q with row stride lda.
+func gemv[T Float](t blas.Transpose, r, q int, alpha T, a []T, lda int, x []T, incx int, y []T, incy int) {
+	switch y := any(y).(type) {
+	case []float32:
+		blas32.Implementation().Sgemv(t, r, q, float32(alpha), any(a).([]float32), lda, any(x).([]float32), incx, 1, y, incy)
+	case []float64:
+		blas64.Implementation().Dgemv(t, r, q, float64(alpha), any(a).([]float64), lda, any(x).([]float64), incx, 1, y, incy)
 	}
 }

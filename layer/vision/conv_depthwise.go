@@ -91,16 +91,14 @@ func (l *convBase[T]) dwPlane(x, dst []T) {
 			clear(row[pw+w:])
 			continue
 		}
-		for i := range wp {
-			var v T
-			if i >= pw && i < pw+w {
-				v = src[i-pw]
-			}
-			if i%2 == 0 {
-				row[i/2] = v
-			} else {
-				row[odd+i/2] = v
-			}
+		// Padded column i goes to row[i/2] (even) or row[odd+i/2] (odd).
+		clear(row)
+		even, rest := row[:odd], row[odd:]
+		for s := pw & 1; s < w; s += 2 { // i = s+pw even
+			even[(s+pw)/2] = src[s]
+		}
+		for s := 1 - pw&1; s < w; s += 2 { // i = s+pw odd
+			rest[(s+pw)/2] = src[s]
 		}
 	}
 }

@@ -1,0 +1,69 @@
+package mathfn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// GemmEpilogue is Gemm followed by the epilogue, on every path: packed
+// tiles (the epilogue on the last block of k), split over goroutines,
+// matrix-vector shapes (one row or column of C), all transpositions.
+func TestGemmEpilogueIsGemmThenEpilogue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	fill := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for _, sh := range [][3]int{{1, 1000, 300}, {1, 7, 5}, {37, 1, 200}, {64, 1, 9}, {5, 6, 7}, {70, 300, 600}, {130, 90, 40}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+				for _, mode := range []string{"row+relu", "col+leaky", "row+col", "none"} {
+					t.Run(fmt.Sprintf("%dx%dx%d/%v%v/%s", m, n, k, ta, tb, mode), func(t *testing.T) {
+						a, b, c0 := fill(m*k), fill(k*n), fill(m*n)
+						ep := &Epilogue[float32]{}
+						switch mode {
+						case "row+relu":
+							ep.RowBias, ep.ReLU = fill(m), true
+						case "col+leaky":
+							ep.ColBias, ep.ReLU, ep.Slope = fill(n), true, 0.1
+						case "row+col":
+							ep.RowBias, ep.ColBias = fill(m), fill(n)
+						}
+						want := append([]float32(nil), c0...)
+						Gemm(ta, tb, m, n, k, 0.5, a, b, 0.25, want)
+						for i := range m {
+							for j := range n {
+								v := want[i*n+j]
+								if ep.RowBias != nil {
+									v += ep.RowBias[i]
+								}
+								if ep.ColBias != nil {
+									v += ep.ColBias[j]
+								}
+								if ep.ReLU && v < 0 {
+									v *= ep.Slope
+								}
+								want[i*n+j] = v
+							}
+						}
+						got := append([]float32(nil), c0...)
+						GemmEpilogue(ta, tb, m, n, k, 0.5, a, b, 0.25, got, ep)
+						for i := range got {
+							if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*math.Max(1, math.Abs(float64(want[i]))) {
+								t.Fatalf("C[%d] = %g, want %g", i, got[i], want[i])
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
