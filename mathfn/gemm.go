@@ -182,6 +182,9 @@ type gemmJob[T Float] struct {
 	// ep, if not nil, is applied to C once the product is complete
 	// (gemm_epilogue.go).
 	ep *Epilogue[T]
+	// packed, if not nil, is A packed (gemm_packed.go), read where a
+	// part covers all of C's rows.
+	packed *PackedA[T]
 
 	// The split over goroutines: workers parts of units units of unit
 	// columns (byCols) or rows.
@@ -253,6 +256,9 @@ func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
 // The calling goroutine computes the last part.
 func (j *gemmJob[T]) parallel(workers int) {
 	j.byCols = j.n >= j.m || j.n >= workers*j.kern.nr*4
+	if j.packed != nil && j.n >= workers*j.kern.nr {
+		j.byCols = true // every part reads the packed A whole
+	}
 	j.unit, j.units = j.kern.nr, j.n
 	if !j.byCols {
 		j.unit, j.units = j.kern.mr, j.m
@@ -307,11 +313,18 @@ func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 			j.packB(buf.b, pc, kc, jc, nc)
 			for ic := i0; ic < i1; ic += gemmMC {
 				mc := min(gemmMC, i1-ic)
-				j.packA(buf.a, ic, mc, pc, kc)
 				var ep *Epilogue[T] // on the last block of k alone
 				if pc+kc == j.k {
 					ep = j.ep
 				}
+				if j.packed != nil && i0 == 0 && i1 == j.m {
+					own := buf.a
+					buf.a = j.packed.block(ic, pc)
+					j.macro(buf, ic, mc, jc, nc, kc, ep)
+					buf.a = own
+					continue
+				}
+				j.packA(buf.a, ic, mc, pc, kc)
 				j.macro(buf, ic, mc, jc, nc, kc, ep)
 			}
 		}

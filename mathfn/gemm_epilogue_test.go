@@ -67,3 +67,38 @@ func TestGemmEpilogueIsGemmThenEpilogue(t *testing.T) {
 		}
 	}
 }
+
+// GemmPackedEpilogue with A packed once (several blocks of rows and of
+// k, transposed or not, on one goroutine or several) gives what
+// GemmEpilogue gives.
+func TestGemmPackedEpilogue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	fill := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for _, sh := range [][3]int{{500, 49, 400}, {64, 3136, 32}, {1, 300, 20}, {30, 1, 50}, {250, 20, 7}, {13, 200, 900}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+				for _, serial := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%dx%dx%d/%v%v/serial=%v", m, n, k, ta, tb, serial), func(t *testing.T) {
+						a, b := fill(m*k), fill(k*n)
+						ep := &Epilogue[float32]{RowBias: fill(m), ReLU: true}
+						want, got := fill(m*n), fill(m*n)
+						GemmEpilogue(ta, tb, m, n, k, 1, a, b, 0, want, ep)
+						GemmPackedEpilogue(PackA(ta, m, k, a), tb, n, b, got, ep, serial)
+						for i := range got {
+							if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*math.Max(1, math.Abs(float64(want[i]))) {
+								t.Fatalf("C[%d] = %g, want %g", i, got[i], want[i])
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}

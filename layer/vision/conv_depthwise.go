@@ -23,6 +23,7 @@ import (
 // dwConv is the scratch of the direct path, per part of a pass.
 type dwConv[T layer.Float] struct {
 	planes, grads [][]T // a padded input plane; a padded gradient plane
+	outs          [][]T // stride 1: a plane's output at the padded row length
 	wdiffs        [][]T // per part: filter gradient (C x 9) and bias gradient (C)
 
 	// The pass in progress, read by the part bodies.
@@ -60,10 +61,13 @@ func (l *convBase[T]) dwParts(planes int, grads bool) int {
 	hp, wp, _ := l.dwGeometry()
 	ho, wo := l.geo.Out[0], l.geo.Out[1]
 	for len(d.planes) < parts {
-		d.planes, d.grads, d.wdiffs = append(d.planes, nil), append(d.grads, nil), append(d.wdiffs, nil)
+		d.planes, d.grads, d.wdiffs, d.outs = append(d.planes, nil), append(d.grads, nil), append(d.wdiffs, nil), append(d.outs, nil)
 	}
 	for p := range parts {
 		d.planes[p] = kit.Grow(d.planes[p], hp*wp)
+		if l.stride[0] == 1 && l.stride[1] == 1 {
+			d.outs[p] = kit.Grow(d.outs[p], ho*wp)
+		}
 		if grads {
 			d.grads[p] = kit.Grow(d.grads[p], max((ho+4)*(wo+4), hp*wp))
 			d.wdiffs[p] = kit.Grow(d.wdiffs[p], 10*l.channels)
@@ -149,9 +153,22 @@ func (l *convBase[T]) dwForwardPart(part, lo, hi int) {
 			bias = d.b[c]
 		}
 		out := d.out[p*ohw : (p+1)*ohw]
-		for y := range ho {
-			l.dwTaps(y, &off)
-			mathfn.Taps9(out[y*wo:(y+1)*wo], plane, &off, w, wo, bias, relu)
+		if l.stride[0] == 1 && l.stride[1] == 1 {
+			// All rows in one run at the padded row length (the two
+			// columns past each row's end computed and dropped): one
+			// call per plane, long vectors on small planes.
+			_, wp, _ := l.dwGeometry()
+			l.dwTaps(0, &off)
+			o := d.outs[part]
+			mathfn.Taps9(o, plane, &off, w, (ho-1)*wp+wo, bias, relu)
+			for y := range ho {
+				copy(out[y*wo:(y+1)*wo], o[y*wp:y*wp+wo])
+			}
+		} else {
+			for y := range ho {
+				l.dwTaps(y, &off)
+				mathfn.Taps9(out[y*wo:(y+1)*wo], plane, &off, w, wo, bias, relu)
+			}
 		}
 		if d.ep.ReLU && d.ep.Slope != 0 {
 			for i, v := range out {

@@ -26,6 +26,9 @@ type convFold[T layer.Float] struct {
 	// group's part of b), made once per SetFold so that passes allocate
 	// nothing.
 	eps []mathfn.Epilogue[T]
+	// packed are each group's folded weights packed for the GEMM
+	// kernels, once per SetFold (mathfn.PackA).
+	packed []*mathfn.PackedA[T]
 }
 
 // FoldChannels is num_output for a convolution over axis 1 (not a
@@ -93,6 +96,13 @@ func (l *convBase[T]) SetFold(f *layer.Fold) error {
 			fo.eps[g].RowBias = fo.b[g*kg : (g+1)*kg]
 		}
 	}
+	fo.packed = fo.packed[:0]
+	if !l.dwApplies() {
+		fw := l.foldedWeights()
+		for g := range l.group {
+			fo.packed = append(fo.packed, mathfn.PackA(blas.NoTrans, kg, l.kernelDim, fw[l.weightOffset*g:l.weightOffset*(g+1)]))
+		}
+	}
 	fo.active = true
 	return nil
 }
@@ -158,9 +168,12 @@ func (l *convBase[T]) foldedImages(bottom, top []*blob.Blob[T], lo, hi int, col 
 			for g := range l.group {
 				a, b, c := w[l.weightOffset*g:], cols[l.colOffset*g:], y[l.outputOffset*g:]
 				ep := &l.fold.eps[g]
-				if serial {
+				switch {
+				case g < len(l.fold.packed):
+					mathfn.GemmPackedEpilogue(l.fold.packed[g], blas.NoTrans, l.convOutSpatial, b, c, ep, serial)
+				case serial:
 					mathfn.GemmEpilogueSerial(blas.NoTrans, blas.NoTrans, kg, l.convOutSpatial, l.kernelDim, 1, a, b, 0, c, ep)
-				} else {
+				default:
 					mathfn.GemmEpilogue(blas.NoTrans, blas.NoTrans, kg, l.convOutSpatial, l.kernelDim, 1, a, b, 0, c, ep)
 				}
 			}
