@@ -216,7 +216,7 @@ func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Tr
 		return
 	}
 	if ep != nil && gemvShaped[T](choice, transA, transB, m, n, k) {
-		gemvProduct(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+		gemvProduct(workers, transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
 		ep.apply(c, ldc, 0, m, 0, n)
 		return
 	}

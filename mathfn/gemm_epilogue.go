@@ -2,6 +2,7 @@ package mathfn
 
 import (
 	"runtime"
+	"sync"
 
 	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
@@ -109,8 +110,53 @@ func gemvShaped[T Float](choice settings.GEMM, transA, transB blas.Transpose, m,
 }
 
 // gemvProduct adds alpha*op(A)*op(B) to C where C has one row or one
-// column (gemvShaped), as one matrix-vector product.
-func gemvProduct[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+// column (gemvShaped), as matrix-vector products over parts of C on up to
+// workers goroutines: at batch 1 an inner product reads its weights once
+// and does little else, and one core alone does not draw the memory's
+// bandwidth.
+func gemvProduct[T Float](workers int, transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	size := max(m, n)
+	parts := 1
+	if 2*float64(m)*float64(n)*float64(k) >= gemmParallelFlops {
+		parts = min(workers, size/64)
+	}
+	if parts <= 1 {
+		gemvPart(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*size/parts, (p+1)*size/parts
+		run := func() {
+			if m == 1 { // columns lo..hi of C: of B's
+				bs := b[lo:]
+				if transB != blas.NoTrans {
+					bs = b[lo*ldb:]
+				}
+				gemvPart(transA, transB, 1, hi-lo, k, alpha, a, lda, bs, ldb, c[lo:], ldc)
+				return
+			}
+			as := a[lo*lda:] // rows lo..hi of C: of op(A)'s
+			if transA != blas.NoTrans {
+				as = a[lo:]
+			}
+			gemvPart(transA, transB, hi-lo, 1, k, alpha, as, lda, b, ldb, c[lo*ldc:], ldc)
+		}
+		if p == parts-1 {
+			run()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run()
+		}()
+	}
+	wg.Wait()
+}
+
+// gemvPart is gemvProduct's product on the calling goroutine.
+func gemvPart[T Float](transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
 	if m == 1 {
 		// C's row += alpha * x * op(B), x = op(A)'s row.
 		incx := 1

@@ -21,7 +21,7 @@ func TestGemmEpilogueIsGemmThenEpilogue(t *testing.T) {
 		}
 		return v
 	}
-	for _, sh := range [][3]int{{1, 1000, 300}, {1, 7, 5}, {37, 1, 200}, {64, 1, 9}, {5, 6, 7}, {70, 300, 600}, {130, 90, 40}} {
+	for _, sh := range [][3]int{{1, 2000, 1100}, {1500, 1, 1500}, {1, 1000, 300}, {1, 7, 5}, {37, 1, 200}, {64, 1, 9}, {5, 6, 7}, {70, 300, 600}, {130, 90, 40}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {

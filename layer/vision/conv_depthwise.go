@@ -98,12 +98,8 @@ func (l *convBase[T]) dwPlane(x, dst []T) {
 		// Padded column i goes to row[i/2] (even) or row[odd+i/2] (odd).
 		clear(row)
 		even, rest := row[:odd], row[odd:]
-		for s := pw & 1; s < w; s += 2 { // i = s+pw even
-			even[(s+pw)/2] = src[s]
-		}
-		for s := 1 - pw&1; s < w; s += 2 { // i = s+pw odd
-			rest[(s+pw)/2] = src[s]
-		}
+		dwDeinterleave(even[(pw+pw&1)/2:], src[pw&1:]) // i = s+pw even
+		dwDeinterleave(rest[(pw+1-pw&1)/2:], src[1-pw&1:])
 	}
 }
 
@@ -298,5 +294,19 @@ func (l *convBase[T]) dwBottomGrad(dy, dx []T, w *[9]T, grad []T) {
 	}
 	for i := range h {
 		copy(dx[i*wd:(i+1)*wd], g[(i+ph)*wp+pw:])
+	}
+}
+
+// dwDeinterleave sets dst[i] = src[2i] for every such src element.
+func dwDeinterleave[T layer.Float](dst, src []T) {
+	n := (len(src) + 1) / 2
+	dst = dst[:n]
+	i := 0
+	for ; i+1 < n; i += 2 {
+		s := src[2*i : 2*i+3]
+		dst[i], dst[i+1] = s[0], s[2]
+	}
+	if i < n {
+		dst[i] = src[2*i]
 	}
 }
