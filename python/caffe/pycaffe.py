@@ -58,9 +58,8 @@ class Blob(object):
         shape = self.shape
         if len(shape) > 4:
             raise ValueError('a blob of %d axes has no num/channels/height/width: use .shape' % len(shape))
-        # Caffe's LegacyShape: a blob of fewer axes has 1 in front.
-        index = axis - 4 + len(shape)
-        return 1 if index < 0 else shape[index]
+        # Caffe's LegacyShape: the axes a blob lacks (at the end) are 1.
+        return shape[axis] if axis < len(shape) else 1
 
     num = property(lambda self: self._legacy(0))
     channels = property(lambda self: self._legacy(1))
