@@ -21,6 +21,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/layer"
@@ -76,7 +77,10 @@ func currentContext() (*device.Context, error) {
 	}
 	c, err := device.Open(state.deviceID)
 	if err != nil {
-		return nil, fmt.Errorf("GPU mode: device %d: %w (a gocaffe built with -tags cuda runs on the GPU; see docs/python.md)", state.deviceID, err)
+		if errors.Is(err, cuda.ErrNoCUDA) {
+			return nil, errors.New("GPU mode: this caffe module was built without CUDA; python/build -tags cuda builds one that runs on the GPU (docs/python.md)")
+		}
+		return nil, fmt.Errorf("GPU mode: device %d: %w", state.deviceID, err)
 	}
 	if state.contexts == nil {
 		state.contexts = map[int]*device.Context{}

@@ -46,8 +46,13 @@ func gcSetMode(gpu C.int, e *C.gc_err) C.int {
 		state.gpu = gpu != 0
 		state.Unlock()
 		if gpu != 0 {
-			_, err := currentContext() // fail here, as Caffe does, not at the next net
-			return err
+			// Fail here, not at the next net; the mode stays the CPU's.
+			if _, err := currentContext(); err != nil {
+				state.Lock()
+				state.gpu = false
+				state.Unlock()
+				return err
+			}
 		}
 		return nil
 	})
