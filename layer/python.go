@@ -91,7 +91,7 @@ func pythonConstructors(p *caffepb.LayerParameter) (constructors, error) {
 		if names := PythonTypes(); len(names) > 0 {
 			known = strings.Join(names, ", ")
 		}
-		return constructors{}, fmt.Errorf("python_param names module %q, layer %q, and gocaffe runs no Python: write the layer in Go and register it with layer.RegisterPython(%q, newLayer[float32], newLayer[float64]) (registered Python layers: %s)",
+		return constructors{}, fmt.Errorf("python_param names module %q, layer %q, and gocaffe runs no Python in this build: build it with -tags python (the gocaffe command; docs/python.md) to run the class in Python, or write the layer in Go and register it with layer.RegisterPython(%q, newLayer[float32], newLayer[float64]) (registered Python layers: %s)",
 			pp.GetModule(), pp.GetLayer(), name, known)
 	}
 	return c, nil
