@@ -178,6 +178,9 @@ type netInfo struct {
 	Blobs   []string    `json:"blobs"`
 	Inputs  []int       `json:"inputs"`
 	Outputs []int       `json:"outputs"`
+	// LossWeights is each blob's weight in the net's loss (0 for a blob
+	// that is no loss), Caffe's blob_loss_weights.
+	LossWeights []float64 `json:"loss_weights"`
 }
 
 type layerInfo struct {
@@ -199,12 +202,16 @@ func gcNetInfo(h C.uintptr_t, out **C.char, e *C.gc_err) C.int {
 		}
 		g := n.Graph()
 		info := netInfo{Name: n.Name(), Phase: int(n.Phase()), Blobs: n.BlobNames(), Inputs: []int{}, Outputs: []int{}}
+		info.LossWeights = make([]float64, len(info.Blobs))
 		for node := range g.Nodes() {
 			li := layerInfo{Name: node.Name(), Type: node.Type(), Bottoms: []int{}, Tops: []int{}}
 			for b := range node.Bottoms() {
 				li.Bottoms = append(li.Bottoms, b.Index())
 			}
 			for t := range node.Tops() {
+				if w := float64(node.Layer().LayerBase().Loss(len(li.Tops))); w != 0 {
+					info.LossWeights[t.Index()] = w
+				}
 				li.Tops = append(li.Tops, t.Index())
 			}
 			_, li.Python = node.Layer().(pythonLayer)

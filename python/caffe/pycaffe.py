@@ -216,6 +216,7 @@ class Net(object):
         self._inputs = list(info['inputs'])
         self._outputs = list(info['outputs'])
         self._layer_info = info['layers']
+        self._blob_loss_weights = list(info.get('loss_weights') or [0.0] * len(self._blob_names))
         layers = []
         for i, l in enumerate(info['layers']):
             obj = _caffe.net_layer_object(handle, i) if l['python'] else None
@@ -243,6 +244,12 @@ class Net(object):
             if bs:
                 out[name] = bs
         return out
+
+    @property
+    def blob_loss_weights(self):
+        """Each blob's weight in the net's loss (0 for blobs that are no
+        loss), by name."""
+        return OrderedDict(zip(self._blob_names, self._blob_loss_weights))
 
     @property
     def layer_dict(self):

@@ -64,6 +64,7 @@ class TestNet(gctest.TempDirTest):
                 for p, q in zip(a.params[name], other.params[name]):
                     np.testing.assert_array_equal(p.data, q.data)
         self.assertEqual(a.inputs, ['data'])
+        self.assertEqual(list(a.blob_loss_weights.values()), [0, 0, 0, 0])
         self.assertEqual(a.outputs, ['prob'])
         self.assertEqual(list(a.layer_dict), ['data', 'conv', 'score', 'prob'])
         self.assertEqual([l.type for l in a.layers], ['Input', 'Convolution', 'InnerProduct', 'Softmax'])
@@ -173,6 +174,11 @@ class TestSolver(gctest.TempDirTest):
         t.restore(state)
         self.assertEqual(t.iter, 5)
         np.testing.assert_array_equal(t.net.params['score'][0].data, w5)
+
+    def test_loss_weights(self):
+        s = caffe.SGDSolver(self.solver_file())
+        self.assertEqual(s.net.blob_loss_weights['loss'], 1)
+        self.assertEqual(s.net.blob_loss_weights['score'], 0)
 
     def test_callbacks(self):
         s = caffe.SGDSolver(self.solver_file())
