@@ -46,11 +46,19 @@ def make_lmdb(gocaffe, workdir):
     for split, prefix in (('train', 'train'), ('test', 't10k')):
         db = os.path.join(workdir, 'fashion_%s_lmdb' % split)
         if not os.path.exists(db):
-            subprocess.check_call([gocaffe, 'convert_mnist_data',
-                                   os.path.join(IDX, '%s-images-idx3-ubyte.gz' % prefix),
-                                   os.path.join(IDX, '%s-labels-idx1-ubyte.gz' % prefix), db])
+            subprocess.check_call([gocaffe, 'convert_mnist_data', idx_file('%s-images-idx3-ubyte' % prefix),
+                                   idx_file('%s-labels-idx1-ubyte' % prefix), db])
         out[split] = db
     return out
+
+
+def idx_file(name):
+    """An IDX file of the Fashion-MNIST folder, gzipped or plain."""
+    for candidate in (name + '.gz', name):
+        path = os.path.join(IDX, candidate)
+        if os.path.exists(path):
+            return path
+    raise IOError('no %s(.gz) in %s (set GOCAFFE_FASHION_MNIST to the folder of the IDX files)' % (name, IDX))
 
 
 def write_files(workdir, dbs, max_iter):
