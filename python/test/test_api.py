@@ -258,6 +258,23 @@ class TestClassifier(gctest.TempDirTest):
         np.testing.assert_allclose(p.sum(axis=1), 1, rtol=1e-5)
         self.assertEqual(c.predict(ims, oversample=False).shape, (3, 5))
 
+    def test_detector(self):
+        proto = self.write('deploy.prototxt', deploy_net(batch=2))
+        weights = self.path('w.caffemodel')
+        caffe.Net(proto, caffe.TEST).save(weights)
+        img = self.path('im.png')
+        png(img, (np.random.RandomState(3).rand(20, 24, 3) * 255).astype(np.uint8))
+        windows = [(0, 0, 10, 10), (5, 6, 20, 24), (2, 2, 8, 12)]
+        for pad in (None, 2):
+            d = caffe.Detector(proto, weights, raw_scale=255, context_pad=pad)
+            dets = d.detect_windows([(img, windows)])
+            self.assertEqual(len(dets), 3)
+            for det, w in zip(dets, windows):
+                self.assertEqual(det['filename'], img)
+                self.assertEqual(list(det['window']), list(w))
+                self.assertEqual(det['prediction'].shape, (5,))
+                np.testing.assert_allclose(det['prediction'].sum(), 1, rtol=1e-5)
+
 
 if __name__ == '__main__':
     unittest.main()
