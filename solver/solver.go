@@ -545,8 +545,12 @@ func (s *Solver[T]) Param() *caffepb.SolverParameter { return s.param }
 // final display and test pass (Caffe's Solver::Solve).
 func (s *Solver[T]) Solve(resumeFile string) (err error) {
 	defer device.Recover(&err)
-	logf.Infof(s.log, "Solving %s", s.net.Name())
-	logf.Infof(s.log, "Learning Rate Policy: %s", s.param.GetLrPolicy())
+	if s.Root() {
+		// Once per job, as Caffe's root solver: the other ranks of a
+		// data-parallel job (goroutines of this process) say nothing more.
+		logf.Infof(s.log, "Solving %s", s.net.Name())
+		logf.Infof(s.log, "Learning Rate Policy: %s", s.param.GetLrPolicy())
+	}
 	s.earlyExit = false
 	if resumeFile != "" {
 		logf.Infof(s.log, "Restoring previous solver status from %s", resumeFile)
