@@ -208,7 +208,8 @@ func TestChooseOwnGemm(t *testing.T) {
 		best   string
 		want   bool
 	}{
-		{settings.GEMMAuto, "AVX-512", true}, {settings.GEMMAuto, "Go", !linkedGemm}, {settings.GEMMOwn, "Go", true},
+		{settings.GEMMAuto, "AVX-512", true}, {settings.GEMMAuto, "AVX2", true}, {settings.GEMMAuto, "Go", !linkedGemm},
+		{settings.GEMMAuto, "NEON", !linkedGemm}, {settings.GEMMOwn, "Go", true},
 		{settings.GEMMOpenBLAS, "AVX-512", !linkedGemm}, {settings.GEMMOpenBLAS, "Go", !linkedGemm},
 	} {
 		if got := chooseOwnGemm(c.choice, c.best); got != c.want {
