@@ -72,9 +72,10 @@ func dgemmKernelNEONRows6(k int, a, b, c unsafe.Pointer, ldc int)
 func dgemmKernelNEONRows7(k int, a, b, c unsafe.Pointer, ldc int)
 
 // neon says whether the NEON kernels run. Every arm64 CPU has Advanced
-// SIMD (Go's own runtime uses it unconditionally); the test keeps the
-// choice at run time, as on amd64, and golang.org/x/sys/cpu reports it on
-// every system it knows.
+// SIMD (Go's own runtime uses it unconditionally), and golang.org/x/sys/cpu
+// reports it on every system it knows; the choice is still made at run
+// time, from the CPU, as on amd64, so that the kernel lists are built the
+// same way on both and a CPU reported without it falls back to Go.
 var neon = cpu.ARM64.HasASIMD
 
 // archSgemmKernels returns the float32 kernels this CPU can run, best
