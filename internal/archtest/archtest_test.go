@@ -33,8 +33,9 @@ var levels = map[string]int{
 	"internal/fileio":         -1, // reads of user files: regular files only, bounded in size
 	"internal/sysmem":         -1, // how much memory the process can still allocate
 	"mathfn/internal/gemmgen": 0,  // writes mathfn/gemm_amd64.s
+	"mathfn/internal/neongen": 0,  // writes mathfn's arm64 assembly (NEON)
 	"mathfn/internal/rows":    0,  // strided row copies and sums of im2col, in assembly
-	"mathfn/internal/vec":     0,  // the layers' AVX-512 kernels (ReLU, LRN's powers, max pooling)
+	"mathfn/internal/vec":     0,  // the layers' AVX-512 and NEON kernels (ReLU, LRN's powers, max pooling)
 	"cuda/internal/apigen":    0,  // writes cuda's stubs and signature test (go generate)
 	"cuda":                    1,
 	"mpi":                     1, // the MPI binding, the only cgo but cuda's (mpi tag)
