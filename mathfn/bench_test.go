@@ -2,6 +2,8 @@ package mathfn
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -66,7 +68,41 @@ func benchGemm[T Float](b *testing.B) {
 			}
 			flops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
 			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			checkGemmSample(b, s.transA, s.transB, s.m, s.n, s.k, a, bm, c)
 		})
+	}
+}
+
+// checkGemmSample holds 64 elements of the benchmark's product C = op(A)
+// op(B) (tight leading dimensions) to their dot products in float64, after
+// the timing: a benchmark run is also a check of the kernels it timed,
+// where nothing else can be read from it (arm64 under qemu, whose speed
+// means nothing).
+func checkGemmSample[T Float](b *testing.B, transA, transB bool, m, n, k int, a, bm, c []T) {
+	rng := rand.New(rand.NewPCG(uint64(m), uint64(n*k)))
+	for range 64 {
+		i, j := rng.IntN(m), rng.IntN(n)
+		var want, mag float64
+		for p := range k {
+			x, y := a[i*k+p], bm[p*n+j]
+			if transA {
+				x = a[p*m+i]
+			}
+			if transB {
+				y = bm[j*k+p]
+			}
+			want += float64(x) * float64(y)
+			mag += math.Abs(float64(x) * float64(y))
+		}
+		// float32 sums of k products: a few ulps of the magnitude per step
+		// at most.
+		eps := 1e-6
+		if _, ok := any(c[0]).(float64); ok {
+			eps = 1e-14
+		}
+		if got := float64(c[i*n+j]); math.Abs(got-want) > eps*mag*math.Sqrt(float64(k)) {
+			b.Fatalf("C[%d][%d] = %v, want %v", i, j, got, want)
+		}
 	}
 }
 

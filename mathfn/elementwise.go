@@ -3,8 +3,9 @@ package mathfn
 import "math"
 
 // binaryOp names an element-wise operation of two arrays, for the vector
-// kernels (elementwise_amd64.s: AVX-512, float32, whole vectors; the
-// rest, and other CPUs, in Go).
+// kernels (elementwise_amd64.s: AVX-512, float32, whole vectors;
+// elementwise_arm64.s: NEON, float32 and float64; the rest, and other
+// CPUs, in Go).
 type binaryOp int
 
 const (

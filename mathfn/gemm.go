@@ -18,16 +18,21 @@ import (
 // one B~ panel into an mr x nr tile of C held in registers. The B~ panel
 // stays in the L1 cache while the A~ panels of a block pass over it, the
 // A~ block in L2, the B~ block in L3. The kernels are Go assembly chosen by
-// CPU feature (gemm_amd64.go); a plain Go kernel serves other CPUs.
+// CPU feature (gemm_amd64.go: AVX-512, AVX2; gemm_arm64.go: NEON); a plain
+// Go kernel serves other CPUs and the purego tag.
 // Large products are split over GOMAXPROCS goroutines by columns of C (by
 // rows when C is narrow), each packing its own panels.
 //
-// The assembly kernels run with flush-to-zero and denormals-are-zero set
-// (and the caller's floating-point mode restored when they return): values
-// below the smallest normal float count as 0 there. Training produces
-// such values (vanishing gradients), and each one costs a microcode assist
-// of about a hundred cycles; results differ from IEEE gradual underflow
-// only below 1.2e-38 (float32) or 2.2e-308 (float64).
+// The amd64 assembly kernels run with flush-to-zero and denormals-are-zero
+// set (and the caller's floating-point mode restored when they return):
+// values below the smallest normal float count as 0 there. Training
+// produces such values (vanishing gradients), and each one costs a
+// microcode assist of about a hundred cycles; results differ from IEEE
+// gradual underflow only below 1.2e-38 (float32) or 2.2e-308 (float64).
+// The arm64 kernels leave the FPCR alone and keep gradual underflow, as
+// the Go loops do: whether subnormals cost an arm64 core time has not been
+// measured (no arm64 hardware here), and without a measurement the IEEE
+// results are the safer default.
 
 // microKernel is a register-blocked kernel of mr x nr tiles.
 type microKernel[T Float] struct {
@@ -65,8 +70,8 @@ const (
 	dotMinK = 128
 )
 
-// The kernels by preference: this CPU's assembly ones (gemm_amd64.go),
-// then the plain Go one.
+// The kernels by preference: this CPU's assembly ones (gemm_amd64.go,
+// gemm_arm64.go), then the plain Go one.
 var (
 	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil})
 	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil})
@@ -76,7 +81,7 @@ var (
 // in a 48 KB L1; mc x kc of A~ (180 KB) in L2; kc x nc of B~ in L3.
 const (
 	gemmKC = 192
-	gemmMC = 240 // a multiple of every mr (4, 6, 12)
+	gemmMC = 240 // a multiple of every mr (4, 6, 8, 12)
 	gemmNC = 3072
 )
 

@@ -12,7 +12,10 @@ import "github.com/gocaffe/gocaffe/settings"
 // shapes of LeNet, CIFAR-10 and CaffeNet 1.1-2.7x as fast as
 // single-thread OpenBLAS 0.3.21 in float32 (BenchmarkSgemm) and 1.2-2.2x
 // in float64, and a user who links OpenBLAS for speed should not get the
-// slower of the two. settings.GEMMOpenBLAS (GOCAFFE_GEMM=openblas)
+// slower of the two. The arm64 NEON kernels have never been timed against
+// OpenBLAS on arm64 hardware (only run, for correctness, under qemu), so
+// there the build keeps OpenBLAS, whose kernels are tuned per core, until
+// a measurement says otherwise. settings.GEMMOpenBLAS (GOCAFFE_GEMM=openblas)
 // restores OpenBLAS for every product; settings.GEMMOwn asks for ours
 // everywhere (the plain Go kernel where the CPU has no assembly ones).
 //
@@ -43,7 +46,8 @@ func chooseOwnGemm(choice settings.GEMM, best string) bool {
 	case choice == settings.GEMMOpenBLAS:
 		return false
 	}
-	return best != "Go"
+	// The kernels measured ahead of OpenBLAS (see above).
+	return best == "AVX-512" || best == "AVX2"
 }
 
 // ownGemmFor reports whether products of T run on the own kernels under

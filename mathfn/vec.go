@@ -3,7 +3,7 @@ package mathfn
 import "github.com/gocaffe/gocaffe/mathfn/internal/vec"
 
 // The layers' vector kernels (mathfn/internal/vec: AVX-512 assembly where
-// the CPU has it), for the layer packages, which cannot import an internal
+// the CPU has it, NEON on arm64 but for max pooling), for the layer packages, which cannot import an internal
 // package of mathfn. Each does what the CPU can in whole vectors and
 // leaves the rest to the caller's loop.
 

@@ -87,6 +87,10 @@ type Net[T Float] struct {
 	plan           *Plan // how the net executes (makePlan)
 	noFold         bool
 	fold           *foldState[T] // the fold pass's decision (plan_fold.go); nil: none
+
+	// NVCaffe's loss scaling, reported by the precision pass.
+	gradScale         float32
+	gradScaleAdaptive bool
 }
 
 // layerRecord is one layer of a net and its connections.
@@ -94,10 +98,11 @@ type layerRecord[T Float] struct {
 	layer              layer.Layer[T]
 	name               string
 	bottoms, tops      []*blob.Blob[T]
-	bottomIDs, topIDs  []int  // the blobs' indices in Net.blobs
-	bottomNeedBackward []bool // which bottoms get a gradient
-	needBackward       bool   // whether the layer runs a backward pass
-	params             []int  // its learnable blobs' indices in Net.params
+	bottomIDs, topIDs  []int          // the blobs' indices in Net.blobs
+	bottomNeedBackward []bool         // which bottoms get a gradient
+	needBackward       bool           // whether the layer runs a backward pass
+	params             []int          // its learnable blobs' indices in Net.params
+	precision          precisionAsked // what NVCaffe's fields ask of it
 }
 
 // blobRecord is one named blob of a net.
@@ -162,6 +167,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context, log: opts.Logger,
 		layerIndex: map[string]int{}, blobIndex: map[string]int{}, paramNameIndex: map[string]int{},
 		debugInfo: p.GetDebugInfo(), noFold: opts.NoFold,
+		gradScale: p.GetGlobalGradScale(), gradScaleAdaptive: p.GetGlobalGradScaleAdaptive(),
 	}
 	logf.Debugf(n.log, "Initializing net %q (phase %v, %d layers)", n.name, n.phase, len(layers))
 	seed := uint64(opts.Seed)
@@ -174,6 +180,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		if err := n.addLayer(id, lp, available, rng); err != nil {
 			return nil, err
 		}
+		n.layers[len(n.layers)-1].precision = askedPrecision(p, lp)
 	}
 	n.analyseBackward()
 	if p.GetForceBackward() {
@@ -189,6 +196,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		return nil, err
 	}
 	n.makePlan()
+	n.warnReducedPrecision()
 	for i := range n.fused {
 		logf.Debugf(n.log, "%s computes %s too (fused)", n.layers[n.fused[i]].name, n.layers[n.fused[i]+1].name)
 	}

@@ -1,5 +1,5 @@
 // Package rows copies and sums strided rows of floats, in AVX-512
-// assembly where the CPU has it: mathfn's im2col and col2im move all the
+// assembly where the CPU has it (NEON on arm64): mathfn's im2col and col2im move all the
 // rows of a kernel offset with one call, where a call per row (copy's
 // memmove) cost more than the few elements it moved (LeNet's conv2: rows
 // of 8). A package of its own, without cgo, so that the openblas build
