@@ -197,8 +197,8 @@ func check(t *testing.T, checker *GradientChecker[float64], mode GradMode, l lay
 }
 
 // Run runs a package's cases as subtests: Gradients (on the CPU),
-// GradientsOnGPU, GPUParity and OwnGPUKernels (skipped without a GPU), and
-// Coverage,
+// GradientsOnGPU, GPUParity, OwnGPUKernels and GraphReplay (skipped
+// without a GPU), and Coverage,
 // which fails for a type the package registers (TypesOf(pkg)) without
 // cases (see CheckCoverage). A layer package's cases_test.go calls it from
 // its TestCases.
@@ -207,6 +207,7 @@ func (c *Cases) Run(t *testing.T, pkg string, noGradient, parityElsewhere map[st
 	t.Run("GradientsOnGPU", c.RunGradientsOnGPU)
 	t.Run("GPUParity", c.RunGPUParity)
 	t.Run("OwnGPUKernels", c.RunOwnGPUKernels)
+	t.Run("GraphReplay", c.RunGraphReplay)
 	t.Run("Coverage", func(t *testing.T) { c.CheckCoverage(t, TypesOf(t, pkg), noGradient, parityElsewhere) })
 }
 

@@ -32,14 +32,11 @@ func init() {
 // optional second top receives the probabilities.
 type infogainLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
-	softmax                layer.Layer[T] // the Softmax computing the probabilities
-	prob                   *blob.Blob[T]
-	probTop                []*blob.Blob[T]
-	h                      *blob.Blob[T] // H from source
-	hasIgnore              bool
-	ignore                 int
-	mode                   caffepb.LossParameter_NormalizationMode
-	outer, channels, inner int
+	innerSoftmax[T]
+	h         *blob.Blob[T] // H from source
+	hasIgnore bool
+	ignore    int
+	mode      caffepb.LossParameter_NormalizationMode
 }
 
 func newInfogainLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -53,14 +50,9 @@ func newInfogainLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], 
 	}
 	l.hasIgnore, l.ignore = lp != nil && lp.IgnoreLabel != nil, int(lp.GetIgnoreLabel())
 	l.mode = normalization(lp, caffepb.LossParameter_VALID)
-	sp := proto.Clone(p).(*caffepb.LayerParameter)
-	sp.Type, sp.Blobs, sp.LossWeight = proto.String("Softmax"), nil, nil
-	sp.SoftmaxParam = &caffepb.SoftmaxParameter{Axis: proto.Int32(p.GetInfogainLossParam().GetAxis())}
-	sm, err := layer.New[T](sp) // the registry's Softmax, as Caffe's LayerRegistry
-	if err != nil {
+	if err := l.makeSoftmax(p, &caffepb.SoftmaxParameter{Axis: proto.Int32(p.GetInfogainLossParam().GetAxis())}); err != nil {
 		return nil, err
 	}
-	l.softmax = sm
 	return l, nil
 }
 
@@ -79,13 +71,7 @@ func (*infogainLossLayer[T]) AllowForceBackward(i int) bool { return i == 0 }
 // LayerSetUp sets up the softmax and reads H from source when there is no
 // third bottom.
 func (l *infogainLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	l.softmax.LayerBase().SetContext(l.Context())
-	var err error
-	if l.prob, err = l.NewBlob(); err != nil {
-		return err
-	}
-	l.probTop = []*blob.Blob[T]{l.prob}
-	if err := layer.SetUp[T](l.softmax, bottom[:1], l.probTop); err != nil {
+	if err := l.setUpSoftmax(&l.Base, bottom[0]); err != nil {
 		return err
 	}
 	if len(bottom) == 3 {
@@ -99,6 +85,7 @@ func (l *infogainLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
 	if err := protoio.ReadProtoFromBinaryFile(source, &bp); err != nil {
 		return err
 	}
+	var err error
 	if l.h, err = blob.New[T](); err != nil {
 		return err
 	}
@@ -118,14 +105,9 @@ func (l *infogainLossLayer[T]) matrix(bottom []*blob.Blob[T]) *blob.Blob[T] {
 
 // Reshape checks the labels and H against the scores.
 func (l *infogainLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	if err := l.softmax.Reshape(bottom[:1], l.probTop); err != nil {
+	if err := l.reshapeSoftmax(bottom[0], int(l.Param().GetInfogainLossParam().GetAxis())); err != nil {
 		return err
 	}
-	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetInfogainLossParam().GetAxis()))
-	if err != nil {
-		return err
-	}
-	l.outer, l.channels, l.inner = bottom[0].CountRange(0, axis), bottom[0].Shape()[axis], bottom[0].CountFrom(axis+1)
 	if bottom[1].Count() != l.outer*l.inner {
 		return fmt.Errorf("number of labels must match number of predictions: %d labels (%s) for %d positions of %s (infogain axis %d)",
 			bottom[1].Count(), bottom[1].ShapeString(), l.outer*l.inner, bottom[0].ShapeString(), l.Param().GetInfogainLossParam().GetAxis())

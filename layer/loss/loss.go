@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer"
+
 	// SoftmaxWithLoss and InfogainLoss build their Softmax through the
 	// registry, as Caffe's do: the utility layers register it.
 	_ "github.com/gocaffe/gocaffe/layer/utility"

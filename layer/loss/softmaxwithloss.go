@@ -6,8 +6,6 @@ import (
 
 	"github.com/gocaffe/gocaffe/layer"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -32,16 +30,13 @@ func init() {
 // top receives the probabilities.
 type softmaxWithLossLayer[T layer.Float] struct {
 	layer.LossBase[T]
-	softmax                layer.Layer[T] // the Softmax computing the probabilities
-	prob                   *blob.Blob[T]
-	probTop                []*blob.Blob[T] // {prob}: the softmax's top list, made once
-	hasIgnore              bool
-	ignore                 int
-	mode                   caffepb.LossParameter_NormalizationMode
-	outer, channels, inner int
-	lossData, counts       *blob.Blob[T] // per-position scratch for the GPU
-	lossNorm               *blob.Blob[T] // the GPU forward's normalizer, for its backward
-	labels                 *blob.Blob[T] // the GPU forward's labels, to explain a NaN loss
+	innerSoftmax[T]
+	hasIgnore        bool
+	ignore           int
+	mode             caffepb.LossParameter_NormalizationMode
+	lossData, counts *blob.Blob[T] // per-position scratch for the GPU
+	lossNorm         *blob.Blob[T] // the GPU forward's normalizer, for its backward
+	labels           *blob.Blob[T] // the GPU forward's labels, to explain a NaN loss
 }
 
 func newSoftmaxWithLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -52,13 +47,9 @@ func newSoftmaxWithLoss[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T
 	lp := p.GetLossParam()
 	l.hasIgnore, l.ignore = lp != nil && lp.IgnoreLabel != nil, int(lp.GetIgnoreLabel())
 	l.mode = normalization(lp, caffepb.LossParameter_VALID)
-	sp := proto.Clone(p).(*caffepb.LayerParameter)
-	sp.Type, sp.Blobs, sp.LossWeight = proto.String("Softmax"), nil, nil
-	sm, err := layer.New[T](sp) // the registry's Softmax, as Caffe's LayerRegistry
-	if err != nil {
+	if err := l.makeSoftmax(p, p.GetSoftmaxParam()); err != nil {
 		return nil, err
 	}
-	l.softmax = sm
 	return l, nil
 }
 
@@ -73,25 +64,14 @@ func (*softmaxWithLossLayer[T]) Counts() layer.BlobCounts {
 
 // LayerSetUp sets up the inner softmax on the layer's device.
 func (l *softmaxWithLossLayer[T]) LayerSetUp(bottom, top []*blob.Blob[T]) error {
-	l.softmax.LayerBase().SetContext(l.Context())
-	var err error
-	if l.prob, err = l.NewBlob(); err != nil {
-		return err
-	}
-	l.probTop = []*blob.Blob[T]{l.prob}
-	return layer.SetUp[T](l.softmax, bottom[:1], l.probTop)
+	return l.setUpSoftmax(&l.Base, bottom[0])
 }
 
 // Reshape checks that there is one label per position.
 func (l *softmaxWithLossLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
-	if err := l.softmax.Reshape(bottom[:1], l.probTop); err != nil {
+	if err := l.reshapeSoftmax(bottom[0], int(l.Param().GetSoftmaxParam().GetAxis())); err != nil {
 		return err
 	}
-	axis, err := bottom[0].CanonicalAxisIndex(int(l.Param().GetSoftmaxParam().GetAxis()))
-	if err != nil {
-		return err
-	}
-	l.outer, l.channels, l.inner = bottom[0].CountRange(0, axis), bottom[0].Shape()[axis], bottom[0].CountFrom(axis+1)
 	if bottom[1].Count() != l.outer*l.inner {
 		return fmt.Errorf("number of labels must match number of predictions: %d labels (%s) for %d positions of %s (softmax axis %d)",
 			bottom[1].Count(), bottom[1].ShapeString(), l.outer*l.inner, bottom[0].ShapeString(), l.Param().GetSoftmaxParam().GetAxis())

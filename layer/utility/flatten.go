@@ -13,6 +13,7 @@ func init() {
 	layer.MustRegisterType(layer.Spec{
 		Type:  "Flatten",
 		New32: newFlatten[float32], New64: newFlatten[float64],
+		Engines:   []layer.EngineDef{layer.GPUEngine(newFlattenGPU[float32], newFlattenGPU[float64])},
 		CUDAGraph: true,
 		ONNX:      layer.ONNXConverted,
 	})
