@@ -32,6 +32,7 @@ import (
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // Float is the element type of a net's blobs.
@@ -59,6 +60,22 @@ type Options struct {
 	// fields of the prototxt that gocaffe's schema does not have (a Caffe
 	// fork's never seen) instead of failing.
 	SkipUnknownFields bool
+	// Keep names blobs whose data and diff keep Caffe's values after each
+	// pass, for a program that reads them (BlobByName) after Forward or
+	// Backward. The net's outputs are always kept. The others may share
+	// memory with blobs whose values are needed at other times (the plan's
+	// "liveness" pass): after a pass they hold whatever was computed last
+	// in that memory.
+	Keep []string
+	// NoMemoryReuse turns the liveness pass off: every blob keeps memory
+	// of its own and its values after each pass, as in Caffe.
+	NoMemoryReuse bool
+	// ForwardOnly says the program runs forward passes only (a test net,
+	// a deploy net for classification or feature extraction): the plan
+	// then reuses the memory a backward pass would read, and Backward
+	// returns an error. A net none of whose layers needs a backward pass
+	// is planned so anyway.
+	ForwardOnly bool
 }
 
 // Net is a set of connected layers.
@@ -79,8 +96,14 @@ type Net[T Float] struct {
 	paramNameIndex map[string]int       // the owner of each ParamSpec name
 	learnable      []learnableRecord[T] // the owned params: what solvers update
 	debugInfo      bool
-	fused          []int // i: layer i computes layer i+1's passes too (layer.Fuse)
-	plan           *Plan // how the net executes (makePlan)
+	fused          []int                     // i: layer i computes layer i+1's passes too (layer.Fuse)
+	keep           map[string]bool           // Options.Keep
+	noReuse        bool                      // Options.NoMemoryReuse
+	forcedBackward bool                      // force_backward
+	forwardOnly    bool                      // the liveness pass planned forward passes only
+	slots          []*syncedmem.SyncedMemory // the liveness pass's shared memories
+	uses           []memUse                  // the memories the liveness pass planned
+	plan           *Plan                     // how the net executes (makePlan)
 }
 
 // layerRecord is one layer of a net and its connections.
@@ -155,7 +178,10 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	n = &Net[T]{
 		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context, log: opts.Logger,
 		layerIndex: map[string]int{}, blobIndex: map[string]int{}, paramNameIndex: map[string]int{},
-		debugInfo: p.GetDebugInfo(),
+		debugInfo: p.GetDebugInfo(), keep: map[string]bool{}, noReuse: opts.NoMemoryReuse, forwardOnly: opts.ForwardOnly,
+	}
+	for _, name := range opts.Keep {
+		n.keep[name] = true
 	}
 	logf.Debugf(n.log, "Initializing net %q (phase %v, %d layers)", n.name, n.phase, len(layers))
 	seed := uint64(opts.Seed)
@@ -530,6 +556,9 @@ func (n *Net[T]) Forward() (T, error) { return n.ForwardFromTo(0, len(n.layers)-
 func (n *Net[T]) BackwardFromTo(start, end int) error {
 	if end < 0 || start >= len(n.layers) {
 		return fmt.Errorf("net %q: BackwardFromTo(%d, %d) with %d layers", n.name, start, end, len(n.layers))
+	}
+	if n.forwardOnly {
+		return fmt.Errorf("net %q: %w", n.name, errForwardOnly)
 	}
 	n.suspendSplitFusions(end, start, true)
 	defer n.suspendSplitFusions(end, start, false)

@@ -86,6 +86,7 @@ func (n *Net[T]) makePlan() {
 		{"engines", n.planEngines},
 		{"fusion", n.planFusion},
 		{"cuda-graph", n.planGraph},
+		{"liveness", n.planLiveness},
 		{"memory", n.planMemory},
 	} {
 		n.plan.Passes = append(n.plan.Passes, PassReport{pass.name, pass.run()})

@@ -30,7 +30,7 @@ func TestPlanOfHostNet(t *testing.T) {
 	for _, pass := range p.Passes {
 		names = append(names, pass.Name)
 	}
-	if want := []string{"engines", "fusion", "cuda-graph", "memory"}; !slices.Equal(names, want) {
+	if want := []string{"engines", "fusion", "cuda-graph", "liveness", "memory"}; !slices.Equal(names, want) {
 		t.Fatalf("passes %v, want %v", names, want)
 	}
 	if got := len(p.Layers); got != len(n.Layers()) {
@@ -113,7 +113,7 @@ func TestPlanBorrow(t *testing.T) {
 	if borrowed == 0 {
 		t.Errorf("no blob of the test net borrows the train net's: %+v", p.Blobs)
 	}
-	if len(train.Plan().Passes) != 4 {
+	if len(train.Plan().Passes) != 5 {
 		t.Errorf("the lending net's plan changed: %+v", train.Plan().Passes)
 	}
 }
