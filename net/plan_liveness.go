@@ -115,10 +115,8 @@ func (n *Net[T]) planLiveness() string {
 	n.slots = n.slots[:0]
 	slotBytes := 0
 	for _, s := range slots {
-		if s.mem != nil {
-			n.slots = append(n.slots, s.mem)
-			slotBytes += s.bytes
-		}
+		n.slots = append(n.slots, s.mem)
+		slotBytes += s.bytes
 	}
 	n.uses = uses
 	mode := "forward only"

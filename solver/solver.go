@@ -387,7 +387,7 @@ func (s *Solver[T]) initTestNets(opts Options) error {
 		}
 		np.State = netState(caffepb.Phase_TEST, np.GetState(), override, opts)
 		logf.Debugf(s.log, "Creating test net (#%d)", i)
-		tn, err := net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(i + 1), Logger: s.log})
+		tn, err := net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(i + 1), Logger: s.log, ForwardOnly: true})
 		if err != nil {
 			return fmt.Errorf("test net #%d: %w", i, err)
 		}
