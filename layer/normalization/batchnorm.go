@@ -16,8 +16,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "BatchNorm",
-		New32: newBatchNorm[float32], New64: newBatchNorm[float64],
+		Type:          "BatchNorm",
+		BackwardReads: layer.Reads(layer.BackwardReadsNeither),
+		New32:         newBatchNorm[float32], New64: newBatchNorm[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newBatchNormGPU[float32], newBatchNormGPU[float64]), layer.CuDNNEngine(true, nil, newBatchNormDNN[float32], newBatchNormDNN[float64])},
 		InPlace:   true,
 		CUDAGraph: true,

@@ -17,8 +17,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Scale",
-		New32: newScale[float32], New64: newScale[float64],
+		Type:          "Scale",
+		BackwardReads: layer.Reads(layer.BackwardReadsBottom),
+		New32:         newScale[float32], New64: newScale[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newScaleGPU[float32], newScaleGPU[float64])},
 		InPlace:   true,
 		CUDAGraph: true,
