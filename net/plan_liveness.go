@@ -67,18 +67,26 @@ type liveSlot struct {
 // planLiveness places the blobs' data and diffs in shared slots (see
 // above) and reports how much the plan saves.
 func (n *Net[T]) planLiveness() string {
-	switch {
-	case n.noReuse:
-		return "off (NoMemoryReuse): every blob has memory of its own"
-	case n.ctx.OnGPU():
-		return "off: the net runs on the GPU, where blobs keep memory of their own for now"
-	case n.debugInfo:
-		return "off: debug_info reads every blob after each layer"
-	}
 	training := !n.forwardOnly && slices.ContainsFunc(n.layers, func(r layerRecord[T]) bool { return r.needBackward })
 	uses := n.memoryUses(false, training)
 	if training {
 		uses = append(uses, n.memoryUses(true, training)...)
+	}
+	n.uses, n.slots = uses, nil
+	off := ""
+	switch {
+	case n.noReuse:
+		off = "off (NoMemoryReuse): every blob has memory of its own"
+	case n.ctx.OnGPU():
+		off = "off: the net runs on the GPU, where blobs keep memory of their own for now"
+	case n.debugInfo:
+		off = "off: debug_info reads every blob after each layer"
+	}
+	if off != "" {
+		for i := range uses {
+			uses[i].kept = "memory reuse off"
+		}
+		return off
 	}
 	slots := assignSlots(uses)
 	own, placed := 0, 0
@@ -118,7 +126,6 @@ func (n *Net[T]) planLiveness() string {
 		n.slots = append(n.slots, s.mem)
 		slotBytes += s.bytes
 	}
-	n.uses = uses
 	mode := "forward only"
 	if training {
 		mode = "forward and backward"

@@ -1,0 +1,87 @@
+package net
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// MemoryReport is the memory a net's blobs take as its plan lays them out,
+// known once the net is built, before its first pass: the learnable
+// parameters' data and diffs, and the activations' (the blobs' data and
+// the diffs a backward pass uses, in the liveness pass's slots or in
+// memory of their own). Layers' private buffers (BatchNorm's saved
+// statistics, a convolution's column buffer) are not counted, nor a
+// solver's history (momentum: one more copy of the parameters).
+type MemoryReport struct {
+	Device      string // "host", or the GPU the net runs on
+	Params      int    // bytes of the learnable parameters' data and diffs
+	Activations int    // bytes of the blobs' data and diffs
+	// Memories are the activations' memories, largest first: a slot, with
+	// the blobs it holds in turn, or a blob's data or diff of its own.
+	Memories []MemoryUse
+}
+
+// MemoryUse is one memory of a MemoryReport.
+type MemoryUse struct {
+	Bytes int
+	// What names it: "slot 3: conv1 data, pool1 diff, ..." or "conv1 data
+	// (a net output)".
+	What string
+}
+
+// Total returns the bytes of the parameters and the activations.
+func (r MemoryReport) Total() int { return r.Params + r.Activations }
+
+// Format prints the totals and the n largest memories (all for n < 0).
+func (r MemoryReport) Format(n int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Memory plan (%s): %s = parameters %s + activations %s (layers' own buffers not counted)\n",
+		r.Device, mib(r.Total()), mib(r.Params), mib(r.Activations))
+	for i, m := range r.Memories {
+		if n >= 0 && i >= n {
+			fmt.Fprintf(&sb, "  ... %d more\n", len(r.Memories)-n)
+			break
+		}
+		fmt.Fprintf(&sb, "  %10s  %s\n", mib(m.Bytes), m.What)
+	}
+	return sb.String()
+}
+
+// MemoryReport returns the memory the net's blobs take as planned.
+func (n *Net[T]) MemoryReport() MemoryReport {
+	r := MemoryReport{Device: "host"}
+	if d := n.ctx.Device(); d != nil {
+		r.Device = fmt.Sprintf("GPU %d", d.Ordinal())
+	}
+	for _, l := range n.learnable {
+		r.Params += 2 * dataBytes(l.blob)
+	}
+	occupants := make([][]string, len(n.slots))
+	for _, u := range n.uses {
+		if u.start > u.end {
+			continue // never used
+		}
+		what := "data"
+		if u.diff {
+			what = "diff"
+		}
+		name := n.blobs[u.blobs[0]].name + " " + what
+		if u.kept != "" {
+			r.Memories = append(r.Memories, MemoryUse{u.bytes, fmt.Sprintf("%s (%s)", name, u.kept)})
+			continue
+		}
+		occupants[u.slot] = append(occupants[u.slot], name)
+	}
+	for k, m := range n.slots {
+		if m != nil {
+			r.Memories = append(r.Memories, MemoryUse{m.Size(), fmt.Sprintf("slot %d: %s", k, strings.Join(occupants[k], ", "))})
+		}
+	}
+	for _, m := range r.Memories {
+		r.Activations += m.Bytes
+	}
+	slices.SortStableFunc(r.Memories, func(a, b MemoryUse) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	return r
+}
