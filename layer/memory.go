@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -62,4 +63,40 @@ func BackwardReadsOf[T Float](l Layer[T]) BackwardUse {
 		return s.BackwardReads(l.LayerBase().Param())
 	}
 	return BackwardReadsBoth
+}
+
+// BufferUse says when the values in a layer's own memory (a blob's data
+// or diff that is no net blob) matter, for a host net's memory plan to
+// place that memory among its blobs' (BufferLister).
+type BufferUse uint8
+
+// The uses.
+const (
+	// BufferOwn, the zero value: the layer keeps the memory to itself.
+	BufferOwn BufferUse = iota
+	// BufferSaved: the forward pass writes it before reading it, the
+	// backward pass reads it (and may overwrite it); nothing else reads
+	// it. In a net that runs no backward pass it is the forward pass's
+	// scratch.
+	BufferSaved
+	// BufferBackwardScratch: only the backward pass uses it, writing it
+	// before reading it.
+	BufferBackwardScratch
+)
+
+// Buffer is a blob of a layer's own whose memory a net may place among
+// its blobs' (BufferLister): its data's and its diff's uses.
+type Buffer[T Float] struct {
+	Name       string // for the net's memory report: "xNorm"
+	Blob       *blob.Blob[T]
+	Data, Diff BufferUse
+}
+
+// BufferLister is implemented by layers with blobs of their own that a
+// host net may place among its blobs' memory: the values a forward pass
+// keeps for the backward pass, and a backward pass's scratch. The answer
+// is for the bottoms and tops given, on the host (the layer's CPU half);
+// a net asks after SetUp. Buffers left out stay the layer's own.
+type BufferLister[T Float] interface {
+	Buffers(bottom, top []*blob.Blob[T]) []Buffer[T]
 }

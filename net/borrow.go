@@ -68,19 +68,13 @@ func (n *Net[T]) borrowers() []borrower {
 	var out []borrower
 	for k, m := range n.slots {
 		out = append(out, borrower{m.Size(), func(m *syncedmem.SyncedMemory) error {
-			for _, u := range n.uses {
+			for i := range n.uses {
+				u := &n.uses[i]
 				if u.slot != k || u.kept != "" || u.start > u.end {
 					continue
 				}
-				for _, id := range u.blobs {
-					b := n.blobs[id].blob
-					place := b.PlaceData
-					if u.diff {
-						place = b.PlaceDiff
-					}
-					if err := place(m); err != nil {
-						return err
-					}
+				if err := u.place(n, m); err != nil {
+					return err
 				}
 			}
 			n.slots[k] = m

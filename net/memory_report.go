@@ -9,11 +9,12 @@ import (
 
 // MemoryReport is the memory a net's blobs take as its plan lays them out,
 // known once the net is built, before its first pass: the learnable
-// parameters' data and diffs, and the activations' (the blobs' data and
-// the diffs a backward pass uses, in the liveness pass's slots or in
-// memory of their own). Layers' private buffers (BatchNorm's saved
-// statistics, a convolution's column buffer) are not counted, nor a
-// solver's history (momentum: one more copy of the parameters).
+// parameters' data and diffs, and the activations' (the blobs' data, the
+// diffs a backward pass uses and the layers' buffers they list,
+// layer.BufferLister; in the liveness pass's slots or in memory of their
+// own). Layers' other buffers (a convolution's column buffer) are not
+// counted, nor a solver's history (momentum: one more copy of the
+// parameters).
 type MemoryReport struct {
 	Device      string // "host", or the GPU the net runs on
 	Params      int    // bytes of the learnable parameters' data and diffs
@@ -37,7 +38,7 @@ func (r MemoryReport) Total() int { return r.Params + r.Activations }
 // Format prints the totals and the n largest memories (all for n < 0).
 func (r MemoryReport) Format(n int) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Memory plan (%s): %s = parameters %s + activations %s (layers' own buffers not counted)\n",
+	fmt.Fprintf(&sb, "Memory plan (%s): %s = parameters %s + activations %s (layers' unlisted buffers not counted)\n",
 		r.Device, mib(r.Total()), mib(r.Params), mib(r.Activations))
 	for i, m := range r.Memories {
 		if n >= 0 && i >= n {
@@ -59,15 +60,12 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 		r.Params += 2 * dataBytes(l.blob)
 	}
 	occupants := make([][]string, len(n.slots))
-	for _, u := range n.uses {
+	for i := range n.uses {
+		u := &n.uses[i]
 		if u.start > u.end {
 			continue // never used
 		}
-		what := "data"
-		if u.diff {
-			what = "diff"
-		}
-		name := n.blobs[u.blobs[0]].name + " " + what
+		name := u.label(n)
 		if u.kept != "" {
 			r.Memories = append(r.Memories, MemoryUse{u.bytes, fmt.Sprintf("%s (%s)", name, u.kept)})
 			continue

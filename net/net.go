@@ -102,7 +102,7 @@ type Net[T Float] struct {
 	forcedBackward bool                      // force_backward
 	forwardOnly    bool                      // the liveness pass planned forward passes only
 	slots          []*syncedmem.SyncedMemory // the liveness pass's shared memories
-	uses           []memUse                  // the memories the liveness pass planned
+	uses           []memUse[T]               // the memories the liveness pass planned
 	plan           *Plan                     // how the net executes (makePlan)
 }
 

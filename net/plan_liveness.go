@@ -48,8 +48,10 @@ import (
 
 // memUse is one memory the pass plans: a blob's data or diff and the blobs
 // that alias it.
-type memUse struct {
-	blobs      []int // the blobs using it (Net.blobs indices), the maker's first
+type memUse[T Float] struct {
+	blobs      []int         // the blobs using it (Net.blobs indices), the maker's first
+	buffer     *blob.Blob[T] // instead, a layer's own blob (layer.Buffer)
+	name       string        // the buffer's: "bn1's xNorm"
 	diff       bool
 	start, end int // the steps it is live in (start > end: never used)
 	bytes      int
@@ -72,6 +74,7 @@ func (n *Net[T]) planLiveness() string {
 	if training {
 		uses = append(uses, n.memoryUses(true, training)...)
 	}
+	uses = append(uses, n.bufferUses(training)...)
 	n.uses, n.slots = uses, nil
 	off := ""
 	switch {
@@ -105,18 +108,10 @@ func (n *Net[T]) planLiveness() string {
 			s.mem.SetDevice(n.ctx.Device())
 			s.mem.MarkShared() // no layer swaps it away (blob.SwapData)
 		}
-		for _, id := range u.blobs {
-			b := n.blobs[id].blob
-			place := b.PlaceData
-			if u.diff {
-				place = b.PlaceDiff
-			}
-			if err := place(s.mem); err != nil {
-				// Not expected: the blob keeps the memory it has, which
-				// no other blob of the plan uses.
-				u.kept = err.Error()
-				break
-			}
+		if err := u.place(n, s.mem); err != nil {
+			// Not expected: the blob keeps the memory it has, which no
+			// other blob of the plan uses.
+			u.kept = err.Error()
 		}
 		placed += u.bytes
 	}
@@ -133,7 +128,7 @@ func (n *Net[T]) planLiveness() string {
 	return fmt.Sprintf("%s: %d memories of %s in %d slots of %s; %s kept apart", mode, placedCount(uses), mib(placed), len(n.slots), mib(slotBytes), mib(own))
 }
 
-func placedCount(uses []memUse) int {
+func placedCount[T Float](uses []memUse[T]) int {
 	k := 0
 	for _, u := range uses {
 		if u.kept == "" && u.start <= u.end {
@@ -146,7 +141,7 @@ func placedCount(uses []memUse) int {
 // memoryUses returns the net's data memories (diff false) or diff
 // memories, with the steps they are live in and why a memory is kept
 // apart.
-func (n *Net[T]) memoryUses(diff, training bool) []memUse {
+func (n *Net[T]) memoryUses(diff, training bool) []memUse[T] {
 	steps := 2 * len(n.layers)
 	back := func(i int) int { return steps - 1 - i }
 	mem := func(b *blob.Blob[T]) *syncedmem.SyncedMemory {
@@ -159,7 +154,7 @@ func (n *Net[T]) memoryUses(diff, training bool) []memUse {
 	for i := range group {
 		group[i] = -1
 	}
-	var uses []memUse
+	var uses []memUse[T]
 	touch := func(g, step int) {
 		u := &uses[g]
 		u.start, u.end = min(u.start, step), max(u.end, step)
@@ -216,7 +211,7 @@ func (n *Net[T]) memoryUses(diff, training bool) []memUse {
 			if g < 0 {
 				g = len(uses)
 				group[id] = g
-				uses = append(uses, memUse{blobs: []int{id}, diff: diff, start: steps, end: -1, bytes: memBytes(mem(r.tops[j]))})
+				uses = append(uses, memUse[T]{blobs: []int{id}, diff: diff, start: steps, end: -1, bytes: memBytes(mem(r.tops[j]))})
 				if len(r.bottoms) == 0 {
 					keep(g, "written by a source layer")
 				}
@@ -271,7 +266,7 @@ func memBytes(m *syncedmem.SyncedMemory) int {
 // same time has, choosing among the free slots the smallest that holds it
 // (else growing the largest), in the order the uses begin. It returns the
 // slots with their sizes.
-func assignSlots(uses []memUse) []liveSlot {
+func assignSlots[T Float](uses []memUse[T]) []liveSlot {
 	order := make([]int, 0, len(uses))
 	for i, u := range uses {
 		if u.kept == "" && u.start <= u.end {
@@ -312,3 +307,74 @@ func assignSlots(uses []memUse) []liveSlot {
 // errForwardOnly is the error of a backward pass of a net planned for
 // forward passes only.
 var errForwardOnly = errors.New("the net was built for forward passes only (Options.ForwardOnly): its blobs share memory a backward pass would read")
+
+// place puts u's blobs' data or diffs in m.
+func (u *memUse[T]) place(n *Net[T], m *syncedmem.SyncedMemory) error {
+	placeOne := func(b *blob.Blob[T]) error {
+		if u.diff {
+			return b.PlaceDiff(m)
+		}
+		return b.PlaceData(m)
+	}
+	if u.buffer != nil {
+		return placeOne(u.buffer)
+	}
+	for _, id := range u.blobs {
+		if err := placeOne(n.blobs[id].blob); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// label names u for the memory report: "conv1 data", "bn1's xNorm diff".
+func (u *memUse[T]) label(n *Net[T]) string {
+	what := " data"
+	if u.diff {
+		what = " diff"
+	}
+	if u.buffer != nil {
+		return u.name + what
+	}
+	return n.blobs[u.blobs[0]].name + what
+}
+
+// bufferUses returns the memories of the layers' own blobs that they let
+// the plan place (layer.BufferLister): saved values live from the layer's
+// forward step to its backward step (its forward step alone without
+// backward passes), backward scratch in its backward step.
+func (n *Net[T]) bufferUses(training bool) []memUse[T] {
+	steps := 2 * len(n.layers)
+	var uses []memUse[T]
+	for i, r := range n.layers {
+		bl, ok := r.layer.(layer.BufferLister[T])
+		if !ok {
+			continue
+		}
+		backward := training && r.needBackward
+		for _, b := range bl.Buffers(r.bottoms, r.tops) {
+			for _, diff := range []bool{false, true} {
+				use, m := b.Data, b.Blob.Data()
+				if diff {
+					use, m = b.Diff, b.Blob.Diff()
+				}
+				u := memUse[T]{buffer: b.Blob, name: fmt.Sprintf("%s's %s", r.name, b.Name), diff: diff, bytes: memBytes(m), start: steps, end: -1}
+				switch {
+				case use == layer.BufferSaved && backward:
+					u.start, u.end = i, steps-1-i
+				case use == layer.BufferSaved:
+					u.start, u.end = i, i
+				case use == layer.BufferBackwardScratch && backward:
+					u.start, u.end = steps-1-i, steps-1-i
+				default:
+					continue
+				}
+				if m == nil || u.bytes == 0 || m.Shared() {
+					u.kept = "a layer's own"
+				}
+				uses = append(uses, u)
+			}
+		}
+	}
+	return uses
+}

@@ -238,3 +238,14 @@ func scaleGradient[T layer.Float, A any](l *scaleLayer[T], d device.View[T, A], 
 	}
 	kit.SumBroadcast(d, l.shape, &l.buf, product, beta, d.MutableDiff(vec))
 }
+
+// Buffers lists, for a host net's memory plan, temp's data: in place, the
+// bottom kept from the forward pass for the backward pass; else the
+// backward pass's scratch.
+func (l *scaleLayer[T]) Buffers(bottom, top []*blob.Blob[T]) []layer.Buffer[T] {
+	use := layer.BufferBackwardScratch
+	if bottom[0] == top[0] {
+		use = layer.BufferSaved
+	}
+	return []layer.Buffer[T]{{Name: "temp", Blob: l.temp, Data: use}}
+}
