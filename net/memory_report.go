@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gocaffe/gocaffe/internal/sysmem"
 )
 
 // MemoryReport is the memory a net's blobs take as its plan lays them out,
@@ -82,4 +84,44 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 	}
 	slices.SortStableFunc(r.Memories, func(a, b MemoryUse) int { return cmp.Compare(b.Bytes, a.Bytes) })
 	return r
+}
+
+// CheckMemory returns an error when the plan's memory (MemoryReport) is
+// more than the process can still allocate on the host, before the first
+// pass allocates it: the error names the net, what the plan needs (its
+// largest memory and the blobs in it), what is available and the batch
+// that would fit, where the net's first input has a batch axis. A net on
+// the GPU is left to the device's allocator.
+func (n *Net[T]) CheckMemory() error {
+	if n.ctx.OnGPU() {
+		return nil
+	}
+	r := n.MemoryReport()
+	avail, limitedBy, ok := sysmem.Available()
+	if !ok || uint64(r.Total()) <= avail {
+		return nil
+	}
+	largest := ""
+	if len(r.Memories) > 0 {
+		largest = fmt.Sprintf("; the largest: %s, %s", mib(r.Memories[0].Bytes), r.Memories[0].What)
+	}
+	fit := ""
+	if batch := n.batch(); batch > 1 && r.Activations > 0 && uint64(r.Params) < avail {
+		// Activations grow with the batch, the parameters do not.
+		k := int(float64(batch) * float64(avail-uint64(r.Params)) / float64(r.Activations))
+		fit = fmt.Sprintf("; at batch %d, about batch %d would fit (or keep the batch and raise iter_size)", batch, max(k, 0))
+	}
+	return fmt.Errorf("net %q: its memory plan needs %s (parameters %s, activations %s%s), but only %s can be allocated (%s)%s",
+		n.name, sysmem.Bytes(uint64(r.Total())), sysmem.Bytes(uint64(r.Params)), sysmem.Bytes(uint64(r.Activations)), largest, sysmem.Bytes(avail), limitedBy, fit)
+}
+
+// batch returns the first axis of the first source layer's first top, 0
+// when there is none.
+func (n *Net[T]) batch() int {
+	for _, r := range n.layers {
+		if len(r.bottoms) == 0 && len(r.tops) > 0 && r.tops[0].NumAxes() > 0 {
+			return r.tops[0].Shape()[0]
+		}
+	}
+	return 0
 }

@@ -183,9 +183,11 @@ func (f *netFlags) open(id int) (*device.Context, error) {
 }
 
 // logMemoryPlan logs the memory a net's plan takes, with its five largest
-// memories, before the first pass (net.MemoryReport).
-func logMemoryPlan(n *net.Net[float32]) {
+// memories, before the first pass (net.MemoryReport), and refuses a plan
+// the process cannot hold (net.CheckMemory).
+func logMemoryPlan(n *net.Net[float32]) error {
 	for _, line := range strings.Split(strings.TrimRight(n.MemoryReport().Format(5), "\n"), "\n") {
 		glog.Infof("%s", line)
 	}
+	return n.CheckMemory()
 }

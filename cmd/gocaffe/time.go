@@ -65,7 +65,9 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 		_, err := fmt.Fprint(stdout, n.MemoryReport().Format(-1))
 		return err
 	}
-	logMemoryPlan(n)
+	if err := logMemoryPlan(n); err != nil {
+		return err
+	}
 	sync := ctx.Synchronize
 	glog.Infof("Performing Forward")
 	loss, err := n.Forward()

@@ -102,7 +102,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		solvers[i] = s
 		if i == 0 {
-			logMemoryPlan(s.Net())
+			if err := logMemoryPlan(s.Net()); err != nil {
+				return err
+			}
 		}
 	}
 	defer closeRanks(ranks)
