@@ -19,7 +19,7 @@ import (
 // parameters).
 type MemoryReport struct {
 	Device      string // "host", or the GPU the net runs on
-	Params      int    // bytes of the learnable parameters' data and diffs
+	Params      int    // bytes of the learnable parameters' data and (in training) diffs
 	Activations int    // bytes of the blobs' data and diffs
 	// Memories are the activations' memories, largest first: a slot, with
 	// the blobs it holds in turn, or a blob's data or diff of its own.
@@ -58,8 +58,13 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 	if d := n.ctx.Device(); d != nil {
 		r.Device = fmt.Sprintf("GPU %d", d.Ordinal())
 	}
+	// The parameters' diffs only where a backward pass writes them.
+	training := !n.forwardOnly && slices.ContainsFunc(n.layers, func(r layerRecord[T]) bool { return r.needBackward })
 	for _, l := range n.learnable {
-		r.Params += 2 * dataBytes(l.blob)
+		r.Params += dataBytes(l.blob)
+		if training {
+			r.Params += dataBytes(l.blob)
+		}
 	}
 	occupants := make([][]string, len(n.slots))
 	for i := range n.uses {
@@ -76,7 +81,11 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 	}
 	for k, m := range n.slots {
 		if m != nil {
-			r.Memories = append(r.Memories, MemoryUse{m.Size(), fmt.Sprintf("slot %d: %s", k, strings.Join(occupants[k], ", "))})
+			names := occupants[k]
+			if len(names) > 6 {
+				names = append(names[:6:6], fmt.Sprintf("and %d more", len(occupants[k])-6))
+			}
+			r.Memories = append(r.Memories, MemoryUse{m.Size(), fmt.Sprintf("slot %d: %s", k, strings.Join(names, ", "))})
 		}
 	}
 	for _, m := range r.Memories {
