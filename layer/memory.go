@@ -90,7 +90,24 @@ type Buffer[T Float] struct {
 	Name       string // for the net's memory report: "xNorm"
 	Blob       *blob.Blob[T]
 	Data, Diff BufferUse
+	// Copy says that saved data is an exact copy of one of the layer's
+	// blobs' data, which no pass of the layer changes afterwards: a net
+	// may then give one memory to a layer's copy of its top after the
+	// forward pass (BatchNorm's output) and the next layer's copy of the
+	// same blob as its bottom before its forward pass (a Scale in place
+	// after it), which hold the same values.
+	Copy BufferCopy
 }
+
+// BufferCopy is what a saved buffer copies (Buffer.Copy).
+type BufferCopy uint8
+
+// The copies.
+const (
+	CopyOfNothing      BufferCopy = iota
+	CopyOfTopAfter                // top 0's data after the forward pass
+	CopyOfBottomBefore            // bottom 0's data before the forward pass
+)
 
 // BufferLister is implemented by layers with blobs of their own that a
 // host net may place among its blobs' memory: the values a forward pass

@@ -49,9 +49,9 @@ import (
 // memUse is one memory the pass plans: a blob's data or diff and the blobs
 // that alias it.
 type memUse[T Float] struct {
-	blobs      []int         // the blobs using it (Net.blobs indices), the maker's first
-	buffer     *blob.Blob[T] // instead, a layer's own blob (layer.Buffer)
-	name       string        // the buffer's: "bn1's xNorm"
+	blobs      []int           // the blobs using it (Net.blobs indices), the maker's first
+	buffers    []*blob.Blob[T] // instead, layers' own blobs (layer.Buffer)
+	name       string          // the buffers': "bn1's xNorm"
 	diff       bool
 	start, end int // the steps it is live in (start > end: never used)
 	bytes      int
@@ -74,7 +74,6 @@ func (n *Net[T]) planLiveness() string {
 	if training {
 		uses = append(uses, n.memoryUses(true, training)...)
 	}
-	uses = append(uses, n.bufferUses(training)...)
 	n.uses, n.slots = uses, nil
 	off := ""
 	switch {
@@ -91,6 +90,9 @@ func (n *Net[T]) planLiveness() string {
 		}
 		return off
 	}
+	// Only now: a layer may change how it keeps its values when asked.
+	uses = append(uses, n.bufferUses(training)...)
+	n.uses = uses
 	slots := assignSlots(uses)
 	own, placed := 0, 0
 	for i := range uses {
@@ -316,8 +318,10 @@ func (u *memUse[T]) place(n *Net[T], m *syncedmem.SyncedMemory) error {
 		}
 		return b.PlaceData(m)
 	}
-	if u.buffer != nil {
-		return placeOne(u.buffer)
+	for _, b := range u.buffers {
+		if err := placeOne(b); err != nil {
+			return err
+		}
 	}
 	for _, id := range u.blobs {
 		if err := placeOne(n.blobs[id].blob); err != nil {
@@ -333,7 +337,7 @@ func (u *memUse[T]) label(n *Net[T]) string {
 	if u.diff {
 		what = " diff"
 	}
-	if u.buffer != nil {
+	if u.buffers != nil {
 		return u.name + what
 	}
 	return n.blobs[u.blobs[0]].name + what
@@ -346,6 +350,10 @@ func (u *memUse[T]) label(n *Net[T]) string {
 func (n *Net[T]) bufferUses(training bool) []memUse[T] {
 	steps := 2 * len(n.layers)
 	var uses []memUse[T]
+	// copied: the use of the previous layer's copy of its top 0 after its
+	// forward pass (layer.CopyOfTopAfter), which the next layer's copy of
+	// the same blob before its own (CopyOfBottomBefore) may share.
+	copied, copiedAt := -1, -1
 	for i, r := range n.layers {
 		bl, ok := r.layer.(layer.BufferLister[T])
 		if !ok {
@@ -358,7 +366,7 @@ func (n *Net[T]) bufferUses(training bool) []memUse[T] {
 				if diff {
 					use, m = b.Diff, b.Blob.Diff()
 				}
-				u := memUse[T]{buffer: b.Blob, name: fmt.Sprintf("%s's %s", r.name, b.Name), diff: diff, bytes: memBytes(m), start: steps, end: -1}
+				u := memUse[T]{buffers: []*blob.Blob[T]{b.Blob}, name: fmt.Sprintf("%s's %s", r.name, b.Name), diff: diff, bytes: memBytes(m), start: steps, end: -1}
 				switch {
 				case use == layer.BufferSaved && backward:
 					u.start, u.end = i, steps-1-i
@@ -371,6 +379,19 @@ func (n *Net[T]) bufferUses(training bool) []memUse[T] {
 				}
 				if m == nil || u.bytes == 0 || m.Shared() {
 					u.kept = "a layer's own"
+				}
+				if !diff && b.Copy == layer.CopyOfBottomBefore && u.kept == "" && copied >= 0 && copiedAt == i-1 &&
+					len(r.bottoms) > 0 && len(n.layers[i-1].tops) > 0 && r.bottoms[0] == n.layers[i-1].tops[0] && b.Blob.Count() == r.bottoms[0].Count() {
+					// The same values as the layer before's copy: one memory.
+					c := &uses[copied]
+					c.buffers = append(c.buffers, b.Blob)
+					c.name += " = " + u.name
+					c.start, c.end, c.bytes = min(c.start, u.start), max(c.end, u.end), max(c.bytes, u.bytes)
+					copied = -1
+					continue
+				}
+				if !diff && b.Copy == layer.CopyOfTopAfter && u.kept == "" && len(r.tops) > 0 && b.Blob.Count() == r.tops[0].Count() {
+					copied, copiedAt = len(uses), i
 				}
 				uses = append(uses, u)
 			}

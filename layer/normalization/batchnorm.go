@@ -290,10 +290,12 @@ func batchNormBackward[T layer.Float, A any](l *batchNormLayer[T], d device.View
 
 // Buffers lists, for a host net's memory plan, what the host passes keep:
 // temp (the deviation broadcast) and xNorm's data (the normalised output)
-// go from the forward pass to the backward pass, and in place xNorm's diff
+// go from the forward pass to the backward pass (xNorm's data a copy of
+// the top after the forward pass, which the backward pass leaves
+// unchanged), and in place xNorm's diff
 // holds a copy of the top's diff during the backward pass only.
 func (l *batchNormLayer[T]) Buffers(bottom, top []*blob.Blob[T]) []layer.Buffer[T] {
-	xNorm := layer.Buffer[T]{Name: "xNorm", Blob: l.xNorm, Data: layer.BufferSaved}
+	xNorm := layer.Buffer[T]{Name: "xNorm", Blob: l.xNorm, Data: layer.BufferSaved, Copy: layer.CopyOfTopAfter}
 	if bottom[0] == top[0] {
 		xNorm.Diff = layer.BufferBackwardScratch
 	}
