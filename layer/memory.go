@@ -82,6 +82,9 @@ const (
 	// BufferBackwardScratch: only the backward pass uses it, writing it
 	// before reading it.
 	BufferBackwardScratch
+	// BufferForwardScratch: only the forward pass uses it, writing it
+	// before reading it.
+	BufferForwardScratch
 )
 
 // Buffer is a blob of a layer's own whose memory a net may place among

@@ -372,6 +372,8 @@ func (n *Net[T]) bufferUses(training bool) []memUse[T] {
 					u.start, u.end = i, steps-1-i
 				case use == layer.BufferSaved:
 					u.start, u.end = i, i
+				case use == layer.BufferForwardScratch:
+					u.start, u.end = i, i
 				case use == layer.BufferBackwardScratch && backward:
 					u.start, u.end = steps-1-i, steps-1-i
 				default:
