@@ -27,7 +27,12 @@ import (
 //     that does not say is taken to read both);
 //   - diff: written by the backward passes of the layers that take it, read
 //     by the backward passes of those in place on it and the one that made
-//     it.
+//     it;
+//   - a layer's own blob it lists (layer.BufferLister): saved values from
+//     its forward step to its backward step, scratch in the one step that
+//     uses it; a layer's copy of its top after its forward pass and the
+//     next layer's copy of the same blob before its own (BatchNorm's
+//     output, a Scale's input in place after it) share one memory.
 //
 // A net that never runs a backward pass (built with Options.ForwardOnly,
 // or with no layer that needs one) has only the forward steps: a chain of
