@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -19,8 +20,9 @@ var pythonRegistry = nameMap[constructors]{m: map[string]constructors{}}
 //
 //	layer { type: "Python" python_param { module: "pyloss" layer: "EuclideanLossLayer" param_str: "..." } }
 //
-// gocaffe runs no Python. A net file with such layers runs unchanged once
-// each class is written in Go and registered under "module.layer":
+// Without a Python interpreter (SetPythonRuntime) gocaffe runs no Python: a
+// net file with such layers runs unchanged once each class is written in
+// Go and registered under "module.layer":
 //
 //	layer.RegisterPython("pyloss.EuclideanLossLayer", newEuclid[float32], newEuclid[float64])
 //
@@ -36,6 +38,25 @@ func RegisterPython(name string, f32 Constructor[float32], f64 Constructor[float
 		return fmt.Errorf("layer: RegisterPython(%q) needs a \"module.layer\" name and both constructors", name)
 	}
 	return pythonRegistry.add(name, constructors{f32, f64}, "Python layer")
+}
+
+// pythonRuntime builds the Python layers that no Go layer answers for,
+// when a Python interpreter is there to run them (SetPythonRuntime).
+var pythonRuntime struct {
+	sync.RWMutex
+	c constructors
+}
+
+// SetPythonRuntime makes f32/f64 build every Python layer whose
+// "module.layer" no Go layer is registered for (RegisterPython wins): they
+// run the class in Python. Package pycaffe, built with the python tag,
+// calls it when it has an interpreter (inside Python, or the gocaffe
+// command built with the tag); without it such a layer is an error saying
+// how to write it in Go. nil constructors remove the runtime.
+func SetPythonRuntime(f32 Constructor[float32], f64 Constructor[float64]) {
+	pythonRuntime.Lock()
+	defer pythonRuntime.Unlock()
+	pythonRuntime.c = constructors{f32, f64}
 }
 
 // PythonTypes returns the registered "module.layer" names, sorted.
@@ -60,11 +81,17 @@ func pythonConstructors(p *caffepb.LayerParameter) (constructors, error) {
 	}
 	c := pythonRegistry.get(name)
 	if c.f32 == nil {
+		pythonRuntime.RLock()
+		rt := pythonRuntime.c
+		pythonRuntime.RUnlock()
+		if rt.f32 != nil && rt.f64 != nil {
+			return rt, nil
+		}
 		known := "none"
 		if names := PythonTypes(); len(names) > 0 {
 			known = strings.Join(names, ", ")
 		}
-		return constructors{}, fmt.Errorf("python_param names module %q, layer %q, and gocaffe runs no Python: write the layer in Go and register it with layer.RegisterPython(%q, newLayer[float32], newLayer[float64]) (registered Python layers: %s)",
+		return constructors{}, fmt.Errorf("python_param names module %q, layer %q, and gocaffe runs no Python in this build: build it with -tags python (the gocaffe command; docs/python.md) to run the class in Python, or write the layer in Go and register it with layer.RegisterPython(%q, newLayer[float32], newLayer[float64]) (registered Python layers: %s)",
 			pp.GetModule(), pp.GetLayer(), name, known)
 	}
 	return c, nil

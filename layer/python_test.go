@@ -2,6 +2,7 @@ package layer_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"google.golang.org/protobuf/proto"
 )
 
 // scaleBy is a "Python" layer written in Go: y = k*x, k from param_str.
@@ -114,3 +116,34 @@ func TestPythonLayerErrors(t *testing.T) {
 
 // dottedRuns counts TestPythonLayerErrors' runs in this process.
 var dottedRuns int
+
+// With a Python runtime installed (package pycaffe does it where it has
+// an interpreter), a Python layer no Go layer answers for is built by the
+// runtime; a registered Go layer still wins; removing the runtime brings
+// back the error.
+func TestPythonRuntime(t *testing.T) {
+	var built []string
+	rt := func(p *caffepb.LayerParameter) (layer.Layer[float32], error) {
+		built = append(built, p.GetPythonParam().GetModule()+"."+p.GetPythonParam().GetLayer())
+		return newScaleBy[float32](&caffepb.LayerParameter{PythonParam: &caffepb.PythonParameter{ParamStr: proto.String("3")}})
+	}
+	layer.SetPythonRuntime(rt, nil)
+	if _, err := layer.New[float32](layertest.Param(t, `type: "Python" python_param { module: "pyloss" layer: "EuclideanLossLayer" }`)); err == nil {
+		t.Error("a runtime without its float64 constructor was used")
+	}
+	layer.SetPythonRuntime(rt, newScaleBy[float64])
+	defer layer.SetPythonRuntime(nil, nil)
+	if _, err := layer.New[float32](layertest.Param(t, `type: "Python" python_param { module: "pyloss" layer: "EuclideanLossLayer" }`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := layer.New[float32](layertest.Param(t, scaleByLayer)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(built, []string{"pyloss.EuclideanLossLayer"}) {
+		t.Errorf("the runtime built %v, want only the unregistered layer", built)
+	}
+	layer.SetPythonRuntime(nil, nil)
+	if _, err := layer.New[float32](layertest.Param(t, `type: "Python" python_param { module: "pyloss" layer: "EuclideanLossLayer" }`)); err == nil || !strings.Contains(err.Error(), "gocaffe runs no Python") {
+		t.Errorf("without the runtime: err = %v", err)
+	}
+}

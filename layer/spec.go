@@ -87,7 +87,8 @@ const (
 	// ONNXDropped: a layer of training or testing only (a loss, an
 	// accuracy), left out of the model (ONNXWhy says why).
 	ONNXDropped
-	// ONNXAlias: the layer's tops are its bottom (Split).
+	// ONNXAlias: the layer's tops are its bottom (Split), or each top
+	// its bottom of the same index (TSN's Gather).
 	ONNXAlias
 )
 

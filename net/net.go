@@ -99,11 +99,14 @@ type Net[T Float] struct {
 	fused          []int                     // i: layer i computes layer i+1's passes too (layer.Fuse)
 	keep           map[string]bool           // Options.Keep
 	noReuse        bool                      // Options.NoMemoryReuse
-	forcedBackward bool                      // force_backward
-	forwardOnly    bool                      // the liveness pass planned forward passes only
+	forwardOnly    bool                      // Options.ForwardOnly
 	slots          []*syncedmem.SyncedMemory // the liveness pass's shared memories
 	uses           []memUse[T]               // the memories the liveness pass planned
 	plan           *Plan                     // how the net executes (makePlan)
+
+	// NVCaffe's loss scaling, reported by the precision pass.
+	gradScale         float32
+	gradScaleAdaptive bool
 }
 
 // layerRecord is one layer of a net and its connections.
@@ -111,10 +114,11 @@ type layerRecord[T Float] struct {
 	layer              layer.Layer[T]
 	name               string
 	bottoms, tops      []*blob.Blob[T]
-	bottomIDs, topIDs  []int  // the blobs' indices in Net.blobs
-	bottomNeedBackward []bool // which bottoms get a gradient
-	needBackward       bool   // whether the layer runs a backward pass
-	params             []int  // its learnable blobs' indices in Net.params
+	bottomIDs, topIDs  []int          // the blobs' indices in Net.blobs
+	bottomNeedBackward []bool         // which bottoms get a gradient
+	needBackward       bool           // whether the layer runs a backward pass
+	params             []int          // its learnable blobs' indices in Net.params
+	precision          precisionAsked // what NVCaffe's fields ask of it
 }
 
 // blobRecord is one named blob of a net.
@@ -179,6 +183,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context, log: opts.Logger,
 		layerIndex: map[string]int{}, blobIndex: map[string]int{}, paramNameIndex: map[string]int{},
 		debugInfo: p.GetDebugInfo(), keep: map[string]bool{}, noReuse: opts.NoMemoryReuse, forwardOnly: opts.ForwardOnly,
+		gradScale: p.GetGlobalGradScale(), gradScaleAdaptive: p.GetGlobalGradScaleAdaptive(),
 	}
 	for _, name := range opts.Keep {
 		n.keep[name] = true
@@ -194,6 +199,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		if err := n.addLayer(id, lp, available, rng); err != nil {
 			return nil, err
 		}
+		n.layers[len(n.layers)-1].precision = askedPrecision(p, lp)
 	}
 	n.analyseBackward()
 	if p.GetForceBackward() {
@@ -209,6 +215,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		return nil, err
 	}
 	n.makePlan()
+	n.warnReducedPrecision()
 	for i := range n.fused {
 		logf.Debugf(n.log, "%s computes %s too (fused)", n.layers[n.fused[i]].name, n.layers[n.fused[i]+1].name)
 	}

@@ -17,14 +17,17 @@ import (
 // net, in order: "engines" (which engine each layer's SetUp chose),
 // "fusion" (which layers compute the passes of the layer after them),
 // "cuda-graph" (which part of an iteration a recorded CUDA graph may
-// replay) and "memory" (which blobs share memory); a solver's test nets
+// replay), "liveness" (which blobs' values are never needed at once, and
+// share memory: plan_liveness.go), "memory" (which blobs share memory) and
+// "precision" (what each
+// layer computes in, and what NVCaffe's fields asked); a solver's test nets
 // add "borrow" (the train net's activations they reuse,
 // BorrowActivations). A pass never changes Caffe's numbers: a fused pair
 // leaves every blob's data and diff as the two layers would.
 //
-// The decisions that are still to come, precision and layout, memory
-// lifetimes, inference folding, belong here as passes too, so that one
-// place says how a net runs. String prints it (`gocaffe time -plan`).
+// The decisions that are still to come, reduced precision and layout,
+// inference folding, belong here as passes too, so that
+// one place says how a net runs. String prints it (`gocaffe time -plan`).
 type Plan struct {
 	Net    string
 	Phase  caffepb.Phase
@@ -51,6 +54,11 @@ type LayerPlan struct {
 	// Graph says whether a recorded CUDA graph replays the layer's passes
 	// ("" when it does, else why not).
 	Graph string
+	// Precision is what the layer computes in: "FP32", "TF32" (float32
+	// blobs, TF32 tensor-core products) or "FP64". Asked is what NVCaffe's
+	// precision fields ask of it where that is narrower than FLOAT
+	// ("FLOAT16/FLOAT16", forward/backward), "" otherwise.
+	Precision, Asked string
 }
 
 // BlobPlan is one named blob's memory in a plan.
@@ -88,6 +96,7 @@ func (n *Net[T]) makePlan() {
 		{"cuda-graph", n.planGraph},
 		{"liveness", n.planLiveness},
 		{"memory", n.planMemory},
+		{"precision", n.planPrecision},
 	} {
 		n.plan.Passes = append(n.plan.Passes, PassReport{pass.name, pass.run()})
 	}
@@ -236,7 +245,7 @@ func (p Plan) String() string {
 	w.Flush()
 	sb.WriteString("Layers:\n")
 	w = tabwriter.NewWriter(&sb, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "  #\tlayer\ttype\tengine\tcomputed by\tCUDA graph\n")
+	fmt.Fprintf(w, "  #\tlayer\ttype\tengine\tcomputed by\tCUDA graph\tprecision\n")
 	for i, l := range p.Layers {
 		by := "-"
 		if l.ComputedBy != "" {
@@ -249,7 +258,11 @@ func (p Plan) String() string {
 		if l.Graph != "" {
 			graph = "no"
 		}
-		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\t%s\n", i, l.Name, l.Type, l.Engine, by, graph)
+		precision := l.Precision
+		if l.Asked != "" {
+			precision += " (asks " + l.Asked + ")"
+		}
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, l.Name, l.Type, l.Engine, by, graph, precision)
 	}
 	w.Flush()
 	sb.WriteString("Blobs:\n")

@@ -1,10 +1,12 @@
 package net_test
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gocaffe/gocaffe/internal/logtest"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
@@ -30,7 +32,7 @@ func TestPlanOfHostNet(t *testing.T) {
 	for _, pass := range p.Passes {
 		names = append(names, pass.Name)
 	}
-	if want := []string{"engines", "fusion", "cuda-graph", "liveness", "memory"}; !slices.Equal(names, want) {
+	if want := []string{"engines", "fusion", "cuda-graph", "liveness", "memory", "precision"}; !slices.Equal(names, want) {
 		t.Fatalf("passes %v, want %v", names, want)
 	}
 	if got := len(p.Layers); got != len(n.Layers()) {
@@ -113,7 +115,51 @@ func TestPlanBorrow(t *testing.T) {
 	if borrowed == 0 {
 		t.Errorf("no blob of the test net borrows the train net's: %+v", p.Blobs)
 	}
-	if len(train.Plan().Passes) != 5 {
+	if len(train.Plan().Passes) != 6 {
 		t.Errorf("the lending net's plan changed: %+v", train.Plan().Passes)
+	}
+}
+
+// NVCaffe's precision fields: a layer's own forward_type wins over the
+// net's default_forward_type, the plan shows what each layer asked and
+// what it runs in, and the build warns once that FLOAT16 runs in FP32
+// instead of dropping the fields without a word.
+func TestPlanPrecisionOfNVCaffeFields(t *testing.T) {
+	var rec logtest.Recorder
+	text := `name: "fp16"
+default_forward_type: FLOAT16 default_backward_type: FLOAT16
+global_grad_scale: 64
+layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 } } }
+layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y" inner_product_param { num_output: 2 } }
+layer { name: "prob" type: "Softmax" bottom: "y" top: "p" forward_type: FLOAT backward_type: FLOAT }`
+	opts := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TRAIN.Enum()}, Logger: rec.Logger()}
+	n, err := net.New[float32](parseNet(t, text), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := n.Plan()
+	asked := map[string]string{}
+	for _, l := range p.Layers {
+		if l.Precision != "FP32" {
+			t.Errorf("layer %s runs in %q, want FP32", l.Name, l.Precision)
+		}
+		asked[l.Name] = l.Asked
+	}
+	const fp16 = "FLOAT16/FLOAT16, math FLOAT/FLOAT" // NVCaffe's math types default to FLOAT
+	if asked["in"] != fp16 || asked["ip"] != fp16 || asked["prob"] != "" {
+		t.Errorf("asked %v: want FLOAT16/FLOAT16 for in and ip (the net's default), nothing for prob (its own FLOAT)", asked)
+	}
+	summary := p.Passes[len(p.Passes)-1].Summary
+	for _, want := range []string{fp16 + " (2 layers)", "not built", "global_grad_scale 64 not applied"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("precision pass %q lacks %q", summary, want)
+		}
+	}
+	if !strings.Contains(p.String(), "FP32 (asks "+fp16+")") {
+		t.Errorf("the printed plan lacks the asked precision:\n%s", p.String())
+	}
+	line, ok := rec.Find(`Net "fp16": NVCaffe's precision fields ask for reduced precision in 2 layers (in first)`)
+	if !ok || line.Level != slog.LevelWarn {
+		t.Errorf("no warning about FLOAT16 running in FP32 (found %v, %+v)", ok, line)
 	}
 }

@@ -343,6 +343,12 @@ func (w *walk[T]) run() error {
 			continue
 		}
 		if onnxForm(typ) == layer.ONNXAlias {
+			if len(bottoms) > 1 && len(bottoms) == len(tops) { // TSN's Gather: top j is bottom j
+				for j, b := range bottoms {
+					w.alias(b, tops[j:j+1])
+				}
+				continue
+			}
 			w.alias(bottoms[0], tops)
 			continue
 		}

@@ -139,6 +139,8 @@ func (s *Solver[T]) graphObstacle(disabled bool) string {
 		return "turned off (Options.NoCUDAGraphs, -cuda_graphs=false)"
 	case s.comm != nil:
 		return "a data-parallel job (not recorded yet)"
+	case len(s.starts) > 0:
+		return "on_start hooks (OnStart), which may write blobs a replay would read stale"
 	}
 	if _, err := s.net.RecordableFrom(); err != nil {
 		return err.Error()

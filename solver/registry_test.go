@@ -204,3 +204,54 @@ func TestOnGradientsReadyAllocatesNothing(t *testing.T) {
 		t.Errorf("an iteration allocates %v times, want 0", n)
 	}
 }
+
+// OnStart hooks run at the start of each iteration, before its passes
+// (they see the gradients cleared, the iteration not yet counted), and an
+// error from one stops training naming the iteration, before its update.
+func TestOnStart(t *testing.T) {
+	s := newSolver(t, `base_lr: 0.1 lr_policy: "fixed"`)
+	var seen []int
+	s.OnStart(func(s *solver.Solver[float64]) error {
+		seen = append(seen, s.Iter())
+		if s.Iter() == 3 {
+			return errors.New("stop here")
+		}
+		return nil
+	})
+	err := s.Step(5)
+	if err == nil || err.Error() != "iteration 3: stop here" {
+		t.Errorf("err = %v, want iteration 3: stop here", err)
+	}
+	if !slices.Equal(seen, []int{0, 1, 2, 3}) || s.Iter() != 3 {
+		t.Errorf("hook saw iterations %v, solver at %d; want 0..3 and 3", seen, s.Iter())
+	}
+}
+
+// ApplyUpdate is an iteration's update alone: after a forward-backward
+// pass of the train net it leaves the weights a Step of one iteration
+// leaves, and the iteration count where it was.
+func TestApplyUpdate(t *testing.T) {
+	const param = `base_lr: 0.1 lr_policy: "fixed" momentum: 0.9 weight_decay: 0.01`
+	stepped, applied := newSolver(t, param), newSolver(t, param)
+	if err := stepped.Step(1); err != nil {
+		t.Fatal(err)
+	}
+	n := applied.Net()
+	if err := n.ClearParamDiffs(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.ForwardBackward(); err != nil {
+		t.Fatal(err)
+	}
+	if err := applied.ApplyUpdate(); err != nil {
+		t.Fatal(err)
+	}
+	if applied.Iter() != 0 {
+		t.Errorf("ApplyUpdate moved the iteration to %d", applied.Iter())
+	}
+	for i, p := range stepped.Net().LearnableParams() {
+		if got := n.LearnableParams()[i].CPUData(); !slices.Equal(got, p.CPUData()) {
+			t.Errorf("param %d: %v after ApplyUpdate, %v after Step(1)", i, got, p.CPUData())
+		}
+	}
+}

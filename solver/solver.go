@@ -139,6 +139,7 @@ type Solver[T blob.Float] struct {
 	snapshotState   string
 
 	hooks     []func(*Solver[T]) error // OnGradientsReady's, in order
+	starts    []func(*Solver[T]) error // OnStart's, in order
 	comm      parallel.Comm            // nil: a job of one
 	grads     *parallel.Gradients[T]
 	agree     *parallel.Agree
@@ -501,6 +502,27 @@ func (s *Solver[T]) setSnapshotPrefix(solverFile string) error {
 // allocations. Add hooks before Solve or Step.
 func (s *Solver[T]) OnGradientsReady(f func(s *Solver[T]) error) { s.hooks = append(s.hooks, f) }
 
+// OnStart adds f to the hooks the solver calls at the start of every
+// iteration, after the test pass due at it and before its forward-backward
+// passes: Caffe's on_start, which pycaffe's add_callback reaches. Hooks
+// run in the order they were added; an error from one stops training with
+// it. A hook may write blobs the passes read (a batch fed from a program),
+// so an iteration with start hooks runs without a CUDA graph, whose replay
+// would read the device copies it was recorded with.
+func (s *Solver[T]) OnStart(f func(s *Solver[T]) error) { s.starts = append(s.starts, f) }
+
+// ApplyUpdate applies one update from the gradients the train net's
+// learnable parameters hold in their diffs, at the current iteration's
+// learning rate: clip, normalise, regularise, the solver type's rule and
+// the weights' update, as an iteration of Step does after its passes and
+// hooks. The iteration count stays (Caffe's Solver::ApplyUpdate, pycaffe's
+// apply_update).
+func (s *Solver[T]) ApplyUpdate() (err error) {
+	defer device.Recover(&err)
+	rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
+	return s.updater.apply(s, rate)
+}
+
 // SetActionFunc sets the function consulted once per iteration (and during
 // tests) for a requested stop or snapshot.
 func (s *Solver[T]) SetActionFunc(f func() Action) { s.action = f }
@@ -527,8 +549,12 @@ func (s *Solver[T]) Param() *caffepb.SolverParameter { return s.param }
 // final display and test pass (Caffe's Solver::Solve).
 func (s *Solver[T]) Solve(resumeFile string) (err error) {
 	defer device.Recover(&err)
-	logf.Infof(s.log, "Solving %s", s.net.Name())
-	logf.Infof(s.log, "Learning Rate Policy: %s", s.param.GetLrPolicy())
+	if s.Root() {
+		// Once per job, as Caffe's root solver: the other ranks of a
+		// data-parallel job (goroutines of this process) say nothing more.
+		logf.Infof(s.log, "Solving %s", s.net.Name())
+		logf.Infof(s.log, "Learning Rate Policy: %s", s.param.GetLrPolicy())
+	}
 	s.earlyExit = false
 	if resumeFile != "" {
 		logf.Infof(s.log, "Restoring previous solver status from %s", resumeFile)
@@ -617,6 +643,11 @@ func (s *Solver[T]) Step(iters int) (err error) {
 				break
 			}
 		}
+		for _, h := range s.starts {
+			if err := h(s); err != nil {
+				return fmt.Errorf("iteration %d: %w", s.iter, err)
+			}
+		}
 		display := s.Root() && s.param.GetDisplay() > 0 && s.iter%int(s.param.GetDisplay()) == 0
 		rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
 		loss, updated, err := s.iterate(rate)
@@ -674,7 +705,7 @@ func (s *Solver[T]) Step(iters int) (err error) {
 // caller runs the hooks and the update.
 func (s *Solver[T]) iterate(rate float64) (loss T, updated bool, err error) {
 	viaGraph := false
-	if s.graphs.prepare(s, s.noGraphs) {
+	if len(s.starts) == 0 && s.graphs.prepare(s, s.noGraphs) {
 		if viaGraph, err = s.graphs.begin(s); err != nil {
 			return 0, false, err
 		}

@@ -72,7 +72,10 @@ var levels = map[string]int{
 	"solver":                  11,
 	"classify":                11, // a deploy net serving images
 	"onnx":                    11, // nets exported to ONNX
-	"cmd/gocaffe":             12,
+	"pycaffe":                 12, // Caffe's Python interface: the cgo of the python tag
+	"pycaffe/embed":           13, // links libpython into the gocaffe command (python tag)
+	"pycaffe/extension":       13, // the module caffe._caffe as a shared library
+	"cmd/gocaffe":             14,
 	"models":                  12, // the reference models' tests
 	"tools/golden":            12, // the tests against BVLC Caffe's fixtures
 	"tools/gpu/mkjpeg":        0,  // synthetic JPEGs for the GPU data check (standard library only)
@@ -159,6 +162,28 @@ func TestCgoAndTheCUDATagOnlyInCUDA(t *testing.T) {
 		}
 		if a, b := files(q), files(p); !slices.Equal(a, b) {
 			t.Errorf("package %s compiles different files with the cuda tag: %v without, %v with", name, a, b)
+		}
+	}
+}
+
+// With the python tag, cgo over Python's C API stays in package pycaffe and
+// the two packages that link it (the extension module, the command's
+// interpreter); no other package changes.
+func TestCgoOfThePythonTagOnlyInPycaffe(t *testing.T) {
+	plain, tagged := list(t), list(t, "-tags", "python")
+	cgo := map[string]bool{"pycaffe": true, "pycaffe/embed": true, "pycaffe/extension": true}
+	for name, p := range tagged {
+		if cgo[name] {
+			if len(p.CgoFiles) == 0 {
+				t.Errorf("package %s has no cgo files with the python tag", name)
+			}
+			continue
+		}
+		if len(p.CgoFiles) > 0 {
+			t.Errorf("package %s uses cgo with the python tag (%v): only package pycaffe and its two may", name, p.CgoFiles)
+		}
+		if q := plain[name]; q == nil || !slices.Equal(q.GoFiles, p.GoFiles) {
+			t.Errorf("package %s compiles different files with the python tag", name)
 		}
 	}
 }

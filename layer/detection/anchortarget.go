@@ -59,18 +59,19 @@ func newAnchorTarget[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], 
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
-	params, err := parsePyDict(p.GetPythonParam().GetParamStr())
-	if err != nil {
-		return nil, fmt.Errorf("param_str: %w", err)
-	}
+	params := parsePyDict(p.GetPythonParam().GetParamStr())
+	var err error
 	if l.featStride, l.anchors, err = rpnAnchors(p, params); err != nil {
 		return nil, err
 	}
-	get := pyNumber(params)
+	get := pyNumber(params, &err)
 	l.allowedBorder = float32(get("allowed_border", 0))
 	l.posOverlap, l.negOverlap = float32(get("rpn_positive_overlap", 0.7)), float32(get("rpn_negative_overlap", 0.3))
 	l.fgFraction, l.batchSize = float32(get("rpn_fg_fraction", 0.5)), int(get("rpn_batchsize", 256))
 	l.positiveWeight, l.clobber = float32(get("rpn_positive_weight", -1)), get("rpn_clobber_positives", 0) != 0
+	if err != nil {
+		return nil, err
+	}
 	if w := l.positiveWeight; w >= 0 && (w <= 0 || w >= 1) {
 		return nil, fmt.Errorf("param_str: rpn_positive_weight %g must be negative (uniform) or between 0 and 1", w)
 	}
@@ -83,13 +84,23 @@ func newAnchorTarget[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], 
 // positions by it (np.arange(width) * feat_stride) in float64, so 0.5
 // places anchors every half pixel of a map upsampled twice; truncating it
 // to an int made that 0, every anchor at the origin.
-func rpnAnchors(p *caffepb.LayerParameter, params map[string][]float64) (float64, [][4]float32, error) {
-	stride, ok := params["feat_stride"]
+func rpnAnchors(p *caffepb.LayerParameter, params pyDict) (float64, [][4]float32, error) {
+	stride, ok, err := params.numbers("feat_stride")
+	if err != nil {
+		return 0, nil, err
+	}
 	if !ok || len(stride) != 1 || stride[0] <= 0 {
 		return 0, nil, fmt.Errorf("param_str %q must give a positive 'feat_stride'", p.GetPythonParam().GetParamStr())
 	}
 	scales := []float64{8, 16, 32}
-	if s, ok := params["scales"]; ok {
+	s, ok, err := params.numbers("scales")
+	if err != nil {
+		return 0, nil, err
+	}
+	if ok {
+		if len(s) == 0 {
+			return 0, nil, fmt.Errorf("param_str %q: 'scales' is empty", p.GetPythonParam().GetParamStr())
+		}
 		scales = s
 	}
 	return stride[0], generateAnchors(16, []float64{0.5, 1, 2}, scales), nil
@@ -103,10 +114,15 @@ func shiftAnchor(a [4]float32, sx, sy float64) [4]float32 {
 }
 
 // pyNumber returns a getter of a param_str's single numbers with defaults
-// (True and False read as 1 and 0).
-func pyNumber(params map[string][]float64) func(key string, def float64) float64 {
+// (True and False read as 1 and 0). A key whose value is not a number sets
+// *err, the first such.
+func pyNumber(params pyDict, err *error) func(key string, def float64) float64 {
 	return func(key string, def float64) float64 {
-		if v, ok := params[key]; ok && len(v) == 1 {
+		v, ok, e := params.numbers(key)
+		if e != nil && *err == nil {
+			*err = e
+		}
+		if ok && len(v) == 1 {
 			return v[0]
 		}
 		return def

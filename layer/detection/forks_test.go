@@ -431,3 +431,43 @@ func TestProposalAnchors(t *testing.T) {
 		t.Errorf("anchors %v, want %v", got, want)
 	}
 }
+
+// TestProposalYAMLTaggedScales: py-faster-rcnn's COCO nets give the
+// scales as a YAML-tagged tuple, one item a line, as yaml.load reads them;
+// the layer then makes 12 anchors (3 ratios x 4 scales) and takes the
+// 24-channel scores those nets feed it. A value that is not numbers is an
+// error naming its key, never the default anchors.
+func TestProposalYAMLTaggedScales(t *testing.T) {
+	for _, ps := range []string{
+		`'feat_stride': 16 \n'scales': !!python/tuple [4, 8, 16, 32]`,
+		`feat_stride: 16\nscales: [4, 8, 16, 32]`, // YAML's unquoted keys
+		`{'feat_stride': 16, 'scales': (4, 8, 16, 32)}`,
+	} {
+		l := layertest.New[float64](t, `type: "Python" phase: TEST python_param { module: "rpn.proposal_layer" layer: "ProposalLayer" param_str: "`+ps+`" }`)
+		prob, deltas, info := layertest.Blob[float64](t, 1, 24, 2, 2), layertest.Blob[float64](t, 1, 48, 2, 2), layertest.Blob[float64](t, 1, 3)
+		copy(info.MutableCPUData(), []float64{64, 64, 1})
+		prob.MutableCPUData()[12*4] = 0.9 // a foreground score, so one proposal survives
+		rois := layertest.Blob[float64](t)
+		bottom, top := []*blob.Blob[float64]{prob, deltas, info}, []*blob.Blob[float64]{rois}
+		layertest.SetUp(t, l, bottom, top) // fails for any anchor count but 12
+		layertest.Forward(t, l, bottom, top)
+		if rois.Shape()[1] != 5 {
+			t.Errorf("%s: rois %s", ps, rois.ShapeString())
+		}
+		// The same scores sized for the 9 default anchors are refused.
+		if err := layer.SetUp(l, []*blob.Blob[float64]{layertest.Blob[float64](t, 1, 18, 2, 2), layertest.Blob[float64](t, 1, 36, 2, 2), info}, top); err == nil {
+			t.Errorf("%s: 9-anchor scores accepted by a 12-anchor layer", ps)
+		}
+	}
+	for _, ps := range []string{`'feat_stride': 16, 'scales': !!python/object:foo.Bar {}`, `'feat_stride': 16, 'scales': 'big'`} {
+		p := layertest.Param(t, `type: "Python" python_param { module: "rpn.proposal_layer" layer: "ProposalLayer" }`)
+		p.PythonParam.ParamStr = &ps
+		if _, err := layer.New[float32](p); err == nil || !strings.Contains(err.Error(), "scales") {
+			t.Errorf("%s: err = %v, want one naming scales", ps, err)
+		}
+	}
+	p := layertest.Param(t, `type: "Python" python_param { module: "rpn.anchor_target_layer" layer: "AnchorTargetLayer" param_str: "'feat_stride': 16\n'scales': !!python/tuple [4, 8, 16, 32]\n'rpn_clobber_positives': True" }`)
+	if _, err := layer.New[float32](p); err != nil {
+		t.Errorf("anchor target with tagged scales: %v", err)
+	}
+}

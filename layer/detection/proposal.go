@@ -53,11 +53,8 @@ func newProposal[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], erro
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
-	params, err := parsePyDict(p.GetPythonParam().GetParamStr())
-	if err != nil {
-		return nil, fmt.Errorf("param_str: %w", err)
-	}
-	if l.featStride, l.anchors, err = rpnAnchors(p, params); err != nil {
+	var err error
+	if l.featStride, l.anchors, err = rpnAnchors(p, parsePyDict(p.GetPythonParam().GetParamStr())); err != nil {
 		return nil, err
 	}
 	// py-faster-rcnn's cfg.TRAIN and cfg.TEST defaults.
@@ -68,24 +65,73 @@ func newProposal[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], erro
 	return l, nil
 }
 
-var pyItem = regexp.MustCompile(`['"](\w+)['"]\s*:\s*(\[[^\]]*\]|\([^)]*\)|[-+0-9.eE]+)`)
+// pyKey finds the keys of a param_str's mapping ('feat_stride': or, as
+// YAML also reads it, feat_stride:), pyValue reads the value after one: an
+// optional YAML tag (py-faster-rcnn's COCO nets write 'scales': !!python/tuple
+// [4, 8, 16, 32]), then a bracketed sequence or a scalar up to the next
+// comma, brace or line end.
+var (
+	pyKey   = regexp.MustCompile(`(?:^|[\s,{])['"]?(\w+)['"]?\s*:\s*`)
+	pyValue = regexp.MustCompile(`^(?:!![\w/:.]+\s*)?(\[[^\]]*\]|\([^)]*\)|[^,\n}]*)`)
+)
 
-// parsePyDict reads the numeric entries of a param_str written as a
-// Python or YAML mapping: 'feat_stride': 16, 'scales': [8, 16, 32].
-func parsePyDict(s string) (map[string][]float64, error) {
-	out := map[string][]float64{}
-	for _, m := range pyItem.FindAllStringSubmatch(s, -1) {
-		var vals []float64
-		for _, f := range strings.FieldsFunc(strings.Trim(m[2], "[]()"), func(r rune) bool { return r == ',' || r == ' ' }) {
-			v, err := strconv.ParseFloat(f, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", m[1], err)
-			}
-			vals = append(vals, v)
+// pyDict is a param_str written as a Python or YAML mapping, as
+// py-faster-rcnn's layers read it with yaml.load: its numeric entries
+// ('feat_stride': 16, 'scales': [8, 16, 32], True and False as 1 and 0),
+// and the keys whose values are not numbers, which a layer must not
+// mistake for absent ones (a value it could not read once fell back to the
+// default anchors silently).
+type pyDict struct {
+	nums   map[string][]float64
+	others map[string]string // key -> the value as written
+}
+
+// parsePyDict reads a param_str's mapping.
+func parsePyDict(s string) pyDict {
+	d := pyDict{nums: map[string][]float64{}, others: map[string]string{}}
+	for _, k := range pyKey.FindAllStringSubmatchIndex(s, -1) {
+		key := s[k[2]:k[3]]
+		raw := strings.TrimSpace(pyValue.FindStringSubmatch(s[k[1]:])[1])
+		vals, ok := pyNumbers(raw)
+		if !ok {
+			d.others[key] = raw
+			continue
 		}
-		out[m[1]] = vals
+		d.nums[key] = vals
 	}
-	return out, nil
+	return d
+}
+
+// pyNumbers reads a scalar or a bracketed sequence of numbers.
+func pyNumbers(raw string) ([]float64, bool) {
+	seq := strings.HasPrefix(raw, "[") || strings.HasPrefix(raw, "(")
+	var vals []float64
+	for _, f := range strings.FieldsFunc(strings.Trim(raw, "[]()"), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		switch f {
+		case "True", "true":
+			vals = append(vals, 1)
+			continue
+		case "False", "false":
+			vals = append(vals, 0)
+			continue
+		}
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, false
+		}
+		vals = append(vals, v)
+	}
+	return vals, seq || len(vals) == 1
+}
+
+// numbers returns key's numbers, whether the key is there, and an error
+// for a key whose value is not numbers.
+func (d pyDict) numbers(key string) ([]float64, bool, error) {
+	if raw, ok := d.others[key]; ok {
+		return nil, false, fmt.Errorf("param_str: %s is %q, which is not a number or a list of numbers", key, raw)
+	}
+	v, ok := d.nums[key]
+	return v, ok, nil
 }
 
 // generateAnchors is py-faster-rcnn's generate_anchors: the base window

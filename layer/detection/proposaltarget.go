@@ -62,21 +62,28 @@ func newProposalTarget[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T]
 	if err := l.Init(p); err != nil {
 		return nil, err
 	}
-	params, err := parsePyDict(p.GetPythonParam().GetParamStr())
-	if err != nil {
-		return nil, fmt.Errorf("param_str: %w", err)
-	}
-	get := pyNumber(params)
-	if l.classes = int(get("num_classes", 0)); l.classes < 2 {
+	params := parsePyDict(p.GetPythonParam().GetParamStr())
+	var err error
+	get := pyNumber(params, &err)
+	if l.classes = int(get("num_classes", 0)); err != nil {
+		return nil, err
+	} else if l.classes < 2 {
 		return nil, fmt.Errorf("param_str %q must give 'num_classes' (background included), at least 2", p.GetPythonParam().GetParamStr())
 	}
 	l.batch = int(get("batch_size", 128))
 	l.fgPerImage = int(math.RoundToEven(get("fg_fraction", 0.25) * float64(l.batch)))
 	l.fgThresh, l.bgHi, l.bgLo = float32(get("fg_thresh", 0.5)), float32(get("bg_thresh_hi", 0.5)), float32(get("bg_thresh_lo", 0))
 	l.normalize = get("bbox_normalize_targets_precomputed", 1) != 0
+	if err != nil {
+		return nil, err
+	}
 	l.means, l.stds = [4]float32{}, [4]float32{0.1, 0.1, 0.2, 0.2}
 	for key, dst := range map[string]*[4]float32{"bbox_normalize_means": &l.means, "bbox_normalize_stds": &l.stds} {
-		if v, ok := params[key]; ok {
+		v, ok, err := params.numbers(key)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			if len(v) != 4 {
 				return nil, fmt.Errorf("param_str: %s needs 4 values, got %d", key, len(v))
 			}
