@@ -451,6 +451,65 @@ func (b *Blob[T]) BorrowData(other *Blob[T]) error {
 	return nil
 }
 
+// PlaceData makes m, memory of at least Count elements on the blob's
+// device, the blob's data: a net's memory plan puts blobs whose values are
+// never needed at the same time in one memory. Unlike ShareData the sizes
+// may differ; the blob's capacity becomes what both its memories hold, so
+// that a Reshape beyond it gives the blob memory of its own again, which
+// never aliases another blob. The memory the blob used before is released
+// unless it is marked shared (another blob may still use it). m is not
+// marked shared here: the plan that places several blobs in it does that,
+// so that no layer swaps it away (SwapData).
+func (b *Blob[T]) PlaceData(m *syncedmem.SyncedMemory) error {
+	if err := b.checkPlace(m, "PlaceData"); err != nil {
+		return err
+	}
+	if err := releaseUnshared(b.data, m); err != nil {
+		return err
+	}
+	b.data = m
+	b.capacity = min(b.data.Size(), b.diff.Size()) / elemSize[T]()
+	return nil
+}
+
+// PlaceDiff is PlaceData for the diff.
+func (b *Blob[T]) PlaceDiff(m *syncedmem.SyncedMemory) error {
+	if err := b.checkPlace(m, "PlaceDiff"); err != nil {
+		return err
+	}
+	if err := releaseUnshared(b.diff, m); err != nil {
+		return err
+	}
+	b.diff = m
+	b.capacity = min(b.data.Size(), b.diff.Size()) / elemSize[T]()
+	return nil
+}
+
+func (b *Blob[T]) checkPlace(m *syncedmem.SyncedMemory, op string) error {
+	switch {
+	case b.data == nil:
+		return fmt.Errorf("blob: %s: the blob has no shape yet", op)
+	case m == nil || m.Size() < b.count*elemSize[T]():
+		size := 0
+		if m != nil {
+			size = m.Size()
+		}
+		return fmt.Errorf("blob: %s: the memory holds %d bytes, %d needed", op, size, b.count*elemSize[T]())
+	case m.Device() != b.dev:
+		return fmt.Errorf("blob: %s: the memory belongs to another device", op)
+	}
+	return nil
+}
+
+// releaseUnshared releases old, which is being replaced by m, unless other
+// blobs may still use it.
+func releaseUnshared(old, m *syncedmem.SyncedMemory) error {
+	if old == m || old.Shared() {
+		return nil
+	}
+	return old.Close()
+}
+
 // ShareDiff makes b use other's diff memory. The counts must be equal.
 func (b *Blob[T]) ShareDiff(other *Blob[T]) error {
 	if b.count != other.count {

@@ -427,3 +427,50 @@ func TestBorrowData(t *testing.T) {
 		t.Errorf("borrowing in place of shared data: %v", err)
 	}
 }
+
+// PlaceData and PlaceDiff put a blob in a larger memory, which the blob
+// then reads and writes, release the blob's own memory unless it is
+// shared, refuse memory too small, and keep the capacity at what both
+// memories hold, so that a Reshape past it gives the blob its own again.
+func TestPlace(t *testing.T) {
+	b, _ := New[float32](2, 3)
+	b.MutableCPUData()[0] = 5 // allocated: released by the placing
+	own := b.Data()
+	slot := syncedmem.New(40 * 4)
+	if err := b.PlaceData(slot); err != nil {
+		t.Fatal(err)
+	}
+	if b.Data() != slot || own.Head() != syncedmem.Uninitialized {
+		t.Errorf("data not in the slot (%v), or its own memory not released (%v)", b.Data() == slot, own.Head())
+	}
+	b.MutableCPUData()[5] = 7
+	if got := asT[float32](slot.CPUData(), 40)[5]; got != 7 {
+		t.Errorf("a write through the blob left %v in the slot", got)
+	}
+	if b.Capacity() != 6 {
+		t.Errorf("capacity %d with a diff of 6 elements", b.Capacity())
+	}
+	diffSlot := syncedmem.New(10 * 4)
+	if err := b.PlaceDiff(diffSlot); err != nil || b.Capacity() != 10 {
+		t.Fatalf("PlaceDiff: %v, capacity %d, want 10", err, b.Capacity())
+	}
+	if err := b.Reshape([]int{10}); err != nil || b.Data() != slot || b.Diff() != diffSlot {
+		t.Errorf("a Reshape within the capacity left the slots: %v", err)
+	}
+	if err := b.Reshape([]int{11}); err != nil || b.Data() == slot || b.Diff() == diffSlot {
+		t.Errorf("a Reshape past the capacity kept the slots: %v", err)
+	}
+	if err := b.PlaceData(syncedmem.New(10 * 4)); err == nil || !strings.Contains(err.Error(), "40 bytes, 44 needed") {
+		t.Errorf("placing 11 elements in 10: %v", err)
+	}
+	shared, _ := New[float32](3)
+	alias, _ := New[float32](3)
+	alias.ShareData(shared)
+	shared.MutableCPUData()[0] = 1
+	if err := shared.PlaceData(syncedmem.New(12)); err != nil {
+		t.Fatal(err)
+	}
+	if alias.CPUData()[0] != 1 {
+		t.Error("placing a blob released memory another blob shares")
+	}
+}

@@ -73,7 +73,7 @@ type Classifier struct {
 // the options against the net's input, which must be an Input layer of
 // shape N x C x H x W with C 1 (gray) or 3 (B, G, R, as Caffe's OpenCV).
 func New(model, weights string, opts Options) (*Classifier, error) {
-	n, err := net.NewFromFile[float32](model, net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Context: opts.Context, Seed: 1701, Logger: opts.Logger})
+	n, err := net.NewFromFile[float32](model, net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Context: opts.Context, Seed: 1701, Logger: opts.Logger, ForwardOnly: true})
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,13 @@ type Spec struct {
 	// engines can compute as part of their own (Fuse); the type's layers
 	// implement Fuser.
 	FusesNext []string
+	// BackwardReads says which data a layer's backward pass on the host
+	// (its CPU half) reads, for its parameter p: its bottoms', its tops',
+	// both or neither (its own blobs aside). A host net's memory plan keeps
+	// a blob's data only while a later forward pass or some backward pass
+	// still reads it, and reuses the memory after. nil says both, which is
+	// always safe; saying less than the pass reads makes gradients wrong.
+	BackwardReads func(p *caffepb.LayerParameter) BackwardUse
 
 	// ONNX says how an exported ONNX model holds the type.
 	ONNX ONNXForm

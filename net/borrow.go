@@ -3,57 +3,105 @@ package net
 import (
 	"cmp"
 	"slices"
-	"unsafe"
 
-	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
-// BorrowActivations lets n's computed blobs use the data memory of from's
-// (BorrowData), for a test net that only ever runs between from's
-// iterations: from's activations are dead then, and its next forward pass
-// overwrites them. Each of from's blobs lends to at most one of n's,
-// largest to largest. Only blobs that a layer with bottoms computes take
-// part on either side: what a source layer (Input, DummyData with a
-// constant filler, Parameter, the data layers) writes can outlive a pass;
-// and only blobs with memory of their own: a Split's or Flatten's tops
-// alias their bottom, and one memory lent twice would hold two live blobs.
-// Several test nets may borrow from one train net: they run one at a time.
-// It returns the bytes lent; n's remaining blobs keep their own memory.
-// Call it after both nets are built; the borrowers' own memory, and what
-// it holds, is released.
+// BorrowActivations lets n compute in from's activation memory, for a
+// test net that only ever runs between from's iterations: from's
+// activations are dead then, and its next forward pass overwrites them.
+// The lenders are from's memories that only its computed blobs use: the
+// slots of its plan's liveness pass and the data memory of its own of each
+// other blob a layer with bottoms computes. The borrowers are n's slots
+// (every blob placed in one moves with it) and the data memory of its own
+// of each other computed blob. Each lender lends to at most one borrower,
+// largest to largest, and only memory that holds the borrower. What a
+// source layer (Input, DummyData with a constant filler, Parameter, the
+// data layers) writes takes no part on either side: it can outlive a pass;
+// nor does memory shared otherwise (a Split's or Flatten's tops alias
+// their bottom). Several test nets may borrow from one train net: they run
+// one at a time. It returns the bytes lent; n's remaining memory stays its
+// own. Call it after both nets are built; the borrowers' own memory, and
+// what it holds, is released.
 func (n *Net[T]) BorrowActivations(from *Net[T]) (int, error) {
-	lenders, borrowers := from.computedBlobs(), n.computedBlobs()
-	slices.SortStableFunc(lenders, func(a, b *blob.Blob[T]) int { return cmp.Compare(b.Capacity(), a.Capacity()) })
-	slices.SortStableFunc(borrowers, func(a, b *blob.Blob[T]) int { return cmp.Compare(b.Count(), a.Count()) })
+	lenders := from.lendable()
+	slices.SortStableFunc(lenders, func(a, b *syncedmem.SyncedMemory) int { return cmp.Compare(b.Size(), a.Size()) })
+	borrowers := n.borrowers()
+	slices.SortStableFunc(borrowers, func(a, b borrower) int { return cmp.Compare(b.bytes, a.bytes) })
 	lent := 0
 	for _, b := range borrowers {
-		if len(lenders) == 0 || lenders[0].Capacity() < b.Count() || b.Count() == 0 {
+		if len(lenders) == 0 || lenders[0].Size() < b.bytes || b.bytes == 0 {
 			continue
 		}
-		if err := b.BorrowData(lenders[0]); err != nil {
+		if lenders[0].Device() != n.ctx.Device() {
 			continue // on another device: it keeps its own
 		}
-		var zero T
-		lent += b.Count() * int(unsafe.Sizeof(zero))
+		if err := b.take(lenders[0]); err != nil {
+			return lent, err
+		}
+		lent += b.bytes
 		lenders = lenders[1:]
 	}
 	n.planBorrow(from, lent)
 	return lent, nil
 }
 
-// computedBlobs returns the distinct top blobs whose first writer has
-// bottoms and whose data memory is their own.
-func (n *Net[T]) computedBlobs() []*blob.Blob[T] {
-	seen := map[*blob.Blob[T]]bool{}
-	var out []*blob.Blob[T]
+// borrower is memory of a net that may be replaced by a larger one.
+type borrower struct {
+	bytes int
+	take  func(m *syncedmem.SyncedMemory) error
+}
+
+// lendable returns the liveness slots and the distinct data memories of
+// the computed blobs that are their own.
+func (n *Net[T]) lendable() []*syncedmem.SyncedMemory {
+	out := slices.Clone(n.slots)
+	for _, i := range n.computedBlobs() {
+		out = append(out, n.blobs[i].blob.Data())
+	}
+	return out
+}
+
+// borrowers returns n's liveness slots, which move with every blob placed
+// in them, and its computed blobs with data memory of their own.
+func (n *Net[T]) borrowers() []borrower {
+	var out []borrower
+	for k, m := range n.slots {
+		out = append(out, borrower{m.Size(), func(m *syncedmem.SyncedMemory) error {
+			for i := range n.uses {
+				u := &n.uses[i]
+				if u.slot != k || u.kept != "" || u.start > u.end {
+					continue
+				}
+				if err := u.place(n, m); err != nil {
+					return err
+				}
+			}
+			n.slots[k] = m
+			return nil
+		}})
+	}
+	for _, i := range n.computedBlobs() {
+		b := n.blobs[i].blob
+		out = append(out, borrower{dataBytes(b), func(m *syncedmem.SyncedMemory) error { return b.PlaceData(m) }})
+	}
+	return out
+}
+
+// computedBlobs returns the indices of the distinct blobs whose first
+// writer has bottoms and whose data memory is their own.
+func (n *Net[T]) computedBlobs() []int {
+	seen := map[int]bool{}
+	var out []int
 	for _, l := range n.layers {
-		for _, t := range l.tops {
-			if seen[t] {
+		for j, t := range l.tops {
+			id := l.topIDs[j]
+			if seen[id] {
 				continue
 			}
-			seen[t] = true
+			seen[id] = true
 			if len(l.bottoms) > 0 && t.Data() != nil && !t.Data().Shared() {
-				out = append(out, t)
+				out = append(out, id)
 			}
 		}
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // Float is the element type of a net's blobs.
@@ -63,6 +64,22 @@ type Options struct {
 	// folding (the plan's "fold" pass, net/plan_fold.go), so that every
 	// layer computes its own pass with Caffe's arithmetic.
 	NoFold bool
+	// Keep names blobs whose data and diff keep Caffe's values after each
+	// pass, for a program that reads them (BlobByName) after Forward or
+	// Backward. The net's outputs are always kept. The others may share
+	// memory with blobs whose values are needed at other times (the plan's
+	// "liveness" pass): after a pass they hold whatever was computed last
+	// in that memory.
+	Keep []string
+	// NoMemoryReuse turns the liveness pass off: every blob keeps memory
+	// of its own and its values after each pass, as in Caffe.
+	NoMemoryReuse bool
+	// ForwardOnly says the program runs forward passes only (a test net,
+	// a deploy net for classification or feature extraction): the plan
+	// then reuses the memory a backward pass would read, and Backward
+	// returns an error. A net none of whose layers needs a backward pass
+	// is planned so anyway.
+	ForwardOnly bool
 }
 
 // Net is a set of connected layers.
@@ -83,10 +100,15 @@ type Net[T Float] struct {
 	paramNameIndex map[string]int       // the owner of each ParamSpec name
 	learnable      []learnableRecord[T] // the owned params: what solvers update
 	debugInfo      bool
-	fused          []int // i: layer i computes layer i+1's passes too (layer.Fuse)
-	plan           *Plan // how the net executes (makePlan)
-	noFold         bool
-	fold           *foldState[T] // the fold pass's decision (plan_fold.go); nil: none
+	fused          []int                     // i: layer i computes layer i+1's passes too (layer.Fuse)
+	keep           map[string]bool           // Options.Keep
+	noReuse        bool                      // Options.NoMemoryReuse
+	forwardOnly    bool                      // Options.ForwardOnly
+	slots          []*syncedmem.SyncedMemory // the liveness pass's shared memories
+	uses           []memUse[T]               // the memories the liveness pass planned
+	plan           *Plan                     // how the net executes (makePlan)
+	noFold         bool                      // Options.NoFold
+	fold           *foldState[T]             // the fold pass's decision (plan_fold.go); nil: none
 
 	// NVCaffe's loss scaling, reported by the precision pass.
 	gradScale         float32
@@ -167,7 +189,11 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context, log: opts.Logger,
 		layerIndex: map[string]int{}, blobIndex: map[string]int{}, paramNameIndex: map[string]int{},
 		debugInfo: p.GetDebugInfo(), noFold: opts.NoFold,
+		keep: map[string]bool{}, noReuse: opts.NoMemoryReuse, forwardOnly: opts.ForwardOnly,
 		gradScale: p.GetGlobalGradScale(), gradScaleAdaptive: p.GetGlobalGradScaleAdaptive(),
+	}
+	for _, name := range opts.Keep {
+		n.keep[name] = true
 	}
 	logf.Debugf(n.log, "Initializing net %q (phase %v, %d layers)", n.name, n.phase, len(layers))
 	seed := uint64(opts.Seed)
@@ -554,6 +580,9 @@ func (n *Net[T]) Forward() (T, error) { return n.ForwardFromTo(0, len(n.layers)-
 func (n *Net[T]) BackwardFromTo(start, end int) error {
 	if end < 0 || start >= len(n.layers) {
 		return fmt.Errorf("net %q: BackwardFromTo(%d, %d) with %d layers", n.name, start, end, len(n.layers))
+	}
+	if n.forwardOnly {
+		return fmt.Errorf("net %q: %w", n.name, errForwardOnly)
 	}
 	n.suspendSplitFusions(end, start, true)
 	defer n.suspendSplitFusions(end, start, false)

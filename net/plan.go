@@ -17,14 +17,16 @@ import (
 // net, in order: "engines" (which engine each layer's SetUp chose),
 // "fusion" (which layers compute the passes of the layer after them),
 // "cuda-graph" (which part of an iteration a recorded CUDA graph may
-// replay), "memory" (which blobs share memory) and "precision" (what each
+// replay), "liveness" (which blobs' values are never needed at once, and
+// share memory: plan_liveness.go), "memory" (which blobs share memory) and
+// "precision" (what each
 // layer computes in, and what NVCaffe's fields asked); a solver's test nets
 // add "borrow" (the train net's activations they reuse,
 // BorrowActivations). A pass never changes Caffe's numbers: a fused pair
 // leaves every blob's data and diff as the two layers would.
 //
 // The decisions that are still to come, reduced precision and layout,
-// memory lifetimes, inference folding, belong here as passes too, so that
+// inference folding, belong here as passes too, so that
 // one place says how a net runs. String prints it (`gocaffe time -plan`).
 type Plan struct {
 	Net    string
@@ -97,6 +99,7 @@ func (n *Net[T]) makePlan() {
 		{"fusion", n.planFusion},
 		{"fold", n.planFold},
 		{"cuda-graph", n.planGraph},
+		{"liveness", n.planLiveness},
 		{"memory", n.planMemory},
 		{"precision", n.planPrecision},
 	} {

@@ -2,6 +2,7 @@ package net
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"google.golang.org/protobuf/proto"
@@ -92,6 +93,11 @@ func (n *Net[T]) CopyTrainedLayersFromFile(path string) error {
 	if err != nil {
 		return err
 	}
+	// The file's bytes, as large as the weights, are garbage now: collect
+	// them before the blobs' memory is allocated, which then reuses theirs
+	// instead of raising the process's peak by the model's size (a
+	// deploy ResNet-50's 102 MB file: about a third of its resident peak).
+	runtime.GC()
 	if err := n.CopyTrainedLayersFrom(model); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -143,7 +143,8 @@ func export(model, weights *caffepb.NetParameter, weightsPath string, opts Optio
 	if state == nil {
 		state = &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}
 	}
-	netOpts := net.Options{State: state, Logger: opts.Logger, Seed: 1}
+	// The export reads every blob it writes out: they keep their values.
+	netOpts := net.Options{State: state, Logger: opts.Logger, Seed: 1, NoMemoryReuse: true}
 	// The first build learns what the data layers produce (a Data layer
 	// reads its first record); the net exported is then built with Input
 	// layers in their place, at the batch size asked for.

@@ -98,6 +98,10 @@ type Options struct {
 	// test runs between iterations: a test net of the train net's batch
 	// then adds almost no memory. Off by default, as in Caffe.
 	ShareTestMemory bool
+	// NoMemoryReuse gives every blob of the nets memory of its own, as in
+	// Caffe (net.Options.NoMemoryReuse): for a program that reads the
+	// nets' intermediate blobs between iterations.
+	NoMemoryReuse bool
 	// NoCUDAGraphs trains on the GPU without recording an iteration as a
 	// CUDA graph. By default, a solver on the GPU whose iteration can be
 	// recorded (see iterationGraph) records one after two warm-up
@@ -305,7 +309,7 @@ func (s *Solver[T]) initTrainNet(opts Options) error {
 	}
 	np.State = netState(caffepb.Phase_TRAIN, np.GetState(), s.param.TrainState, opts)
 	logf.Debugf(s.log, "Creating training net")
-	if s.net, err = net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(0), Logger: s.log}); err != nil {
+	if s.net, err = net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(0), Logger: s.log, NoMemoryReuse: opts.NoMemoryReuse}); err != nil {
 		return fmt.Errorf("train net: %w", err)
 	}
 	for _, w := range s.param.Weights {
@@ -388,7 +392,7 @@ func (s *Solver[T]) initTestNets(opts Options) error {
 		}
 		np.State = netState(caffepb.Phase_TEST, np.GetState(), override, opts)
 		logf.Debugf(s.log, "Creating test net (#%d)", i)
-		tn, err := net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(i + 1), Logger: s.log})
+		tn, err := net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(i + 1), Logger: s.log, ForwardOnly: true, NoMemoryReuse: opts.NoMemoryReuse})
 		if err != nil {
 			return fmt.Errorf("test net #%d: %w", i, err)
 		}

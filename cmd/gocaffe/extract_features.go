@@ -61,7 +61,7 @@ func runExtractFeatures(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase_TEST), Context: ctx, Seed: 1701, Logger: glog.Logger(), SkipUnknownFields: nf.skipUnknown})
+	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase_TEST), Context: ctx, Seed: 1701, Logger: glog.Logger(), SkipUnknownFields: nf.skipUnknown, ForwardOnly: true, Keep: names})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -179,4 +180,14 @@ func (f *netFlags) open(id int) (*device.Context, error) {
 		}
 	}
 	return ctx, nil
+}
+
+// logMemoryPlan logs the memory a net's plan takes, with its five largest
+// memories, before the first pass (net.MemoryReport), and refuses a plan
+// the process cannot hold (net.CheckMemory).
+func logMemoryPlan(n *net.Net[float32]) error {
+	for _, line := range strings.Split(strings.TrimRight(n.MemoryReport().Format(5), "\n"), "\n") {
+		glog.Infof("%s", line)
+	}
+	return n.CheckMemory()
 }

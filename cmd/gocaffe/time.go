@@ -25,6 +25,8 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 	iterations := fs.Int("iterations", 50, "the number of iterations to run")
 	phase := fs.String("phase", "TRAIN", "the net phase: TRAIN or TEST")
 	plan := fs.Bool("plan", false, "print the net's execution plan (engines, fused layers, CUDA graph, memory) and stop without timing")
+	memoryReport := fs.Bool("memory_report", false, "print every memory of the net's plan (parameters, activation slots and the blobs they hold in turn) and stop without timing")
+	noReuse := fs.Bool("no_memory_reuse", false, "give every blob memory of its own, as Caffe (the plan's liveness pass off)")
 	var nf netFlags
 	nf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -50,13 +52,20 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase(ph)), Context: ctx, Seed: 1701, Logger: glog.Logger(), SkipUnknownFields: nf.skipUnknown})
+	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase(ph)), Context: ctx, Seed: 1701, Logger: glog.Logger(), SkipUnknownFields: nf.skipUnknown, NoMemoryReuse: *noReuse})
 	if err != nil {
 		return err
 	}
 	defer n.Close()
 	if *plan {
 		_, err := fmt.Fprint(stdout, n.Plan())
+		return err
+	}
+	if *memoryReport {
+		_, err := fmt.Fprint(stdout, n.MemoryReport().Format(-1))
+		return err
+	}
+	if err := logMemoryPlan(n); err != nil {
 		return err
 	}
 	sync := ctx.Synchronize

@@ -28,6 +28,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	ui := fs.String("ui", "", "serve a live dashboard at this address (:8080 is localhost's port 8080)")
 	uiAccess := registerUIAccessFlags(fs)
 	shareTest := fs.Bool("share_test_memory", false, "let the test nets compute in the train net's activation memory, which is dead while they run")
+	noReuse := fs.Bool("no_memory_reuse", false, "give every blob of the nets memory of its own, as Caffe (the plans' liveness pass off), for a program reading intermediate blobs")
 	cudaGraphs := fs.Bool("cuda_graphs", true, "on the GPU, record one training iteration as a CUDA graph after two warm-up iterations and replay it (where the net and solver allow; the log says)")
 	var nf netFlags
 	nf.register(fs)
@@ -89,7 +90,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	glog.Infof("Starting Optimization")
 	solvers := make([]*solver.Solver[float32], len(ranks))
 	for i, r := range ranks {
-		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: nf.level, SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs})
+		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: nf.level, SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs, NoMemoryReuse: *noReuse})
 		if err != nil {
 			return fmt.Errorf("%s: %w", *solverFile, err)
 		}
@@ -100,6 +101,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		solvers[i] = s
+		if i == 0 {
+			if err := logMemoryPlan(s.Net()); err != nil {
+				return err
+			}
+		}
 	}
 	defer closeRanks(ranks)
 	logJob(solvers[0], ranks[0].comm)

@@ -13,8 +13,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "SoftmaxWithLoss",
-		New32: newSoftmaxWithLoss[float32], New64: newSoftmaxWithLoss[float64],
+		Type:          "SoftmaxWithLoss",
+		BackwardReads: layer.Reads(layer.BackwardReadsBottom),
+		New32:         newSoftmaxWithLoss[float32], New64: newSoftmaxWithLoss[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newSoftmaxWithLossGPU[float32], newSoftmaxWithLossGPU[float64])},
 		CUDAGraph: true,
 		ONNX:      layer.ONNXDropped, ONNXWhy: "a loss, used in training only",

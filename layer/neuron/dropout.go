@@ -13,8 +13,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Dropout",
-		New32: newDropout[float32], New64: newDropout[float64],
+		Type:          "Dropout",
+		BackwardReads: layer.Reads(layer.BackwardReadsNeither),
+		New32:         newDropout[float32], New64: newDropout[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newDropoutGPU[float32], newDropoutGPU[float64])},
 		InPlace:   true,
 		CUDAGraph: true,

@@ -14,8 +14,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "ReLU",
-		New32: newReLU[float32], New64: newReLU[float64],
+		Type:          "ReLU",
+		BackwardReads: layer.Reads(layer.BackwardReadsBottom),
+		New32:         newReLU[float32], New64: newReLU[float64],
 		EngineField: func(p *caffepb.LayerParameter) layer.EngineName {
 			return layer.EngineName(p.GetReluParam().GetEngine())
 		},

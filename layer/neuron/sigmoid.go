@@ -12,8 +12,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Sigmoid",
-		New32: newSigmoid[float32], New64: newSigmoid[float64],
+		Type:          "Sigmoid",
+		BackwardReads: layer.Reads(layer.BackwardReadsTop),
+		New32:         newSigmoid[float32], New64: newSigmoid[float64],
 		EngineField: func(p *caffepb.LayerParameter) layer.EngineName {
 			return layer.EngineName(p.GetSigmoidParam().GetEngine())
 		},

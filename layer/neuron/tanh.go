@@ -12,8 +12,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "TanH",
-		New32: newTanH[float32], New64: newTanH[float64],
+		Type:          "TanH",
+		BackwardReads: layer.Reads(layer.BackwardReadsTop),
+		New32:         newTanH[float32], New64: newTanH[float64],
 		EngineField: func(p *caffepb.LayerParameter) layer.EngineName {
 			return layer.EngineName(p.GetTanhParam().GetEngine())
 		},

@@ -16,8 +16,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "BatchNorm",
-		New32: newBatchNorm[float32], New64: newBatchNorm[float64],
+		Type:          "BatchNorm",
+		BackwardReads: layer.Reads(layer.BackwardReadsNeither),
+		New32:         newBatchNorm[float32], New64: newBatchNorm[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newBatchNormGPU[float32], newBatchNormGPU[float64]), layer.CuDNNEngine(true, nil, newBatchNormDNN[float32], newBatchNormDNN[float64])},
 		InPlace:   true,
 		CUDAGraph: true,
@@ -184,7 +185,7 @@ func (l *batchNormLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []boo
 	if !propagateDown[0] {
 		return nil
 	}
-	return batchNormBackward[T](l, device.Host[T](l.Context()), top, bottom)
+	return batchNormBackward[T](l, device.Host[T](l.Context()), top, bottom, l.host.divideByStd(l))
 }
 
 // bnChannelSum sets dst[c] = alpha * the sum of src (N x C x spatial) over
@@ -257,7 +258,11 @@ func bnUpdateStatistics[T layer.Float, A any](l *batchNormLayer[T], d device.Vie
 // batchNormBackward computes dx = dy / std with global statistics, else
 // dx = (dy - mean(dy) - y * mean(dy . y)) / std with the means per channel
 // over the batch and spatial axes (y the normalised output).
-func batchNormBackward[T layer.Float, A any](l *batchNormLayer[T], d device.View[T, A], top, bottom []*blob.Blob[T]) error {
+//
+// divStd, when not nil, sets dst = src / std from the per-channel
+// deviations (the host's, which then leaves temp to the forward pass);
+// nil divides by temp, the deviations broadcast by the forward pass.
+func batchNormBackward[T layer.Float, A any](l *batchNormLayer[T], d device.View[T, A], top, bottom []*blob.Blob[T], divStd func(src, dst A)) error {
 	n := bottom[0].Count()
 	if n == 0 {
 		return nil
@@ -269,9 +274,8 @@ func batchNormBackward[T layer.Float, A any](l *batchNormLayer[T], d device.View
 		dy = d.Diff(l.xNorm)
 	}
 	dx := d.MutableDiff(bottom[0])
-	std := d.Data(l.temp)
 	if l.useGlobal {
-		d.Div(n, dy, std, dx)
+		bnDivStd(l, d, divStd, dy, dx)
 		return d.Err()
 	}
 	y := d.Data(l.xNorm)
@@ -283,6 +287,31 @@ func batchNormBackward[T layer.Float, A any](l *batchNormLayer[T], d device.View
 	bnChannelSum(l, d, dy, 1, sum)
 	bnChannelBroadcast(l, d, sum, 1, 1, dx) // + sum(dy)
 	d.Axpby(n, 1, dy, -1/T(l.num*l.spatial), dx)
-	d.Div(n, dx, std, dx)
+	bnDivStd(l, d, divStd, dx, dx)
 	return d.Err()
+}
+
+// bnDivStd sets dst = src / std, through divStd when not nil, else by
+// temp's broadcast deviations.
+func bnDivStd[T layer.Float, A any](l *batchNormLayer[T], d device.View[T, A], divStd func(src, dst A), src, dst A) {
+	if divStd != nil {
+		divStd(src, dst)
+		return
+	}
+	d.Div(l.temp.Count(), src, d.Data(l.temp), dst)
+}
+
+// Buffers lists, for a host net's memory plan, what the host passes keep:
+// temp is the forward pass's scratch (the host's backward pass divides by
+// the per-channel deviations instead), xNorm's data (the normalised
+// output) goes from the forward pass to the backward pass (a copy of
+// the top after the forward pass, which the backward pass leaves
+// unchanged), and in place xNorm's diff
+// holds a copy of the top's diff during the backward pass only.
+func (l *batchNormLayer[T]) Buffers(bottom, top []*blob.Blob[T]) []layer.Buffer[T] {
+	xNorm := layer.Buffer[T]{Name: "xNorm", Blob: l.xNorm, Data: layer.BufferSaved, Copy: layer.CopyOfTopAfter}
+	if bottom[0] == top[0] {
+		xNorm.Diff = layer.BufferBackwardScratch
+	}
+	return []layer.Buffer[T]{{Name: "temp", Blob: l.temp, Data: layer.BufferForwardScratch}, xNorm}
 }

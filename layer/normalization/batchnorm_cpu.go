@@ -24,7 +24,37 @@ type bnHost[T layer.Float] struct {
 	channels, spatial            int
 	squares                      bool
 	// Method values, made once: a pass allocates nothing.
-	center, normalize func(part, lo, hi int)
+	center, normalize, divide func(part, lo, hi int)
+	// divStd is divideRows' entry, made once; src and dst its operands.
+	divStd   func(src, dst []T)
+	src, dst []T
+}
+
+// divideByStd returns the function that sets dst = src / std, std the
+// per-channel deviations the forward pass left in l.variance: the same
+// divisions as by temp, where the forward pass broadcast them, so the
+// backward pass leaves temp alone.
+func (h *bnHost[T]) divideByStd(l *batchNormLayer[T]) func(src, dst []T) {
+	if h.divStd == nil {
+		h.divide = h.divideRows
+		h.divStd = func(src, dst []T) {
+			h.src, h.dst, h.std, h.channels, h.spatial = src, dst, l.variance.CPUData(), l.channels, l.spatial
+			kit.UnitsParallel(len(dst)/h.spatial, h.spatial, h.divide)
+			h.src, h.dst, h.std = nil, nil, nil
+		}
+	}
+	return h.divStd
+}
+
+// divideRows sets dst = src / std over rows [lo, hi).
+func (h *bnHost[T]) divideRows(_, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		off, s := r*h.spatial, h.std[r%h.channels]
+		src, dst := h.src[off:off+h.spatial], h.dst[off:off+h.spatial]
+		for i, v := range src {
+			dst[i] = v / s
+		}
+	}
 }
 
 // forward computes the layer's forward pass on the host.

@@ -23,5 +23,5 @@ func (e batchNormGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bot
 	if !propagateDown[0] {
 		return nil
 	}
-	return batchNormBackward[T](l, l.GPU(), top, bottom)
+	return batchNormBackward[T](l, l.GPU(), top, bottom, nil)
 }

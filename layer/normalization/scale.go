@@ -17,8 +17,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Scale",
-		New32: newScale[float32], New64: newScale[float64],
+		Type:          "Scale",
+		BackwardReads: layer.Reads(layer.BackwardReadsBottom),
+		New32:         newScale[float32], New64: newScale[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newScaleGPU[float32], newScaleGPU[float64])},
 		InPlace:   true,
 		CUDAGraph: true,
@@ -42,7 +43,12 @@ type scaleLayer[T layer.Float] struct {
 	// temp holds the bottom when in place (backward needs it), and the
 	// product dy*x in backward when no diff can hold it.
 	temp *blob.Blob[T]
-	host scaleHost[T]
+	// product, when a host net's memory plan asked for it (Buffers),
+	// takes the product dy*x in place instead of temp, which then keeps
+	// the bottom unchanged through the backward pass and may share memory
+	// with an equal copy (the BatchNorm before's xNorm).
+	product *blob.Blob[T]
+	host    scaleHost[T]
 }
 
 func newScale[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -158,6 +164,11 @@ func (l *scaleLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	if err := l.temp.ReshapeLike(bottom[0]); err != nil {
 		return err
 	}
+	if l.product != nil {
+		if err := l.product.ReshapeLike(bottom[0]); err != nil {
+			return err
+		}
+	}
 	return l.buf.Reshape(&l.Base, s)
 }
 
@@ -225,9 +236,12 @@ func scaleGradient[T layer.Float, A any](l *scaleLayer[T], d device.View[T, A], 
 		x = d.Data(l.temp)
 	}
 	var product A
-	if dxWanted && !inPlace {
+	switch {
+	case dxWanted && !inPlace:
 		product = d.MutableDiff(bottom)
-	} else {
+	case l.product != nil:
+		product = d.MutableData(l.product)
+	default:
 		product = d.MutableData(l.temp)
 	}
 	d.Mul(n, dy, x, product)
@@ -236,4 +250,26 @@ func scaleGradient[T layer.Float, A any](l *scaleLayer[T], d device.View[T, A], 
 		beta = 1
 	}
 	kit.SumBroadcast(d, l.shape, &l.buf, product, beta, d.MutableDiff(vec))
+}
+
+// Buffers lists, for a host net's memory plan, temp's data: in place, the
+// bottom kept from the forward pass for the backward pass, a copy of the
+// bottom before the pass which the backward pass leaves unchanged (the
+// product it needs goes to a scratch blob, product, from now on); else
+// the backward pass's scratch.
+func (l *scaleLayer[T]) Buffers(bottom, top []*blob.Blob[T]) []layer.Buffer[T] {
+	if bottom[0] != top[0] {
+		return []layer.Buffer[T]{{Name: "temp", Blob: l.temp, Data: layer.BufferBackwardScratch}}
+	}
+	if l.product == nil {
+		p, err := l.NewBlob()
+		if err != nil || p.ReshapeLike(bottom[0]) != nil {
+			return []layer.Buffer[T]{{Name: "temp", Blob: l.temp, Data: layer.BufferSaved}}
+		}
+		l.product = p
+	}
+	return []layer.Buffer[T]{
+		{Name: "temp", Blob: l.temp, Data: layer.BufferSaved, Copy: layer.CopyOfBottomBefore},
+		{Name: "product", Blob: l.product, Data: layer.BufferBackwardScratch},
+	}
 }

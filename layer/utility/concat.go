@@ -12,8 +12,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Concat",
-		New32: newConcat[float32], New64: newConcat[float64],
+		Type:          "Concat",
+		BackwardReads: layer.Reads(layer.BackwardReadsNeither),
+		New32:         newConcat[float32], New64: newConcat[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newConcatGPU[float32], newConcatGPU[float64])},
 		CUDAGraph: true,
 		ONNX:      layer.ONNXConverted,

@@ -13,8 +13,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Eltwise",
-		New32: newEltwise[float32], New64: newEltwise[float64],
+		Type:          "Eltwise",
+		BackwardReads: eltwiseBackwardReads,
+		New32:         newEltwise[float32], New64: newEltwise[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newEltwiseGPU[float32], newEltwiseGPU[float64])},
 		CUDAGraph: true,
 		FusesNext: []string{"ReLU"},
@@ -226,4 +227,14 @@ func (l *eltwiseLayer[T]) maxBackwardCPU(top *blob.Blob[T], propagateDown []bool
 			}
 		}
 	}
+}
+
+// eltwiseBackwardReads is Eltwise's Spec.BackwardReads: a product's
+// gradient divides the top by a bottom (or multiplies the other bottoms);
+// a sum's needs no data, a maximum's its saved mask.
+func eltwiseBackwardReads(p *caffepb.LayerParameter) layer.BackwardUse {
+	if p.GetEltwiseParam().GetOperation() == caffepb.EltwiseParameter_PROD {
+		return layer.BackwardReadsBoth
+	}
+	return layer.BackwardReadsNeither
 }

@@ -11,8 +11,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Flatten",
-		New32: newFlatten[float32], New64: newFlatten[float64],
+		Type:          "Flatten",
+		BackwardReads: layer.Reads(layer.BackwardReadsNeither),
+		New32:         newFlatten[float32], New64: newFlatten[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newFlattenGPU[float32], newFlattenGPU[float64])},
 		CUDAGraph: true,
 		ONNX:      layer.ONNXConverted,

@@ -16,8 +16,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "InnerProduct",
-		New32: newInnerProduct[float32], New64: newInnerProduct[float64],
+		Type:          "InnerProduct",
+		BackwardReads: layer.Reads(layer.BackwardReadsBottom),
+		New32:         newInnerProduct[float32], New64: newInnerProduct[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newInnerProductGPU[float32], newInnerProductGPU[float64])},
 		CUDAGraph: true,
 		ONNX:      layer.ONNXConverted,

@@ -12,8 +12,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Reshape",
-		New32: newReshape[float32], New64: newReshape[float64],
+		Type:          "Reshape",
+		BackwardReads: layer.Reads(layer.BackwardReadsNeither),
+		New32:         newReshape[float32], New64: newReshape[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newReshapeGPU[float32], newReshapeGPU[float64])},
 		CUDAGraph: true,
 		ONNX:      layer.ONNXConverted,

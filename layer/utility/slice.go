@@ -12,8 +12,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Slice",
-		New32: newSlice[float32], New64: newSlice[float64],
+		Type:          "Slice",
+		BackwardReads: layer.Reads(layer.BackwardReadsNeither),
+		New32:         newSlice[float32], New64: newSlice[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newSliceGPU[float32], newSliceGPU[float64])},
 		CUDAGraph: true,
 		ONNX:      layer.ONNXConverted,

@@ -11,8 +11,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Softmax",
-		New32: newSoftmax[float32], New64: newSoftmax[float64],
+		Type:          "Softmax",
+		BackwardReads: layer.Reads(layer.BackwardReadsTop),
+		New32:         newSoftmax[float32], New64: newSoftmax[float64],
 		EngineField: func(p *caffepb.LayerParameter) layer.EngineName {
 			return layer.EngineName(p.GetSoftmaxParam().GetEngine())
 		},

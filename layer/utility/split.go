@@ -12,8 +12,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Split",
-		New32: newSplit[float32], New64: newSplit[float64],
+		Type:          "Split",
+		BackwardReads: layer.Reads(layer.BackwardReadsNeither),
+		New32:         newSplit[float32], New64: newSplit[float64],
 		Engines:   []layer.EngineDef{layer.GPUEngine(newSplitGPU[float32], newSplitGPU[float64])},
 		CUDAGraph: true,
 		ONNX:      layer.ONNXAlias,

@@ -9,8 +9,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Convolution",
-		New32: newConvolution[float32], New64: newConvolution[float64],
+		Type:          "Convolution",
+		BackwardReads: layer.Reads(layer.BackwardReadsBottom),
+		New32:         newConvolution[float32], New64: newConvolution[float64],
 		EngineField: convolutionEngineField,
 		Engines:     convolutionEngines,
 		CUDAGraph:   true,

@@ -8,8 +8,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Deconvolution",
-		New32: newDeconvolution[float32], New64: newDeconvolution[float64],
+		Type:          "Deconvolution",
+		BackwardReads: layer.Reads(layer.BackwardReadsBottom),
+		New32:         newDeconvolution[float32], New64: newDeconvolution[float64],
 		EngineField: convolutionEngineField,
 		Engines:     []layer.EngineDef{layer.GPUEngine(newDeconvolutionGPU[float32], newDeconvolutionGPU[float64])},
 		CUDAGraph:   true,

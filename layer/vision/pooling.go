@@ -16,8 +16,9 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:  "Pooling",
-		New32: newPooling[float32], New64: newPooling[float64],
+		Type:          "Pooling",
+		BackwardReads: poolingBackwardReads,
+		New32:         newPooling[float32], New64: newPooling[float64],
 		EngineField: func(p *caffepb.LayerParameter) layer.EngineName {
 			return layer.EngineName(p.GetPoolingParam().GetEngine())
 		},
@@ -756,4 +757,21 @@ func (l *poolingLayer[T]) PoolGeometry() layer.PoolGeometry {
 		Height: l.height, Width: l.width,
 		PooledH: l.pooledH, PooledW: l.pooledW,
 	}
+}
+
+// poolingBackwardReads is Pooling's Spec.BackwardReads on the host: a
+// maximum's gradient follows its saved mask (a second top, when the layer
+// has one), an average's reads no data; a stochastic pooling's, in the
+// TEST phase, reads both.
+func poolingBackwardReads(p *caffepb.LayerParameter) layer.BackwardUse {
+	switch p.GetPoolingParam().GetPool() {
+	case caffepb.PoolingParameter_MAX:
+		if len(p.GetTop()) > 1 {
+			return layer.BackwardReadsTop
+		}
+		return layer.BackwardReadsNeither
+	case caffepb.PoolingParameter_AVE:
+		return layer.BackwardReadsNeither
+	}
+	return layer.BackwardReadsBoth
 }

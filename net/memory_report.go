@@ -1,0 +1,136 @@
+package net
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gocaffe/gocaffe/internal/sysmem"
+)
+
+// MemoryReport is the memory a net's blobs take as its plan lays them out,
+// known once the net is built, before its first pass: the learnable
+// parameters' data and diffs, and the activations' (the blobs' data, the
+// diffs a backward pass uses and the layers' buffers they list,
+// layer.BufferLister; in the liveness pass's slots or in memory of their
+// own). Layers' other buffers (a convolution's column buffer) are not
+// counted, nor a solver's history (momentum: one more copy of the
+// parameters).
+type MemoryReport struct {
+	Device      string // "host", or the GPU the net runs on
+	Params      int    // bytes of the learnable parameters' data and (in training) diffs
+	Activations int    // bytes of the blobs' data and diffs
+	// Memories are the activations' memories, largest first: a slot, with
+	// the blobs it holds in turn, or a blob's data or diff of its own.
+	Memories []MemoryUse
+}
+
+// MemoryUse is one memory of a MemoryReport.
+type MemoryUse struct {
+	Bytes int
+	// What names it: "slot 3: conv1 data, pool1 diff, ..." or "conv1 data
+	// (a net output)".
+	What string
+}
+
+// Total returns the bytes of the parameters and the activations.
+func (r MemoryReport) Total() int { return r.Params + r.Activations }
+
+// Format prints the totals and the n largest memories (all for n < 0).
+func (r MemoryReport) Format(n int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Memory plan (%s): %s = parameters %s + activations %s (layers' unlisted buffers not counted)\n",
+		r.Device, mib(r.Total()), mib(r.Params), mib(r.Activations))
+	for i, m := range r.Memories {
+		if n >= 0 && i >= n {
+			fmt.Fprintf(&sb, "  ... %d more\n", len(r.Memories)-n)
+			break
+		}
+		fmt.Fprintf(&sb, "  %10s  %s\n", mib(m.Bytes), m.What)
+	}
+	return sb.String()
+}
+
+// MemoryReport returns the memory the net's blobs take as planned.
+func (n *Net[T]) MemoryReport() MemoryReport {
+	r := MemoryReport{Device: "host"}
+	if d := n.ctx.Device(); d != nil {
+		r.Device = fmt.Sprintf("GPU %d", d.Ordinal())
+	}
+	// The parameters' diffs only where a backward pass writes them.
+	training := !n.forwardOnly && slices.ContainsFunc(n.layers, func(r layerRecord[T]) bool { return r.needBackward })
+	for _, l := range n.learnable {
+		r.Params += dataBytes(l.blob)
+		if training {
+			r.Params += dataBytes(l.blob)
+		}
+	}
+	occupants := make([][]string, len(n.slots))
+	for i := range n.uses {
+		u := &n.uses[i]
+		if u.start > u.end {
+			continue // never used
+		}
+		name := u.label(n)
+		if u.kept != "" {
+			r.Memories = append(r.Memories, MemoryUse{u.bytes, fmt.Sprintf("%s (%s)", name, u.kept)})
+			continue
+		}
+		occupants[u.slot] = append(occupants[u.slot], name)
+	}
+	for k, m := range n.slots {
+		if m != nil {
+			names := occupants[k]
+			if len(names) > 6 {
+				names = append(names[:6:6], fmt.Sprintf("and %d more", len(occupants[k])-6))
+			}
+			r.Memories = append(r.Memories, MemoryUse{m.Size(), fmt.Sprintf("slot %d: %s", k, strings.Join(names, ", "))})
+		}
+	}
+	for _, m := range r.Memories {
+		r.Activations += m.Bytes
+	}
+	slices.SortStableFunc(r.Memories, func(a, b MemoryUse) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	return r
+}
+
+// CheckMemory returns an error when the plan's memory (MemoryReport) is
+// more than the process can still allocate on the host, before the first
+// pass allocates it: the error names the net, what the plan needs (its
+// largest memory and the blobs in it), what is available and the batch
+// that would fit, where the net's first input has a batch axis. A net on
+// the GPU is left to the device's allocator.
+func (n *Net[T]) CheckMemory() error {
+	if n.ctx.OnGPU() {
+		return nil
+	}
+	r := n.MemoryReport()
+	avail, limitedBy, ok := sysmem.Available()
+	if !ok || uint64(r.Total()) <= avail {
+		return nil
+	}
+	largest := ""
+	if len(r.Memories) > 0 {
+		largest = fmt.Sprintf("; the largest: %s, %s", mib(r.Memories[0].Bytes), r.Memories[0].What)
+	}
+	fit := ""
+	if batch := n.batch(); batch > 1 && r.Activations > 0 && uint64(r.Params) < avail {
+		// Activations grow with the batch, the parameters do not.
+		k := int(float64(batch) * float64(avail-uint64(r.Params)) / float64(r.Activations))
+		fit = fmt.Sprintf("; at batch %d, about batch %d would fit (or keep the batch and raise iter_size)", batch, max(k, 0))
+	}
+	return fmt.Errorf("net %q: its memory plan needs %s (parameters %s, activations %s%s), but only %s can be allocated (%s)%s",
+		n.name, sysmem.Bytes(uint64(r.Total())), sysmem.Bytes(uint64(r.Params)), sysmem.Bytes(uint64(r.Activations)), largest, sysmem.Bytes(avail), limitedBy, fit)
+}
+
+// batch returns the first axis of the first source layer's first top, 0
+// when there is none.
+func (n *Net[T]) batch() int {
+	for _, r := range n.layers {
+		if len(r.bottoms) == 0 && len(r.tops) > 0 && r.tops[0].NumAxes() > 0 {
+			return r.tops[0].Shape()[0]
+		}
+	}
+	return 0
+}

@@ -1,0 +1,408 @@
+package net
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// The liveness pass gives blobs whose values are never needed at the same
+// time one memory (a slot), as a register allocator gives variables
+// registers. An iteration is a sequence of steps: the forward pass of
+// layer i is step i, its backward pass step 2L-1-i (L layers). A memory
+// (a blob's data or diff, with the blobs that alias it: the tops of Split,
+// Flatten, Reshape, a one-piece Concat or Slice, which share their
+// bottom's) is live from the first step that writes it to the last that
+// reads it:
+//
+//   - data: written by the forward pass of the layer that makes it, read by
+//     the forward passes of the layers that take it (and those in place on
+//     it), and by the backward passes of those of them whose backward pass
+//     reads its bottoms' or tops' data (layer.Spec.BackwardReads: a type
+//     that does not say is taken to read both);
+//   - diff: written by the backward passes of the layers that take it, read
+//     by the backward passes of those in place on it and the one that made
+//     it;
+//   - a layer's own blob it lists (layer.BufferLister): saved values from
+//     its forward step to its backward step, scratch in the one step that
+//     uses it; a layer's copy of its top after its forward pass and the
+//     next layer's copy of the same blob before its own (BatchNorm's
+//     output, a Scale's input in place after it) share one memory.
+//
+// A net that never runs a backward pass (built with Options.ForwardOnly,
+// or with no layer that needs one) has only the forward steps: a chain of
+// layers needs two or three slots, whatever its length.
+//
+// Memory keeps its own (Caffe's) values when it is kept: a net output, a
+// blob the options name (Options.Keep), a blob a source layer writes (the
+// caller fills an Input's top, a data layer's top may outlive a pass), a
+// loss top's diff (which holds the loss weight), memory a layer shares with
+// a blob of its own (SoftmaxWithLoss's probabilities), a diff that a layer
+// taking it leaves unwritten (propagate_down false), and every blob of a
+// net with debug_info, of a net on the GPU (not planned yet) or of one
+// built with Options.NoMemoryReuse.
+//
+// A blob placed in a slot keeps it while its Reshapes stay within the
+// count it was planned for; a larger Reshape gives it memory of its own
+// again (blob.PlaceData), never another blob's.
+
+// memUse is one memory the pass plans: a blob's data or diff and the blobs
+// that alias it.
+type memUse[T Float] struct {
+	blobs      []int           // the blobs using it (Net.blobs indices), the maker's first
+	buffers    []*blob.Blob[T] // instead, layers' own blobs (layer.Buffer)
+	name       string          // the buffers': "bn1's xNorm"
+	diff       bool
+	start, end int // the steps it is live in (start > end: never used)
+	bytes      int
+	kept       string // why it keeps memory of its own, "" when placed
+	slot       int
+}
+
+// liveSlot is one memory of the plan and the last step its current
+// occupant is live in.
+type liveSlot struct {
+	bytes, busyUntil int
+	mem              *syncedmem.SyncedMemory
+}
+
+// planLiveness places the blobs' data and diffs in shared slots (see
+// above) and reports how much the plan saves.
+func (n *Net[T]) planLiveness() string {
+	training := !n.forwardOnly && slices.ContainsFunc(n.layers, func(r layerRecord[T]) bool { return r.needBackward })
+	uses := n.memoryUses(false, training)
+	if training {
+		uses = append(uses, n.memoryUses(true, training)...)
+	}
+	n.uses, n.slots = uses, nil
+	off := ""
+	switch {
+	case n.noReuse:
+		off = "off (NoMemoryReuse): every blob has memory of its own"
+	case n.ctx.OnGPU():
+		off = "off: the net runs on the GPU, where blobs keep memory of their own for now"
+	case n.debugInfo:
+		off = "off: debug_info reads every blob after each layer"
+	}
+	if off != "" {
+		for i := range uses {
+			uses[i].kept = "memory reuse off"
+		}
+		return off
+	}
+	// Only now: a layer may change how it keeps its values when asked.
+	uses = append(uses, n.bufferUses(training)...)
+	n.uses = uses
+	slots := assignSlots(uses)
+	own, placed := 0, 0
+	for i := range uses {
+		u := &uses[i]
+		if u.start > u.end {
+			continue // never used
+		}
+		if u.kept != "" {
+			own += u.bytes
+			continue
+		}
+		s := &slots[u.slot]
+		if s.mem == nil {
+			s.mem = syncedmem.New(s.bytes)
+			s.mem.SetDevice(n.ctx.Device())
+			s.mem.MarkShared() // no layer swaps it away (blob.SwapData)
+		}
+		if err := u.place(n, s.mem); err != nil {
+			// Not expected: the blob keeps the memory it has, which no
+			// other blob of the plan uses.
+			u.kept = err.Error()
+		}
+		placed += u.bytes
+	}
+	n.slots = n.slots[:0]
+	slotBytes := 0
+	for _, s := range slots {
+		n.slots = append(n.slots, s.mem)
+		slotBytes += s.bytes
+	}
+	mode := "forward only"
+	if training {
+		mode = "forward and backward"
+	}
+	return fmt.Sprintf("%s: %d memories of %s in %d slots of %s; %s kept apart", mode, placedCount(uses), mib(placed), len(n.slots), mib(slotBytes), mib(own))
+}
+
+func placedCount[T Float](uses []memUse[T]) int {
+	k := 0
+	for _, u := range uses {
+		if u.kept == "" && u.start <= u.end {
+			k++
+		}
+	}
+	return k
+}
+
+// memoryUses returns the net's data memories (diff false) or diff
+// memories, with the steps they are live in and why a memory is kept
+// apart.
+func (n *Net[T]) memoryUses(diff, training bool) []memUse[T] {
+	steps := 2 * len(n.layers)
+	back := func(i int) int { return steps - 1 - i }
+	mem := func(b *blob.Blob[T]) *syncedmem.SyncedMemory {
+		if diff {
+			return b.Diff()
+		}
+		return b.Data()
+	}
+	group := make([]int, len(n.blobs)) // the memUse of each blob, -1 before it is made
+	for i := range group {
+		group[i] = -1
+	}
+	var uses []memUse[T]
+	touch := func(g, step int) {
+		u := &uses[g]
+		u.start, u.end = min(u.start, step), max(u.end, step)
+	}
+	keep := func(g int, why string) {
+		if uses[g].kept == "" {
+			uses[g].kept = why
+		}
+	}
+	for i, r := range n.layers {
+		reads := layer.BackwardReadsOf(r.layer)
+		// passedOn[k]: bottom k is also a top, or aliased by one.
+		passedOn := make([]bool, len(r.bottoms))
+		alias := make([]int, len(r.tops))
+		for j, t := range r.tops {
+			alias[j] = -1
+			if k := slices.Index(r.bottomIDs, r.topIDs[j]); k >= 0 {
+				passedOn[k] = true
+				continue
+			}
+			for k, b := range r.bottoms {
+				if m := mem(t); m != nil && m == mem(b) {
+					alias[j], passedOn[k] = k, true
+					break
+				}
+			}
+		}
+		for k, id := range r.bottomIDs {
+			g := group[id]
+			switch {
+			case !diff:
+				touch(g, i)
+				if training && r.needBackward && reads.ReadsBottom() {
+					touch(g, back(i))
+				}
+			case r.needBackward:
+				touch(g, back(i))
+				if !passedOn[k] && !r.bottomNeedBackward[k] {
+					keep(g, fmt.Sprintf("layer %q leaves it unwritten", r.name))
+				}
+			default:
+				if !passedOn[k] {
+					keep(g, fmt.Sprintf("layer %q leaves it unwritten", r.name))
+				}
+			}
+		}
+		for j, id := range r.topIDs {
+			g := group[id]
+			if g < 0 && alias[j] >= 0 {
+				g = group[r.bottomIDs[alias[j]]]
+				group[id] = g
+				uses[g].blobs = append(uses[g].blobs, id)
+			}
+			if g < 0 {
+				g = len(uses)
+				group[id] = g
+				uses = append(uses, memUse[T]{blobs: []int{id}, diff: diff, start: steps, end: -1, bytes: memBytes(mem(r.tops[j]))})
+				if len(r.bottoms) == 0 {
+					keep(g, "written by a source layer")
+				}
+			}
+			uses[g].bytes = max(uses[g].bytes, memBytes(mem(r.tops[j])))
+			if !diff {
+				touch(g, i)
+				if training && r.needBackward && reads.ReadsTop() {
+					touch(g, back(i))
+				}
+			} else if r.needBackward {
+				touch(g, back(i))
+			}
+			if n.blobs[id].lossWeight != 0 {
+				keep(g, "a loss")
+			}
+		}
+	}
+	outputs := map[int]bool{}
+	for _, id := range n.outputIDs {
+		outputs[id] = true
+	}
+	for g := range uses {
+		u := &uses[g]
+		m := mem(n.blobs[u.blobs[0]].blob)
+		for _, id := range u.blobs {
+			switch {
+			case outputs[id]:
+				keep(g, "a net output")
+			case n.keep[n.blobs[id].name]:
+				keep(g, "kept (Options.Keep)")
+			}
+		}
+		switch {
+		case m == nil || u.bytes == 0:
+			keep(g, "no memory")
+		case m.Shared() && len(u.blobs) == 1:
+			keep(g, "shared with a blob of a layer's own")
+		}
+	}
+	return uses
+}
+
+func memBytes(m *syncedmem.SyncedMemory) int {
+	if m == nil {
+		return 0
+	}
+	return m.Size()
+}
+
+// assignSlots gives each placeable use a slot that no use live at the
+// same time has, choosing among the free slots the smallest that holds it
+// (else growing the largest), in the order the uses begin. It returns the
+// slots with their sizes.
+func assignSlots[T Float](uses []memUse[T]) []liveSlot {
+	order := make([]int, 0, len(uses))
+	for i, u := range uses {
+		if u.kept == "" && u.start <= u.end {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(uses[a].start, uses[b].start) })
+	var slots []liveSlot
+	for _, i := range order {
+		u := &uses[i]
+		best := -1
+		for s := range slots {
+			if slots[s].busyUntil >= u.start {
+				continue
+			}
+			switch {
+			case best < 0:
+				best = s
+			case slots[best].bytes < u.bytes:
+				if slots[s].bytes > slots[best].bytes {
+					best = s
+				}
+			case slots[s].bytes >= u.bytes && slots[s].bytes < slots[best].bytes:
+				best = s
+			}
+		}
+		if best < 0 {
+			best = len(slots)
+			slots = append(slots, liveSlot{})
+		}
+		slots[best].bytes = max(slots[best].bytes, u.bytes)
+		slots[best].busyUntil = u.end
+		u.slot = best
+	}
+	return slots
+}
+
+// errForwardOnly is the error of a backward pass of a net planned for
+// forward passes only.
+var errForwardOnly = errors.New("the net was built for forward passes only (Options.ForwardOnly): its blobs share memory a backward pass would read")
+
+// place puts u's blobs' data or diffs in m.
+func (u *memUse[T]) place(n *Net[T], m *syncedmem.SyncedMemory) error {
+	placeOne := func(b *blob.Blob[T]) error {
+		if u.diff {
+			return b.PlaceDiff(m)
+		}
+		return b.PlaceData(m)
+	}
+	for _, b := range u.buffers {
+		if err := placeOne(b); err != nil {
+			return err
+		}
+	}
+	for _, id := range u.blobs {
+		if err := placeOne(n.blobs[id].blob); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// label names u for the memory report: "conv1 data", "bn1's xNorm diff".
+func (u *memUse[T]) label(n *Net[T]) string {
+	what := " data"
+	if u.diff {
+		what = " diff"
+	}
+	if u.buffers != nil {
+		return u.name + what
+	}
+	return n.blobs[u.blobs[0]].name + what
+}
+
+// bufferUses returns the memories of the layers' own blobs that they let
+// the plan place (layer.BufferLister): saved values live from the layer's
+// forward step to its backward step (its forward step alone without
+// backward passes), backward scratch in its backward step.
+func (n *Net[T]) bufferUses(training bool) []memUse[T] {
+	steps := 2 * len(n.layers)
+	var uses []memUse[T]
+	// copied: the use of the previous layer's copy of its top 0 after its
+	// forward pass (layer.CopyOfTopAfter), which the next layer's copy of
+	// the same blob before its own (CopyOfBottomBefore) may share.
+	copied, copiedAt := -1, -1
+	for i, r := range n.layers {
+		bl, ok := r.layer.(layer.BufferLister[T])
+		if !ok {
+			continue
+		}
+		backward := training && r.needBackward
+		for _, b := range bl.Buffers(r.bottoms, r.tops) {
+			for _, diff := range []bool{false, true} {
+				use, m := b.Data, b.Blob.Data()
+				if diff {
+					use, m = b.Diff, b.Blob.Diff()
+				}
+				u := memUse[T]{buffers: []*blob.Blob[T]{b.Blob}, name: fmt.Sprintf("%s's %s", r.name, b.Name), diff: diff, bytes: memBytes(m), start: steps, end: -1}
+				switch {
+				case use == layer.BufferSaved && backward:
+					u.start, u.end = i, steps-1-i
+				case use == layer.BufferSaved:
+					u.start, u.end = i, i
+				case use == layer.BufferForwardScratch:
+					u.start, u.end = i, i
+				case use == layer.BufferBackwardScratch && backward:
+					u.start, u.end = steps-1-i, steps-1-i
+				default:
+					continue
+				}
+				if m == nil || u.bytes == 0 || m.Shared() {
+					u.kept = "a layer's own"
+				}
+				if !diff && b.Copy == layer.CopyOfBottomBefore && u.kept == "" && copied >= 0 && copiedAt == i-1 &&
+					len(r.bottoms) > 0 && len(n.layers[i-1].tops) > 0 && r.bottoms[0] == n.layers[i-1].tops[0] && b.Blob.Count() == r.bottoms[0].Count() {
+					// The same values as the layer before's copy: one memory.
+					c := &uses[copied]
+					c.buffers = append(c.buffers, b.Blob)
+					c.name += " = " + u.name
+					c.start, c.end, c.bytes = min(c.start, u.start), max(c.end, u.end), max(c.bytes, u.bytes)
+					copied = -1
+					continue
+				}
+				if !diff && b.Copy == layer.CopyOfTopAfter && u.kept == "" && len(r.tops) > 0 && b.Blob.Count() == r.tops[0].Count() {
+					copied, copiedAt = len(uses), i
+				}
+				uses = append(uses, u)
+			}
+		}
+	}
+	return uses
+}

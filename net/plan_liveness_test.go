@@ -1,0 +1,122 @@
+package net_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+)
+
+// chainNet is a deploy-style chain with a branch: a Split, in-place ReLUs,
+// a Flatten aliasing its bottom, a Concat of two branches.
+const chainNet = `name: "chain"
+layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 dim: 8 dim: 8 } } }
+layer { name: "c1" type: "Convolution" bottom: "x" top: "c1" convolution_param { num_output: 4 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "r1" type: "ReLU" bottom: "c1" top: "c1" }
+layer { name: "c2" type: "Convolution" bottom: "c1" top: "c2" convolution_param { num_output: 4 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "r2" type: "ReLU" bottom: "c2" top: "c2" }
+layer { name: "c3" type: "Convolution" bottom: "c2" top: "c3" convolution_param { num_output: 4 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "c4a" type: "Convolution" bottom: "c3" top: "c4a" convolution_param { num_output: 4 kernel_size: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "c4b" type: "Convolution" bottom: "c3" top: "c4b" convolution_param { num_output: 4 kernel_size: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "cat" type: "Concat" bottom: "c4a" bottom: "c4b" top: "cat" }
+layer { name: "c5" type: "Convolution" bottom: "cat" top: "c5" convolution_param { num_output: 4 kernel_size: 3 pad: 1 weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "flat" type: "Flatten" bottom: "c5" top: "flat" }
+layer { name: "ip" type: "InnerProduct" bottom: "flat" top: "ip" inner_product_param { num_output: 5 weight_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "prob" type: "Softmax" bottom: "ip" top: "prob" }
+`
+
+func buildWith(t *testing.T, text string, opts net.Options) *net.Net[float32] {
+	t.Helper()
+	opts.Seed = 1701
+	n, err := net.New[float32](parseNet(t, text), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+func forwardOnce(t *testing.T, n *net.Net[float32]) {
+	t.Helper()
+	x := n.BlobByName("x").MutableCPUData()
+	for i := range x {
+		x[i] = float32(i%13)*0.1 - 0.6
+	}
+	if _, err := n.Forward(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A deploy net's activations share a few slots: its output and the blobs
+// named in Keep keep Caffe's values, equal to those of a net without
+// reuse, and the inputs keep theirs; the plan says so.
+func TestInferenceLiveness(t *testing.T) {
+	own := buildWith(t, chainNet, net.Options{NoMemoryReuse: true})
+	reuse := buildWith(t, chainNet, net.Options{Keep: []string{"c2"}})
+	forwardOnce(t, own)
+	forwardOnce(t, reuse)
+	forwardOnce(t, reuse) // a second pass over the same memory
+	for _, name := range []string{"prob", "c2", "x"} {
+		if !slices.Equal(own.BlobByName(name).CPUData(), reuse.BlobByName(name).CPUData()) {
+			t.Errorf("blob %s differs with memory reuse", name)
+		}
+	}
+	var liveness string
+	for _, p := range reuse.Plan().Passes {
+		if p.Name == "liveness" {
+			liveness = p.Summary
+		}
+	}
+	if !strings.HasPrefix(liveness, "forward only") || !strings.Contains(liveness, "in 3 slots") {
+		t.Errorf("liveness pass: %q, want forward only in 3 slots", liveness)
+	}
+	distinct := map[any]bool{}
+	for _, b := range reuse.Blobs() {
+		distinct[b.Data()] = true
+	}
+	// x, c2 (kept), prob (output), 3 slots.
+	if len(distinct) != 6 {
+		t.Errorf("%d distinct data memories, want 6", len(distinct))
+	}
+	if a, b := reuse.MemoryReport().Activations, own.MemoryReport().Activations; a >= b {
+		t.Errorf("activations take %d bytes with reuse, %d without", a, b)
+	}
+	if !strings.Contains(reuse.MemoryReport().Format(2), "slot ") {
+		t.Errorf("the report names no slot:\n%s", reuse.MemoryReport().Format(2))
+	}
+}
+
+// A net built ForwardOnly refuses a backward pass; one with a loss and
+// no such option plans for it and computes the gradients of a net
+// without reuse.
+func TestForwardOnlyRefusesBackward(t *testing.T) {
+	n := buildWith(t, chainNet, net.Options{ForwardOnly: true})
+	forwardOnce(t, n)
+	if err := n.Backward(); err == nil || !strings.Contains(err.Error(), "forward passes only") {
+		t.Errorf("Backward of a ForwardOnly net: %v", err)
+	}
+	withLoss := "force_backward: true\n" + chainNet + `layer { name: "tin" type: "Input" top: "t" input_param { shape { dim: 2 dim: 5 } } }
+layer { name: "loss" type: "EuclideanLoss" bottom: "prob" bottom: "t" top: "loss" }`
+	var grads [][]float32
+	for _, noReuse := range []bool{true, false} {
+		n := buildWith(t, withLoss, net.Options{NoMemoryReuse: noReuse, State: &caffepb.NetState{Phase: caffepb.Phase_TRAIN.Enum()}})
+		forwardOnce(t, n)
+		if err := n.Backward(); err != nil {
+			t.Fatal(err)
+		}
+		var g []float32
+		for _, p := range n.LearnableParams() {
+			g = append(g, p.CPUDiff()...)
+		}
+		g = append(g, n.BlobByName("x").CPUDiff()...)
+		grads = append(grads, g)
+	}
+	if !slices.Equal(grads[0], grads[1]) {
+		t.Error("gradients differ with memory reuse")
+	}
+	if len(grads[0]) == 0 {
+		t.Error("no gradients")
+	}
+}
