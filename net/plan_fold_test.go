@@ -30,54 +30,61 @@ var foldModels = []string{
 // deployPair builds a model's TEST net twice, folded and not, with the
 // same weights (the fillers' under one seed), BatchNorm statistics and
 // Scale parameters away from the identity, and one input.
+//
+// Both keep every blob's memory of its own (NoMemoryReuse): the comparison
+// reads every blob, which the liveness pass would otherwise let share
+// memory with others once its values are no longer needed.
 func deployPair(t *testing.T, path string) (folded, plain *net.Net[float32]) {
 	t.Helper()
-	state := &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}
-	var nets [2]*net.Net[float32]
-	for i, noFold := range []bool{false, true} {
-		n, err := net.NewFromFile[float32](path, net.Options{State: state, Seed: 1701, NoFold: noFold})
-		if err != nil {
-			if strings.Contains(err.Error(), "Python") {
-				t.Skipf("%s: %v", path, err)
-			}
-			t.Fatal(err)
+	return deployNet(t, path, net.Options{NoMemoryReuse: true}), deployNet(t, path, net.Options{NoMemoryReuse: true, NoFold: true})
+}
+
+// deployNet builds a model's TEST net with opts, the same weights,
+// statistics and input as every other deployNet of the model.
+func deployNet(t *testing.T, path string, opts net.Options) *net.Net[float32] {
+	t.Helper()
+	opts.State, opts.Seed = &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, 1701
+	n, err := net.NewFromFile[float32](path, opts)
+	if err != nil {
+		if strings.Contains(err.Error(), "Python") {
+			t.Skipf("%s: %v", path, err)
 		}
-		rng := rand.New(rand.NewPCG(5, 9))
-		for _, l := range n.Layers() {
-			b := l.LayerBase().Blobs()
-			switch l.Type() {
-			case "BatchNorm":
-				mean, variance := b[0].MutableCPUData(), b[1].MutableCPUData()
-				for c := range mean {
-					mean[c], variance[c] = float32(rng.Float64()-0.5), float32(0.5+1.5*rng.Float64())
-				}
-				b[2].MutableCPUData()[0] = 1
-			case "Scale":
-				for j, blob := range b {
-					for c := range blob.MutableCPUData() {
-						if j == 0 {
-							blob.MutableCPUData()[c] = float32(0.5 + rng.Float64())
-						} else {
-							blob.MutableCPUData()[c] = float32(rng.Float64() - 0.5)
-						}
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 9))
+	for _, l := range n.Layers() {
+		b := l.LayerBase().Blobs()
+		switch l.Type() {
+		case "BatchNorm":
+			mean, variance := b[0].MutableCPUData(), b[1].MutableCPUData()
+			for c := range mean {
+				mean[c], variance[c] = float32(rng.Float64()-0.5), float32(0.5+1.5*rng.Float64())
+			}
+			b[2].MutableCPUData()[0] = 1
+		case "Scale":
+			for j, blob := range b {
+				for c := range blob.MutableCPUData() {
+					if j == 0 {
+						blob.MutableCPUData()[c] = float32(0.5 + rng.Float64())
+					} else {
+						blob.MutableCPUData()[c] = float32(rng.Float64() - 0.5)
 					}
 				}
 			}
 		}
-		for j, l := range n.Layers() {
-			if l.Type() != "Input" {
-				continue
-			}
-			for _, top := range n.Tops(j) {
-				x := top.MutableCPUData()
-				for k := range x {
-					x[k] = float32(2*rng.Float64() - 1)
-				}
+	}
+	for j, l := range n.Layers() {
+		if l.Type() != "Input" {
+			continue
+		}
+		for _, top := range n.Tops(j) {
+			x := top.MutableCPUData()
+			for k := range x {
+				x[k] = float32(2*rng.Float64() - 1)
 			}
 		}
-		nets[i] = n
 	}
-	return nets[0], nets[1]
+	return n
 }
 
 // compareBlobs checks every blob of the two nets after their forward
@@ -161,6 +168,17 @@ func TestFoldDeployNets(t *testing.T) {
 				t.Errorf("unfolded net's pass %q: %s", pp.Passes[2].Name, s)
 			}
 			t.Logf("fold: %s", fp.Passes[2].Summary)
+			// With the liveness pass too (the default), the outputs are
+			// the folded net's, bit for bit.
+			reused := deployNet(t, path, net.Options{})
+			if _, err := reused.Forward(); err != nil {
+				t.Fatal(err)
+			}
+			for j, out := range reused.OutputBlobs() {
+				if !slices.Equal(out.CPUData(), folded.OutputBlobs()[j].CPUData()) {
+					t.Errorf("output %s with memory reuse differs from the folded net's without", reused.OutputBlobNames()[j])
+				}
+			}
 		})
 	}
 }
