@@ -195,7 +195,7 @@ func addBlobOutputs(g *onnxpb.GraphProto, n *net.Net[float32]) {
 // NetParameter) and compares ONNX Runtime's outputs with the net's.
 func exportAndCompare(t *testing.T, p *caffepb.NetParameter, batch int, opts Options) *Model {
 	t.Helper()
-	testState := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1}
+	testState := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1, NoMemoryReuse: true} // every blob compared with ONNX Runtime's
 	trained, err := net.New[float32](p, testState)
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +305,7 @@ func TestDynamicBatch(t *testing.T) {
 	for _, file := range []string{"../models/lenet/lenet_deploy.prototxt", "testdata/elementwise.prototxt"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			p := readNet(t, file)
-			testState := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1}
+			testState := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1, NoMemoryReuse: true} // every blob compared with ONNX Runtime's
 			trained, err := net.New[float32](p, testState)
 			if err != nil {
 				t.Fatal(err)
@@ -442,7 +442,7 @@ layer { name: "relu" type: "ReLU" bottom: "data" top: "out" }`)
 func TestExportFiles(t *testing.T) {
 	dir := t.TempDir()
 	model := "../models/cifar10_quick/cifar10_quick.prototxt"
-	testState := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1}
+	testState := net.Options{State: &caffepb.NetState{Phase: caffepb.Phase_TEST.Enum()}, Seed: 1, NoMemoryReuse: true} // every blob compared with ONNX Runtime's
 	n, err := net.NewFromFile[float32](model, testState)
 	if err != nil {
 		t.Fatal(err)

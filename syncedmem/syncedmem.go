@@ -427,11 +427,26 @@ type pinnedBuffer struct {
 func freeDevice(b deviceBuffer) { b.dev.Free(b.p) }
 func freePinned(b pinnedBuffer) { b.dev.HostFree(b.buf) }
 
-// alignedBytes returns n zeroed bytes aligned for float64, whatever n is.
+// hostAlign is the alignment of host memory: a cache line, and more than
+// any SIMD load needs. It also makes results reproducible: gonum's vector
+// kernels (the dot products of Sgemv) add a buffer's first elements one by
+// one until it is 16-byte aligned, so the same sums over memory that the
+// allocator happened to place at another 8-byte offset round differently
+// (one ulp in the gradients of Bias, Scale and BatchNorm, from run to
+// run). Every blob's memory starting on a 64-byte boundary makes the
+// order of every sum a function of the shapes alone.
+const hostAlign = 64
+
+// alignedBytes returns n zeroed bytes aligned to hostAlign, whatever n is.
 func alignedBytes(n int) []byte {
-	words := make([]uint64, (n+7)/8)
-	if len(words) == 0 {
+	if n == 0 {
 		return []byte{}
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+	words := make([]uint64, (n+hostAlign-1)/8+1)
+	off := 0
+	if r := int(uintptr(unsafe.Pointer(&words[0])) % hostAlign); r != 0 {
+		off = hostAlign - r
+	}
+	// The slice points into words, which it keeps alive.
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(&words[0]), off)), n)
 }
