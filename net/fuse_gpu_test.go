@@ -184,7 +184,7 @@ func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, fus
 	if err := protoio.ParseText([]byte(text), p); err != nil {
 		t.Fatal(err)
 	}
-	cpu, err := net.New[T](p, net.Options{Seed: 3})
+	cpu, err := net.New[T](p, net.Options{Seed: 3, NoMemoryReuse: true}) // every blob compared
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestFusedPartialPassesGPU(t *testing.T) {
 		if err := protoio.ParseText([]byte(text), p); err != nil {
 			t.Fatal(err)
 		}
-		n, err := net.New[float32](p, net.Options{Seed: 3, Context: c})
+		n, err := net.New[float32](p, net.Options{Seed: 3, Context: c, NoMemoryReuse: true}) // every blob compared
 		if err != nil {
 			t.Fatal(err)
 		}

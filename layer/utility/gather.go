@@ -12,6 +12,7 @@ func init() {
 		Type:  "Gather",
 		New32: newGather[float32], New64: newGather[float64],
 		CUDAGraph: true, // neither pass does any work, on either device
+		Engines:   []layer.EngineDef{layer.GPUEngine(newGatherGPU[float32], newGatherGPU[float64])},
 		ONNX:      layer.ONNXAlias,
 		NoGolden:  "BVLC Caffe has no such layer: it is TSN's (yjxiong/caffe)",
 	})

@@ -38,13 +38,21 @@ def param_name_dict():
     return out
 
 
+def _is_repeated(field):
+    """Whether a field is repeated: protobuf 6's upb descriptors say so with
+    is_repeated and have no label; older runtimes have only label."""
+    if hasattr(field, 'is_repeated'):
+        return field.is_repeated
+    return field.label == field.LABEL_REPEATED
+
+
 def _fill(msg, name, value):
     """Sets field name of msg from a Python value: a scalar, a dict (a
     message), or a list of either (a repeated field)."""
     field = msg.DESCRIPTOR.fields_by_name.get(name)
     if field is None:
         raise AttributeError('%s has no field %r' % (msg.DESCRIPTOR.name, name))
-    repeated = field.label == field.LABEL_REPEATED
+    repeated = _is_repeated(field)
     is_msg = field.message_type is not None
     if repeated:
         values = value if isinstance(value, (list, tuple)) else [value]
