@@ -157,6 +157,7 @@ var (
 	_ func(*NCCLComm) int                                      = (*NCCLComm).Size
 	_ func(*NCCLComm) *Device                                  = (*NCCLComm).Device
 	_ func(*NCCLComm, DevicePtr, int, bool, *Stream) error     = (*NCCLComm).AllReduceSum
+	_ func(*NCCLComm, DevicePtr, int, bool, *Stream) error     = (*NCCLComm).AllReduceMean
 	_ func(*NCCLComm, DevicePtr, int, int, *Stream) error      = (*NCCLComm).Broadcast
 	_ func(*NCCLComm) error                                    = (*NCCLComm).AsyncError
 	_ func(*NCCLComm) error                                    = (*NCCLComm).Abort

@@ -33,6 +33,10 @@ static int gc_nccl_allreduce(CUcontext c, ncclComm_t comm, CUdeviceptr buf, size
 	if (cuCtxSetCurrent(c) != CUDA_SUCCESS) return -1;
 	return ncclAllReduce((const void *)buf, (void *)buf, n, f64 ? ncclFloat64 : ncclFloat32, ncclSum, comm, (cudaStream_t)s);
 }
+static int gc_nccl_allreduce_avg(CUcontext c, ncclComm_t comm, CUdeviceptr buf, size_t n, int f64, CUstream s) {
+	if (cuCtxSetCurrent(c) != CUDA_SUCCESS) return -1;
+	return ncclAllReduce((const void *)buf, (void *)buf, n, f64 ? ncclFloat64 : ncclFloat32, ncclAvg, comm, (cudaStream_t)s);
+}
 static int gc_nccl_bcast(CUcontext c, ncclComm_t comm, CUdeviceptr buf, size_t bytes, int root, CUstream s) {
 	if (cuCtxSetCurrent(c) != CUDA_SUCCESS) return -1;
 	return ncclBroadcast((const void *)buf, (void *)buf, bytes, ncclUint8, root, comm, (cudaStream_t)s);
@@ -146,6 +150,18 @@ func (c *NCCLComm) AllReduceSum(buf DevicePtr, n int, double bool, s *Stream) er
 		f64 = 1
 	}
 	return ncclError("ncclAllReduce", C.gc_nccl_allreduce(c.dev.ctx, c.c, dp(buf), C.size_t(n), f64, s.handle()))
+}
+
+// AllReduceMean queues, on s, the in-place element-wise mean over all
+// ranks of n float32 (or float64 when double) elements at buf: NCCL's
+// ncclAvg, which divides inside the collective instead of in a kernel of
+// its own afterwards.
+func (c *NCCLComm) AllReduceMean(buf DevicePtr, n int, double bool, s *Stream) error {
+	f64 := C.int(0)
+	if double {
+		f64 = 1
+	}
+	return ncclError("ncclAllReduce", C.gc_nccl_allreduce_avg(c.dev.ctx, c.c, dp(buf), C.size_t(n), f64, s.handle()))
 }
 
 // Broadcast queues, on s, the copy of root's bytes at buf to every other

@@ -72,6 +72,16 @@ func (c *NCCLComm) Device() *Device { return nil }
 // Without the `cuda` and `nccl` tags it returns ErrNoNCCL.
 func (c *NCCLComm) AllReduceSum(buf DevicePtr, n int, double bool, s *Stream) error { return ErrNoNCCL }
 
+// AllReduceMean queues, on s, the in-place element-wise mean over all
+// ranks of n float32 (or float64 when double) elements at buf: NCCL's
+// ncclAvg, which divides inside the collective instead of in a kernel of
+// its own afterwards.
+//
+// Without the `cuda` and `nccl` tags it returns ErrNoNCCL.
+func (c *NCCLComm) AllReduceMean(buf DevicePtr, n int, double bool, s *Stream) error {
+	return ErrNoNCCL
+}
+
 // Broadcast queues, on s, the copy of root's bytes at buf to every other
 // rank's buf.
 //

@@ -110,6 +110,8 @@ type Net[T Float] struct {
 	noFold         bool                      // Options.NoFold
 	fold           *foldState[T]             // the fold pass's decision (plan_fold.go); nil: none
 
+	afterBackward func(i int) error // SetAfterBackward; nil: none
+
 	// NVCaffe's loss scaling, reported by the precision pass.
 	gradScale         float32
 	gradScaleAdaptive bool
@@ -587,16 +589,62 @@ func (n *Net[T]) BackwardFromTo(start, end int) error {
 	n.suspendSplitFusions(end, start, true)
 	defer n.suspendSplitFusions(end, start, false)
 	for i := start; i >= end; i-- {
-		r := &n.layers[i]
-		if !r.needBackward {
-			continue
-		}
-		if err := layer.Backward(r.layer, r.tops, r.bottomNeedBackward, r.bottoms); err != nil {
+		if err := n.backwardLayer(i); err != nil {
 			return err
 		}
-		if n.debugInfo {
-			n.backwardDebugInfo(i)
+		if n.afterBackward != nil {
+			if err := n.afterBackward(i); err != nil {
+				return err
+			}
 		}
+	}
+	return nil
+}
+
+// SetAfterBackward sets f, which BackwardFromTo calls after the backward
+// pass of each layer it walks (whether or not the layer needed one), with
+// the layer's index; nil removes it. From the call for layer i on, the
+// gradients that layers i and above add to are complete
+// (LearnableParamsDoneAfter): a data-parallel job starts reducing them
+// there while the layers below run their backward passes. An error from
+// f ends the backward pass with it.
+func (n *Net[T]) SetAfterBackward(f func(i int) error) { n.afterBackward = f }
+
+// LearnableParamsDoneAfter returns, for each of LearnableParams, the index
+// of the lowest layer holding it (its owner or a layer sharing it), or of
+// the layer that computes that layer's backward pass with its own (a
+// Scale fused into the BatchNorm before it): once the backward passes
+// have come down to that layer, nothing adds to its gradient in this pass.
+func (n *Net[T]) LearnableParamsDoneAfter() []int {
+	fusedInto := make(map[int]bool, len(n.fused))
+	for _, i := range n.fused {
+		fusedInto[i+1] = true
+	}
+	done := make([]int, len(n.learnable))
+	for i := range done {
+		done[i] = len(n.layers)
+	}
+	for _, p := range n.params {
+		l := p.layer
+		for fusedInto[l] {
+			l--
+		}
+		done[p.learnable] = min(done[p.learnable], l)
+	}
+	return done
+}
+
+// backwardLayer runs layer i's backward pass, if it needs one.
+func (n *Net[T]) backwardLayer(i int) error {
+	r := &n.layers[i]
+	if !r.needBackward {
+		return nil
+	}
+	if err := layer.Backward(r.layer, r.tops, r.bottomNeedBackward, r.bottoms); err != nil {
+		return err
+	}
+	if n.debugInfo {
+		n.backwardDebugInfo(i)
 	}
 	return nil
 }

@@ -463,3 +463,40 @@ func TestTooManyParamSpecs(t *testing.T) {
 		}
 	}
 }
+
+// A shared parameter's gradient is complete after the lowest layer using
+// it; SetAfterBackward hears of every layer, top down.
+func TestLearnableParamsDoneAfter(t *testing.T) {
+	n := build(t, `
+name: "shared"
+force_backward: true
+layer { name: "data" type: "DummyData" top: "x" top: "y"
+  dummy_data_param { shape { dim: 2 dim: 4 } shape { dim: 2 dim: 4 } data_filler { type: "gaussian" } } }
+layer { name: "ip1" type: "InnerProduct" bottom: "x" top: "a" param { name: "w" } param { }
+  inner_product_param { num_output: 4 weight_filler { type: "gaussian" } } }
+layer { name: "ip2" type: "InnerProduct" bottom: "a" top: "b"
+  inner_product_param { num_output: 4 weight_filler { type: "gaussian" } } }
+layer { name: "ip3" type: "InnerProduct" bottom: "b" top: "c" param { name: "w" } param { }
+  inner_product_param { num_output: 4 weight_filler { type: "gaussian" } } }
+layer { name: "loss" type: "EuclideanLoss" bottom: "c" bottom: "y" top: "loss" }`, caffepb.Phase_TRAIN)
+	// Learnable: ip1's w (shared by ip3) and bias, ip2's two, ip3's bias.
+	if got, want := n.LearnableParamsDoneAfter(), []int{1, 1, 2, 2, 3}; !slices.Equal(got, want) {
+		t.Errorf("LearnableParamsDoneAfter() = %v, want %v", got, want)
+	}
+	var seen []int
+	n.SetAfterBackward(func(i int) error { seen = append(seen, i); return nil })
+	if _, err := n.ForwardBackward(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{4, 3, 2, 1, 0}; !slices.Equal(seen, want) {
+		t.Errorf("after-backward calls %v, want %v", seen, want)
+	}
+	n.SetAfterBackward(func(i int) error { return fmt.Errorf("stop at %d", i) })
+	if err := n.Backward(); err == nil || err.Error() != "stop at 4" {
+		t.Errorf("an error from the hook: Backward returned %v", err)
+	}
+	n.SetAfterBackward(nil)
+	if err := n.Backward(); err != nil {
+		t.Error(err)
+	}
+}

@@ -183,3 +183,15 @@ func (c *ncclComm) Close() error {
 	c.watch.close(true)
 	return errors.Join(err, c.c.Close())
 }
+
+// allReduceMeanOn queues on s, a stream of the comm's device, the mean
+// over the ranks of n elements at p: a gradient bucket's all-reduce, on
+// the stream that runs them beside the backward pass.
+func (c *ncclComm) allReduceMeanOn(p cuda.DevicePtr, n int, double bool, s *cuda.Stream) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return err
+	}
+	return c.c.AllReduceMean(p, n, double, s)
+}

@@ -40,7 +40,11 @@ const graphWarmup = 2
 // when any blob's shape or device address changes or the cuDNN workspace
 // moves. Nets whose passes need the host in the middle (a layer computing
 // on the host or not known to replay faithfully, debug_info) and
-// data-parallel jobs train without a graph, which the log says once.
+// data-parallel jobs of host ranks train without a graph, which the log
+// says once. A GPU rank of a data-parallel job records its gradient
+// buckets' all-reduces with the passes (parallel.GradientBuckets):
+// replaying or running as written, every rank queues the same collectives
+// in the same order, as NCCL needs.
 type iterationGraph[T blob.Float] struct {
 	off   string // why this run trains without graphs; "" while they may be used
 	ready bool   // the checks that hold for the whole run were made
@@ -137,8 +141,8 @@ func (s *Solver[T]) graphObstacle(disabled bool) string {
 		return "on the CPU"
 	case disabled:
 		return "turned off (Options.NoCUDAGraphs, -cuda_graphs=false)"
-	case s.comm != nil:
-		return "a data-parallel job (not recorded yet)"
+	case s.comm != nil && s.buckets == nil:
+		return "a data-parallel job over host memory"
 	case len(s.starts) > 0:
 		return "on_start hooks (OnStart), which may write blobs a replay would read stale"
 	}
@@ -406,7 +410,15 @@ func (g *iterationGraph[T]) body(s *Solver[T], f *fusedSGD[T]) (err error) {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if err := s.net.ForwardBackwardOnDevice(g.start, g.acc); err != nil {
+	if err := s.beginReduction(); err != nil {
+		return err
+	}
+	err = s.net.ForwardBackwardOnDevice(g.start, g.acc)
+	if err == nil {
+		err = s.finishReduction()
+	}
+	if err != nil {
+		s.net.SetAfterBackward(nil)
 		return err
 	}
 	if f == nil {

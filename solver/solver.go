@@ -108,6 +108,11 @@ type Options struct {
 	// iterations and replays it, one launch an iteration; the log says
 	// when it does, or why it cannot.
 	NoCUDAGraphs bool
+	// NoGradientOverlap makes a GPU rank of a job (Comm on a GPU) reduce
+	// its gradients after the backward pass instead of bucket by bucket
+	// while it runs (parallel.GradientBuckets): the same numbers, later.
+	// For comparing the two.
+	NoGradientOverlap bool
 }
 
 // Solver trains a net.
@@ -138,16 +143,18 @@ type Solver[T blob.Float] struct {
 	snapshotIter    int
 	snapshotState   string
 
-	hooks     []func(*Solver[T]) error // OnGradientsReady's, in order
-	starts    []func(*Solver[T]) error // OnStart's, in order
-	comm      parallel.Comm            // nil: a job of one
-	grads     *parallel.Gradients[T]
+	hooks     []func(*Solver[T]) error     // OnGradientsReady's, in order
+	starts    []func(*Solver[T]) error     // OnStart's, in order
+	comm      parallel.Comm                // nil: a job of one
+	grads     *parallel.Gradients[T]       // host ranks' all-reduce
+	buckets   *parallel.GradientBuckets[T] // GPU ranks' all-reduce, overlapped with backward
 	agree     *parallel.Agree
 	earlyExit bool
 	rule      Rule[T]    // the solver type's update rule (registry.go)
 	policy    Policy     // the learning rate policy (lr.go)
 	updater   updater[T] // prepares the gradients for the rule on the solver's device (update.go)
 	noGraphs  bool       // Options.NoCUDAGraphs
+	noOverlap bool       // Options.NoGradientOverlap
 	graphs    iterationGraph[T]
 }
 
@@ -170,7 +177,7 @@ func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
 	p = proto.Clone(p).(*caffepb.SolverParameter)
 	s := &Solver[T]{param: p, ctx: opts.Context, log: opts.Logger, action: func() Action { return None }, snapshotIter: -1,
-		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, noGraphs: opts.NoCUDAGraphs}
+		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, noGraphs: opts.NoCUDAGraphs, noOverlap: opts.NoGradientOverlap}
 	if err := s.joinJob(opts.Comm); err != nil {
 		return nil, err
 	}
@@ -215,12 +222,8 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 			return nil, err
 		}
 	}
-	if s.comm != nil {
-		s.grads = parallel.NewGradients(s.comm, s.net.LearnableParams())
-		s.agree = parallel.NewAgree(s.comm, 2)
-		// Every rank's gradients become their mean before anything else
-		// looks at them.
-		s.OnGradientsReady(func(*Solver[T]) error { return s.grads.Reduce() })
+	if err := s.joinGradients(); err != nil {
+		return nil, err
 	}
 	if s.updater, err = newUpdater(s); err != nil {
 		return nil, err
@@ -233,6 +236,71 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 	}
 	logf.Debugf(s.log, "Solver scaffolding done.")
 	return s, nil
+}
+
+// requestBits is the number of request bits a job's ranks agree on.
+const requestBits = 2
+
+// joinGradients sets up the averaging of a job's gradients over its
+// ranks, so that every rank's gradients become their mean before anything
+// else looks at them. GPU ranks reduce them in buckets while the backward
+// pass runs (parallel.GradientBuckets), and agree on requests with the
+// last bucket; with iter_size above 1, whose gradients are complete only
+// after the last pass, all buckets then. Host ranks reduce them all after
+// the passes (parallel.Gradients) and agree apart (parallel.Agree).
+func (s *Solver[T]) joinGradients() error {
+	if s.comm == nil {
+		return nil
+	}
+	b, err := parallel.NewGradientBuckets(s.comm, s.net.LearnableParams(), s.net.LearnableParamsDoneAfter(), requestBits)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		s.buckets = b
+		if s.Root() {
+			logf.Infof(s.log, "Gradients all-reduced in %v", b)
+		}
+		if !s.overlapped() {
+			s.OnGradientsReady(func(*Solver[T]) error { return s.buckets.ReduceAll() })
+		}
+		return nil
+	}
+	s.grads = parallel.NewGradients(s.comm, s.net.LearnableParams())
+	s.agree = parallel.NewAgree(s.comm, requestBits)
+	s.OnGradientsReady(func(*Solver[T]) error { return s.grads.Reduce() })
+	return nil
+}
+
+// GradientBuckets returns the bucketed all-reduce of a GPU rank's
+// gradients, nil for a solver that is not one.
+func (s *Solver[T]) GradientBuckets() *parallel.GradientBuckets[T] { return s.buckets }
+
+// overlapped reports whether the passes reduce the gradients as their
+// backward passes go (GradientBuckets with iter_size 1, unless
+// Options.NoGradientOverlap).
+func (s *Solver[T]) overlapped() bool {
+	return s.buckets != nil && !s.noOverlap && s.param.GetIterSize() == 1
+}
+
+// beginReduction starts a pass that reduces the gradients as it goes:
+// the net tells the buckets of each layer done.
+func (s *Solver[T]) beginReduction() error {
+	if !s.overlapped() {
+		return nil
+	}
+	s.net.SetAfterBackward(s.buckets.LayerDone)
+	return s.buckets.Begin()
+}
+
+// finishReduction ends such a pass: the compute stream waits for every
+// bucket.
+func (s *Solver[T]) finishReduction() error {
+	if !s.overlapped() {
+		return nil
+	}
+	s.net.SetAfterBackward(nil)
+	return s.buckets.Finish()
 }
 
 // joinJob makes the solver a rank of comm's job (a job of one rank runs
@@ -650,6 +718,10 @@ func (s *Solver[T]) Step(iters int) (err error) {
 		}
 		display := s.Root() && s.param.GetDisplay() > 0 && s.iter%int(s.param.GetDisplay()) == 0
 		rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
+		if s.buckets != nil {
+			// The request travels with the gradients (agreeOn).
+			s.buckets.SetRequest(s.localRequest(s.action()))
+		}
 		loss, updated, err := s.iterate(rate)
 		if errors.Is(err, errStopBetweenPasses) {
 			return s.stopBetweenPasses()
@@ -682,7 +754,7 @@ func (s *Solver[T]) Step(iters int) (err error) {
 			}
 		}
 		s.iter++
-		request, err := s.agreeOn(s.action())
+		request, err := s.agreeOn()
 		if err != nil {
 			return fmt.Errorf("iteration %d: %w", s.iter, err)
 		}
@@ -736,6 +808,9 @@ func (s *Solver[T]) runPasses(rate float64, from, start int) (T, error) {
 		if err := s.beginPass(rate, pass); err != nil {
 			return 0, err
 		}
+		if err := s.beginReduction(); err != nil {
+			return 0, err
+		}
 		var l T
 		var err error
 		if start == 0 {
@@ -747,7 +822,11 @@ func (s *Solver[T]) runPasses(rate float64, from, start int) (T, error) {
 			}
 			start = 0
 		}
+		if err == nil {
+			err = s.finishReduction()
+		}
 		if err != nil {
+			s.net.SetAfterBackward(nil)
 			return 0, err
 		}
 		loss += l
@@ -800,11 +879,34 @@ const (
 	requestSnapshot
 )
 
-// agreeOn turns this rank's requested action (and a stop asked for while
-// testing) into the requests of the whole job, so that every rank stops at
-// the same iteration and rank 0 snapshots when any rank asks (signals reach
-// every rank of an mpirun job, not always at the same iteration).
-func (s *Solver[T]) agreeOn(a Action) (uint, error) {
+// agreeOn returns the requests of the whole job at the end of an
+// iteration: this rank's requested action (and a stop asked for while
+// testing) and those of the other ranks, so that every rank stops at the
+// same iteration and rank 0 snapshots when any rank asks (signals reach
+// every rank of an mpirun job, not always at the same iteration). GPU
+// ranks agreed with the gradients' last bucket on the requests made
+// before the iteration's passes (a request made during the passes is
+// served an iteration later), which costs no collective and no wait of
+// its own; other ranks ask for the action now and agree apart.
+func (s *Solver[T]) agreeOn() (uint, error) {
+	if s.buckets != nil {
+		// The copy back was queued after the last bucket; a replay has
+		// been waited for already.
+		if err := s.ctx.Stream().Synchronize(); err != nil {
+			return 0, err
+		}
+		return s.buckets.Agreed(), nil
+	}
+	bits := s.localRequest(s.action())
+	if s.agree == nil {
+		return bits, nil
+	}
+	return s.agree.Union(bits)
+}
+
+// localRequest returns this rank's request bits: action a, a stop asked
+// for while testing, a snapshot asked for between iter_size passes.
+func (s *Solver[T]) localRequest(a Action) uint {
 	var bits uint
 	switch a {
 	case Stop:
@@ -819,10 +921,7 @@ func (s *Solver[T]) agreeOn(a Action) (uint, error) {
 		bits |= requestSnapshot
 		s.snapshotPending = false
 	}
-	if s.agree == nil {
-		return bits, nil
-	}
-	return s.agree.Union(bits)
+	return bits
 }
 
 // updateSmoothedLoss keeps the mean of the last average_loss losses.
@@ -1159,5 +1258,10 @@ func (s *Solver[T]) Close() error {
 	for _, tn := range s.testNets {
 		errs = append(errs, tn.Close())
 	}
-	return errors.Join(append(errs, s.net.Close())...)
+	errs = append(errs, s.net.Close())
+	if s.buckets != nil {
+		// After the net: the diffs point into the buckets' memory.
+		errs = append(errs, s.buckets.Close())
+	}
+	return errors.Join(errs...)
 }

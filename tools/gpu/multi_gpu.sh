@@ -15,7 +15,7 @@ nvidia-smi -L
 ngpu=$(nvidia-smi -L | wc -l)
 
 echo "== tests (cuda, nccl)"
-GOCAFFE_FASHION_MNIST=$PWD/.device/fm go test -tags cuda,nccl -count 1 -v -run 'TwoGPUs|Torchrun|NCCL|OneRank|CommOnAnother' \
+GOCAFFE_FASHION_MNIST=$PWD/.device/fm go test -tags cuda,nccl -count 1 -v -run "${TESTS:-TwoGPUs|Torchrun|NCCL|OneRank|CommOnAnother|Bucket}" \
 	./cmd/gocaffe/ ./parallel/ ./solver/ >"$out/tests.log" 2>&1
 echo "exit $?"
 grep -E -- '^(--- |ok|FAIL)|weights differ by at most|aborting|stopped without' "$out/tests.log"
@@ -23,15 +23,31 @@ grep -E -- '^(--- |ok|FAIL)|weights differ by at most|aborting|stopped without' 
 echo "== weak scaling: training iterations/s, each GPU at the model's batch (DummyData)"
 go build -tags cuda,nccl -o bin/gocaffe ./cmd/gocaffe || exit 1
 python3 tools/gpu/time_nets.py /tmp/nets >/dev/null
-for model in caffenet cifar10_quick lenet; do
-	base=""
-	for n in $(seq 1 "$ngpu"); do
-		[ "$n" = 1 ] || [ "$n" = 2 ] || [ "$n" = 4 ] || [ "$n" = 8 ] || continue
-		gpus=$(seq -s, 0 $((n - 1)))
-		# The median of the display intervals after the first (warm-up).
-		rate=$(bin/gocaffe train -solver "/tmp/nets/${model}_time_solver.prototxt" -gpu "$gpus" 2>&1 |
-			sed -n 's/.*Iteration [1-9][0-9]* (\([0-9.]*\) iter\/s.*/\1/p' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-		[ -n "$base" ] || base=$rate
-		python3 -c "import sys; n,r,b=int(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3]); print(f'$model: {n} GPU(s): {r:.2f} iter/s, {r*n:.2f} rank-iterations/s, weak-scaling efficiency {r/b:.3f}')" "$n" "$rate" "$base"
-	done
+# The median of the display intervals after the first (warm-up, the
+# graph's recording) of rank 0's log on stdin.
+median_rate() {
+	sed -n 's/.*Iteration [1-9][0-9]* (\([0-9.]*\) iter\/s.*/\1/p' | tail -n +2 | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+# Two processes with the environment torchrun gives its workers.
+torchrun2() {
+	local port=$((29500 + RANDOM % 400))
+	RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@" >/dev/null 2>&1 &
+	RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@" 2>&1
+	wait
+}
+for model in ${MODELS:-resnet50 caffenet cifar10_quick lenet}; do
+	solver=/tmp/nets/${model}_time_solver.prototxt
+	case $model in # about ten seconds of training a run
+	lenet | cifar10_quick) sed -i 's/^max_iter:.*/max_iter: 12000/; s/^display:.*/display: 2000/' "$solver" ;;
+	*) sed -i 's/^max_iter:.*/max_iter: 300/; s/^display:.*/display: 50/' "$solver" ;;
+	esac
+	one=$(bin/gocaffe train -solver "$solver" -gpu 0 2>&1 | tee "$out/$model.1gpu.log" | median_rate)
+	two=$(bin/gocaffe train -solver "$solver" -gpu 0,1 2>&1 | tee "$out/$model.2gpu.log" | median_rate)
+	tr=$(torchrun2 bin/gocaffe train -solver "$solver" -gpu 0,1 | tee "$out/$model.torchrun.log" | median_rate)
+	grep -h -m1 "Gradients all-reduced in" "$out/$model.2gpu.log"
+	grep -h -m1 -E "recorded as a CUDA graph|without CUDA graphs" "$out/$model.2gpu.log"
+	python3 -c "import sys; m,a,b,c=sys.argv[1],*map(float,sys.argv[2:]); print(f'{m}: 1 GPU {a:.2f} iter/s; 2 GPUs (one process) {b:.2f} iter/s, efficiency {b/a:.3f}; 2 torchrun-style processes {c:.2f} iter/s, efficiency {c/a:.3f}')" "$model" "$one" "$two" "$tr"
 done | tee "$out/scaling.txt"
+
+echo "== bucket timeline (event timings of a pass run as written, rank 0)"
+GOCAFFE_TIMELINE_SOLVER=/tmp/nets/resnet50_time_solver.prototxt go test -tags cuda,nccl -count 1 -v -run TestTwoGPUsBucketTimeline ./solver/ 2>&1 | tee "$out/timeline.log" | grep -E "bucket|^(--- |ok|FAIL)"
