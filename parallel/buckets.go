@@ -78,11 +78,13 @@ type bucket struct {
 // parameters, out in one device allocation and cuts it into buckets.
 // doneAfter[i] is the layer after whose backward pass params[i]'s
 // gradient is complete (net.Net.LearnableParamsDoneAfter); requestBits is
-// the number of request bits the job agrees on. The diffs' device memory
+// the number of request bits the job agrees on; a bucket closes past
+// capBytes, or for capBytes 0 past 1 MiB for the first and 25 MiB for the
+// others (PyTorch DDP's bucket_cap_mb). The diffs' device memory
 // becomes the allocation's, zeroed: call it before training. It returns
 // nil and no error when comm is not a GPU communicator of this kind (host
 // ranks: use Gradients).
-func NewGradientBuckets[T blob.Float](comm Comm, params []*blob.Blob[T], doneAfter []int, requestBits int) (*GradientBuckets[T], error) {
+func NewGradientBuckets[T blob.Float](comm Comm, params []*blob.Blob[T], doneAfter []int, requestBits, capBytes int) (*GradientBuckets[T], error) {
 	c, ok := comm.(*ncclComm)
 	if !ok {
 		return nil, nil
@@ -97,7 +99,7 @@ func NewGradientBuckets[T blob.Float](comm Comm, params []*blob.Blob[T], doneAft
 	}
 	// The last layers' gradients are complete first.
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(doneAfter[b], doneAfter[a]) })
-	offs := g.layout(params, doneAfter, order)
+	offs := g.layout(params, doneAfter, order, capBytes)
 	if err := g.allocate(params, order, offs); err != nil {
 		return nil, errors.Join(err, g.Close())
 	}
@@ -109,17 +111,21 @@ func elemBytes[T blob.Float]() int { return int(unsafe.Sizeof(T(0))) }
 
 // layout places the parameters in order and cuts the buckets; it returns
 // each parameter's offset in elements, by its index in params.
-func (g *GradientBuckets[T]) layout(params []*blob.Blob[T], doneAfter, order []int) []int {
+func (g *GradientBuckets[T]) layout(params []*blob.Blob[T], doneAfter, order []int, capBytes int) []int {
 	size := elemBytes[T]()
 	align := alignBytes / size
 	offs := make([]int, len(params))
-	limit := firstBucketBytes
+	first, rest := firstBucketBytes, bucketBytes
+	if capBytes > 0 {
+		first, rest = capBytes, capBytes
+	}
+	limit := first
 	cur := bucket{after: math.MaxInt}
 	off := 0
 	for _, i := range order {
 		if cur.params > 0 && cur.n*size >= limit {
 			g.buckets = append(g.buckets, cur)
-			cur, limit = bucket{off: off, after: math.MaxInt}, bucketBytes
+			cur, limit = bucket{off: off, after: math.MaxInt}, rest
 		}
 		offs[i] = off
 		n := (params[i].Count() + align - 1) / align * align
@@ -192,7 +198,11 @@ func (g *GradientBuckets[T]) String() string {
 	for i, b := range g.buckets {
 		parts[i] = fmt.Sprintf("%.1f MB (%d gradients, after layer %d)", float64(b.n*elemBytes[T]())/1e6, b.params, b.after)
 	}
-	return fmt.Sprintf("%d buckets: %s", len(g.buckets), strings.Join(parts, ", "))
+	noun := "buckets"
+	if len(g.buckets) == 1 {
+		noun = "bucket"
+	}
+	return fmt.Sprintf("%d %s: %s", len(g.buckets), noun, strings.Join(parts, ", "))
 }
 
 // SetRequest sets this rank's request bits for the next pass's
@@ -216,6 +226,17 @@ func (g *GradientBuckets[T]) Agreed() uint {
 		}
 	}
 	return out
+}
+
+// Check returns why the job's communicator failed (a rank that died, an
+// abort, an error a queued all-reduce met), nil if it did not. A replayed
+// CUDA graph runs the all-reduces without a call into the communicator:
+// check after each iteration, before trusting Agreed.
+func (g *GradientBuckets[T]) Check() error {
+	if err := g.comm.check(); err != nil {
+		return fmt.Errorf("%v: %w", g.comm, err)
+	}
+	return nil
 }
 
 // Begin starts a pass whose backward pass reduces the gradients: the

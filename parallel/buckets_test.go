@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestBucketLayout(t *testing.T) {
 	}
 	g := &GradientBuckets[float32]{bits: 2}
 	order := []int{2, 3, 4, 5, 6, 7, 0, 1} // as NewGradientBuckets sorts them
-	offs := g.layout(params, doneAfter, order)
+	offs := g.layout(params, doneAfter, order, 0)
 
 	prev := -1
 	for _, i := range order {
@@ -78,11 +79,29 @@ func TestBucketLayoutSmallNet(t *testing.T) {
 		params = append(params, b)
 	}
 	g := &GradientBuckets[float64]{bits: 2}
-	g.layout(params, []int{1, 1, 4, 4, 6, 6}, []int{4, 5, 2, 3, 0, 1})
+	g.layout(params, []int{1, 1, 4, 4, 6, 6}, []int{4, 5, 2, 3, 0, 1}, 0)
 	if len(g.buckets) != 1 || g.buckets[0].params != 6 || g.buckets[0].after != 1 {
 		t.Errorf("buckets %+v, want one of all 6 gradients, complete after layer 1", g.buckets)
 	}
 	if g.buckets[0].off != 0 || g.buckets[0].n != g.elems {
 		t.Errorf("the bucket covers [%d, %d) of %d elements", g.buckets[0].off, g.buckets[0].off+g.buckets[0].n, g.elems)
+	}
+}
+
+// With a cap of one byte every gradient is a bucket of its own.
+func TestBucketLayoutCap(t *testing.T) {
+	var params []*blob.Blob[float32]
+	for _, n := range []int{8, 3, 5} {
+		b, err := blob.New[float32](n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params = append(params, b)
+	}
+	g := &GradientBuckets[float32]{}
+	g.layout(params, []int{3, 2, 1}, []int{0, 1, 2}, 1)
+	want := []bucket{{0, 64, 3, 1}, {64, 64, 2, 1}, {128, 64, 1, 1}}
+	if !slices.Equal(g.buckets, want) {
+		t.Errorf("buckets %+v, want %+v", g.buckets, want)
 	}
 }

@@ -91,7 +91,10 @@ type Comm interface {
 	// Abort ends the job's communication at once, so that no rank waits
 	// forever for this one; cause says why, for the log.
 	Abort(cause error)
-	// Close releases the communicator after a job that ended well.
+	// Close releases the communicator after a job that ended well, and
+	// after the solvers using it are closed: a CUDA graph that recorded
+	// its collectives holds an NCCL communicator, whose Close waits until
+	// the graph is freed.
 	Close() error
 	// String names the engine and the rank, e.g. "NCCL rank 1 of 4".
 	String() string

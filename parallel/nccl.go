@@ -195,3 +195,15 @@ func (c *ncclComm) allReduceMeanOn(p cuda.DevicePtr, n int, double bool, s *cuda
 	}
 	return c.c.AllReduceMean(p, n, double, s)
 }
+
+// check returns why the communicator can no longer be used, or the error
+// a queued collective met, nil if neither: for work that reaches NCCL
+// without a call here, a CUDA graph's replayed collectives.
+func (c *ncclComm) check() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return err
+	}
+	return c.c.AsyncError()
+}

@@ -2,6 +2,7 @@ package solver_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -151,39 +152,51 @@ func trainJob(t *testing.T, text string, edit func(*caffepb.SolverParameter), op
 	return run
 }
 
-// sameParams reports the first parameter where a and b differ.
-func sameParams(t *testing.T, what string, a, b [][]float32) {
+// closeRuns fails unless a's and b's parameters agree within 1e-5
+// relative to 1 + |value|: the last-bit differences the GPU's reductions
+// (cuDNN's algorithms among them) leave between any two runs, as in
+// TestCUDAGraphMatchesEager. A gradient all-reduced before it was
+// complete leaves a rank's own gradient in it instead of the mean,
+// differences of the order of the learning rate times the gradient.
+func closeRuns(t *testing.T, what string, a, b [][]float32) {
 	t.Helper()
+	worst, at := 0.0, -1
 	for i := range a {
-		if !slices.Equal(a[i], b[i]) {
-			t.Errorf("%s: learnable parameter %d differs", what, i)
-			return
+		for j := range a[i] {
+			if d := math.Abs(float64(a[i][j])-float64(b[i][j])) / (1 + math.Abs(float64(b[i][j]))); !(d <= worst) {
+				worst, at = d, i
+			}
 		}
+	}
+	if !(worst <= 1e-5) {
+		t.Errorf("%s: parameters differ by up to %g (parameter %d), tolerance 1e-5", what, worst, at)
+	} else {
+		t.Logf("%s: parameters differ by up to %g", what, worst)
 	}
 }
 
 // Two GPUs reducing their gradients bucket by bucket during the backward
-// pass, recorded in a CUDA graph with the all-reduces, end with the same
-// weights, bit for bit, as the same job replaying nothing and as one
-// reducing after the backward pass: no bucket is all-reduced before its
-// gradients are complete, BatchNorm's fused Scale included.
-func TestTwoGPUsBucketsOverlapExactly(t *testing.T) {
-	graph := trainJob(t, bnSolver, nil, solver.Options{}, false)
+// pass (a bucket per gradient here), recorded in a CUDA graph with the
+// all-reduces, end with the weights of the same job replaying nothing
+// and of one reducing after the backward pass: no bucket is all-reduced
+// before its gradients are complete, BatchNorm's fused Scale included.
+func TestTwoGPUsBucketsOverlap(t *testing.T) {
+	graph := trainJob(t, bnSolver, nil, solver.Options{GradientBucketBytes: 1}, false)
 	if _, ok := graph.log.Find("recorded as a CUDA graph"); !ok {
 		t.Errorf("the job recorded no CUDA graph:\n%v", graph.log.Lines())
 	}
 	if l, ok := graph.log.Find("Gradients all-reduced in"); ok {
 		t.Log(l.Message)
 	}
-	eager := trainJob(t, bnSolver, nil, solver.Options{NoCUDAGraphs: true}, false)
+	eager := trainJob(t, bnSolver, nil, solver.Options{GradientBucketBytes: 1, NoCUDAGraphs: true}, false)
 	after := trainJob(t, bnSolver, nil, solver.Options{NoCUDAGraphs: true, NoGradientOverlap: true}, false)
-	sameParams(t, "graph against eager", graph.params, eager.params)
-	sameParams(t, "overlapped against after the backward pass", eager.params, after.params)
+	closeRuns(t, "graph against eager", graph.params, eager.params)
+	closeRuns(t, "overlapped against after the backward pass", eager.params, after.params)
 
 	// iter_size 2: all buckets after the second pass, graph or not.
-	graph2 := trainJob(t, bnSolver, iterSize2, solver.Options{}, false)
-	eager2 := trainJob(t, bnSolver, iterSize2, solver.Options{NoCUDAGraphs: true}, false)
-	sameParams(t, "iter_size 2: graph against eager", graph2.params, eager2.params)
+	graph2 := trainJob(t, bnSolver, iterSize2, solver.Options{GradientBucketBytes: 1}, false)
+	eager2 := trainJob(t, bnSolver, iterSize2, solver.Options{GradientBucketBytes: 1, NoCUDAGraphs: true}, false)
+	closeRuns(t, "iter_size 2: graph against eager", graph2.params, eager2.params)
 }
 
 func iterSize2(p *caffepb.SolverParameter) { p.IterSize = proto.Int32(2) }

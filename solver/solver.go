@@ -113,6 +113,10 @@ type Options struct {
 	// while it runs (parallel.GradientBuckets): the same numbers, later.
 	// For comparing the two.
 	NoGradientOverlap bool
+	// GradientBucketBytes caps the buckets in which a GPU rank reduces
+	// its gradients; 0: 1 MiB for the first, 25 MiB for the others (as
+	// PyTorch DDP's bucket_cap_mb).
+	GradientBucketBytes int
 }
 
 // Solver trains a net.
@@ -155,6 +159,7 @@ type Solver[T blob.Float] struct {
 	updater   updater[T] // prepares the gradients for the rule on the solver's device (update.go)
 	noGraphs  bool       // Options.NoCUDAGraphs
 	noOverlap bool       // Options.NoGradientOverlap
+	bucketCap int        // Options.GradientBucketBytes
 	graphs    iterationGraph[T]
 }
 
@@ -177,7 +182,7 @@ func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
 	p = proto.Clone(p).(*caffepb.SolverParameter)
 	s := &Solver[T]{param: p, ctx: opts.Context, log: opts.Logger, action: func() Action { return None }, snapshotIter: -1,
-		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, noGraphs: opts.NoCUDAGraphs, noOverlap: opts.NoGradientOverlap}
+		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, noGraphs: opts.NoCUDAGraphs, noOverlap: opts.NoGradientOverlap, bucketCap: opts.GradientBucketBytes}
 	if err := s.joinJob(opts.Comm); err != nil {
 		return nil, err
 	}
@@ -252,7 +257,7 @@ func (s *Solver[T]) joinGradients() error {
 	if s.comm == nil {
 		return nil
 	}
-	b, err := parallel.NewGradientBuckets(s.comm, s.net.LearnableParams(), s.net.LearnableParamsDoneAfter(), requestBits)
+	b, err := parallel.NewGradientBuckets(s.comm, s.net.LearnableParams(), s.net.LearnableParamsDoneAfter(), requestBits, s.bucketCap)
 	if err != nil {
 		return err
 	}
@@ -892,7 +897,12 @@ func (s *Solver[T]) agreeOn() (uint, error) {
 	if s.buckets != nil {
 		// The copy back was queued after the last bucket; a replay has
 		// been waited for already.
-		if err := s.ctx.Stream().Synchronize(); err != nil {
+		err := s.ctx.Stream().Synchronize()
+		if cerr := s.buckets.Check(); cerr != nil {
+			// An aborted all-reduce leaves the bits undefined.
+			return 0, errors.Join(cerr, err)
+		}
+		if err != nil {
 			return 0, err
 		}
 		return s.buckets.Agreed(), nil

@@ -73,6 +73,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Deferred first, so run last: after the solvers' Close, whose CUDA
+	// graphs hold the communicators' recorded collectives (NCCL's
+	// ncclCommDestroy waits for such graphs to be freed).
+	defer closeRanks(ranks)
 	quietRank(ranks)
 	var actions chan solver.Action
 	if *ui != "" {
@@ -107,7 +111,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	defer closeRanks(ranks)
 	logJob(solvers[0], ranks[0].comm)
 	// Signals reach the process once: its first solver takes them, and a
 	// job's ranks agree on the action at the end of the iteration.
