@@ -113,25 +113,32 @@ const (
 	Type_INT     Type = 3
 	Type_UINT    Type = 4
 	Type_BOOL    Type = 5
+	// gocaffe's, not NVCaffe's: bfloat16 (the upper half of a float32) for
+	// raw_data and the precision fields. Numbered from 5001, with gocaffe's
+	// private fields, so that no fork's later Type can take the number; a
+	// fork reading a blob of this type finds an unknown raw_data_type.
+	Type_BFLOAT16 Type = 5001
 )
 
 // Enum value maps for Type.
 var (
 	Type_name = map[int32]string{
-		0: "DOUBLE",
-		1: "FLOAT",
-		2: "FLOAT16",
-		3: "INT",
-		4: "UINT",
-		5: "BOOL",
+		0:    "DOUBLE",
+		1:    "FLOAT",
+		2:    "FLOAT16",
+		3:    "INT",
+		4:    "UINT",
+		5:    "BOOL",
+		5001: "BFLOAT16",
 	}
 	Type_value = map[string]int32{
-		"DOUBLE":  0,
-		"FLOAT":   1,
-		"FLOAT16": 2,
-		"INT":     3,
-		"UINT":    4,
-		"BOOL":    5,
+		"DOUBLE":   0,
+		"FLOAT":    1,
+		"FLOAT16":  2,
+		"INT":      3,
+		"UINT":     4,
+		"BOOL":     5,
+		"BFLOAT16": 5001,
 	}
 )
 
@@ -15290,7 +15297,7 @@ const file_caffe_proto_rawDesc = "" +
 	"\apad_end\x18\x06 \x01(\x05:\x010R\x06padEnd*\x1c\n" +
 	"\x05Phase\x12\t\n" +
 	"\x05TRAIN\x10\x00\x12\b\n" +
-	"\x04TEST\x10\x01*G\n" +
+	"\x04TEST\x10\x01*V\n" +
 	"\x04Type\x12\n" +
 	"\n" +
 	"\x06DOUBLE\x10\x00\x12\t\n" +
@@ -15298,7 +15305,8 @@ const file_caffe_proto_rawDesc = "" +
 	"\aFLOAT16\x10\x02\x12\a\n" +
 	"\x03INT\x10\x03\x12\b\n" +
 	"\x04UINT\x10\x04\x12\b\n" +
-	"\x04BOOL\x10\x05*\x1d\n" +
+	"\x04BOOL\x10\x05\x12\r\n" +
+	"\bBFLOAT16\x10\x89'*\x1d\n" +
 	"\aPacking\x12\b\n" +
 	"\x04NCHW\x10\x00\x12\b\n" +
 	"\x04NHWC\x10\x01*K\n" +
