@@ -220,6 +220,16 @@ func (b *Blob[T]) ToProtoRaw(typ caffepb.Type, writeDiff bool) (*caffepb.BlobPro
 	return p, nil
 }
 
+// RawType is the Type of a blob of element type T stored whole: FLOAT for
+// float32, DOUBLE for float64, the raw_data_type NVCaffe writes for a blob
+// stored in that type.
+func RawType[T Float]() caffepb.Type {
+	if elemSize[T]() == 8 {
+		return caffepb.Type_DOUBLE
+	}
+	return caffepb.Type_FLOAT
+}
+
 // rawBytes encodes v as raw_data of type typ, size bytes a value.
 func rawBytes[T Float](v []T, typ caffepb.Type, size int) []byte {
 	out := make([]byte, size*len(v))

@@ -1039,7 +1039,13 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 		return s.snapshotHDF5()
 	}
 	model, state = s.snapshotFilename(".caffemodel"), s.snapshotFilename(".solverstate")
+	compact := compactBlobs(s.param)
 	weights := s.net.ToProto(s.param.GetSnapshotDiff())
+	if compact {
+		if weights, err = s.net.ToProtoRaw(s.param.GetSnapshotDiff()); err != nil {
+			return "", "", err
+		}
+	}
 	// Both files are checked before either is written, so that a snapshot
 	// too large to read back writes nothing: the weights exactly, the state
 	// by its history's numbers, nearly all of it (building it now would
@@ -1054,7 +1060,15 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 	}
 	st := &caffepb.SolverState{Iter: proto.Int32(int32(s.iter)), LearnedNet: proto.String(model), CurrentStep: proto.Int32(int32(s.currentStep))}
 	for _, h := range s.history {
-		st.History = append(st.History, h.ToProto(false))
+		if !compact {
+			st.History = append(st.History, h.ToProto(false))
+			continue
+		}
+		hp, err := h.ToProtoRaw(blob.RawType[T](), false)
+		if err != nil {
+			return "", "", err
+		}
+		st.History = append(st.History, hp)
 	}
 	logf.Infof(s.log, "Snapshotting solver state to binary proto file %s", state)
 	if err := protoio.WriteProtoToBinaryFile(st, state); err != nil {
@@ -1062,6 +1076,16 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 	}
 	s.snapshotIter, s.snapshotState = s.iter, state
 	return model, state, nil
+}
+
+// compactBlobs reports whether binary snapshots are written in NVCaffe's
+// compact form (raw_data, Net.ToProtoRaw), the weights and the history
+// alike: only when the solver sets store_blobs_in_old_format: false.
+// NVCaffe writes that form when the field is unset too; gocaffe writes
+// BVLC's float fields then, because a BVLC solver never sets the field and
+// BVLC Caffe cannot read raw_data, while NVCaffe reads both.
+func compactBlobs(p *caffepb.SolverParameter) bool {
+	return p.StoreBlobsInOldFormat != nil && !p.GetStoreBlobsInOldFormat()
 }
 
 // Restore resumes from a .solverstate: the iteration, the learning rate
