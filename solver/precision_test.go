@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
@@ -15,7 +17,13 @@ import (
 // NVCaffe's FLOAT raw_data hold.
 func newSolver32(t *testing.T, extra string, opts solver.Options) *solver.Solver[float32] {
 	t.Helper()
-	s, err := solver.New[float32](solverParam(t, extra+" snapshot_after_train: false"), opts)
+	return newSolver32Net(t, "", extra, opts)
+}
+
+// newSolver32Net is newSolver32 with fields added to the train net.
+func newSolver32Net(t *testing.T, netFields, extra string, opts solver.Options) *solver.Solver[float32] {
+	t.Helper()
+	s, err := solver.New[float32](netParam(t, netFields, extra), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +31,18 @@ func newSolver32(t *testing.T, extra string, opts solver.Options) *solver.Solver
 	mathfn.RngGaussian(data.Count(), 0, 1, data.MutableCPUData(), mathfn.NewRNG(1))
 	mathfn.RngGaussian(targets.Count(), 0, 1, targets.MutableCPUData(), mathfn.NewRNG(2))
 	return s
+}
+
+// netParam is solverParam with fields added to the train net.
+func netParam(t *testing.T, netFields, extra string) *caffepb.SolverParameter {
+	t.Helper()
+	p := solverParam(t, extra+" snapshot_after_train: false")
+	fields := &caffepb.NetParameter{}
+	if err := protoio.ParseText([]byte(netFields), fields); err != nil {
+		t.Fatal(err)
+	}
+	proto.Merge(p.NetParam, fields)
+	return p
 }
 
 // store_blobs_in_old_format: false writes NVCaffe's compact snapshots,

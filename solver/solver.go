@@ -108,6 +108,11 @@ type Options struct {
 	// iterations and replays it, one launch an iteration; the log says
 	// when it does, or why it cannot.
 	NoCUDAGraphs bool
+	// LossScale scales the loss's gradient for reduced-precision
+	// training (see LossScale); the zero value does what the train net's
+	// global_grad_scale fields ask (NVCaffe's), which is nothing unless
+	// they are set.
+	LossScale LossScale
 }
 
 // Solver trains a net.
@@ -144,10 +149,11 @@ type Solver[T blob.Float] struct {
 	grads     *parallel.Gradients[T]
 	agree     *parallel.Agree
 	earlyExit bool
-	rule      Rule[T]    // the solver type's update rule (registry.go)
-	policy    Policy     // the learning rate policy (lr.go)
-	updater   updater[T] // prepares the gradients for the rule on the solver's device (update.go)
-	noGraphs  bool       // Options.NoCUDAGraphs
+	rule      Rule[T]       // the solver type's update rule (registry.go)
+	policy    Policy        // the learning rate policy (lr.go)
+	updater   updater[T]    // prepares the gradients for the rule on the solver's device (update.go)
+	lossScale lossScaler[T] // loss scaling (lossscale.go)
+	noGraphs  bool          // Options.NoCUDAGraphs
 	graphs    iterationGraph[T]
 }
 
@@ -221,6 +227,9 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 		// Every rank's gradients become their mean before anything else
 		// looks at them.
 		s.OnGradientsReady(func(*Solver[T]) error { return s.grads.Reduce() })
+	}
+	if err := s.initLossScale(opts.LossScale); err != nil {
+		return nil, err
 	}
 	if s.updater, err = newUpdater(s); err != nil {
 		return nil, err
@@ -499,7 +508,9 @@ func (s *Solver[T]) setSnapshotPrefix(solverFile string) error {
 // averaging is the first hook). Hooks run in the order they were added; an
 // error from one stops training with it. Calling the hooks allocates
 // nothing, so a hook that allocates nothing keeps the iteration free of
-// allocations. Add hooks before Solve or Step.
+// allocations. With loss scaling (Options.LossScale) the diffs the hooks
+// see are the gradients times LossScale(), which the update divides out
+// after them. Add hooks before Solve or Step.
 func (s *Solver[T]) OnGradientsReady(f func(s *Solver[T]) error) { s.hooks = append(s.hooks, f) }
 
 // OnStart adds f to the hooks the solver calls at the start of every
@@ -513,13 +524,25 @@ func (s *Solver[T]) OnStart(f func(s *Solver[T]) error) { s.starts = append(s.st
 
 // ApplyUpdate applies one update from the gradients the train net's
 // learnable parameters hold in their diffs, at the current iteration's
-// learning rate: clip, normalise, regularise, the solver type's rule and
-// the weights' update, as an iteration of Step does after its passes and
-// hooks. The iteration count stays (Caffe's Solver::ApplyUpdate, pycaffe's
-// apply_update).
+// learning rate: divide by the loss scale (see LossScale; the train net's
+// Backward multiplies by it), clip, normalise, regularise, the solver
+// type's rule and the weights' update, as an iteration of Step does after
+// its passes and hooks; dynamic loss scaling may skip it. The iteration
+// count stays (Caffe's Solver::ApplyUpdate, pycaffe's apply_update).
 func (s *Solver[T]) ApplyUpdate() (err error) {
 	defer device.Recover(&err)
 	rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
+	return s.applyUpdate(rate)
+}
+
+// applyUpdate applies the update of the gradients in the parameters' diffs:
+// divided by the loss scale first, and skipped when dynamic loss scaling
+// finds they overflowed.
+func (s *Solver[T]) applyUpdate(rate float64) error {
+	apply, err := s.unscaleGradients()
+	if err != nil || !apply {
+		return err
+	}
 	return s.updater.apply(s, rate)
 }
 
@@ -674,10 +697,15 @@ func (s *Solver[T]) Step(iters int) (err error) {
 			logf.Infof(s.log, "Iteration %d (%s iter/s, %ss/%d iters), loss = %s", s.iter, num(perSec), num(lapse), s.param.GetDisplay(), num(s.smoothedLoss))
 			timer, lastIter = time.Now(), s.iter
 			s.logOutputs(s.net, "Train")
-			logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
+			if s.lossScale.cfg.Mode == LossScaleOff {
+				logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
+			} else {
+				// As NVCaffe's "gs = ", after the rate that log parsers read.
+				logf.Infof(s.log, "Iteration %d, lr = %s, loss scale = %s", s.iter, num(rate), num(s.lossScale.scale))
+			}
 		}
 		if !updated {
-			if err := s.updater.apply(s, rate); err != nil {
+			if err := s.applyUpdate(rate); err != nil {
 				return fmt.Errorf("iteration %d: %w", s.iter, err)
 			}
 		}
