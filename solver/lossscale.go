@@ -69,7 +69,8 @@ func (m LossScaleMode) String() string {
 // data-parallel reduction should) and before clipping, the iter_size
 // normalisation, weight decay and the update, which see the true
 // gradients. In FP32 a power of two changes no bit of the update unless a
-// gradient overflows. Zero fields take their defaults.
+// value of the backward pass overflows or is subnormal, with or without
+// the scale. Zero fields take their defaults.
 type LossScale struct {
 	Mode LossScaleMode
 	// Scale is the static and adaptive modes' K (required) and the
