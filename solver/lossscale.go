@@ -308,6 +308,9 @@ func (s *Solver[T]) unscaleGradients() (bool, error) {
 		if m > 0 && !math.IsInf(m, 0) { // NaN fails m > 0
 			next = ls.cfg.Scale * 4 / m
 		}
+		if math.IsInf(float64(T(next)), 0) { // m below T's range over 4K
+			next = ls.cfg.Scale
+		}
 	case LossScaleDynamic:
 		if math.IsInf(amax, 0) || math.IsNaN(amax) {
 			apply = false
@@ -315,7 +318,9 @@ func (s *Solver[T]) unscaleGradients() (bool, error) {
 			ls.skips++
 			ls.skipped++
 			next = ls.scale * ls.cfg.Backoff
-			logf.Infof(s.log, "Iteration %d: gradients overflowed (inf or NaN) at loss scale %s; skipping the update, loss scale now %s", s.iter, num(ls.scale), num(next))
+			if s.Root() { // every rank of a job skips alike: their gradients are one mean
+				logf.Infof(s.log, "Iteration %d: gradients overflowed (inf or NaN) at loss scale %s; skipping the update, loss scale now %s", s.iter, num(ls.scale), num(next))
+			}
 			if ls.cfg.MaxSkips > 0 && ls.skips >= ls.cfg.MaxSkips {
 				return false, fmt.Errorf("%w: %d updates in a row skipped for overflowing gradients, the scale down to %g: the gradients are not finite at any scale (check the layers' backward passes and the data)", errTooManySkips, ls.skips, next)
 			}
@@ -327,7 +332,7 @@ func (s *Solver[T]) unscaleGradients() (bool, error) {
 			next = ls.scale * ls.cfg.Growth
 			if T(next) == 0 || math.IsInf(float64(T(next)), 0) {
 				next = ls.scale // as far as the type goes
-			} else if next != ls.scale {
+			} else if next != ls.scale && s.Root() {
 				logf.Infof(s.log, "Iteration %d: %d iterations without overflow; loss scale now %s", s.iter, ls.cfg.GrowthInterval, num(next))
 			}
 		}
