@@ -79,7 +79,8 @@ func (b *Blob[T]) ShapeEquals(p *caffepb.BlobProto) bool {
 
 // FromProto loads the blob from p. With reshape the blob takes p's shape;
 // without it p's shape must already equal the blob's. The data come from
-// double_data if it is non-empty, from data otherwise, converted to T, and
+// double_data if it is non-empty, from data otherwise, or, when both are
+// empty, from NVCaffe's raw_data (see ToProtoRaw), converted to T, and
 // must number exactly Count; the diff likewise if p has one.
 func (b *Blob[T]) FromProto(p *caffepb.BlobProto, reshape bool) error {
 	// Everything is checked before anything changes, so a bad proto leaves
@@ -160,16 +161,21 @@ func protoValues[T Float](doubles []float64, floats []float32, count int, what s
 	return convert[T](floats), nil
 }
 
+// rawSize is the size in bytes of one raw_data value of each type that
+// raw_data may hold: NVCaffe's FLOAT, DOUBLE and FLOAT16, and gocaffe's
+// BFLOAT16.
+var rawSize = map[caffepb.Type]int{caffepb.Type_FLOAT: 4, caffepb.Type_DOUBLE: 8, caffepb.Type_FLOAT16: 2, caffepb.Type_BFLOAT16: 2}
+
 // rawValues decodes NVCaffe's raw_data (or raw_diff): count little-endian
-// values of the given type (FLOAT, DOUBLE or FLOAT16), as NVCaffe 0.17
-// writes its caffemodels by default.
+// values of the given type (FLOAT, DOUBLE, FLOAT16 or BFLOAT16), as NVCaffe
+// 0.17 writes its caffemodels by default.
 func rawValues[T Float](raw []byte, typ *caffepb.Type, count int, what string) ([]T, error) {
 	if typ == nil {
 		return nil, fmt.Errorf("blob: BlobProto has raw_%s without raw_%s_type", what, what)
 	}
-	size := map[caffepb.Type]int{caffepb.Type_FLOAT: 4, caffepb.Type_DOUBLE: 8, caffepb.Type_FLOAT16: 2}[*typ]
+	size := rawSize[*typ]
 	if size == 0 {
-		return nil, fmt.Errorf("blob: BlobProto raw_%s of type %v: only FLOAT, DOUBLE and FLOAT16 are supported", what, *typ)
+		return nil, fmt.Errorf("blob: BlobProto raw_%s of type %v: only FLOAT, DOUBLE, FLOAT16 and BFLOAT16 are supported", what, *typ)
 	}
 	if len(raw) != size*count {
 		return nil, fmt.Errorf("blob: BlobProto has %d bytes of raw_%s (%v), its shape needs %d", len(raw), what, *typ, size*count)
@@ -181,11 +187,65 @@ func rawValues[T Float](raw []byte, typ *caffepb.Type, count int, what string) (
 			out[i] = T(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
 		case caffepb.Type_DOUBLE:
 			out[i] = T(math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:])))
-		default:
+		case caffepb.Type_FLOAT16:
 			out[i] = T(halfToFloat(binary.LittleEndian.Uint16(raw[2*i:])))
+		default:
+			out[i] = T(bfloatToFloat(binary.LittleEndian.Uint16(raw[2*i:])))
 		}
 	}
 	return out, nil
+}
+
+// ToProtoRaw returns the blob as NVCaffe's compact BlobProto: its shape and
+// its data (and diff, if writeDiff) as raw_data (raw_diff) of type typ,
+// little-endian, with raw_data_type (raw_diff_type) saying so. NVCaffe
+// writes its caffemodels so unless store_blobs_in_old_format is set, with
+// the type its blobs are stored in. FLOAT16 and BFLOAT16 round to nearest,
+// ties to even, and a value beyond their range becomes an infinity; FLOAT
+// and DOUBLE keep every value of a blob of their own type. BVLC Caffe
+// cannot read raw_data: ToProto writes what it reads.
+func (b *Blob[T]) ToProtoRaw(typ caffepb.Type, writeDiff bool) (*caffepb.BlobProto, error) {
+	size := rawSize[typ]
+	if size == 0 {
+		return nil, fmt.Errorf("blob: raw_data of type %v: only FLOAT, DOUBLE, FLOAT16 and BFLOAT16 can be written", typ)
+	}
+	dims := make([]int64, len(b.shape))
+	for i, d := range b.shape {
+		dims[i] = int64(d)
+	}
+	p := &caffepb.BlobProto{Shape: &caffepb.BlobShape{Dim: dims}, RawDataType: typ.Enum(), RawData: rawBytes(b.CPUData(), typ, size)}
+	if writeDiff {
+		p.RawDiffType, p.RawDiff = typ.Enum(), rawBytes(b.CPUDiff(), typ, size)
+	}
+	return p, nil
+}
+
+// RawType is the Type of a blob of element type T stored whole: FLOAT for
+// float32, DOUBLE for float64, the raw_data_type NVCaffe writes for a blob
+// stored in that type.
+func RawType[T Float]() caffepb.Type {
+	if elemSize[T]() == 8 {
+		return caffepb.Type_DOUBLE
+	}
+	return caffepb.Type_FLOAT
+}
+
+// rawBytes encodes v as raw_data of type typ, size bytes a value.
+func rawBytes[T Float](v []T, typ caffepb.Type, size int) []byte {
+	out := make([]byte, size*len(v))
+	for i, x := range v {
+		switch typ {
+		case caffepb.Type_FLOAT:
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(x)))
+		case caffepb.Type_DOUBLE:
+			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(float64(x)))
+		case caffepb.Type_FLOAT16:
+			binary.LittleEndian.PutUint16(out[2*i:], narrow(float64(x), half))
+		default:
+			binary.LittleEndian.PutUint16(out[2*i:], narrow(float64(x), bfloat))
+		}
+	}
+	return out
 }
 
 // halfToFloat converts an IEEE 754 half-precision value.
@@ -207,6 +267,48 @@ func halfToFloat(h uint16) float32 {
 		v = -v
 	}
 	return v
+}
+
+// bfloatToFloat converts a bfloat16 value: the upper half of a float32.
+func bfloatToFloat(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// format describes a 16-bit binary floating-point format by its stored
+// mantissa bits and its normal exponents.
+type format struct{ mant, minExp, maxExp int }
+
+var (
+	half   = format{mant: 10, minExp: -14, maxExp: 15}  // IEEE 754 binary16
+	bfloat = format{mant: 7, minExp: -126, maxExp: 127} // bfloat16
+)
+
+// narrow rounds x to the 16-bit format f, to nearest with ties to even, and
+// returns its bits. Rounding in float64 once, from x itself, avoids the
+// double rounding of going through float32 for a float64 blob.
+func narrow(x float64, f format) uint16 {
+	var sign uint16
+	if math.Signbit(x) {
+		sign, x = 0x8000, -x
+	}
+	inf := uint16(f.maxExp-f.minExp+2) << f.mant
+	// Halfway between the largest finite value and the next power of two
+	// rounds up, to infinity.
+	overflow := math.Ldexp(2-math.Ldexp(1, -f.mant-1), f.maxExp)
+	switch {
+	case math.IsNaN(x):
+		return sign | inf | 1<<(f.mant-1) // a quiet NaN
+	case x >= overflow:
+		return sign | inf
+	case x == 0:
+		return sign
+	}
+	_, e := math.Frexp(x)     // x = m * 2^e, m in [0.5, 1)
+	exp := max(e-1, f.minExp) // subnormals share the smallest exponent's step
+	step := math.Ldexp(1, exp-f.mant)
+	m := math.RoundToEven(x / step) // exact: step is a power of two
+	// m counts steps of 2^(exp-mant): for a normal value it holds the
+	// implicit leading bit, which the encoding folds into the exponent
+	// field, and a carry to the next power of two lands there too.
+	return sign | (uint16(exp-f.minExp)<<f.mant + uint16(m))
 }
 
 // convert returns v as a slice of T, without copying when it already is.

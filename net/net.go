@@ -112,9 +112,15 @@ type Net[T Float] struct {
 
 	afterBackward func(i int) error // SetAfterBackward; nil: none
 
-	// NVCaffe's loss scaling, reported by the precision pass.
+	// NVCaffe's loss scaling fields, which a solver applies and the
+	// precision pass reports.
 	gradScale         float32
 	gradScaleAdaptive bool
+	// lossScale is the factor backward passes multiply the loss's
+	// gradient by (SetLossScale; 0 and 1: none), lossView the GPU view
+	// that writes it into the loss tops' diffs (lossscale.go).
+	lossScale float64
+	lossView  *device.GPUView[T]
 }
 
 // layerRecord is one layer of a net and its connections.
@@ -578,8 +584,10 @@ func (n *Net[T]) suspendSplitFusions(lo, hi int, on bool) {
 func (n *Net[T]) Forward() (T, error) { return n.ForwardFromTo(0, len(n.layers)-1) }
 
 // BackwardFromTo runs the backward pass of layers start down to end
-// (inclusive), skipping those that need no backward.
-func (n *Net[T]) BackwardFromTo(start, end int) error {
+// (inclusive), skipping those that need no backward. With a loss scale
+// (SetLossScale) the loss tops of those layers start the pass from their
+// loss weight times the scale.
+func (n *Net[T]) BackwardFromTo(start, end int) (err error) {
 	if end < 0 || start >= len(n.layers) {
 		return fmt.Errorf("net %q: BackwardFromTo(%d, %d) with %d layers", n.name, start, end, len(n.layers))
 	}
@@ -588,6 +596,18 @@ func (n *Net[T]) BackwardFromTo(start, end int) error {
 	}
 	n.suspendSplitFusions(end, start, true)
 	defer n.suspendSplitFusions(end, start, false)
+	if s := n.LossScale(); s != 1 {
+		if err := n.scaleLossDiffs(end, start, s); err != nil {
+			return err
+		}
+		// Restored even after a failed pass, so that the next Forward's
+		// loss reads the weights again.
+		defer func() {
+			if rerr := n.scaleLossDiffs(end, start, 1); err == nil {
+				err = rerr
+			}
+		}()
+	}
 	for i := start; i >= end; i-- {
 		if err := n.backwardLayer(i); err != nil {
 			return err

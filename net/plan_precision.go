@@ -70,7 +70,7 @@ func (n *Net[T]) precisionRan(onGPU bool) string {
 }
 
 // planPrecision records, per layer, the precision it runs in and what
-// NVCaffe's fields asked of it. Reduced-precision storage (FLOAT16, and
+// NVCaffe's fields asked of it, and the loss scaling they ask for. Reduced-precision storage (FLOAT16, and
 // bf16) is not built yet: a net that asks for it runs in FP32 and the
 // pass says so, as does a warning at build time, rather than the fields
 // being dropped without a word.
@@ -91,11 +91,15 @@ func (n *Net[T]) planPrecision() string {
 		summary += fmt.Sprintf("; NVCaffe's fields ask %s; they run in %s: reduced-precision storage is not built (docs/forks.md)", countsOf(asked), n.precisionRan(n.ctx.OnGPU()))
 	}
 	if n.gradScale != 1 || n.gradScaleAdaptive {
-		adaptive := ""
+		// The fields are a solver's to apply (package solver's LossScale
+		// option, which may override them).
+		how := "static"
 		if n.gradScaleAdaptive {
-			adaptive = ", adaptive,"
+			// NVCaffe divides K by the largest FLOAT16 gradient (times
+			// 1/4); every gradient is FP32 here, so K it stays.
+			how = fmt.Sprintf("adaptive, %g while no gradient is FLOAT16", n.gradScale)
 		}
-		summary += fmt.Sprintf("; global_grad_scale %g%s not applied: FP32 gradients need no loss scaling", n.gradScale, adaptive)
+		summary += fmt.Sprintf("; global_grad_scale %g (%s loss scaling): applied by a solver training the net", n.gradScale, how)
 	}
 	return summary
 }

@@ -151,7 +151,7 @@ layer { name: "prob" type: "Softmax" bottom: "y" top: "p" forward_type: FLOAT ba
 		t.Errorf("asked %v: want FLOAT16/FLOAT16 for in and ip (the net's default), nothing for prob (its own FLOAT)", asked)
 	}
 	summary := p.Passes[len(p.Passes)-1].Summary
-	for _, want := range []string{fp16 + " (2 layers)", "not built", "global_grad_scale 64 not applied"} {
+	for _, want := range []string{fp16 + " (2 layers)", "not built", "global_grad_scale 64 (static loss scaling): applied by a solver"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("precision pass %q lacks %q", summary, want)
 		}

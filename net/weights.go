@@ -120,6 +120,33 @@ func (n *Net[T]) ToProto(writeDiff bool) *caffepb.NetParameter {
 	return p
 }
 
+// ToProtoRaw returns the net as ToProto does, but with each blob in
+// NVCaffe's compact form (blob.ToProtoRaw): raw_data, and raw_diff if
+// writeDiff, of the type the blob is stored in, as NVCaffe writes its
+// caffemodels unless store_blobs_in_old_format is set. gocaffe stores every
+// blob in FLOAT (DOUBLE in a float64 net) whatever NVCaffe's precision
+// fields ask, so that is the type written: rounding the weights to the
+// FLOAT16 a layer asks for would make a resumed run differ from an
+// uninterrupted one. gocaffe and NVCaffe read these files; BVLC Caffe reads
+// only ToProto's.
+func (n *Net[T]) ToProtoRaw(writeDiff bool) (*caffepb.NetParameter, error) {
+	typ := blob.RawType[T]()
+	p := &caffepb.NetParameter{Name: proto.String(n.name)}
+	for _, r := range n.layers {
+		lp := proto.Clone(r.layer.LayerBase().Param()).(*caffepb.LayerParameter)
+		lp.Blobs = nil
+		for j, b := range r.layer.LayerBase().Blobs() {
+			bp, err := b.ToProtoRaw(typ, writeDiff)
+			if err != nil {
+				return nil, fmt.Errorf("layer %q blob %d: %w", r.name, j, err)
+			}
+			lp.Blobs = append(lp.Blobs, bp)
+		}
+		p.Layer = append(p.Layer, lp)
+	}
+	return p, nil
+}
+
 // ShareTrainedLayersWith makes this net's layers use the learnable blobs of
 // other's layers of the same name (a solver's test nets share the train
 // net's weights this way). As in Caffe, each of other's layers is shared

@@ -145,6 +145,10 @@ func (s *Solver[T]) graphObstacle(disabled bool) string {
 		return "a data-parallel job over host memory"
 	case len(s.starts) > 0:
 		return "on_start hooks (OnStart), which may write blobs a replay would read stale"
+	case s.lossScale.cfg.Mode == LossScaleDynamic || s.lossScale.cfg.Mode == LossScaleAdaptive:
+		// The scale is written into the loss tops' diffs by the
+		// recorded backward pass, as it was when recorded.
+		return fmt.Sprintf("%v loss scaling, whose scale changes between iterations while a replay repeats the recorded one", s.lossScale.cfg.Mode)
 	}
 	if _, err := s.net.RecordableFrom(); err != nil {
 		return err.Error()
@@ -153,10 +157,12 @@ func (s *Solver[T]) graphObstacle(disabled bool) string {
 }
 
 // wholeIteration says whether the graph can hold the whole iteration: the
-// update is SGD's fused one, and nothing runs between the passes and it.
+// update is SGD's fused one, and nothing runs between the passes and it
+// (loss scaling divides the gradients by the scale there).
 func (s *Solver[T]) wholeIteration() bool {
 	_, fused := s.updater.(*fusedSGD[T])
-	return fused && len(s.hooks) == 0 && s.param.GetClipGradients() < 0 && s.param.GetIterSize() == 1
+	return fused && len(s.hooks) == 0 && s.param.GetClipGradients() < 0 && s.param.GetIterSize() == 1 &&
+		s.lossScale.cfg.Mode == LossScaleOff
 }
 
 // setUp allocates the loss accumulator and the device scalars and turns on

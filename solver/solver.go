@@ -117,6 +117,11 @@ type Options struct {
 	// its gradients; 0: 1 MiB for the first, 25 MiB for the others (as
 	// PyTorch DDP's bucket_cap_mb).
 	GradientBucketBytes int
+	// LossScale scales the loss's gradient for reduced-precision
+	// training (see LossScale); the zero value does what the train net's
+	// global_grad_scale fields ask (NVCaffe's), which is nothing unless
+	// they are set.
+	LossScale LossScale
 }
 
 // Solver trains a net.
@@ -154,12 +159,13 @@ type Solver[T blob.Float] struct {
 	buckets   *parallel.GradientBuckets[T] // GPU ranks' all-reduce, overlapped with backward
 	agree     *parallel.Agree
 	earlyExit bool
-	rule      Rule[T]    // the solver type's update rule (registry.go)
-	policy    Policy     // the learning rate policy (lr.go)
-	updater   updater[T] // prepares the gradients for the rule on the solver's device (update.go)
-	noGraphs  bool       // Options.NoCUDAGraphs
-	noOverlap bool       // Options.NoGradientOverlap
-	bucketCap int        // Options.GradientBucketBytes
+	rule      Rule[T]       // the solver type's update rule (registry.go)
+	policy    Policy        // the learning rate policy (lr.go)
+	updater   updater[T]    // prepares the gradients for the rule on the solver's device (update.go)
+	lossScale lossScaler[T] // loss scaling (lossscale.go)
+	noGraphs  bool          // Options.NoCUDAGraphs
+	noOverlap bool          // Options.NoGradientOverlap
+	bucketCap int           // Options.GradientBucketBytes
 	graphs    iterationGraph[T]
 }
 
@@ -228,6 +234,9 @@ func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], er
 		}
 	}
 	if err := s.joinGradients(); err != nil {
+		return nil, err
+	}
+	if err := s.initLossScale(opts.LossScale); err != nil {
 		return nil, err
 	}
 	if s.updater, err = newUpdater(s); err != nil {
@@ -572,7 +581,9 @@ func (s *Solver[T]) setSnapshotPrefix(solverFile string) error {
 // averaging is the first hook). Hooks run in the order they were added; an
 // error from one stops training with it. Calling the hooks allocates
 // nothing, so a hook that allocates nothing keeps the iteration free of
-// allocations. Add hooks before Solve or Step.
+// allocations. With loss scaling (Options.LossScale) the diffs the hooks
+// see are the gradients times LossScale(), which the update divides out
+// after them. Add hooks before Solve or Step.
 func (s *Solver[T]) OnGradientsReady(f func(s *Solver[T]) error) { s.hooks = append(s.hooks, f) }
 
 // OnStart adds f to the hooks the solver calls at the start of every
@@ -586,13 +597,25 @@ func (s *Solver[T]) OnStart(f func(s *Solver[T]) error) { s.starts = append(s.st
 
 // ApplyUpdate applies one update from the gradients the train net's
 // learnable parameters hold in their diffs, at the current iteration's
-// learning rate: clip, normalise, regularise, the solver type's rule and
-// the weights' update, as an iteration of Step does after its passes and
-// hooks. The iteration count stays (Caffe's Solver::ApplyUpdate, pycaffe's
-// apply_update).
+// learning rate: divide by the loss scale (see LossScale; the train net's
+// Backward multiplies by it), clip, normalise, regularise, the solver
+// type's rule and the weights' update, as an iteration of Step does after
+// its passes and hooks; dynamic loss scaling may skip it. The iteration
+// count stays (Caffe's Solver::ApplyUpdate, pycaffe's apply_update).
 func (s *Solver[T]) ApplyUpdate() (err error) {
 	defer device.Recover(&err)
 	rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
+	return s.applyUpdate(rate)
+}
+
+// applyUpdate applies the update of the gradients in the parameters' diffs:
+// divided by the loss scale first, and skipped when dynamic loss scaling
+// finds they overflowed.
+func (s *Solver[T]) applyUpdate(rate float64) error {
+	apply, err := s.unscaleGradients()
+	if err != nil || !apply {
+		return err
+	}
 	return s.updater.apply(s, rate)
 }
 
@@ -751,10 +774,15 @@ func (s *Solver[T]) Step(iters int) (err error) {
 			logf.Infof(s.log, "Iteration %d (%s iter/s, %ss/%d iters), loss = %s", s.iter, num(perSec), num(lapse), s.param.GetDisplay(), num(s.smoothedLoss))
 			timer, lastIter = time.Now(), s.iter
 			s.logOutputs(s.net, "Train")
-			logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
+			if s.lossScale.cfg.Mode == LossScaleOff {
+				logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
+			} else {
+				// As NVCaffe's "gs = ", after the rate that log parsers read.
+				logf.Infof(s.log, "Iteration %d, lr = %s, loss scale = %s", s.iter, num(rate), num(s.lossScale.scale))
+			}
 		}
 		if !updated {
-			if err := s.updater.apply(s, rate); err != nil {
+			if err := s.applyUpdate(rate); err != nil {
 				return fmt.Errorf("iteration %d: %w", s.iter, err)
 			}
 		}
@@ -1148,7 +1176,13 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 		return s.snapshotHDF5()
 	}
 	model, state = s.snapshotFilename(".caffemodel"), s.snapshotFilename(".solverstate")
+	compact := compactBlobs(s.param)
 	weights := s.net.ToProto(s.param.GetSnapshotDiff())
+	if compact {
+		if weights, err = s.net.ToProtoRaw(s.param.GetSnapshotDiff()); err != nil {
+			return "", "", err
+		}
+	}
 	// Both files are checked before either is written, so that a snapshot
 	// too large to read back writes nothing: the weights exactly, the state
 	// by its history's numbers, nearly all of it (building it now would
@@ -1163,7 +1197,15 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 	}
 	st := &caffepb.SolverState{Iter: proto.Int32(int32(s.iter)), LearnedNet: proto.String(model), CurrentStep: proto.Int32(int32(s.currentStep))}
 	for _, h := range s.history {
-		st.History = append(st.History, h.ToProto(false))
+		if !compact {
+			st.History = append(st.History, h.ToProto(false))
+			continue
+		}
+		hp, err := h.ToProtoRaw(blob.RawType[T](), false)
+		if err != nil {
+			return "", "", err
+		}
+		st.History = append(st.History, hp)
 	}
 	logf.Infof(s.log, "Snapshotting solver state to binary proto file %s", state)
 	if err := protoio.WriteProtoToBinaryFile(st, state); err != nil {
@@ -1171,6 +1213,16 @@ func (s *Solver[T]) Snapshot() (model, state string, err error) {
 	}
 	s.snapshotIter, s.snapshotState = s.iter, state
 	return model, state, nil
+}
+
+// compactBlobs reports whether binary snapshots are written in NVCaffe's
+// compact form (raw_data, Net.ToProtoRaw), the weights and the history
+// alike: only when the solver sets store_blobs_in_old_format: false.
+// NVCaffe writes that form when the field is unset too; gocaffe writes
+// BVLC's float fields then, because a BVLC solver never sets the field and
+// BVLC Caffe cannot read raw_data, while NVCaffe reads both.
+func compactBlobs(p *caffepb.SolverParameter) bool {
+	return p.StoreBlobsInOldFormat != nil && !p.GetStoreBlobsInOldFormat()
 }
 
 // Restore resumes from a .solverstate: the iteration, the learning rate

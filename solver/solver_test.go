@@ -246,7 +246,7 @@ func TestUpdateRules(t *testing.T) {
 // solver restored from the snapshot and run to 6 has the same weights and
 // history, bit for bit.
 func TestSnapshotRestoreEqualsUninterrupted(t *testing.T) {
-	for _, format := range []string{"BINARYPROTO", "HDF5"} {
+	for _, format := range []string{"BINARYPROTO", "HDF5", "COMPACT"} {
 		for _, typ := range []string{"SGD", "Nesterov", "AdaDelta", "Adam"} {
 			t.Run(format+"/"+typ, func(t *testing.T) { snapshotRestore(t, format, typ) })
 		}
@@ -255,7 +255,11 @@ func TestSnapshotRestoreEqualsUninterrupted(t *testing.T) {
 
 func snapshotRestore(t *testing.T, format, typ string) {
 	dir := t.TempDir()
-	extra := `type: "` + typ + `" base_lr: 0.05 lr_policy: "step" gamma: 0.5 stepsize: 2 momentum: 0.9 weight_decay: 0.01 snapshot_format: ` + format + ` snapshot_prefix: "` + filepath.Join(dir, "ls") + `"`
+	written := format
+	if format == "COMPACT" { // NVCaffe's raw_data, in binary files
+		written = "BINARYPROTO store_blobs_in_old_format: false"
+	}
+	extra := `type: "` + typ + `" base_lr: 0.05 lr_policy: "step" gamma: 0.5 stepsize: 2 momentum: 0.9 weight_decay: 0.01 snapshot_format: ` + written + ` snapshot_prefix: "` + filepath.Join(dir, "ls") + `"`
 	a := newSolver(t, extra)
 	if err := a.Step(3); err != nil {
 		t.Fatal(err)

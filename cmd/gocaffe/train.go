@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/gocaffe/gocaffe/internal/glog"
@@ -29,6 +32,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	uiAccess := registerUIAccessFlags(fs)
 	shareTest := fs.Bool("share_test_memory", false, "let the test nets compute in the train net's activation memory, which is dead while they run")
 	noReuse := fs.Bool("no_memory_reuse", false, "give every blob of the nets memory of its own, as Caffe (the plans' liveness pass off), for a program reading intermediate blobs")
+	var lossScale solver.LossScale
+	fs.Var(lossScaleFlag{&lossScale}, "loss_scale", "loss scaling: net (the train net's global_grad_scale fields, NVCaffe's), off, static:S, adaptive:K (NVCaffe's global_grad_scale_adaptive), or dynamic[:S[:N]] (PyTorch's GradScaler: first scale S, 65536; doubled after N iterations without overflow, 2000; an overflowing update is skipped and halves it)")
 	cudaGraphs := fs.Bool("cuda_graphs", true, "on the GPU, record one training iteration as a CUDA graph after two warm-up iterations and replay it (where the net and solver allow; the log says)")
 	var nf netFlags
 	nf.register(fs)
@@ -94,7 +99,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	glog.Infof("Starting Optimization")
 	solvers := make([]*solver.Solver[float32], len(ranks))
 	for i, r := range ranks {
-		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: nf.level, SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs, NoMemoryReuse: *noReuse})
+		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: nf.level, SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs, NoMemoryReuse: *noReuse, LossScale: lossScale})
 		if err != nil {
 			return fmt.Errorf("%s: %w", *solverFile, err)
 		}
@@ -209,4 +214,68 @@ func terminatedError(s *solver.Solver[float32]) error {
 		err = fmt.Errorf("stopped by SIGTERM at iteration %d; rank 0 writes the job's snapshots", s.Iter())
 	}
 	return &exitError{code: exitTerminated, err: err}
+}
+
+// lossScaleFlag is -loss_scale: a mode and its numbers, checked when the
+// flag is parsed (the solver checks their ranges).
+type lossScaleFlag struct{ p *solver.LossScale }
+
+func (f lossScaleFlag) String() string {
+	if f.p == nil {
+		return "net"
+	}
+	s := f.p.Mode.String()
+	if f.p.Scale != 0 {
+		s += ":" + strconv.FormatFloat(f.p.Scale, 'g', -1, 64)
+	}
+	if f.p.GrowthInterval != 0 {
+		s += ":" + strconv.Itoa(f.p.GrowthInterval)
+	}
+	return s
+}
+
+func (f lossScaleFlag) Set(v string) error {
+	mode, rest, _ := strings.Cut(v, ":")
+	var args []string
+	if rest != "" || strings.HasSuffix(v, ":") {
+		args = strings.Split(rest, ":")
+	}
+	c := solver.LossScale{}
+	most := 0 // numbers the mode takes
+	switch mode {
+	case "net":
+		c.Mode = solver.LossScaleFromNet
+	case "off":
+		c.Mode = solver.LossScaleOff
+	case "static":
+		c.Mode, most = solver.LossScaleStatic, 1
+	case "adaptive":
+		c.Mode, most = solver.LossScaleAdaptive, 1
+	case "dynamic":
+		c.Mode, most = solver.LossScaleDynamic, 2
+	default:
+		return fmt.Errorf("%q: want net, off, static:S, adaptive:K or dynamic[:S[:N]]", v)
+	}
+	if len(args) > most {
+		return fmt.Errorf("%q: %s takes at most %d number(s) after it", v, mode, most)
+	}
+	if (mode == "static" || mode == "adaptive") && len(args) == 0 {
+		return fmt.Errorf("%q: %s needs its scale: %s:1024", v, mode, mode)
+	}
+	if len(args) > 0 {
+		scale, err := strconv.ParseFloat(args[0], 64)
+		if err != nil || !(scale > 0) || math.IsInf(scale, 0) {
+			return fmt.Errorf("%q: the scale %q is not a positive number", v, args[0])
+		}
+		c.Scale = scale
+	}
+	if len(args) > 1 {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q: the growth interval %q is not a positive integer", v, args[1])
+		}
+		c.GrowthInterval = n
+	}
+	*f.p = c
+	return nil
 }

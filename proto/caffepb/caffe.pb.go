@@ -113,25 +113,32 @@ const (
 	Type_INT     Type = 3
 	Type_UINT    Type = 4
 	Type_BOOL    Type = 5
+	// gocaffe's, not NVCaffe's: bfloat16 (the upper half of a float32) for
+	// raw_data and the precision fields. Numbered from 5001, with gocaffe's
+	// private fields, so that no fork's later Type can take the number; a
+	// fork reading a blob of this type finds an unknown raw_data_type.
+	Type_BFLOAT16 Type = 5001
 )
 
 // Enum value maps for Type.
 var (
 	Type_name = map[int32]string{
-		0: "DOUBLE",
-		1: "FLOAT",
-		2: "FLOAT16",
-		3: "INT",
-		4: "UINT",
-		5: "BOOL",
+		0:    "DOUBLE",
+		1:    "FLOAT",
+		2:    "FLOAT16",
+		3:    "INT",
+		4:    "UINT",
+		5:    "BOOL",
+		5001: "BFLOAT16",
 	}
 	Type_value = map[string]int32{
-		"DOUBLE":  0,
-		"FLOAT":   1,
-		"FLOAT16": 2,
-		"INT":     3,
-		"UINT":    4,
-		"BOOL":    5,
+		"DOUBLE":   0,
+		"FLOAT":    1,
+		"FLOAT16":  2,
+		"INT":      3,
+		"UINT":     4,
+		"BOOL":     5,
+		"BFLOAT16": 5001,
 	}
 )
 
@@ -3849,21 +3856,25 @@ type SolverParameter struct {
 	// NVCaffe numbers it 41, taken here by layer_wise_reduce.
 	RampupInterval *int32 `protobuf:"varint,5001,opt,name=rampup_interval,json=rampupInterval,def=0" json:"rampup_interval,omitempty"`
 	// NVCaffe numbers it 42, taken here by weights.
-	RampupLr                  *float32 `protobuf:"fixed32,5002,opt,name=rampup_lr,json=rampupLr,def=0" json:"rampup_lr,omitempty"`
-	MinLr                     *float32 `protobuf:"fixed32,43,opt,name=min_lr,json=minLr,def=0" json:"min_lr,omitempty"`
-	MomentumPolicy            *string  `protobuf:"bytes,46,opt,name=momentum_policy,json=momentumPolicy,def=fixed" json:"momentum_policy,omitempty"`
-	MaxMomentum               *float32 `protobuf:"fixed32,47,opt,name=max_momentum,json=maxMomentum,def=0.99" json:"max_momentum,omitempty"`
-	MomentumPower             *float32 `protobuf:"fixed32,48,opt,name=momentum_power,json=momentumPower,def=1" json:"momentum_power,omitempty"`
-	Larc                      *bool    `protobuf:"varint,49,opt,name=larc,def=0" json:"larc,omitempty"`
-	LarcPolicy                *string  `protobuf:"bytes,50,opt,name=larc_policy,json=larcPolicy,def=scale" json:"larc_policy,omitempty"`
-	LarcEta                   *float32 `protobuf:"fixed32,51,opt,name=larc_eta,json=larcEta,def=0.001" json:"larc_eta,omitempty"`
-	LarcTurbo                 *bool    `protobuf:"varint,55,opt,name=larc_turbo,json=larcTurbo,def=0" json:"larc_turbo,omitempty"`
-	WeightDecayPolicy         *string  `protobuf:"bytes,52,opt,name=weight_decay_policy,json=weightDecayPolicy,def=fixed" json:"weight_decay_policy,omitempty"`
-	WeightDecayPower          *float32 `protobuf:"fixed32,53,opt,name=weight_decay_power,json=weightDecayPower,def=1" json:"weight_decay_power,omitempty"`
-	MaxWeightDecay            *float32 `protobuf:"fixed32,56,opt,name=max_weight_decay,json=maxWeightDecay,def=0" json:"max_weight_decay,omitempty"`
-	SolverDataType            *Type    `protobuf:"varint,44,opt,name=solver_data_type,json=solverDataType,enum=caffe.Type,def=1" json:"solver_data_type,omitempty"`
-	StoreBlobsInOldFormat     *bool    `protobuf:"varint,45,opt,name=store_blobs_in_old_format,json=storeBlobsInOldFormat,def=0" json:"store_blobs_in_old_format,omitempty"`
-	TestAndSnapshotLastEpochs *int32   `protobuf:"varint,54,opt,name=test_and_snapshot_last_epochs,json=testAndSnapshotLastEpochs,def=0" json:"test_and_snapshot_last_epochs,omitempty"`
+	RampupLr          *float32 `protobuf:"fixed32,5002,opt,name=rampup_lr,json=rampupLr,def=0" json:"rampup_lr,omitempty"`
+	MinLr             *float32 `protobuf:"fixed32,43,opt,name=min_lr,json=minLr,def=0" json:"min_lr,omitempty"`
+	MomentumPolicy    *string  `protobuf:"bytes,46,opt,name=momentum_policy,json=momentumPolicy,def=fixed" json:"momentum_policy,omitempty"`
+	MaxMomentum       *float32 `protobuf:"fixed32,47,opt,name=max_momentum,json=maxMomentum,def=0.99" json:"max_momentum,omitempty"`
+	MomentumPower     *float32 `protobuf:"fixed32,48,opt,name=momentum_power,json=momentumPower,def=1" json:"momentum_power,omitempty"`
+	Larc              *bool    `protobuf:"varint,49,opt,name=larc,def=0" json:"larc,omitempty"`
+	LarcPolicy        *string  `protobuf:"bytes,50,opt,name=larc_policy,json=larcPolicy,def=scale" json:"larc_policy,omitempty"`
+	LarcEta           *float32 `protobuf:"fixed32,51,opt,name=larc_eta,json=larcEta,def=0.001" json:"larc_eta,omitempty"`
+	LarcTurbo         *bool    `protobuf:"varint,55,opt,name=larc_turbo,json=larcTurbo,def=0" json:"larc_turbo,omitempty"`
+	WeightDecayPolicy *string  `protobuf:"bytes,52,opt,name=weight_decay_policy,json=weightDecayPolicy,def=fixed" json:"weight_decay_policy,omitempty"`
+	WeightDecayPower  *float32 `protobuf:"fixed32,53,opt,name=weight_decay_power,json=weightDecayPower,def=1" json:"weight_decay_power,omitempty"`
+	MaxWeightDecay    *float32 `protobuf:"fixed32,56,opt,name=max_weight_decay,json=maxWeightDecay,def=0" json:"max_weight_decay,omitempty"`
+	SolverDataType    *Type    `protobuf:"varint,44,opt,name=solver_data_type,json=solverDataType,enum=caffe.Type,def=1" json:"solver_data_type,omitempty"`
+	// false: binary snapshots hold raw_data of each blob's stored type
+	// (NVCaffe's compact form); true: BVLC's float fields. NVCaffe writes the
+	// compact form when the field is unset; gocaffe writes BVLC's then, which
+	// BVLC Caffe can read (docs/forks.md).
+	StoreBlobsInOldFormat     *bool  `protobuf:"varint,45,opt,name=store_blobs_in_old_format,json=storeBlobsInOldFormat,def=0" json:"store_blobs_in_old_format,omitempty"`
+	TestAndSnapshotLastEpochs *int32 `protobuf:"varint,54,opt,name=test_and_snapshot_last_epochs,json=testAndSnapshotLastEpochs,def=0" json:"test_and_snapshot_last_epochs,omitempty"`
 	// From TSN (yjxiong/caffe).
 	// TSN numbers it 38, taken here by rms_decay.
 	GroupId []int32 `protobuf:"varint,5003,rep,name=group_id,json=groupId" json:"group_id,omitempty"`
@@ -15290,7 +15301,7 @@ const file_caffe_proto_rawDesc = "" +
 	"\apad_end\x18\x06 \x01(\x05:\x010R\x06padEnd*\x1c\n" +
 	"\x05Phase\x12\t\n" +
 	"\x05TRAIN\x10\x00\x12\b\n" +
-	"\x04TEST\x10\x01*G\n" +
+	"\x04TEST\x10\x01*V\n" +
 	"\x04Type\x12\n" +
 	"\n" +
 	"\x06DOUBLE\x10\x00\x12\t\n" +
@@ -15298,7 +15309,8 @@ const file_caffe_proto_rawDesc = "" +
 	"\aFLOAT16\x10\x02\x12\a\n" +
 	"\x03INT\x10\x03\x12\b\n" +
 	"\x04UINT\x10\x04\x12\b\n" +
-	"\x04BOOL\x10\x05*\x1d\n" +
+	"\x04BOOL\x10\x05\x12\r\n" +
+	"\bBFLOAT16\x10\x89'*\x1d\n" +
 	"\aPacking\x12\b\n" +
 	"\x04NCHW\x10\x00\x12\b\n" +
 	"\x04NHWC\x10\x01*K\n" +
