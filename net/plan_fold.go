@@ -37,8 +37,12 @@ import (
 //     blobs was written since (syncedmem's Writes), as after loading
 //     weights or a solver's update;
 //   - nothing folds in a TRAIN net, a net on a GPU, with debug_info, where
-//     any layer of a chain runs a backward pass (a loss under it, or
-//     force_backward), or with Options.NoFold.
+//     any layer of a chain may run a backward pass (a loss under it, or
+//     force_backward, in a net that may run backward), or with
+//     Options.NoFold. A net built for forward passes only
+//     (Options.ForwardOnly: the solver's test nets, `gocaffe test`)
+//     folds with its losses, whose values then come from the folded
+//     layers within FoldTolerance.
 
 // FoldTolerance is what folding may change in a net's outputs: for every
 // output blob, max |folded - unfolded| <= FoldTolerance * max |unfolded|
@@ -109,7 +113,7 @@ func (n *Net[T]) planFold() string {
 	}
 	removed := 0
 	for i, r := range n.layers {
-		if n.layers[i].needBackward || r.layer.LayerBase().EngineOnGPU() {
+		if n.runsBackward(i) || r.layer.LayerBase().EngineOnGPU() {
 			continue
 		}
 		switch r.layer.Type() {
@@ -137,11 +141,15 @@ func (n *Net[T]) planFold() string {
 		len(fs.chains), strings.Join(parts, ", "), removed, FoldTolerance)
 }
 
+// runsBackward reports whether layer i may run a backward pass: never in
+// a net built for forward passes only.
+func (n *Net[T]) runsBackward(i int) bool { return !n.forwardOnly && n.layers[i].needBackward }
+
 // foldChainAt returns the chain whose producer is layer i, or nil.
 func (n *Net[T]) foldChainAt(i int) *foldChain[T] {
 	r := &n.layers[i]
 	f, ok := r.layer.(layer.Folder[T])
-	if !ok || r.needBackward || len(r.tops) != 1 || r.layer.LayerBase().EngineOnGPU() || f.FoldChannels() == 0 {
+	if !ok || n.runsBackward(i) || len(r.tops) != 1 || r.layer.LayerBase().EngineOnGPU() || f.FoldChannels() == 0 {
 		return nil
 	}
 	if by, _ := r.layer.LayerBase().ComputedBy(); by != nil {
@@ -152,7 +160,7 @@ func (n *Net[T]) foldChainAt(i int) *foldChain[T] {
 	for j := i + 1; j < len(n.layers) && c.act.Kind == layer.ActNone; j++ {
 		m := &n.layers[j]
 		if len(m.bottoms) != 1 || len(m.tops) != 1 || m.bottoms[0] != top || m.tops[0] != top ||
-			m.needBackward || m.layer.LayerBase().EngineOnGPU() {
+			n.runsBackward(j) || m.layer.LayerBase().EngineOnGPU() {
 			break
 		}
 		if by, _ := m.layer.LayerBase().ComputedBy(); by != nil {

@@ -261,3 +261,57 @@ layer { name: "relu" type: "ReLU" bottom: "c" top: "c" }
 		}
 	}
 }
+
+// A TEST net with a loss (a train_val's test net) folds when it is built
+// for forward passes only, as the solver's test nets and `gocaffe test`
+// build it, and its loss and accuracy stay within FoldTolerance of the
+// unfolded net's; built to run backward, it does not fold.
+func TestFoldTestNetWithLoss(t *testing.T) {
+	const text = `name: "tv"
+layer { name: "in" type: "Input" top: "x" top: "label"
+  input_param { shape { dim: 8 dim: 3 dim: 8 dim: 8 } shape { dim: 8 } } }
+layer { name: "conv" type: "Convolution" bottom: "x" top: "c"
+  convolution_param { num_output: 6 kernel_size: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "bn" type: "BatchNorm" bottom: "c" top: "c" }
+layer { name: "scale" type: "Scale" bottom: "c" top: "c" scale_param { bias_term: true } }
+layer { name: "relu" type: "ReLU" bottom: "c" top: "c" }
+layer { name: "ip" type: "InnerProduct" bottom: "c" top: "z"
+  inner_product_param { num_output: 5 weight_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "z" bottom: "label" top: "loss" }
+layer { name: "acc" type: "Accuracy" bottom: "z" bottom: "label" top: "acc" }
+`
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tv.prototxt")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	label := func(n *net.Net[float32]) {
+		l := n.BlobByName("label").MutableCPUData()
+		for i := range l {
+			l[i] = float32(i % 5)
+		}
+	}
+	folded := deployNet(t, path, net.Options{NoMemoryReuse: true, ForwardOnly: true})
+	plain := deployNet(t, path, net.Options{NoMemoryReuse: true, ForwardOnly: true, NoFold: true})
+	backward := deployNet(t, path, net.Options{NoMemoryReuse: true})
+	if got := folded.Plan().Passes[2].Summary; !strings.HasPrefix(got, "2 producers fold the layers after them (Convolution+BatchNorm+Scale+ReLU 1, InnerProduct 1)") {
+		t.Errorf("forward only: fold pass %q", got)
+	}
+	if got := backward.Plan().Passes[2].Summary; !strings.HasPrefix(got, "0 producers") {
+		t.Errorf("able to run backward: fold pass %q, want no producer folded", got)
+	}
+	label(folded)
+	label(plain)
+	lf, err := folded.Forward()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, err := plain.Forward()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := math.Abs(float64(lf - lp)); !(d <= net.FoldTolerance*math.Abs(float64(lp))) {
+		t.Errorf("loss %v folded, %v unfolded", lf, lp)
+	}
+	compareBlobs(t, folded, plain)
+}
