@@ -83,7 +83,7 @@ func (g *ConvGeometry) Batchable() bool { return g.use2D() }
 // im2col_cpu and im2col_nd_cpu).
 func Im2col[T Float](im []T, g *ConvGeometry, col []T) {
 	if g.use2D() {
-		im2col2D(im, g, col)
+		im2col2D(im, g, col, prod(g.Out))
 		return
 	}
 	imcolND(im, g, col, true)
@@ -95,18 +95,45 @@ func Im2col[T Float](im []T, g *ConvGeometry, col []T) {
 func Col2im[T Float](col []T, g *ConvGeometry, im []T) {
 	clear(im[:g.ImSize()])
 	if g.use2D() {
-		col2im2D(col, g, im)
+		col2im2D(col, g, im, prod(g.Out))
 		return
 	}
 	imcolND(col, g, im, false)
 }
 
-// im2col2D walks the column buffer in order, row (c, ki, kj) by row, so
-// that its writes are sequential. Each output row's columns inside the
+// Im2colLD is Im2col into a column buffer whose rows are ld elements
+// apart (ld at least the output positions): the columns of several images
+// side by side, so that one product covers them all (a convolution's
+// backward pass over a few images of few positions each). 2-D geometries
+// only (Batchable).
+func Im2colLD[T Float](im []T, g *ConvGeometry, col []T, ld int) {
+	g.checkLD(len(col), ld)
+	im2col2D(im, g, col, ld)
+}
+
+// Col2imLD is Col2im from a column buffer whose rows are ld elements
+// apart, Im2colLD's adjoint. The image is overwritten.
+func Col2imLD[T Float](col []T, ld int, g *ConvGeometry, im []T) {
+	g.checkLD(len(col), ld)
+	clear(im[:g.ImSize()])
+	col2im2D(col, g, im, ld)
+}
+
+// checkLD panics unless a column buffer of n elements with rows ld apart
+// holds the geometry's columns, the geometry being 2-D.
+func (g *ConvGeometry) checkLD(n, ld int) {
+	out := prod(g.Out)
+	if !g.use2D() || ld < out || (g.KernelDim()-1)*ld+out > n {
+		panic(fmt.Sprintf("mathfn: column rows %d apart in %d elements for %d rows of %d (2-D: %v)", ld, n, g.KernelDim(), out, g.use2D()))
+	}
+}
+
+// im2col2D walks the column buffer in order, row (c, ki, kj) by row (rows
+// ld apart), so that its writes are sequential. Each output row's columns inside the
 // image are one range (validColumns), with zeros on either side for the
 // padding; with a column stride of 1 the ranges of all the output rows
 // inside the image are copied by one rows.Copy.
-func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
+func im2col2D[T Float](im []T, g *ConvGeometry, col []T, ld int) {
 	h, w := g.In[0], g.In[1]
 	oh, ow := g.Out[0], g.Out[1]
 	sh, sw := g.Stride[0], g.Stride[1]
@@ -118,7 +145,7 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
 			y0, y1 := validColumns(offH, sh, h, oh)
 			for kj := range g.Kernel[1] {
 				row := col[next : next+oh*ow]
-				next += oh * ow
+				next += ld
 				off := kj*g.Dilation[1] - g.Pad[1] // input column of output column 0
 				x0, x1 := validColumns(off, sw, w, ow)
 				clear(row[:y0*ow])
@@ -127,13 +154,24 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
 					clear(row)
 					continue
 				}
-				if sw == 1 && y0 < y1 {
+				if sw == 1 {
+					if y0 == y1 {
+						continue
+					}
+					// The padding columns of all the rows at once, then the
+					// image's: one clear beside the copy rather than two
+					// clears of a column or two per row, which cost more
+					// than the copy on short rows (CIFAR-10 quick's conv2).
+					if x0 > 0 || x1 < ow {
+						clear(row[y0*ow : y1*ow])
+					}
 					src := plane[(y0*sh+offH)*w+x0+off:]
 					if dst := row[y0*ow+x0:]; rows.Fit(len(src), x1-x0, y1-y0, sh*w) && rows.Fit(len(dst), x1-x0, y1-y0, ow) {
 						rows.Copy(dst, src, x1-x0, y1-y0, ow, sh*w)
 					} else {
 						panic("mathfn: im2col rows out of range")
 					}
+					continue
 				}
 				for y := y0; y < y1; y++ {
 					out := row[y*ow : (y+1)*ow]
@@ -143,11 +181,9 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T) {
 					if x1 < ow {
 						clear(out[x1:])
 					}
-					if sw != 1 {
-						src := plane[(y*sh+offH)*w : (y*sh+offH+1)*w]
-						for x, ix := x0, x0*sw+off; x < x1; x, ix = x+1, ix+sw {
-							out[x] = src[ix]
-						}
+					src := plane[(y*sh+offH)*w : (y*sh+offH+1)*w]
+					for x, ix := x0, x0*sw+off; x < x1; x, ix = x+1, ix+sw {
+						out[x] = src[ix]
 					}
 				}
 			}
@@ -169,9 +205,9 @@ func validColumns(off, stride, width, ow int) (x0, x1 int) {
 }
 
 // col2im2D is im2col2D with the copy reversed into a sum.
-func col2im2D[T Float](col []T, g *ConvGeometry, im []T) {
+func col2im2D[T Float](col []T, g *ConvGeometry, im []T, ld int) {
 	if g.Stride[1] != 1 {
-		col2im2DStrided(col, g, im)
+		col2im2DStrided(col, g, im, ld)
 		return
 	}
 	h, w := g.In[0], g.In[1]
@@ -185,7 +221,7 @@ func col2im2D[T Float](col []T, g *ConvGeometry, im []T) {
 			y0, y1 := validColumns(offH, sh, h, oh)
 			for kj := range g.Kernel[1] {
 				row := col[next : next+oh*ow]
-				next += oh * ow
+				next += ld
 				off := kj*g.Dilation[1] - g.Pad[1]
 				x0, x1 := validColumns(off, 1, w, ow)
 				if x0 == x1 || y0 == y1 {
@@ -202,7 +238,7 @@ func col2im2D[T Float](col []T, g *ConvGeometry, im []T) {
 }
 
 // col2im2DStrided is col2im2D for a column stride above 1.
-func col2im2DStrided[T Float](col []T, g *ConvGeometry, im []T) {
+func col2im2DStrided[T Float](col []T, g *ConvGeometry, im []T, ld int) {
 	h, w := g.In[0], g.In[1]
 	oh, ow := g.Out[0], g.Out[1]
 	sw := g.Stride[1]
@@ -212,7 +248,7 @@ func col2im2DStrided[T Float](col []T, g *ConvGeometry, im []T) {
 		for ki := range g.Kernel[0] {
 			for kj := range g.Kernel[1] {
 				row := col[next : next+oh*ow]
-				next += oh * ow
+				next += ld
 				off := kj*g.Dilation[1] - g.Pad[1]
 				x0, x1 := validColumns(off, sw, w, ow)
 				for y := range oh {

@@ -139,6 +139,48 @@ func TestIm2col2DAgainstND(t *testing.T) {
 			im32[i] = float32(v)
 		}
 		checkIm2col2D(t, trial, g, im32)
+		checkLD(t, trial, g, im32, 1+rng.IntN(3))
+	}
+}
+
+// checkLD holds Im2colLD and Col2imLD to Im2col and Col2im: the columns
+// of image j of images, placed at column j*out of rows images*out apart,
+// equal Im2col's exactly, the other images' columns are left alone, and
+// Col2imLD of them gives Col2im's image exactly (the same sums in the
+// same order).
+func checkLD(t *testing.T, trial int, g ConvGeometry, im []float32, images int) {
+	t.Helper()
+	out, rowsN := prod(g.Out), g.KernelDim()
+	ld := images * out
+	want := make([]float32, g.ColSize())
+	Im2col(im, &g, want)
+	wide := make([]float32, rowsN*ld)
+	for i := range wide {
+		wide[i] = 9
+	}
+	j := images - 1
+	Im2colLD(im, &g, wide[j*out:], ld)
+	for r := range rowsN {
+		for p := range ld {
+			got, exp := wide[r*ld+p], float32(9)
+			if p >= j*out && p < (j+1)*out {
+				exp = want[r*out+p-j*out]
+			}
+			if got != exp {
+				t.Fatalf("trial %d %+v: Im2colLD row %d column %d = %v, want %v", trial, g, r, p, got, exp)
+			}
+		}
+	}
+	back, backLD := make([]float32, g.ImSize()), make([]float32, g.ImSize())
+	Col2im(want, &g, back)
+	for i := range backLD {
+		backLD[i] = 5 // poison: Col2imLD overwrites
+	}
+	Col2imLD(wide[j*out:], ld, &g, backLD)
+	for i := range back {
+		if back[i] != backLD[i] {
+			t.Fatalf("trial %d %+v: Col2imLD element %d = %v, want %v", trial, g, i, backLD[i], back[i])
+		}
 	}
 }
 

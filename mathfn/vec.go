@@ -29,3 +29,10 @@ func HasMaxPoolRun() bool { return vec.HasMaxPoolRun }
 func MaxPoolRun(plane, offsets []int32, starts *[16]int32, mask uint16, y, idx []float32) uint16 {
 	return vec.MaxPoolRun(plane, offsets, starts, mask, y, idx)
 }
+
+// ReLUBackPrefix computes ReLU's dx = dy * f over as many whole vectors
+// as x holds (f: pos where x > 0, neg where x <= 0, nan where x is a
+// NaN) and returns how many values it did; the caller does the rest.
+func ReLUBackPrefix[T Float](x, dy, dx []T, pos, neg, nan T) int {
+	return vec.ReLUBackPrefix(x, dy, dx, pos, neg, nan)
+}

@@ -129,6 +129,13 @@ func (l *reluLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bo
 
 // backwardRange computes the backward pass over matching ranges.
 func (l *reluLayer[T]) backwardRange(x, dy, dx []T) {
+	// The factor of each case, computed as the loop below computes it, for
+	// the vector kernel (AVX2 where the CPU lacks AVX-512).
+	pos := T(kit.Btoi(true)) + l.slope*T(kit.Btoi(false))
+	neg := T(kit.Btoi(false)) + l.slope*T(kit.Btoi(true))
+	nan := T(kit.Btoi(false)) + l.slope*T(kit.Btoi(false))
+	done := mathfn.ReLUBackPrefix(x, dy, dx, pos, neg, nan)
+	x, dy, dx = x[done:], dy[done:], dx[done:]
 	for i, v := range x {
 		dx[i] = dy[i] * (T(kit.Btoi(v > 0)) + l.slope*T(kit.Btoi(v <= 0)))
 	}

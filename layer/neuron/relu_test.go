@@ -189,3 +189,40 @@ func TestReLUAcrossCores(t *testing.T) {
 		}
 	}
 }
+
+// TestReLUBackwardSpecialValuesFloat32 is TestReLUBackwardSpecialValues
+// in float32 over every pair of x and dy (enough values for the vector
+// kernel, AVX2's where the CPU lacks AVX-512, and a remainder), slopes
+// zero, positive and negative, bit for bit.
+func TestReLUBackwardSpecialValuesFloat32(t *testing.T) {
+	specials := []float32{float32(math.NaN()), 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 2, -2, 1e-45, -3.5}
+	var xs, dys []float32
+	for _, x := range specials {
+		for _, dy := range specials {
+			xs, dys = append(xs, x), append(dys, dy)
+		}
+	}
+	for _, slope := range []float32{0, 0.1, -0.2} {
+		l := layertest.New[float32](t, `type: "ReLU" relu_param { negative_slope: `+strings.TrimSpace(layertest.Ftoa(float64(slope)))+` }`)
+		x, y := layertest.Blob[float32](t, len(xs)), layertest.Blob[float32](t)
+		copy(x.MutableCPUData(), xs)
+		layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+		layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+		copy(y.MutableCPUDiff(), dys)
+		layertest.Backward(t, l, []*blob.Blob[float32]{y}, []bool{true}, []*blob.Blob[float32]{x})
+		for i, v := range xs {
+			var pos, nonpos float32
+			if v > 0 {
+				pos = 1
+			}
+			if v <= 0 {
+				nonpos = 1
+			}
+			want := dys[i] * (pos + slope*nonpos)
+			got := x.CPUDiff()[i]
+			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Errorf("slope %v: gradient at x=%v dy=%v = %v, want %v", slope, v, dys[i], got, want)
+			}
+		}
+	}
+}

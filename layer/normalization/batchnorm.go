@@ -49,6 +49,8 @@ type batchNormLayer[T layer.Float] struct {
 	numByChans            *blob.Blob[T] // [N*C] scratch
 	batchOnes, spatialOne *blob.Blob[T]
 	host                  bnHost[T]
+	hostBack              bnBackHost[T]
+	genericBackward       bool // tests: the generic backward pass on the host
 }
 
 // batchNormStats is how many statistics blobs BatchNorm keeps.
@@ -183,6 +185,10 @@ func (l *batchNormLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 // BackwardCPU computes the bottom's gradient on the host.
 func (l *batchNormLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
+		return nil
+	}
+	if !l.useGlobal && bottom[0].Count() > 0 && !l.genericBackward {
+		l.hostBack.backward(l, top, bottom)
 		return nil
 	}
 	return batchNormBackward[T](l, device.Host[T](l.Context()), top, bottom, l.host.divideByStd(l))

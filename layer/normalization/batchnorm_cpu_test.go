@@ -82,3 +82,58 @@ func runBatchNorm(t *testing.T, shape []int, global, inPlace, host bool) [][]flo
 	}
 	return out
 }
+
+// The host's BatchNorm backward pass with batch statistics (bnBackHost)
+// gives the generic pass's bottom gradient bit for bit, in place and not,
+// on shapes spread over the cores and not, N x C included.
+func TestBatchNormHostBackwardMatchesGeneric(t *testing.T) {
+	for _, shape := range [][]int{{3, 7, 41, 53}, {2, 3, 5, 4}, {4000, 6}, {8, 16, 7, 7}} {
+		for _, inPlace := range []bool{false, true} {
+			name := fmt.Sprintf("%v in place %v", shape, inPlace)
+			host := runBatchNormBackward(t, shape, inPlace, false)
+			generic := runBatchNormBackward(t, shape, inPlace, true)
+			for j, v := range host {
+				if v != generic[j] {
+					t.Fatalf("%s: bottom diff [%d] = %v, the generic pass %v", name, j, v, generic[j])
+				}
+			}
+		}
+	}
+}
+
+// runBatchNormBackward runs a forward and a backward pass with batch
+// statistics and returns the bottom's gradient.
+func runBatchNormBackward(t *testing.T, shape []int, inPlace, generic bool) []float32 {
+	t.Helper()
+	p := &caffepb.LayerParameter{}
+	if err := prototext.Unmarshal([]byte(`name: "bn" type: "BatchNorm" batch_norm_param { use_global_stats: false eps: 1e-4 }`), p); err != nil {
+		t.Fatal(err)
+	}
+	l, err := layer.New[float32](p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bn := l.(*batchNormLayer[float32])
+	bn.genericBackward = generic
+	x, err := blob.New[float32](shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mathfn.RngGaussian(x.Count(), 0.5, 2, x.MutableCPUData(), mathfn.NewRNG(5))
+	top := x
+	if !inPlace {
+		top, _ = blob.New[float32]()
+	}
+	bottom, tops := []*blob.Blob[float32]{x}, []*blob.Blob[float32]{top}
+	if err := layer.SetUp(l, bottom, tops); err != nil {
+		t.Fatal(err)
+	}
+	if err := bn.ForwardCPU(bottom, tops); err != nil {
+		t.Fatal(err)
+	}
+	mathfn.RngGaussian(top.Count(), 0, 1, top.MutableCPUDiff(), mathfn.NewRNG(6))
+	if err := bn.BackwardCPU(tops, []bool{true}, bottom); err != nil {
+		t.Fatal(err)
+	}
+	return append([]float32(nil), x.CPUDiff()...)
+}

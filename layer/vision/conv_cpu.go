@@ -20,6 +20,10 @@ import (
 // convCPU is the per-part scratch of the host's passes.
 type convCPU[T layer.Float] struct {
 	cols, wdiffs, bdiffs [][]T
+	// The backward pass's images to a product (conv_backward_batch.go),
+	// and its buffers per part when above 1.
+	batch               int
+	batchCols, batchDys [][]T
 
 	// The pass in progress, read by the part bodies.
 	bottom, top   []*blob.Blob[T]
@@ -117,10 +121,11 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 		return l.backwardDepthwise(top, propagateDown, bottom)
 	}
 	parts := l.cpuParts()
-	if parts == 1 {
+	c := &l.cpu
+	c.batch = l.backwardBatch(parts)
+	if parts == 1 && c.batch == 1 {
 		return convBackward[T](l, device.Host[T](l.Context()), top, propagateDown, bottom)
 	}
-	c := &l.cpu
 	c.bottom, c.top, c.propagateDown = bottom, top, propagateDown
 	for i := range top { // every accessor on this goroutine, before the parts
 		top[i].CPUDiff()
@@ -130,6 +135,20 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 		}
 	}
 	l.hostParams()
+	if parts == 1 {
+		// One core: the batched pass alone, into the blobs' gradients
+		// (they accumulate, as the products do).
+		var wdiff, bdiff []T
+		if l.ParamPropagateDown(0) {
+			wdiff = l.Blobs()[0].MutableCPUDiff()
+		}
+		if l.biasTerm && l.ParamPropagateDown(1) {
+			bdiff = l.Blobs()[1].MutableCPUDiff()
+		}
+		l.backwardHostBatched(0, 0, l.num, wdiff, bdiff)
+		c.bottom, c.top, c.propagateDown = nil, nil, nil
+		return nil
+	}
 	mathfn.Parallel(l.num, c.backwardPart)
 	c.bottom, c.top, c.propagateDown = nil, nil, nil
 	// Each part's gradient sums into the blob's (they accumulate).
@@ -153,5 +172,9 @@ func (l *convBase[T]) backwardPart(part, lo, hi int) {
 	wdiff, bdiff := c.wdiffs[part], c.bdiffs[part]
 	clear(wdiff)
 	clear(bdiff)
+	if c.batch > 1 {
+		l.backwardHostBatched(part, lo, hi, wdiff, bdiff)
+		return
+	}
 	backwardImages(l, serialHost[T]{device.Host[T](l.Context())}, c.top, c.propagateDown, c.bottom, lo, hi, c.cols[part], wdiff, bdiff)
 }

@@ -44,3 +44,14 @@ func testRows[T Float](t *testing.T) {
 		}
 	}
 }
+
+// TestAVX2AgainstGo holds the AVX2 kernels to the Go loops on a CPU that
+// has AVX2, whether or not Copy and Add choose them (they prefer AVX-512).
+func TestAVX2AgainstGo(t *testing.T) {
+	if !hasAVX2() {
+		t.Skip("no AVX2 on this CPU")
+	}
+	defer func(avx512 bool) { setAVX512(avx512) }(setAVX512(false))
+	testRows[float32](t)
+	testRows[float64](t)
+}

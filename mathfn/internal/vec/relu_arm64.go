@@ -37,3 +37,7 @@ func ReLUPrefix[T float32 | float64](x, y []T) int {
 	}
 	return n
 }
+
+// ReLUBackPrefix does nothing on arm64: the backward pass has no NEON
+// kernel; the caller does it all.
+func ReLUBackPrefix[T float32 | float64](x, dy, dx []T, pos, neg, nan T) int { return 0 }

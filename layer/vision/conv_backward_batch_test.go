@@ -1,0 +1,81 @@
+package vision_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/layertest"
+)
+
+// The host's batched backward pass (conv_backward_batch.go), which takes
+// over from the image-by-image one when the outputs have few positions
+// and a part of the batch holds several images: gradient checks on
+// batches large enough for it, and float32 against the image-by-image
+// pass (force_nd_im2col, which it declines) on one and two cores.
+
+func init() {
+	conv := func(p string) string {
+		return `type: "Convolution" convolution_param { ` + p + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`
+	}
+	cases.AddGrad(
+		layertest.GradCase{Name: "Convolution/batched/group", Bottom: [][]int{{4, 4, 4, 3}},
+			Layer: conv("num_output: 4 group: 2 kernel_size: 3 pad: 1")},
+		layertest.GradCase{Name: "Convolution/batched/1x1", Bottom: [][]int{{5, 3, 3, 2}},
+			Layer: conv("num_output: 2 kernel_size: 1")},
+		layertest.GradCase{Name: "Convolution/batched/1x1stride2", Bottom: [][]int{{4, 2, 5, 4}},
+			Layer: conv("num_output: 3 kernel_size: 1 stride: 2 bias_term: false")},
+	)
+}
+
+func TestBackwardBatchedMatchesImageByImage(t *testing.T) {
+	for _, c := range []struct {
+		param string
+		shape []int
+	}{
+		{"num_output: 4 group: 2 kernel_size: 3 pad: 1", []int{8, 6, 7, 7}},
+		{"num_output: 6 kernel_size: 1 bias_term: false", []int{5, 8, 4, 4}},
+		{"num_output: 5 kernel_size: 1 stride: 2", []int{8, 4, 9, 9}},
+		{"num_output: 3 kernel_size: 5 pad: 2 stride: 2", []int{7, 3, 10, 10}},
+		{"num_output: 32 kernel_size: 3 pad: 1", []int{4, 32, 7, 7}},
+		{"num_output: 4 kernel_size: 3 pad: 1", []int{3, 2, 30, 30}}, // too many positions: image by image
+	} {
+		for _, procs := range []int{1, 2} {
+			t.Run(fmt.Sprint(c.param, c.shape, procs), func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" }`
+				batched := layertest.New[float32](t, p+` }`)
+				ref := layertest.New[float32](t, p+` force_nd_im2col: true }`)
+				x := layertest.Blob[float32](t, c.shape...)
+				layertest.FillGaussian(x, 0, 1, 21)
+				yb, yr := layertest.Blob[float32](t), layertest.Blob[float32](t)
+				layertest.SetUp(t, batched, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{yb})
+				layertest.SetUp(t, ref, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{yr})
+				for i, b := range batched.LayerBase().Blobs() {
+					if err := ref.LayerBase().Blobs()[i].CopyFrom(b, false, false); err != nil {
+						t.Fatal(err)
+					}
+					// The passes add to the gradients they find.
+					old := layertest.Blob[float32](t, b.Count())
+					layertest.FillGaussian(old, 0, 1, uint64(30+i))
+					copy(b.MutableCPUDiff(), old.CPUData())
+					copy(ref.LayerBase().Blobs()[i].MutableCPUDiff(), old.CPUData())
+				}
+				layertest.Forward(t, batched, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{yb})
+				layertest.Forward(t, ref, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{yr})
+				layertest.FillGaussian(yb, 0, 1, 22)
+				copy(yr.MutableCPUDiff(), yb.CPUData())
+				copy(yb.MutableCPUDiff(), yb.CPUData())
+				dxb := make([]float32, x.Count())
+				layertest.Backward(t, batched, []*blob.Blob[float32]{yb}, []bool{true}, []*blob.Blob[float32]{x})
+				copy(dxb, x.CPUDiff())
+				layertest.Backward(t, ref, []*blob.Blob[float32]{yr}, []bool{true}, []*blob.Blob[float32]{x})
+				layertest.CheckClose(t, "bottom diff", dxb, x.CPUDiff(), 1e-5)
+				for i, b := range batched.LayerBase().Blobs() {
+					layertest.CheckClose(t, fmt.Sprintf("param %d diff", i), b.CPUDiff(), ref.LayerBase().Blobs()[i].CPUDiff(), 1e-4)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,208 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX2 row kernels of rows_amd64.go, for CPUs without AVX-512. AVX2
+// has no mask registers, and its masked stores (VMASKMOVPS) are slow on
+// AMD cores, so the ends of rows are done without them: a copy ends with
+// one more full vector that overlaps the previous one (rewriting the same
+// values), a sum, which cannot add twice, with a half vector and single
+// lanes. Strides are in bytes.
+
+// func copyRowsAVX2(dst, src unsafe.Pointer, n, rows, dstStride, srcStride int)
+// Copies rows rows of n 32-bit lanes (float64 rows go as twice as many).
+TEXT ·copyRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ dstStride+32(FP), R8
+	MOVQ srcStride+40(FP), R9
+	TESTQ DX, DX
+	JEQ copy_done
+	TESTQ CX, CX
+	JEQ copy_done
+	// R10: the byte offset of the row's last vector of 8, 4 or 2 lanes.
+	MOVQ CX, R10
+	SHLQ $2, R10
+	CMPQ CX, $8
+	JLT copy_short
+	SUBQ $32, R10
+
+copy_wide_row:
+	XORQ R11, R11
+
+copy_wide_col:
+	CMPQ R11, R10
+	JGE copy_wide_last
+	VMOVUPS (SI)(R11*1), Y0
+	VMOVUPS Y0, (DI)(R11*1)
+	ADDQ $32, R11
+	JMP copy_wide_col
+
+copy_wide_last:
+	VMOVUPS (SI)(R10*1), Y0
+	VMOVUPS Y0, (DI)(R10*1)
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNE copy_wide_row
+	VZEROUPPER
+
+copy_done:
+	RET
+
+copy_short:
+	CMPQ CX, $4
+	JLT copy_tiny
+	SUBQ $16, R10
+
+copy_4_row:
+	VMOVUPS (SI), X0
+	VMOVUPS (SI)(R10*1), X1
+	VMOVUPS X0, (DI)
+	VMOVUPS X1, (DI)(R10*1)
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNE copy_4_row
+	RET
+
+copy_tiny:
+	CMPQ CX, $2
+	JLT copy_1_row
+	SUBQ $8, R10
+
+copy_2_row:
+	MOVQ (SI), AX
+	MOVQ (SI)(R10*1), BX
+	MOVQ AX, (DI)
+	MOVQ BX, (DI)(R10*1)
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNE copy_2_row
+	RET
+
+copy_1_row:
+	MOVL (SI), AX
+	MOVL AX, (DI)
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNE copy_1_row
+	RET
+
+// func addRowsAVX2F32(dst, src unsafe.Pointer, n, rows, dstStride, srcStride int)
+// dst += src over rows rows of n float32.
+TEXT ·addRowsAVX2F32(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ dstStride+32(FP), R8
+	MOVQ srcStride+40(FP), R9
+	TESTQ DX, DX
+	JEQ add32_done
+
+add32_row:
+	MOVQ DI, R12
+	MOVQ SI, R13
+	MOVQ CX, R14
+
+add32_8:
+	CMPQ R14, $8
+	JLT add32_4
+	VMOVUPS (R12), Y0
+	VADDPS (R13), Y0, Y0
+	VMOVUPS Y0, (R12)
+	ADDQ $32, R12
+	ADDQ $32, R13
+	SUBQ $8, R14
+	JMP add32_8
+
+add32_4:
+	CMPQ R14, $4
+	JLT add32_1
+	VMOVUPS (R12), X0
+	VADDPS (R13), X0, X0
+	VMOVUPS X0, (R12)
+	ADDQ $16, R12
+	ADDQ $16, R13
+	SUBQ $4, R14
+
+add32_1:
+	TESTQ R14, R14
+	JEQ add32_next
+	VMOVSS (R12), X0
+	VADDSS (R13), X0, X0
+	VMOVSS X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R13
+	DECQ R14
+	JMP add32_1
+
+add32_next:
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNE add32_row
+	VZEROUPPER
+
+add32_done:
+	RET
+
+// func addRowsAVX2F64(dst, src unsafe.Pointer, n, rows, dstStride, srcStride int)
+// dst += src over rows rows of n float64.
+TEXT ·addRowsAVX2F64(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ dstStride+32(FP), R8
+	MOVQ srcStride+40(FP), R9
+	TESTQ DX, DX
+	JEQ add64_done
+
+add64_row:
+	MOVQ DI, R12
+	MOVQ SI, R13
+	MOVQ CX, R14
+
+add64_4:
+	CMPQ R14, $4
+	JLT add64_2
+	VMOVUPD (R12), Y0
+	VADDPD (R13), Y0, Y0
+	VMOVUPD Y0, (R12)
+	ADDQ $32, R12
+	ADDQ $32, R13
+	SUBQ $4, R14
+	JMP add64_4
+
+add64_2:
+	CMPQ R14, $2
+	JLT add64_1
+	VMOVUPD (R12), X0
+	VADDPD (R13), X0, X0
+	VMOVUPD X0, (R12)
+	ADDQ $16, R12
+	ADDQ $16, R13
+	SUBQ $2, R14
+
+add64_1:
+	TESTQ R14, R14
+	JEQ add64_next
+	VMOVSD (R12), X0
+	VADDSD (R13), X0, X0
+	VMOVSD X0, (R12)
+
+add64_next:
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNE add64_row
+	VZEROUPPER
+
+add64_done:
+	RET
