@@ -149,3 +149,23 @@ func BenchmarkIm2col(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSgemmKernel times the best float32 micro-kernel alone on one
+// goroutine, its panels in the L1 cache (kc steps, as the driver calls
+// it): the kernel's share of the CPU's peak, with none of packing's or
+// the driver's costs.
+func BenchmarkSgemmKernel(b *testing.B) {
+	kern := kernelOf[float32]()
+	for _, k := range []int{64, gemmKC} {
+		b.Run(fmt.Sprintf("%s/%dx%dx%d", kern.name, kern.mr, kern.nr, k), func(b *testing.B) {
+			a := randSlice[float32](kern.mr*k, -1, 1, 1)
+			bp := randSlice[float32](kern.nr*k, -1, 1, 2)
+			c := make([]float32, kern.mr*kern.nr)
+			for b.Loop() {
+				kern.fn(k, a, bp, c, kern.nr)
+			}
+			flops := 2 * float64(kern.mr*kern.nr*k) * float64(b.N)
+			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
