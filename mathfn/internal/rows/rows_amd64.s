@@ -128,3 +128,64 @@ add64_tail:
 add64_done:
 	VZEROUPPER
 	RET
+
+// func copyRowsAVX2(dst, src unsafe.Pointer, bytes, rows, dstStride, srcStride int)
+// Copies rows rows of bytes bytes (a multiple of 4), the rows dstStride and
+// srcStride bytes apart: 64 bytes at a time, then 32, 16 and 4.
+TEXT ·copyRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ bytes+16(FP), DX
+	MOVQ rows+24(FP), R9
+	MOVQ dstStride+32(FP), R10
+	MOVQ srcStride+40(FP), R11
+	TESTQ R9, R9
+	JEQ avx2done
+avx2row:
+	MOVQ DI, AX
+	MOVQ SI, BX
+	MOVQ DX, CX
+avx2c64:
+	CMPQ CX, $64
+	JLT avx2c32
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ $64, AX
+	ADDQ $64, BX
+	SUBQ $64, CX
+	JMP avx2c64
+avx2c32:
+	CMPQ CX, $32
+	JLT avx2c16
+	VMOVUPS (BX), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ $32, AX
+	ADDQ $32, BX
+	SUBQ $32, CX
+avx2c16:
+	CMPQ CX, $16
+	JLT avx2c4
+	VMOVUPS (BX), X0
+	VMOVUPS X0, (AX)
+	ADDQ $16, AX
+	ADDQ $16, BX
+	SUBQ $16, CX
+avx2c4:
+	CMPQ CX, $4
+	JLT avx2next
+	MOVL (BX), R8
+	MOVL R8, (AX)
+	ADDQ $4, AX
+	ADDQ $4, BX
+	SUBQ $4, CX
+	JMP avx2c4
+avx2next:
+	ADDQ R10, DI
+	ADDQ R11, SI
+	DECQ R9
+	JNZ avx2row
+avx2done:
+	VZEROUPPER
+	RET
