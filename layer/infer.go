@@ -75,3 +75,14 @@ type Folder[T Float] interface {
 	// from (weights, bias).
 	FoldSources() []*blob.Blob[T]
 }
+
+// InferenceOnly is implemented by layers whose forward pass keeps, beside
+// its tops, state that only their own backward pass reads (MAX pooling's
+// argmax where it has no mask top). SetInferenceOnly(true) lets the
+// forward pass skip that state, and compute its tops by a quicker way
+// that may differ from Caffe's where the fold allows (FoldTolerance; a
+// -0 for a +0): the plan's fold pass sets it on such layers of a folded
+// net that never run a backward pass.
+type InferenceOnly interface {
+	SetInferenceOnly(on bool)
+}

@@ -149,3 +149,66 @@ func BenchmarkIm2col(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSgemmKernel times the best float32 micro-kernel alone on one
+// goroutine, its panels in the L1 cache (kc steps, as the driver calls
+// it): the kernel's share of the CPU's peak, with none of packing's or
+// the driver's costs.
+func BenchmarkSgemmKernel(b *testing.B) {
+	kern := kernelOf[float32]()
+	for _, k := range []int{64, gemmKC} {
+		b.Run(fmt.Sprintf("%s/%dx%dx%d", kern.name, kern.mr, kern.nr, k), func(b *testing.B) {
+			a := randSlice[float32](kern.mr*k, -1, 1, 1)
+			bp := randSlice[float32](kern.nr*k, -1, 1, 2)
+			c := make([]float32, kern.mr*kern.nr)
+			for b.Loop() {
+				kern.fn(k, a, bp, c, kern.nr)
+			}
+			flops := 2 * float64(kern.mr*kern.nr*k) * float64(b.N)
+			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// convShapes are the products of folded convolutions at batch 1 (weights
+// m x k packed once, columns k x n, bias and ReLU in the epilogue):
+// GoogLeNet's, ResNet-50's and MobileNet v1's.
+var convShapes = []struct {
+	name    string
+	m, n, k int
+}{
+	{"googlenet_conv1", 64, 12544, 147},
+	{"googlenet_conv2_3x3", 192, 3136, 576},
+	{"googlenet_3a_1x1", 64, 784, 192},
+	{"googlenet_3b_3x3", 192, 784, 1152},
+	{"googlenet_4e_3x3", 320, 196, 1440},
+	{"resnet_res2_3x3", 64, 3136, 576},
+	{"resnet_res2_1x1_up", 256, 3136, 64},
+	{"resnet_res5_3x3", 512, 49, 4608},
+	{"mobilenet_pw2", 64, 12544, 32},
+	{"mobilenet_pw13", 1024, 49, 1024},
+}
+
+// BenchmarkConvGemm reports GFLOP/s of GemmPackedEpilogue at convShapes,
+// on GOMAXPROCS goroutines (as a batch of one runs them).
+func BenchmarkConvGemm(b *testing.B) {
+	for _, s := range convShapes {
+		b.Run(s.name, func(b *testing.B) {
+			w := randSlice[float32](s.m*s.k, -1, 1, 1)
+			cols := randSlice[float32](s.k*s.n, -1, 1, 2)
+			c := make([]float32, s.m*s.n)
+			ep := &Epilogue[float32]{RowBias: randSlice[float32](s.m, -1, 1, 3), ReLU: true}
+			pa := PackA(blas.NoTrans, s.m, s.k, w)
+			cpu0 := processCPUSeconds()
+			for b.Loop() {
+				GemmPackedEpilogue(pa, blas.NoTrans, s.n, cols, c, ep, false)
+			}
+			flops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
+			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+				// Per second of CPU time, all goroutines together.
+				b.ReportMetric(flops/cpu/1e9, "GFLOP/cpu-s")
+			}
+		})
+	}
+}

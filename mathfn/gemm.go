@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/gocaffe/gocaffe/mathfn/internal/rows"
+
 	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -581,6 +583,13 @@ func (j *gemmJob[T]) packB(dst []T, pc, kc, jc, nc int) {
 					panel[p*nr+q] = v
 				}
 			}
+			continue
+		}
+		// All the panel's rows with one call (copy's call to memmove for
+		// each row of 64 bytes took a third of a convolution's time at
+		// batch 1 on AVX2).
+		if src := j.b[pc*j.ldb+jc+jr:]; rows.Fit(len(src), cols, kc, j.ldb) {
+			rows.Copy(panel, src, cols, kc, nr, j.ldb)
 			continue
 		}
 		for p := range kc {

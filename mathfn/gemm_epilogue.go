@@ -50,6 +50,14 @@ func (e *Epilogue[T]) apply(c []T, ldc, i0, i1, j0, j1 int) {
 	if e == nil {
 		return
 	}
+	if e.ColBias == nil && (!e.ReLU || e.Slope == 0) && epilogueRows(c, ldc, i0, i1, j0, j1, e.RowBias, e.ReLU) {
+		return
+	}
+	e.applyGo(c, ldc, i0, i1, j0, j1)
+}
+
+// applyGo is apply in Go alone (the reference of the vector kernels).
+func (e *Epilogue[T]) applyGo(c []T, ldc, i0, i1, j0, j1 int) {
 	for i := i0; i < i1; i++ {
 		row := c[i*ldc+j0 : i*ldc+j1]
 		var rb T
@@ -65,7 +73,7 @@ func (e *Epilogue[T]) apply(c []T, ldc, i0, i1, j0, j1 int) {
 		}
 		if e.ReLU {
 			epilogueReLU(row, rb, e.Slope)
-		} else if rb != 0 {
+		} else if e.RowBias != nil && e.ColBias == nil { // even a zero, as Caffe's bias product adds it (-0 + 0 is +0)
 			for q := range row {
 				row[q] += rb
 			}

@@ -56,7 +56,9 @@ type LayerPlan struct {
 	Graph string
 	// Folded says what the fold pass did with the layer ("into conv1":
 	// its forward pass is computed by that layer's folded weights;
-	// "removed": only its Reshape runs); "" for nothing.
+	// "removed": only its Reshape runs; "without backward state": its
+	// forward pass skips what only its backward pass reads,
+	// layer.InferenceOnly); "" for nothing.
 	Folded string
 	// Precision is what the layer computes in: "FP32", "TF32" (float32
 	// blobs, TF32 tensor-core products) or "FP64". Asked is what NVCaffe's

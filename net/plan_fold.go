@@ -129,7 +129,16 @@ func (n *Net[T]) planFold() string {
 		n.plan.Layers[i].Folded = "removed"
 		removed++
 	}
-	if len(fs.chains) == 0 && removed == 0 {
+	// Layers that keep state for a backward pass they never run skip it.
+	lean := 0
+	for i, r := range n.layers {
+		if io, ok := r.layer.(layer.InferenceOnly); ok && !r.needBackward && !r.layer.LayerBase().EngineOnGPU() {
+			io.SetInferenceOnly(true)
+			n.plan.Layers[i].Folded = "without backward state"
+			lean++
+		}
+	}
+	if len(fs.chains) == 0 && removed == 0 && lean == 0 {
 		return "nothing to fold"
 	}
 	n.fold = fs
@@ -137,8 +146,8 @@ func (n *Net[T]) planFold() string {
 	for _, k := range slices.Sorted(maps.Keys(folded)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, folded[k]))
 	}
-	return fmt.Sprintf("%d producers fold the layers after them (%s); %d Dropout/Split removed; outputs within %g relative of the unfolded net's",
-		len(fs.chains), strings.Join(parts, ", "), removed, FoldTolerance)
+	return fmt.Sprintf("%d producers fold the layers after them (%s); %d Dropout/Split removed; %d layers without backward state; outputs within %g relative of the unfolded net's",
+		len(fs.chains), strings.Join(parts, ", "), removed, lean, FoldTolerance)
 }
 
 // runsBackward reports whether layer i may run a backward pass: never in

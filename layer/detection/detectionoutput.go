@@ -1,10 +1,11 @@
 package detection
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/gocaffe/gocaffe/layer"
 
@@ -46,6 +47,12 @@ type detectionOutputLayer[T layer.Float] struct {
 	confidence, nmsThresh  float32
 	eta                    float32
 	priors                 int
+
+	// A pass's memory, kept so that passes allocate nothing once grown.
+	priorBoxes, boxes []normBox
+	scores            []float32
+	all, dets         []detection
+	nms               nmsScratch
 }
 
 func newDetectionOutput[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -126,17 +133,17 @@ type detection struct {
 func (l *detectionOutputLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	num := bottom[0].Shape()[0]
 	loc, conf, prior := toF32(bottom[0].CPUData()), toF32(bottom[1].CPUData()), toF32(bottom[2].CPUData())
-	priorBoxes := make([]normBox, l.priors)
+	priorBoxes := growTo(l.priorBoxes, l.priors)
 	for p := range priorBoxes {
 		b := prior[4*p:]
 		priorBoxes[p] = box(b[0], b[1], b[2], b[3])
 	}
 	variances := prior[4*l.priors:]
-	var all []detection
-	boxes := make([]normBox, l.priors)
-	scores := make([]float32, l.priors)
+	all := l.all[:0]
+	boxes, scores := growTo(l.boxes, l.priors), growTo(l.scores, l.priors)
+	l.priorBoxes, l.boxes, l.scores = priorBoxes, boxes, scores
 	for i := range num {
-		var dets []detection
+		dets := l.dets[:0]
 		decoded := -1 // the location class the boxes hold
 		for c := range l.numClasses {
 			if c == l.background {
@@ -152,19 +159,30 @@ func (l *detectionOutputLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error 
 			for p := range scores {
 				scores[p] = conf[(i*l.priors+p)*l.numClasses+c]
 			}
-			for _, k := range nms(boxes, scores, l.confidence, l.nmsThresh, l.eta, l.topK) {
+			for _, k := range l.nms.nms(boxes, scores, l.confidence, l.nmsThresh, l.eta, l.topK) {
 				dets = append(dets, detection{i, c, scores[k], boxes[k]})
 			}
 		}
 		if l.keepTopK > -1 && len(dets) > l.keepTopK {
 			// Best first over all classes; SSD then lists them by label.
-			sort.SliceStable(dets, func(a, b int) bool { return dets[a].score > dets[b].score })
+			slices.SortStableFunc(dets, func(a, b detection) int { return cmp.Compare(b.score, a.score) })
 			dets = dets[:l.keepTopK]
-			sort.SliceStable(dets, func(a, b int) bool { return dets[a].label < dets[b].label })
+			slices.SortStableFunc(dets, func(a, b detection) int { return cmp.Compare(a.label, b.label) })
 		}
 		all = append(all, dets...)
+		l.dets = dets
 	}
+	l.all = all
 	return l.write(top[0], all, num)
+}
+
+// growTo returns s with length n, reusing its array when it is big
+// enough.
+func growTo[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n)
+	}
+	return s[:n]
 }
 
 // locClass is the location class whose boxes class c uses.

@@ -165,8 +165,12 @@ func (l *lrnLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if !l.within {
 		l.x, l.y = bottom[0].CPUData(), top[0].MutableCPUData()
 		l.scaleData, l.pwData = l.scale.MutableCPUData(), l.pw.MutableCPUData()
-		l.parts(l.channels * l.height * l.width)
-		mathfn.Parallel(l.num, l.forwardPart)
+		l.parts(l.num*l.channels, l.height*l.width)
+		// Planes, not images: a batch of one keeps every core busy too
+		// (GoogLeNet's conv2/norm2 at batch 1 on a 2-vCPU AVX2 machine:
+		// 8.9 ms on one core with scalar powers, 5.5 with vector powers
+		// on both, the machine loaded by other work).
+		mathfn.Parallel(l.num*l.channels, l.forwardPart)
 		l.x, l.y, l.scaleData, l.pwData = nil, nil, nil, nil
 		return nil
 	}
@@ -191,7 +195,7 @@ func (l *lrnLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 	if !l.within {
 		l.x, l.dx = bottom[0].CPUData(), bottom[0].MutableCPUDiff()
 		l.y, l.dy, l.scaleData, l.pwData = top[0].CPUData(), top[0].CPUDiff(), l.scale.CPUData(), l.pw.CPUData()
-		l.parts(l.channels * l.height * l.width)
+		l.parts(l.num, l.channels*l.height*l.width)
 		mathfn.Parallel(l.num, l.backwardPart)
 		l.x, l.y, l.dx, l.dy, l.scaleData, l.pwData = nil, nil, nil, nil, nil, nil
 		return nil
@@ -208,9 +212,10 @@ func (l *lrnLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 	return nil
 }
 
-// parts sizes the scratch of the parts of a pass: size elements each.
-func (l *lrnLayer[T]) parts(size int) {
-	for len(l.sums) < mathfn.Parts(l.num) {
+// parts sizes the scratch of the parts of a pass over units units:
+// size elements each.
+func (l *lrnLayer[T]) parts(units, size int) {
+	for len(l.sums) < mathfn.Parts(units) {
 		l.sums = append(l.sums, nil)
 	}
 	for p := range l.sums {
@@ -218,31 +223,31 @@ func (l *lrnLayer[T]) parts(size int) {
 	}
 }
 
-// acrossForward is ACROSS_CHANNELS's forward pass over images [lo, hi):
-// plane by plane, each window's sum of squares added channel by channel
-// in ascending order (as lrnSum, element by element, and the kernels do).
+// acrossForward is ACROSS_CHANNELS's forward pass over planes [lo, hi)
+// (image n's channel c is plane n*channels + c): each window's sum of
+// squares added channel by channel in ascending order (as lrnSum, element
+// by element, and the kernels do).
 func (l *lrnLayer[T]) acrossForward(part, lo, hi int) {
 	plane, image := l.height*l.width, l.channels*l.height*l.width
 	sumFactor, constant, _ := l.coeffs()
 	sum := l.sums[part][:plane]
-	for n := lo; n < hi; n++ {
+	for p := lo; p < hi; p++ {
+		n, c := p/l.channels, p%l.channels
 		x := l.x[n*image : (n+1)*image]
-		for c := range l.channels {
-			clear(sum)
-			for cc := max(c-l.half(), 0); cc <= min(c+l.half(), l.channels-1); cc++ {
-				for i, v := range x[cc*plane : (cc+1)*plane] {
-					sum[i] += v * v
-				}
+		clear(sum)
+		for cc := max(c-l.half(), 0); cc <= min(c+l.half(), l.channels-1); cc++ {
+			for i, v := range x[cc*plane : (cc+1)*plane] {
+				sum[i] += v * v
 			}
-			off := n*image + c*plane
-			scale, pw, y := l.scaleData[off:off+plane], l.pwData[off:off+plane], l.y[off:off+plane]
-			for i, s := range sum {
-				scale[i] = constant + sumFactor*s
-			}
-			negPows(pw, scale, float64(l.beta))
-			for i, v := range x[c*plane : (c+1)*plane] {
-				y[i] = v * pw[i]
-			}
+		}
+		off := p * plane
+		scale, pw, y := l.scaleData[off:off+plane], l.pwData[off:off+plane], l.y[off:off+plane]
+		for i, s := range sum {
+			scale[i] = constant + sumFactor*s
+		}
+		negPows(pw, scale, float64(l.beta))
+		for i, v := range x[c*plane : (c+1)*plane] {
+			y[i] = v * pw[i]
 		}
 	}
 }

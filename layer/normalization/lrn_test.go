@@ -73,13 +73,16 @@ func refLRN(x []float64, shape []int, within bool, size int, alpha, beta, k floa
 // Caffe's TestForward{AcrossChannels,AcrossChannelsLargeRegion,
 // WithinChannel}, over more local sizes and parameters, in both
 // precisions.
+// lrnCase is a parameter string and the values it sets.
+type lrnCase struct {
+	param          string
+	within         bool
+	size           int
+	alpha, beta, k float64
+}
+
 func TestLRNForwardMatchesReference(t *testing.T) {
-	cases := []struct {
-		param          string
-		within         bool
-		size           int
-		alpha, beta, k float64
-	}{
+	cases := []lrnCase{
 		{"", false, 5, 1, 0.75, 1},
 		{"local_size: 15", false, 15, 1, 0.75, 1},
 		{"local_size: 1", false, 1, 1, 0.75, 1},
@@ -89,7 +92,14 @@ func TestLRNForwardMatchesReference(t *testing.T) {
 		// k does not enter WITHIN_CHANNEL (Caffe's power layer shifts by 1).
 		{"norm_region: WITHIN_CHANNEL local_size: 1 k: 3", true, 1, 1, 0.75, 1},
 	}
-	shape := []int{2, 7, 3, 3}
+	// A batch of two, and one image (its planes split over the cores)
+	// with planes longer than the vector powers' width.
+	for _, shape := range [][]int{{2, 7, 3, 3}, {1, 6, 5, 7}} {
+		testLRNCases(t, shape, cases)
+	}
+}
+
+func testLRNCases(t *testing.T, shape []int, cases []lrnCase) {
 	for _, c := range cases {
 		x64 := layertest.Blob[float64](t, shape...)
 		layertest.FillGaussian(x64, 0, 1, 1701)

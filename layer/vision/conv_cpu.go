@@ -31,6 +31,12 @@ type convCPU[T layer.Float] struct {
 	// Made once (method values), so that a pass allocates nothing.
 	forwardPart, backwardPart func(part, lo, hi int)
 	foldedPart                func(part, lo, hi int) // conv_fold.go
+
+	// One image's im2col split over the cores by channels (conv_fold.go):
+	// the image, its columns, each part's geometry, the part body.
+	imX, imCol []T
+	imGeos     []mathfn.ConvGeometry
+	im2colPart func(part, lo, hi int)
 }
 
 // serialHost is the host view of the parts of a pass: GEMMs on the calling

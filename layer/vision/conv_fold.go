@@ -161,8 +161,13 @@ func (l *convBase[T]) foldedImages(bottom, top []*blob.Blob[T], lo, hi int, col 
 			x := in[n*l.bottomDim:]
 			y := out[n*l.topDim:]
 			cols := x
-			if !l.is1x1 {
+			switch {
+			case l.is1x1:
+			case serial || l.geo.ColSize() < im2colParallelSize:
 				mathfn.Im2col(x, &l.geo, col)
+				cols = col
+			default:
+				l.im2colParallel(x, col)
 				cols = col
 			}
 			for g := range l.group {
@@ -179,4 +184,39 @@ func (l *convBase[T]) foldedImages(bottom, top []*blob.Blob[T], lo, hi int, col 
 			}
 		}
 	}
+}
+
+// im2colParallelSize is the least number of columns' elements that
+// im2colParallel splits over the cores: below it, waking the other
+// goroutines costs more than they save (GoogLeNet's inception layers at
+// 14x14 and 7x7).
+const im2colParallelSize = 1 << 18
+
+// im2colParallel is Im2col of one image with its channels split over the
+// cores: at batch 1 the GEMMs after it are split over them, and a serial
+// im2col left all but one idle (GoogLeNet's conv2/3x3 writes 7 MB of
+// columns).
+func (l *convBase[T]) im2colParallel(x, col []T) {
+	c := &l.cpu
+	if c.im2colPart == nil {
+		c.im2colPart = l.im2colPart
+	}
+	parts := mathfn.Parts(l.geo.Channels)
+	for len(c.imGeos) < parts {
+		c.imGeos = append(c.imGeos, mathfn.ConvGeometry{})
+	}
+	c.imX, c.imCol = x, col
+	mathfn.Parallel(l.geo.Channels, c.im2colPart)
+	c.imX, c.imCol = nil, nil
+}
+
+// im2colPart computes the columns of channels [lo, hi): Im2col of those
+// channels' planes, whose columns are rows lo*kernel.. of the whole.
+func (l *convBase[T]) im2colPart(part, lo, hi int) {
+	c := &l.cpu
+	g := &c.imGeos[part]
+	*g = l.geo
+	g.Channels = hi - lo
+	plane, rows := l.geo.ImSize()/l.geo.Channels, l.geo.ColSize()/l.geo.Channels
+	mathfn.Im2col(c.imX[lo*plane:], g, c.imCol[lo*rows:])
 }

