@@ -132,7 +132,7 @@ func (n *Net[T]) planFold() string {
 	// Layers that keep state for a backward pass they never run skip it.
 	lean := 0
 	for i, r := range n.layers {
-		if io, ok := r.layer.(layer.InferenceOnly); ok && !r.needBackward && !r.layer.LayerBase().EngineOnGPU() {
+		if io, ok := r.layer.(layer.InferenceOnly); ok && !n.runsBackward(i) && !r.layer.LayerBase().EngineOnGPU() {
 			io.SetInferenceOnly(true)
 			n.plan.Layers[i].Folded = "without backward state"
 			lean++
