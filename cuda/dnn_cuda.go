@@ -283,6 +283,26 @@ func (n *DNN) algo(which int, x *TensorDesc, w *FilterDesc, c *ConvDesc, y *Tens
 	return ConvAlgo{Algo: int(a.algo), Workspace: int(a.memory)}, err
 }
 
+// ConvDeterministicAlgo returns the fastest algorithm of pass which (0
+// forward, 1 data gradient, 2 weight gradient; the descriptors as for
+// ConvForwardAlgo) by cuDNN's heuristics that gives the same result bit
+// for bit on every run and needs at most maxWorkspace bytes.
+func (n *DNN) ConvDeterministicAlgo(which int, x *TensorDesc, w *FilterDesc, c *ConvDesc, y *TensorDesc, maxWorkspace int) (ConvAlgo, error) {
+	var a C.gc_dnn_algo
+	err := dnnError("a deterministic convolution algorithm", C.gc_dnn_conv_algo_policy(n.dev.ctx, n.h, C.int(which), 1, x.p, w.p, c.p, y.p, C.size_t(maxWorkspace), &a))
+	return ConvAlgo{Algo: int(a.algo), Workspace: int(a.memory)}, err
+}
+
+// ConvSearchWorkspace returns the largest workspace, at most maxWorkspace
+// bytes, that one of pass which's algorithms needs: what ConvFind needs to
+// time every algorithm that fits.
+func (n *DNN) ConvSearchWorkspace(which int, x *TensorDesc, w *FilterDesc, c *ConvDesc, y *TensorDesc, maxWorkspace int) (int, error) {
+	var a C.gc_dnn_algo
+	err := dnnError(fmt.Sprintf("cudnnGetConvolution%sAlgorithm_v7", [...]string{"Forward", "BackwardData", "BackwardFilter"}[which]),
+		C.gc_dnn_conv_algo_policy(n.dev.ctx, n.h, C.int(which), 2, x.p, w.p, c.p, y.p, C.size_t(maxWorkspace), &a))
+	return int(a.memory), err
+}
+
 // ConvFind runs the algorithms of one pass on real memory and returns the
 // fastest that fits the workspace ws of wsBytes (cudnnFind*AlgorithmEx,
 // PyTorch's cudnn.benchmark): which is 0 for forward (y is written), 1 for

@@ -245,6 +245,33 @@ int gc_dnn_conv_algo(CUcontext c, gc_dnn_t h, int which, gc_dnn_desc_t x, gc_dnn
   return 9;  // CUDNN_STATUS_NOT_SUPPORTED: nothing fits the workspace
 }
 
+int gc_dnn_conv_algo_policy(CUcontext c, gc_dnn_t h, int which, int policy, gc_dnn_desc_t x, gc_dnn_desc_t w,
+                            gc_dnn_desc_t conv, gc_dnn_desc_t y, size_t max_ws, gc_dnn_algo *out) {
+  CTX(c);
+  gc_perf perf[16];
+  int n = 0, r;
+  switch (which) {
+    case 0: r = p_cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, 16, &n, perf); break;
+    case 1: r = p_cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, y, conv, x, 16, &n, perf); break;
+    default: r = p_cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, y, conv, w, 16, &n, perf); break;
+  }
+  if (r != 0) return r;
+  out->algo = -1;
+  out->memory = 0;
+  for (int i = 0; i < n; i++) {
+    if (perf[i].status != 0 || perf[i].memory > max_ws) continue;
+    if (policy == 2) {
+      if (perf[i].memory > out->memory) out->memory = perf[i].memory;
+      continue;
+    }
+    if (perf[i].determinism != 1) continue;  // CUDNN_DETERMINISTIC
+    out->algo = perf[i].algo;
+    out->memory = perf[i].memory;
+    return 0;
+  }
+  return policy == 2 ? 0 : 9;  // CUDNN_STATUS_NOT_SUPPORTED: nothing fits
+}
+
 // pick_algo takes the first (fastest) of n results that succeeded, fits
 // max_ws and, unless tf32, runs without tensor-core math.
 static int pick_algo(gc_perf *perf, int n, size_t max_ws, int tf32, gc_dnn_algo *out) {

@@ -65,6 +65,13 @@ int gc_dnn_set_lrn(gc_dnn_desc_t d, unsigned n, double alpha, double beta, doubl
 int gc_dnn_conv_algo(CUcontext c, gc_dnn_t h, int which, gc_dnn_desc_t x, gc_dnn_desc_t w, gc_dnn_desc_t conv,
                      gc_dnn_desc_t y, size_t max_ws, gc_dnn_algo *out);
 
+// By the same heuristics, for policy 1 the fastest deterministic
+// algorithm whose workspace fits max_ws (out->algo), for policy 2 the
+// largest workspace of any algorithm that fits max_ws (out->memory; the
+// workspace a search of them all needs).
+int gc_dnn_conv_algo_policy(CUcontext c, gc_dnn_t h, int which, int policy, gc_dnn_desc_t x, gc_dnn_desc_t w,
+                            gc_dnn_desc_t conv, gc_dnn_desc_t y, size_t max_ws, gc_dnn_algo *out);
+
 // The fastest algorithm by running them (cudnnFind*AlgorithmEx) on x, w
 // and y, within the workspace ws: which 0 forward (writes y), 1 backward
 // data (reads w and y as dy, writes x as dx), 2 backward filter (reads x

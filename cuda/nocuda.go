@@ -444,6 +444,25 @@ func (n *DNN) ConvBackwardFilterAlgo(x *TensorDesc, dw *FilterDesc, c *ConvDesc,
 	return ConvAlgo{}, ErrNoCUDA
 }
 
+// ConvDeterministicAlgo returns the fastest algorithm of pass which (0
+// forward, 1 data gradient, 2 weight gradient; the descriptors as for
+// ConvForwardAlgo) by cuDNN's heuristics that gives the same result bit
+// for bit on every run and needs at most maxWorkspace bytes.
+//
+// In a build without the `cuda` tag it returns ConvAlgo{}, ErrNoCUDA.
+func (n *DNN) ConvDeterministicAlgo(which int, x *TensorDesc, w *FilterDesc, c *ConvDesc, y *TensorDesc, maxWorkspace int) (ConvAlgo, error) {
+	return ConvAlgo{}, ErrNoCUDA
+}
+
+// ConvSearchWorkspace returns the largest workspace, at most maxWorkspace
+// bytes, that one of pass which's algorithms needs: what ConvFind needs to
+// time every algorithm that fits.
+//
+// In a build without the `cuda` tag it returns 0, ErrNoCUDA.
+func (n *DNN) ConvSearchWorkspace(which int, x *TensorDesc, w *FilterDesc, c *ConvDesc, y *TensorDesc, maxWorkspace int) (int, error) {
+	return 0, ErrNoCUDA
+}
+
 // ConvFind runs the algorithms of one pass on real memory and returns the
 // fastest that fits the workspace ws of wsBytes (cudnnFind*AlgorithmEx,
 // PyTorch's cudnn.benchmark): which is 0 for forward (y is written), 1 for

@@ -72,6 +72,8 @@ type Context struct {
 
 	tf32 bool // TF32 tensor cores allowed for float32 products (SetTF32)
 
+	deterministic bool // algorithms chosen for reproducible results (SetDeterministic)
+
 	settings settings.Settings // see SetSettings
 
 	// The workspace of the cuDNN engines: one buffer for all the layers of
@@ -232,6 +234,19 @@ func (c *Context) SetTF32(on bool) error {
 	}
 	return b.SetTF32(on)
 }
+
+// SetDeterministic makes the layers set up afterwards choose algorithms
+// that give the same results bit for bit on every run (cuDNN's
+// deterministic convolution algorithms, by its heuristics, as Caffe chose
+// them) instead of the fastest ones found by timing them (the default,
+// PyTorch's cudnn.benchmark), whose choice can change from run to run and
+// whose atomic additions round in varying order. On the host it changes
+// nothing: host layers are deterministic.
+func (c *Context) SetDeterministic(on bool) { c.deterministic = on }
+
+// Deterministic reports whether layers choose reproducible algorithms
+// (SetDeterministic).
+func (c *Context) Deterministic() bool { return c != nil && c.deterministic }
 
 // TF32 reports whether TF32 tensor cores are allowed (SetTF32).
 func (c *Context) TF32() bool { return c != nil && c.tf32 }

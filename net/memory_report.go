@@ -100,13 +100,18 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 // pass allocates it: the error names the net, what the plan needs (its
 // largest memory and the blobs in it), what is available and the batch
 // that would fit, where the net's first input has a batch axis. A net on
-// the GPU is left to the device's allocator.
+// the GPU is checked against the device's free memory and what gocaffe
+// holds there already (some of it may be the net's own), so a plan that
+// fails the check cannot fit; one that passes may still not, with the
+// libraries' own memory and cuDNN's workspace on top.
 func (n *Net[T]) CheckMemory() error {
-	if n.ctx.OnGPU() {
-		return nil
-	}
 	r := n.MemoryReport()
 	avail, limitedBy, ok := sysmem.Available()
+	if d := n.ctx.Device(); d != nil {
+		free, _, err := d.MemInfo()
+		held, _ := d.MemStats()
+		avail, limitedBy, ok = free+uint64(held), fmt.Sprintf("free on GPU %d, with what gocaffe holds there", d.Ordinal()), err == nil
+	}
 	if !ok || uint64(r.Total()) <= avail {
 		return nil
 	}

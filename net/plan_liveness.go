@@ -44,8 +44,10 @@ import (
 // loss top's diff (which holds the loss weight), memory a layer shares with
 // a blob of its own (SoftmaxWithLoss's probabilities), a diff that a layer
 // taking it leaves unwritten (propagate_down false), and every blob of a
-// net with debug_info, of a net on the GPU (not planned yet) or of one
-// built with Options.NoMemoryReuse.
+// net with debug_info or of one built with Options.NoMemoryReuse. On the
+// GPU the layers' own blobs keep their memory, and a layer's backward pass
+// is taken to read both its bottoms and tops unless its type's GPU half
+// was checked to read what its host half does (gpuBackwardReadsAsHost).
 //
 // A blob placed in a slot keeps it while its Reshapes stay within the
 // count it was planned for; a larger Reshape gives it memory of its own
@@ -84,8 +86,6 @@ func (n *Net[T]) planLiveness() string {
 	switch {
 	case n.noReuse:
 		off = "off (NoMemoryReuse): every blob has memory of its own"
-	case n.ctx.OnGPU():
-		off = "off: the net runs on the GPU, where blobs keep memory of their own for now"
 	case n.debugInfo:
 		off = "off: debug_info reads every blob after each layer"
 	}
@@ -96,7 +96,11 @@ func (n *Net[T]) planLiveness() string {
 		return off
 	}
 	// Only now: a layer may change how it keeps its values when asked.
-	uses = append(uses, n.bufferUses(training)...)
+	// A GPU engine keeps its own blobs its own way (cuDNN's BatchNorm its
+	// saved statistics and scratch): only the host's are placed.
+	if !n.ctx.OnGPU() {
+		uses = append(uses, n.bufferUses(training)...)
+	}
 	n.uses = uses
 	slots := assignSlots(uses)
 	own, placed := 0, 0
@@ -172,7 +176,7 @@ func (n *Net[T]) memoryUses(diff, training bool) []memUse[T] {
 		}
 	}
 	for i, r := range n.layers {
-		reads := layer.BackwardReadsOf(r.layer)
+		reads := n.backwardReads(r.layer)
 		// passedOn[k]: bottom k is also a top, or aliased by one.
 		passedOn := make([]bool, len(r.bottoms))
 		alias := make([]int, len(r.tops))
@@ -346,6 +350,26 @@ func (u *memUse[T]) label(n *Net[T]) string {
 		return u.name + what
 	}
 	return n.blobs[u.blobs[0]].name + what
+}
+
+// gpuBackwardReadsAsHost are the types whose GPU halves read in their
+// backward passes what their host halves read (layer.Spec.BackwardReads):
+// their GPU code was checked. Every other type's GPU backward pass is
+// taken to read both bottoms and tops: cuDNN's activations read x and y
+// where the host's ReLU reads x alone, its pooling x and y where the host
+// keeps an argmax, its BatchNorm x where the host keeps x normalised, and
+// fused layers (BatchNorm with Scale and ReLU) recompute from x.
+var gpuBackwardReadsAsHost = map[string]bool{
+	"Convolution": true, "InnerProduct": true, "Split": true, "Concat": true, "Slice": true,
+	"Flatten": true, "Reshape": true, "Dropout": true, "SoftmaxWithLoss": true,
+}
+
+// backwardReads returns what l's backward pass reads on the net's device.
+func (n *Net[T]) backwardReads(l layer.Layer[T]) layer.BackwardUse {
+	if n.ctx.OnGPU() && !gpuBackwardReadsAsHost[l.Type()] {
+		return layer.BackwardReadsBoth
+	}
+	return layer.BackwardReadsOf(l)
 }
 
 // bufferUses returns the memories of the layers' own blobs that they let

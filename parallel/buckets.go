@@ -54,7 +54,10 @@ type GradientBuckets[T blob.Float] struct {
 	buckets []bucket
 	ready   []*cuda.Event // per bucket: recorded on the compute stream when it is complete
 	joined  *cuda.Event   // recorded on the side stream after the last bucket
+	forked  *cuda.Event   // recorded on the compute stream where a pass begins
+	copied  *cuda.Event   // recorded on the side stream after the agreed bits' copy
 	next    int           // the next bucket to launch in this pass
+	pending bool          // Finish queued side work that Join has not joined yet
 
 	// The request bits: this rank's as elements of T in pinned host
 	// memory, copied into the flat buffer's tail by Begin; their mean over
@@ -174,8 +177,10 @@ func (g *GradientBuckets[T]) allocate(params []*blob.Blob[T], order, offs []int)
 		}
 		g.ready = append(g.ready, e)
 	}
-	if g.joined, err = g.dev.NewSyncEvent(); err != nil {
-		return err
+	for _, e := range []**cuda.Event{&g.joined, &g.forked, &g.copied} {
+		if *e, err = g.dev.NewSyncEvent(); err != nil {
+			return err
+		}
 	}
 	if g.bits > 0 {
 		if g.reqHost, err = g.dev.HostAlloc(g.bits * size); err != nil {
@@ -240,8 +245,8 @@ func (g *GradientBuckets[T]) Check() error {
 }
 
 // Begin starts a pass whose backward pass reduces the gradients: the
-// request bits go to the device, and LayerDone launches the buckets from
-// the first on.
+// request bits go to the device on the side stream, while the forward
+// pass runs, and LayerDone launches the buckets from the first on.
 func (g *GradientBuckets[T]) Begin() error {
 	g.next = 0
 	if g.timeline != nil {
@@ -252,8 +257,16 @@ func (g *GradientBuckets[T]) Begin() error {
 	if g.bits == 0 {
 		return nil
 	}
+	// After the work queued so far (the gradients zeroed), which may
+	// cover the buffer's tail.
+	if err := g.forked.Record(g.compute); err != nil {
+		return err
+	}
+	if err := g.side.WaitEvent(g.forked); err != nil {
+		return err
+	}
 	at := g.flat + cuda.DevicePtr(g.reqOff*elemBytes[T]())
-	return g.dev.CopyHtoDAsync(at, g.reqHost, g.compute)
+	return g.dev.CopyHtoDAsync(at, g.reqHost, g.side)
 }
 
 // LayerDone launches the all-reduce of every bucket that is complete now
@@ -295,8 +308,9 @@ func (g *GradientBuckets[T]) launch(k int) error {
 }
 
 // Finish launches the buckets not launched yet and makes the compute
-// stream wait for all of them; the agreed request bits are then copied
-// back to the host (Agreed, once the compute stream has caught up).
+// stream wait for all of them, before the update reads the diffs. The
+// agreed request bits are copied back to the host on the side stream,
+// alongside the update; Join joins that copy.
 func (g *GradientBuckets[T]) Finish() error {
 	if g.timeline != nil {
 		if err := g.timeline.backward.Record(g.compute); err != nil {
@@ -319,12 +333,29 @@ func (g *GradientBuckets[T]) Finish() error {
 		return nil
 	}
 	at := g.flat + cuda.DevicePtr(g.reqOff*elemBytes[T]())
-	return g.dev.CopyDtoHAsync(g.agreed, at, g.compute)
+	if err := g.dev.CopyDtoHAsync(g.agreed, at, g.side); err != nil {
+		return err
+	}
+	g.pending = true
+	return g.copied.Record(g.side)
+}
+
+// Join makes the compute stream wait for the copy of the agreed request
+// bits that Finish queued: call it after the update is queued, before the
+// host reads Agreed (after the compute stream has caught up), and before
+// a CUDA graph capturing the pass ends, which must join every stream it
+// forked. It does nothing when nothing is pending.
+func (g *GradientBuckets[T]) Join() error {
+	if !g.pending {
+		return nil
+	}
+	g.pending = false
+	return g.compute.WaitEvent(g.copied)
 }
 
 // ReduceAll reduces every bucket now, after the backward passes: for an
 // iteration of several iter_size passes, whose gradients are complete
-// only after the last.
+// only after the last. Join as after Finish.
 func (g *GradientBuckets[T]) ReduceAll() error {
 	if err := g.Begin(); err != nil {
 		return err
@@ -344,9 +375,11 @@ func (g *GradientBuckets[T]) Close() error {
 		errs = append(errs, e.Close())
 	}
 	g.ready = nil
-	if g.joined != nil {
-		errs = append(errs, g.joined.Close())
-		g.joined = nil
+	for _, e := range []**cuda.Event{&g.joined, &g.forked, &g.copied} {
+		if *e != nil {
+			errs = append(errs, (*e).Close())
+			*e = nil
+		}
 	}
 	if g.flat != 0 {
 		errs = append(errs, g.dev.Free(g.flat))

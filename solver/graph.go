@@ -428,11 +428,15 @@ func (g *iterationGraph[T]) body(s *Solver[T], f *fusedSGD[T]) (err error) {
 		return err
 	}
 	if f == nil {
-		return nil
+		return s.joinReduction()
 	}
 	v.ResetErr()
 	v.SGDStepRateAt(f.plan, g.scalars, T(s.param.GetMomentum()), 1, s.param.GetRegularizationType() == "L1")
-	return v.Err()
+	if err := v.Err(); err != nil {
+		return err
+	}
+	// The agreed requests' copy ran beside the update.
+	return s.joinReduction()
 }
 
 // pinSources copies each data layer's top that reads memory of another's

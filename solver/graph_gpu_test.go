@@ -57,13 +57,19 @@ display: 1 random_seed: 11 snapshot_after_train: false
 // graphRun trains a solver of text on ctx and returns it with its log.
 func graphRun(t *testing.T, ctx *device.Context, text string, graphs bool, steps func(*solver.Solver[float32]) error) (*solver.Solver[float32], string) {
 	t.Helper()
+	return graphRunWith(t, text, solver.Options{Context: ctx, NoCUDAGraphs: !graphs}, steps)
+}
+
+// graphRunWith is graphRun with the solver's options.
+func graphRunWith(t *testing.T, text string, opts solver.Options, steps func(*solver.Solver[float32]) error) (*solver.Solver[float32], string) {
+	t.Helper()
 	var buf bytes.Buffer
 	p := &caffepb.SolverParameter{}
 	if err := protoio.ParseText([]byte(text), p); err != nil {
 		t.Fatal(err)
 	}
-	s, err := solver.New[float32](p, solver.Options{Context: ctx, NoCUDAGraphs: !graphs,
-		Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	opts.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+	s, err := solver.New[float32](p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -317,6 +317,15 @@ func (s *Solver[T]) finishReduction() error {
 	return s.buckets.Finish()
 }
 
+// joinReduction joins the side work a reducing pass left running past
+// its end (the agreed requests' copy) into the compute stream.
+func (s *Solver[T]) joinReduction() error {
+	if s.buckets == nil {
+		return nil
+	}
+	return s.buckets.Join()
+}
+
 // joinJob makes the solver a rank of comm's job (a job of one rank runs
 // the same code, its collectives copying nothing).
 func (s *Solver[T]) joinJob(comm parallel.Comm) error {
@@ -923,9 +932,12 @@ const (
 // its own; other ranks ask for the action now and agree apart.
 func (s *Solver[T]) agreeOn() (uint, error) {
 	if s.buckets != nil {
-		// The copy back was queued after the last bucket; a replay has
-		// been waited for already.
-		err := s.ctx.Stream().Synchronize()
+		// The copy back was queued after the last bucket, beside the
+		// update; a replay has been waited for already (and joined it).
+		err := s.buckets.Join()
+		if err == nil {
+			err = s.ctx.Stream().Synchronize()
+		}
 		if cerr := s.buckets.Check(); cerr != nil {
 			// An aborted all-reduce leaves the bits undefined.
 			return 0, errors.Join(cerr, err)

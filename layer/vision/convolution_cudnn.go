@@ -120,6 +120,9 @@ func (e *convolutionDNN[T]) biasGradient(g *device.GPUView[T], dy, ws cuda.Devic
 // chooseAlgos picks cuDNN's algorithm for each pass: the fastest found by
 // running them, or the heuristics' where running them failed (memory, say).
 func (e *convolutionDNN[T]) chooseAlgos(x, y *blob.Blob[T], limit int) error {
+	if e.l.Context().Deterministic() {
+		return e.chooseDeterministic(limit)
+	}
 	if err := e.find(x, y, limit); err == nil {
 		return nil
 	}
@@ -132,6 +135,23 @@ func (e *convolutionDNN[T]) chooseAlgos(x, y *blob.Blob[T], limit int) error {
 	}
 	e.bwdFilter, err = e.dnn.ConvBackwardFilterAlgo(e.x.Desc, e.w, e.conv, e.y.Desc, limit)
 	return err
+}
+
+// chooseDeterministic picks, for each pass, the fastest algorithm by
+// cuDNN's heuristics among those that give the same bits on every run
+// (device.Context.SetDeterministic).
+func (e *convolutionDNN[T]) chooseDeterministic(limit int) error {
+	var err error
+	if e.fwd, err = e.dnn.ConvDeterministicAlgo(0, e.x.Desc, e.w, e.conv, e.y.Desc, limit); err != nil {
+		return fmt.Errorf("%s: forward: %w", e.l.Name(), err)
+	}
+	if e.bwdData, err = e.dnn.ConvDeterministicAlgo(1, e.x.Desc, e.w, e.conv, e.y.Desc, limit); err != nil {
+		return fmt.Errorf("%s: data gradient: %w", e.l.Name(), err)
+	}
+	if e.bwdFilter, err = e.dnn.ConvDeterministicAlgo(2, e.x.Desc, e.w, e.conv, e.y.Desc, limit); err != nil {
+		return fmt.Errorf("%s: weight gradient: %w", e.l.Name(), err)
+	}
+	return nil
 }
 
 // dnnWorkspaceLimit bounds the workspace of cuDNN's algorithms: the
@@ -155,9 +175,16 @@ func dnnWorkspaceLimit[T layer.Float](ctx *device.Context) int {
 func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 	l := e.l
 	g := l.GPU()
-	ws, err := l.Context().Workspace(limit)
-	if err != nil {
-		return err
+	// The search's workspace is its own, as large as the hungriest
+	// algorithm that fits the limit and freed after it: the context's
+	// shared one grows only to what the chosen algorithms need.
+	need := 0
+	for which := range 3 {
+		n, err := e.dnn.ConvSearchWorkspace(which, e.x.Desc, e.w, e.conv, e.y.Desc, limit)
+		if err != nil {
+			return err
+		}
+		need = max(need, n)
 	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
@@ -166,8 +193,15 @@ func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 	if err != nil {
 		return err
 	}
+	ws, err := dev.Alloc(max(need, 256))
+	if err != nil {
+		dev.Free(scratch)
+		return err
+	}
+	limit = need
 	defer func() {
 		l.Context().Synchronize()
+		dev.Free(ws)
 		dev.Free(scratch)
 	}()
 	tf32 := l.Context().TF32()

@@ -73,11 +73,16 @@ func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 	if err := e.way.reshape(&l.convBase, x, limit); err != nil {
 		return err
 	}
+	if mode == "" && l.Context().Deterministic() {
+		mode = "cudnn" // no timing: the same way on every run
+	}
 	if mode != "" {
 		e.use = [3]bool{mode == "gemm", mode == "gemm", mode == "gemm"}
 		return nil
 	}
-	ws, err := l.Context().Workspace(max(limit, e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true)))
+	// The workspace the chosen algorithms and the way need, no more: it is
+	// the context's, kept for the run.
+	ws, err := l.Context().Workspace(max(e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true)))
 	if err != nil {
 		return err
 	}

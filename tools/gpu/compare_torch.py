@@ -11,7 +11,11 @@ auxiliary classifiers, ResNet-50's stride on the first 1x1, MobileNet v1),
 eager mode, channels first, cudnn.benchmark = True, CUDA events around 30
 iterations after 10 of warm-up.
 
-usage: compare_torch.py GOCAFFE_BINARY NETS_DIR [models]
+gocaffe's MiB is what it held while training (its allocations are made
+before the first iteration), "(peak)" the whole run's with the setup's
+cuDNN searches; PyTorch's is its peak after warm-up.
+
+usage: compare_torch.py GOCAFFE_BINARY NETS_DIR [models] [-- gocaffe flags]
 """
 import re
 import statistics
@@ -210,27 +214,39 @@ def torch_iteration(name, tf32):
 
 
 def gocaffe_iteration(binary, nets, name, tf32):
-    cmd = [binary, "train", "-solver", f"{nets}/{name}_time_solver.prototxt", "-gpu", "0"]
+    cmd = [binary, "train", "-solver", f"{nets}/{name}_time_solver.prototxt", "-gpu", "0"] + EXTRA
     if tf32:
         cmd.append("-tf32")
     log = subprocess.run(cmd, capture_output=True, text=True).stderr
     rates = [float(m.group(2)) for m in re.finditer(r"Iteration (\d+) \(([0-9.]+) iter/s", log) if int(m.group(1)) >= 100]
-    peak = re.search(r"Peak device memory on GPU 0: ([0-9.]+) MiB", log)
+    # The memory held while training (PyTorch's peak is taken after its
+    # warm-up too), and the whole run's peak with the setup's searches;
+    # older binaries log the latter only.
+    m = re.search(r"Peak device memory on GPU 0: ([0-9.]+) MiB \(held by gocaffe's allocations(?:; ([0-9.]+) MiB held while training)?", log)
     if not rates:
         raise SystemExit(f"gocaffe {name}: no iteration rate in the log:\n{log[-3000:]}")
-    return 1000 / statistics.median(rates), float(peak.group(1)) if peak else float("nan")
+    peak = float(m.group(1)) if m else float("nan")
+    held = float(m.group(2)) if m and m.group(2) else peak
+    return 1000 / statistics.median(rates), held, peak
+
+
+EXTRA = []
 
 
 def main():
-    binary, nets = sys.argv[1], sys.argv[2]
-    names = sys.argv[3].split(",") if len(sys.argv) > 3 else list(TORCH)
-    print(f"{'model, batch':24} {'math':5} {'gocaffe ms':>10} {'img/s':>8} {'MiB':>7} | {'PyTorch ms':>10} {'img/s':>8} {'MiB':>7} | ratio")
+    global EXTRA
+    args = sys.argv[1:]
+    if "--" in args:
+        args, EXTRA = args[:args.index("--")], args[args.index("--") + 1:]
+    binary, nets = args[0], args[1]
+    names = args[2].split(",") if len(args) > 2 else list(TORCH)
+    print(f"{'model, batch':24} {'math':5} {'gocaffe ms':>10} {'img/s':>8} {'MiB':>7} {'(peak)':>7} | {'PyTorch ms':>10} {'img/s':>8} {'MiB':>7} | ratio")
     for tf32 in (False, True):
         for name in names:
-            g, gmem = gocaffe_iteration(binary, nets, name, tf32)
+            g, gmem, gpeak = gocaffe_iteration(binary, nets, name, tf32)
             t, tmem = torch_iteration(name, tf32)
             b = BATCH[name]
-            print(f"{name + ', ' + str(b):24} {'tf32' if tf32 else 'fp32':5} {g:10.2f} {b * 1000 / g:8.0f} {gmem:7.0f} | "
+            print(f"{name + ', ' + str(b):24} {'tf32' if tf32 else 'fp32':5} {g:10.2f} {b * 1000 / g:8.0f} {gmem:7.0f} {gpeak:7.0f} | "
                   f"{t:10.2f} {b * 1000 / t:8.0f} {tmem:7.0f} | {g / t:.2f}", flush=True)
 
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The GPU memory checks of the liveness pass (issue 35), in one run on the
+# GPU machine (see ../shared/device/README.md for carrying Go there):
+#
+#   1. same numbers: each model (DummyData, tools/gpu/time_nets.py) trained
+#      a few iterations with -deterministic, with and without
+#      -no_memory_reuse, and once more without; the snapshots' weights must
+#      be equal byte for byte;
+#   2. speed: the iteration rate with and without reuse, interleaved;
+#   3. the largest ResNet-50 training batch that fits (gocaffe: its plan's
+#      estimate, then a run at that batch);
+#
+# and, with COMPARE=1, tools/gpu/compare_torch.py beside PyTorch. Logs go to
+# $OUT (at most a few files: the device tool brings back eight).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+bin=bin/gocaffe
+go build -tags cuda -o $bin ./cmd/gocaffe || exit 1
+nets=/tmp/nets
+python3 tools/gpu/time_nets.py $nets >/dev/null
+models=${MODELS:-lenet cifar10_quick caffenet googlenet resnet50 mobilenet}
+
+echo "== same weights with and without memory reuse (-deterministic, ${ITERS:=8} iterations)"
+snap=/tmp/snap
+mkdir -p $snap
+for m in $models; do
+	for v in own own2 reuse; do
+		s=$nets/${m}_${v}_solver.prototxt
+		sed "s/^max_iter:.*/max_iter: $ITERS/; s/^display:.*/display: 1/; s/^snapshot_after_train:.*/snapshot_after_train: true/" \
+			$nets/${m}_time_solver.prototxt >$s
+		echo "snapshot_prefix: \"$snap/${m}_$v\"" >>$s
+		flags="-deterministic"
+		[ $v != reuse ] && flags="$flags -no_memory_reuse"
+		$bin train -solver $s -gpu 0 $flags >$snap/${m}_$v.log 2>&1 || { echo "$m $v: FAILED"; tail -5 $snap/${m}_$v.log; }
+	done
+	a=$snap/${m}_own_iter_$ITERS.caffemodel
+	b=$snap/${m}_own2_iter_$ITERS.caffemodel
+	c=$snap/${m}_reuse_iter_$ITERS.caffemodel
+	r1=$(cmp -s $a $b && echo equal || echo DIFFER)
+	r2=$(cmp -s $a $c && echo equal || echo DIFFER)
+	l1=$(grep -o "loss = [0-9.e+-]*" $snap/${m}_own.log | tail -1)
+	l2=$(grep -o "loss = [0-9.e+-]*" $snap/${m}_reuse.log | tail -1)
+	plan=$(grep -h -m1 -o "liveness.*" $snap/${m}_reuse.log | head -c 160)
+	echo "$m: two runs without reuse: $r1; with and without reuse: $r2 (last $l1 / $l2); $plan"
+done | tee $out/same.txt
+grep -h "Peak device memory" $snap/*_reuse.log | head -3
+
+echo "== iteration rate and memory, with and without reuse (default algorithms, 200 iterations, interleaved)"
+median_rate() {
+	sed -n 's/.*Iteration \([0-9]*\) (\([0-9.]*\) iter\/s.*/\1 \2/p' | awk '$1 >= 100 {print $2}' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+held() { sed -n 's/.*; \([0-9.]*\) MiB held while training.*/\1/p'; }
+for m in $models; do
+	s=$nets/${m}_time_solver.prototxt
+	for round in 1 2; do
+		$bin train -solver $s -gpu 0 -no_memory_reuse >$out/rate_${m}_own.log 2>&1
+		$bin train -solver $s -gpu 0 >$out/rate_${m}_reuse.log 2>&1
+		a=$(median_rate <$out/rate_${m}_own.log)
+		b=$(median_rate <$out/rate_${m}_reuse.log)
+		echo "$m round $round: without reuse $a iter/s, $(held <$out/rate_${m}_own.log) MiB; with reuse $b iter/s, $(held <$out/rate_${m}_reuse.log) MiB"
+	done
+done | tee $out/rate.txt
+rm -f $out/rate_*.log
+
+echo "== largest ResNet-50 training batch on this GPU"
+sed "s/dim: 64/dim: ${BIG:-2048}/g" $nets/resnet50_time.prototxt >$nets/resnet50_big.prototxt
+sed "s|resnet50_time.prototxt|resnet50_big.prototxt|; s/^max_iter:.*/max_iter: 3/; s/^display:.*/display: 1/" $nets/resnet50_time_solver.prototxt >$nets/resnet50_big_solver.prototxt
+$bin train -solver $nets/resnet50_big_solver.prototxt -gpu 0 2>&1 | grep -E "would fit|memory plan|Peak|out of memory|Optimization Done" | head -5
+fit=$($bin train -solver $nets/resnet50_big_solver.prototxt -gpu 0 2>&1 | sed -n 's/.*about batch \([0-9]*\) would fit.*/\1/p' | head -1)
+if [ -n "$fit" ]; then
+	for b in $fit $((fit * 95 / 100)) $((fit * 90 / 100)); do
+		sed "s/dim: 64/dim: $b/g" $nets/resnet50_time.prototxt >$nets/resnet50_big.prototxt
+		if $bin train -solver $nets/resnet50_big_solver.prototxt -gpu 0 >$out/big.log 2>&1; then
+			echo "gocaffe: ResNet-50 trains at batch $b: $(grep -h 'Peak device memory' $out/big.log)"
+			break
+		fi
+		echo "gocaffe: batch $b failed: $(grep -h -m1 -E 'out of memory|error|Error' $out/big.log | head -c 300)"
+	done
+fi
+python3 tools/gpu/max_batch.py 2>&1 | tail -3
+
+if [ "${COMPARE:-}" = 1 ]; then
+	echo "== beside PyTorch (compare_torch.py)"
+	python3 tools/gpu/compare_torch.py $bin $nets "$(echo $models | tr ' ' ,)" 2>&1 | tee $out/compare.txt
+fi
