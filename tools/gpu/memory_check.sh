@@ -10,8 +10,10 @@
 #   3. the largest ResNet-50 training batch that fits (gocaffe: its plan's
 #      estimate, then a run at that batch);
 #
-# and, with COMPARE=1, tools/gpu/compare_torch.py beside PyTorch. Logs go to
-# $OUT (at most a few files: the device tool brings back eight).
+#   4. tools/gpu/compare_torch.py beside PyTorch.
+#
+# SECTIONS picks some ("same rate big compare", all by default). Logs go to
+# $OUT (a few files: the device tool brings back eight).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}
@@ -22,6 +24,9 @@ nets=/tmp/nets
 python3 tools/gpu/time_nets.py $nets >/dev/null
 models=${MODELS:-lenet cifar10_quick caffenet googlenet resnet50 mobilenet}
 
+want() { [[ " ${SECTIONS:-same rate big compare} " == *" $1 "* ]]; }
+
+want same && {
 echo "== same weights with and without memory reuse (-deterministic, ${ITERS:=8} iterations)"
 snap=/tmp/snap
 mkdir -p $snap
@@ -46,7 +51,9 @@ for m in $models; do
 	echo "$m: two runs without reuse: $r1; with and without reuse: $r2 (last $l1 / $l2); $plan"
 done | tee $out/same.txt
 grep -h "Peak device memory" $snap/*_reuse.log | head -3
+}
 
+want rate && {
 echo "== iteration rate and memory, with and without reuse (default algorithms, 200 iterations, interleaved)"
 median_rate() {
 	sed -n 's/.*Iteration \([0-9]*\) (\([0-9.]*\) iter\/s.*/\1 \2/p' | awk '$1 >= 100 {print $2}' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
@@ -54,7 +61,7 @@ median_rate() {
 held() { sed -n 's/.*; \([0-9.]*\) MiB held while training.*/\1/p'; }
 for m in $models; do
 	s=$nets/${m}_time_solver.prototxt
-	for round in 1 2; do
+	for round in $(seq ${ROUNDS:-1}); do
 		$bin train -solver $s -gpu 0 -no_memory_reuse >$out/rate_${m}_own.log 2>&1
 		$bin train -solver $s -gpu 0 >$out/rate_${m}_reuse.log 2>&1
 		a=$(median_rate <$out/rate_${m}_own.log)
@@ -63,7 +70,9 @@ for m in $models; do
 	done
 done | tee $out/rate.txt
 rm -f $out/rate_*.log
+}
 
+want big && {
 echo "== largest ResNet-50 training batch on this GPU"
 sed "s/dim: 64/dim: ${BIG:-2048}/g" $nets/resnet50_time.prototxt >$nets/resnet50_big.prototxt
 sed "s|resnet50_time.prototxt|resnet50_big.prototxt|; s/^max_iter:.*/max_iter: 3/; s/^display:.*/display: 1/" $nets/resnet50_time_solver.prototxt >$nets/resnet50_big_solver.prototxt
@@ -80,8 +89,9 @@ if [ -n "$fit" ]; then
 	done
 fi
 python3 tools/gpu/max_batch.py 2>&1 | tail -3
+}
 
-if [ "${COMPARE:-}" = 1 ]; then
+want compare && {
 	echo "== beside PyTorch (compare_torch.py)"
 	python3 tools/gpu/compare_torch.py $bin $nets "$(echo $models | tr ' ' ,)" 2>&1 | tee $out/compare.txt
-fi
+}
