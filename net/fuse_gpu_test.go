@@ -190,7 +190,7 @@ func checkFused[T net.Float](t *testing.T, ctx *device.Context, text string, fus
 	}
 	defer cpu.Close()
 	rec := &logtest.Recorder{}
-	gpu, err := net.New[T](p, net.Options{Seed: 3, Context: ctx, Logger: rec.Logger()})
+	gpu, err := net.New[T](p, net.Options{Seed: 3, Context: ctx, Logger: rec.Logger(), NoMemoryReuse: true})
 	if err != nil {
 		t.Fatal(err)
 	}

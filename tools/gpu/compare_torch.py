@@ -16,7 +16,9 @@ before the first iteration), "(peak)" the whole run's with the setup's
 cuDNN searches; PyTorch's is its peak after warm-up.
 
 usage: compare_torch.py GOCAFFE_BINARY NETS_DIR [models] [-- gocaffe flags]
+(COMPARE_MATH=fp32 or tf32 runs one of the two.)
 """
+import os
 import re
 import statistics
 import subprocess
@@ -241,7 +243,8 @@ def main():
     binary, nets = args[0], args[1]
     names = args[2].split(",") if len(args) > 2 else list(TORCH)
     print(f"{'model, batch':24} {'math':5} {'gocaffe ms':>10} {'img/s':>8} {'MiB':>7} {'(peak)':>7} | {'PyTorch ms':>10} {'img/s':>8} {'MiB':>7} | ratio")
-    for tf32 in (False, True):
+    maths = os.environ.get("COMPARE_MATH", "fp32,tf32").split(",")
+    for tf32 in [m == "tf32" for m in maths]:
         for name in names:
             g, gmem, gpeak = gocaffe_iteration(binary, nets, name, tf32)
             t, tmem = torch_iteration(name, tf32)

@@ -93,5 +93,5 @@ python3 tools/gpu/max_batch.py 2>&1 | tail -3
 
 want compare && {
 	echo "== beside PyTorch (compare_torch.py)"
-	python3 tools/gpu/compare_torch.py $bin $nets "$(echo $models | tr ' ' ,)" 2>&1 | tee $out/compare.txt
+	COMPARE_MATH=${COMPARE_MATH:-fp32} python3 tools/gpu/compare_torch.py $bin $nets "$(echo $models | tr ' ' ,)" 2>&1 | tee $out/compare.txt
 }
