@@ -78,6 +78,19 @@ func (b *Base[T]) ComputedBy() (by Layer[T], forwardOnly bool) {
 	return b.forwardFusedInto, b.forwardFusedInto != nil
 }
 
+// ComputedNow says whether the layer's passes, forward and backward, are
+// computed by the layer it is fused into at the current shapes (the
+// fusion's condition holds and no partial pass suspends it).
+func (b *Base[T]) ComputedNow() bool { return b.fusedBy != nil && b.fusedBy() }
+
+// DeviceBackwardReader is implemented by layers whose engine on the
+// device reads other data in its backward pass than the type's host half
+// (Spec.BackwardReads) says, to tell a net's memory plan what: ok false
+// when the layer cannot say for its current engine and shapes.
+type DeviceBackwardReader interface {
+	DeviceBackwardReads() (reads BackwardUse, ok bool)
+}
+
 // EngineOnGPU says whether the engine SetUp chose computes on the GPU
 // (else the layer runs its CPU half, on the host or, in GPU mode, through
 // its blobs' synced memory).

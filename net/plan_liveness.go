@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -98,7 +99,7 @@ func (n *Net[T]) planLiveness() string {
 	// Only now: a layer may change how it keeps its values when asked.
 	// A GPU engine keeps its own blobs its own way (cuDNN's BatchNorm its
 	// saved statistics and scratch): only the host's are placed.
-	if !n.ctx.OnGPU() {
+	if !n.ctx.OnGPU() && !simGPU {
 		uses = append(uses, n.bufferUses(training)...)
 	}
 	n.uses = uses
@@ -176,7 +177,7 @@ func (n *Net[T]) memoryUses(diff, training bool) []memUse[T] {
 		}
 	}
 	for i, r := range n.layers {
-		reads := n.backwardReads(r.layer)
+		reads := n.backwardReads(i)
 		// passedOn[k]: bottom k is also a top, or aliased by one.
 		passedOn := make([]bool, len(r.bottoms))
 		alias := make([]int, len(r.tops))
@@ -355,21 +356,39 @@ func (u *memUse[T]) label(n *Net[T]) string {
 // gpuBackwardReadsAsHost are the types whose GPU halves read in their
 // backward passes what their host halves read (layer.Spec.BackwardReads):
 // their GPU code was checked. Every other type's GPU backward pass is
-// taken to read both bottoms and tops: cuDNN's activations read x and y
-// where the host's ReLU reads x alone, its pooling x and y where the host
-// keeps an argmax, its BatchNorm x where the host keeps x normalised, and
-// fused layers (BatchNorm with Scale and ReLU) recompute from x.
+// taken to read both bottoms and tops, unless the layer says otherwise
+// (layer.DeviceBackwardReader: BatchNorm) or is computed by the layer
+// before it (below): cuDNN's activations read x and y where the host's
+// ReLU reads x alone, its pooling x and y where the host keeps an argmax.
 var gpuBackwardReadsAsHost = map[string]bool{
 	"Convolution": true, "InnerProduct": true, "Split": true, "Concat": true, "Slice": true,
 	"Flatten": true, "Reshape": true, "Dropout": true, "SoftmaxWithLoss": true,
 }
 
-// backwardReads returns what l's backward pass reads on the net's device.
-func (n *Net[T]) backwardReads(l layer.Layer[T]) layer.BackwardUse {
-	if n.ctx.OnGPU() && !gpuBackwardReadsAsHost[l.Type()] {
-		return layer.BackwardReadsBoth
+// backwardReads returns what layer i's backward pass reads on the net's
+// device.
+func (n *Net[T]) backwardReads(i int) layer.BackwardUse {
+	l := n.layers[i].layer
+	if !n.ctx.OnGPU() || gpuBackwardReadsAsHost[l.Type()] {
+		return layer.BackwardReadsOf(l)
 	}
-	return layer.BackwardReadsOf(l)
+	if r, ok := l.(layer.DeviceBackwardReader); ok {
+		if reads, ok := r.DeviceBackwardReads(); ok {
+			return reads
+		}
+	}
+	base := l.LayerBase()
+	if by, forwardOnly := base.ComputedBy(); by != nil && !forwardOnly && base.ComputedNow() && i > 0 {
+		// Its backward pass is the layer before's (a Scale and a ReLU
+		// after a BatchNorm, a ReLU after a sum), which says what that
+		// reads: in place, these layers' bottoms and tops are its top.
+		return n.backwardReads(i - 1)
+	}
+	if l.Type() == "Eltwise" && base.Param().GetEltwiseParam().GetOperation() == caffepb.EltwiseParameter_SUM {
+		// The sum's gradient is dy, its fused ReLU's mask y > 0.
+		return layer.BackwardReadsTop
+	}
+	return layer.BackwardReadsBoth
 }
 
 // bufferUses returns the memories of the layers' own blobs that they let
@@ -430,3 +449,5 @@ func (n *Net[T]) bufferUses(training bool) []memUse[T] {
 	}
 	return uses
 }
+
+var simGPU bool

@@ -323,6 +323,23 @@ func (e *batchNormDNN[T]) backwardOwn(s *scaleLayer[T], top *blob.Blob[T], propa
 	return e.scaleTopDiff(s, top, propagate, bottom)
 }
 
+// DeviceBackwardReads tells a net's memory plan (layer.DeviceBackwardReader)
+// what the GPU engine's backward pass reads: in place, x is in the
+// engine's scratch blob (Forward), and the statistics, dy and the fused
+// Scale's and ReLU's parameters are all it needs (a fused ReLU's mask is
+// recomputed from x), so neither the bottom's nor the top's data; not in
+// place, x is the bottom's data.
+func (l *batchNormLayer[T]) DeviceBackwardReads() (layer.BackwardUse, bool) {
+	e, ok := l.Engine().(*batchNormDNN[T])
+	if !ok || !e.active || !l.EngineOnGPU() {
+		return 0, false
+	}
+	if e.inPlace {
+		return layer.BackwardReadsNeither, true
+	}
+	return layer.BackwardReadsBottom, true
+}
+
 // FuseNext lets the cuDNN engine compute, in its own passes, a Scale in
 // place on the layer's top (its vector applied with the normalization,
 // its gradients returned from the backward pass: Scale's own passes over
