@@ -91,6 +91,14 @@ type DeviceBackwardReader interface {
 	DeviceBackwardReads() (reads BackwardUse, ok bool)
 }
 
+// TopDataSwapper is implemented by layers whose engine exchanges a top's
+// data memory with a blob of its own each forward pass instead of copying
+// (BatchNorm in place on the GPU keeps its input that way): a net's memory
+// plan leaves that memory the blob's own, as it changes hands.
+type TopDataSwapper interface {
+	SwapsTopData() bool
+}
+
 // EngineOnGPU says whether the engine SetUp chose computes on the GPU
 // (else the layer runs its CPU half, on the host or, in GPU mode, through
 // its blobs' synced memory).

@@ -329,6 +329,14 @@ func (e *batchNormDNN[T]) backwardOwn(s *scaleLayer[T], top *blob.Blob[T], propa
 // Scale's and ReLU's parameters are all it needs (a fused ReLU's mask is
 // recomputed from x), so neither the bottom's nor the top's data; not in
 // place, x is the bottom's data.
+// SwapsTopData says whether the forward pass exchanges the top's data
+// memory with the engine's scratch blob (layer.TopDataSwapper): in place,
+// where the backward pass needs x, which y would overwrite.
+func (l *batchNormLayer[T]) SwapsTopData() bool {
+	e, ok := l.Engine().(*batchNormDNN[T])
+	return ok && e.active && l.EngineOnGPU() && e.inPlace && e.keepsX()
+}
+
 func (l *batchNormLayer[T]) DeviceBackwardReads() (layer.BackwardUse, bool) {
 	e, ok := l.Engine().(*batchNormDNN[T])
 	if !ok || !e.active || !l.EngineOnGPU() {
