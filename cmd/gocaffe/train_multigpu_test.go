@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,8 +121,15 @@ func TestTorchrunStyleRankKilled(t *testing.T) {
 			t.Fatal("rank 0 exited 0 after rank 1 died")
 		}
 	case <-time.After(60 * time.Second):
-		cmds[0].Process.Kill()
-		t.Fatalf("rank 0 still runs 60 s after rank 1 died (a hang):\n%s", lastLines(out[0].String(), 10))
+		// Go's runtime prints every goroutine's stack on SIGQUIT: where
+		// rank 0 waits.
+		cmds[0].Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmds[0].Process.Kill()
+		}
+		t.Fatalf("rank 0 still ran 60 s after rank 1 died (a hang); its stacks:\n%s", lastLines(out[0].String(), 150))
 	}
 	log := out[0].String()
 	if !strings.Contains(log, "rank 1 stopped without finishing") {
