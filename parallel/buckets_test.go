@@ -68,7 +68,10 @@ func TestBucketLayout(t *testing.T) {
 	}
 }
 
-// A small net's gradients make one bucket: one all-reduce an iteration.
+// A small net's gradients make two buckets: all but the lowest layer's,
+// complete after the layer above it, and the lowest layer's alone (with
+// the request bits), whose all-reduce is the one the backward pass cannot
+// hide.
 func TestBucketLayoutSmallNet(t *testing.T) {
 	var params []*blob.Blob[float64]
 	for _, n := range []int{500, 20, 25_000, 50, 40_000, 10} {
@@ -80,11 +83,17 @@ func TestBucketLayoutSmallNet(t *testing.T) {
 	}
 	g := &GradientBuckets[float64]{bits: 2}
 	g.layout(params, []int{1, 1, 4, 4, 6, 6}, []int{4, 5, 2, 3, 0, 1}, 0)
-	if len(g.buckets) != 1 || g.buckets[0].params != 6 || g.buckets[0].after != 1 {
-		t.Errorf("buckets %+v, want one of all 6 gradients, complete after layer 1", g.buckets)
+	if len(g.buckets) != 2 || g.buckets[0].params != 4 || g.buckets[0].after != 4 || g.buckets[1].params != 2 || g.buckets[1].after != 1 {
+		t.Errorf("buckets %+v, want 4 gradients complete after layer 4, then the 2 of layer 1", g.buckets)
 	}
-	if g.buckets[0].off != 0 || g.buckets[0].n != g.elems {
-		t.Errorf("the bucket covers [%d, %d) of %d elements", g.buckets[0].off, g.buckets[0].off+g.buckets[0].n, g.elems)
+	if g.buckets[0].off != 0 || g.buckets[1].off != g.buckets[0].n || g.buckets[1].off+g.buckets[1].n != g.elems {
+		t.Errorf("the buckets do not cover the %d elements in order: %+v", g.elems, g.buckets)
+	}
+	// A net of one learnable layer: one bucket.
+	g = &GradientBuckets[float64]{bits: 2}
+	g.layout(params[:2], []int{1, 1}, []int{0, 1}, 0)
+	if len(g.buckets) != 1 || g.buckets[0].params != 2 {
+		t.Errorf("one layer's gradients make buckets %+v, want one", g.buckets)
 	}
 }
 

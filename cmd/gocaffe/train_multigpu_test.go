@@ -129,7 +129,7 @@ func TestTorchrunStyleRankKilled(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			cmds[0].Process.Kill()
 		}
-		t.Fatalf("rank 0 still ran 60 s after rank 1 died (a hang); its stacks:\n%s", lastLines(out[0].String(), 150))
+		t.Fatalf("rank 0 still ran 60 s after rank 1 died (a hang); its log and gocaffe's stacks:\n%s", ownStacks(out[0].String()))
 	}
 	log := out[0].String()
 	if !strings.Contains(log, "rank 1 stopped without finishing") {
@@ -137,4 +137,17 @@ func TestTorchrunStyleRankKilled(t *testing.T) {
 	}
 	t.Logf("rank 0 after rank 1 was killed:\n%s", lastLines(log, 6))
 	readModel(t, snap)
+}
+
+// ownStacks returns a Go program's output up to its SIGQUIT dump, and of
+// the dump the goroutines with a frame of gocaffe's: where it waited.
+func ownStacks(out string) string {
+	log, dump, _ := strings.Cut(out, "\ngoroutine ")
+	parts := []string{lastLines(log, 15)}
+	for _, g := range strings.Split("goroutine "+dump, "\n\n") {
+		if strings.Contains(g, "gocaffe/gocaffe/") {
+			parts = append(parts, g)
+		}
+	}
+	return strings.Join(parts, "\n\n")
 }
