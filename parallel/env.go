@@ -66,8 +66,8 @@ func LaunchFromLookup(lookup func(name string) (string, bool)) (l Launch, ok boo
 // connections stay open for the rest of the run: when a rank dies, every
 // other rank aborts its communicator and its next collective fails with an
 // error naming the rank that died, never a hang. onDeath, if not nil, is
-// called after that abort (a command may end the process if the device
-// does not let go). The ranks wait for each other at the start for as long
+// called first, before that abort (a command may end the process if the
+// device, or the abort itself, does not let go). The ranks wait for each other at the start for as long
 // as ctx's settings say (RendezvousTimeout, GOCAFFE_RENDEZVOUS_TIMEOUT;
 // 5 minutes by default).
 func NewNCCLFromEnv(ctx *device.Context, l Launch, onDeath func(error)) (Comm, error) {
@@ -80,11 +80,14 @@ func NewNCCLFromEnv(ctx *device.Context, l Launch, onDeath func(error)) (Comm, e
 	}
 	var comm *ncclComm
 	w, payload, err := Rendezvous(l, id[:], ctx.Settings().RendezvousWait(), func(cause error) {
-		if comm != nil {
-			comm.Abort(cause)
-		}
+		// onDeath first: ncclCommAbort itself may wait for the device
+		// (a captured collective that does not let go), and the process
+		// must still end.
 		if onDeath != nil {
 			onDeath(cause)
+		}
+		if comm != nil {
+			comm.Abort(cause)
 		}
 	})
 	if err != nil {
