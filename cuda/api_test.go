@@ -97,9 +97,9 @@ var (
 	_ func(*DNN, *TensorDesc, *FilterDesc, *ConvDesc, *TensorDesc, int) (ConvAlgo, error)                                                        = (*DNN).ConvForwardAlgo
 	_ func(*DNN, *TensorDesc, *FilterDesc, *ConvDesc, *TensorDesc, int) (ConvAlgo, error)                                                        = (*DNN).ConvBackwardDataAlgo
 	_ func(*DNN, *TensorDesc, *FilterDesc, *ConvDesc, *TensorDesc, int) (ConvAlgo, error)                                                        = (*DNN).ConvBackwardFilterAlgo
-	_ func(*DNN, int, *TensorDesc, DevicePtr, *FilterDesc, DevicePtr, *ConvDesc, *TensorDesc, DevicePtr, DevicePtr, int, bool) (ConvAlgo, error) = (*DNN).ConvFind
 	_ func(*DNN, int, *TensorDesc, *FilterDesc, *ConvDesc, *TensorDesc, int) (ConvAlgo, error)                                                   = (*DNN).ConvDeterministicAlgo
 	_ func(*DNN, int, *TensorDesc, *FilterDesc, *ConvDesc, *TensorDesc, int) (int, error)                                                        = (*DNN).ConvSearchWorkspace
+	_ func(*DNN, int, *TensorDesc, DevicePtr, *FilterDesc, DevicePtr, *ConvDesc, *TensorDesc, DevicePtr, DevicePtr, int, bool) (ConvAlgo, error) = (*DNN).ConvFind
 	_ func(*DNN, float64, *TensorDesc, DevicePtr, *FilterDesc, DevicePtr, *ConvDesc, ConvAlgo, DevicePtr, float64, *TensorDesc, DevicePtr) error = (*DNN).ConvForward
 	_ func(*DNN, float64, *FilterDesc, DevicePtr, *TensorDesc, DevicePtr, *ConvDesc, ConvAlgo, DevicePtr, float64, *TensorDesc, DevicePtr) error = (*DNN).ConvBackwardData
 	_ func(*DNN, float64, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *ConvDesc, ConvAlgo, DevicePtr, float64, *FilterDesc, DevicePtr) error = (*DNN).ConvBackwardFilter
