@@ -212,3 +212,39 @@ func BenchmarkConvGemm(b *testing.B) {
 		})
 	}
 }
+
+// ipShapes are inner products' forward passes (bottom x weights^T) of the
+// deploy nets at batch 1 and 10: CaffeNet's fc6, fc7 and fc8, and the
+// 1024-to-1000 classifier of GoogLeNet.
+var ipShapes = []struct {
+	name    string
+	m, n, k int
+}{
+	{"caffenet_fc6_b1", 1, 4096, 9216},
+	{"caffenet_fc7_b1", 1, 4096, 4096},
+	{"caffenet_fc8_b1", 1, 1000, 4096},
+	{"googlenet_fc_b1", 1, 1000, 1024},
+	{"caffenet_fc6_b10", 10, 4096, 9216},
+	{"caffenet_fc7_b10", 10, 4096, 4096},
+	{"googlenet_fc_b10", 10, 1000, 1024},
+}
+
+// BenchmarkInnerProduct reports GFLOP/s and the weights' GB/s of
+// GemmEpilogue at ipShapes (bias and ReLU in the epilogue), on GOMAXPROCS
+// goroutines.
+func BenchmarkInnerProduct(b *testing.B) {
+	for _, s := range ipShapes {
+		b.Run(s.name, func(b *testing.B) {
+			x := randSlice[float32](s.m*s.k, -1, 1, 1)
+			w := randSlice[float32](s.n*s.k, -1, 1, 2)
+			y := make([]float32, s.m*s.n)
+			ep := &Epilogue[float32]{ColBias: randSlice[float32](s.n, -1, 1, 3), ReLU: true}
+			for b.Loop() {
+				GemmEpilogue(blas.NoTrans, blas.Trans, s.m, s.n, s.k, 1, x, w, 0, y, ep)
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/sec/1e9, "GFLOP/s")
+			b.ReportMetric(4*float64(s.n*s.k)*float64(b.N)/sec/1e9, "GB/s")
+		})
+	}
+}

@@ -56,12 +56,16 @@ type microKernel[T Float] struct {
 	rows []func(k int, a, b, c []T, ldc int)
 }
 
-// dotKernel computes the 16 dot products of 4 rows of A and 4 rows of B,
-// both read along their rows in place, over k (a multiple of lanes), as
-// 16 vectors of lanes partial sums in out (4*lanes*4 elements).
+// dotKernel computes the aRows*4 dot products of aRows rows of A and 4
+// rows of B, both read along their rows in place, over k (a multiple of
+// lanes), as aRows*4 vectors of lanes partial sums in out (A's row i and
+// B's row j at out[(i*4+j)*lanes]).
 type dotKernel[T Float] struct {
-	lanes int
-	fn    func(k int, a []T, lda int, b []T, ldb int, out []T)
+	lanes, aRows int
+	fn           func(k int, a []T, lda int, b []T, ldb int, out []T)
+	// one, if not nil, is fn for a single row of A (a matrix-vector
+	// product), its 4 vectors at the start of out.
+	one func(k int, a []T, lda int, b []T, ldb int, out []T)
 }
 
 // dotRows is the most rows of op(A) for which C = op(A) * B^T runs on dot
@@ -381,20 +385,26 @@ func (j *gemmJob[T]) useDot() bool {
 
 // runDot computes rows [i0, i1) and columns [j0, j1) of C += alpha *
 // A * B^T with dot kernels: blocks of 4 rows of B (C's columns) against
-// blocks of 4 rows of A; B's block stays in cache while A's blocks pass
-// over it. A last block short of 4 starts earlier, overlapping the one
-// before (whose results it does not write again); fewer than 4 rows of A
-// in all are copied into 4 zero-padded rows. The kernel covers k rounded
-// down to its vector length, the rest of each dot product is added here.
+// blocks of the kernel's rows of A; B's block stays in cache while A's
+// blocks pass over it. A last block short of a kernel's rows starts
+// earlier, overlapping the one before (whose results it does not write
+// again); fewer rows of A in all than the kernel's are copied into
+// zero-padded rows, but for a single row where the kernel has a kernel of
+// one. The kernel covers k rounded down to its vector length, the rest of
+// each dot product is added here.
 func (j *gemmJob[T]) runDot(i0, i1, j0, j1 int) {
 	buf := getBuffers(j.kern)
 	defer putBuffers(buf)
 	dk := j.kern.dot
 	kv := j.k / dk.lanes * dk.lanes
-	out := buf.dot[:16*dk.lanes]
+	ar, fn := dk.aRows, dk.fn
+	out := buf.dot[:ar*4*dk.lanes]
 	a, lda := j.a, j.lda
-	if j.m < 4 {
-		buf.pad = grow(buf.pad, 4*j.k)
+	switch {
+	case j.m == 1 && dk.one != nil:
+		ar, fn = 1, dk.one
+	case j.m < ar:
+		buf.pad = grow(buf.pad, ar*j.k)
 		clear(buf.pad)
 		for r := range j.m {
 			copy(buf.pad[r*j.k:(r+1)*j.k], j.a[r*j.lda:r*j.lda+j.k])
@@ -403,19 +413,20 @@ func (j *gemmJob[T]) runDot(i0, i1, j0, j1 int) {
 	}
 	for jb := j0; jb < j1; jb += 4 {
 		jStart := min(jb, j.n-4) // a short last block starts earlier
-		for ib := i0; ib < i1; ib += 4 {
-			iStart := max(min(ib, j.m-4), 0)
-			dk.fn(kv, a[iStart*lda:], lda, j.b[jStart*j.ldb:], j.ldb, out)
-			for r := max(ib, iStart); r < min(iStart+4, i1); r++ {
+		for ib := i0; ib < i1; ib += ar {
+			iStart := max(min(ib, j.m-ar), 0)
+			fn(kv, a[iStart*lda:], lda, j.b[jStart*j.ldb:], j.ldb, out)
+			for r := max(ib, iStart); r < min(iStart+ar, i1); r++ {
+				arow := j.a[r*j.lda : r*j.lda+j.k]
 				for q := max(jb, jStart); q < min(jStart+4, j1); q++ {
 					lanes := out[((r-iStart)*4+(q-jStart))*dk.lanes:][:dk.lanes]
 					var sum T
 					for _, v := range lanes {
 						sum += v
 					}
-					ar, br := j.a[r*j.lda:r*j.lda+j.k], j.b[q*j.ldb:q*j.ldb+j.k]
+					br := j.b[q*j.ldb : q*j.ldb+j.k]
 					for p := kv; p < j.k; p++ {
-						sum += ar[p] * br[p]
+						sum += arow[p] * br[p]
 					}
 					j.c[r*j.ldc+q] += j.alpha * sum
 				}
