@@ -54,6 +54,10 @@ type microKernel[T Float] struct {
 	// (nil at 0): fn's product for the first rows of the panels, written
 	// to C directly.
 	rows []func(k int, a, b, c []T, ldc int)
+	// set, if not nil, is fn storing the tile to C instead of adding it:
+	// the first block of k of a product with beta 0, whose C is then
+	// neither cleared first nor read (gemmJob.overwrite).
+	set func(k int, a, b, c []T, ldc int)
 }
 
 // dotKernel computes the aRows*4 dot products of aRows rows of A and 4
@@ -79,8 +83,8 @@ const (
 // The kernels by preference: this CPU's assembly ones (gemm_amd64.go,
 // gemm_arm64.go), then the plain Go one.
 var (
-	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil})
-	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil})
+	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil, nil})
+	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil, nil})
 )
 
 // Block sizes, in elements. kc x nr of B~ (24 KB for float32 at nr 32) sits
@@ -196,6 +200,9 @@ type gemmJob[T Float] struct {
 	// packed, if not nil, is A packed (gemm_packed.go), read where a
 	// part covers all of C's rows.
 	packed *PackedA[T]
+	// overwrite: C is not cleared before the product (beta 0): the first
+	// block of k stores its tiles (kern.set) instead of adding them.
+	overwrite bool
 
 	// The split over goroutines: workers parts of units units of unit
 	// columns (byCols) or rows.
@@ -221,12 +228,13 @@ func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Tr
 	if m == 0 || n == 0 {
 		return
 	}
-	scaleC(m, n, beta, c, ldc)
 	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
 		ep.apply(c, ldc, 0, m, 0, n)
 		return
 	}
 	if ep != nil && gemvShaped[T](choice, transA, transB, m, n, k) {
+		scaleC(m, n, beta, c, ldc)
 		gemvProduct(workers, transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
 		ep.apply(c, ldc, 0, m, 0, n)
 		return
@@ -235,6 +243,7 @@ func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Tr
 	j := jobs.get()
 	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T](), own: ownGemmFor[T](choice), ep: ep}
+	j.setOverwrite(beta)
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)
 	} else {
@@ -242,6 +251,16 @@ func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Tr
 	}
 	j.a, j.b, j.c, j.ep = nil, nil, nil, nil // hold no caller memory in the list
 	jobs.put(j)
+}
+
+// setOverwrite sets j.overwrite where the product is C = op(A)*op(B)
+// (beta 0) on packed panels with a kernel that stores, and scales C by
+// beta otherwise.
+func (j *gemmJob[T]) setOverwrite(beta T) {
+	j.overwrite = beta == 0 && j.own && j.kern.set != nil && !j.useDot()
+	if !j.overwrite {
+		scaleC(j.m, j.n, beta, j.c, j.ldc)
+	}
 }
 
 // scaleC sets C = beta*C, never reading C when beta is 0 (BLAS: C may
@@ -328,15 +347,16 @@ func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 				if pc+kc == j.k {
 					ep = j.ep
 				}
+				set := pc == 0 && j.overwrite
 				if j.packed != nil && i0 == 0 && i1 == j.m {
 					own := buf.a
 					buf.a = j.packed.block(ic, pc)
-					j.macro(buf, ic, mc, jc, nc, kc, ep)
+					j.macro(buf, ic, mc, jc, nc, kc, set, ep)
 					buf.a = own
 					continue
 				}
 				j.packA(buf.a, ic, mc, pc, kc)
-				j.macro(buf, ic, mc, jc, nc, kc, ep)
+				j.macro(buf, ic, mc, jc, nc, kc, set, ep)
 			}
 		}
 	}
@@ -444,8 +464,8 @@ func grow[T Float](s []T, n int) []T {
 }
 
 // macro multiplies the packed mc x kc block of A~ by the kc x nc block of
-// B~ into C, tile by tile.
-func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, ep *Epilogue[T]) {
+// B~ into C, tile by tile: adding to C, or with set storing to it.
+func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, set bool, ep *Epilogue[T]) {
 	mr, nr := j.kern.mr, j.kern.nr
 	if kc <= gemmShortK {
 		// A short product (a rank-k update of C, like a fully connected
@@ -455,14 +475,14 @@ func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, ep *Epil
 		// its columns, a page per row per tile.
 		for ir := 0; ir < mc; ir += mr {
 			for jr := 0; jr < nc; jr += nr {
-				j.tile(buf, ic, ir, mc, jc, jr, nc, kc, ep)
+				j.tile(buf, ic, ir, mc, jc, jr, nc, kc, set, ep)
 			}
 		}
 		return
 	}
 	for jr := 0; jr < nc; jr += nr {
 		for ir := 0; ir < mc; ir += mr {
-			j.tile(buf, ic, ir, mc, jc, jr, nc, kc, ep)
+			j.tile(buf, ic, ir, mc, jc, jr, nc, kc, set, ep)
 		}
 	}
 }
@@ -476,25 +496,29 @@ const gemmShortK = 128
 // tile computes the tile of C at rows ic+ir and columns jc+jr of the
 // block: A~ panel ir by B~ panel jr over kc steps, then the epilogue ep
 // (on the last block of k) while the tile is in the L1 cache.
-func (j *gemmJob[T]) tile(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int, ep *Epilogue[T]) {
-	j.tileProduct(buf, ic, ir, mc, jc, jr, nc, kc)
+func (j *gemmJob[T]) tile(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int, set bool, ep *Epilogue[T]) {
+	j.tileProduct(buf, ic, ir, mc, jc, jr, nc, kc, set)
 	if ep != nil {
 		ep.apply(j.c, j.ldc, ic+ir, ic+ir+min(j.kern.mr, mc-ir), jc+jr, jc+jr+min(j.kern.nr, nc-jr))
 	}
 }
 
-// tileProduct is tile's product.
-func (j *gemmJob[T]) tileProduct(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int) {
+// tileProduct is tile's product, stored to C where set (kern.set).
+func (j *gemmJob[T]) tileProduct(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int, set bool) {
 	kern := j.kern
 	mr, nr := kern.mr, kern.nr
 	ap, bp := buf.a[ir*kc:], buf.b[jr*kc:]
 	rows, cols := min(mr, mc-ir), min(nr, nc-jr)
 	off := (ic+ir)*j.ldc + jc + jr
 	if rows == mr && cols == nr {
+		if set {
+			kern.set(kc, ap, bp, j.c[off:], j.ldc)
+			return
+		}
 		kern.fn(kc, ap, bp, j.c[off:], j.ldc)
 		return
 	}
-	if cols == nr && kern.rows != nil {
+	if cols == nr && kern.rows != nil && !set {
 		kern.rows[rows](kc, ap, bp, j.c[off:], j.ldc)
 		return
 	}
@@ -504,6 +528,10 @@ func (j *gemmJob[T]) tileProduct(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc
 	kern.fn(kc, ap, bp, tile, nr)
 	for r := range rows {
 		dst := j.c[off+r*j.ldc : off+r*j.ldc+cols]
+		if set {
+			copy(dst, tile[r*nr:r*nr+cols])
+			continue
+		}
 		for q, v := range tile[r*nr : r*nr+cols] {
 			dst[q] += v
 		}
