@@ -58,6 +58,10 @@ type microKernel[T Float] struct {
 	// the first block of k of a product with beta 0, whose C is then
 	// neither cleared first nor read (gemmJob.overwrite).
 	set func(k int, a, b, c []T, ldc int)
+	// tiles and setTiles, if not nil, are fn and set over n full tiles in
+	// a row, each reading A~, B~ and C aStep, bStep and cStep elements past
+	// the one before: a strip of a macro-block in one call.
+	tiles, setTiles func(k int, a, b, c []T, ldc, n, aStep, bStep, cStep int)
 }
 
 // dotKernel computes the aRows*4 dot products of aRows rows of A and 4
@@ -83,8 +87,8 @@ const (
 // The kernels by preference: this CPU's assembly ones (gemm_amd64.go,
 // gemm_arm64.go), then the plain Go one.
 var (
-	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil, nil})
-	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil, nil})
+	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil, nil, nil, nil})
+	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil, nil, nil, nil})
 )
 
 // Block sizes, in elements. kc x nr of B~ (24 KB for float32 at nr 32) sits
@@ -467,6 +471,10 @@ func grow[T Float](s []T, n int) []T {
 // B~ into C, tile by tile: adding to C, or with set storing to it.
 func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, set bool, ep *Epilogue[T]) {
 	mr, nr := j.kern.mr, j.kern.nr
+	if j.kern.tiles != nil {
+		j.macroStrips(buf, ic, mc, jc, nc, kc, set, ep)
+		return
+	}
 	if kc <= gemmShortK {
 		// A short product (a rank-k update of C, like a fully connected
 		// layer's weight gradient over a small batch) is all loads and
@@ -482,6 +490,43 @@ func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, set bool
 	}
 	for jr := 0; jr < nc; jr += nr {
 		for ir := 0; ir < mc; ir += mr {
+			j.tile(buf, ic, ir, mc, jc, jr, nc, kc, set, ep)
+		}
+	}
+}
+
+// macroStrips is macro with the kernel's strips of tiles: each row of
+// full tiles (short k, in macro's order) or column of them in one call,
+// the epilogue over the strip after it; the partial tiles one by one.
+func (j *gemmJob[T]) macroStrips(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, set bool, ep *Epilogue[T]) {
+	mr, nr := j.kern.mr, j.kern.nr
+	strip := j.kern.tiles
+	if set {
+		strip = j.kern.setTiles
+	}
+	fullRows, fullCols := mc/mr, nc/nr
+	if kc <= gemmShortK {
+		for ir := 0; ir < mc; ir += mr {
+			jr := 0
+			if ir+mr <= mc && fullCols > 0 {
+				strip(kc, buf.a[ir*kc:], buf.b, j.c[(ic+ir)*j.ldc+jc:], j.ldc, fullCols, 0, nr*kc, nr)
+				ep.apply(j.c, j.ldc, ic+ir, ic+ir+mr, jc, jc+fullCols*nr)
+				jr = fullCols * nr
+			}
+			for ; jr < nc; jr += nr {
+				j.tile(buf, ic, ir, mc, jc, jr, nc, kc, set, ep)
+			}
+		}
+		return
+	}
+	for jr := 0; jr < nc; jr += nr {
+		ir := 0
+		if jr+nr <= nc && fullRows > 0 {
+			strip(kc, buf.a, buf.b[jr*kc:], j.c[ic*j.ldc+jc+jr:], j.ldc, fullRows, mr*kc, 0, mr*j.ldc)
+			ep.apply(j.c, j.ldc, ic, ic+fullRows*mr, jc+jr, jc+jr+nr)
+			ir = fullRows * mr
+		}
+		for ; ir < mc; ir += mr {
 			j.tile(buf, ic, ir, mc, jc, jr, nc, kc, set, ep)
 		}
 	}

@@ -34,6 +34,11 @@ type kernel struct {
 	// first block of k of a product with beta 0: C is neither cleared
 	// first nor read).
 	set bool
+	// tiles: the kernel computes n tiles in a row, each reading A~, B~
+	// and C aStep, bStep and cStep bytes past the one before (a column of
+	// tiles down C, or a row across it): one call, and one change of
+	// MXCSR, for a strip of a macro-block.
+	tiles bool
 }
 
 func (k kernel) lanes() int { return k.vec / k.elem }
@@ -66,11 +71,23 @@ func (k kernel) step(w io.Writer, aOff, bOff int) {
 
 func (k kernel) write(w io.Writer) {
 	aStep, bStep := k.aStep(), k.nr()*k.elem
-	fmt.Fprintf(w, "\n// func %s(k int, a, b, c unsafe.Pointer, ldc int)\n", k.name)
-	fmt.Fprintf(w, "// %d x %d tile%s.\n", k.mr, k.nr(), k.comments)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $8-40\n", k.name)
-	flushDenormals(w)
-	fmt.Fprintf(w, "\tMOVQ k+0(FP), CX\n\tMOVQ a+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ c+24(FP), DX\n\tMOVQ ldc+32(FP), R8\n")
+	shift := map[int]int{4: 2, 8: 3}[k.elem]
+	if k.tiles {
+		fmt.Fprintf(w, "\n// func %s(k int, a, b, c unsafe.Pointer, ldc, n, aStep, bStep, cStep int)\n", k.name)
+		fmt.Fprintf(w, "// n %d x %d tiles%s.\n", k.mr, k.nr(), k.comments)
+		fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $8-72\n", k.name)
+		flushDenormals(w)
+		// A~, B~ and C of the tile in SI, DI, R14; tiles left in R9.
+		fmt.Fprintf(w, "\tMOVQ a+8(FP), SI\n\tMOVQ b+16(FP), DI\n\tMOVQ c+24(FP), R14\n\tMOVQ ldc+32(FP), R8\n\tSHLQ $%d, R8\n\tMOVQ n+40(FP), R9\n", shift)
+		fmt.Fprintf(w, "%s_tile:\n\tTESTQ R9, R9\n\tJEQ %s_done\n", k.name, k.name)
+		fmt.Fprintf(w, "\tMOVQ k+0(FP), CX\n\tMOVQ SI, AX\n\tMOVQ DI, BX\n\tMOVQ R14, DX\n")
+	} else {
+		fmt.Fprintf(w, "\n// func %s(k int, a, b, c unsafe.Pointer, ldc int)\n", k.name)
+		fmt.Fprintf(w, "// %d x %d tile%s.\n", k.mr, k.nr(), k.comments)
+		fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $8-40\n", k.name)
+		flushDenormals(w)
+		fmt.Fprintf(w, "\tMOVQ k+0(FP), CX\n\tMOVQ a+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ c+24(FP), DX\n\tMOVQ ldc+32(FP), R8\n")
+	}
 	for i := range k.mr {
 		for j := range k.nvec {
 			r := k.acc(i, j)
@@ -87,8 +104,9 @@ func (k kernel) write(w io.Writer) {
 	k.step(w, 0, 0)
 	fmt.Fprintf(w, "\tADDQ $%d, AX\n\tADDQ $%d, BX\n\tDECQ CX\n\tJMP %s_loop1\n", aStep, bStep, k.name)
 	fmt.Fprintf(w, "%s_store:\n", k.name)
-	shift := map[int]int{4: 2, 8: 3}[k.elem]
-	fmt.Fprintf(w, "\tSHLQ $%d, R8\n", shift)
+	if !k.tiles {
+		fmt.Fprintf(w, "\tSHLQ $%d, R8\n", shift)
+	}
 	for i := range k.mr {
 		for j := range k.nvec {
 			if !k.set {
@@ -99,6 +117,9 @@ func (k kernel) write(w io.Writer) {
 		if i < k.mr-1 {
 			fmt.Fprintf(w, "\tADDQ R8, DX\n")
 		}
+	}
+	if k.tiles {
+		fmt.Fprintf(w, "\tADDQ aStep+48(FP), SI\n\tADDQ bStep+56(FP), DI\n\tADDQ cStep+64(FP), R14\n\tDECQ R9\n\tJMP %s_tile\n%s_done:\n", k.name, k.name)
 	}
 	restoreMXCSR(w)
 	fmt.Fprintf(w, "\tVZEROUPPER\n\tRET\n")
@@ -141,6 +162,16 @@ func main() {
 		k.name += "Set"
 		k.comments += ", storing the tile to C (not adding it)"
 		k.set = true
+		kernels = append(kernels, k)
+	}
+	// The float32 AVX2 kernels of strips of tiles (kernel.tiles).
+	for _, k := range kernels {
+		if k.reg != "Y" || k.suffix != "PS" {
+			continue
+		}
+		k.name = strings.Replace(k.name, "Kernel", "Tiles", 1)
+		k.comments += ", strip by strip"
+		k.tiles = true
 		kernels = append(kernels, k)
 	}
 	var sb strings.Builder
