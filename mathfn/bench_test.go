@@ -182,6 +182,8 @@ var convShapes = []struct {
 	{"googlenet_3a_1x1", 64, 784, 192},
 	{"googlenet_3b_3x3", 192, 784, 1152},
 	{"googlenet_4e_3x3", 320, 196, 1440},
+	{"googlenet_4a_1x1", 192, 196, 480},
+	{"googlenet_5a_1x1", 256, 49, 832},
 	{"resnet_res2_3x3", 64, 3136, 576},
 	{"resnet_res2_1x1_up", 256, 3136, 64},
 	{"resnet_res5_3x3", 512, 49, 4608},

@@ -62,6 +62,10 @@ type microKernel[T Float] struct {
 	// a row, each reading A~, B~ and C aStep, bStep and cStep elements past
 	// the one before: a strip of a macro-block in one call.
 	tiles, setTiles func(k int, a, b, c []T, ldc, n, aStep, bStep, cStep int)
+	// half, if not nil, is fn for the first nr/2 columns of the B~
+	// panel alone: a tile of nr/2 columns or fewer (a product's last)
+	// at about half the cost of a whole one.
+	half func(k int, a, b, c []T, ldc int)
 }
 
 // dotKernel computes the aRows*4 dot products of aRows rows of A and 4
@@ -87,8 +91,8 @@ const (
 // The kernels by preference: this CPU's assembly ones (gemm_amd64.go,
 // gemm_arm64.go), then the plain Go one.
 var (
-	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil, nil, nil, nil})
-	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil, nil, nil, nil})
+	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil, nil, nil, nil, nil})
+	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil, nil, nil, nil, nil})
 )
 
 // Block sizes, in elements. kc x nr of B~ (24 KB for float32 at nr 32) sits
@@ -567,10 +571,15 @@ func (j *gemmJob[T]) tileProduct(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc
 		kern.rows[rows](kc, ap, bp, j.c[off:], j.ldc)
 		return
 	}
-	// An edge tile: compute the whole tile aside, add its part.
+	// An edge tile: compute the whole tile (or its first half) aside,
+	// add its part.
 	tile := buf.tile[:mr*nr]
 	clear(tile)
-	kern.fn(kc, ap, bp, tile, nr)
+	if kern.half != nil && cols <= nr/2 {
+		kern.half(kc, ap, bp, tile, nr)
+	} else {
+		kern.fn(kc, ap, bp, tile, nr)
+	}
 	for r := range rows {
 		dst := j.c[off+r*j.ldc : off+r*j.ldc+cols]
 		if set {

@@ -99,6 +99,12 @@ func sgemmKernelAVX2Set(k int, a, b, c unsafe.Pointer, ldc int)
 //go:noescape
 func dgemmKernelAVX2Set(k int, a, b, c unsafe.Pointer, ldc int)
 
+// sgemmKernelAVX2Half is sgemmKernelAVX2 for the first 8 columns of
+// the B~ panel alone (microKernel.half).
+//
+//go:noescape
+func sgemmKernelAVX2Half(k int, a, b, c unsafe.Pointer, ldc int)
+
 // The float32 AVX2 kernels of strips of tiles (microKernel.tiles and
 // setTiles), steps in bytes.
 //
@@ -117,13 +123,13 @@ func archSgemmKernels() []microKernel[float32] {
 		for r, f := range sgemmRowsAVX512[1:] {
 			rows[r+1] = asmKernel[float32](f)
 		}
-		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, asmDot[float32](sdotKernelAVX512, 16, 4), rows, nil, nil, nil})
+		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, asmDot[float32](sdotKernelAVX512, 16, 4), rows, nil, nil, nil, nil})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		dot := asmDot[float32](sdot3x4AVX2, 8, 3)
 		dot.one = asmDot[float32](sdot1x4AVX2, 8, 1).fn
 		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), nil, dot, nil, asmKernel[float32](sgemmKernelAVX2Set),
-			asmTiles[float32](sgemmTilesAVX2), asmTiles[float32](sgemmTilesAVX2Set)})
+			asmTiles[float32](sgemmTilesAVX2), asmTiles[float32](sgemmTilesAVX2Set), asmKernel[float32](sgemmKernelAVX2Half)})
 	}
 	return ks
 }
@@ -133,10 +139,10 @@ func archSgemmKernels() []microKernel[float32] {
 func archDgemmKernels() []microKernel[float64] {
 	var ks []microKernel[float64]
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512), asmGather[float64](dgemmPackAVX512), asmDot[float64](ddotKernelAVX512, 8, 4), nil, nil, nil, nil})
+		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512), asmGather[float64](dgemmPackAVX512), asmDot[float64](ddotKernelAVX512, 8, 4), nil, nil, nil, nil, nil})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2), nil, nil, nil, asmKernel[float64](dgemmKernelAVX2Set), nil, nil})
+		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2), nil, nil, nil, asmKernel[float64](dgemmKernelAVX2Set), nil, nil, nil})
 	}
 	return ks
 }

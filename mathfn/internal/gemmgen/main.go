@@ -27,6 +27,7 @@ type kernel struct {
 	zero     string // instruction that zeroes a register: op r, r, r
 	mr       int    // rows of the tile
 	astep    int    // values of A~ per step, if not mr (a panel's first mr)
+	bstep    int    // values of B~ per step, if not nr (a panel's first nr)
 	nvec     int    // vectors per row (NR = nvec * lanes)
 	unroll   int
 	comments string
@@ -71,6 +72,9 @@ func (k kernel) step(w io.Writer, aOff, bOff int) {
 
 func (k kernel) write(w io.Writer) {
 	aStep, bStep := k.aStep(), k.nr()*k.elem
+	if k.bstep > 0 {
+		bStep = k.bstep * k.elem
+	}
 	shift := map[int]int{4: 2, 8: 3}[k.elem]
 	if k.tiles {
 		fmt.Fprintf(w, "\n// func %s(k int, a, b, c unsafe.Pointer, ldc, n, aStep, bStep, cStep int)\n", k.name)
@@ -164,9 +168,15 @@ func main() {
 		k.set = true
 		kernels = append(kernels, k)
 	}
+	// The AVX2 float32 kernel of the first 8 columns of a 16-column B~
+	// panel: a product's last columns, 8 or fewer (GoogLeNet's and
+	// ResNet-50's 7x7 and 14x14 planes at batch 1 leave 1 and 4), at half
+	// the cost of a whole tile.
+	kernels = append(kernels, kernel{name: "sgemmKernelAVX2Half", elem: 4, vec: 32, reg: "Y", suffix: "PS", bcast: "VBROADCASTSS",
+		zero: "VXORPS", mr: 6, bstep: 16, nvec: 1, unroll: 4, comments: ", AVX2 and FMA, the first 8 columns of a 16-column B~ panel"})
 	// The float32 AVX2 kernels of strips of tiles (kernel.tiles).
 	for _, k := range kernels {
-		if k.reg != "Y" || k.suffix != "PS" {
+		if k.reg != "Y" || k.suffix != "PS" || k.bstep > 0 {
 			continue
 		}
 		k.name = strings.Replace(k.name, "Kernel", "Tiles", 1)
