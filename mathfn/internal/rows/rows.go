@@ -31,3 +31,24 @@ func addGo[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
 func Fit(l, n, rows, stride int) bool {
 	return n >= 0 && rows >= 0 && (rows == 0 || n == 0 || (rows-1)*stride+n <= l)
 }
+
+// Copy2 copies rows rows of n elements taken every other element from
+// src: dst[r*dstStride + i] = src[r*srcStride + 2*i] (the columns of a
+// stride-2 convolution's im2col). The caller has checked the bounds: each
+// source row's last element read is its 2*(n-1)-th.
+func Copy2[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
+	if n <= 0 || rows <= 0 || copy2Vector(dst, src, n, rows, dstStride, srcStride) {
+		return
+	}
+	copy2Go(dst, src, n, rows, dstStride, srcStride)
+}
+
+// copy2Go is Copy2 in Go.
+func copy2Go[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
+	for r := range rows {
+		d, s := dst[r*dstStride:r*dstStride+n], src[r*srcStride:r*srcStride+2*n-1]
+		for i := range d {
+			d[i] = s[2*i]
+		}
+	}
+}

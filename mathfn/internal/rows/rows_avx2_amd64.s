@@ -206,3 +206,48 @@ add64_next:
 
 add64_done:
 	RET
+
+// func copy2RowsAVX2F32(dst, src unsafe.Pointer, n, rows, dstStride, srcStride int)
+// dst[r][i] = src[r][2*i] for rows rows of n float32 values, n and rows
+// above 0. Eight values a round from two vectors of the source: a
+// shuffle takes the even lanes of each 128-bit half, a permute of the
+// 64-bit pairs puts them in order. The rounds stop while a vector would
+// read past the row's last even element; single values end the row.
+TEXT ·copy2RowsAVX2F32(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ dstStride+32(FP), R8
+	MOVQ srcStride+40(FP), R9
+
+c2_row:
+	XORQ AX, AX // i
+
+c2_vec:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGE  c2_tail
+	VMOVUPS (SI)(AX*8), Y0
+	VMOVUPS 32(SI)(AX*8), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMPD $0xd8, Y2, Y2
+	VMOVUPS Y2, (DI)(AX*4)
+	MOVQ BX, AX
+	JMP  c2_vec
+
+c2_tail:
+	CMPQ AX, CX
+	JGE  c2_next
+	MOVL (SI)(AX*8), BX
+	MOVL BX, (DI)(AX*4)
+	INCQ AX
+	JMP  c2_tail
+
+c2_next:
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNZ  c2_row
+	VZEROUPPER
+	RET
