@@ -127,6 +127,7 @@ var im2colShapes = []struct {
 	{"cifar_conv2", 32, 16, 5, 2, 1},
 	{"caffenet_conv1", 3, 227, 11, 0, 4},
 	{"caffenet_conv3", 256, 13, 3, 1, 1},
+	{"googlenet_conv2_3x3", 64, 56, 3, 1, 1},
 	{"googlenet_conv1", 3, 224, 7, 3, 2},
 	{"resnet_res3a_branch1", 256, 56, 1, 0, 2},
 }
