@@ -85,6 +85,15 @@ func (k kernel) write(w io.Writer) {
 		fmt.Fprintf(w, "\tMOVQ a+8(FP), SI\n\tMOVQ b+16(FP), DI\n\tMOVQ c+24(FP), R14\n\tMOVQ ldc+32(FP), R8\n\tSHLQ $%d, R8\n\tMOVQ n+40(FP), R9\n", shift)
 		fmt.Fprintf(w, "%s_tile:\n\tTESTQ R9, R9\n\tJEQ %s_done\n", k.name, k.name)
 		fmt.Fprintf(w, "\tMOVQ k+0(FP), CX\n\tMOVQ SI, AX\n\tMOVQ DI, BX\n\tMOVQ R14, DX\n")
+		// The next tile's rows of C, into the cache while this one's
+		// product runs.
+		fmt.Fprintf(w, "\tMOVQ R14, R11\n\tADDQ cStep+64(FP), R11\n")
+		for i := range k.mr {
+			fmt.Fprintf(w, "\tPREFETCHT0 (R11)\n\tPREFETCHT0 %d(R11)\n", k.nr()*k.elem-4)
+			if i < k.mr-1 {
+				fmt.Fprintf(w, "\tADDQ R8, R11\n")
+			}
+		}
 	} else {
 		fmt.Fprintf(w, "\n// func %s(k int, a, b, c unsafe.Pointer, ldc int)\n", k.name)
 		fmt.Fprintf(w, "// %d x %d tile%s.\n", k.mr, k.nr(), k.comments)
