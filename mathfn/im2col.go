@@ -179,20 +179,18 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T, ld int) {
 					}
 					continue
 				}
-				if sw == 2 && y0 < y1 && x0 < x1 {
-					// Every other column of the rows at once (the first
-					// layers of GoogLeNet and ResNet-50, ResNet-50's
-					// stride-2 1x1 convolutions), the padding columns
-					// around them.
-					for y := y0; y < y1; y++ {
-						out := row[y*ow : (y+1)*ow]
-						clear(out[:x0])
-						clear(out[x1:])
+				if y0 < y1 && x0 < x1 {
+					// Every sw-th column of the rows at once (stride 2:
+					// the first layers of GoogLeNet and ResNet-50,
+					// ResNet-50's stride-2 1x1 convolutions; 4:
+					// CaffeNet's conv1), the padding columns around them.
+					if x0 > 0 || x1 < ow {
+						zeroEnds(row[y0*ow:y1*ow], ow, x0, x1)
 					}
 					src := plane[(y0*sh+offH)*w+x0*sw+off:]
 					dst := row[y0*ow+x0:]
-					if n := x1 - x0; rows.Fit(len(src), 2*n-1, y1-y0, sh*w) && rows.Fit(len(dst), n, y1-y0, ow) {
-						rows.Copy2(dst, src, n, y1-y0, ow, sh*w)
+					if n := x1 - x0; rows.Fit(len(src), sw*(n-1)+1, y1-y0, sh*w) && rows.Fit(len(dst), n, y1-y0, ow) {
+						rows.CopyStrided(dst, src, n, y1-y0, ow, sh*w, sw)
 					} else {
 						panic("mathfn: im2col rows out of range")
 					}

@@ -52,3 +52,31 @@ func copy2Go[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
 		}
 	}
 }
+
+// CopyStrided copies rows rows of n elements taken every step-th element
+// from src: dst[r*dstStride + i] = src[r*srcStride + step*i] (the columns
+// of a convolution of stride step). The caller has checked the bounds:
+// each source row's last element read is its step*(n-1)-th.
+func CopyStrided[T Float](dst, src []T, n, rows, dstStride, srcStride, step int) {
+	if n <= 0 || rows <= 0 {
+		return
+	}
+	if step == 2 {
+		Copy2(dst, src, n, rows, dstStride, srcStride)
+		return
+	}
+	if copyStridedVector(dst, src, n, rows, dstStride, srcStride, step) {
+		return
+	}
+	copyStridedGo(dst, src, n, rows, dstStride, srcStride, step)
+}
+
+// copyStridedGo is CopyStrided in Go.
+func copyStridedGo[T Float](dst, src []T, n, rows, dstStride, srcStride, step int) {
+	for r := range rows {
+		d, s := dst[r*dstStride:r*dstStride+n], src[r*srcStride:r*srcStride+step*(n-1)+1]
+		for i := range d {
+			d[i] = s[step*i]
+		}
+	}
+}

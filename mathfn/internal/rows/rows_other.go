@@ -15,3 +15,8 @@ func Add[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
 
 // copy2Vector reports false: this build has no vector kernels.
 func copy2Vector[T Float](dst, src []T, n, rows, dstStride, srcStride int) bool { return false }
+
+// copyStridedVector reports false: this build has no vector kernels.
+func copyStridedVector[T Float](dst, src []T, n, rows, dstStride, srcStride, step int) bool {
+	return false
+}

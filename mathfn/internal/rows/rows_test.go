@@ -87,3 +87,36 @@ func testCopy2[T Float](t *testing.T) {
 		}
 	}
 }
+
+// TestCopyStridedAgainstGo holds CopyStrided to its Go loop at steps 1 to
+// 5, rows shorter and longer than a vector, the source rows ending at the
+// last element read.
+func TestCopyStridedAgainstGo(t *testing.T) {
+	testCopyStrided[float32](t)
+	testCopyStrided[float64](t)
+}
+
+func testCopyStrided[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for step := 1; step <= 5; step++ {
+		for n := 1; n < 30; n++ {
+			for _, rowCount := range []int{1, 3} {
+				srcStride, dstStride := step*(n-1)+1+rng.IntN(4), n+rng.IntN(3)
+				src := make([]T, (rowCount-1)*srcStride+step*(n-1)+1)
+				dst := make([]T, (rowCount-1)*dstStride+n+2)
+				for i := range src {
+					src[i] = T(rng.NormFloat64())
+				}
+				for i := range dst {
+					dst[i] = T(rng.NormFloat64())
+				}
+				want, got := slices.Clone(dst), slices.Clone(dst)
+				copyStridedGo(want, src, n, rowCount, dstStride, srcStride, step)
+				CopyStrided(got, src, n, rowCount, dstStride, srcStride, step)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%T step %d n=%d rows=%d strides %d,%d: %v, want %v", dst[0], step, n, rowCount, dstStride, srcStride, got, want)
+				}
+			}
+		}
+	}
+}
