@@ -127,6 +127,9 @@ var im2colShapes = []struct {
 	{"cifar_conv2", 32, 16, 5, 2, 1},
 	{"caffenet_conv1", 3, 227, 11, 0, 4},
 	{"caffenet_conv3", 256, 13, 3, 1, 1},
+	{"googlenet_conv2_3x3", 64, 56, 3, 1, 1},
+	{"googlenet_conv1", 3, 224, 7, 3, 2},
+	{"resnet_res3a_branch1", 256, 56, 1, 0, 2},
 }
 
 // BenchmarkIm2col times Im2col and Col2im per image.
@@ -182,6 +185,8 @@ var convShapes = []struct {
 	{"googlenet_3a_1x1", 64, 784, 192},
 	{"googlenet_3b_3x3", 192, 784, 1152},
 	{"googlenet_4e_3x3", 320, 196, 1440},
+	{"googlenet_4a_1x1", 192, 196, 480},
+	{"googlenet_5a_1x1", 256, 49, 832},
 	{"resnet_res2_3x3", 64, 3136, 576},
 	{"resnet_res2_1x1_up", 256, 3136, 64},
 	{"resnet_res5_3x3", 512, 49, 4608},
@@ -209,6 +214,42 @@ func BenchmarkConvGemm(b *testing.B) {
 				// Per second of CPU time, all goroutines together.
 				b.ReportMetric(flops/cpu/1e9, "GFLOP/cpu-s")
 			}
+		})
+	}
+}
+
+// ipShapes are inner products' forward passes (bottom x weights^T) of the
+// deploy nets at batch 1 and 10: CaffeNet's fc6, fc7 and fc8, and the
+// 1024-to-1000 classifier of GoogLeNet.
+var ipShapes = []struct {
+	name    string
+	m, n, k int
+}{
+	{"caffenet_fc6_b1", 1, 4096, 9216},
+	{"caffenet_fc7_b1", 1, 4096, 4096},
+	{"caffenet_fc8_b1", 1, 1000, 4096},
+	{"googlenet_fc_b1", 1, 1000, 1024},
+	{"caffenet_fc6_b10", 10, 4096, 9216},
+	{"caffenet_fc7_b10", 10, 4096, 4096},
+	{"googlenet_fc_b10", 10, 1000, 1024},
+}
+
+// BenchmarkInnerProduct reports GFLOP/s and the weights' GB/s of
+// GemmEpilogue at ipShapes (bias and ReLU in the epilogue), on GOMAXPROCS
+// goroutines.
+func BenchmarkInnerProduct(b *testing.B) {
+	for _, s := range ipShapes {
+		b.Run(s.name, func(b *testing.B) {
+			x := randSlice[float32](s.m*s.k, -1, 1, 1)
+			w := randSlice[float32](s.n*s.k, -1, 1, 2)
+			y := make([]float32, s.m*s.n)
+			ep := &Epilogue[float32]{ColBias: randSlice[float32](s.n, -1, 1, 3), ReLU: true}
+			for b.Loop() {
+				GemmEpilogue(blas.NoTrans, blas.Trans, s.m, s.n, s.k, 1, x, w, 0, y, ep)
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/sec/1e9, "GFLOP/s")
+			b.ReportMetric(4*float64(s.n*s.k)*float64(b.N)/sec/1e9, "GB/s")
 		})
 	}
 }

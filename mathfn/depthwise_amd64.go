@@ -27,8 +27,9 @@ func dots9AVX2(dy unsafe.Pointer, ptrs *[9]unsafe.Pointer, n int, lanes *[72]flo
 
 var depthwiseAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// taps9Prefix computes Taps9 over the first multiple of 8 outputs with the
-// AVX2 kernel and returns how many (0 for float64 or without AVX2).
+// taps9Prefix computes Taps9 with the AVX2 kernel, over all n outputs
+// where n is 8 or more, and returns how many it computed (0 for float64,
+// without AVX2 or for fewer than 8).
 func taps9Prefix[T Float](out, p []T, off *[9]int, w *[9]T, n int, bias T, relu bool) int {
 	if !depthwiseAVX2 || unsafe.Sizeof(out[0]) != 4 {
 		return 0
@@ -46,7 +47,17 @@ func taps9Prefix[T Float](out, p []T, off *[9]int, w *[9]T, n int, bias T, relu 
 		r = 1
 	}
 	taps9AVX2(unsafe.Pointer(&out[0]), &ptrs, (*[9]float32)(unsafe.Pointer(w)), k, float32(bias), r)
-	return k
+	if k == n {
+		return k
+	}
+	// The rest as the last 8 outputs, overlapping the ones before (each
+	// lane's sum is the same wherever the vector starts): no outputs one
+	// by one (a 14-wide row had 6 of them).
+	for t, o := range off {
+		ptrs[t] = unsafe.Pointer(&p[o+n-8])
+	}
+	taps9AVX2(unsafe.Pointer(&out[n-8]), &ptrs, (*[9]float32)(unsafe.Pointer(w)), 8, float32(bias), r)
+	return n
 }
 
 // dots9Prefix adds Dots9 over the first multiple of 8 elements to acc

@@ -97,3 +97,16 @@ func BenchmarkTaps9(b *testing.B) {
 		Taps9(out, p, &off, &w, n, 0, true)
 	}
 }
+
+// BenchmarkTaps9Short times a 14-wide row (MobileNet's 14x14 planes):
+// one vector and the rest of the row.
+func BenchmarkTaps9Short(b *testing.B) {
+	const n = 14
+	p := make([]float32, 3*n+8)
+	out := make([]float32, n)
+	off := [9]int{0, 1, 2, n + 2, n + 3, n + 4, 2*n + 4, 2*n + 5, 2*n + 6}
+	var w [9]float32
+	for b.Loop() {
+		Taps9(out, p, &off, &w, n, 0, true)
+	}
+}

@@ -54,14 +54,30 @@ type microKernel[T Float] struct {
 	// (nil at 0): fn's product for the first rows of the panels, written
 	// to C directly.
 	rows []func(k int, a, b, c []T, ldc int)
+	// set, if not nil, is fn storing the tile to C instead of adding it:
+	// the first block of k of a product with beta 0, whose C is then
+	// neither cleared first nor read (gemmJob.overwrite).
+	set func(k int, a, b, c []T, ldc int)
+	// tiles and setTiles, if not nil, are fn and set over n full tiles in
+	// a row, each reading A~, B~ and C aStep, bStep and cStep elements past
+	// the one before: a strip of a macro-block in one call.
+	tiles, setTiles func(k int, a, b, c []T, ldc, n, aStep, bStep, cStep int)
+	// half, if not nil, is fn for the first nr/2 columns of the B~
+	// panel alone: a tile of nr/2 columns or fewer (a product's last)
+	// at about half the cost of a whole one.
+	half func(k int, a, b, c []T, ldc int)
 }
 
-// dotKernel computes the 16 dot products of 4 rows of A and 4 rows of B,
-// both read along their rows in place, over k (a multiple of lanes), as
-// 16 vectors of lanes partial sums in out (4*lanes*4 elements).
+// dotKernel computes the aRows*4 dot products of aRows rows of A and 4
+// rows of B, both read along their rows in place, over k (a multiple of
+// lanes), as aRows*4 vectors of lanes partial sums in out (A's row i and
+// B's row j at out[(i*4+j)*lanes]).
 type dotKernel[T Float] struct {
-	lanes int
-	fn    func(k int, a []T, lda int, b []T, ldb int, out []T)
+	lanes, aRows int
+	fn           func(k int, a []T, lda int, b []T, ldb int, out []T)
+	// one, if not nil, is fn for a single row of A (a matrix-vector
+	// product), its 4 vectors at the start of out.
+	one func(k int, a []T, lda int, b []T, ldb int, out []T)
 }
 
 // dotRows is the most rows of op(A) for which C = op(A) * B^T runs on dot
@@ -75,8 +91,8 @@ const (
 // The kernels by preference: this CPU's assembly ones (gemm_amd64.go,
 // gemm_arm64.go), then the plain Go one.
 var (
-	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil})
-	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil})
+	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil, nil, nil, nil, nil})
+	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil, nil, nil, nil, nil})
 )
 
 // Block sizes, in elements. kc x nr of B~ (24 KB for float32 at nr 32) sits
@@ -192,6 +208,9 @@ type gemmJob[T Float] struct {
 	// packed, if not nil, is A packed (gemm_packed.go), read where a
 	// part covers all of C's rows.
 	packed *PackedA[T]
+	// overwrite: C is not cleared before the product (beta 0): the first
+	// block of k stores its tiles (kern.set) instead of adding them.
+	overwrite bool
 
 	// The split over goroutines: workers parts of units units of unit
 	// columns (byCols) or rows.
@@ -217,12 +236,13 @@ func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Tr
 	if m == 0 || n == 0 {
 		return
 	}
-	scaleC(m, n, beta, c, ldc)
 	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
 		ep.apply(c, ldc, 0, m, 0, n)
 		return
 	}
 	if ep != nil && gemvShaped[T](choice, transA, transB, m, n, k) {
+		scaleC(m, n, beta, c, ldc)
 		gemvProduct(workers, transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
 		ep.apply(c, ldc, 0, m, 0, n)
 		return
@@ -231,6 +251,7 @@ func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Tr
 	j := jobs.get()
 	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T](), own: ownGemmFor[T](choice), ep: ep}
+	j.setOverwrite(beta)
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)
 	} else {
@@ -238,6 +259,16 @@ func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Tr
 	}
 	j.a, j.b, j.c, j.ep = nil, nil, nil, nil // hold no caller memory in the list
 	jobs.put(j)
+}
+
+// setOverwrite sets j.overwrite where the product is C = op(A)*op(B)
+// (beta 0) on packed panels with a kernel that stores, and scales C by
+// beta otherwise.
+func (j *gemmJob[T]) setOverwrite(beta T) {
+	j.overwrite = beta == 0 && j.own && j.kern.set != nil && !j.useDot()
+	if !j.overwrite {
+		scaleC(j.m, j.n, beta, j.c, j.ldc)
+	}
 }
 
 // scaleC sets C = beta*C, never reading C when beta is 0 (BLAS: C may
@@ -324,15 +355,16 @@ func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 				if pc+kc == j.k {
 					ep = j.ep
 				}
+				set := pc == 0 && j.overwrite
 				if j.packed != nil && i0 == 0 && i1 == j.m {
 					own := buf.a
 					buf.a = j.packed.block(ic, pc)
-					j.macro(buf, ic, mc, jc, nc, kc, ep)
+					j.macro(buf, ic, mc, jc, nc, kc, set, ep)
 					buf.a = own
 					continue
 				}
 				j.packA(buf.a, ic, mc, pc, kc)
-				j.macro(buf, ic, mc, jc, nc, kc, ep)
+				j.macro(buf, ic, mc, jc, nc, kc, set, ep)
 			}
 		}
 	}
@@ -381,20 +413,26 @@ func (j *gemmJob[T]) useDot() bool {
 
 // runDot computes rows [i0, i1) and columns [j0, j1) of C += alpha *
 // A * B^T with dot kernels: blocks of 4 rows of B (C's columns) against
-// blocks of 4 rows of A; B's block stays in cache while A's blocks pass
-// over it. A last block short of 4 starts earlier, overlapping the one
-// before (whose results it does not write again); fewer than 4 rows of A
-// in all are copied into 4 zero-padded rows. The kernel covers k rounded
-// down to its vector length, the rest of each dot product is added here.
+// blocks of the kernel's rows of A; B's block stays in cache while A's
+// blocks pass over it. A last block short of a kernel's rows starts
+// earlier, overlapping the one before (whose results it does not write
+// again); fewer rows of A in all than the kernel's are copied into
+// zero-padded rows, but for a single row where the kernel has a kernel of
+// one. The kernel covers k rounded down to its vector length, the rest of
+// each dot product is added here.
 func (j *gemmJob[T]) runDot(i0, i1, j0, j1 int) {
 	buf := getBuffers(j.kern)
 	defer putBuffers(buf)
 	dk := j.kern.dot
 	kv := j.k / dk.lanes * dk.lanes
-	out := buf.dot[:16*dk.lanes]
+	ar, fn := dk.aRows, dk.fn
+	out := buf.dot[:ar*4*dk.lanes]
 	a, lda := j.a, j.lda
-	if j.m < 4 {
-		buf.pad = grow(buf.pad, 4*j.k)
+	switch {
+	case j.m == 1 && dk.one != nil:
+		ar, fn = 1, dk.one
+	case j.m < ar:
+		buf.pad = grow(buf.pad, ar*j.k)
 		clear(buf.pad)
 		for r := range j.m {
 			copy(buf.pad[r*j.k:(r+1)*j.k], j.a[r*j.lda:r*j.lda+j.k])
@@ -403,19 +441,20 @@ func (j *gemmJob[T]) runDot(i0, i1, j0, j1 int) {
 	}
 	for jb := j0; jb < j1; jb += 4 {
 		jStart := min(jb, j.n-4) // a short last block starts earlier
-		for ib := i0; ib < i1; ib += 4 {
-			iStart := max(min(ib, j.m-4), 0)
-			dk.fn(kv, a[iStart*lda:], lda, j.b[jStart*j.ldb:], j.ldb, out)
-			for r := max(ib, iStart); r < min(iStart+4, i1); r++ {
+		for ib := i0; ib < i1; ib += ar {
+			iStart := max(min(ib, j.m-ar), 0)
+			fn(kv, a[iStart*lda:], lda, j.b[jStart*j.ldb:], j.ldb, out)
+			for r := max(ib, iStart); r < min(iStart+ar, i1); r++ {
+				arow := j.a[r*j.lda : r*j.lda+j.k]
 				for q := max(jb, jStart); q < min(jStart+4, j1); q++ {
 					lanes := out[((r-iStart)*4+(q-jStart))*dk.lanes:][:dk.lanes]
 					var sum T
 					for _, v := range lanes {
 						sum += v
 					}
-					ar, br := j.a[r*j.lda:r*j.lda+j.k], j.b[q*j.ldb:q*j.ldb+j.k]
+					br := j.b[q*j.ldb : q*j.ldb+j.k]
 					for p := kv; p < j.k; p++ {
-						sum += ar[p] * br[p]
+						sum += arow[p] * br[p]
 					}
 					j.c[r*j.ldc+q] += j.alpha * sum
 				}
@@ -433,9 +472,13 @@ func grow[T Float](s []T, n int) []T {
 }
 
 // macro multiplies the packed mc x kc block of A~ by the kc x nc block of
-// B~ into C, tile by tile.
-func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, ep *Epilogue[T]) {
+// B~ into C, tile by tile: adding to C, or with set storing to it.
+func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, set bool, ep *Epilogue[T]) {
 	mr, nr := j.kern.mr, j.kern.nr
+	if j.kern.tiles != nil {
+		j.macroStrips(buf, ic, mc, jc, nc, kc, set, ep)
+		return
+	}
 	if kc <= gemmShortK {
 		// A short product (a rank-k update of C, like a fully connected
 		// layer's weight gradient over a small batch) is all loads and
@@ -444,14 +487,51 @@ func (j *gemmJob[T]) macro(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, ep *Epil
 		// its columns, a page per row per tile.
 		for ir := 0; ir < mc; ir += mr {
 			for jr := 0; jr < nc; jr += nr {
-				j.tile(buf, ic, ir, mc, jc, jr, nc, kc, ep)
+				j.tile(buf, ic, ir, mc, jc, jr, nc, kc, set, ep)
 			}
 		}
 		return
 	}
 	for jr := 0; jr < nc; jr += nr {
 		for ir := 0; ir < mc; ir += mr {
-			j.tile(buf, ic, ir, mc, jc, jr, nc, kc, ep)
+			j.tile(buf, ic, ir, mc, jc, jr, nc, kc, set, ep)
+		}
+	}
+}
+
+// macroStrips is macro with the kernel's strips of tiles: each row of
+// full tiles (short k, in macro's order) or column of them in one call,
+// the epilogue over the strip after it; the partial tiles one by one.
+func (j *gemmJob[T]) macroStrips(buf *gemmBuffers[T], ic, mc, jc, nc, kc int, set bool, ep *Epilogue[T]) {
+	mr, nr := j.kern.mr, j.kern.nr
+	strip := j.kern.tiles
+	if set {
+		strip = j.kern.setTiles
+	}
+	fullRows, fullCols := mc/mr, nc/nr
+	if kc <= gemmShortK {
+		for ir := 0; ir < mc; ir += mr {
+			jr := 0
+			if ir+mr <= mc && fullCols > 0 {
+				strip(kc, buf.a[ir*kc:], buf.b, j.c[(ic+ir)*j.ldc+jc:], j.ldc, fullCols, 0, nr*kc, nr)
+				ep.apply(j.c, j.ldc, ic+ir, ic+ir+mr, jc, jc+fullCols*nr)
+				jr = fullCols * nr
+			}
+			for ; jr < nc; jr += nr {
+				j.tile(buf, ic, ir, mc, jc, jr, nc, kc, set, ep)
+			}
+		}
+		return
+	}
+	for jr := 0; jr < nc; jr += nr {
+		ir := 0
+		if jr+nr <= nc && fullRows > 0 {
+			strip(kc, buf.a, buf.b[jr*kc:], j.c[ic*j.ldc+jc+jr:], j.ldc, fullRows, mr*kc, 0, mr*j.ldc)
+			ep.apply(j.c, j.ldc, ic, ic+fullRows*mr, jc+jr, jc+jr+nr)
+			ir = fullRows * mr
+		}
+		for ; ir < mc; ir += mr {
+			j.tile(buf, ic, ir, mc, jc, jr, nc, kc, set, ep)
 		}
 	}
 }
@@ -465,34 +545,47 @@ const gemmShortK = 128
 // tile computes the tile of C at rows ic+ir and columns jc+jr of the
 // block: A~ panel ir by B~ panel jr over kc steps, then the epilogue ep
 // (on the last block of k) while the tile is in the L1 cache.
-func (j *gemmJob[T]) tile(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int, ep *Epilogue[T]) {
-	j.tileProduct(buf, ic, ir, mc, jc, jr, nc, kc)
+func (j *gemmJob[T]) tile(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int, set bool, ep *Epilogue[T]) {
+	j.tileProduct(buf, ic, ir, mc, jc, jr, nc, kc, set)
 	if ep != nil {
 		ep.apply(j.c, j.ldc, ic+ir, ic+ir+min(j.kern.mr, mc-ir), jc+jr, jc+jr+min(j.kern.nr, nc-jr))
 	}
 }
 
-// tileProduct is tile's product.
-func (j *gemmJob[T]) tileProduct(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int) {
+// tileProduct is tile's product, stored to C where set (kern.set).
+func (j *gemmJob[T]) tileProduct(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc int, set bool) {
 	kern := j.kern
 	mr, nr := kern.mr, kern.nr
 	ap, bp := buf.a[ir*kc:], buf.b[jr*kc:]
 	rows, cols := min(mr, mc-ir), min(nr, nc-jr)
 	off := (ic+ir)*j.ldc + jc + jr
 	if rows == mr && cols == nr {
+		if set {
+			kern.set(kc, ap, bp, j.c[off:], j.ldc)
+			return
+		}
 		kern.fn(kc, ap, bp, j.c[off:], j.ldc)
 		return
 	}
-	if cols == nr && kern.rows != nil {
+	if cols == nr && kern.rows != nil && !set {
 		kern.rows[rows](kc, ap, bp, j.c[off:], j.ldc)
 		return
 	}
-	// An edge tile: compute the whole tile aside, add its part.
+	// An edge tile: compute the whole tile (or its first half) aside,
+	// add its part.
 	tile := buf.tile[:mr*nr]
 	clear(tile)
-	kern.fn(kc, ap, bp, tile, nr)
+	if kern.half != nil && cols <= nr/2 {
+		kern.half(kc, ap, bp, tile, nr)
+	} else {
+		kern.fn(kc, ap, bp, tile, nr)
+	}
 	for r := range rows {
 		dst := j.c[off+r*j.ldc : off+r*j.ldc+cols]
+		if set {
+			copy(dst, tile[r*nr:r*nr+cols])
+			continue
+		}
 		for q, v := range tile[r*nr : r*nr+cols] {
 			dst[q] += v
 		}
@@ -566,7 +659,21 @@ func scaleCopy[T Float](dst, src []T, alpha T) {
 // its columns at p (zero past the last column).
 func (j *gemmJob[T]) packB(dst []T, pc, kc, jc, nc int) {
 	nr := j.kern.nr
-	for jr := 0; jr < nc; jr += nr {
+	start := 0
+	if full := nc / nr; !j.transB && full > 1 {
+		// The full panels step by step: each row of the block read in
+		// sequence, its nr-value pieces written to the panels, kc*nr
+		// apart. Panel by panel, the reads jumped to another row every
+		// nr values, and the convolutions' products took 8-17% longer
+		// (AVX2, BenchmarkConvGemm -cpu 1).
+		if src := j.b[pc*j.ldb+jc:]; rows.Fit(len(src), full*nr, kc, j.ldb) && full*kc*nr <= len(dst) {
+			for p := range kc {
+				rows.Copy(dst[p*nr:], src[p*j.ldb:], nr, full, kc*nr, nr)
+			}
+			start = full * nr
+		}
+	}
+	for jr := start; jr < nc; jr += nr {
 		panel := dst[jr*kc : jr*kc+nr*kc]
 		cols := min(nr, nc-jr)
 		if cols < nr {

@@ -76,11 +76,43 @@ var sgemmRowsAVX512 = []func(k int, a, b, c unsafe.Pointer, ldc int){nil, sgemmK
 	sgemmKernelAVX512Rows3, sgemmKernelAVX512Rows4, sgemmKernelAVX512Rows5, sgemmKernelAVX512Rows6, sgemmKernelAVX512Rows7,
 	sgemmKernelAVX512Rows8, sgemmKernelAVX512Rows9, sgemmKernelAVX512Rows10, sgemmKernelAVX512Rows11}
 
+// The AVX2 dot kernels (dot_amd64.s): 3 rows of A, and 1, by 4 of B.
+//
+//go:noescape
+func sdot3x4AVX2(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
+
+//go:noescape
+func sdot1x4AVX2(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
+
 //go:noescape
 func sgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 
 //go:noescape
 func dgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
+
+// The AVX2 kernels that store the tile to C instead of adding it
+// (microKernel.set).
+//
+//go:noescape
+func sgemmKernelAVX2Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func dgemmKernelAVX2Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+// sgemmKernelAVX2Half is sgemmKernelAVX2 for the first 8 columns of
+// the B~ panel alone (microKernel.half).
+//
+//go:noescape
+func sgemmKernelAVX2Half(k int, a, b, c unsafe.Pointer, ldc int)
+
+// The float32 AVX2 kernels of strips of tiles (microKernel.tiles and
+// setTiles), steps in bytes.
+//
+//go:noescape
+func sgemmTilesAVX2(k int, a, b, c unsafe.Pointer, ldc, n, aStep, bStep, cStep int)
+
+//go:noescape
+func sgemmTilesAVX2Set(k int, a, b, c unsafe.Pointer, ldc, n, aStep, bStep, cStep int)
 
 // archSgemmKernels returns the float32 kernels this CPU can run, best
 // first.
@@ -91,10 +123,13 @@ func archSgemmKernels() []microKernel[float32] {
 		for r, f := range sgemmRowsAVX512[1:] {
 			rows[r+1] = asmKernel[float32](f)
 		}
-		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, asmDot[float32](sdotKernelAVX512, 16), rows})
+		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, asmDot[float32](sdotKernelAVX512, 16, 4), rows, nil, nil, nil, nil})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), nil, nil, nil})
+		dot := asmDot[float32](sdot3x4AVX2, 8, 3)
+		dot.one = asmDot[float32](sdot1x4AVX2, 8, 1).fn
+		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), nil, dot, nil, asmKernel[float32](sgemmKernelAVX2Set),
+			asmTiles[float32](sgemmTilesAVX2), asmTiles[float32](sgemmTilesAVX2Set), asmKernel[float32](sgemmKernelAVX2Half)})
 	}
 	return ks
 }
@@ -104,10 +139,10 @@ func archSgemmKernels() []microKernel[float32] {
 func archDgemmKernels() []microKernel[float64] {
 	var ks []microKernel[float64]
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512), asmGather[float64](dgemmPackAVX512), asmDot[float64](ddotKernelAVX512, 8), nil})
+		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512), asmGather[float64](dgemmPackAVX512), asmDot[float64](ddotKernelAVX512, 8, 4), nil, nil, nil, nil, nil})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2), nil, nil, nil})
+		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2), nil, nil, nil, asmKernel[float64](dgemmKernelAVX2Set), nil, nil, nil})
 	}
 	return ks
 }
@@ -116,6 +151,16 @@ func archDgemmKernels() []microKernel[float64] {
 func asmKernel[T Float](f func(k int, a, b, c unsafe.Pointer, ldc int)) func(k int, a, b, c []T, ldc int) {
 	return func(k int, a, b, c []T, ldc int) {
 		f(k, unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(c)), ldc)
+	}
+}
+
+// asmTiles adapts an assembly kernel of strips of tiles, its steps in
+// bytes, to the driver's signature, steps in elements.
+func asmTiles[T Float](f func(k int, a, b, c unsafe.Pointer, ldc, n, aStep, bStep, cStep int)) func(k int, a, b, c []T, ldc, n, aStep, bStep, cStep int) {
+	return func(k int, a, b, c []T, ldc, n, aStep, bStep, cStep int) {
+		size := int(unsafe.Sizeof(a[0]))
+		f(k, unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(c)), ldc, n,
+			aStep*size, bStep*size, cStep*size)
 	}
 }
 
@@ -148,10 +193,11 @@ func sgemmPack(dst, src []float32, ld, k, rows, width int, alpha float32) {
 }
 
 // asmDot adapts an assembly dot kernel of vectors of lanes elements: the
-// 16 dot products of rows a[i*lda:] and b[j*ldb:] over k (a multiple of
-// lanes) as 16 vectors of lanes partial sums in out.
-func asmDot[T Float](f func(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer), lanes int) *dotKernel[T] {
-	return &dotKernel[T]{lanes: lanes, fn: func(k int, a []T, lda int, b []T, ldb int, out []T) {
+// aRows*4 dot products of rows a[i*lda:] (i < aRows) and b[j*ldb:] (j <
+// 4) over k (a multiple of lanes) as aRows*4 vectors of lanes partial sums
+// in out.
+func asmDot[T Float](f func(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer), lanes, aRows int) *dotKernel[T] {
+	return &dotKernel[T]{lanes: lanes, aRows: aRows, fn: func(k int, a []T, lda int, b []T, ldb int, out []T) {
 		f(k, unsafe.Pointer(unsafe.SliceData(a)), lda, unsafe.Pointer(unsafe.SliceData(b)), ldb, unsafe.Pointer(unsafe.SliceData(out)))
 	}}
 }

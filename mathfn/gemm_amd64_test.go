@@ -4,6 +4,7 @@ package mathfn
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"golang.org/x/sys/cpu"
@@ -39,6 +40,51 @@ func TestSgemmPack(t *testing.T) {
 								t.Fatalf("%s: dst[step %d, row %d] = %g, want %g", name, p, r, got, want)
 							}
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDotAVX2 holds the AVX2 dot kernels to a plain loop: every vector of
+// partial sums written, each adding up to its dot product, over lengths
+// of no, one, an odd and an even number of 8-value steps.
+func TestDotAVX2(t *testing.T) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		t.Skip("no AVX2 and FMA on this CPU")
+	}
+	dk := &microKernel[float32]{}
+	for _, k := range archSgemmKernels() {
+		if k.name == "AVX2" {
+			*dk = k
+		}
+	}
+	for _, rows := range []int{1, 3} {
+		fn := dk.dot.fn
+		if rows == 1 {
+			fn = dk.dot.one
+		}
+		for _, k := range []int{0, 8, 16, 24, 40, 128, 136, 1000} {
+			lda, ldb := k+5, k+3
+			a := randSlice[float32](rows*lda, -1, 1, uint64(k+rows))
+			b := randSlice[float32](4*ldb, -1, 1, uint64(k+7))
+			out := make([]float32, rows*4*8)
+			for i := range out {
+				out[i] = float32(math.NaN()) // every lane must be written
+			}
+			fn(k, a, lda, b, ldb, out)
+			for r := range rows {
+				for q := range 4 {
+					var got, want float64
+					for _, v := range out[(r*4+q)*8:][:8] {
+						got += float64(v)
+					}
+					for p := range k {
+						want += float64(a[r*lda+p]) * float64(b[q*ldb+p])
+					}
+					if math.Abs(got-want) > 1e-6*(1+math.Abs(want))*math.Sqrt(float64(k+1)) {
+						t.Fatalf("rows %d k %d: A row %d . B row %d = %v, want %v", rows, k, r, q, got, want)
 					}
 				}
 			}

@@ -89,7 +89,7 @@ func archSgemmKernels() []microKernel[float32] {
 		asmKernel[float32](sgemmKernelNEONRows4), asmKernel[float32](sgemmKernelNEONRows5), asmKernel[float32](sgemmKernelNEONRows6),
 		asmKernel[float32](sgemmKernelNEONRows7)}
 	return []microKernel[float32]{{name: "NEON", mr: 8, nr: 12, fn: asmKernel[float32](sgemmKernelNEON),
-		dot: asmDot[float32](sdotKernelNEON, 4), rows: rows}}
+		dot: asmDot[float32](sdotKernelNEON, 4, 4), rows: rows}}
 }
 
 // archDgemmKernels returns the float64 kernels this CPU can run, best
@@ -103,7 +103,7 @@ func archDgemmKernels() []microKernel[float64] {
 		asmKernel[float64](dgemmKernelNEONRows4), asmKernel[float64](dgemmKernelNEONRows5), asmKernel[float64](dgemmKernelNEONRows6),
 		asmKernel[float64](dgemmKernelNEONRows7)}
 	return []microKernel[float64]{{name: "NEON", mr: 8, nr: 6, fn: asmKernel[float64](dgemmKernelNEON),
-		dot: asmDot[float64](ddotKernelNEON, 2), rows: rows}}
+		dot: asmDot[float64](ddotKernelNEON, 2, 4), rows: rows}}
 }
 
 // asmKernel adapts an assembly kernel to the driver's signature (as
@@ -115,10 +115,11 @@ func asmKernel[T Float](f func(k int, a, b, c unsafe.Pointer, ldc int)) func(k i
 }
 
 // asmDot adapts an assembly dot kernel of vectors of lanes elements: the
-// 16 dot products of rows a[i*lda:] and b[j*ldb:] over k (a multiple of
-// lanes) as 16 vectors of lanes partial sums in out.
-func asmDot[T Float](f func(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer), lanes int) *dotKernel[T] {
-	return &dotKernel[T]{lanes: lanes, fn: func(k int, a []T, lda int, b []T, ldb int, out []T) {
+// aRows*4 dot products of rows a[i*lda:] (i < aRows) and b[j*ldb:] (j <
+// 4) over k (a multiple of lanes) as aRows*4 vectors of lanes partial sums
+// in out.
+func asmDot[T Float](f func(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer), lanes, aRows int) *dotKernel[T] {
+	return &dotKernel[T]{lanes: lanes, aRows: aRows, fn: func(k int, a []T, lda int, b []T, ldb int, out []T) {
 		f(k, unsafe.Pointer(unsafe.SliceData(a)), lda, unsafe.Pointer(unsafe.SliceData(b)), ldb, unsafe.Pointer(unsafe.SliceData(out)))
 	}}
 }

@@ -77,11 +77,11 @@ func GemmPackedEpilogue[T Float](pa *PackedA[T], transB blas.Transpose, n int, b
 		gemmEpOn(workers, settings.GEMMAuto, ta, transB, m, n, k, 1, pa.a, pa.lda, b, ldb, 0, c, n, ep)
 		return
 	}
-	scaleC(m, n, 0, c, n)
 	jobs := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs)
 	j := jobs.get()
 	*j = gemmJob[T]{transA: pa.transA, transB: transB != blas.NoTrans, m: m, n: n, k: k,
 		alpha: 1, a: pa.a, lda: pa.lda, b: b, ldb: ldb, c: c, ldc: n, kern: pa.kern, own: true, ep: ep, packed: pa}
+	j.setOverwrite(0)
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)
 	} else {

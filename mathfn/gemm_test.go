@@ -73,6 +73,11 @@ func testGemmShapes[T Float](t *testing.T, tol float64) {
 			{25, 33, 193}, {241, 97, 389}, {3, 500, 7}, {97, 5, 1}, {64, 800, 500}, {260, 3100, 3},
 			// few rows by a long k: the dot kernels (with B transposed)
 			{10, 37, 300}, {1, 9, 129}, {3, 4, 257}, {16, 5, 1000}, {7, 100, 128}, {2, 6, 131},
+			{1, 4, 136}, {1, 5, 152}, {4, 7, 144}, {5, 9, 200}, {11, 13, 136}, {17, 6, 130},
+			// one row by a long k split over the workers
+			{1, 300, 4000}, {2, 301, 3500},
+			// last panels of 8 columns and of fewer (the half-width kernels)
+			{7, 24, 50}, {13, 40, 200}, {20, 49, 300},
 			// split by rows, far more rows than k (a part's offset in A^T)
 			{500, 64, 50}}
 		// a last panel of every number of rows short of a tile (kernels

@@ -158,16 +158,39 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T, ld int) {
 					if y0 == y1 {
 						continue
 					}
-					// The padding columns of all the rows at once, then the
-					// image's: one clear beside the copy rather than two
-					// clears of a column or two per row, which cost more
-					// than the copy on short rows (CIFAR-10 quick's conv2).
-					if x0 > 0 || x1 < ow {
+					// The padding columns: on short rows those of all the
+					// rows at once, then the image's: one clear beside the
+					// copy rather than two clears of a column or two per
+					// row, which cost more than the copy there (CIFAR-10
+					// quick's conv2). On long rows, where that wrote the
+					// columns twice, value by value after the copy.
+					pad := x0 > 0 || x1 < ow
+					if pad && ow < zeroEndsRow {
 						clear(row[y0*ow : y1*ow])
 					}
 					src := plane[(y0*sh+offH)*w+x0+off:]
 					if dst := row[y0*ow+x0:]; rows.Fit(len(src), x1-x0, y1-y0, sh*w) && rows.Fit(len(dst), x1-x0, y1-y0, ow) {
 						rows.Copy(dst, src, x1-x0, y1-y0, ow, sh*w)
+					} else {
+						panic("mathfn: im2col rows out of range")
+					}
+					if pad && ow >= zeroEndsRow {
+						zeroEnds(row[y0*ow:y1*ow], ow, x0, x1)
+					}
+					continue
+				}
+				if y0 < y1 && x0 < x1 {
+					// Every sw-th column of the rows at once (stride 2:
+					// the first layers of GoogLeNet and ResNet-50,
+					// ResNet-50's stride-2 1x1 convolutions; 4:
+					// CaffeNet's conv1), the padding columns around them.
+					if x0 > 0 || x1 < ow {
+						zeroEnds(row[y0*ow:y1*ow], ow, x0, x1)
+					}
+					src := plane[(y0*sh+offH)*w+x0*sw+off:]
+					dst := row[y0*ow+x0:]
+					if n := x1 - x0; rows.Fit(len(src), sw*(n-1)+1, y1-y0, sh*w) && rows.Fit(len(dst), n, y1-y0, ow) {
+						rows.CopyStrided(dst, src, n, y1-y0, ow, sh*w, sw)
 					} else {
 						panic("mathfn: im2col rows out of range")
 					}
@@ -187,6 +210,25 @@ func im2col2D[T Float](im []T, g *ConvGeometry, col []T, ld int) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// zeroEndsRow is the shortest output row whose padding columns im2col
+// zeroes after the copy (zeroEnds), not before it with the rest.
+const zeroEndsRow = 32
+
+// zeroEnds sets columns [0, x0) and [x1, ow) of each row of m (rows of ow
+// values) to zero, a few values a row, in a loop of stores (not clear's
+// calls).
+func zeroEnds[T Float](m []T, ow, x0, x1 int) {
+	for r := 0; r+ow <= len(m); r += ow {
+		row := m[r : r+ow]
+		for i := 0; i < x0; i++ {
+			row[i] = 0
+		}
+		for i := x1; i < ow; i++ {
+			row[i] = 0
 		}
 	}
 }

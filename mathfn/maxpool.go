@@ -21,7 +21,20 @@ func (g *PoolWindows) rowLen() int {
 }
 
 // MaxPoolScratch is the length of the scratch MaxPoolValues needs.
-func (g *PoolWindows) MaxPoolScratch() int { return 2 * g.rowLen() }
+func (g *PoolWindows) MaxPoolScratch() int {
+	if g.samePlane() {
+		return max(2*g.rowLen(), g.H*g.W+g.PadW+g.KernelW)
+	}
+	return 2 * g.rowLen()
+}
+
+// samePlane reports whether the pooling keeps the plane's size with
+// centred windows (stride 1, odd kernels, pad half the kernel: GoogLeNet's
+// inception pools), which MaxPoolValues does a plane at a time.
+func (g *PoolWindows) samePlane() bool {
+	return g.StrideH == 1 && g.StrideW == 1 && g.KernelH == 2*g.PadH+1 && g.KernelW == 2*g.PadW+1 &&
+		g.OutH == g.H && g.OutW == g.W && g.H > 0 && g.W > 0
+}
 
 // MaxPoolValues writes into y (OutH x OutW) each window's largest value of
 // plane x, for a forward pass that needs no argmax (inference): the
@@ -34,6 +47,10 @@ func (g *PoolWindows) MaxPoolScratch() int { return 2 * g.rowLen() }
 // rows), then the maxima of KernelW neighbours along that row, read every
 // StrideW-th. scratch holds MaxPoolScratch values.
 func MaxPoolValues[T Float](g *PoolWindows, x, y, scratch []T) {
+	if g.samePlane() {
+		maxPoolSame(g, x, y, scratch)
+		return
+	}
 	n := g.rowLen()
 	row, slid := scratch[:n], scratch[n:2*n]
 	floor := T(-math.MaxFloat32)
@@ -93,4 +110,63 @@ func slideMax[T Float](dst, src []T, k int) {
 		}
 		dst[i] = m
 	}
+}
+
+// maxPoolSame is MaxPoolValues where samePlane holds, with a few calls a
+// plane rather than two a row (a 14x14 plane has fewer values than the
+// calls cost): the column maxima of all the rows whose windows lie inside
+// the plane in one colMax over the plane's rows end to end, the others
+// row by row; then one slideMax over all those maxima, laid end to end
+// with the padding's floor before and after, which is each window's
+// maximum except in the columns whose windows cross the plane's left or
+// right edge (they would take values of the row before or after): those
+// again, clipped to the row.
+func maxPoolSame[T Float](g *PoolWindows, x, y, scratch []T) {
+	h, w, ph, pw := g.H, g.W, g.PadH, g.PadW
+	floor := T(-math.MaxFloat32)
+	buf := scratch[:pw+h*w+g.KernelW]
+	for i := range pw {
+		buf[i] = floor
+	}
+	for i := pw + h*w; i < len(buf); i++ {
+		buf[i] = floor
+	}
+	v := buf[pw : pw+h*w]                  // the column maxima, row after row
+	inner0, inner1 := ph, h-g.KernelH+ph+1 // rows whose windows are whole
+	if inner1 > inner0 {
+		colMax(v[inner0*w:inner1*w], x, g.KernelH, w)
+	} else {
+		inner0, inner1 = h, h
+	}
+	for oh := range h {
+		if oh >= inner0 && oh < inner1 {
+			continue
+		}
+		h0, h1 := max(oh-ph, 0), min(oh-ph+g.KernelH, h)
+		colMax(v[oh*w:(oh+1)*w], x[h0*w:], h1-h0, w)
+	}
+	slideMax(y[:h*w], buf, g.KernelW)
+	if pw == 0 {
+		return
+	}
+	right := max(w-pw, pw) // the first column whose window crosses the right edge
+	for oh := range h {
+		row, out := v[oh*w:(oh+1)*w], y[oh*w:(oh+1)*w]
+		for ow := range min(pw, w) {
+			out[ow] = rowMax(row, ow-pw, ow-pw+g.KernelW)
+		}
+		for ow := right; ow < w; ow++ {
+			out[ow] = rowMax(row, ow-pw, ow-pw+g.KernelW)
+		}
+	}
+}
+
+// rowMax is the largest of row[lo:hi] clipped to the row (-MaxFloat32 if
+// empty).
+func rowMax[T Float](row []T, lo, hi int) T {
+	m := T(-math.MaxFloat32)
+	for _, c := range row[max(lo, 0):min(hi, len(row))] {
+		m = max(m, c)
+	}
+	return m
 }

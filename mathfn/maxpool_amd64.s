@@ -18,9 +18,10 @@ TEXT ·colMaxAVX2(SB), NOSPLIT, $0-40
 	MOVL $0xff7fffff, AX // -MaxFloat32
 	MOVL AX, X15
 	VBROADCASTSS X15, Y15
+	MOVQ CX, R9 // n
 vec:
 	CMPQ CX, $8
-	JLT tail
+	JLT last
 	VMOVAPS Y15, Y0
 	MOVQ SI, AX
 	MOVQ DX, BX
@@ -34,6 +35,21 @@ vrows:
 	ADDQ $32, SI
 	ADDQ $32, DI
 	SUBQ $8, CX
+	JMP vec
+last:
+	// Rows of 8 values or more end with a vector that overlaps the one
+	// before (the same maxima written again): no values one by one.
+	TESTQ CX, CX
+	JEQ done
+	CMPQ R9, $8
+	JLT tail
+	MOVQ $8, AX
+	SUBQ CX, AX
+	SHLQ $2, AX
+	SUBQ AX, SI
+	SUBQ AX, DI
+	MOVQ $8, CX
+	MOVQ $8, R9 // once: the next pass ends the row
 	JMP vec
 tail:
 	TESTQ CX, CX
@@ -65,9 +81,10 @@ TEXT ·slideMaxAVX2(SB), NOSPLIT, $0-32
 	MOVQ n+16(FP), CX
 	MOVQ k+24(FP), DX
 	DECQ DX
+	MOVQ CX, R9 // n
 vec:
 	CMPQ CX, $8
-	JLT tail
+	JLT last
 	VMOVUPS (SI), Y0
 	MOVQ SI, AX
 	MOVQ DX, BX
@@ -83,6 +100,20 @@ vstore:
 	ADDQ $32, SI
 	ADDQ $32, DI
 	SUBQ $8, CX
+	JMP vec
+last:
+	// As colMaxAVX2: an overlapping last vector where n >= 8.
+	TESTQ CX, CX
+	JEQ done
+	CMPQ R9, $8
+	JLT tail
+	MOVQ $8, AX
+	SUBQ CX, AX
+	SHLQ $2, AX
+	SUBQ AX, SI
+	SUBQ AX, DI
+	MOVQ $8, CX
+	MOVQ $8, R9
 	JMP vec
 tail:
 	TESTQ CX, CX

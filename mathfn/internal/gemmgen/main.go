@@ -27,9 +27,19 @@ type kernel struct {
 	zero     string // instruction that zeroes a register: op r, r, r
 	mr       int    // rows of the tile
 	astep    int    // values of A~ per step, if not mr (a panel's first mr)
+	bstep    int    // values of B~ per step, if not nr (a panel's first nr)
 	nvec     int    // vectors per row (NR = nvec * lanes)
 	unroll   int
 	comments string
+	// set: the kernel stores the product to C instead of adding it (the
+	// first block of k of a product with beta 0: C is neither cleared
+	// first nor read).
+	set bool
+	// tiles: the kernel computes n tiles in a row, each reading A~, B~
+	// and C aStep, bStep and cStep bytes past the one before (a column of
+	// tiles down C, or a row across it): one call, and one change of
+	// MXCSR, for a strip of a macro-block.
+	tiles bool
 }
 
 func (k kernel) lanes() int { return k.vec / k.elem }
@@ -62,11 +72,35 @@ func (k kernel) step(w io.Writer, aOff, bOff int) {
 
 func (k kernel) write(w io.Writer) {
 	aStep, bStep := k.aStep(), k.nr()*k.elem
-	fmt.Fprintf(w, "\n// func %s(k int, a, b, c unsafe.Pointer, ldc int)\n", k.name)
-	fmt.Fprintf(w, "// %d x %d tile%s.\n", k.mr, k.nr(), k.comments)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $8-40\n", k.name)
-	flushDenormals(w)
-	fmt.Fprintf(w, "\tMOVQ k+0(FP), CX\n\tMOVQ a+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ c+24(FP), DX\n\tMOVQ ldc+32(FP), R8\n")
+	if k.bstep > 0 {
+		bStep = k.bstep * k.elem
+	}
+	shift := map[int]int{4: 2, 8: 3}[k.elem]
+	if k.tiles {
+		fmt.Fprintf(w, "\n// func %s(k int, a, b, c unsafe.Pointer, ldc, n, aStep, bStep, cStep int)\n", k.name)
+		fmt.Fprintf(w, "// n %d x %d tiles%s.\n", k.mr, k.nr(), k.comments)
+		fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $8-72\n", k.name)
+		flushDenormals(w)
+		// A~, B~ and C of the tile in SI, DI, R14; tiles left in R9.
+		fmt.Fprintf(w, "\tMOVQ a+8(FP), SI\n\tMOVQ b+16(FP), DI\n\tMOVQ c+24(FP), R14\n\tMOVQ ldc+32(FP), R8\n\tSHLQ $%d, R8\n\tMOVQ n+40(FP), R9\n", shift)
+		fmt.Fprintf(w, "%s_tile:\n\tTESTQ R9, R9\n\tJEQ %s_done\n", k.name, k.name)
+		fmt.Fprintf(w, "\tMOVQ k+0(FP), CX\n\tMOVQ SI, AX\n\tMOVQ DI, BX\n\tMOVQ R14, DX\n")
+		// The next tile's rows of C, into the cache while this one's
+		// product runs.
+		fmt.Fprintf(w, "\tMOVQ R14, R11\n\tADDQ cStep+64(FP), R11\n")
+		for i := range k.mr {
+			fmt.Fprintf(w, "\tPREFETCHT0 (R11)\n\tPREFETCHT0 %d(R11)\n", k.nr()*k.elem-4)
+			if i < k.mr-1 {
+				fmt.Fprintf(w, "\tADDQ R8, R11\n")
+			}
+		}
+	} else {
+		fmt.Fprintf(w, "\n// func %s(k int, a, b, c unsafe.Pointer, ldc int)\n", k.name)
+		fmt.Fprintf(w, "// %d x %d tile%s.\n", k.mr, k.nr(), k.comments)
+		fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $8-40\n", k.name)
+		flushDenormals(w)
+		fmt.Fprintf(w, "\tMOVQ k+0(FP), CX\n\tMOVQ a+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ c+24(FP), DX\n\tMOVQ ldc+32(FP), R8\n")
+	}
 	for i := range k.mr {
 		for j := range k.nvec {
 			r := k.acc(i, j)
@@ -83,16 +117,22 @@ func (k kernel) write(w io.Writer) {
 	k.step(w, 0, 0)
 	fmt.Fprintf(w, "\tADDQ $%d, AX\n\tADDQ $%d, BX\n\tDECQ CX\n\tJMP %s_loop1\n", aStep, bStep, k.name)
 	fmt.Fprintf(w, "%s_store:\n", k.name)
-	shift := map[int]int{4: 2, 8: 3}[k.elem]
-	fmt.Fprintf(w, "\tSHLQ $%d, R8\n", shift)
+	if !k.tiles {
+		fmt.Fprintf(w, "\tSHLQ $%d, R8\n", shift)
+	}
 	for i := range k.mr {
 		for j := range k.nvec {
-			fmt.Fprintf(w, "\tVADD%s %d(DX), %s, %s\n", k.suffix, j*k.vec, k.acc(i, j), k.acc(i, j))
+			if !k.set {
+				fmt.Fprintf(w, "\tVADD%s %d(DX), %s, %s\n", k.suffix, j*k.vec, k.acc(i, j), k.acc(i, j))
+			}
 			fmt.Fprintf(w, "\tVMOVUPS %s, %d(DX)\n", k.acc(i, j), j*k.vec)
 		}
 		if i < k.mr-1 {
 			fmt.Fprintf(w, "\tADDQ R8, DX\n")
 		}
+	}
+	if k.tiles {
+		fmt.Fprintf(w, "\tADDQ aStep+48(FP), SI\n\tADDQ bStep+56(FP), DI\n\tADDQ cStep+64(FP), R14\n\tDECQ R9\n\tJMP %s_tile\n%s_done:\n", k.name, k.name)
 	}
 	restoreMXCSR(w)
 	fmt.Fprintf(w, "\tVZEROUPPER\n\tRET\n")
@@ -126,6 +166,32 @@ func main() {
 	for rows := 1; rows < 12; rows++ {
 		kernels = append(kernels, kernel{name: fmt.Sprintf("sgemmKernelAVX512Rows%d", rows), elem: 4, vec: 64, reg: "Z", suffix: "PS",
 			bcast: "VBROADCASTSS", zero: "VPXORD", mr: rows, astep: 12, nvec: 2, unroll: 4, comments: ", the first rows of a 12-row A~ panel"})
+	}
+	// The AVX2 kernels that store their tile (kernel.set).
+	for _, k := range kernels {
+		if k.reg != "Y" {
+			continue
+		}
+		k.name += "Set"
+		k.comments += ", storing the tile to C (not adding it)"
+		k.set = true
+		kernels = append(kernels, k)
+	}
+	// The AVX2 float32 kernel of the first 8 columns of a 16-column B~
+	// panel: a product's last columns, 8 or fewer (GoogLeNet's and
+	// ResNet-50's 7x7 and 14x14 planes at batch 1 leave 1 and 4), at half
+	// the cost of a whole tile.
+	kernels = append(kernels, kernel{name: "sgemmKernelAVX2Half", elem: 4, vec: 32, reg: "Y", suffix: "PS", bcast: "VBROADCASTSS",
+		zero: "VXORPS", mr: 6, bstep: 16, nvec: 1, unroll: 4, comments: ", AVX2 and FMA, the first 8 columns of a 16-column B~ panel"})
+	// The float32 AVX2 kernels of strips of tiles (kernel.tiles).
+	for _, k := range kernels {
+		if k.reg != "Y" || k.suffix != "PS" || k.bstep > 0 {
+			continue
+		}
+		k.name = strings.Replace(k.name, "Kernel", "Tiles", 1)
+		k.comments += ", strip by strip"
+		k.tiles = true
+		kernels = append(kernels, k)
 	}
 	var sb strings.Builder
 	sb.WriteString("// Code generated by mathfn/internal/gemmgen; DO NOT EDIT.\n\n//go:build amd64 && !purego\n\n#include \"textflag.h\"\n")

@@ -31,3 +31,52 @@ func addGo[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
 func Fit(l, n, rows, stride int) bool {
 	return n >= 0 && rows >= 0 && (rows == 0 || n == 0 || (rows-1)*stride+n <= l)
 }
+
+// Copy2 copies rows rows of n elements taken every other element from
+// src: dst[r*dstStride + i] = src[r*srcStride + 2*i] (the columns of a
+// stride-2 convolution's im2col). The caller has checked the bounds: each
+// source row's last element read is its 2*(n-1)-th.
+func Copy2[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
+	if n <= 0 || rows <= 0 || copy2Vector(dst, src, n, rows, dstStride, srcStride) {
+		return
+	}
+	copy2Go(dst, src, n, rows, dstStride, srcStride)
+}
+
+// copy2Go is Copy2 in Go.
+func copy2Go[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
+	for r := range rows {
+		d, s := dst[r*dstStride:r*dstStride+n], src[r*srcStride:r*srcStride+2*n-1]
+		for i := range d {
+			d[i] = s[2*i]
+		}
+	}
+}
+
+// CopyStrided copies rows rows of n elements taken every step-th element
+// from src: dst[r*dstStride + i] = src[r*srcStride + step*i] (the columns
+// of a convolution of stride step). The caller has checked the bounds:
+// each source row's last element read is its step*(n-1)-th.
+func CopyStrided[T Float](dst, src []T, n, rows, dstStride, srcStride, step int) {
+	if n <= 0 || rows <= 0 {
+		return
+	}
+	if step == 2 {
+		Copy2(dst, src, n, rows, dstStride, srcStride)
+		return
+	}
+	if copyStridedVector(dst, src, n, rows, dstStride, srcStride, step) {
+		return
+	}
+	copyStridedGo(dst, src, n, rows, dstStride, srcStride, step)
+}
+
+// copyStridedGo is CopyStrided in Go.
+func copyStridedGo[T Float](dst, src []T, n, rows, dstStride, srcStride, step int) {
+	for r := range rows {
+		d, s := dst[r*dstStride:r*dstStride+n], src[r*srcStride:r*srcStride+step*(n-1)+1]
+		for i := range d {
+			d[i] = s[step*i]
+		}
+	}
+}

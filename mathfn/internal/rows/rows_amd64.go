@@ -84,3 +84,30 @@ func copyAVX2[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
 	size := int(unsafe.Sizeof(dst[0]))
 	copyRowsAVX2(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), n*size/4, rows, dstStride*size, srcStride*size)
 }
+
+//go:noescape
+func copy2RowsAVX2F32(dst, src unsafe.Pointer, n, rows, dstStride, srcStride int)
+
+// copy2Vector is Copy2 on the AVX2 kernel, reporting whether it ran (for
+// float32 on a CPU with AVX2), for n and rows above 0.
+func copy2Vector[T Float](dst, src []T, n, rows, dstStride, srcStride int) bool {
+	if !rowsAVX2 || unsafe.Sizeof(dst[0]) != 4 {
+		return false
+	}
+	copy2RowsAVX2F32(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), n, rows, dstStride*4, srcStride*4)
+	return true
+}
+
+//go:noescape
+func copyStridedAVX2F32(dst, src unsafe.Pointer, n, rows, dstStride, srcStride, step int)
+
+// copyStridedVector is CopyStrided on the AVX2 gather kernel, reporting
+// whether it ran (for float32 on a CPU with AVX2, steps whose indices fit
+// the gather's 32 bits), for n and rows above 0.
+func copyStridedVector[T Float](dst, src []T, n, rows, dstStride, srcStride, step int) bool {
+	if !rowsAVX2 || unsafe.Sizeof(dst[0]) != 4 || step <= 0 || step > 1<<24 {
+		return false
+	}
+	copyStridedAVX2F32(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), n, rows, dstStride*4, srcStride*4, step)
+	return true
+}

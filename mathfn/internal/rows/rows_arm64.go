@@ -46,3 +46,11 @@ func Add[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
 		addRowsF64NEON(d, s, n, rows, dstStride*8, srcStride*8)
 	}
 }
+
+// copy2Vector reports false: Copy2 has no NEON kernel.
+func copy2Vector[T Float](dst, src []T, n, rows, dstStride, srcStride int) bool { return false }
+
+// copyStridedVector reports false: CopyStrided has no NEON kernel.
+func copyStridedVector[T Float](dst, src []T, n, rows, dstStride, srcStride, step int) bool {
+	return false
+}

@@ -206,3 +206,114 @@ add64_next:
 
 add64_done:
 	RET
+
+// func copy2RowsAVX2F32(dst, src unsafe.Pointer, n, rows, dstStride, srcStride int)
+// dst[r][i] = src[r][2*i] for rows rows of n float32 values, n and rows
+// above 0. Eight values a round from two vectors of the source: a
+// shuffle takes the even lanes of each 128-bit half, a permute of the
+// 64-bit pairs puts them in order. The rounds stop while a vector would
+// read past the row's last even element; single values end the row.
+TEXT ·copy2RowsAVX2F32(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ dstStride+32(FP), R8
+	MOVQ srcStride+40(FP), R9
+
+c2_row:
+	XORQ AX, AX // i
+
+c2_vec:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGE  c2_tail
+	VMOVUPS (SI)(AX*8), Y0
+	VMOVUPS 32(SI)(AX*8), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMPD $0xd8, Y2, Y2
+	VMOVUPS Y2, (DI)(AX*4)
+	MOVQ BX, AX
+	JMP  c2_vec
+
+c2_tail:
+	CMPQ AX, CX
+	JGE  c2_next
+	MOVL (SI)(AX*8), BX
+	MOVL BX, (DI)(AX*4)
+	INCQ AX
+	JMP  c2_tail
+
+c2_next:
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNZ  c2_row
+	VZEROUPPER
+	RET
+
+// func copyStridedAVX2F32(dst, src unsafe.Pointer, n, rows, dstStride, srcStride, step int)
+// dst[r][i] = src[r][step*i] for rows rows of n float32 values, n and
+// rows above 0: eight values a round by a gather of the indices
+// 0, step, ..., 7*step (the gather reads no other element), single values
+// to end the row.
+TEXT ·copyStridedAVX2F32(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ dstStride+32(FP), R8
+	MOVQ srcStride+40(FP), R9
+	MOVQ step+48(FP), R10
+	// Y4: the indices i*step; R11: the bytes of 8 steps.
+	VMOVDQU iota8<>(SB), Y4
+	VMOVD R10, X5
+	VPBROADCASTD X5, Y5
+	VPMULLD Y5, Y4, Y4
+	MOVQ R10, R11
+	SHLQ $5, R11
+	MOVQ R10, R12
+	SHLQ $2, R12 // bytes of one step
+
+cs_row:
+	MOVQ SI, R13 // the source of output i
+	XORQ AX, AX  // i
+
+cs_vec:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT  cs_tail
+	VPCMPEQD Y6, Y6, Y6
+	VPXOR Y0, Y0, Y0
+	VGATHERDPS Y6, (R13)(Y4*4), Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ R11, R13
+	MOVQ BX, AX
+	JMP  cs_vec
+
+cs_tail:
+	CMPQ AX, CX
+	JGE  cs_next
+	MOVL (R13), BX
+	MOVL BX, (DI)(AX*4)
+	ADDQ R12, R13
+	INCQ AX
+	JMP  cs_tail
+
+cs_next:
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ DX
+	JNZ  cs_row
+	VZEROUPPER
+	RET
+
+DATA iota8<>+0(SB)/4, $0
+DATA iota8<>+4(SB)/4, $1
+DATA iota8<>+8(SB)/4, $2
+DATA iota8<>+12(SB)/4, $3
+DATA iota8<>+16(SB)/4, $4
+DATA iota8<>+20(SB)/4, $5
+DATA iota8<>+24(SB)/4, $6
+DATA iota8<>+28(SB)/4, $7
+GLOBL iota8<>(SB), RODATA|NOPTR, $32

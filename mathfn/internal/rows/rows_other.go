@@ -12,3 +12,11 @@ func Copy[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
 func Add[T Float](dst, src []T, n, rows, dstStride, srcStride int) {
 	addGo(dst, src, n, rows, dstStride, srcStride)
 }
+
+// copy2Vector reports false: this build has no vector kernels.
+func copy2Vector[T Float](dst, src []T, n, rows, dstStride, srcStride int) bool { return false }
+
+// copyStridedVector reports false: this build has no vector kernels.
+func copyStridedVector[T Float](dst, src []T, n, rows, dstStride, srcStride, step int) bool {
+	return false
+}

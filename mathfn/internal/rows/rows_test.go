@@ -55,3 +55,68 @@ func TestAVX2AgainstGo(t *testing.T) {
 	testRows[float32](t)
 	testRows[float64](t)
 }
+
+// TestCopy2AgainstGo holds Copy2 to its Go loop on rows shorter and
+// longer than a vector, the source rows ending at the last element read
+// (no read past it may fault or matter), the elements around the
+// destination's rows left alone.
+func TestCopy2AgainstGo(t *testing.T) {
+	testCopy2[float32](t)
+	testCopy2[float64](t)
+}
+
+func testCopy2[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 1; n < 40; n++ {
+		for _, rowCount := range []int{1, 2, 5} {
+			srcStride, dstStride := 2*n+rng.IntN(4), n+rng.IntN(3)
+			src := make([]T, (rowCount-1)*srcStride+2*n-1)
+			dst := make([]T, (rowCount-1)*dstStride+n+2)
+			for i := range src {
+				src[i] = T(rng.NormFloat64())
+			}
+			for i := range dst {
+				dst[i] = T(rng.NormFloat64())
+			}
+			want, got := slices.Clone(dst), slices.Clone(dst)
+			copy2Go(want, src, n, rowCount, dstStride, srcStride)
+			Copy2(got, src, n, rowCount, dstStride, srcStride)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%T n=%d rows=%d strides %d,%d: %v, want %v", dst[0], n, rowCount, dstStride, srcStride, got, want)
+			}
+		}
+	}
+}
+
+// TestCopyStridedAgainstGo holds CopyStrided to its Go loop at steps 1 to
+// 5, rows shorter and longer than a vector, the source rows ending at the
+// last element read.
+func TestCopyStridedAgainstGo(t *testing.T) {
+	testCopyStrided[float32](t)
+	testCopyStrided[float64](t)
+}
+
+func testCopyStrided[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for step := 1; step <= 5; step++ {
+		for n := 1; n < 30; n++ {
+			for _, rowCount := range []int{1, 3} {
+				srcStride, dstStride := step*(n-1)+1+rng.IntN(4), n+rng.IntN(3)
+				src := make([]T, (rowCount-1)*srcStride+step*(n-1)+1)
+				dst := make([]T, (rowCount-1)*dstStride+n+2)
+				for i := range src {
+					src[i] = T(rng.NormFloat64())
+				}
+				for i := range dst {
+					dst[i] = T(rng.NormFloat64())
+				}
+				want, got := slices.Clone(dst), slices.Clone(dst)
+				copyStridedGo(want, src, n, rowCount, dstStride, srcStride, step)
+				CopyStrided(got, src, n, rowCount, dstStride, srcStride, step)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%T step %d n=%d rows=%d strides %d,%d: %v, want %v", dst[0], step, n, rowCount, dstStride, srcStride, got, want)
+				}
+			}
+		}
+	}
+}
