@@ -48,7 +48,11 @@ type scaleLayer[T layer.Float] struct {
 	// the bottom unchanged through the backward pass and may share memory
 	// with an equal copy (the BatchNorm before's xNorm).
 	product *blob.Blob[T]
-	host    scaleHost[T]
+	// back is the host backward pass over rows (scale_backward_cpu.go);
+	// genericBackward makes tests run the generic one.
+	back            scaleBackHost[T]
+	genericBackward bool
+	host            scaleHost[T]
 }
 
 func newScale[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -180,6 +184,9 @@ func (l *scaleLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 
 // BackwardCPU computes the gradients on the host.
 func (l *scaleLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !l.genericBackward && l.backwardFast(top, propagateDown, bottom) {
+		return nil
+	}
 	return scaleBackward[T](l, kit.HostBroadcaster[T]{HostView: device.Host[T](l.Context())}, top, propagateDown, bottom)
 }
 

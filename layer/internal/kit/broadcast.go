@@ -126,6 +126,10 @@ type BroadcastBuffers[T Float] struct {
 	ones, sums *blob.Blob[T]
 }
 
+// OnesCPU returns the ones on the host: max(Outer, Inner, 1) of them for
+// the shape of the last Reshape.
+func (bb *BroadcastBuffers[T]) OnesCPU() []T { return bb.ones.CPUData() }
+
 // Reshape sizes the buffers for s (on b's device).
 func (bb *BroadcastBuffers[T]) Reshape(b BlobMaker[T], s BroadcastShape) error {
 	if err := Ones(b, &bb.ones, max(s.Outer, s.Inner, 1)); err != nil {
