@@ -24,6 +24,7 @@ import (
 type dwConv[T layer.Float] struct {
 	planes, grads [][]T // a padded input plane; a padded gradient plane
 	outs          [][]T // stride 1: a plane's output at the padded row length
+	rows          [][]T // stride 1, backward: dy at the padded row length; dx at q's
 	wdiffs        [][]T // per part: filter gradient (C x 9) and bias gradient (C)
 
 	// The pass in progress, read by the part bodies.
@@ -62,6 +63,7 @@ func (l *convBase[T]) dwParts(planes int, grads bool) int {
 	ho, wo := l.geo.Out[0], l.geo.Out[1]
 	for len(d.planes) < parts {
 		d.planes, d.grads, d.wdiffs, d.outs = append(d.planes, nil), append(d.grads, nil), append(d.wdiffs, nil), append(d.outs, nil)
+		d.rows = append(d.rows, nil)
 	}
 	for p := range parts {
 		d.planes[p] = kit.Grow(d.planes[p], hp*wp)
@@ -71,6 +73,9 @@ func (l *convBase[T]) dwParts(planes int, grads bool) int {
 		if grads {
 			d.grads[p] = kit.Grow(d.grads[p], max((ho+4)*(wo+4), hp*wp))
 			d.wdiffs[p] = kit.Grow(d.wdiffs[p], 10*l.channels)
+			if l.stride[0] == 1 && l.stride[1] == 1 {
+				d.rows[p] = kit.Grow(d.rows[p], max(ho*wp, l.geo.In[0]*(wo+4)))
+			}
 		}
 	}
 	return parts
@@ -235,22 +240,45 @@ func (l *convBase[T]) dwBackwardPart(part, lo, hi int) {
 		if d.needW {
 			l.dwPlane(d.in[p*hw:(p+1)*hw], plane)
 			dw := (*[9]T)(acc[c*9 : c*9+9])
-			for y := range ho {
-				l.dwTaps(y, &off)
-				mathfn.Dots9(dw, dy[y*wo:(y+1)*wo], plane, &off, wo)
+			if l.stride[0] == 1 && l.stride[1] == 1 {
+				l.dwFilterGradPlane(dw, dy, plane, d.rows[part])
+			} else {
+				for y := range ho {
+					l.dwTaps(y, &off)
+					mathfn.Dots9(dw, dy[y*wo:(y+1)*wo], plane, &off, wo)
+				}
 			}
 		}
 		if d.dx != nil {
-			l.dwBottomGrad(dy, d.dx[p*hw:(p+1)*hw], (*[9]T)(d.w[c*9:c*9+9]), grad)
+			l.dwBottomGrad(dy, d.dx[p*hw:(p+1)*hw], (*[9]T)(d.w[c*9:c*9+9]), grad, d.rows[part])
 		}
 	}
 }
 
+// dwFilterGradPlane adds to dw, with stride 1, the nine taps' dot
+// products of a plane's top gradient dy with the padded input plane, in
+// one run over the plane: dy laid out at the padded row length, the two
+// columns past each row's end zero, so that the taps those columns meet
+// add nothing (long vectors on small planes, as the forward pass).
+func (l *convBase[T]) dwFilterGradPlane(dw *[9]T, dy, plane, rows []T) {
+	ho, wo := l.geo.Out[0], l.geo.Out[1]
+	_, wp, _ := l.dwGeometry()
+	for y := range ho {
+		row := rows[y*wp : (y+1)*wp]
+		copy(row, dy[y*wo:(y+1)*wo])
+		clear(row[wo:])
+	}
+	var off [9]int
+	l.dwTaps(0, &off)
+	n := (ho-1)*wp + wo
+	mathfn.Dots9(dw, rows[:n], plane, &off, n)
+}
+
 // dwBottomGrad writes one plane's bottom gradient dx from its top
 // gradient dy: with stride 1 the nine taps over dy zero-padded by 2 (the
-// filter's taps read in reverse), with stride 2 a scatter into the padded
-// plane, cropped.
-func (l *convBase[T]) dwBottomGrad(dy, dx []T, w *[9]T, grad []T) {
+// filter's taps read in reverse) in one run at q's row length into rows,
+// then cropped; with stride 2 a scatter into the padded plane, cropped.
+func (l *convBase[T]) dwBottomGrad(dy, dx []T, w *[9]T, grad, rows []T) {
 	h, wd := l.geo.In[0], l.geo.In[1]
 	ho, wo := l.geo.Out[0], l.geo.Out[1]
 	ph, pw := l.pad[0], l.pad[1]
@@ -266,13 +294,15 @@ func (l *convBase[T]) dwBottomGrad(dy, dx []T, w *[9]T, grad []T) {
 		}
 		clear(q[(ho+2)*qw:])
 		var off [9]int
-		for i := range h {
-			for ky := range 3 {
-				for kx := range 3 {
-					off[ky*3+kx] = (i+ph-ky+2)*qw + pw - kx + 2
-				}
+		for ky := range 3 {
+			for kx := range 3 {
+				off[ky*3+kx] = (ph-ky+2)*qw + pw - kx + 2
 			}
-			mathfn.Taps9(dx[i*wd:(i+1)*wd], q, &off, w, wd, 0, false)
+		}
+		n := (h-1)*qw + wd
+		mathfn.Taps9(rows[:n], q, &off, w, n, 0, false)
+		for i := range h {
+			copy(dx[i*wd:(i+1)*wd], rows[i*qw:])
 		}
 		return
 	}

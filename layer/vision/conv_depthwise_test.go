@@ -40,6 +40,8 @@ func TestDepthwiseDirectMatchesIm2col(t *testing.T) {
 	}{
 		{"stride: 1 pad: 1", []int{2, 5, 19, 21}},
 		{"stride: 1 pad: 0", []int{1, 4, 11, 37}},
+		{"stride: 1 pad: 1", []int{2, 4, 7, 7}}, // MobileNet's last planes, in one run each
+		{"stride: 1 pad: 2", []int{1, 3, 6, 9}},
 		{"stride: 2 pad: 1", []int{2, 5, 20, 33}},
 		{"stride: 2 pad: 0", []int{1, 3, 9, 40}},
 		{"stride: 2 pad: 1", []int{1, 2, 4, 3}},
