@@ -119,6 +119,11 @@ func testMaxPoolGeom(t *testing.T, g *poolGeom, seed uint64) {
 		maxPoolBits(g, bits, x32, y32, idx32)
 		widen()
 		check("float32 one window at a time", y, idx)
+		w32 := &mathfn.PoolWindows{H: g.height, W: g.width, OutH: g.pooledH, OutW: g.pooledW, KernelH: g.kernelH, KernelW: g.kernelW,
+			StrideH: g.strideH, StrideW: g.strideW, PadH: g.padH, PadW: g.padW}
+		maxPoolArgByValue(g, w32, x32, y32, idx32, make([]float32, w32.MaxPoolScratch()))
+		widen()
+		check("float32 maxima by vector, then their index", y, idx)
 		// Without the argmax (an inference-only pass): the same values,
 		// where a zero may have either sign.
 		w := &mathfn.PoolWindows{H: g.height, W: g.width, OutH: g.pooledH, OutW: g.pooledW, KernelH: g.kernelH, KernelW: g.kernelW,
