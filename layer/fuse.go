@@ -83,22 +83,6 @@ func (b *Base[T]) ComputedBy() (by Layer[T], forwardOnly bool) {
 // fusion's condition holds and no partial pass suspends it).
 func (b *Base[T]) ComputedNow() bool { return b.fusedBy != nil && b.fusedBy() }
 
-// DeviceBackwardReader is implemented by layers whose engine on the
-// device reads other data in its backward pass than the type's host half
-// (Spec.BackwardReads) says, to tell a net's memory plan what: ok false
-// when the layer cannot say for its current engine and shapes.
-type DeviceBackwardReader interface {
-	DeviceBackwardReads() (reads BackwardUse, ok bool)
-}
-
-// TopDataSwapper is implemented by layers whose engine exchanges a top's
-// data memory with a blob of its own each forward pass instead of copying
-// (BatchNorm in place on the GPU keeps its input that way): a net's memory
-// plan leaves that memory the blob's own, as it changes hands.
-type TopDataSwapper interface {
-	SwapsTopData() bool
-}
-
 // EngineOnGPU says whether the engine SetUp chose computes on the GPU
 // (else the layer runs its CPU half, on the host or, in GPU mode, through
 // its blobs' synced memory).

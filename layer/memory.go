@@ -65,6 +65,22 @@ func BackwardReadsOf[T Float](l Layer[T]) BackwardUse {
 	return BackwardReadsBoth
 }
 
+// DeviceBackwardReader is implemented by layers whose engine on the
+// device reads other data in its backward pass than the type's host half
+// (Spec.BackwardReads) says, to tell a net's memory plan what: ok false
+// when the layer cannot say for its current engine and shapes.
+type DeviceBackwardReader interface {
+	DeviceBackwardReads() (reads BackwardUse, ok bool)
+}
+
+// TopDataSwapper is implemented by layers whose engine exchanges a top's
+// data memory with a blob of its own each forward pass instead of copying
+// (BatchNorm in place on the GPU keeps its input that way): a net's memory
+// plan leaves that memory the blob's own, as it changes hands.
+type TopDataSwapper interface {
+	SwapsTopData() bool
+}
+
 // BufferUse says when the values in a layer's own memory (a blob's data
 // or diff that is no net blob) matter, for a host net's memory plan to
 // place that memory among its blobs' (BufferLister).

@@ -1,7 +1,6 @@
 package solver_test
 
 import (
-	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -78,23 +77,4 @@ func outputLines(log string) []string {
 		}
 	}
 	return lines
-}
-
-// sameBits fails unless the two solvers' learnable parameters' data and
-// diffs agree bit for bit.
-func sameBits(t *testing.T, what string, a, b *solver.Solver[float32]) {
-	t.Helper()
-	bits := func(v []float32) []uint32 {
-		out := make([]uint32, len(v))
-		for i, x := range v {
-			out[i] = math.Float32bits(x)
-		}
-		return out
-	}
-	for i, p := range a.Net().LearnableParams() {
-		q := b.Net().LearnableParams()[i]
-		if !slices.Equal(bits(p.CPUData()), bits(q.CPUData())) || !slices.Equal(bits(p.CPUDiff()), bits(q.CPUDiff())) {
-			t.Errorf("%s: parameter %d differs after training", what, i)
-		}
-	}
 }

@@ -112,19 +112,7 @@ func TestTrainingWithMemoryReuse(t *testing.T) {
 			if len(ownLog) < 8 || !slices.Equal(ownLog, reuseLog) {
 				t.Fatalf("the logs differ:\nown memory:\n%s\nreuse:\n%s", strings.Join(ownLog, "\n"), strings.Join(reuseLog, "\n"))
 			}
-			bits := func(v []float32) []uint32 {
-				out := make([]uint32, len(v))
-				for i, x := range v {
-					out[i] = math.Float32bits(x)
-				}
-				return out
-			}
-			for i, p := range own.Net().LearnableParams() {
-				q := reuse.Net().LearnableParams()[i]
-				if !slices.Equal(bits(p.CPUData()), bits(q.CPUData())) || !slices.Equal(bits(p.CPUDiff()), bits(q.CPUDiff())) {
-					t.Errorf("parameter %d differs after training", i)
-				}
-			}
+			sameBits(t, "with and without reuse", own, reuse)
 			for _, pass := range reuse.Net().Plan().Passes {
 				if pass.Name == "liveness" && !strings.HasPrefix(pass.Summary, "forward and backward") {
 					t.Errorf("train net's liveness pass: %q", pass.Summary)
@@ -134,5 +122,24 @@ func TestTrainingWithMemoryReuse(t *testing.T) {
 				t.Errorf("activations take %d bytes with reuse, %d without", a, b)
 			}
 		})
+	}
+}
+
+// sameBits fails unless the two solvers' learnable parameters' data and
+// diffs agree bit for bit.
+func sameBits(t *testing.T, what string, a, b *solver.Solver[float32]) {
+	t.Helper()
+	bits := func(v []float32) []uint32 {
+		out := make([]uint32, len(v))
+		for i, x := range v {
+			out[i] = math.Float32bits(x)
+		}
+		return out
+	}
+	for i, p := range a.Net().LearnableParams() {
+		q := b.Net().LearnableParams()[i]
+		if !slices.Equal(bits(p.CPUData()), bits(q.CPUData())) || !slices.Equal(bits(p.CPUDiff()), bits(q.CPUDiff())) {
+			t.Errorf("%s: parameter %d differs after training", what, i)
+		}
 	}
 }

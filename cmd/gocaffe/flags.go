@@ -31,7 +31,7 @@ type netFlags struct {
 func (f *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gpu, "gpu", "", "run on these GPUs: a device number (0), a list (0,1) or 'all'; empty for the CPU")
 	fs.BoolVar(&f.tf32, "tf32", false, "let float32 products (cuBLAS, cuDNN convolutions) use TF32 tensor cores on the GPU: faster, 10-bit mantissa; off, the default, keeps strict FP32")
-	fs.BoolVar(&f.determinism, "deterministic", false, "on the GPU, choose algorithms that give the same results bit for bit on every run (cuDNN's deterministic convolutions, by its heuristics, as Caffe) rather than the fastest found by timing them")
+	fs.BoolVar(&f.determinism, "deterministic", false, "on the GPU, choose algorithms that give the same results bit for bit on every run (cuDNN's deterministic convolutions, by its heuristics, as Caffe) rather than the fastest found by timing them; runs repeat when the solver also sets random_seed")
 	fs.Var(int32Flag{&f.level}, "level", "the level of the net state, for include/exclude rules")
 	fs.StringVar(&f.stages, "stage", "", "comma-separated stages of the net state, for include/exclude rules")
 	fs.BoolVar(&f.skipUnknown, "skip_unknown_fields", false, "skip, with a warning each, prototxt fields gocaffe does not know (a Caffe fork's) instead of failing")

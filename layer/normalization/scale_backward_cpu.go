@@ -23,13 +23,13 @@ import (
 // MobileNet's and ResNet-50's Scale backward passes took a tenth of their
 // training iteration on two cores.
 type scaleBackHost[T layer.Float] struct {
-	x, dy, dx, s, ones   []T
-	prodSums, dySums     []T
-	scratch              [][]T // a row's product per part
-	channels, inner      int
-	wantBias, wantDx     bool
-	rowPart              func(part, lo, hi int) // made once: a pass allocates nothing
-	prodOwn, dyOwn, sums []T
+	x, dy, dx, s, ones []T
+	prodSums, dySums   []T   // a row's sum each, both in sums
+	sums               []T   // kept across passes
+	scratch            [][]T // a row's product per part
+	channels, inner    int
+	wantBias, wantDx   bool
+	rowPart            func(part, lo, hi int) // made once: a pass allocates nothing
 }
 
 // backwardFast runs the pass when it applies (a learnable scale, planes
