@@ -224,17 +224,24 @@ int gc_dnn_set_lrn(gc_dnn_desc_t d, unsigned n, double alpha, double beta, doubl
   return p_cudnnSetLRNDescriptor(d, n, alpha, beta, k);
 }
 
+// heuristics fills perf with cuDNN's heuristic ranking of pass which's
+// algorithms (0 forward, 1 data gradient, 2 weight gradient), fastest
+// first, and *n with their number.
+static int heuristics(gc_dnn_t h, int which, gc_dnn_desc_t x, gc_dnn_desc_t w, gc_dnn_desc_t conv, gc_dnn_desc_t y,
+                      gc_perf *perf, int *n) {
+  switch (which) {
+    case 0: return p_cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, 16, n, perf);
+    case 1: return p_cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, y, conv, x, 16, n, perf);
+    default: return p_cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, y, conv, w, 16, n, perf);
+  }
+}
+
 int gc_dnn_conv_algo(CUcontext c, gc_dnn_t h, int which, gc_dnn_desc_t x, gc_dnn_desc_t w, gc_dnn_desc_t conv,
                      gc_dnn_desc_t y, size_t max_ws, gc_dnn_algo *out) {
   CTX(c);
   gc_perf perf[16];
   int n = 0, r;
-  switch (which) {
-    case 0: r = p_cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, 16, &n, perf); break;
-    case 1: r = p_cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, y, conv, x, 16, &n, perf); break;
-    default: r = p_cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, y, conv, w, 16, &n, perf); break;
-  }
-  if (r != 0) return r;
+  if ((r = heuristics(h, which, x, w, conv, y, perf, &n)) != 0) return r;
   for (int i = 0; i < n; i++) {
     if (perf[i].status == 0 && perf[i].memory <= max_ws) {
       out->algo = perf[i].algo;
@@ -250,12 +257,7 @@ int gc_dnn_conv_algo_policy(CUcontext c, gc_dnn_t h, int which, int policy, gc_d
   CTX(c);
   gc_perf perf[16];
   int n = 0, r;
-  switch (which) {
-    case 0: r = p_cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, 16, &n, perf); break;
-    case 1: r = p_cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, y, conv, x, 16, &n, perf); break;
-    default: r = p_cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, y, conv, w, 16, &n, perf); break;
-  }
-  if (r != 0) return r;
+  if ((r = heuristics(h, which, x, w, conv, y, perf, &n)) != 0) return r;
   out->algo = -1;
   out->memory = 0;
   for (int i = 0; i < n; i++) {

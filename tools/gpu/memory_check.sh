@@ -55,17 +55,15 @@ grep -h "Peak device memory" $snap/*_reuse.log | head -3
 
 want rate && {
 echo "== iteration rate and memory, with and without reuse (default algorithms, 200 iterations, interleaved)"
-median_rate() {
-	sed -n 's/.*Iteration \([0-9]*\) (\([0-9.]*\) iter\/s.*/\1 \2/p' | awk '$1 >= 100 {print $2}' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
+. tools/gpu/rates.sh
 held() { sed -n 's/.*; \([0-9.]*\) MiB held while training.*/\1/p'; }
 for m in $models; do
 	s=$nets/${m}_time_solver.prototxt
 	for round in $(seq ${ROUNDS:-1}); do
 		$bin train -solver $s -gpu 0 -no_memory_reuse >$out/rate_${m}_own.log 2>&1
 		$bin train -solver $s -gpu 0 >$out/rate_${m}_reuse.log 2>&1
-		a=$(median_rate <$out/rate_${m}_own.log)
-		b=$(median_rate <$out/rate_${m}_reuse.log)
+		a=$(median_rate 100 <$out/rate_${m}_own.log)
+		b=$(median_rate 100 <$out/rate_${m}_reuse.log)
 		echo "$m round $round: without reuse $a iter/s, $(held <$out/rate_${m}_own.log) MiB; with reuse $b iter/s, $(held <$out/rate_${m}_reuse.log) MiB"
 	done
 done | tee $out/rate.txt

@@ -27,9 +27,7 @@ go build -tags cuda,nccl -o bin/gocaffe ./cmd/gocaffe || exit 1
 python3 tools/gpu/time_nets.py /tmp/nets >/dev/null
 # The median of the display intervals after the first (warm-up, the
 # graph's recording) of rank 0's log on stdin.
-median_rate() {
-	sed -n 's/.*Iteration [1-9][0-9]* (\([0-9.]*\) iter\/s.*/\1/p' | tail -n +2 | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
+. tools/gpu/rates.sh
 # Two processes with the environment torchrun gives its workers.
 torchrun2() {
 	local port=$((29500 + RANDOM % 400))

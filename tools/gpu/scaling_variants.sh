@@ -8,9 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}
-median_rate() {
-	sed -n 's/.*Iteration [1-9][0-9]* (\([0-9.]*\) iter\/s.*/\1/p' | tail -n +2 | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
+. tools/gpu/rates.sh
 for model in ${MODELS:-lenet cifar10_quick}; do
 	solver=/tmp/nets/${model}_time_solver.prototxt
 	sed -i "s/^max_iter:.*/max_iter: 6000/; s/^display:.*/display: 1000/" "$solver"
