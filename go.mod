@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/syndtr/goleveldb v1.0.0
+	github.com/x448/float16 v0.8.4
 	golang.org/x/sys v0.49.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/netlib v0.0.0-20190313105609-8cb42192e0e0

@@ -42,6 +42,9 @@ type Blob[T Float] struct {
 	count      int // product of shape
 	capacity   int // elements data and diff can hold
 	dev        *cuda.Device
+	// storage is the device storage of the memories Reshape creates
+	// (SetStorage); ShareData makes it the shared memory's.
+	storage syncedmem.Storage
 }
 
 // New returns a blob of the given shape. New[T]() with no dimensions gives
@@ -139,6 +142,53 @@ func (b *Blob[T]) replaceMemory() {
 		b.data.SetDevice(b.dev)
 		b.diff.SetDevice(b.dev)
 	}
+	if b.storage != syncedmem.StorageNative {
+		// Fresh memory of float32 elements (SetStorage refuses reduced
+		// storage for float64) has no device copy: this cannot fail.
+		if err := b.data.SetStorage(b.storage); err != nil {
+			panic(err)
+		}
+		if err := b.diff.SetStorage(b.storage); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// SetStorage sets how the device copies of the data and the diff store
+// their elements (see syncedmem.SyncedMemory.SetStorage), and the storage
+// of the memory a Reshape that grows creates later. A reduced storage
+// (FLOAT16, BFLOAT16) needs float32 elements. Data memory shared with
+// another blob (ShareData: an in-place layer's top and bottom) is set for
+// both blobs: they share one storage.
+//
+// The device pointers (GPUData, GPUDiff) of a reduced blob address 16-bit
+// elements; the host accessors convert.
+func (b *Blob[T]) SetStorage(s syncedmem.Storage) error {
+	if s.Reduced() && elemSize[T]() != 4 {
+		return fmt.Errorf("blob: %v storage needs float32 elements", s)
+	}
+	if b.data != nil {
+		old := b.data.Storage()
+		if err := b.data.SetStorage(s); err != nil {
+			return fmt.Errorf("blob: data: %w", err)
+		}
+		if err := b.diff.SetStorage(s); err != nil {
+			// The data's device copy, if any, is gone: going back
+			// cannot fail.
+			b.data.SetStorage(old)
+			return fmt.Errorf("blob: diff: %w", err)
+		}
+	}
+	b.storage = s
+	return nil
+}
+
+// Storage returns how the device copy of the data stores its elements.
+func (b *Blob[T]) Storage() syncedmem.Storage {
+	if b.data != nil {
+		return b.data.Storage()
+	}
+	return b.storage
 }
 
 // Reshape4 reshapes to the legacy 4-D shape (num, channels, height, width).
@@ -417,6 +467,7 @@ func (b *Blob[T]) ShareData(other *Blob[T]) error {
 	}
 	b.data = other.data
 	b.data.MarkShared()
+	b.storage = b.data.Storage()
 	return nil
 }
 
@@ -439,6 +490,8 @@ func (b *Blob[T]) BorrowData(other *Blob[T]) error {
 		return errors.New("blob: BorrowData: the blob has no shape yet")
 	case b.data.Shared():
 		return errors.New("blob: BorrowData: the blob's data memory is shared with another blob")
+	case b.data.Storage() != other.data.Storage():
+		return fmt.Errorf("blob: BorrowData: the other blob's data is of %v storage, the blob's %v", other.data.Storage(), b.data.Storage())
 	}
 	// Its own memory, which set-up may have touched (cuDNN times its
 	// algorithms on a layer's top), is released: its values go.
@@ -497,6 +550,8 @@ func (b *Blob[T]) checkPlace(m *syncedmem.SyncedMemory, op string) error {
 		return fmt.Errorf("blob: %s: the memory holds %d bytes, %d needed", op, size, b.count*elemSize[T]())
 	case m.Device() != b.dev:
 		return fmt.Errorf("blob: %s: the memory belongs to another device", op)
+	case m.Storage() != b.Storage():
+		return fmt.Errorf("blob: %s: the memory is of %v storage, the blob's is %v", op, m.Storage(), b.Storage())
 	}
 	return nil
 }
@@ -534,10 +589,11 @@ func (b *Blob[T]) SwapData(other *Blob[T]) bool {
 }
 
 // DataSwappable reports whether SwapData would swap: the blobs have the
-// same count and capacity on one device, and no other blob shares either
-// one's data memory.
+// same count and capacity on one device, their data memories the same
+// storage, and no other blob shares either one's data memory.
 func (b *Blob[T]) DataSwappable(other *Blob[T]) bool {
-	return b.swappable(other) && !b.data.Shared() && !other.data.Shared()
+	return b.swappable(other) && !b.data.Shared() && !other.data.Shared() &&
+		b.data.Storage() == other.data.Storage()
 }
 
 // SwapDiff is SwapData for the diffs.
@@ -551,7 +607,8 @@ func (b *Blob[T]) SwapDiff(other *Blob[T]) bool {
 
 // DiffSwappable is DataSwappable for the diffs.
 func (b *Blob[T]) DiffSwappable(other *Blob[T]) bool {
-	return b.swappable(other) && !b.diff.Shared() && !other.diff.Shared()
+	return b.swappable(other) && !b.diff.Shared() && !other.diff.Shared() &&
+		b.diff.Storage() == other.diff.Storage()
 }
 
 // swappable reports whether b and other have memory of the same count and

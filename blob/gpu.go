@@ -1,13 +1,16 @@
 package blob
 
 import (
+	"fmt"
+
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // The device halves of the blob arithmetic (see ops.go), reached only when a
-// head is on the device, which a build without CUDA never has. Like the host
+// head is on the device, which a build without CUDA never has, and no
+// operand stores reduced (16-bit) elements, which cuBLAS would misread. Like the host
 // accessors they return no error: a failure here means the device itself
 // failed, and they panic with a *syncedmem.DeviceError, which the net and
 // solver turn back into an error.
@@ -68,8 +71,13 @@ func gpuScal[T Float](n int, alpha T, x *syncedmem.SyncedMemory) {
 	check(&g, "blob scale")
 }
 
-// gpuCopy copies nbytes between the device copies of two memories.
+// gpuCopy copies nbytes device bytes between the device copies of two
+// memories, which must store their elements alike (see
+// syncedmem.Storage).
 func gpuCopy(nbytes int, from, to *syncedmem.SyncedMemory) error {
+	if from.Storage() != to.Storage() {
+		return fmt.Errorf("blob: device copy from %v to %v storage", from.Storage(), to.Storage())
+	}
 	src, err := from.GPUData()
 	if err != nil {
 		return err

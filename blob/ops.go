@@ -11,18 +11,37 @@ import (
 // current copy, so that a GPU-resident blob is never copied down just to be
 // summed. The device halves live in gpu.go (and cannot be reached in a
 // build without CUDA, where no head can be on the device).
+//
+// cuBLAS would read the 16-bit device copy of a memory of reduced storage
+// (syncedmem.StorageFloat16, StorageBFloat16) as elements of T: an
+// operation on such memory runs on the host, whose accessors convert.
+
+// onDevice reports whether an operation on memories ms whose first one has
+// head h runs on the device: the head is there and no memory stores
+// reduced elements.
+func onDevice(h syncedmem.Head, ms ...*syncedmem.SyncedMemory) bool {
+	if h != syncedmem.HeadAtGPU && h != syncedmem.Synced {
+		return false
+	}
+	for _, m := range ms {
+		if m.Storage().Reduced() {
+			return false
+		}
+	}
+	return true
+}
 
 // Update computes data -= diff, the step every solver ends with. It panics
 // if the data was never initialised: a parameter blob is always filled
 // before it is updated.
 func (b *Blob[T]) Update() {
-	switch b.data.Head() {
-	case syncedmem.HeadAtCPU:
-		mathfn.Axpy(b.count, -1, b.CPUDiff(), b.MutableCPUData())
-	case syncedmem.HeadAtGPU, syncedmem.Synced:
+	switch h := b.data.Head(); {
+	case h == syncedmem.Uninitialized:
+		panic("blob: Update of a blob whose data is uninitialized")
+	case onDevice(h, b.data, b.diff):
 		gpuAxpy[T](b.count, -1, b.diff, b.data)
 	default:
-		panic("blob: Update of a blob whose data is uninitialized")
+		mathfn.Axpy(b.count, -1, b.CPUDiff(), b.MutableCPUData())
 	}
 }
 
@@ -46,39 +65,42 @@ func (b *Blob[T]) ScaleData(f T) { scale(b.data, b.count, f) }
 func (b *Blob[T]) ScaleDiff(f T) { scale(b.diff, b.count, f) }
 
 func asum[T Float](m *syncedmem.SyncedMemory, n int) T {
-	switch m.Head() {
-	case syncedmem.HeadAtCPU:
-		return mathfn.Asum(n, asT[T](m.CPUData(), n))
-	case syncedmem.HeadAtGPU, syncedmem.Synced:
+	switch h := m.Head(); {
+	case h == syncedmem.Uninitialized:
+		return 0
+	case onDevice(h, m):
 		return gpuAsum[T](n, m)
 	}
-	return 0
+	return mathfn.Asum(n, asT[T](m.CPUData(), n))
 }
 
 func sumsq[T Float](m *syncedmem.SyncedMemory, n int) T {
-	switch m.Head() {
-	case syncedmem.HeadAtCPU:
-		x := asT[T](m.CPUData(), n)
-		return mathfn.Dot(n, x, x)
-	case syncedmem.HeadAtGPU, syncedmem.Synced:
+	switch h := m.Head(); {
+	case h == syncedmem.Uninitialized:
+		return 0
+	case onDevice(h, m):
 		return gpuDot[T](n, m, m)
 	}
-	return 0
+	x := asT[T](m.CPUData(), n)
+	return mathfn.Dot(n, x, x)
 }
 
 func scale[T Float](m *syncedmem.SyncedMemory, n int, f T) {
-	switch m.Head() {
-	case syncedmem.HeadAtCPU:
-		mathfn.Scal(n, f, asT[T](m.MutableCPUData(), n))
-	case syncedmem.HeadAtGPU, syncedmem.Synced:
+	switch h := m.Head(); {
+	case h == syncedmem.Uninitialized:
+	case onDevice(h, m):
 		gpuScal(n, f, m)
+	default:
+		mathfn.Scal(n, f, asT[T](m.MutableCPUData(), n))
 	}
 }
 
 // CopyFrom copies src's data, or its diff if copyDiff, into b's data or
 // diff. If the shapes differ, b is first reshaped like src when reshape is
 // true; otherwise it is an error. A GPU-mode blob (see SetDevice) copies on
-// the device, any other on the host.
+// the device, any other on the host, as does a GPU-mode blob whose memory
+// stores its elements otherwise than src's (see SetStorage): the host
+// copies convert.
 func (b *Blob[T]) CopyFrom(src *Blob[T], copyDiff, reshape bool) error {
 	if src.count != b.count || !b.SameShape(src) {
 		if !reshape {
@@ -92,9 +114,13 @@ func (b *Blob[T]) CopyFrom(src *Blob[T], copyDiff, reshape bool) error {
 	if copyDiff {
 		from, to = src.diff, b.diff
 	}
-	if b.dev != nil {
-		return gpuCopy(b.count*elemSize[T](), from, to)
+	n := b.count * elemSize[T]()
+	if b.dev != nil && from.Storage() == to.Storage() {
+		if from.Storage().Reduced() {
+			n /= 2 // 16-bit elements on the device
+		}
+		return gpuCopy(n, from, to)
 	}
-	copy(to.MutableCPUData()[:b.count*elemSize[T]()], from.CPUData())
+	copy(to.MutableCPUData()[:n], from.CPUData()[:n])
 	return nil
 }

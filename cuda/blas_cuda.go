@@ -91,6 +91,19 @@ func (b *Blas) Sgemm(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, lda int
 	return nil
 }
 
+// GemmEx computes C = alpha*op(A)*op(B) + beta*C, column-major, with A,
+// B and C each in its own element type (BlasFloat, BlasHalf,
+// BlasBFloat16) and the products summed in FP32 (CUBLAS_COMPUTE_32F):
+// the GEMMs of layers that store activations in 16 bits, whose tensor-core
+// kernels cuBLAS picks.
+func (b *Blas) GemmEx(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, at BlasType, lda int, bm DevicePtr, bt BlasType, ldb int, beta float32, c DevicePtr, ct BlasType, ldc int) error {
+	if s := C.gc_gemm_ex(b.dev.ctx, b.h, opInt(ta), opInt(tb), C.int(m), C.int(n), C.int(k), C.float(alpha),
+		dp(a), C.int(at), C.int(lda), dp(bm), C.int(bt), C.int(ldb), C.float(beta), dp(c), C.int(ct), C.int(ldc)); s != 0 {
+		return blasError(fmt.Sprintf("cublasGemmEx(m=%d n=%d k=%d)", m, n, k), s)
+	}
+	return nil
+}
+
 // Dgemm is Sgemm for float64.
 func (b *Blas) Dgemm(ta, tb Op, m, n, k int, alpha float64, a DevicePtr, lda int, bm DevicePtr, ldb int, beta float64, c DevicePtr, ldc int) error {
 	if s := C.gc_dgemm(b.dev.ctx, b.h, opInt(ta), opInt(tb),

@@ -111,6 +111,17 @@ const (
 	Trans
 )
 
+// BlasType is the element type of a matrix in Blas.GemmEx: CUDA's
+// cudaDataType values.
+type BlasType int
+
+// The element types of Blas.GemmEx.
+const (
+	BlasFloat    BlasType = 0  // CUDA_R_32F
+	BlasHalf     BlasType = 2  // CUDA_R_16F
+	BlasBFloat16 BlasType = 14 // CUDA_R_16BF
+)
+
 // Dim3 is a grid or block size. Zero Y and Z count as 1.
 type Dim3 struct{ X, Y, Z int }
 

@@ -7,14 +7,17 @@ import "errors"
 // DNN returns says which, and why.
 var ErrNoCuDNN = errors.New("cuda: cuDNN is not available")
 
-// DNNType is the element type of cuDNN tensors: Float (float32) or
-// Double (float64).
+// DNNType is the element type of cuDNN tensors: Float (float32), Double
+// (float64), or a 16-bit type for activations stored in reduced precision
+// (Half, BFloat16). The values are cuDNN's cudnnDataType_t.
 type DNNType int
 
 // The element types gocaffe uses.
 const (
-	DNNFloat  DNNType = 0
-	DNNDouble DNNType = 1
+	DNNFloat    DNNType = 0
+	DNNDouble   DNNType = 1
+	DNNHalf     DNNType = 2 // IEEE binary16 (CUDNN_DATA_HALF)
+	DNNBFloat16 DNNType = 9 // bfloat16 (CUDNN_DATA_BFLOAT16)
 )
 
 // DNNTypeOf returns the cuDNN type of elements of size bytes (4 or 8).
@@ -33,6 +36,9 @@ type PoolMode int
 const (
 	PoolMax     PoolMode = 0
 	PoolAverage PoolMode = 1
+	// PoolMaxDeterministic is max pooling whose backward pass gives the
+	// same bits on every run (CUDNN_POOLING_MAX_DETERMINISTIC).
+	PoolMaxDeterministic PoolMode = 3
 )
 
 // ActivationMode is a cuDNN activation.

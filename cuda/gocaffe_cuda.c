@@ -147,6 +147,14 @@ int gc_sgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, float beta, CUdeviceptr cm, int ldc) {
   WITH_CTX_BLAS(c, cublasSgemm(h, OP(ta), OP(tb), m, n, k, &alpha, F(a), lda, F(b), ldb, &beta, F(cm), ldc));
 }
+// gc_gemm_ex is cublasGemmEx with FP32 accumulation: A and B in 16-bit
+// types (CUDA_R_16F, CUDA_R_16BF) or float, C in any of them.
+int gc_gemm_ex(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha, CUdeviceptr a,
+               int atype, int lda, CUdeviceptr b, int btype, int ldb, float beta, CUdeviceptr cm, int ctype, int ldc) {
+  WITH_CTX_BLAS(c, cublasGemmEx(h, OP(ta), OP(tb), m, n, k, &alpha, (const void *)(uintptr_t)a, (cudaDataType)atype, lda,
+                                (const void *)(uintptr_t)b, (cudaDataType)btype, ldb, &beta, (void *)(uintptr_t)cm,
+                                (cudaDataType)ctype, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
 int gc_dgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, double alpha,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, double beta, CUdeviceptr cm, int ldc) {
   WITH_CTX_BLAS(c, cublasDgemm(h, OP(ta), OP(tb), m, n, k, &alpha, D(a), lda, D(b), ldb, &beta, D(cm), ldc));

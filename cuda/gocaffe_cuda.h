@@ -73,6 +73,8 @@ int gc_cublas_destroy(CUcontext c, cublasHandle_t h);
 int gc_cublas_set_math_mode(CUcontext c, cublasHandle_t h, int tf32);
 int gc_sgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, float beta, CUdeviceptr cm, int ldc);
+int gc_gemm_ex(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha, CUdeviceptr a,
+               int atype, int lda, CUdeviceptr b, int btype, int ldb, float beta, CUdeviceptr cm, int ctype, int ldc);
 int gc_dgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, double alpha,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, double beta, CUdeviceptr cm, int ldc);
 int gc_sgemm_strided(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,

@@ -50,6 +50,17 @@ func (b *Blas) Sgemm(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, lda int
 	return ErrNoCUDA
 }
 
+// GemmEx computes C = alpha*op(A)*op(B) + beta*C, column-major, with A,
+// B and C each in its own element type (BlasFloat, BlasHalf,
+// BlasBFloat16) and the products summed in FP32 (CUBLAS_COMPUTE_32F):
+// the GEMMs of layers that store activations in 16 bits, whose tensor-core
+// kernels cuBLAS picks.
+//
+// In a build without the `cuda` tag it returns ErrNoCUDA.
+func (b *Blas) GemmEx(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, at BlasType, lda int, bm DevicePtr, bt BlasType, ldb int, beta float32, c DevicePtr, ct BlasType, ldc int) error {
+	return ErrNoCUDA
+}
+
 // Dgemm is Sgemm for float64.
 //
 // In a build without the `cuda` tag it returns ErrNoCUDA.

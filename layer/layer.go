@@ -78,6 +78,7 @@ package layer
 
 import (
 	"fmt"
+	"github.com/gocaffe/gocaffe/syncedmem"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -199,6 +200,7 @@ type Base[T Float] struct {
 	engineName         EngineName         // which engine SetUp chose (EngineName)
 	reshaper           EngineReshaper[T]  // engine, if it has buffers of its own
 	engineOnGPU        bool               // engine computes through view
+	reduced            syncedmem.Storage  // the 16-bit type the engine computes in (SetReduced)
 	// fusedBy, if not nil, says whether the layer before this one computes
 	// this one's passes too (Fuse); the engine is then skipped.
 	fusedBy func() bool

@@ -241,6 +241,23 @@ func (g *GPU[T]) Gemm(transA, transB blas.Transpose, m, n, k int, alpha T, a, b 
 	}
 }
 
+// GemmMixed is Gemm with A, B and C each in its own element type
+// (cuda.BlasFloat for float32, or a 16-bit type) and FP32 accumulation:
+// the products of layers that store activations in 16 bits.
+func (g *GPU[T]) GemmMixed(transA, transB blas.Transpose, m, n, k int, alpha float32, a cuda.DevicePtr, at cuda.BlasType, b cuda.DevicePtr, bt cuda.BlasType, beta float32, c cuda.DevicePtr, ct cuda.BlasType) {
+	if g.err != nil || m == 0 || n == 0 {
+		return
+	}
+	lda, ldb := k, n
+	if transA != blas.NoTrans {
+		lda = m
+	}
+	if transB != blas.NoTrans {
+		ldb = k
+	}
+	g.err = g.blas.GemmEx(op(transB), op(transA), n, m, k, alpha, b, bt, max(ldb, 1), a, at, max(lda, 1), beta, c, ct, n)
+}
+
 // GemmStrided computes, for i < batch, C_i = alpha*op(A_i)*op(B_i) +
 // beta*C_i, row-major with leading dimensions lda, ldb and ldc, where
 // matrix i of X starts strideX elements after matrix i-1 (0: the same

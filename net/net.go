@@ -74,6 +74,17 @@ type Options struct {
 	// NoMemoryReuse turns the liveness pass off: every blob keeps memory
 	// of its own and its values after each pass, as in Caffe.
 	NoMemoryReuse bool
+	// Precision, if a 16-bit type (syncedmem.StorageFloat16 or
+	// StorageBFloat16), runs every GPU layer that can compute in it so
+	// (mixed precision; see the plan's "precision" pass): `gocaffe train
+	// -precision fp16|bf16`. StorageNative computes as the net's NVCaffe
+	// precision fields ask: the layers whose forward_type is FLOAT16 (or
+	// BFLOAT16) in that type, the others in the net's own.
+	Precision syncedmem.Storage
+	// OwnPrecision computes every layer in the net's own type whatever
+	// NVCaffe's precision fields ask (`-precision fp32` or tf32 on a net
+	// written for NVCaffe's FLOAT16); Precision still applies.
+	OwnPrecision bool
 	// ForwardOnly says the program runs forward passes only (a test net,
 	// a deploy net for classification or feature extraction): the plan
 	// then reuses the memory a backward pass would read, and Backward
@@ -108,6 +119,8 @@ type Net[T Float] struct {
 	uses           []memUse[T]               // the memories the liveness pass planned
 	plan           *Plan                     // how the net executes (makePlan)
 	noFold         bool                      // Options.NoFold
+	reduced        syncedmem.Storage         // Options.Precision
+	ownPrecision   bool                      // Options.OwnPrecision
 	fold           *foldState[T]             // the fold pass's decision (plan_fold.go); nil: none
 
 	afterBackward func(i int) error // SetAfterBackward; nil: none
@@ -196,7 +209,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	n = &Net[T]{
 		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context, log: opts.Logger,
 		layerIndex: map[string]int{}, blobIndex: map[string]int{}, paramNameIndex: map[string]int{},
-		debugInfo: p.GetDebugInfo(), noFold: opts.NoFold,
+		debugInfo: p.GetDebugInfo(), noFold: opts.NoFold, reduced: opts.Precision, ownPrecision: opts.OwnPrecision,
 		keep: map[string]bool{}, noReuse: opts.NoMemoryReuse, forwardOnly: opts.ForwardOnly,
 		gradScale: p.GetGlobalGradScale(), gradScaleAdaptive: p.GetGlobalGradScaleAdaptive(),
 	}
@@ -230,7 +243,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 		return nil, err
 	}
 	n.makePlan()
-	n.warnReducedPrecision()
+	n.logPrecision()
 	for i := range n.fused {
 		logf.Debugf(n.log, "%s computes %s too (fused)", n.layers[n.fused[i]].name, n.layers[n.fused[i]+1].name)
 	}

@@ -61,7 +61,8 @@ type LayerPlan struct {
 	// layer.InferenceOnly); "" for nothing.
 	Folded string
 	// Precision is what the layer computes in: "FP32", "TF32" (float32
-	// blobs, TF32 tensor-core products) or "FP64". Asked is what NVCaffe's
+	// blobs, TF32 tensor-core products), "FP64", or a 16-bit type
+	// ("FLOAT16", "BFLOAT16": see the precision pass). Asked is what NVCaffe's
 	// precision fields ask of it where that is narrower than FLOAT
 	// ("FLOAT16/FLOAT16", forward/backward), "" otherwise.
 	Precision, Asked string
@@ -76,6 +77,9 @@ type BlobPlan struct {
 	// own): the bottom of a Split or Flatten, a parameter, or a train
 	// net's blob it borrows ("train net's conv1").
 	SharesWith string
+	// Storage is what the device stores its data and diff in: "" for the
+	// net's own type, "FLOAT16" or "BFLOAT16" (the precision pass).
+	Storage string
 }
 
 // Plan returns the net's plan: a copy, which the net's later passes
@@ -84,6 +88,17 @@ func (n *Net[T]) Plan() Plan {
 	p := *n.plan
 	p.Passes, p.Layers, p.Blobs = slices.Clone(p.Passes), slices.Clone(p.Layers), slices.Clone(p.Blobs)
 	return p
+}
+
+// Pass returns the report of the pass named name ("fusion", "precision",
+// ...), or a zero report if the plan has none of that name.
+func (p Plan) Pass(name string) PassReport {
+	for _, r := range p.Passes {
+		if r.Name == name {
+			return r
+		}
+	}
+	return PassReport{}
 }
 
 // makePlan runs the build-time passes over the net, once its layers are
@@ -98,12 +113,12 @@ func (n *Net[T]) makePlan() {
 		run  func() string
 	}{
 		{"engines", n.planEngines},
+		{"precision", n.planPrecision},
 		{"fusion", n.planFusion},
 		{"fold", n.planFold},
 		{"cuda-graph", n.planGraph},
 		{"liveness", n.planLiveness},
 		{"memory", n.planMemory},
-		{"precision", n.planPrecision},
 	} {
 		n.plan.Passes = append(n.plan.Passes, PassReport{pass.name, pass.run()})
 	}
@@ -197,6 +212,9 @@ func (n *Net[T]) planMemory() string {
 	n.plan.Blobs = make([]BlobPlan, len(n.blobs))
 	for i, r := range n.blobs {
 		bp := BlobPlan{Name: r.name, Shape: r.blob.Shape(), Bytes: dataBytes(r.blob)}
+		if st := r.blob.Storage(); st.Reduced() {
+			bp.Storage, bp.Bytes = st.String(), r.blob.Count()*2
+		}
 		if m := r.blob.Data(); m != nil {
 			if o, ok := owner[m]; ok {
 				bp.SharesWith = o
@@ -282,6 +300,9 @@ func (p Plan) String() string {
 		mem := "own"
 		if b.SharesWith != "" {
 			mem = "shares " + b.SharesWith + "'s"
+		}
+		if b.Storage != "" {
+			mem += ", " + b.Storage
 		}
 		fmt.Fprintf(w, "  %s\t%v\t%s\t%s\n", b.Name, b.Shape, mib(b.Bytes), mem)
 	}

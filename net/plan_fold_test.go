@@ -164,10 +164,10 @@ func TestFoldDeployNets(t *testing.T) {
 				}
 			}
 			fp, pp := folded.Plan(), plain.Plan()
-			if s := pp.Passes[2].Summary; pp.Passes[2].Name != "fold" || !strings.HasPrefix(s, "none") {
-				t.Errorf("unfolded net's pass %q: %s", pp.Passes[2].Name, s)
+			if s := pp.Pass("fold").Summary; !strings.HasPrefix(s, "none") {
+				t.Errorf("unfolded net's fold pass: %s", s)
 			}
-			t.Logf("fold: %s", fp.Passes[2].Summary)
+			t.Logf("fold: %s", fp.Pass("fold").Summary)
 			// With the liveness pass too (the default), the outputs are
 			// the folded net's, bit for bit.
 			reused := deployNet(t, path, net.Options{})
@@ -256,7 +256,7 @@ layer { name: "relu" type: "ReLU" bottom: "c" top: "c" }
 	} {
 		n := build(t, tc.text, tc.phase)
 		p := n.Plan()
-		if got := p.Passes[2].Summary; !strings.HasPrefix(got, tc.want) {
+		if got := p.Pass("fold").Summary; !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%v: fold pass %q, want %q...", tc.phase, got, tc.want)
 		}
 	}
@@ -294,10 +294,10 @@ layer { name: "acc" type: "Accuracy" bottom: "z" bottom: "label" top: "acc" }
 	folded := deployNet(t, path, net.Options{NoMemoryReuse: true, ForwardOnly: true})
 	plain := deployNet(t, path, net.Options{NoMemoryReuse: true, ForwardOnly: true, NoFold: true})
 	backward := deployNet(t, path, net.Options{NoMemoryReuse: true})
-	if got := folded.Plan().Passes[2].Summary; !strings.HasPrefix(got, "2 producers fold the layers after them (Convolution+BatchNorm+Scale+ReLU 1, InnerProduct 1)") {
+	if got := folded.Plan().Pass("fold").Summary; !strings.HasPrefix(got, "2 producers fold the layers after them (Convolution+BatchNorm+Scale+ReLU 1, InnerProduct 1)") {
 		t.Errorf("forward only: fold pass %q", got)
 	}
-	if got := backward.Plan().Passes[2].Summary; !strings.HasPrefix(got, "0 producers") {
+	if got := backward.Plan().Pass("fold").Summary; !strings.HasPrefix(got, "0 producers") {
 		t.Errorf("able to run backward: fold pass %q, want no producer folded", got)
 	}
 	label(folded)

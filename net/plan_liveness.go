@@ -104,6 +104,13 @@ func (n *Net[T]) planLiveness() string {
 	if !n.ctx.OnGPU() && !simGPU {
 		uses = append(uses, n.bufferUses(training)...)
 	}
+	for i := range uses {
+		// The slots hold the net's own type; a blob of 16-bit storage
+		// keeps its (half-sized) memory.
+		if u := &uses[i]; u.kept == "" && u.reduced(n) {
+			u.kept = "stored in 16 bits"
+		}
+	}
 	n.uses = uses
 	slots := assignSlots(uses)
 	own, placed := 0, 0
@@ -347,6 +354,16 @@ func (u *memUse[T]) place(n *Net[T], m *syncedmem.SyncedMemory) error {
 		}
 	}
 	return nil
+}
+
+// reduced reports whether a blob of u is stored in a 16-bit type.
+func (u *memUse[T]) reduced(n *Net[T]) bool {
+	for _, id := range u.blobs {
+		if n.blobs[id].blob.Storage().Reduced() {
+			return true
+		}
+	}
+	return false
 }
 
 // label names u for the memory report: "conv1 data", "bn1's xNorm diff".

@@ -8,7 +8,9 @@ import (
 	"unsafe"
 
 	"github.com/gocaffe/gocaffe/internal/logf"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // precisionAsked is what NVCaffe 0.17's fields ask of one layer: the type
@@ -56,8 +58,9 @@ func (a precisionAsked) String() string {
 	return s
 }
 
-// precisionRan names the precision gocaffe computes a layer in: the net's
-// element type, with TF32 products where the device allows them.
+// precisionRan names the precision gocaffe computes a layer in that has
+// no 16-bit type to compute in: the net's element type, with TF32
+// products where the device allows them.
 func (n *Net[T]) precisionRan(onGPU bool) string {
 	var zero T
 	if unsafe.Sizeof(zero) == 8 {
@@ -69,39 +72,170 @@ func (n *Net[T]) precisionRan(onGPU bool) string {
 	return "FP32"
 }
 
-// planPrecision records, per layer, the precision it runs in and what
-// NVCaffe's fields asked of it, and the loss scaling they ask for. Reduced-precision storage (FLOAT16, and
-// bf16) is not built yet: a net that asks for it runs in FP32 and the
-// pass says so, as does a warning at build time, rather than the fields
-// being dropped without a word.
+// reducedAsked is the 16-bit type layer i should compute in: the net's
+// Options.Precision where that is one, else what NVCaffe's fields ask of
+// the layer's forward pass (FLOAT16, or gocaffe's BFLOAT16); the backward
+// pass computes in the same type (NVCaffe allows it to differ; gocaffe
+// stores a blob's data and diff alike).
+func (n *Net[T]) reducedAsked(i int) syncedmem.Storage {
+	if n.reduced.Reduced() || n.ownPrecision {
+		return n.reduced
+	}
+	switch n.layers[i].precision.forward {
+	case caffepb.Type_FLOAT16:
+		return syncedmem.StorageFloat16
+	case caffepb.Type_BFLOAT16:
+		return syncedmem.StorageBFloat16
+	}
+	return syncedmem.StorageNative
+}
+
+// planPrecision chooses what each layer computes in and what each blob is
+// stored in. A GPU layer asked for a 16-bit type (Options.Precision, or
+// NVCaffe's precision fields) computes in it where its engine has a 16-bit
+// path (layer.ReducedEngine: cuDNN's convolution, pooling and
+// activations, cuBLAS's inner product, ReLU); the others, losses and
+// softmax among them, compute in FP32 as NVCaffe's and PyTorch's autocast
+// keep them. A blob is stored in 16 bits where every layer that writes or
+// reads it computes in that type and no program needs its FP32 values
+// (the net's outputs, Options.Keep); the layers at the edges of the
+// 16-bit part convert. Weights and their gradients stay FP32: the
+// solver's master copy. It also reports the loss scaling NVCaffe's fields
+// ask for, which a solver applies.
 func (n *Net[T]) planPrecision() string {
 	ran := map[string]int{}
 	asked := map[string]int{}
+	var stayed []string // why layers asked for 16 bits compute in FP32
+	reducedLayers := 0
 	for i := range n.layers {
 		l := &n.plan.Layers[i]
 		l.Precision = n.precisionRan(l.Engine != "host")
-		ran[l.Precision]++
 		if a := n.layers[i].precision; a.reduced() {
 			l.Asked = a.String()
 			asked[l.Asked]++
 		}
+		if s := n.reducedAsked(i); s.Reduced() {
+			if err := n.setReduced(i, s); err != nil {
+				stayed = append(stayed, err.Error())
+			} else {
+				l.Precision = s.String()
+				reducedLayers++
+			}
+		}
+		ran[l.Precision]++
 	}
 	summary := "every layer in " + countsOf(ran)
+	if reducedLayers > 0 || len(stayed) > 0 {
+		summary = "layers in " + countsOf(ran) + "; " + n.storeReduced()
+	}
 	if len(asked) > 0 {
-		summary += fmt.Sprintf("; NVCaffe's fields ask %s; they run in %s: reduced-precision storage is not built (docs/forks.md)", countsOf(asked), n.precisionRan(n.ctx.OnGPU()))
+		summary += fmt.Sprintf("; NVCaffe's fields ask %s", countsOf(asked))
+		if !n.ctx.OnGPU() {
+			summary += "; on the host every layer computes in " + n.precisionRan(false) + ": 16-bit storage is built for GPU layers only (docs/forks.md)"
+		}
+	}
+	if len(stayed) > 0 {
+		summary += fmt.Sprintf("; %d asked for 16 bits stay in %s (%s first)", len(stayed), n.precisionRan(true), stayed[0])
 	}
 	if n.gradScale != 1 || n.gradScaleAdaptive {
 		// The fields are a solver's to apply (package solver's LossScale
 		// option, which may override them).
 		how := "static"
 		if n.gradScaleAdaptive {
-			// NVCaffe divides K by the largest FLOAT16 gradient (times
-			// 1/4); every gradient is FP32 here, so K it stays.
-			how = fmt.Sprintf("adaptive, %g while no gradient is FLOAT16", n.gradScale)
+			how = fmt.Sprintf("adaptive from %g", n.gradScale)
 		}
 		summary += fmt.Sprintf("; global_grad_scale %g (%s loss scaling): applied by a solver training the net", n.gradScale, how)
 	}
 	return summary
+}
+
+// setReduced asks layer i's engine to compute in s, where it can: on a GPU,
+// with float32 blobs, an engine with a 16-bit path.
+func (n *Net[T]) setReduced(i int, s syncedmem.Storage) error {
+	r := n.layers[i]
+	var zero T
+	switch {
+	case !n.ctx.OnGPU():
+		return fmt.Errorf("layer %q: the host computes in FP32", r.name)
+	case unsafe.Sizeof(zero) == 8:
+		return fmt.Errorf("layer %q: a float64 net", r.name)
+	}
+	return layer.SetReduced(r.layer, s)
+}
+
+// storeReduced stores in 16 bits the blobs that only layers computing in
+// that type write and read, and says how many it stored.
+func (n *Net[T]) storeReduced() string {
+	touched := make([][]int, len(n.blobs)) // the layers writing or reading each blob
+	for i, r := range n.layers {
+		for _, id := range slices.Concat(r.bottomIDs, r.topIDs) {
+			touched[id] = append(touched[id], i)
+		}
+	}
+	outputs := map[int]bool{}
+	for _, id := range n.outputIDs {
+		outputs[id] = true
+	}
+	stored, bytes := 0, 0
+	for id, layers := range touched {
+		b := &n.blobs[id]
+		if len(layers) < 2 || outputs[id] || n.keep[b.name] {
+			continue
+		}
+		s := n.layers[layers[0]].layer.LayerBase().Reduced()
+		same := s.Reduced()
+		for _, i := range layers[1:] {
+			same = same && n.layers[i].layer.LayerBase().Reduced() == s
+		}
+		if !same {
+			continue
+		}
+		if err := b.blob.SetStorage(s); err != nil {
+			logf.Warnf(n.log, "Net %q: blob %s stays FP32: %v", n.name, b.name, err)
+			continue
+		}
+		stored++
+		bytes += b.blob.Count() * 2
+	}
+	return fmt.Sprintf("%d blobs stored in 16 bits (%s of data)", stored, mib(bytes))
+}
+
+// logPrecision logs, where any layer was asked for a 16-bit type, what
+// each layer computes in, as NVCaffe logs each layer's types.
+func (n *Net[T]) logPrecision() {
+	asked := false
+	for i := range n.layers {
+		asked = asked || n.reducedAsked(i).Reduced()
+	}
+	if !asked {
+		return
+	}
+	for i, l := range n.plan.Layers {
+		if !n.ctx.OnGPU() {
+			break // the host computes every layer in FP32: the warning says so
+		}
+		var storage []string
+		for _, id := range slices.Concat(n.layers[i].bottomIDs, n.layers[i].topIDs) {
+			if st := n.blobs[id].blob.Storage(); st.Reduced() {
+				storage = append(storage, n.blobs[id].name+" "+st.String())
+			}
+		}
+		blobs := "its blobs in FP32"
+		if len(storage) > 0 {
+			blobs = "16-bit blobs: " + strings.Join(slices.Compact(storage), ", ")
+		}
+		logf.Infof(n.log, "Layer %s (%s) computes in %s; %s", l.Name, l.Type, l.Precision, blobs)
+	}
+	var names []string
+	for i := range n.layers {
+		if n.reducedAsked(i).Reduced() && !n.layers[i].layer.LayerBase().Reduced().Reduced() {
+			names = append(names, n.layers[i].name)
+		}
+	}
+	if len(names) > 0 {
+		logf.Warnf(n.log, "Net %q: %d layers asked for 16 bits compute in %s (%s first): no 16-bit path for them here (the precision column of `gocaffe time -plan` shows each layer)",
+			n.name, len(names), n.precisionRan(n.ctx.OnGPU()), names[0])
+	}
 }
 
 // countsOf writes a count per key: "FP32 (12 layers)", or
@@ -113,26 +247,6 @@ func countsOf(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s (%d %s)", k, m[k], plural(m[k], "layer"))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// warnReducedPrecision logs, once per net, that NVCaffe's precision fields
-// asked for a precision gocaffe does not store blobs in yet.
-func (n *Net[T]) warnReducedPrecision() {
-	var names []string
-	for _, r := range n.layers {
-		if r.precision.reduced() {
-			names = append(names, r.name)
-		}
-	}
-	if len(names) == 0 {
-		return
-	}
-	which := "layer " + names[0]
-	if len(names) > 1 {
-		which = fmt.Sprintf("%d layers (%s first)", len(names), names[0])
-	}
-	logf.Warnf(n.log, "Net %q: NVCaffe's precision fields ask for reduced precision in %s; gocaffe stores blobs in FP32 only, so they run in %s (the precision column of `gocaffe time -plan` shows each layer)",
-		n.name, which, n.precisionRan(n.ctx.OnGPU()))
 }
 
 func plural(n int, word string) string {

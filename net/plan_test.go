@@ -32,7 +32,7 @@ func TestPlanOfHostNet(t *testing.T) {
 	for _, pass := range p.Passes {
 		names = append(names, pass.Name)
 	}
-	if want := []string{"engines", "fusion", "fold", "cuda-graph", "liveness", "memory", "precision"}; !slices.Equal(names, want) {
+	if want := []string{"engines", "precision", "fusion", "fold", "cuda-graph", "liveness", "memory"}; !slices.Equal(names, want) {
 		t.Fatalf("passes %v, want %v", names, want)
 	}
 	if got := len(p.Layers); got != len(n.Layers()) {
@@ -43,8 +43,8 @@ func TestPlanOfHostNet(t *testing.T) {
 			t.Errorf("layer %d (%s): engine %q, computed by %q, graph %q; want host, none, and a reason for no graph", i, l.Name, l.Engine, l.ComputedBy, l.Graph)
 		}
 	}
-	if !strings.Contains(p.Passes[3].Summary, "runs on the host") {
-		t.Errorf("cuda-graph pass: %q", p.Passes[3].Summary)
+	if !strings.Contains(p.Pass("cuda-graph").Summary, "runs on the host") {
+		t.Errorf("cuda-graph pass: %q", p.Pass("cuda-graph").Summary)
 	}
 	shares := map[string]string{}
 	for _, b := range p.Blobs {
@@ -78,8 +78,8 @@ func TestPlanOfHostNet(t *testing.T) {
 func TestPlanDebugInfoAndCopy(t *testing.T) {
 	n := build(t, "debug_info: true\n"+planNet, caffepb.Phase_TRAIN)
 	p := n.Plan()
-	if !strings.Contains(p.Passes[1].Summary, "debug_info") {
-		t.Errorf("fusion pass with debug_info: %q", p.Passes[1].Summary)
+	if !strings.Contains(p.Pass("fusion").Summary, "debug_info") {
+		t.Errorf("fusion pass with debug_info: %q", p.Pass("fusion").Summary)
 	}
 	p.Layers[0].Name = "changed"
 	if n.Plan().Layers[0].Name == "changed" {
@@ -150,8 +150,8 @@ layer { name: "prob" type: "Softmax" bottom: "y" top: "p" forward_type: FLOAT ba
 	if asked["in"] != fp16 || asked["ip"] != fp16 || asked["prob"] != "" {
 		t.Errorf("asked %v: want FLOAT16/FLOAT16 for in and ip (the net's default), nothing for prob (its own FLOAT)", asked)
 	}
-	summary := p.Passes[len(p.Passes)-1].Summary
-	for _, want := range []string{fp16 + " (2 layers)", "not built", "global_grad_scale 64 (static loss scaling): applied by a solver"} {
+	summary := p.Pass("precision").Summary
+	for _, want := range []string{fp16 + " (2 layers)", "on the host every layer computes in FP32: 16-bit storage is built for GPU layers only", "global_grad_scale 64 (static loss scaling): applied by a solver"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("precision pass %q lacks %q", summary, want)
 		}
@@ -159,7 +159,7 @@ layer { name: "prob" type: "Softmax" bottom: "y" top: "p" forward_type: FLOAT ba
 	if !strings.Contains(p.String(), "FP32 (asks "+fp16+")") {
 		t.Errorf("the printed plan lacks the asked precision:\n%s", p.String())
 	}
-	line, ok := rec.Find(`Net "fp16": NVCaffe's precision fields ask for reduced precision in 2 layers (in first)`)
+	line, ok := rec.Find(`Net "fp16": 2 layers asked for 16 bits compute in FP32 (in first)`)
 	if !ok || line.Level != slog.LevelWarn {
 		t.Errorf("no warning about FLOAT16 running in FP32 (found %v, %+v)", ok, line)
 	}

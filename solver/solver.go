@@ -13,6 +13,7 @@ package solver
 import (
 	"errors"
 	"fmt"
+	"github.com/gocaffe/gocaffe/syncedmem"
 	"log/slog"
 	"math"
 	"os"
@@ -102,6 +103,14 @@ type Options struct {
 	// Caffe (net.Options.NoMemoryReuse): for a program that reads the
 	// nets' intermediate blobs between iterations.
 	NoMemoryReuse bool
+	// Precision is the train and test nets' net.Options.Precision: a
+	// 16-bit type for mixed precision on the GPU (the weights and their
+	// history stay in the solver's FP32), or StorageNative for what the
+	// nets' NVCaffe precision fields ask.
+	Precision syncedmem.Storage
+	// OwnPrecision is the nets' net.Options.OwnPrecision: NVCaffe's
+	// precision fields ignored.
+	OwnPrecision bool
 	// NoCUDAGraphs trains on the GPU without recording an iteration as a
 	// CUDA graph. By default, a solver on the GPU whose iteration can be
 	// recorded (see iterationGraph) records one after two warm-up
@@ -400,7 +409,7 @@ func (s *Solver[T]) initTrainNet(opts Options) error {
 	}
 	np.State = netState(caffepb.Phase_TRAIN, np.GetState(), s.param.TrainState, opts)
 	logf.Debugf(s.log, "Creating training net")
-	if s.net, err = net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(0), Logger: s.log, NoMemoryReuse: opts.NoMemoryReuse}); err != nil {
+	if s.net, err = net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(0), Logger: s.log, NoMemoryReuse: opts.NoMemoryReuse, Precision: opts.Precision, OwnPrecision: opts.OwnPrecision}); err != nil {
 		return fmt.Errorf("train net: %w", err)
 	}
 	for _, w := range s.param.Weights {
@@ -483,7 +492,7 @@ func (s *Solver[T]) initTestNets(opts Options) error {
 		}
 		np.State = netState(caffepb.Phase_TEST, np.GetState(), override, opts)
 		logf.Debugf(s.log, "Creating test net (#%d)", i)
-		tn, err := net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(i + 1), Logger: s.log, ForwardOnly: true, NoMemoryReuse: opts.NoMemoryReuse})
+		tn, err := net.New[T](np, net.Options{Context: s.ctx, Seed: s.netSeed(i + 1), Logger: s.log, ForwardOnly: true, NoMemoryReuse: opts.NoMemoryReuse, Precision: opts.Precision, OwnPrecision: opts.OwnPrecision})
 		if err != nil {
 			return fmt.Errorf("test net #%d: %w", i, err)
 		}

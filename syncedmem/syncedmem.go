@@ -14,6 +14,9 @@
 // the head there. The transitions are exactly those of Caffe's
 // syncedmem.cpp.
 //
+// The device copy may hold float32 elements as 16-bit floats, half the
+// bytes (SetStorage): copies between host and device then convert.
+//
 // In a build without the `cuda` tag every device operation returns an error
 // wrapping cuda.ErrNoCUDA and leaves the state unchanged.
 package syncedmem
@@ -82,8 +85,9 @@ type SyncedMemory struct {
 	gpu    cuda.DevicePtr // device copy
 	hasGPU bool           // gpu is valid (a size-0 buffer may be the null pointer)
 	ownGPU bool           // gpu was allocated here (and is freed by Close)
-	// gpuBytes, when positive, is the size of shared device memory smaller
-	// than size (SetSharedGPUData); copies move no more than it.
+	// gpuBytes, when positive, is the size in device bytes of shared device
+	// memory smaller than DeviceSize (SetSharedGPUData); copies move no more
+	// than it.
 	gpuBytes int
 	gpuDev   *cuda.Device // the device gpu lives on
 
@@ -101,6 +105,9 @@ type SyncedMemory struct {
 	// ShareData and ShareDiff): such memory must keep its identity, so
 	// blob refuses to swap it.
 	shared bool
+
+	// storage is how the device copy stores the elements (SetStorage).
+	storage Storage
 
 	// writes counts the accessors that may have written the memory (see
 	// Writes).
@@ -137,8 +144,61 @@ func (m *SyncedMemory) GPUDevice() *cuda.Device { return m.gpuDev }
 // Pinned reports whether the host copy is pinned (page-locked) memory.
 func (m *SyncedMemory) Pinned() bool { return m.pinDev != nil }
 
-// Size returns the size in bytes.
+// Size returns the size in bytes of the host copy.
 func (m *SyncedMemory) Size() int { return m.size }
+
+// DeviceSize returns the size in bytes of the device copy: Size, or Size/2
+// for a reduced storage.
+func (m *SyncedMemory) DeviceSize() int {
+	if m.storage.Reduced() {
+		return m.size / 2
+	}
+	return m.size
+}
+
+// Storage returns how the device copy stores the elements.
+func (m *SyncedMemory) Storage() Storage { return m.storage }
+
+// SetStorage sets how the device copy stores the elements. A reduced
+// storage needs float32 elements: a Size that is a multiple of 4. Setting
+// the storage the memory has already does nothing.
+//
+// A device copy of the old storage is released: when it is current (head
+// at the GPU) it is first copied to the host, and the head is then
+// HEAD_AT_CPU (it stays UNINITIALIZED or HEAD_AT_CPU otherwise). The next
+// device access allocates DeviceSize bytes of the new storage. Device
+// memory the memory does not own (SetGPUData, SetSharedGPUData) cannot be
+// released: that is an error, and nothing changes.
+func (m *SyncedMemory) SetStorage(s Storage) error {
+	switch {
+	case s == m.storage:
+		return nil
+	case !s.valid():
+		return fmt.Errorf("syncedmem: SetStorage: unknown storage %v", s)
+	case s.Reduced() && m.size%4 != 0:
+		return fmt.Errorf("syncedmem: SetStorage: %v storage needs float32 elements, size %d is not a multiple of 4", s, m.size)
+	case m.hasGPU && !m.ownGPU:
+		return fmt.Errorf("syncedmem: SetStorage %v: the device copy is borrowed memory (SetGPUData), which cannot be released", s)
+	}
+	if m.hasGPU {
+		if m.head == HeadAtGPU {
+			if err := m.copyToHost(); err != nil {
+				return fmt.Errorf("syncedmem: SetStorage %v: %w", s, err)
+			}
+		}
+		if m.head == HeadAtGPU || m.head == Synced {
+			m.head = HeadAtCPU
+		}
+		err := m.releaseGPU()
+		m.storage = s
+		if err != nil {
+			return fmt.Errorf("syncedmem: SetStorage %v: release the device copy: %w", s, err)
+		}
+		return nil
+	}
+	m.storage = s
+	return nil
+}
 
 // Head returns which copy is current.
 func (m *SyncedMemory) Head() Head { return m.head }
@@ -203,9 +263,9 @@ func (m *SyncedMemory) MutableGPUData() (cuda.DevicePtr, error) {
 	return m.gpu, nil
 }
 
-// SetGPUData makes p, an allocation of at least Size bytes on this memory's
-// device, the device copy. The memory does not take ownership: Close never
-// frees p.
+// SetGPUData makes p, an allocation of at least DeviceSize bytes on this
+// memory's device holding elements of the memory's storage, the device
+// copy. The memory does not take ownership: Close never frees p.
 func (m *SyncedMemory) SetGPUData(p cuda.DevicePtr) error {
 	d, err := m.device("SetGPUData")
 	if err != nil {
@@ -222,25 +282,27 @@ func (m *SyncedMemory) SetGPUData(p cuda.DevicePtr) error {
 }
 
 // SetSharedGPUData is SetGPUData for device memory of n bytes that another
-// SyncedMemory owns. n may be less than this memory's size (a blob that
-// grew, sharing a batch whose blob did not): copies between host and
-// device then move n bytes, all the shared memory holds.
+// SyncedMemory owns. n counts device bytes (in the memory's storage) and
+// may be less than DeviceSize (a blob that grew, sharing a batch whose
+// blob did not): copies between host and device then move n device bytes,
+// all the shared memory holds, and the elements they hold.
 func (m *SyncedMemory) SetSharedGPUData(p cuda.DevicePtr, n int) error {
 	if err := m.SetGPUData(p); err != nil {
 		return err
 	}
-	if n < m.size {
+	if n < m.DeviceSize() {
 		m.gpuBytes = n
 	}
 	return nil
 }
 
-// deviceBytes is how many bytes the device memory holds.
+// deviceBytes is how many bytes the device memory holds: gpuBytes (a
+// device byte count) when positive, else DeviceSize.
 func (m *SyncedMemory) deviceBytes() int {
 	if m.gpuBytes > 0 {
 		return m.gpuBytes
 	}
-	return m.size
+	return m.DeviceSize()
 }
 
 // DeviceBuffer returns the address of the device copy and true, or false
@@ -274,12 +336,23 @@ func (m *SyncedMemory) MarkDeviceWritten() error {
 // AsyncGPUPush starts copying the host copy to the device on stream s and
 // marks the memory Synced. The caller must synchronise s before the device
 // copy is read. The head must be HeadAtCPU.
+//
+// With a reduced storage the elements are narrowed into a temporary host
+// buffer, which is not pinned, and copied synchronously: the copy is done
+// when AsyncGPUPush returns.
 func (m *SyncedMemory) AsyncGPUPush(s *cuda.Stream) error {
 	if m.head != HeadAtCPU {
 		return fmt.Errorf("syncedmem: AsyncGPUPush needs the head at HEAD_AT_CPU, it is %v", m.head)
 	}
 	if err := m.allocGPU(); err != nil {
 		return err
+	}
+	if m.storage.Reduced() {
+		if err := m.copyToDevice(); err != nil {
+			return err
+		}
+		m.head = Synced
+		return nil
 	}
 	if err := m.gpuDev.CopyHtoDAsync(m.gpu, m.cpu[:m.deviceBytes()], s); err != nil {
 		return fmt.Errorf("syncedmem: async push of %d bytes: %w", m.size, err)
@@ -291,7 +364,7 @@ func (m *SyncedMemory) AsyncGPUPush(s *cuda.Stream) error {
 // Close releases the buffers this memory allocated (adopted buffers are left
 // alone) and returns it to Uninitialized. Device memory is not managed by
 // the garbage collector, so a memory that ever held a device copy should be
-// closed when it is no longer needed.
+// closed when it is no longer needed. The storage is a setting and stays.
 func (m *SyncedMemory) Close() error {
 	errCPU := m.releaseCPU()
 	errGPU := m.releaseGPU()
@@ -309,14 +382,52 @@ func (m *SyncedMemory) toCPU() {
 		m.allocCPU()
 		m.head = HeadAtCPU
 	case HeadAtGPU:
-		if m.cpu == nil {
-			m.allocCPU()
-		}
-		if err := m.gpuDev.CopyDtoH(m.cpu[:m.deviceBytes()], m.gpu); err != nil {
-			panic(&DeviceError{Op: fmt.Sprintf("copy %d bytes device to host", m.deviceBytes()), Err: err})
+		if err := m.copyToHost(); err != nil {
+			panic(err)
 		}
 		m.head = Synced
 	}
+}
+
+// copyToHost copies the device copy over the host copy, allocating the
+// host copy if there is none, and widening 16-bit elements of a reduced
+// storage (deviceBytes/2 of them; the host elements beyond stay as they
+// are). Its error is a *DeviceError.
+func (m *SyncedMemory) copyToHost() error {
+	if m.cpu == nil {
+		m.allocCPU()
+	}
+	n := m.deviceBytes()
+	if !m.storage.Reduced() {
+		if err := m.gpuDev.CopyDtoH(m.cpu[:n], m.gpu); err != nil {
+			return &DeviceError{Op: fmt.Sprintf("copy %d bytes device to host", n), Err: err}
+		}
+		return nil
+	}
+	half := make([]uint16, n/2)
+	if err := m.gpuDev.CopyDtoH(uint16Bytes(half), m.gpu); err != nil {
+		return &DeviceError{Op: fmt.Sprintf("copy %d %v bytes device to host", 2*len(half), m.storage), Err: err}
+	}
+	Widen(float32s(m.cpu, len(half)), half, m.storage)
+	return nil
+}
+
+// copyToDevice copies the host copy over the device copy, narrowing the
+// elements for a reduced storage.
+func (m *SyncedMemory) copyToDevice() error {
+	n := m.deviceBytes()
+	if !m.storage.Reduced() {
+		if err := m.gpuDev.CopyHtoD(m.gpu, m.cpu[:n]); err != nil {
+			return fmt.Errorf("syncedmem: copy %d bytes host to device: %w", n, err)
+		}
+		return nil
+	}
+	half := make([]uint16, n/2)
+	Narrow(half, float32s(m.cpu, len(half)), m.storage)
+	if err := m.gpuDev.CopyHtoD(m.gpu, uint16Bytes(half)); err != nil {
+		return fmt.Errorf("syncedmem: copy %d %v bytes host to device: %w", 2*len(half), m.storage, err)
+	}
+	return nil
 }
 
 // toGPU brings the device copy up to date (Caffe's to_gpu).
@@ -326,16 +437,17 @@ func (m *SyncedMemory) toGPU() error {
 		if err := m.allocGPU(); err != nil {
 			return err
 		}
+		// Zero bits are +0 in every storage.
 		if err := m.gpuDev.Memset(m.gpu, 0, m.deviceBytes()); err != nil {
-			return fmt.Errorf("syncedmem: zero %d bytes on the device: %w", m.size, err)
+			return fmt.Errorf("syncedmem: zero %d bytes on the device: %w", m.deviceBytes(), err)
 		}
 		m.head = HeadAtGPU
 	case HeadAtCPU:
 		if err := m.allocGPU(); err != nil {
 			return err
 		}
-		if err := m.gpuDev.CopyHtoD(m.gpu, m.cpu[:m.deviceBytes()]); err != nil {
-			return fmt.Errorf("syncedmem: copy %d bytes host to device: %w", m.size, err)
+		if err := m.copyToDevice(); err != nil {
+			return err
 		}
 		m.head = Synced
 	}
@@ -357,7 +469,8 @@ func (m *SyncedMemory) allocCPU() {
 	m.cpu, m.ownCPU, m.pinDev = alignedBytes(m.size), true, nil
 }
 
-// allocGPU allocates the device buffer if there is none yet.
+// allocGPU allocates the device buffer, of DeviceSize bytes, if there is
+// none yet.
 func (m *SyncedMemory) allocGPU() error {
 	if m.hasGPU {
 		return nil
@@ -366,9 +479,9 @@ func (m *SyncedMemory) allocGPU() error {
 	if err != nil {
 		return err
 	}
-	p, err := d.Alloc(m.size)
+	p, err := d.Alloc(m.DeviceSize())
 	if err != nil {
-		return fmt.Errorf("syncedmem: allocate %d bytes on the device: %w", m.size, err)
+		return fmt.Errorf("syncedmem: allocate %d bytes on the device: %w", m.DeviceSize(), err)
 	}
 	m.gpu, m.hasGPU, m.ownGPU, m.gpuDev = p, true, true, d
 	m.gpuBytes = 0

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gocaffe/gocaffe/syncedmem"
 	"math"
 	"os"
 	"runtime/pprof"
@@ -21,6 +22,7 @@ import (
 type netFlags struct {
 	gpu         string
 	tf32        bool
+	precision   string
 	determinism bool
 	level       int32
 	stages      string
@@ -31,6 +33,7 @@ type netFlags struct {
 func (f *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gpu, "gpu", "", "run on these GPUs: a device number (0), a list (0,1) or 'all'; empty for the CPU")
 	fs.BoolVar(&f.tf32, "tf32", false, "let float32 products (cuBLAS, cuDNN convolutions) use TF32 tensor cores on the GPU: faster, 10-bit mantissa; off, the default, keeps strict FP32")
+	fs.StringVar(&f.precision, "precision", "", "what the GPU computes in: fp32 (strict), tf32 (as -tf32), fp16 or bf16 (mixed precision: activations and their gradients in 16 bits in the layers that can, cuDNN's and cuBLAS's, on tensor cores; weights, their updates, losses and softmax in FP32); empty, the default, computes as the net's NVCaffe precision fields (forward_type FLOAT16) ask")
 	fs.BoolVar(&f.determinism, "deterministic", false, "on the GPU, choose algorithms that give the same results bit for bit on every run (cuDNN's deterministic convolutions, by its heuristics, as Caffe) rather than the fastest found by timing them; runs repeat when the solver also sets random_seed")
 	fs.Var(int32Flag{&f.level}, "level", "the level of the net state, for include/exclude rules")
 	fs.StringVar(&f.stages, "stage", "", "comma-separated stages of the net state, for include/exclude rules")
@@ -177,12 +180,30 @@ func (f *netFlags) open(id int) (*device.Context, error) {
 	}
 	ctx.SetSettings(config)
 	ctx.SetDeterministic(f.determinism)
-	if f.tf32 {
+	if f.tf32 || f.precision == "tf32" {
 		if err := ctx.SetTF32(true); err != nil {
 			return nil, err
 		}
 	}
 	return ctx, nil
+}
+
+// precisionOptions returns what -precision asks of the nets: a 16-bit
+// type (StorageNative for none), and whether NVCaffe's precision fields
+// are overridden (any value given); or an error for a value it does not
+// know.
+func (f *netFlags) precisionOptions() (syncedmem.Storage, bool, error) {
+	switch strings.ToLower(f.precision) {
+	case "":
+		return syncedmem.StorageNative, false, nil
+	case "fp32", "tf32":
+		return syncedmem.StorageNative, true, nil
+	case "fp16":
+		return syncedmem.StorageFloat16, true, nil
+	case "bf16":
+		return syncedmem.StorageBFloat16, true, nil
+	}
+	return 0, false, fmt.Errorf("-precision %s: want fp32, tf32, fp16 or bf16", f.precision)
 }
 
 // logMemoryPlan logs the memory a net's plan takes, with its five largest

@@ -33,11 +33,15 @@ func runTest(args []string, stdout, stderr io.Writer) error {
 	if *iterations < 1 {
 		return fmt.Errorf("-iterations %d: want at least 1", *iterations)
 	}
+	reduced, ownPrecision, err := nf.precisionOptions()
+	if err != nil {
+		return err
+	}
 	ctx, err := nf.context()
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase_TEST), Context: ctx, Seed: 1701, Logger: glog.Logger(), SkipUnknownFields: nf.skipUnknown, ForwardOnly: true})
+	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase_TEST), Context: ctx, Seed: 1701, Logger: glog.Logger(), SkipUnknownFields: nf.skipUnknown, ForwardOnly: true, Precision: reduced, OwnPrecision: ownPrecision})
 	if err != nil {
 		return err
 	}

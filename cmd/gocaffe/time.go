@@ -48,11 +48,15 @@ func runTime(args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("-phase %q: want TRAIN or TEST", *phase)
 	}
+	reduced, ownPrecision, err := nf.precisionOptions()
+	if err != nil {
+		return err
+	}
 	ctx, err := nf.context()
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase(ph)), Context: ctx, Seed: 1701, Logger: glog.Logger(), SkipUnknownFields: nf.skipUnknown, NoMemoryReuse: *noReuse})
+	n, err := net.NewFromFile[float32](*model, net.Options{State: nf.state(caffepb.Phase(ph)), Context: ctx, Seed: 1701, Logger: glog.Logger(), SkipUnknownFields: nf.skipUnknown, NoMemoryReuse: *noReuse, Precision: reduced, OwnPrecision: ownPrecision})
 	if err != nil {
 		return err
 	}

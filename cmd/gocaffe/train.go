@@ -100,10 +100,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		defer glog.SetOutput(prev)
 		actions = d.actions
 	}
+	reduced, ownPrecision, err := nf.precisionOptions()
+	if err != nil {
+		return err
+	}
 	glog.Infof("Starting Optimization")
 	solvers := make([]*solver.Solver[float32], len(ranks))
 	for i, r := range ranks {
-		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: nf.level, SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs, NoMemoryReuse: *noReuse, LossScale: lossScale, GradientBucketBytes: int(math.Ceil(*bucketMiB * (1 << 20)))})
+		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: nf.level, SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs, NoMemoryReuse: *noReuse, Precision: reduced, OwnPrecision: ownPrecision, LossScale: lossScale, GradientBucketBytes: int(math.Ceil(*bucketMiB * (1 << 20)))})
 		if err != nil {
 			return fmt.Errorf("%s: %w", *solverFile, err)
 		}

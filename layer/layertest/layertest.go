@@ -9,6 +9,7 @@ package layertest
 
 import (
 	"fmt"
+	"github.com/gocaffe/gocaffe/syncedmem"
 	"math"
 	"testing"
 
@@ -313,4 +314,10 @@ type Parity struct {
 	Repeat int
 	// Context is the GPU layer's context (default: a new one on device 0).
 	Context *device.Context
+	// Reduced, if a 16-bit type, makes the GPU layer compute in it
+	// (layer.SetReduced); with StoreReduced its bottoms and tops are
+	// stored in it too, else they stay FP32 and the layer converts at its
+	// edges. Tol then bounds the error of the 16-bit computation.
+	Reduced      syncedmem.Storage
+	StoreReduced bool
 }

@@ -2,6 +2,7 @@ package layertest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
@@ -72,6 +73,9 @@ func CheckGPUParity[T layer.Float](t *testing.T, p Parity) {
 	}
 	SetUp(t, cpu, cpuBottom, cpuTop)
 	SetUp(t, gpu, gpuBottom, gpuTop)
+	if p.Reduced.Reduced() {
+		setReduced(t, gpu, p, gpuBottom, gpuTop)
+	}
 	for i, b := range cpu.LayerBase().Blobs() {
 		if err := gpu.LayerBase().Blobs()[i].CopyFrom(b, false, true); err != nil {
 			t.Fatal(err)
@@ -111,6 +115,23 @@ func CheckGPUParity[T layer.Float](t *testing.T, p Parity) {
 		}
 		if t.Failed() {
 			return
+		}
+	}
+}
+
+// setReduced makes the GPU layer compute in p.Reduced and, with
+// p.StoreReduced, stores its bottoms and tops in it.
+func setReduced[T layer.Float](t *testing.T, l layer.Layer[T], p Parity, bottom, top []*blob.Blob[T]) {
+	t.Helper()
+	if err := layer.SetReduced(l, p.Reduced); err != nil {
+		t.Fatal(err)
+	}
+	if !p.StoreReduced {
+		return
+	}
+	for _, b := range append(slices.Clone(bottom), top...) {
+		if err := b.SetStorage(p.Reduced); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

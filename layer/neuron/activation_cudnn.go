@@ -26,6 +26,7 @@ type activationDNN[T layer.Float] struct {
 	dnn  *cuda.DNN
 	x    kit.TensorDesc[T]
 	desc *cuda.ActivationDesc
+	red  kit.Reduced[T] // a 16-bit type to compute in (reduced.go)
 }
 
 func newActivationDNN[T layer.Float, L layer.Layer[T]](mode cuda.ActivationMode) func(L, *cuda.DNN) (layer.Engine[T], error) {
@@ -40,11 +41,17 @@ func newActivationDNN[T layer.Float, L layer.Layer[T]](mode cuda.ActivationMode)
 
 // Reshaped describes the bottom.
 func (e *activationDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
+	if e.red.On() {
+		return e.x.SetAs(e.red.DNNType(), 1, bottom[0].Count(), 1, 1)
+	}
 	return e.x.Set(1, bottom[0].Count(), 1, 1)
 }
 
 // Forward applies the activation.
 func (e *activationDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	if e.red.On() {
+		return e.forwardReduced(bottom, top)
+	}
 	g := e.b.GPU()
 	if err := e.dnn.ActivationForward(e.desc, e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableData(top[0])); err != nil {
 		return err
@@ -56,6 +63,9 @@ func (e *activationDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 func (e *activationDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
+	}
+	if e.red.On() {
+		return e.backwardReduced(top, bottom)
 	}
 	g := e.b.GPU()
 	if err := e.dnn.ActivationBackward(e.desc, e.x.Desc, g.Data(top[0]), e.x.Desc, g.Diff(top[0]), e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableDiff(bottom[0])); err != nil {

@@ -10,12 +10,18 @@ import (
 // reluGPU is ReLU's GPU half (kernels/relu.cu): the vector kernels where
 // every array is 16-byte aligned (a blob's always is), one element a
 // thread otherwise.
-type reluGPU[T layer.Float] struct{ l *reluLayer[T] }
+type reluGPU[T layer.Float] struct {
+	l   *reluLayer[T]
+	red kit.Reduced[T] // a 16-bit type to compute in (reduced.go)
+}
 
-func newReLUGPU[T layer.Float](l *reluLayer[T]) layer.Engine[T] { return reluGPU[T]{l} }
+func newReLUGPU[T layer.Float](l *reluLayer[T]) layer.Engine[T] { return &reluGPU[T]{l: l} }
 
 // Forward computes the activation on the device.
-func (e reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e *reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	if e.red.On() {
+		return e.forwardReduced(bottom, top)
+	}
 	l := e.l
 	g := l.GPU()
 	n := bottom[0].Count()
@@ -29,10 +35,13 @@ func (e reluGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient on the device.
-func (e reluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e *reluGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	if !propagateDown[0] {
 		return nil
+	}
+	if e.red.On() {
+		return e.backwardReduced(top, bottom)
 	}
 	g := l.GPU()
 	n := bottom[0].Count()

@@ -51,6 +51,8 @@ type convolutionDNN[T layer.Float] struct {
 	relu      layer.Layer[T]
 	reluSlope T
 	use       [3]bool // the passes taken that way, by pass index
+
+	red kit.Reduced[T] // a 16-bit type to compute in (convolution_reduced.go)
 }
 
 func newConvolutionDNN[T layer.Float](l *convolutionLayer[T], dnn *cuda.DNN) (layer.Engine[T], error) {
@@ -87,10 +89,10 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	if e.x.Desc != nil && slices.Equal(e.x.Dims, xs) && slices.Equal(e.y.Dims, ys) {
 		return nil
 	}
-	if err := e.x.Set(xs...); err != nil {
+	if err := e.x.SetAs(e.tensorType(), xs...); err != nil {
 		return err
 	}
-	if err := e.y.Set(ys...); err != nil {
+	if err := e.y.SetAs(e.tensorType(), ys...); err != nil {
 		return err
 	}
 	if l.biasTerm {
@@ -101,6 +103,9 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	limit := dnnWorkspaceLimit[T](l.Context())
 	if err := e.chooseAlgos(bottom[0], top[0], limit); err != nil {
 		return err
+	}
+	if e.red.On() {
+		return nil // cuDNN alone computes in 16 bits
 	}
 	return e.chooseWay(bottom[0], top[0], limit)
 }
@@ -186,6 +191,9 @@ func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 		}
 		need = max(need, n)
 	}
+	if e.red.On() {
+		return e.findReduced(x, y, need)
+	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	dev := l.Context().Device()
@@ -220,6 +228,9 @@ func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 
 // Forward convolves each bottom and adds the bias.
 func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	if e.red.On() {
+		return e.forwardReduced(bottom, top)
+	}
 	l := e.l
 	g := l.GPU()
 	ws, err := l.Context().Workspace(max(e.fwd.Workspace, e.wayWorkspace()))
@@ -253,6 +264,9 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 // Backward accumulates the bias and weight gradients and computes the
 // bottoms' where asked.
 func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if e.red.On() {
+		return e.backwardReduced(top, propagateDown, bottom)
+	}
 	l := e.l
 	g := l.GPU()
 	biasSums := 0 // biasGradient's per-image sums
@@ -303,7 +317,7 @@ func (e *convolutionDNN[T]) fusesReLU() bool {
 // this needs no backward pass of the convolution, and test nets fuse too.
 func (l *convolutionLayer[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
 	e, ok := l.Engine().(*convolutionDNN[T])
-	if !ok || !l.biasTerm || via != layer.Layer[T](l) {
+	if !ok || !l.biasTerm || via != layer.Layer[T](l) || e.red.On() {
 		return false
 	}
 	e.relu, e.reluSlope = next, T(next.LayerBase().Param().GetReluParam().GetNegativeSlope())

@@ -34,6 +34,7 @@ type poolingDNN[T layer.Float] struct {
 	pool   *cuda.PoolDesc
 	caffe  layer.Engine[T] // for shapes cuDNN rounds otherwise
 	useDNN bool
+	half   *poolingReduced[T] // computes in a 16-bit type when set (SetReduced)
 }
 
 func newPoolingDNN[T layer.Float](l *poolingLayer[T], dnn *cuda.DNN) (layer.Engine[T], error) {
@@ -74,6 +75,9 @@ func (e *poolingDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 
 // Forward pools on cuDNN (or Caffe's kernels).
 func (e *poolingDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	if e.half != nil {
+		return e.half.Forward(bottom, top)
+	}
 	if !e.useDNN {
 		return e.caffe.Forward(bottom, top)
 	}
@@ -86,6 +90,9 @@ func (e *poolingDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 
 // Backward spreads the gradient over the windows.
 func (e *poolingDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if e.half != nil {
+		return e.half.Backward(top, propagateDown, bottom)
+	}
 	if !e.useDNN {
 		return e.caffe.Backward(top, propagateDown, bottom)
 	}

@@ -8,12 +8,18 @@ import (
 )
 
 // poolingGPU is Pooling's GPU half.
-type poolingGPU[T layer.Float] struct{ l *poolingLayer[T] }
+type poolingGPU[T layer.Float] struct {
+	l    *poolingLayer[T]
+	half *poolingReduced[T] // computes in a 16-bit type when set (SetReduced)
+}
 
-func newPoolingGPU[T layer.Float](l *poolingLayer[T]) layer.Engine[T] { return poolingGPU[T]{l} }
+func newPoolingGPU[T layer.Float](l *poolingLayer[T]) layer.Engine[T] { return &poolingGPU[T]{l: l} }
 
 // Forward pools on the device, one thread per output element.
-func (e poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e *poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	if e.half != nil {
+		return e.half.Forward(bottom, top)
+	}
 	l := e.l
 	g := l.GPU()
 	n := top[0].Count()
@@ -40,7 +46,10 @@ func (e poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 
 // Backward computes the bottom's gradient on the device, one thread per
 // bottom element.
-func (e poolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e *poolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if e.half != nil {
+		return e.half.Backward(top, propagateDown, bottom)
+	}
 	l := e.l
 	if !propagateDown[0] {
 		return nil

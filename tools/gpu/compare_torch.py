@@ -16,7 +16,10 @@ before the first iteration), "(peak)" the whole run's with the setup's
 cuDNN searches; PyTorch's is its peak after warm-up.
 
 usage: compare_torch.py GOCAFFE_BINARY NETS_DIR [models] [-- gocaffe flags]
-(COMPARE_MATH=fp32 or tf32 runs one of the two.)
+COMPARE_MATH picks the maths, a comma-separated list of fp32, tf32, bf16
+and fp16 (default fp32,tf32): bf16 and fp16 run gocaffe with -precision
+and -tf32, PyTorch with autocast, channels_last and TF32 (fp16 with
+GradScaler).
 """
 import os
 import re
@@ -178,7 +181,11 @@ TORCH = {"lenet": LeNet, "cifar10_quick": CifarQuick, "caffenet": CaffeNet, "goo
          "resnet50": ResNet50, "mobilenet": MobileNet}
 
 
-def torch_iteration(name, tf32):
+def torch_iteration(name, math):
+    """One iteration's time and peak memory in math: fp32, tf32, or bf16 and
+    fp16 as a user who wants speed runs them (autocast, channels_last, TF32
+    for what stays FP32; fp16 with GradScaler's loss scaling)."""
+    tf32 = math != "fp32"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True
@@ -187,16 +194,22 @@ def torch_iteration(name, tf32):
     item = ITEM.get(name, (3, 224, 224))
     x = torch.full((BATCH[name],) + item, 0.5, device="cuda")
     y = torch.ones(BATCH[name], dtype=torch.long, device="cuda")
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(math)
+    if half is not None:
+        model, x = model.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last)
+    scaler = torch.amp.GradScaler("cuda", enabled=half == torch.float16)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        out = model(x)
-        if isinstance(out, tuple):
-            loss = F.cross_entropy(out[0], y) + 0.3 * F.cross_entropy(out[1], y) + 0.3 * F.cross_entropy(out[2], y)
-        else:
-            loss = F.cross_entropy(out, y)
-        loss.backward()
-        opt.step()
+        with torch.autocast("cuda", dtype=half or torch.float32, enabled=half is not None):
+            out = model(x)
+            if isinstance(out, tuple):
+                loss = F.cross_entropy(out[0], y) + 0.3 * F.cross_entropy(out[1], y) + 0.3 * F.cross_entropy(out[2], y)
+            else:
+                loss = F.cross_entropy(out, y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
 
     for _ in range(10):
         step()
@@ -215,10 +228,12 @@ def torch_iteration(name, tf32):
     return ms, peak
 
 
-def gocaffe_iteration(binary, nets, name, tf32):
+def gocaffe_iteration(binary, nets, name, math):
     cmd = [binary, "train", "-solver", f"{nets}/{name}_time_solver.prototxt", "-gpu", "0"] + EXTRA
-    if tf32:
+    if math != "fp32":
         cmd.append("-tf32")
+    if math in ("bf16", "fp16"):
+        cmd += ["-precision", math]
     log = subprocess.run(cmd, capture_output=True, text=True).stderr
     rates = [float(m.group(2)) for m in re.finditer(r"Iteration (\d+) \(([0-9.]+) iter/s", log) if int(m.group(1)) >= 100]
     # The memory held while training (PyTorch's peak is taken after its
@@ -244,12 +259,12 @@ def main():
     names = args[2].split(",") if len(args) > 2 else list(TORCH)
     print(f"{'model, batch':24} {'math':5} {'gocaffe ms':>10} {'img/s':>8} {'MiB':>7} {'(peak)':>7} | {'PyTorch ms':>10} {'img/s':>8} {'MiB':>7} | ratio")
     maths = os.environ.get("COMPARE_MATH", "fp32,tf32").split(",")
-    for tf32 in [m == "tf32" for m in maths]:
+    for math in maths:
         for name in names:
-            g, gmem, gpeak = gocaffe_iteration(binary, nets, name, tf32)
-            t, tmem = torch_iteration(name, tf32)
+            g, gmem, gpeak = gocaffe_iteration(binary, nets, name, math)
+            t, tmem = torch_iteration(name, math)
             b = BATCH[name]
-            print(f"{name + ', ' + str(b):24} {'tf32' if tf32 else 'fp32':5} {g:10.2f} {b * 1000 / g:8.0f} {gmem:7.0f} {gpeak:7.0f} | "
+            print(f"{name + ', ' + str(b):24} {math:5} {g:10.2f} {b * 1000 / g:8.0f} {gmem:7.0f} {gpeak:7.0f} | "
                   f"{t:10.2f} {b * 1000 / t:8.0f} {tmem:7.0f} | {g / t:.2f}", flush=True)
 
 

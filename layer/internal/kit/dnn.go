@@ -20,16 +20,21 @@ type TensorDesc[T Float] struct {
 	Dims []int
 }
 
-// Set gives the descriptor dims.
-func (t *TensorDesc[T]) Set(dims ...int) error {
-	if t.Desc != nil && slices.Equal(t.Dims, dims) {
+// Set gives the descriptor dims, in T's type.
+func (t *TensorDesc[T]) Set(dims ...int) error { return t.SetAs(DNNType[T](), dims...) }
+
+// SetAs gives the descriptor element type typ and dims: a 16-bit type for
+// an engine computing in reduced precision (Reduced.DNNType).
+func (t *TensorDesc[T]) SetAs(typ cuda.DNNType, dims ...int) error {
+	if t.Desc != nil && t.Desc.Type == typ && slices.Equal(t.Dims, dims) {
 		return nil
 	}
 	t.Dims = append(t.Dims[:0], dims...)
 	if t.Desc == nil {
-		d, err := cuda.NewTensorDesc(DNNType[T](), dims)
+		d, err := cuda.NewTensorDesc(typ, dims)
 		t.Desc = d
 		return err
 	}
+	t.Desc.Type = typ
 	return t.Desc.Set(dims)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/gocaffe/gocaffe/mathfn"
 )
 
-//go:embed kernels/common.cuh kernels/broadcast.cu kernels/tanh.cu
+//go:embed kernels/common.cuh kernels/broadcast.cu kernels/tanh.cu kernels/precision.cu
 var kitFiles embed.FS
 
 // common is the header every kernel file is compiled with

@@ -58,3 +58,23 @@ __device__ void relu_backward_vec(int n, const T *dy, const T *x, T *dx, T slope
   }
 RELU_VEC(float, float4, 4, f32)
 RELU_VEC(double, double2, 2, f64)
+
+// ReLU on 16-bit storage (FLOAT16, BFLOAT16), computed in float: a layer
+// the plan runs in reduced precision (kit.Reduced).
+#define RELU_HALF(S)                                                                        \
+  extern "C" __global__ void relu_forward_##S##_f32(int n, const half16 *x, half16 *y,       \
+                                                    float slope) {                          \
+    KERNEL_LOOP(i, n) {                                                                     \
+      float v = from_##S(x[i]);                                                             \
+      y[i] = v > 0 ? x[i] : to_##S(v * slope);                                              \
+    }                                                                                       \
+  }                                                                                         \
+  extern "C" __global__ void relu_backward_##S##_f32(int n, const half16 *dy, const half16 *x, \
+                                                     half16 *dx, float slope) {             \
+    KERNEL_LOOP(i, n) {                                                                     \
+      float v = from_##S(x[i]);                                                             \
+      dx[i] = to_##S(from_##S(dy[i]) * (float(v > 0) + float(v <= 0) * slope));              \
+    }                                                                                       \
+  }
+RELU_HALF(f16)
+RELU_HALF(bf16)

@@ -1,0 +1,70 @@
+package all_test
+
+import (
+	"testing"
+
+	"github.com/gocaffe/gocaffe/layer/layertest"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// reducedCases are the layers with a 16-bit path (layer.ReducedEngine), in
+// shapes that reach its corners: strides, pads, groups, several bottoms,
+// a transposed inner product, leaky ReLU on gocaffe's own kernels, ReLU
+// and the other activations on cuDNN.
+var reducedCases = []layertest.Parity{
+	{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 3 stride: 2 pad: 1 group: 2
+		weight_filler { type: "gaussian" std: 0.2 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 17, 13}}},
+	{Layer: `type: "Convolution" bottom: "a" bottom: "b" top: "c" top: "d" convolution_param { num_output: 5 kernel_size: 1
+		weight_filler { type: "gaussian" std: 0.2 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 3, 5, 7}, {2, 3, 5, 7}}},
+	{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 8 kernel_size: 5 bias_term: false
+		weight_filler { type: "xavier" } }`, Bottom: [][]int{{4, 1, 12, 12}}},
+	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: MAX kernel_size: 2 stride: 2 }`, Bottom: [][]int{{2, 3, 8, 10}}},
+	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: AVE kernel_size: 3 stride: 2 pad: 1 }`, Bottom: [][]int{{2, 3, 10, 8}}},
+	{Layer: `type: "InnerProduct" bottom: "a" top: "y" inner_product_param { num_output: 7
+		weight_filler { type: "gaussian" std: 0.2 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{5, 3, 4, 2}}},
+	{Layer: `type: "InnerProduct" bottom: "a" top: "y" inner_product_param { num_output: 6 transpose: true
+		weight_filler { type: "gaussian" std: 0.2 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{4, 9}}},
+	{Layer: `type: "ReLU" bottom: "a" top: "r" relu_param { engine: CAFFE }`, Bottom: [][]int{{4, 3, 5, 6}}},
+	{Layer: `type: "ReLU" bottom: "a" top: "r" relu_param { negative_slope: 0.1 }`, Bottom: [][]int{{4, 3, 5, 6}}},
+	{Layer: `type: "ReLU" bottom: "a" top: "r" relu_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
+	{Layer: `type: "Sigmoid" bottom: "a" top: "s" sigmoid_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
+	{Layer: `type: "TanH" bottom: "a" top: "s" tanh_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
+}
+
+// The tolerances of the 16-bit paths against FP32 on the host, relative
+// to max(1, |value|): inputs, weights and outputs are each rounded once
+// (FLOAT16 keeps 11 significant bits, BFLOAT16 8) and the products sum in
+// FP32, so a value of a sum of k products is off by about sqrt(k) units
+// of the last place of its terms. docs/precision.md quotes these.
+const (
+	float16Tol  = 1e-2
+	bfloat16Tol = 6e-2
+)
+
+// Every 16-bit path against the FP32 host layer, forward and gradients, in
+// FLOAT16 and BFLOAT16, with the blobs stored in 16 bits and with FP32
+// blobs converted at the layer's edges.
+func TestReducedPrecisionLayers(t *testing.T) {
+	for _, c := range reducedCases {
+		layertest.New[float32](t, c.Layer) // the texts parse, and make layers, here too
+	}
+	ctx := layertest.NeedDNN(t)
+	for _, c := range reducedCases {
+		name := layertest.Param(t, c.Layer).GetType()
+		for _, s := range []syncedmem.Storage{syncedmem.StorageFloat16, syncedmem.StorageBFloat16} {
+			for _, stored := range []bool{true, false} {
+				c := c
+				c.Context, c.Reduced, c.StoreReduced = ctx, s, stored
+				c.Tol = float16Tol
+				if s == syncedmem.StorageBFloat16 {
+					c.Tol = bfloat16Tol
+				}
+				where := "/edges"
+				if stored {
+					where = "/stored"
+				}
+				t.Run(name+"/"+s.String()+where, func(t *testing.T) { layertest.CheckGPUParity[float32](t, c) })
+			}
+		}
+	}
+}

@@ -1,0 +1,42 @@
+// Conversions between float32 and the 16-bit types that reduced-precision
+// layers store activations in, and the FP32 sums those layers keep.
+// Suffixes: _f16 (IEEE binary16), _bf16 (bfloat16); the _f32 after them is
+// the element type of the Go side (kit.Launch[float32]).
+
+#define PRECISION(S)                                                                          \
+  extern "C" __global__ void narrow_##S##_f32(int n, const float *x, half16 *y) {            \
+    KERNEL_LOOP(i, n) { y[i] = to_##S(x[i]); }                                                \
+  }                                                                                           \
+  extern "C" __global__ void widen_##S##_f32(int n, const half16 *x, float *y) {             \
+    KERNEL_LOOP(i, n) { y[i] = from_##S(x[i]); }                                              \
+  }                                                                                           \
+  /* y += x: a weight gradient computed in 16 bits added to its FP32 diff. */                \
+  extern "C" __global__ void accumulate_##S##_f32(int n, const half16 *x, float *y) {        \
+    KERNEL_LOOP(i, n) { y[i] += from_##S(x[i]); }                                             \
+  }                                                                                           \
+  /* y[(i / inner) % dim] is added to y: a bias over channels, in FP32. */                    \
+  extern "C" __global__ void add_bias_##S##_f32(int n, int dim, int inner, half16 *y,         \
+                                                const float *bias) {                          \
+    KERNEL_LOOP(i, n) { y[i] = to_##S(from_##S(y[i]) + bias[(i / inner) % dim]); }            \
+  }                                                                                           \
+  /* One block per channel c: db[c] += the sum of dy over num images and inner */             \
+  /* positions, in FP32 (a bias gradient). */                                                 \
+  extern "C" __global__ void bias_grad_##S##_f32(int num, int dim, int inner, const half16 *dy, \
+                                                 float *db) {                                 \
+    __shared__ float part[512];                                                               \
+    int c = blockIdx.x;                                                                       \
+    float s = 0;                                                                              \
+    for (long long j = threadIdx.x; j < (long long)num * inner; j += blockDim.x) {            \
+      long long img = j / inner, pos = j % inner;                                             \
+      s += from_##S(dy[(img * dim + c) * inner + pos]);                                       \
+    }                                                                                         \
+    part[threadIdx.x] = s;                                                                    \
+    __syncthreads();                                                                          \
+    for (int w = blockDim.x / 2; w > 0; w >>= 1) {                                            \
+      if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];                        \
+      __syncthreads();                                                                        \
+    }                                                                                         \
+    if (threadIdx.x == 0) db[c] += part[0];                                                   \
+  }
+PRECISION(f16)
+PRECISION(bf16)

@@ -1,0 +1,251 @@
+package kit
+
+import (
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// Reduced is what a GPU engine computing in a 16-bit type (FLOAT16 or
+// BFLOAT16) needs around its cuDNN and cuBLAS calls: every blob it reads or
+// writes in that type, whatever the blob is stored in; a 16-bit copy of
+// its weights, whose FP32 values stay the solver's (master weights); and
+// its weight gradients added to their FP32 diffs.
+//
+// A blob the plan stores in the engine's type is used in place. One stored
+// otherwise (a FP32 blob at the edge of the reduced part of a net: a data
+// layer's top, a loss's bottom) is converted into scratch memory of the
+// engine's: In narrows it, Out hands out scratch that Done widens into the
+// blob. The scratch stays allocated, at fixed addresses while the shapes
+// do not grow, so that a CUDA graph can record the passes.
+type Reduced[T Float] struct {
+	ctx     *device.Context
+	storage syncedmem.Storage
+	scratch map[reducedKey]*reducedBuf
+}
+
+// reducedKey names a scratch buffer: a blob (*blob.Blob[T]) and what of
+// it the buffer holds.
+type reducedKey struct {
+	b    any
+	role int
+}
+
+const (
+	roleData = iota
+	roleDiff
+	roleWeights
+	roleWeightDiff
+)
+
+type reducedBuf struct {
+	p     cuda.DevicePtr
+	bytes int
+}
+
+// SetReduced makes r compute in storage s (StorageNative: off). It refuses
+// a reduced type for float64 layers.
+func (r *Reduced[T]) SetReduced(ctx *device.Context, s syncedmem.Storage) error {
+	var zero T
+	if _, ok := any(zero).(float64); ok && s.Reduced() {
+		return fmt.Errorf("%v computation needs float32 blobs, not float64", s)
+	}
+	r.ctx, r.storage = ctx, s
+	return nil
+}
+
+// On reports whether the engine computes in a 16-bit type.
+func (r *Reduced[T]) On() bool { return r != nil && r.storage.Reduced() }
+
+// Storage returns the type the engine computes in.
+func (r *Reduced[T]) Storage() syncedmem.Storage { return r.storage }
+
+// DNNType is the engine's type for cuDNN descriptors.
+func (r *Reduced[T]) DNNType() cuda.DNNType {
+	if r.storage == syncedmem.StorageBFloat16 {
+		return cuda.DNNBFloat16
+	}
+	return cuda.DNNHalf
+}
+
+// BlasType is the engine's type for cuBLAS.
+func (r *Reduced[T]) BlasType() cuda.BlasType {
+	if r.storage == syncedmem.StorageBFloat16 {
+		return cuda.BlasBFloat16
+	}
+	return cuda.BlasHalf
+}
+
+// Suffix names kernels of the engine's type: "_f16" or "_bf16" (the
+// 16-bit kernels of kernels/precision.cu and of the layers' own files).
+func (r *Reduced[T]) Suffix() string {
+	if r.storage == syncedmem.StorageBFloat16 {
+		return "_bf16"
+	}
+	return "_f16"
+}
+
+func key[T Float](b *blob.Blob[T], role int) reducedKey {
+	return reducedKey{b: b, role: role}
+}
+
+// buffer returns scratch of at least n 16-bit elements for k.
+func (r *Reduced[T]) buffer(k reducedKey, n int) (cuda.DevicePtr, error) {
+	if r.scratch == nil {
+		r.scratch = map[reducedKey]*reducedBuf{}
+	}
+	need := max(2*n, 2)
+	if s, ok := r.scratch[k]; ok && s.bytes >= need {
+		return s.p, nil
+	} else if ok {
+		if err := r.ctx.Device().Free(s.p); err != nil {
+			return 0, err
+		}
+		delete(r.scratch, k)
+	}
+	p, err := r.ctx.Device().Alloc(need)
+	if err != nil {
+		return 0, fmt.Errorf("scratch of %d bytes for %v values: %w", need, r.storage, err)
+	}
+	r.scratch[k] = &reducedBuf{p: p, bytes: need}
+	return p, nil
+}
+
+// stored reports whether b's data (or diff) is stored in the engine's type.
+func (r *Reduced[T]) stored(b *blob.Blob[T], diff bool) bool {
+	m := b.Data()
+	if diff {
+		m = b.Diff()
+	}
+	return m != nil && m.Storage() == r.storage
+}
+
+func role(diff bool) int {
+	if diff {
+		return roleDiff
+	}
+	return roleData
+}
+
+// In returns b's data (or diff) in the engine's type for reading.
+func (r *Reduced[T]) In(g *device.GPUView[T], b *blob.Blob[T], diff bool) (cuda.DevicePtr, error) {
+	if r.stored(b, diff) {
+		if diff {
+			return g.Diff(b), nil
+		}
+		return g.Data(b), nil
+	}
+	p, err := r.buffer(key(b, role(diff)), b.Count())
+	if err != nil {
+		return 0, err
+	}
+	src := g.Data(b)
+	if diff {
+		src = g.Diff(b)
+	}
+	return p, r.convert("narrow", b.Count(), src, p)
+}
+
+// Out returns memory to write b's data (or diff) in the engine's type;
+// Done finishes the write.
+func (r *Reduced[T]) Out(g *device.GPUView[T], b *blob.Blob[T], diff bool) (cuda.DevicePtr, error) {
+	if r.stored(b, diff) {
+		if diff {
+			return g.MutableDiff(b), nil
+		}
+		return g.MutableData(b), nil
+	}
+	return r.buffer(key(b, role(diff)), b.Count())
+}
+
+// Done widens what was written to Out's scratch into b, where b is not
+// stored in the engine's type.
+func (r *Reduced[T]) Done(g *device.GPUView[T], b *blob.Blob[T], diff bool) error {
+	if r.stored(b, diff) {
+		return nil
+	}
+	p, err := r.buffer(key(b, role(diff)), b.Count())
+	if err != nil {
+		return err
+	}
+	dst := g.MutableData(b)
+	if diff {
+		dst = g.MutableDiff(b)
+	}
+	return r.convert("widen", b.Count(), p, dst)
+}
+
+// Weights returns a 16-bit copy of w's FP32 data, made now: call it in each
+// forward pass (a replayed CUDA graph makes it again after each update).
+func (r *Reduced[T]) Weights(g *device.GPUView[T], w *blob.Blob[T]) (cuda.DevicePtr, error) {
+	p, err := r.buffer(key(w, roleWeights), w.Count())
+	if err != nil {
+		return 0, err
+	}
+	return p, r.convert("narrow", w.Count(), g.Data(w), p)
+}
+
+// WeightsMade returns the copy Weights made in this iteration's forward
+// pass (the weights do not change before its backward pass), making it if
+// there is none.
+func (r *Reduced[T]) WeightsMade(g *device.GPUView[T], w *blob.Blob[T]) (cuda.DevicePtr, error) {
+	if s, ok := r.scratch[key(w, roleWeights)]; ok && s.bytes >= 2*w.Count() {
+		return s.p, nil
+	}
+	return r.Weights(g, w)
+}
+
+// WeightDiff returns 16-bit scratch for a gradient of w's shape, which
+// AddWeightDiff adds to w's FP32 diff.
+func (r *Reduced[T]) WeightDiff(w *blob.Blob[T]) (cuda.DevicePtr, error) {
+	return r.buffer(key(w, roleWeightDiff), w.Count())
+}
+
+// AddWeightDiff adds the gradient in WeightDiff's scratch to w's diff (Caffe
+// accumulates parameter gradients).
+func (r *Reduced[T]) AddWeightDiff(g *device.GPUView[T], w *blob.Blob[T]) error {
+	p, err := r.WeightDiff(w)
+	if err != nil {
+		return err
+	}
+	return r.convert("accumulate", w.Count(), p, g.MutableDiff(w))
+}
+
+// AddBias adds bias (FP32, one value per channel of dim) to y, n values of
+// the engine's type laid out as (outer, dim, inner).
+func (r *Reduced[T]) AddBias(n, dim, inner int, y, bias cuda.DevicePtr) error {
+	var a cuda.Args
+	a.Int(n).Int(dim).Int(inner).Ptr(y).Ptr(bias)
+	return Launch[float32](r.ctx, kitKernels, "precision.cu", "add_bias"+r.Suffix(), n, &a)
+}
+
+// AddBiasGradient adds to db (FP32, one value per channel) the sums of dy
+// (num x dim x inner values of the engine's type) over images and inner
+// positions.
+func (r *Reduced[T]) AddBiasGradient(num, dim, inner int, dy, db cuda.DevicePtr) error {
+	var a cuda.Args
+	a.Int(num).Int(dim).Int(inner).Ptr(dy).Ptr(db)
+	return LaunchBlocks[float32](r.ctx, kitKernels, "precision.cu", "bias_grad"+r.Suffix(), dim, &a)
+}
+
+// convert runs kernel op ("narrow", "widen", "accumulate") over n values.
+func (r *Reduced[T]) convert(op string, n int, x, y cuda.DevicePtr) error {
+	var a cuda.Args
+	a.Int(n).Ptr(x).Ptr(y)
+	return Launch[float32](r.ctx, kitKernels, "precision.cu", op+r.Suffix(), n, &a)
+}
+
+// Close frees the scratch memory.
+func (r *Reduced[T]) Close() error {
+	var first error
+	for k, s := range r.scratch {
+		if err := r.ctx.Device().Free(s.p); err != nil && first == nil {
+			first = err
+		}
+		delete(r.scratch, k)
+	}
+	return first
+}

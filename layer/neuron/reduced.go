@@ -1,0 +1,123 @@
+package neuron
+
+import (
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// The activations in a 16-bit type (layer.ReducedEngine): ReLU on its own
+// kernels (kernels/relu.cu), and ReLU, Sigmoid and TanH on cuDNN, each
+// computed in float on FLOAT16 or BFLOAT16 values, in place too.
+
+// SetReduced makes ReLU's GPU engine compute in s.
+func (e *reluGPU[T]) SetReduced(s syncedmem.Storage) error {
+	return e.red.SetReduced(e.l.Context(), s)
+}
+
+// reducedIO returns bottom's data and top's memory to write, in the
+// engine's type (the same memory in place).
+func reducedIO[T kit.Float](r *kit.Reduced[T], g *device.GPUView[T], bottom, top *blob.Blob[T], diff bool) (x, y cuda.DevicePtr, err error) {
+	if x, err = r.In(g, bottom, diff); err != nil {
+		return 0, 0, err
+	}
+	y, err = r.Out(g, top, diff)
+	return x, y, err
+}
+
+func (e *reluGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	g := l.GPU()
+	x, y, err := reducedIO(&e.red, g, bottom[0], top[0], false)
+	if err != nil {
+		return err
+	}
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(x).Ptr(y).Float32(float32(l.slope))
+	if err := launch[float32](l.Context(), "relu.cu", "relu_forward"+e.red.Suffix(), n, &a); err != nil {
+		return err
+	}
+	return e.red.Done(g, top[0], false)
+}
+
+// backwardReduced reads the bottom's data, which in place is the top's:
+// the sign of max(x, 0) + slope*min(x, 0) is x's for slopes >= 0, as in
+// Caffe's in-place ReLU.
+func (e *reluGPU[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
+	l := e.l
+	g := l.GPU()
+	x, err := e.red.In(g, bottom[0], false)
+	if err != nil {
+		return err
+	}
+	dy, dx, err := reducedIO(&e.red, g, top[0], bottom[0], true)
+	if err != nil {
+		return err
+	}
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(dy).Ptr(x).Ptr(dx).Float32(float32(l.slope))
+	if err := launch[float32](l.Context(), "relu.cu", "relu_backward"+e.red.Suffix(), n, &a); err != nil {
+		return err
+	}
+	return e.red.Done(g, bottom[0], true)
+}
+
+// SetReduced makes the cuDNN activation compute in s.
+func (e *activationDNN[T]) SetReduced(s syncedmem.Storage) error {
+	if err := e.red.SetReduced(e.b.Context(), s); err != nil {
+		return err
+	}
+	e.x.Dims = e.x.Dims[:0] // described again in the new type
+	return nil
+}
+
+func (e *activationDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
+	g := e.b.GPU()
+	if err := e.x.SetAs(e.red.DNNType(), 1, bottom[0].Count(), 1, 1); err != nil {
+		return err
+	}
+	x, y, err := reducedIO(&e.red, g, bottom[0], top[0], false)
+	if err != nil {
+		return err
+	}
+	if err := e.dnn.ActivationForward(e.desc, e.x.Desc, x, e.x.Desc, y); err != nil {
+		return err
+	}
+	if err := e.red.Done(g, top[0], false); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+func (e *activationDNN[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
+	g := e.b.GPU()
+	y, err := e.red.In(g, top[0], false)
+	if err != nil {
+		return err
+	}
+	x, err := e.red.In(g, bottom[0], false)
+	if err != nil {
+		return err
+	}
+	dy, dx, err := reducedIO(&e.red, g, top[0], bottom[0], true)
+	if err != nil {
+		return err
+	}
+	if err := e.dnn.ActivationBackward(e.desc, e.x.Desc, y, e.x.Desc, dy, e.x.Desc, x, e.x.Desc, dx); err != nil {
+		return err
+	}
+	if err := e.red.Done(g, bottom[0], true); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+// Close frees the 16-bit scratch memory.
+func (e *reluGPU[T]) Close() error { return e.red.Close() }
+
+// Close frees the 16-bit scratch memory.
+func (e *activationDNN[T]) Close() error { return e.red.Close() }

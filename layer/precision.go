@@ -1,0 +1,40 @@
+package layer
+
+import (
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// ReducedEngine is implemented by GPU engines that can compute in a 16-bit
+// type (mixed precision, NVCaffe's FLOAT16 layers, bf16): cuDNN's
+// convolution, pooling and activations, cuBLAS's inner product. Such an
+// engine reads and writes its blobs in that type where the plan stores
+// them so (syncedmem.Storage) and converts at its edges where it does
+// not; its weights stay FP32 (the solver's master copy) and its weight
+// gradients are summed into FP32 diffs.
+type ReducedEngine interface {
+	// SetReduced makes the engine compute in s (StorageFloat16 or
+	// StorageBFloat16), or in the layer's own type again for
+	// StorageNative; an error says why the engine, as set up, cannot.
+	SetReduced(s syncedmem.Storage) error
+}
+
+// SetReduced asks l's engine to compute in s; an error names the layer
+// and says why not (an engine of the host, or one without a 16-bit path).
+func SetReduced[T Float](l Layer[T], s syncedmem.Storage) error {
+	b := l.LayerBase()
+	e, ok := b.engine.(ReducedEngine)
+	if !ok || !b.EngineOnGPU() {
+		return fmt.Errorf("layer %q (%s, engine %v): no %v path", b.Name(), l.Type(), b.EngineName(), s)
+	}
+	if err := e.SetReduced(s); err != nil {
+		return fmt.Errorf("layer %q (%s): %v: %w", b.Name(), l.Type(), s, err)
+	}
+	b.reduced = s
+	return nil
+}
+
+// Reduced returns the 16-bit type the layer computes in (SetReduced), or
+// StorageNative.
+func (b *Base[T]) Reduced() syncedmem.Storage { return b.reduced }

@@ -1,0 +1,200 @@
+package vision
+
+import (
+	"errors"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// The cuDNN convolution in a 16-bit type (layer.ReducedEngine): x, y and
+// the weights' copy in FLOAT16 or BFLOAT16, products summed in FP32 on
+// tensor cores, the bias added and its gradient summed in FP32, the weight
+// gradient added to the FP32 diff. cuDNN alone computes it (none of our
+// own GEMM ways), and no ReLU rides in its bias addition.
+
+// SetReduced makes the engine convolve in s (StorageNative: in T again).
+func (e *convolutionDNN[T]) SetReduced(s syncedmem.Storage) error {
+	l := e.l
+	if e.relu != nil {
+		return errors.New("a ReLU is fused into the bias addition")
+	}
+	if err := e.red.SetReduced(l.Context(), s); err != nil {
+		return err
+	}
+	typ, tensorOps := kit.DNNType[T](), l.Context().TF32()
+	if e.red.On() {
+		typ, tensorOps = e.red.DNNType(), true
+	}
+	fd := append([]int{l.numOutput, l.channels / l.group}, spatial2(l.kernel, 1)...)
+	w, err := cuda.NewFilterDesc(typ, fd)
+	if err != nil {
+		return err
+	}
+	// The products sum in T (FP32) in either case.
+	conv, err := cuda.NewConvDesc(kit.DNNType[T](), spatial2(l.pad, 0), spatial2(l.stride, 1), spatial2(l.dilation, 1), l.group, tensorOps)
+	if err != nil {
+		w.Destroy()
+		return err
+	}
+	e.w.Destroy()
+	e.conv.Destroy()
+	e.w, e.conv = w, conv
+	e.use = [3]bool{}
+	e.x.Dims = e.x.Dims[:0] // the next Reshaped describes and chooses again
+	return nil
+}
+
+// tensorType is the cuDNN type of the engine's x and y.
+func (e *convolutionDNN[T]) tensorType() cuda.DNNType {
+	if e.red.On() {
+		return e.red.DNNType()
+	}
+	return kit.DNNType[T]()
+}
+
+// findReduced times the algorithms on scratch memory of the 16-bit type:
+// the values do not matter to the timing, and the blobs may be stored in
+// FP32.
+func (e *convolutionDNN[T]) findReduced(x, y *blob.Blob[T], need int) error {
+	l := e.l
+	dev := l.Context().Device()
+	xn, wn, yn := x.Count(), l.Blobs()[0].Count(), y.Count()
+	scratch, err := dev.Alloc(2 * (xn + wn + yn + 3*128))
+	if err != nil {
+		return err
+	}
+	ws, err := dev.Alloc(max(need, 256))
+	if err != nil {
+		dev.Free(scratch)
+		return err
+	}
+	defer func() {
+		l.Context().Synchronize()
+		dev.Free(ws)
+		dev.Free(scratch)
+	}()
+	// Each tensor 256-byte aligned, as cuDNN's fastest kernels want.
+	align := func(p cuda.DevicePtr) cuda.DevicePtr { return (p + 255) &^ 255 }
+	xp := align(scratch)
+	wp := align(xp + cuda.DevicePtr(2*xn))
+	yp := align(wp + cuda.DevicePtr(2*wn))
+	if e.fwd, err = e.dnn.ConvFind(0, e.x.Desc, xp, e.w, wp, e.conv, e.y.Desc, yp, ws, need, true); err != nil {
+		return err
+	}
+	if e.bwdData, err = e.dnn.ConvFind(1, e.x.Desc, xp, e.w, wp, e.conv, e.y.Desc, yp, ws, need, true); err != nil {
+		return err
+	}
+	e.bwdFilter, err = e.dnn.ConvFind(2, e.x.Desc, xp, e.w, wp, e.conv, e.y.Desc, yp, ws, need, true)
+	return err
+}
+
+// forwardReduced convolves each bottom and adds the bias.
+func (e *convolutionDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	g := l.GPU()
+	r := &e.red
+	ws, err := l.Context().Workspace(e.fwd.Workspace)
+	if err != nil {
+		return err
+	}
+	w, err := r.Weights(g, l.Blobs()[0])
+	if err != nil {
+		return err
+	}
+	for i := range bottom {
+		x, err := r.In(g, bottom[i], false)
+		if err != nil {
+			return err
+		}
+		y, err := r.Out(g, top[i], false)
+		if err != nil {
+			return err
+		}
+		if err := e.dnn.ConvForward(1, e.x.Desc, x, e.w, w, e.conv, e.fwd, ws, 0, e.y.Desc, y); err != nil {
+			return err
+		}
+		if l.biasTerm {
+			if err := r.AddBias(top[i].Count(), l.numOutput, l.convOutSpatial, y, g.Data(l.Blobs()[1])); err != nil {
+				return err
+			}
+		}
+		if err := r.Done(g, top[i], false); err != nil {
+			return err
+		}
+	}
+	return g.Err()
+}
+
+// backwardReduced adds the bias and weight gradients to the FP32 diffs and
+// computes the bottoms' where asked.
+func (e *convolutionDNN[T]) backwardReduced(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	l := e.l
+	g := l.GPU()
+	r := &e.red
+	ws, err := l.Context().Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace))
+	if err != nil {
+		return err
+	}
+	weights := l.Blobs()[0]
+	for i := range top {
+		dy, err := r.In(g, top[i], true)
+		if err != nil {
+			return err
+		}
+		if l.biasTerm && l.ParamPropagateDown(1) {
+			if err := r.AddBiasGradient(l.num, l.numOutput, l.convOutSpatial, dy, g.MutableDiff(l.Blobs()[1])); err != nil {
+				return err
+			}
+		}
+		if l.ParamPropagateDown(0) {
+			if err := e.weightGradientReduced(g, bottom[i], dy, ws); err != nil {
+				return err
+			}
+		}
+		if !propagateDown[i] {
+			continue
+		}
+		w, err := r.WeightsMade(g, weights)
+		if err != nil {
+			return err
+		}
+		dx, err := r.Out(g, bottom[i], true)
+		if err != nil {
+			return err
+		}
+		if err := e.dnn.ConvBackwardData(1, e.w, w, e.y.Desc, dy, e.conv, e.bwdData, ws, 0, e.x.Desc, dx); err != nil {
+			return err
+		}
+		if err := r.Done(g, bottom[i], true); err != nil {
+			return err
+		}
+	}
+	return g.Err()
+}
+
+// weightGradientReduced computes one bottom's weight gradient in the
+// 16-bit type and adds it to the FP32 diff.
+func (e *convolutionDNN[T]) weightGradientReduced(v *device.GPUView[T], bottom *blob.Blob[T], dy, ws cuda.DevicePtr) error {
+	l := e.l
+	r := &e.red
+	weights := l.Blobs()[0]
+	x, err := r.In(v, bottom, false)
+	if err != nil {
+		return err
+	}
+	dw, err := r.WeightDiff(weights)
+	if err != nil {
+		return err
+	}
+	if err := e.dnn.ConvBackwardFilter(1, e.x.Desc, x, e.y.Desc, dy, e.conv, e.bwdFilter, ws, 0, e.w, dw); err != nil {
+		return err
+	}
+	return r.AddWeightDiff(v, weights)
+}
+
+// Close frees the engine's 16-bit scratch memory.
+func (e *convolutionDNN[T]) Close() error { return e.red.Close() }

@@ -1,0 +1,175 @@
+package vision
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// poolingReduced pools in a 16-bit type on cuDNN, for both of Pooling's
+// GPU engines (layer.ReducedEngine): MAX (cuDNN's deterministic max, whose
+// backward pass gives the gradient to one maximum of a window, as
+// Caffe's argmax does, though not always the first of tied ones) and AVE
+// (the padding counted, as Caffe's). Caffe's output size rounds up where
+// cuDNN's rounds down: shapes where the two differ stay in T.
+type poolingReduced[T kit.Float] struct {
+	l    *poolingLayer[T]
+	dnn  *cuda.DNN
+	x, y kit.TensorDesc[T]
+	pool *cuda.PoolDesc
+	red  kit.Reduced[T]
+}
+
+// newPoolingReduced returns the 16-bit pooling of l in s, or an error
+// saying why cuDNN cannot pool l so.
+func newPoolingReduced[T kit.Float](l *poolingLayer[T], s syncedmem.Storage) (*poolingReduced[T], error) {
+	mode := cuda.PoolAverage
+	switch l.method {
+	case caffepb.PoolingParameter_MAX:
+		mode = cuda.PoolMaxDeterministic
+	case caffepb.PoolingParameter_AVE:
+	default:
+		return nil, errors.New("cuDNN pools MAX and AVE, not STOCHASTIC")
+	}
+	if len(l.Param().GetTop()) > 1 {
+		return nil, errors.New("cuDNN pooling has no mask top")
+	}
+	if err := l.cuDNNRounds(); err != nil {
+		return nil, err
+	}
+	dnn, err := l.Context().DNN()
+	if err != nil {
+		return nil, err
+	}
+	pool, err := cuda.NewPoolDesc(mode, []int{l.kernelH, l.kernelW}, []int{l.padH, l.padW}, []int{l.strideH, l.strideW})
+	if err != nil {
+		return nil, err
+	}
+	p := &poolingReduced[T]{l: l, dnn: dnn, pool: pool}
+	if err := p.red.SetReduced(l.Context(), s); err != nil {
+		pool.Destroy()
+		return nil, err
+	}
+	return p, nil
+}
+
+// cuDNNRounds reports an error where cuDNN's output size (rounded down)
+// is not Caffe's (rounded up).
+func (l *poolingLayer[T]) cuDNNRounds() error {
+	floor := func(in, k, p, s int) int { return (in+2*p-k)/s + 1 }
+	if floor(l.height, l.kernelH, l.padH, l.strideH) != l.pooledH || floor(l.width, l.kernelW, l.padW, l.strideW) != l.pooledW {
+		return fmt.Errorf("Caffe's output of %dx%d rounds up where cuDNN's rounds down", l.pooledH, l.pooledW)
+	}
+	return nil
+}
+
+// describe gives the descriptors the shapes of this pass.
+func (p *poolingReduced[T]) describe() error {
+	l := p.l
+	if err := l.cuDNNRounds(); err != nil {
+		return fmt.Errorf("pooling in %v: %w", p.red.Storage(), err)
+	}
+	if err := p.x.SetAs(p.red.DNNType(), l.num, l.channels, l.height, l.width); err != nil {
+		return err
+	}
+	return p.y.SetAs(p.red.DNNType(), l.num, l.channels, l.pooledH, l.pooledW)
+}
+
+// Forward pools.
+func (p *poolingReduced[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	if err := p.describe(); err != nil {
+		return err
+	}
+	g := p.l.GPU()
+	x, err := p.red.In(g, bottom[0], false)
+	if err != nil {
+		return err
+	}
+	y, err := p.red.Out(g, top[0], false)
+	if err != nil {
+		return err
+	}
+	if err := p.dnn.PoolForward(p.pool, p.x.Desc, x, p.y.Desc, y); err != nil {
+		return err
+	}
+	if err := p.red.Done(g, top[0], false); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+// Backward spreads the gradient over the windows.
+func (p *poolingReduced[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if !propagateDown[0] {
+		return nil
+	}
+	if err := p.describe(); err != nil {
+		return err
+	}
+	g := p.l.GPU()
+	y, err := p.red.In(g, top[0], false)
+	if err != nil {
+		return err
+	}
+	dy, err := p.red.In(g, top[0], true)
+	if err != nil {
+		return err
+	}
+	x, err := p.red.In(g, bottom[0], false)
+	if err != nil {
+		return err
+	}
+	dx, err := p.red.Out(g, bottom[0], true)
+	if err != nil {
+		return err
+	}
+	if err := p.dnn.PoolBackward(p.pool, p.y.Desc, y, p.y.Desc, dy, p.x.Desc, x, p.x.Desc, dx); err != nil {
+		return err
+	}
+	if err := p.red.Done(g, bottom[0], true); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+// Close frees the descriptor and the scratch memory.
+func (p *poolingReduced[T]) Close() error {
+	p.pool.Destroy()
+	return p.red.Close()
+}
+
+// setReduced makes *half pool l in s, or in T again for StorageNative.
+func setPoolingReduced[T kit.Float](l *poolingLayer[T], half **poolingReduced[T], s syncedmem.Storage) error {
+	if *half != nil {
+		if err := (*half).Close(); err != nil {
+			return err
+		}
+		*half = nil
+	}
+	if !s.Reduced() {
+		return nil
+	}
+	p, err := newPoolingReduced(l, s)
+	if err != nil {
+		return err
+	}
+	*half = p
+	return nil
+}
+
+// SetReduced makes Caffe's GPU engine pool in s on cuDNN.
+func (e *poolingGPU[T]) SetReduced(s syncedmem.Storage) error { return setPoolingReduced(e.l, &e.half, s) }
+
+// SetReduced makes the cuDNN engine pool in s.
+func (e *poolingDNN[T]) SetReduced(s syncedmem.Storage) error { return setPoolingReduced(e.l, &e.half, s) }
+
+// Close frees the 16-bit pooling's memory.
+func (e *poolingGPU[T]) Close() error { return setPoolingReduced(e.l, &e.half, syncedmem.StorageNative) }
+
+// Close frees the 16-bit pooling's memory.
+func (e *poolingDNN[T]) Close() error { return setPoolingReduced(e.l, &e.half, syncedmem.StorageNative) }
