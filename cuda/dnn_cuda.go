@@ -331,18 +331,18 @@ func dbl(t DNNType) C.int {
 // ConvForward computes y = alpha * conv(x, w) + beta * y with algorithm a
 // and workspace ws (at least a.Workspace bytes).
 func (n *DNN) ConvForward(alpha float64, x *TensorDesc, xp DevicePtr, w *FilterDesc, wp DevicePtr, c *ConvDesc, a ConvAlgo, ws DevicePtr, beta float64, y *TensorDesc, yp DevicePtr) error {
-	return dnnError("cudnnConvolutionForward", C.gc_dnn_conv_forward(n.dev.ctx, n.h, dbl(x.Type), C.double(alpha), x.p, dp(xp), w.p, dp(wp), c.p, C.int(a.Algo), dp(ws), C.size_t(a.Workspace), C.double(beta), y.p, dp(yp)))
+	return dnnError(fmt.Sprintf("cudnnConvolutionForward(algo %d, workspace %d)", a.Algo, a.Workspace), C.gc_dnn_conv_forward(n.dev.ctx, n.h, dbl(x.Type), C.double(alpha), x.p, dp(xp), w.p, dp(wp), c.p, C.int(a.Algo), dp(ws), C.size_t(a.Workspace), C.double(beta), y.p, dp(yp)))
 }
 
 // ConvBackwardData computes dx = alpha * conv^T(dy, w) + beta * dx.
 func (n *DNN) ConvBackwardData(alpha float64, w *FilterDesc, wp DevicePtr, dy *TensorDesc, dyp DevicePtr, c *ConvDesc, a ConvAlgo, ws DevicePtr, beta float64, dx *TensorDesc, dxp DevicePtr) error {
-	return dnnError("cudnnConvolutionBackwardData", C.gc_dnn_conv_backward_data(n.dev.ctx, n.h, dbl(dy.Type), C.double(alpha), w.p, dp(wp), dy.p, dp(dyp), c.p, C.int(a.Algo), dp(ws), C.size_t(a.Workspace), C.double(beta), dx.p, dp(dxp)))
+	return dnnError(fmt.Sprintf("cudnnConvolutionBackwardData(algo %d, workspace %d)", a.Algo, a.Workspace), C.gc_dnn_conv_backward_data(n.dev.ctx, n.h, dbl(dy.Type), C.double(alpha), w.p, dp(wp), dy.p, dp(dyp), c.p, C.int(a.Algo), dp(ws), C.size_t(a.Workspace), C.double(beta), dx.p, dp(dxp)))
 }
 
 // ConvBackwardFilter computes dw = alpha * (the weight gradient of x and
 // dy) + beta * dw.
 func (n *DNN) ConvBackwardFilter(alpha float64, x *TensorDesc, xp DevicePtr, dy *TensorDesc, dyp DevicePtr, c *ConvDesc, a ConvAlgo, ws DevicePtr, beta float64, dw *FilterDesc, dwp DevicePtr) error {
-	return dnnError("cudnnConvolutionBackwardFilter", C.gc_dnn_conv_backward_filter(n.dev.ctx, n.h, dbl(x.Type), C.double(alpha), x.p, dp(xp), dy.p, dp(dyp), c.p, C.int(a.Algo), dp(ws), C.size_t(a.Workspace), C.double(beta), dw.p, dp(dwp)))
+	return dnnError(fmt.Sprintf("cudnnConvolutionBackwardFilter(algo %d, workspace %d)", a.Algo, a.Workspace), C.gc_dnn_conv_backward_filter(n.dev.ctx, n.h, dbl(x.Type), C.double(alpha), x.p, dp(xp), dy.p, dp(dyp), c.p, C.int(a.Algo), dp(ws), C.size_t(a.Workspace), C.double(beta), dw.p, dp(dwp)))
 }
 
 // ConvBackwardBias computes db = alpha * (dy summed over all but the

@@ -1,8 +1,11 @@
 package all_test
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
@@ -19,7 +22,7 @@ var reducedCases = []layertest.Parity{
 	{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 8 kernel_size: 5 bias_term: false
 		weight_filler { type: "xavier" } }`, Bottom: [][]int{{4, 1, 12, 12}}},
 	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: MAX kernel_size: 2 stride: 2 }`, Bottom: [][]int{{2, 3, 8, 10}}},
-	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: AVE kernel_size: 3 stride: 2 pad: 1 }`, Bottom: [][]int{{2, 3, 10, 8}}},
+	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: AVE kernel_size: 3 stride: 2 pad: 1 }`, Bottom: [][]int{{2, 3, 11, 9}}},
 	{Layer: `type: "InnerProduct" bottom: "a" top: "y" inner_product_param { num_output: 7
 		weight_filler { type: "gaussian" std: 0.2 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{5, 3, 4, 2}}},
 	{Layer: `type: "InnerProduct" bottom: "a" top: "y" inner_product_param { num_output: 6 transpose: true
@@ -66,5 +69,22 @@ func TestReducedPrecisionLayers(t *testing.T) {
 				t.Run(name+"/"+s.String()+where, func(t *testing.T) { layertest.CheckGPUParity[float32](t, c) })
 			}
 		}
+	}
+}
+
+// A pooling whose output Caffe rounds up where cuDNN rounds down has no
+// 16-bit path: SetReduced says so, and a net keeps the layer in FP32.
+func TestReducedPoolingRefusesCeilShapes(t *testing.T) {
+	ctx := layertest.NeedDNN(t)
+	l := layertest.New[float32](t, `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: AVE kernel_size: 3 stride: 2 pad: 1 }`)
+	l.LayerBase().SetContext(ctx)
+	bottom := layertest.Blob[float32](t, 2, 3, 10, 8)
+	bottom.SetDevice(ctx.Device())
+	top := layertest.Blobs[float32](t, 1)
+	top[0].SetDevice(ctx.Device())
+	layertest.SetUp(t, l, []*blob.Blob[float32]{bottom}, top)
+	err := layer.SetReduced(l, syncedmem.StorageBFloat16)
+	if err == nil || !strings.Contains(err.Error(), "Caffe's output of 6x5 rounds up where cuDNN's rounds down") {
+		t.Errorf("SetReduced on a ceil-rounded pooling: %v", err)
 	}
 }

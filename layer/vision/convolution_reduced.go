@@ -190,7 +190,19 @@ func (e *convolutionDNN[T]) weightGradientReduced(v *device.GPUView[T], bottom *
 	if err != nil {
 		return err
 	}
-	if err := e.dnn.ConvBackwardFilter(1, e.x.Desc, x, e.y.Desc, dy, e.conv, e.bwdFilter, ws, 0, e.w, dw); err != nil {
+	err = e.dnn.ConvBackwardFilter(1, e.x.Desc, x, e.y.Desc, dy, e.conv, e.bwdFilter, ws, 0, e.w, dw)
+	if err != nil && e.bwdFilter != (cuda.ConvAlgo{}) {
+		// An algorithm that cuDNN's search or heuristics chose can refuse
+		// the call in 16 bits (seen: FLOAT16, a 1x1 convolution of 3
+		// channels into 5, CUDNN_STATUS_BAD_PARAM); its implicit GEMM,
+		// algorithm 0 without workspace, takes every shape.
+		first := err
+		e.bwdFilter = cuda.ConvAlgo{}
+		if err = e.dnn.ConvBackwardFilter(1, e.x.Desc, x, e.y.Desc, dy, e.conv, e.bwdFilter, ws, 0, e.w, dw); err != nil {
+			return errors.Join(first, err)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	return r.AddWeightDiff(v, weights)
