@@ -114,7 +114,9 @@ func (e *convolutionDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 		if err != nil {
 			return err
 		}
-		if err := e.dnn.ConvForward(1, e.x.Desc, x, e.w, w, e.conv, e.fwd, ws, 0, e.y.Desc, y); err != nil {
+		if err := withFallback(&e.fwd, func(a cuda.ConvAlgo) error {
+			return e.dnn.ConvForward(1, e.x.Desc, x, e.w, w, e.conv, a, ws, 0, e.y.Desc, y)
+		}); err != nil {
 			return err
 		}
 		if l.biasTerm {
@@ -166,7 +168,9 @@ func (e *convolutionDNN[T]) backwardReduced(top []*blob.Blob[T], propagateDown [
 		if err != nil {
 			return err
 		}
-		if err := e.dnn.ConvBackwardData(1, e.w, w, e.y.Desc, dy, e.conv, e.bwdData, ws, 0, e.x.Desc, dx); err != nil {
+		if err := withFallback(&e.bwdData, func(a cuda.ConvAlgo) error {
+			return e.dnn.ConvBackwardData(1, e.w, w, e.y.Desc, dy, e.conv, a, ws, 0, e.x.Desc, dx)
+		}); err != nil {
 			return err
 		}
 		if err := r.Done(g, bottom[i], true); err != nil {
@@ -190,22 +194,33 @@ func (e *convolutionDNN[T]) weightGradientReduced(v *device.GPUView[T], bottom *
 	if err != nil {
 		return err
 	}
-	err = e.dnn.ConvBackwardFilter(1, e.x.Desc, x, e.y.Desc, dy, e.conv, e.bwdFilter, ws, 0, e.w, dw)
-	if err != nil && e.bwdFilter != (cuda.ConvAlgo{}) {
-		// An algorithm that cuDNN's search or heuristics chose can refuse
-		// the call in 16 bits (seen: FLOAT16, a 1x1 convolution of 3
-		// channels into 5, CUDNN_STATUS_BAD_PARAM); its implicit GEMM,
-		// algorithm 0 without workspace, takes every shape.
-		first := err
-		e.bwdFilter = cuda.ConvAlgo{}
-		if err = e.dnn.ConvBackwardFilter(1, e.x.Desc, x, e.y.Desc, dy, e.conv, e.bwdFilter, ws, 0, e.w, dw); err != nil {
-			return errors.Join(first, err)
-		}
-	}
-	if err != nil {
+	if err := withFallback(&e.bwdFilter, func(a cuda.ConvAlgo) error {
+		return e.dnn.ConvBackwardFilter(1, e.x.Desc, x, e.y.Desc, dy, e.conv, a, ws, 0, e.w, dw)
+	}); err != nil {
 		return err
 	}
 	return r.AddWeightDiff(v, weights)
+}
+
+// withFallback runs a pass with its algorithm *a and, where cuDNN refuses
+// that algorithm in 16 bits, with algorithm 0 (the implicit GEMM, without
+// workspace), which takes every shape, and keeps that one. cuDNN's search
+// and heuristics both chose algorithms that their call then refused with
+// CUDNN_STATUS_BAD_PARAM on the H100 (cuDNN 9): the FLOAT16 weight
+// gradient of a 1x1 convolution of 3 channels into 5, and the BFLOAT16
+// forward pass of CaffeNet's conv1 (3 channels, 11x11, stride 4).
+func withFallback(a *cuda.ConvAlgo, run func(cuda.ConvAlgo) error) error {
+	err := run(*a)
+	if err == nil || *a == (cuda.ConvAlgo{}) {
+		return err
+	}
+	chosen := *a
+	*a = cuda.ConvAlgo{}
+	if err2 := run(*a); err2 != nil {
+		*a = chosen
+		return errors.Join(err, err2)
+	}
+	return nil
 }
 
 // Close frees the engine's 16-bit scratch memory.

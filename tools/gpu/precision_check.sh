@@ -45,5 +45,7 @@ grep -E "computes in" "$out/nvcaffe.log" | head -30
 want compare && {
 echo "== beside PyTorch"
 python3 tools/gpu/time_nets.py /tmp/nets >/dev/null
-COMPARE_MATH=${COMPARE_MATH:-tf32,bf16} python3 tools/gpu/compare_torch.py $bin /tmp/nets ${MODELS:-lenet,cifar10_quick,caffenet,googlenet,resnet50,mobilenet}
+for m in ${MODELS:-lenet cifar10_quick caffenet googlenet resnet50 mobilenet}; do
+	COMPARE_MATH=${COMPARE_MATH:-tf32,bf16} python3 tools/gpu/compare_torch.py $bin /tmp/nets $m 2>&1 | grep -v "^model" | tail -3
+done | tee "$out/compare.txt"
 }
