@@ -81,7 +81,12 @@ type Context struct {
 	wsMu    sync.Mutex
 	ws      cuda.DevicePtr
 	wsBytes int
-	wsMoves int // times ws was replaced by a larger buffer (WorkspaceMoves)
+	wsMoves int // times ws or a scratch buffer was replaced by a larger one (WorkspaceMoves)
+
+	// The scratch buffers of layers computing in 16 bits (Scratch), under
+	// wsMu: values converted at the edges of a pass.
+	scratch      [ScratchBuffers]cuda.DevicePtr
+	scratchBytes [ScratchBuffers]int
 }
 
 type kernelKey struct{ program, name string }
@@ -310,8 +315,45 @@ func (c *Context) Workspace(bytes int) (cuda.DevicePtr, error) {
 	return p, nil
 }
 
-// WorkspaceMoves counts the times the workspace was replaced by a larger
-// buffer. A recorded CUDA graph holds the address it was recorded with, so
+// ScratchBuffers is how many scratch buffers a context keeps (Scratch):
+// what one pass of a layer needs at once (pooling's backward pass reads
+// y, dy and x and writes dx).
+const ScratchBuffers = 4
+
+// Scratch returns scratch buffer i (< ScratchBuffers) of at least bytes:
+// device memory shared by the context's layers, which run one after
+// another on its stream, for values that live within one pass (a layer
+// computing in 16 bits converts its FP32 bottoms and tops there). It
+// grows as Workspace does, and counts in WorkspaceMoves.
+func (c *Context) Scratch(i, bytes int) (cuda.DevicePtr, error) {
+	if !c.OnGPU() {
+		return 0, errHostContext
+	}
+	c.wsMu.Lock()
+	defer c.wsMu.Unlock()
+	if bytes <= c.scratchBytes[i] {
+		return c.scratch[i], nil
+	}
+	if c.scratch[i] != 0 {
+		if err := c.Synchronize(); err != nil {
+			return 0, err
+		}
+		if err := c.dev.Free(c.scratch[i]); err != nil {
+			return 0, err
+		}
+		c.scratch[i], c.scratchBytes[i] = 0, 0
+	}
+	p, err := c.dev.Alloc(bytes)
+	if err != nil {
+		return 0, err
+	}
+	c.scratch[i], c.scratchBytes[i] = p, bytes
+	c.wsMoves++
+	return p, nil
+}
+
+// WorkspaceMoves counts the times the workspace or a scratch buffer was
+// replaced by a larger buffer. A recorded CUDA graph holds the address it was recorded with, so
 // it is stale once this count changes.
 func (c *Context) WorkspaceMoves() int {
 	if !c.OnGPU() {

@@ -67,6 +67,7 @@ type memUse[T Float] struct {
 	bytes      int
 	kept       string // why it keeps memory of its own, "" when placed
 	slot       int
+	storage    syncedmem.Storage // the device's type for its values (the precision pass)
 }
 
 // liveSlot is one memory of the plan and the last step its current
@@ -74,6 +75,7 @@ type memUse[T Float] struct {
 type liveSlot struct {
 	bytes, busyUntil int
 	mem              *syncedmem.SyncedMemory
+	storage          syncedmem.Storage // the uses it takes: a slot holds one type
 }
 
 // planLiveness places the blobs' data and diffs in shared slots (see
@@ -105,11 +107,7 @@ func (n *Net[T]) planLiveness() string {
 		uses = append(uses, n.bufferUses(training)...)
 	}
 	for i := range uses {
-		// The slots hold the net's own type; a blob of 16-bit storage
-		// keeps its (half-sized) memory.
-		if u := &uses[i]; u.kept == "" && u.reduced(n) {
-			u.kept = "stored in 16 bits"
-		}
+		uses[i].storage = uses[i].storageOf(n)
 	}
 	n.uses = uses
 	slots := assignSlots(uses)
@@ -127,6 +125,10 @@ func (n *Net[T]) planLiveness() string {
 		if s.mem == nil {
 			s.mem = syncedmem.New(s.bytes)
 			s.mem.SetDevice(n.ctx.Device())
+			if err := s.mem.SetStorage(s.storage); err != nil {
+				u.kept = err.Error()
+				continue
+			}
 			s.mem.MarkShared() // no layer swaps it away (blob.SwapData)
 		}
 		if err := u.place(n, s.mem); err != nil {
@@ -306,7 +308,7 @@ func assignSlots[T Float](uses []memUse[T]) []liveSlot {
 		u := &uses[i]
 		best := -1
 		for s := range slots {
-			if slots[s].busyUntil >= u.start {
+			if slots[s].busyUntil >= u.start || slots[s].storage != u.storage {
 				continue
 			}
 			switch {
@@ -322,7 +324,7 @@ func assignSlots[T Float](uses []memUse[T]) []liveSlot {
 		}
 		if best < 0 {
 			best = len(slots)
-			slots = append(slots, liveSlot{})
+			slots = append(slots, liveSlot{storage: u.storage})
 		}
 		slots[best].bytes = max(slots[best].bytes, u.bytes)
 		slots[best].busyUntil = u.end
@@ -356,14 +358,19 @@ func (u *memUse[T]) place(n *Net[T], m *syncedmem.SyncedMemory) error {
 	return nil
 }
 
-// reduced reports whether a blob of u is stored in a 16-bit type.
-func (u *memUse[T]) reduced(n *Net[T]) bool {
+// storageOf returns the device's type for u's values: its blobs', which
+// in-place sharing makes one (the precision pass), or the net's own.
+func (u *memUse[T]) storageOf(n *Net[T]) syncedmem.Storage {
 	for _, id := range u.blobs {
-		if n.blobs[id].blob.Storage().Reduced() {
-			return true
+		m := n.blobs[id].blob.Data()
+		if u.diff {
+			m = n.blobs[id].blob.Diff()
+		}
+		if m != nil {
+			return m.Storage()
 		}
 	}
-	return false
+	return syncedmem.StorageNative
 }
 
 // label names u for the memory report: "conv1 data", "bn1's xNorm diff".

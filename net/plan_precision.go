@@ -124,9 +124,29 @@ func (n *Net[T]) planPrecision() string {
 		}
 		ran[l.Precision]++
 	}
+	stored, dropped := "", 0
+	if reducedLayers > 0 {
+		stored, dropped = n.storeReduced()
+		for i := range n.layers {
+			l := &n.plan.Layers[i]
+			if n.layers[i].layer.LayerBase().Reduced() == syncedmem.StorageNative && l.Precision != n.precisionRan(l.Engine != "host") {
+				ran[l.Precision]--
+				l.Precision = n.precisionRan(l.Engine != "host")
+				ran[l.Precision]++
+			}
+		}
+		for k, v := range ran {
+			if v == 0 {
+				delete(ran, k)
+			}
+		}
+	}
 	summary := "every layer in " + countsOf(ran)
 	if reducedLayers > 0 || len(stayed) > 0 {
-		summary = "layers in " + countsOf(ran) + "; " + n.storeReduced()
+		summary = "layers in " + countsOf(ran) + "; " + stored
+	}
+	if dropped > 0 {
+		summary += fmt.Sprintf("; %d layers with no 16-bit blob compute in %s rather than convert", dropped, n.precisionRan(true))
 	}
 	if len(asked) > 0 {
 		summary += fmt.Sprintf("; NVCaffe's fields ask %s", countsOf(asked))
@@ -164,40 +184,80 @@ func (n *Net[T]) setReduced(i int, s syncedmem.Storage) error {
 }
 
 // storeReduced stores in 16 bits the blobs that only layers computing in
-// that type write and read, and says how many it stored.
-func (n *Net[T]) storeReduced() string {
+// that type write and read. A layer none of whose blobs is then stored so
+// (a ReLU between two FP32 layers, a convolution whose input and output
+// other layers read in FP32) would only convert its FP32 blobs and back:
+// it computes in the net's type again, and the blobs are chosen anew,
+// until no such layer is left. It says how many blobs it stored and how
+// many layers it returned to the net's type.
+func (n *Net[T]) storeReduced() (string, int) {
 	touched := make([][]int, len(n.blobs)) // the layers writing or reading each blob
 	for i, r := range n.layers {
 		for _, id := range slices.Concat(r.bottomIDs, r.topIDs) {
 			touched[id] = append(touched[id], i)
 		}
 	}
+	dropped := 0
+	for {
+		stored, bytes := n.storeBlobs(touched)
+		changed := false
+		for _, r := range n.layers {
+			if !r.layer.LayerBase().Reduced().Reduced() || n.anyReducedBlob(r) {
+				continue
+			}
+			if err := layer.SetReduced(r.layer, syncedmem.StorageNative); err != nil {
+				logf.Warnf(n.log, "Net %q: %v", n.name, err)
+				continue
+			}
+			dropped++
+			changed = true
+		}
+		if !changed {
+			return fmt.Sprintf("%d blobs stored in 16 bits (%s of data)", stored, mib(bytes)), dropped
+		}
+	}
+}
+
+// storeBlobs gives each blob 16-bit storage where every layer touching it
+// computes in the same 16-bit type and no program needs its FP32 values
+// (an output, Options.Keep), and the net's own storage otherwise.
+func (n *Net[T]) storeBlobs(touched [][]int) (stored, bytes int) {
 	outputs := map[int]bool{}
 	for _, id := range n.outputIDs {
 		outputs[id] = true
 	}
-	stored, bytes := 0, 0
 	for id, layers := range touched {
 		b := &n.blobs[id]
-		if len(layers) < 2 || outputs[id] || n.keep[b.name] {
-			continue
-		}
-		s := n.layers[layers[0]].layer.LayerBase().Reduced()
-		same := s.Reduced()
-		for _, i := range layers[1:] {
-			same = same && n.layers[i].layer.LayerBase().Reduced() == s
-		}
-		if !same {
-			continue
+		s := syncedmem.StorageNative
+		if len(layers) >= 2 && !outputs[id] && !n.keep[b.name] {
+			s = n.layers[layers[0]].layer.LayerBase().Reduced()
+			for _, i := range layers[1:] {
+				if n.layers[i].layer.LayerBase().Reduced() != s {
+					s = syncedmem.StorageNative
+				}
+			}
 		}
 		if err := b.blob.SetStorage(s); err != nil {
-			logf.Warnf(n.log, "Net %q: blob %s stays FP32: %v", n.name, b.name, err)
+			logf.Warnf(n.log, "Net %q: blob %s stays in the net's type: %v", n.name, b.name, err)
 			continue
 		}
-		stored++
-		bytes += b.blob.Count() * 2
+		if s.Reduced() {
+			stored++
+			bytes += b.blob.Count() * 2
+		}
 	}
-	return fmt.Sprintf("%d blobs stored in 16 bits (%s of data)", stored, mib(bytes))
+	return stored, bytes
+}
+
+// anyReducedBlob reports whether a blob layer r reads or writes is stored
+// in 16 bits.
+func (n *Net[T]) anyReducedBlob(r layerRecord[T]) bool {
+	for _, id := range slices.Concat(r.bottomIDs, r.topIDs) {
+		if n.blobs[id].blob.Storage().Reduced() {
+			return true
+		}
+	}
+	return false
 }
 
 // logPrecision logs, where any layer was asked for a 16-bit type, what
@@ -233,7 +293,7 @@ func (n *Net[T]) logPrecision() {
 		}
 	}
 	if len(names) > 0 {
-		logf.Warnf(n.log, "Net %q: %d layers asked for 16 bits compute in %s (%s first): no 16-bit path for them here (the precision column of `gocaffe time -plan` shows each layer)",
+		logf.Warnf(n.log, "Net %q: %d layers asked for 16 bits compute in %s (%s first): no 16-bit path for them, or no blob of theirs stored in 16 bits (the precision column of `gocaffe time -plan` shows each layer)",
 			n.name, len(names), n.precisionRan(n.ctx.OnGPU()), names[0])
 	}
 }

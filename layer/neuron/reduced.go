@@ -30,6 +30,7 @@ func reducedIO[T kit.Float](r *kit.Reduced[T], g *device.GPUView[T], bottom, top
 func (e *reluGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.GPU()
+	e.red.Begin()
 	x, y, err := reducedIO(&e.red, g, bottom[0], top[0], false)
 	if err != nil {
 		return err
@@ -49,6 +50,7 @@ func (e *reluGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 func (e *reluGPU[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 	l := e.l
 	g := l.GPU()
+	e.red.Begin()
 	x, err := e.red.In(g, bottom[0], false)
 	if err != nil {
 		return err
@@ -80,6 +82,7 @@ func (e *activationDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	if err := e.x.SetAs(e.red.DNNType(), 1, bottom[0].Count(), 1, 1); err != nil {
 		return err
 	}
+	e.red.Begin()
 	x, y, err := reducedIO(&e.red, g, bottom[0], top[0], false)
 	if err != nil {
 		return err
@@ -95,6 +98,7 @@ func (e *activationDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 
 func (e *activationDNN[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 	g := e.b.GPU()
+	e.red.Begin()
 	y, err := e.red.In(g, top[0], false)
 	if err != nil {
 		return err

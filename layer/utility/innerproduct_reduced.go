@@ -23,6 +23,7 @@ func (e *innerProductGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	g := l.GPU()
 	r := &e.red
 	t := r.BlasType()
+	r.Begin()
 	x, err := r.In(g, bottom[0], false)
 	if err != nil {
 		return err
@@ -55,6 +56,7 @@ func (e *innerProductGPU[T]) backwardReduced(top []*blob.Blob[T], propagateDown 
 	g := l.GPU()
 	r := &e.red
 	t := r.BlasType()
+	r.Begin()
 	dy, err := r.In(g, top[0], true)
 	if err != nil {
 		return err

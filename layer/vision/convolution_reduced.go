@@ -106,6 +106,7 @@ func (e *convolutionDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	for i := range bottom {
+		r.Begin()
 		x, err := r.In(g, bottom[i], false)
 		if err != nil {
 			return err
@@ -143,6 +144,7 @@ func (e *convolutionDNN[T]) backwardReduced(top []*blob.Blob[T], propagateDown [
 	}
 	weights := l.Blobs()[0]
 	for i := range top {
+		r.Begin()
 		dy, err := r.In(g, top[i], true)
 		if err != nil {
 			return err

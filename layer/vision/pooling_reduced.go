@@ -86,6 +86,7 @@ func (p *poolingReduced[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	g := p.l.GPU()
+	p.red.Begin()
 	x, err := p.red.In(g, bottom[0], false)
 	if err != nil {
 		return err
@@ -112,6 +113,7 @@ func (p *poolingReduced[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 		return err
 	}
 	g := p.l.GPU()
+	p.red.Begin()
 	y, err := p.red.In(g, top[0], false)
 	if err != nil {
 		return err
@@ -163,13 +165,21 @@ func setPoolingReduced[T kit.Float](l *poolingLayer[T], half **poolingReduced[T]
 }
 
 // SetReduced makes Caffe's GPU engine pool in s on cuDNN.
-func (e *poolingGPU[T]) SetReduced(s syncedmem.Storage) error { return setPoolingReduced(e.l, &e.half, s) }
+func (e *poolingGPU[T]) SetReduced(s syncedmem.Storage) error {
+	return setPoolingReduced(e.l, &e.half, s)
+}
 
 // SetReduced makes the cuDNN engine pool in s.
-func (e *poolingDNN[T]) SetReduced(s syncedmem.Storage) error { return setPoolingReduced(e.l, &e.half, s) }
+func (e *poolingDNN[T]) SetReduced(s syncedmem.Storage) error {
+	return setPoolingReduced(e.l, &e.half, s)
+}
 
 // Close frees the 16-bit pooling's memory.
-func (e *poolingGPU[T]) Close() error { return setPoolingReduced(e.l, &e.half, syncedmem.StorageNative) }
+func (e *poolingGPU[T]) Close() error {
+	return setPoolingReduced(e.l, &e.half, syncedmem.StorageNative)
+}
 
 // Close frees the 16-bit pooling's memory.
-func (e *poolingDNN[T]) Close() error { return setPoolingReduced(e.l, &e.half, syncedmem.StorageNative) }
+func (e *poolingDNN[T]) Close() error {
+	return setPoolingReduced(e.l, &e.half, syncedmem.StorageNative)
+}

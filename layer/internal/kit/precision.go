@@ -16,15 +16,20 @@ import (
 // its weight gradients added to their FP32 diffs.
 //
 // A blob the plan stores in the engine's type is used in place. One stored
-// otherwise (a FP32 blob at the edge of the reduced part of a net: a data
-// layer's top, a loss's bottom) is converted into scratch memory of the
-// engine's: In narrows it, Out hands out scratch that Done widens into the
-// blob. The scratch stays allocated, at fixed addresses while the shapes
-// do not grow, so that a CUDA graph can record the passes.
+// otherwise (a FP32 blob at the edge of the 16-bit part of a net: a data
+// layer's top, a loss's bottom) is converted into one of the context's
+// scratch buffers (device.Context.Scratch), shared by all its layers and
+// valid within one pass: In narrows it, Out hands out scratch that Done
+// widens into the blob. Each pass (each bottom's, where a layer has
+// several) begins with Begin. The weights' 16-bit copies are the
+// engine's own, kept from its forward pass to its backward pass. All of
+// it stays at fixed addresses while the shapes do not grow, so that a
+// CUDA graph can record the passes.
 type Reduced[T Float] struct {
 	ctx     *device.Context
 	storage syncedmem.Storage
-	scratch map[reducedKey]*reducedBuf
+	scratch map[reducedKey]*reducedBuf // the weights' copies and gradients
+	slots   map[reducedKey]int         // this pass's scratch buffer of each converted blob
 }
 
 // reducedKey names a scratch buffer: a blob (*blob.Blob[T]) and what of
@@ -92,7 +97,8 @@ func key[T Float](b *blob.Blob[T], role int) reducedKey {
 	return reducedKey{b: b, role: role}
 }
 
-// buffer returns scratch of at least n 16-bit elements for k.
+// buffer returns the engine's own buffer for k (a weights' copy or
+// gradient) of at least n 16-bit values.
 func (r *Reduced[T]) buffer(k reducedKey, n int) (cuda.DevicePtr, error) {
 	if r.scratch == nil {
 		r.scratch = map[reducedKey]*reducedBuf{}
@@ -123,6 +129,28 @@ func (r *Reduced[T]) stored(b *blob.Blob[T], diff bool) bool {
 	return m != nil && m.Storage() == r.storage
 }
 
+// Begin starts a pass: the scratch buffers are free again.
+func (r *Reduced[T]) Begin() { clear(r.slots) }
+
+// edge returns the context's scratch buffer for b's data (or diff) in this
+// pass, of at least n 16-bit values: the same one for the same blob and
+// role (an in-place layer reads and writes one blob).
+func (r *Reduced[T]) edge(b *blob.Blob[T], diff bool, n int) (cuda.DevicePtr, error) {
+	if r.slots == nil {
+		r.slots = map[reducedKey]int{}
+	}
+	k := key(b, role(diff))
+	i, ok := r.slots[k]
+	if !ok {
+		i = len(r.slots)
+		if i == device.ScratchBuffers {
+			return 0, fmt.Errorf("more than %d blobs to convert to %v in one pass", device.ScratchBuffers, r.storage)
+		}
+		r.slots[k] = i
+	}
+	return r.ctx.Scratch(i, max(2*n, 2))
+}
+
 func role(diff bool) int {
 	if diff {
 		return roleDiff
@@ -138,7 +166,7 @@ func (r *Reduced[T]) In(g *device.GPUView[T], b *blob.Blob[T], diff bool) (cuda.
 		}
 		return g.Data(b), nil
 	}
-	p, err := r.buffer(key(b, role(diff)), b.Count())
+	p, err := r.edge(b, diff, b.Count())
 	if err != nil {
 		return 0, err
 	}
@@ -158,7 +186,7 @@ func (r *Reduced[T]) Out(g *device.GPUView[T], b *blob.Blob[T], diff bool) (cuda
 		}
 		return g.MutableData(b), nil
 	}
-	return r.buffer(key(b, role(diff)), b.Count())
+	return r.edge(b, diff, b.Count())
 }
 
 // Done widens what was written to Out's scratch into b, where b is not
@@ -167,7 +195,7 @@ func (r *Reduced[T]) Done(g *device.GPUView[T], b *blob.Blob[T], diff bool) erro
 	if r.stored(b, diff) {
 		return nil
 	}
-	p, err := r.buffer(key(b, role(diff)), b.Count())
+	p, err := r.edge(b, diff, b.Count())
 	if err != nil {
 		return err
 	}
