@@ -39,11 +39,6 @@ func (n *Net[T]) SetLossScale(s float64) error {
 	if T(s) == 0 || math.IsInf(float64(T(s)), 0) {
 		return fmt.Errorf("net %q: loss scale %v does not fit the net's %T", n.name, s, T(0))
 	}
-	if s != 1 && n.ctx.OnGPU() {
-		// Its device half (the scaled diffs written through a GPU view)
-		// has not been run on a GPU yet.
-		return fmt.Errorf("net %q: loss scaling on the GPU is not available yet", n.name)
-	}
 	n.lossScale = s
 	return nil
 }

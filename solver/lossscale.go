@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/logf"
 )
@@ -234,25 +235,18 @@ func (s *Solver[T]) initLossScale(opts LossScale) error {
 	if cfg.Mode == LossScaleOff {
 		return nil
 	}
-	if s.ctx.OnGPU() {
-		// The device half (the scaled loss diffs written through a GPU
-		// view, the unscaling and the overflow measure on the device) has
-		// not been run on a GPU yet: a GPU solver keeps its gradients
-		// unscaled, which FP32 training does not need, as before.
-		if opts.Mode != LossScaleFromNet {
-			return fmt.Errorf("loss scaling (%v) on the GPU is not available yet: train without it (FP32 gradients need none) or on the CPU", cfg.Mode)
-		}
-		if s.Root() {
-			logf.Warnf(s.log, "The net's global_grad_scale fields ask for %s; not applied on the GPU yet (FP32 gradients need no loss scaling)", cfg.describe())
-		}
-		ls.cfg, ls.scale = LossScale{Mode: LossScaleOff, Scale: 1}, 1
-		return nil
-	}
 	ls.all = make([]bool, len(ls.params))
 	for i := range ls.all {
 		ls.all[i] = true
 	}
 	ls.unscaler = viewUnscaler[T, []T]{device.Host[T](s.ctx)}
+	if s.ctx.OnGPU() {
+		v, err := device.NewGPUView[T](s.ctx)
+		if err != nil {
+			return fmt.Errorf("loss scaling: %w", err)
+		}
+		ls.unscaler = viewUnscaler[T, cuda.DevicePtr]{v}
+	}
 	if s.Root() {
 		logf.Infof(s.log, "Loss scaling: %s", cfg.describe())
 	}
