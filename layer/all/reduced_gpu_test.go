@@ -1,12 +1,14 @@
 package all_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
+	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -32,6 +34,8 @@ var reducedCases = []layertest.Parity{
 	{Layer: `type: "ReLU" bottom: "a" top: "r" relu_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "Sigmoid" bottom: "a" top: "s" sigmoid_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "TanH" bottom: "a" top: "s" tanh_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
+	{Layer: `type: "LRN" bottom: "a" top: "n" lrn_param { local_size: 5 alpha: 0.0001 beta: 0.75 }`, Bottom: [][]int{{2, 7, 5, 4}}},
+	{Layer: `type: "Dropout" bottom: "a" top: "d" phase: TEST dropout_param { dropout_ratio: 0.3 }`, Bottom: [][]int{{2, 3, 8, 5}}},
 }
 
 // The tolerances of the 16-bit paths against FP32 on the host, relative
@@ -86,5 +90,45 @@ func TestReducedPoolingRefusesCeilShapes(t *testing.T) {
 	err := layer.SetReduced(l, syncedmem.StorageBFloat16)
 	if err == nil || !strings.Contains(err.Error(), "Caffe's output of 6x5 rounds up where cuDNN's rounds down") {
 		t.Errorf("SetReduced on a ceil-rounded pooling: %v", err)
+	}
+}
+
+// Dropout in TRAIN draws its mask as the FP32 GPU pass does (the same
+// generator), so in 16 bits it keeps and scales the same elements.
+func TestReducedDropoutTrain(t *testing.T) {
+	ctx := layertest.NeedDNN(t)
+	for _, st := range []syncedmem.Storage{syncedmem.StorageFloat16, syncedmem.StorageBFloat16} {
+		var ys, dxs [2][]float32
+		for k, reduced := range []bool{false, true} {
+			l := layertest.New[float32](t, `type: "Dropout" dropout_param { dropout_ratio: 0.4 }`)
+			l.LayerBase().SetContext(ctx)
+			l.LayerBase().SetRNG(mathfn.NewRNG(3))
+			bottom := layertest.Blob[float32](t, 4, 1000)
+			bottom.SetDevice(ctx.Device())
+			mathfn.RngUniform(bottom.Count(), -1, 1, bottom.MutableCPUData(), mathfn.NewRNG(4))
+			top := layertest.Blobs[float32](t, 1)
+			top[0].SetDevice(ctx.Device())
+			layertest.SetUp(t, l, []*blob.Blob[float32]{bottom}, top)
+			if reduced {
+				if err := layer.SetReduced(l, st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			layertest.Forward(t, l, []*blob.Blob[float32]{bottom}, top)
+			mathfn.RngUniform(top[0].Count(), -1, 1, top[0].MutableCPUDiff(), mathfn.NewRNG(5))
+			layertest.Backward(t, l, top, []bool{true}, []*blob.Blob[float32]{bottom})
+			ys[k], dxs[k] = slices.Clone(top[0].CPUData()), slices.Clone(bottom.CPUDiff())
+		}
+		tol := float16Tol
+		if st == syncedmem.StorageBFloat16 {
+			tol = bfloat16Tol
+		}
+		for i := range ys[0] {
+			if (ys[0][i] == 0) != (ys[1][i] == 0) || (dxs[0][i] == 0) != (dxs[1][i] == 0) {
+				t.Fatalf("%v: element %d: FP32 y %v dx %v, 16-bit y %v dx %v: another mask", st, i, ys[0][i], dxs[0][i], ys[1][i], dxs[1][i])
+			}
+		}
+		layertest.CheckClose(t, st.String()+" dropout y", ys[1], ys[0], tol)
+		layertest.CheckClose(t, st.String()+" dropout dx", dxs[1], dxs[0], tol)
 	}
 }

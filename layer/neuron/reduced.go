@@ -8,9 +8,10 @@ import (
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
-// The activations in a 16-bit type (layer.ReducedEngine): ReLU on its own
-// kernels (kernels/relu.cu), and ReLU, Sigmoid and TanH on cuDNN, each
-// computed in float on FLOAT16 or BFLOAT16 values, in place too.
+// The neurons in a 16-bit type (layer.ReducedEngine): ReLU and Dropout on
+// their own kernels (kernels/relu.cu, dropout.cu; Dropout's mask stays
+// FP32), and ReLU, Sigmoid and TanH on cuDNN, each computed in float on
+// FLOAT16 or BFLOAT16 values, in place too.
 
 // SetReduced makes ReLU's GPU engine compute in s.
 func (e *reluGPU[T]) SetReduced(s syncedmem.Storage) error {
@@ -125,3 +126,69 @@ func (e *reluGPU[T]) Close() error { return e.red.Close() }
 
 // Close frees the 16-bit scratch memory.
 func (e *activationDNN[T]) Close() error { return e.red.Close() }
+
+// SetReduced makes Dropout's GPU engine compute in s.
+func (e *dropoutGPU[T]) SetReduced(s syncedmem.Storage) error {
+	return e.red.SetReduced(e.l.Context(), s)
+}
+
+// forwardReduced draws the mask as the FP32 pass does and applies it
+// (TRAIN), or passes the input through (TEST).
+func (e *dropoutGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
+	l := e.l
+	g := l.GPU()
+	e.red.Begin()
+	x, y, err := reducedIO(&e.red, g, bottom[0], top[0], false)
+	if err != nil {
+		return err
+	}
+	n := bottom[0].Count()
+	if !l.train() {
+		if x != y {
+			if err := e.red.Copy(n, x, y); err != nil {
+				return err
+			}
+		}
+		return e.red.Done(g, top[0], false)
+	}
+	mask := g.MutableData(l.mask)
+	g.RngUniform(n, 0, 1, mask, l.RNG())
+	if err := g.Err(); err != nil {
+		return err
+	}
+	var a cuda.Args
+	a.Int(n).Ptr(x).Ptr(mask).Ptr(y).Float32(float32(l.ratio)).Float32(float32(l.scale))
+	if err := launch[float32](l.Context(), "dropout.cu", "dropout_forward"+e.red.Suffix(), n, &a); err != nil {
+		return err
+	}
+	return e.red.Done(g, top[0], false)
+}
+
+// backwardReduced computes dx = dy * mask (TRAIN) or passes dy through.
+func (e *dropoutGPU[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
+	l := e.l
+	g := l.GPU()
+	e.red.Begin()
+	dy, dx, err := reducedIO(&e.red, g, top[0], bottom[0], true)
+	if err != nil {
+		return err
+	}
+	n := bottom[0].Count()
+	if !l.train() {
+		if dy != dx {
+			if err := e.red.Copy(n, dy, dx); err != nil {
+				return err
+			}
+		}
+		return e.red.Done(g, bottom[0], true)
+	}
+	var a cuda.Args
+	a.Int(n).Ptr(dy).Ptr(g.Data(l.mask)).Ptr(dx)
+	if err := launch[float32](l.Context(), "dropout.cu", "dropout_backward"+e.red.Suffix(), n, &a); err != nil {
+		return err
+	}
+	return e.red.Done(g, bottom[0], true)
+}
+
+// Close frees the 16-bit scratch memory.
+func (e *dropoutGPU[T]) Close() error { return e.red.Close() }

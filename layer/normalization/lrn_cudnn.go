@@ -18,6 +18,7 @@ type lrnDNN[T layer.Float] struct {
 	dnn  *cuda.DNN
 	x    kit.TensorDesc[T]
 	desc *cuda.LRNDesc
+	red  kit.Reduced[T] // a 16-bit type to compute in (SetReduced)
 }
 
 func newLRNDNN[T layer.Float](l *lrnLayer[T], dnn *cuda.DNN) (layer.Engine[T], error) {
@@ -30,11 +31,17 @@ func newLRNDNN[T layer.Float](l *lrnLayer[T], dnn *cuda.DNN) (layer.Engine[T], e
 
 // Reshaped describes the bottom (and top, of the same shape).
 func (e *lrnDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
+	if e.red.On() {
+		return e.x.SetAs(e.red.DNNType(), e.l.num, e.l.channels, e.l.height, e.l.width)
+	}
 	return e.x.Set(e.l.num, e.l.channels, e.l.height, e.l.width)
 }
 
 // Forward normalizes.
 func (e *lrnDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	if e.red.On() {
+		return e.forwardReduced(bottom, top)
+	}
 	g := e.l.GPU()
 	if err := e.dnn.LRNForward(e.desc, e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableData(top[0])); err != nil {
 		return err
@@ -46,6 +53,9 @@ func (e *lrnDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 func (e *lrnDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
+	}
+	if e.red.On() {
+		return e.backwardReduced(top, bottom)
 	}
 	g := e.l.GPU()
 	if err := e.dnn.LRNBackward(e.desc, e.x.Desc, g.Data(top[0]), e.x.Desc, g.Diff(top[0]), e.x.Desc, g.Data(bottom[0]), e.x.Desc, g.MutableDiff(bottom[0])); err != nil {

@@ -259,6 +259,13 @@ func (r *Reduced[T]) AddBiasGradient(num, dim, inner int, dy, db cuda.DevicePtr)
 	return LaunchBlocks[float32](r.ctx, kitKernels, "precision.cu", "bias_grad"+r.Suffix(), dim, &a)
 }
 
+// Copy copies n values of the engine's type from x to y.
+func (r *Reduced[T]) Copy(n int, x, y cuda.DevicePtr) error {
+	var a cuda.Args
+	a.Int(n).Ptr(x).Ptr(y)
+	return Launch[float32](r.ctx, kitKernels, "precision.cu", "copy16", n, &a)
+}
+
 // convert runs kernel op ("narrow", "widen", "accumulate") over n values.
 func (r *Reduced[T]) convert(op string, n int, x, y cuda.DevicePtr) error {
 	var a cuda.Args

@@ -13,3 +13,21 @@
     }                                                                                        \
   }
 BOTH_TYPES(DROPOUT)
+
+// The same on 16-bit storage (FLOAT16, BFLOAT16) with the FP32 mask, and
+// the backward pass dx = dy * mask.
+#define DROPOUT_HALF(S)                                                                     \
+  extern "C" __global__ void dropout_forward_##S##_f32(int n, const half16 *x, float *mask,  \
+                                                       half16 *y, float ratio, float scale) { \
+    KERNEL_LOOP(i, n) {                                                                     \
+      float m = mask[i] > ratio ? scale : 0.0f;                                             \
+      mask[i] = m;                                                                          \
+      y[i] = to_##S(from_##S(x[i]) * m);                                                    \
+    }                                                                                       \
+  }                                                                                         \
+  extern "C" __global__ void dropout_backward_##S##_f32(int n, const half16 *dy,             \
+                                                        const float *mask, half16 *dx) {    \
+    KERNEL_LOOP(i, n) { dx[i] = to_##S(from_##S(dy[i]) * mask[i]); }                        \
+  }
+DROPOUT_HALF(f16)
+DROPOUT_HALF(bf16)
