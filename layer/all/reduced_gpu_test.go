@@ -59,6 +59,9 @@ func TestReducedPrecisionLayers(t *testing.T) {
 	for _, c := range reducedCases {
 		name := layertest.Param(t, c.Layer).GetType()
 		for _, s := range []syncedmem.Storage{syncedmem.StorageFloat16, syncedmem.StorageBFloat16} {
+			if name == "LRN" && s == syncedmem.StorageBFloat16 {
+				continue // cuDNN has none (TestReducedLRNRefusesBFloat16)
+			}
 			for _, stored := range []bool{true, false} {
 				c := c
 				c.Context, c.Reduced, c.StoreReduced = ctx, s, stored
@@ -130,5 +133,21 @@ func TestReducedDropoutTrain(t *testing.T) {
 		}
 		layertest.CheckClose(t, st.String()+" dropout y", ys[1], ys[0], tol)
 		layertest.CheckClose(t, st.String()+" dropout dx", dxs[1], dxs[0], tol)
+	}
+}
+
+// cuDNN's LRN has no BFLOAT16 (CUDNN_STATUS_NOT_SUPPORTED): SetReduced
+// refuses it, so a bf16 net keeps its LRN layers in FP32.
+func TestReducedLRNRefusesBFloat16(t *testing.T) {
+	ctx := layertest.NeedDNN(t)
+	l := layertest.New[float32](t, `type: "LRN" bottom: "a" top: "n"`)
+	l.LayerBase().SetContext(ctx)
+	bottom := layertest.Blob[float32](t, 2, 7, 5, 4)
+	bottom.SetDevice(ctx.Device())
+	top := layertest.Blobs[float32](t, 1)
+	top[0].SetDevice(ctx.Device())
+	layertest.SetUp(t, l, []*blob.Blob[float32]{bottom}, top)
+	if err := layer.SetReduced(l, syncedmem.StorageBFloat16); err == nil || !strings.Contains(err.Error(), "takes FLOAT16, not BFLOAT16") {
+		t.Errorf("SetReduced(BFLOAT16) on cuDNN's LRN: %v", err)
 	}
 }

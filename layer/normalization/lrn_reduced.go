@@ -1,15 +1,22 @@
 package normalization
 
 import (
+	"errors"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // LRN on cuDNN in a 16-bit type (layer.ReducedEngine): cuDNN normalizes
-// FLOAT16 or BFLOAT16 values, computing in float.
+// FLOAT16 values, computing in float. It has no BFLOAT16 LRN: cuDNN 9 on
+// the H100 answers CUDNN_STATUS_NOT_SUPPORTED, so a bf16 net keeps its
+// LRN layers in FP32.
 
 // SetReduced makes the cuDNN engine normalize in s.
 func (e *lrnDNN[T]) SetReduced(s syncedmem.Storage) error {
+	if s == syncedmem.StorageBFloat16 {
+		return errors.New("cuDNN's LRN takes FLOAT16, not BFLOAT16")
+	}
 	if err := e.red.SetReduced(e.l.Context(), s); err != nil {
 		return err
 	}
