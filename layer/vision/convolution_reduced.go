@@ -6,6 +6,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
@@ -115,7 +116,7 @@ func (e *convolutionDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 		if err != nil {
 			return err
 		}
-		if err := withFallback(&e.fwd, func(a cuda.ConvAlgo) error {
+		if err := e.withFallback("forward", &e.fwd, func(a cuda.ConvAlgo) error {
 			return e.dnn.ConvForward(1, e.x.Desc, x, e.w, w, e.conv, a, ws, 0, e.y.Desc, y)
 		}); err != nil {
 			return err
@@ -170,7 +171,7 @@ func (e *convolutionDNN[T]) backwardReduced(top []*blob.Blob[T], propagateDown [
 		if err != nil {
 			return err
 		}
-		if err := withFallback(&e.bwdData, func(a cuda.ConvAlgo) error {
+		if err := e.withFallback("data gradient", &e.bwdData, func(a cuda.ConvAlgo) error {
 			return e.dnn.ConvBackwardData(1, e.w, w, e.y.Desc, dy, e.conv, a, ws, 0, e.x.Desc, dx)
 		}); err != nil {
 			return err
@@ -196,7 +197,7 @@ func (e *convolutionDNN[T]) weightGradientReduced(v *device.GPUView[T], bottom *
 	if err != nil {
 		return err
 	}
-	if err := withFallback(&e.bwdFilter, func(a cuda.ConvAlgo) error {
+	if err := e.withFallback("weight gradient", &e.bwdFilter, func(a cuda.ConvAlgo) error {
 		return e.dnn.ConvBackwardFilter(1, e.x.Desc, x, e.y.Desc, dy, e.conv, a, ws, 0, e.w, dw)
 	}); err != nil {
 		return err
@@ -211,7 +212,7 @@ func (e *convolutionDNN[T]) weightGradientReduced(v *device.GPUView[T], bottom *
 // CUDNN_STATUS_BAD_PARAM on the H100 (cuDNN 9): the FLOAT16 weight
 // gradient of a 1x1 convolution of 3 channels into 5, and the BFLOAT16
 // forward pass of CaffeNet's conv1 (3 channels, 11x11, stride 4).
-func withFallback(a *cuda.ConvAlgo, run func(cuda.ConvAlgo) error) error {
+func (e *convolutionDNN[T]) withFallback(pass string, a *cuda.ConvAlgo, run func(cuda.ConvAlgo) error) error {
 	err := run(*a)
 	if err == nil || *a == (cuda.ConvAlgo{}) {
 		return err
@@ -222,6 +223,7 @@ func withFallback(a *cuda.ConvAlgo, run func(cuda.ConvAlgo) error) error {
 		*a = chosen
 		return errors.Join(err, err2)
 	}
+	logf.Infof(e.l.Logger(), "Layer %s: cuDNN refused its %s algorithm %d in %v (%v); algorithm 0 computes it", e.l.Name(), pass, chosen.Algo, e.red.Storage(), err)
 	return nil
 }
 
