@@ -144,12 +144,7 @@ func (e *dropoutGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	}
 	n := bottom[0].Count()
 	if !l.train() {
-		if x != y {
-			if err := e.red.Copy(n, x, y); err != nil {
-				return err
-			}
-		}
-		return e.red.Done(g, top[0], false)
+		return e.passThrough(g, n, x, y, top[0], false)
 	}
 	mask := g.MutableData(l.mask)
 	g.RngUniform(n, 0, 1, mask, l.RNG())
@@ -175,12 +170,7 @@ func (e *dropoutGPU[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 	}
 	n := bottom[0].Count()
 	if !l.train() {
-		if dy != dx {
-			if err := e.red.Copy(n, dy, dx); err != nil {
-				return err
-			}
-		}
-		return e.red.Done(g, bottom[0], true)
+		return e.passThrough(g, n, dy, dx, bottom[0], true)
 	}
 	var a cuda.Args
 	a.Int(n).Ptr(dy).Ptr(g.Data(l.mask)).Ptr(dx)
@@ -188,6 +178,18 @@ func (e *dropoutGPU[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 		return err
 	}
 	return e.red.Done(g, bottom[0], true)
+}
+
+// passThrough copies n 16-bit values from x to y (TEST: Dropout passes
+// values and gradients through), none in place, and finishes the write
+// to b's data or diff.
+func (e *dropoutGPU[T]) passThrough(g *device.GPUView[T], n int, x, y cuda.DevicePtr, b *blob.Blob[T], diff bool) error {
+	if x != y {
+		if err := e.red.Copy(n, x, y); err != nil {
+			return err
+		}
+	}
+	return e.red.Done(g, b, diff)
 }
 
 // Close frees the 16-bit scratch memory.
