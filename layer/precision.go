@@ -8,7 +8,8 @@ import (
 
 // ReducedEngine is implemented by GPU engines that can compute in a 16-bit
 // type (mixed precision, NVCaffe's FLOAT16 layers, bf16): cuDNN's
-// convolution, pooling and activations, cuBLAS's inner product. Such an
+// convolution, pooling, activations and LRN (FLOAT16 only), cuBLAS's inner
+// product, gocaffe's ReLU and Dropout kernels. Such an
 // engine reads and writes its blobs in that type where the plan stores
 // them so (syncedmem.Storage) and converts at its edges where it does
 // not; its weights stay FP32 (the solver's master copy) and its weight

@@ -30,17 +30,20 @@ func (n *Net[T]) BorrowActivations(from *Net[T]) (int, error) {
 	slices.SortStableFunc(borrowers, func(a, b borrower) int { return cmp.Compare(b.bytes, a.bytes) })
 	lent := 0
 	for _, b := range borrowers {
-		if len(lenders) == 0 || lenders[0].Size() < b.bytes || b.bytes == 0 {
+		// The largest lender left of the borrower's storage (a 16-bit
+		// memory lends to a 16-bit one only, see the precision pass), on
+		// its device.
+		j := slices.IndexFunc(lenders, func(m *syncedmem.SyncedMemory) bool {
+			return m.Storage() == b.storage && m.Device() == n.ctx.Device()
+		})
+		if j < 0 || lenders[j].Size() < b.bytes || b.bytes == 0 {
 			continue
 		}
-		if lenders[0].Device() != n.ctx.Device() {
-			continue // on another device: it keeps its own
-		}
-		if err := b.take(lenders[0]); err != nil {
+		if err := b.take(lenders[j]); err != nil {
 			return lent, err
 		}
 		lent += b.bytes
-		lenders = lenders[1:]
+		lenders = slices.Delete(lenders, j, j+1)
 	}
 	n.planBorrow(from, lent)
 	return lent, nil
@@ -48,8 +51,9 @@ func (n *Net[T]) BorrowActivations(from *Net[T]) (int, error) {
 
 // borrower is memory of a net that may be replaced by a larger one.
 type borrower struct {
-	bytes int
-	take  func(m *syncedmem.SyncedMemory) error
+	bytes   int
+	storage syncedmem.Storage
+	take    func(m *syncedmem.SyncedMemory) error
 }
 
 // lendable returns the liveness slots and the distinct data memories of
@@ -67,7 +71,7 @@ func (n *Net[T]) lendable() []*syncedmem.SyncedMemory {
 func (n *Net[T]) borrowers() []borrower {
 	var out []borrower
 	for k, m := range n.slots {
-		out = append(out, borrower{m.Size(), func(m *syncedmem.SyncedMemory) error {
+		out = append(out, borrower{m.Size(), m.Storage(), func(m *syncedmem.SyncedMemory) error {
 			for i := range n.uses {
 				u := &n.uses[i]
 				if u.slot != k || u.kept != "" || u.start > u.end {
@@ -83,7 +87,7 @@ func (n *Net[T]) borrowers() []borrower {
 	}
 	for _, i := range n.computedBlobs() {
 		b := n.blobs[i].blob
-		out = append(out, borrower{dataBytes(b), func(m *syncedmem.SyncedMemory) error { return b.PlaceData(m) }})
+		out = append(out, borrower{dataBytes(b), b.Storage(), func(m *syncedmem.SyncedMemory) error { return b.PlaceData(m) }})
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gocaffe/gocaffe/internal/sysmem"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // MemoryReport is the memory a net's blobs take as its plan lays them out,
@@ -74,7 +75,7 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 		}
 		name := u.label(n)
 		if u.kept != "" {
-			r.Memories = append(r.Memories, MemoryUse{u.bytes, fmt.Sprintf("%s (%s)", name, u.kept)})
+			r.Memories = append(r.Memories, MemoryUse{n.onDevice(u.bytes, u.storage), fmt.Sprintf("%s (%s)", name, u.kept)})
 			continue
 		}
 		occupants[u.slot] = append(occupants[u.slot], name)
@@ -85,7 +86,7 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 			if len(names) > 6 {
 				names = append(names[:6:6], fmt.Sprintf("and %d more", len(occupants[k])-6))
 			}
-			r.Memories = append(r.Memories, MemoryUse{m.Size(), fmt.Sprintf("slot %d: %s", k, strings.Join(names, ", "))})
+			r.Memories = append(r.Memories, MemoryUse{n.onDevice(m.Size(), m.Storage()), fmt.Sprintf("slot %d: %s", k, strings.Join(names, ", "))})
 		}
 	}
 	for _, m := range r.Memories {
@@ -93,6 +94,16 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 	}
 	slices.SortStableFunc(r.Memories, func(a, b MemoryUse) int { return cmp.Compare(b.Bytes, a.Bytes) })
 	return r
+}
+
+// onDevice is what memory of bytes on the host, of storage s, takes where
+// the net runs: half on a GPU for a 16-bit storage (the host copy, used
+// only when a program reads the blob, stays FP32).
+func (n *Net[T]) onDevice(bytes int, s syncedmem.Storage) int {
+	if s.Reduced() && n.ctx.OnGPU() {
+		return bytes / 2
+	}
+	return bytes
 }
 
 // CheckMemory returns an error when the plan's memory (MemoryReport) is

@@ -957,6 +957,12 @@ func (n *Net[T]) Close() error {
 				errs = append(errs, fmt.Errorf("layer %q: %w", r.name, err))
 			}
 		}
+		// An engine's own device memory (a 16-bit engine's weight copies).
+		if c, ok := r.layer.LayerBase().Engine().(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("layer %q's engine: %w", r.name, err))
+			}
+		}
 	}
 	if n.ctx.OnGPU() {
 		for _, b := range n.blobs {

@@ -93,8 +93,8 @@ func (n *Net[T]) reducedAsked(i int) syncedmem.Storage {
 // planPrecision chooses what each layer computes in and what each blob is
 // stored in. A GPU layer asked for a 16-bit type (Options.Precision, or
 // NVCaffe's precision fields) computes in it where its engine has a 16-bit
-// path (layer.ReducedEngine: cuDNN's convolution, pooling and
-// activations, cuBLAS's inner product, ReLU); the others, losses and
+// path (layer.ReducedEngine: convolution, inner product, pooling, ReLU,
+// Sigmoid, TanH, Dropout, LRN in FLOAT16); the others, losses and
 // softmax among them, compute in FP32 as NVCaffe's and PyTorch's autocast
 // keep them. A blob is stored in 16 bits where every layer that writes or
 // reads it computes in that type and no program needs its FP32 values
@@ -143,7 +143,10 @@ func (n *Net[T]) planPrecision() string {
 	}
 	summary := "every layer in " + countsOf(ran)
 	if reducedLayers > 0 || len(stayed) > 0 {
-		summary = "layers in " + countsOf(ran) + "; " + stored
+		summary = "layers in " + countsOf(ran)
+		if stored != "" {
+			summary += "; " + stored
+		}
 	}
 	if dropped > 0 {
 		summary += fmt.Sprintf("; %d layers with no 16-bit blob compute in %s rather than convert", dropped, n.precisionRan(true))
@@ -187,9 +190,10 @@ func (n *Net[T]) setReduced(i int, s syncedmem.Storage) error {
 // that type write and read. A layer none of whose blobs is then stored so
 // (a ReLU between two FP32 layers, a convolution whose input and output
 // other layers read in FP32) would only convert its FP32 blobs and back:
-// it computes in the net's type again, and the blobs are chosen anew,
-// until no such layer is left. It says how many blobs it stored and how
-// many layers it returned to the net's type.
+// it computes in the net's type again. (Its blobs are FP32 already, so
+// choosing them anew changes nothing; the loop stops after one more
+// round.) It says how many blobs it stored and how many layers it
+// returned to the net's type.
 func (n *Net[T]) storeReduced() (string, int) {
 	touched := make([][]int, len(n.blobs)) // the layers writing or reading each blob
 	for i, r := range n.layers {
@@ -229,7 +233,11 @@ func (n *Net[T]) storeBlobs(touched [][]int) (stored, bytes int) {
 	for id, layers := range touched {
 		b := &n.blobs[id]
 		s := syncedmem.StorageNative
-		if len(layers) >= 2 && !outputs[id] && !n.keep[b.name] {
+		// Memory another blob shares (a Split's or Flatten's tops alias
+		// their bottom) keeps the net's type: one decision per blob could
+		// give one memory two storages.
+		shared := b.blob.Data().Shared() || b.blob.Diff().Shared()
+		if len(layers) >= 2 && !outputs[id] && !n.keep[b.name] && !shared {
 			s = n.layers[layers[0]].layer.LayerBase().Reduced()
 			for _, i := range layers[1:] {
 				if n.layers[i].layer.LayerBase().Reduced() != s {
@@ -293,8 +301,12 @@ func (n *Net[T]) logPrecision() {
 		}
 	}
 	if len(names) > 0 {
-		logf.Warnf(n.log, "Net %q: %d layers asked for 16 bits compute in %s (%s first): no 16-bit path for them, or no blob of theirs stored in 16 bits (the precision column of `gocaffe time -plan` shows each layer)",
-			n.name, len(names), n.precisionRan(n.ctx.OnGPU()), names[0])
+		why := "no 16-bit path for them, or no blob of theirs stored in 16 bits"
+		if !n.ctx.OnGPU() {
+			why = "the host computes every layer in FP32; 16 bits are for GPU layers"
+		}
+		logf.Warnf(n.log, "Net %q: %d layers asked for 16 bits compute in %s (%s first): %s (the precision column of `gocaffe time -plan` shows each layer)",
+			n.name, len(names), n.precisionRan(n.ctx.OnGPU()), names[0], why)
 	}
 }
 

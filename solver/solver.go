@@ -13,7 +13,6 @@ package solver
 import (
 	"errors"
 	"fmt"
-	"github.com/gocaffe/gocaffe/syncedmem"
 	"log/slog"
 	"math"
 	"os"
@@ -33,6 +32,7 @@ import (
 	"github.com/gocaffe/gocaffe/parallel"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // Action is what the solver does when asked between iterations (by a

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gocaffe/gocaffe/syncedmem"
 	"math"
 	"os"
 	"runtime/pprof"
@@ -16,6 +15,7 @@ import (
 	"github.com/gocaffe/gocaffe/internal/glog"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // netFlags are the flags shared by the commands that build a net.
@@ -33,7 +33,7 @@ type netFlags struct {
 func (f *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gpu, "gpu", "", "run on these GPUs: a device number (0), a list (0,1) or 'all'; empty for the CPU")
 	fs.BoolVar(&f.tf32, "tf32", false, "let float32 products (cuBLAS, cuDNN convolutions) use TF32 tensor cores on the GPU: faster, 10-bit mantissa; off, the default, keeps strict FP32")
-	fs.StringVar(&f.precision, "precision", "", "what the GPU computes in: fp32 (strict), tf32 (as -tf32), fp16 or bf16 (mixed precision: activations and their gradients in 16 bits in the layers that can, cuDNN's and cuBLAS's, on tensor cores; weights, their updates, losses and softmax in FP32); empty, the default, computes as the net's NVCaffe precision fields (forward_type FLOAT16) ask")
+	fs.StringVar(&f.precision, "precision", "", "what the GPU computes in: fp32 (strict), tf32 (as -tf32), fp16 or bf16 (mixed precision: activations and their gradients in 16 bits in the layers that have a 16-bit path, convolution, inner product, pooling, ReLU, Sigmoid, TanH, Dropout and LRN, on tensor cores; weights, their updates, losses, softmax and BatchNorm in FP32); empty, the default, computes as the net's NVCaffe precision fields (forward_type FLOAT16) ask")
 	fs.BoolVar(&f.determinism, "deterministic", false, "on the GPU, choose algorithms that give the same results bit for bit on every run (cuDNN's deterministic convolutions, by its heuristics, as Caffe) rather than the fastest found by timing them; runs repeat when the solver also sets random_seed")
 	fs.Var(int32Flag{&f.level}, "level", "the level of the net state, for include/exclude rules")
 	fs.StringVar(&f.stages, "stage", "", "comma-separated stages of the net state, for include/exclude rules")
@@ -196,7 +196,12 @@ func (f *netFlags) precisionOptions() (syncedmem.Storage, bool, error) {
 	switch strings.ToLower(f.precision) {
 	case "":
 		return syncedmem.StorageNative, false, nil
-	case "fp32", "tf32":
+	case "fp32":
+		if f.tf32 {
+			return 0, false, errors.New("-precision fp32 asks for strict FP32, -tf32 for TF32 products: give one")
+		}
+		return syncedmem.StorageNative, true, nil
+	case "tf32":
 		return syncedmem.StorageNative, true, nil
 	case "fp16":
 		return syncedmem.StorageFloat16, true, nil

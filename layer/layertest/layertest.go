@@ -9,7 +9,6 @@ package layertest
 
 import (
 	"fmt"
-	"github.com/gocaffe/gocaffe/syncedmem"
 	"math"
 	"testing"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // Param parses a LayerParameter from protobuf text, e.g.

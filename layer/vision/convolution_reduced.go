@@ -2,6 +2,7 @@ package vision
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
@@ -23,12 +24,13 @@ func (e *convolutionDNN[T]) SetReduced(s syncedmem.Storage) error {
 	if e.relu != nil {
 		return errors.New("a ReLU is fused into the bias addition")
 	}
-	if err := e.red.SetReduced(l.Context(), s); err != nil {
+	var red kit.Reduced[T]
+	if err := red.SetReduced(l.Context(), s); err != nil {
 		return err
 	}
 	typ, tensorOps := kit.DNNType[T](), l.Context().TF32()
-	if e.red.On() {
-		typ, tensorOps = e.red.DNNType(), true
+	if red.On() {
+		typ, tensorOps = red.DNNType(), true
 	}
 	fd := append([]int{l.numOutput, l.channels / l.group}, spatial2(l.kernel, 1)...)
 	w, err := cuda.NewFilterDesc(typ, fd)
@@ -41,9 +43,14 @@ func (e *convolutionDNN[T]) SetReduced(s syncedmem.Storage) error {
 		w.Destroy()
 		return err
 	}
+	if err := e.red.Close(); err != nil {
+		w.Destroy()
+		conv.Destroy()
+		return err
+	}
 	e.w.Destroy()
 	e.conv.Destroy()
-	e.w, e.conv = w, conv
+	e.w, e.conv, e.red = w, conv, red
 	e.use = [3]bool{}
 	e.x.Dims = e.x.Dims[:0] // the next Reshaped describes and chooses again
 	return nil
@@ -216,6 +223,11 @@ func (e *convolutionDNN[T]) withFallback(pass string, a *cuda.ConvAlgo, run func
 	err := run(*a)
 	if err == nil || *a == (cuda.ConvAlgo{}) {
 		return err
+	}
+	if pass != "forward" && e.l.Context().Deterministic() {
+		// Algorithm 0 of the gradients adds with atomics, in no fixed
+		// order: not what -deterministic promises.
+		return fmt.Errorf("%s: cuDNN refused its deterministic %s algorithm %d in %v, and algorithm 0 is not deterministic: train without -deterministic or in FP32: %w", e.l.Name(), pass, a.Algo, e.red.Storage(), err)
 	}
 	chosen := *a
 	*a = cuda.ConvAlgo{}

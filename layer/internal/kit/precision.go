@@ -120,11 +120,18 @@ func (r *Reduced[T]) buffer(k reducedKey, n int) (cuda.DevicePtr, error) {
 	return p, nil
 }
 
-// stored reports whether b's data (or diff) is stored in the engine's type.
+// stored reports whether b's data (or diff) is stored in the engine's
+// type. Memory of the other 16-bit type is a broken plan (the precision
+// pass stores a blob in 16 bits only where every layer touching it
+// computes in that type): it panics rather than read 16-bit values as
+// float32.
 func (r *Reduced[T]) stored(b *blob.Blob[T], diff bool) bool {
 	m := b.Data()
 	if diff {
 		m = b.Diff()
+	}
+	if m != nil && m.Storage().Reduced() && m.Storage() != r.storage {
+		panic(fmt.Sprintf("kit: a %v engine given a blob stored in %v", r.storage, m.Storage()))
 	}
 	return m != nil && m.Storage() == r.storage
 }
