@@ -10,6 +10,8 @@ import (
 	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -49,10 +51,18 @@ type detectionOutputLayer[T layer.Float] struct {
 	priors                 int
 
 	// A pass's memory, kept so that passes allocate nothing once grown.
-	priorBoxes, boxes []normBox
-	scores            []float32
-	all, dets         []detection
-	nms               nmsScratch
+	priorBoxes []normBox
+	classes    []int         // the classes suppressed (all but the background)
+	perClass   [][]detection // each class's kept boxes in the image at hand
+	workers    []nmsWorker   // per core
+	all, dets  []detection
+}
+
+// nmsWorker is the memory one core suppresses its classes in.
+type nmsWorker struct {
+	boxes  []normBox
+	scores []float32
+	nms    nmsScratch
 }
 
 func newDetectionOutput[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -140,28 +150,57 @@ func (l *detectionOutputLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error 
 	}
 	variances := prior[4*l.priors:]
 	all := l.all[:0]
-	boxes, scores := growTo(l.boxes, l.priors), growTo(l.scores, l.priors)
-	l.priorBoxes, l.boxes, l.scores = priorBoxes, boxes, scores
+	l.priorBoxes = priorBoxes
+	classes := l.classes[:0]
+	for c := range l.numClasses {
+		if c != l.background {
+			classes = append(classes, c)
+		}
+	}
+	l.classes = classes
+	perClass := growTo(l.perClass, len(classes))
+	l.perClass = perClass
+	parts := 1
+	if len(classes)*l.priors >= kit.ElementParallelMin {
+		parts = mathfn.Parts(len(classes))
+	}
+	workers := growTo(l.workers, parts)
+	l.workers = workers
 	for i := range num {
-		dets := l.dets[:0]
-		decoded := -1 // the location class the boxes hold
-		for c := range l.numClasses {
-			if c == l.background {
-				continue
-			}
-			if lc := l.locClass(c); lc != decoded {
-				for p := range boxes {
-					at := ((i*l.priors+p)*l.locClasses + lc) * 4
-					boxes[p] = decodeBox(priorBoxes[p], variances[4*p:4*p+4], l.code, l.varianceInTarget, loc[at:at+4])
+		// The classes' suppressions are independent: spread over the
+		// cores, each worker decoding the boxes its classes need, each
+		// class's detections kept apart and joined in class order.
+		suppress := func(part, lo, hi int) {
+			w := &workers[part]
+			w.boxes, w.scores = growTo(w.boxes, l.priors), growTo(w.scores, l.priors)
+			decoded := -1 // the location class w.boxes holds
+			for k := lo; k < hi; k++ {
+				c := classes[k]
+				if lc := l.locClass(c); lc != decoded {
+					for p := range w.boxes {
+						at := ((i*l.priors+p)*l.locClasses + lc) * 4
+						w.boxes[p] = decodeBox(priorBoxes[p], variances[4*p:4*p+4], l.code, l.varianceInTarget, loc[at:at+4])
+					}
+					decoded = lc
 				}
-				decoded = lc
+				for p := range w.scores {
+					w.scores[p] = conf[(i*l.priors+p)*l.numClasses+c]
+				}
+				d := perClass[k][:0]
+				for _, j := range w.nms.nms(w.boxes, w.scores, l.confidence, l.nmsThresh, l.eta, l.topK) {
+					d = append(d, detection{i, c, w.scores[j], w.boxes[j]})
+				}
+				perClass[k] = d
 			}
-			for p := range scores {
-				scores[p] = conf[(i*l.priors+p)*l.numClasses+c]
-			}
-			for _, k := range l.nms.nms(boxes, scores, l.confidence, l.nmsThresh, l.eta, l.topK) {
-				dets = append(dets, detection{i, c, scores[k], boxes[k]})
-			}
+		}
+		if parts > 1 {
+			mathfn.Parallel(len(classes), suppress)
+		} else {
+			suppress(0, 0, len(classes))
+		}
+		dets := l.dets[:0]
+		for _, d := range perClass {
+			dets = append(dets, d...)
 		}
 		if l.keepTopK > -1 && len(dets) > l.keepTopK {
 			// Best first over all classes; SSD then lists them by label.

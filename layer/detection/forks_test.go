@@ -3,6 +3,7 @@ package detection_test
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -469,5 +470,47 @@ func TestProposalYAMLTaggedScales(t *testing.T) {
 	p := layertest.Param(t, `type: "Python" python_param { module: "rpn.anchor_target_layer" layer: "AnchorTargetLayer" param_str: "'feat_stride': 16\n'scales': !!python/tuple [4, 8, 16, 32]\n'rpn_clobber_positives': True" }`)
 	if _, err := layer.New[float32](p); err != nil {
 		t.Errorf("anchor target with tagged scales: %v", err)
+	}
+}
+
+// DetectionOutput suppresses its classes on all cores when they are many
+// (here 21 classes of 2 images of 1,000 priors, location per class and
+// shared): the detections are those of one core, row for row.
+func TestDetectionOutputOnCores(t *testing.T) {
+	for _, share := range []bool{true, false} {
+		text := `type: "DetectionOutput" detection_output_param { num_classes: 21 code_type: CENTER_SIZE
+			nms_param { nms_threshold: 0.45 top_k: 50 } confidence_threshold: 0.02 keep_top_k: 100 share_location: ` + map[bool]string{true: "true", false: "false"}[share] + ` }`
+		locClasses := 1
+		if !share {
+			locClasses = 21
+		}
+		const num, priors = 2, 1000
+		run := func(procs int) []float32 {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			r := rand.New(rand.NewPCG(5, 6))
+			l := layertest.New[float32](t, text)
+			loc, conf, prior := layertest.Blob[float32](t, num, priors*4*locClasses), layertest.Blob[float32](t, num, priors*21), layertest.Blob[float32](t, 1, 2, priors*4)
+			for i := range loc.MutableCPUData() {
+				loc.MutableCPUData()[i] = float32(r.NormFloat64() * 0.5)
+			}
+			for i := range conf.MutableCPUData() {
+				conf.MutableCPUData()[i] = float32(r.Float64() * 0.2)
+			}
+			p := prior.MutableCPUData()
+			for i := range priors {
+				x, y, s := r.Float64()*0.8, r.Float64()*0.8, 0.05+r.Float64()*0.15
+				copy(p[4*i:], []float32{float32(x), float32(y), float32(x + s), float32(y + s)})
+				copy(p[4*priors+4*i:], []float32{0.1, 0.1, 0.2, 0.2})
+			}
+			top := layertest.Blob[float32](t)
+			bottom := []*blob.Blob[float32]{loc, conf, prior}
+			layertest.SetUp(t, l, bottom, []*blob.Blob[float32]{top})
+			layertest.Forward(t, l, bottom, []*blob.Blob[float32]{top})
+			return slices.Clone(top.CPUData())
+		}
+		one, all := run(1), run(4)
+		if len(one) < 7*num*50 || !slices.Equal(one, all) {
+			t.Errorf("share_location %v: %d values on one core, %d on four, equal %v", share, len(one), len(all), slices.Equal(one, all))
+		}
 	}
 }
