@@ -596,6 +596,36 @@ func (b *Blob[T]) DataSwappable(other *Blob[T]) bool {
 		b.data.Storage() == other.data.Storage()
 }
 
+// ExchangeData exchanges the data memories of b and other as SwapData
+// does, but also memories that are marked shared (a net's memory plan
+// placed them), and returns an error instead of declining: for a layer
+// that exchanges them for part of a pass and gives each its own back
+// (exchanges again) before any other blob sharing either memory is used
+// (cuDNN's BatchNorm in place, layer.TopDataExchanger). The blobs must
+// have the same count, on one device, in memories of the same storage
+// that hold it. Each blob's capacity becomes what its new memories hold.
+func (b *Blob[T]) ExchangeData(other *Blob[T]) error {
+	switch {
+	case b == other || b.data == nil || other.data == nil || b.diff == nil || other.diff == nil:
+		return errors.New("blob: ExchangeData: two distinct blobs with shapes are needed")
+	case b.count != other.count:
+		return fmt.Errorf("blob: ExchangeData: count %d differs from the other blob's %d", b.count, other.count)
+	case b.dev != other.dev:
+		return errors.New("blob: ExchangeData: the blobs are on different devices")
+	case b.data.Storage() != other.data.Storage():
+		return fmt.Errorf("blob: ExchangeData: the other blob's data is of %v storage, the blob's %v", other.data.Storage(), b.data.Storage())
+	}
+	b.data, other.data = other.data, b.data
+	b.recountCapacity()
+	other.recountCapacity()
+	return nil
+}
+
+// recountCapacity sets the capacity to what both memories hold.
+func (b *Blob[T]) recountCapacity() {
+	b.capacity = min(b.data.Size(), b.diff.Size()) / elemSize[T]()
+}
+
 // SwapDiff is SwapData for the diffs.
 func (b *Blob[T]) SwapDiff(other *Blob[T]) bool {
 	if !b.DiffSwappable(other) {

@@ -474,3 +474,52 @@ func TestPlace(t *testing.T) {
 		t.Error("placing a blob released memory another blob shares")
 	}
 }
+
+// TestExchangeData: a layer may exchange data memories a net's plan
+// placed (marked shared) for part of a pass and exchange them back; each
+// blob's capacity follows its memories, and blobs of other counts or
+// storages are refused with an error.
+func TestExchangeData(t *testing.T) {
+	a, _ := New[float32](2, 3)
+	b, _ := New[float32](3, 2)
+	slot := syncedmem.New(10 * 4)
+	slot.MarkShared()
+	if err := a.PlaceData(slot); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PlaceDiff(syncedmem.New(10 * 4)); err != nil || a.Capacity() != 10 {
+		t.Fatalf("PlaceDiff: %v, capacity %d", err, a.Capacity())
+	}
+	copy(a.MutableCPUData(), []float32{1, 2, 3, 4, 5, 6})
+	copy(b.MutableCPUData(), []float32{7, 8, 9, 10, 11, 12})
+	own := b.Data()
+	if a.DataSwappable(b) {
+		t.Fatal("placed memory is swappable for SwapData")
+	}
+	if err := a.ExchangeData(b); err != nil {
+		t.Fatal(err)
+	}
+	if a.Data() != own || b.Data() != slot || a.CPUData()[0] != 7 || b.CPUData()[5] != 6 {
+		t.Fatalf("after the exchange a %v, b %v", a.CPUData(), b.CPUData())
+	}
+	if a.Capacity() != 6 || b.Capacity() != 6 { // b's own diff holds 6
+		t.Errorf("capacities %d, %d after the exchange, want 6, 6", a.Capacity(), b.Capacity())
+	}
+	if err := b.ExchangeData(a); err != nil || a.Data() != slot || b.Data() != own || a.Capacity() != 10 || b.Capacity() != 6 {
+		t.Errorf("exchanged back: %v; a in the slot %v, capacities %d, %d", err, a.Data() == slot, a.Capacity(), b.Capacity())
+	}
+	c, _ := New[float32](7)
+	if err := a.ExchangeData(c); err == nil || !strings.Contains(err.Error(), "count 6") {
+		t.Errorf("a blob of another count: %v", err)
+	}
+	if err := a.ExchangeData(a); err == nil {
+		t.Error("exchanged with itself")
+	}
+	h, _ := New[float32](2, 3)
+	if err := h.SetStorage(syncedmem.StorageFloat16); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ExchangeData(h); err == nil {
+		t.Error("exchanged memories of FP32 and FLOAT16 storage")
+	}
+}

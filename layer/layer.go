@@ -78,12 +78,12 @@ package layer
 
 import (
 	"fmt"
-	"github.com/gocaffe/gocaffe/syncedmem"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
+	"weak"
 
 	"google.golang.org/protobuf/proto"
 
@@ -93,6 +93,7 @@ import (
 	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // Float is the element type of a layer's blobs.
@@ -218,8 +219,9 @@ type Base[T Float] struct {
 	// (fused): what the layer saves for its backward pass was not saved.
 	forwardSkipped bool
 	rng            *rand.Rand
-	src            *rand.PCG    // rng's source, kept so Reseed allocates nothing
-	log            *slog.Logger // nil: slog.Default()
+	src            *rand.PCG                    // rng's source, kept so Reseed allocates nothing
+	log            *slog.Logger                 // nil: slog.Default()
+	made           []weak.Pointer[blob.Blob[T]] // the blobs NewBlob made (OwnBlobs), not kept alive
 }
 
 // Init sets the base up from p, which it copies: layers may fill in
@@ -343,7 +345,23 @@ func (b *Base[T]) NewBlob(shape ...int) (*blob.Blob[T], error) {
 	if d := b.ctx.Device(); d != nil {
 		nb.SetDevice(d)
 	}
+	// Those a layer dropped (an SPP's levels after a Reshape) go.
+	b.made = slices.DeleteFunc(b.made, func(p weak.Pointer[blob.Blob[T]]) bool { return p.Value() == nil })
+	b.made = append(b.made, weak.Make(nb))
 	return nb, nil
+}
+
+// OwnBlobs returns the blobs NewBlob made for the layer and its engines
+// that are still in use, its learnable blobs among them: what a report of
+// the memory the layer holds walks.
+func (b *Base[T]) OwnBlobs() []*blob.Blob[T] {
+	var own []*blob.Blob[T]
+	for _, p := range b.made {
+		if nb := p.Value(); nb != nil {
+			own = append(own, nb)
+		}
+	}
+	return own
 }
 
 // NewParamBlob returns a learnable blob of the given shape filled by the

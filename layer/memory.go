@@ -73,12 +73,26 @@ type DeviceBackwardReader interface {
 	DeviceBackwardReads() (reads BackwardUse, ok bool)
 }
 
-// TopDataSwapper is implemented by layers whose engine exchanges a top's
-// data memory with a blob of its own each forward pass instead of copying
-// (BatchNorm in place on the GPU keeps its input that way): a net's memory
-// plan leaves that memory the blob's own, as it changes hands.
-type TopDataSwapper interface {
-	SwapsTopData() bool
+// TopDataExchanger is implemented by layers whose engine, in place on a
+// top whose input its backward pass needs, computes the output into a
+// blob of its own and exchanges the two blobs' data memories
+// (blob.ExchangeData) instead of copying the input aside: BatchNorm in
+// place on the GPU. From the layer's forward pass on, the top's data is
+// the blob's former memory, holding the output, and the blob holds the
+// input, which the backward pass reads. RestoreTopData exchanges them back
+// (it does nothing when they are not exchanged); a net calls it before
+// the layer that makes the top runs its forward pass again, so that each
+// memory holds one kind of value in every pass and the net's memory plan
+// can place both: the top's memory from the maker's forward pass to this
+// layer's backward pass, the blob's from this layer's forward pass to the
+// output's last use. A forward pass that finds them still exchanged (the
+// net did not restore them) copies the input aside instead.
+type TopDataExchanger[T Float] interface {
+	// ExchangeBlob returns the blob whose data the forward pass exchanges
+	// with top 0's, or nil when the pass does not exchange (not in place,
+	// or its backward pass needs no input).
+	ExchangeBlob() *blob.Blob[T]
+	RestoreTopData() error
 }
 
 // BufferUse says when the values in a layer's own memory (a blob's data

@@ -109,6 +109,9 @@ func init() {
 	MustRegisterType(Spec{
 		Type:  "Python",
 		New32: newPython[float32], New64: newPython[float64],
+		// Caffe lets any layer compute in place; whether a Python layer
+		// can is its author's business, as in Caffe.
+		InPlace:  true,
 		ONNXWhy:  "a Python layer",
 		NoGolden: "it runs the Go layer registered for a Python class, which the golden nets do not",
 	})

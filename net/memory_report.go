@@ -96,6 +96,46 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 	return r
 }
 
+// LayersDeviceMemory returns, largest first, the device memory each
+// layer's own blobs hold now (layer.Base.OwnBlobs, less its parameters
+// and the memory the plan placed there): an engine's saved values and
+// scratch, which a MemoryReport, made before the first pass allocates
+// them, does not count. The context's shared workspace is not a layer's.
+// It is empty for a net on the host.
+func (n *Net[T]) LayersDeviceMemory() []MemoryUse {
+	var r []MemoryUse
+	if !n.ctx.OnGPU() {
+		return r
+	}
+	for _, rec := range n.layers {
+		base := rec.layer.LayerBase()
+		held := 0
+		for _, b := range base.OwnBlobs() {
+			if slices.Contains(base.Blobs(), b) {
+				continue
+			}
+			held += ownDeviceBytes(b.Data()) + ownDeviceBytes(b.Diff())
+		}
+		if held > 0 {
+			r = append(r, MemoryUse{held, fmt.Sprintf("layer %s (%s)", rec.name, rec.layer.Type())})
+		}
+	}
+	slices.SortStableFunc(r, func(a, b MemoryUse) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	return r
+}
+
+// ownDeviceBytes is the device memory m holds for itself: none where a
+// plan's slot (shared) or another's memory (borrowed) is used.
+func ownDeviceBytes(m *syncedmem.SyncedMemory) int {
+	if m == nil || m.Shared() || m.BorrowsDevice() {
+		return 0
+	}
+	if _, ok := m.DeviceBuffer(); !ok {
+		return 0
+	}
+	return m.DeviceSize()
+}
+
 // onDevice is what memory of bytes on the host, of storage s, takes where
 // the net runs: half on a GPU for a 16-bit storage (the host copy, used
 // only when a program reads the blob, stays FP32).

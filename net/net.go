@@ -117,6 +117,7 @@ type Net[T Float] struct {
 	forwardOnly    bool                      // Options.ForwardOnly
 	slots          []*syncedmem.SyncedMemory // the liveness pass's shared memories
 	uses           []memUse[T]               // the memories the liveness pass planned
+	exchangers     []exchanger               // layers that exchange a top's memory (layer.TopDataExchanger), last first
 	plan           *Plan                     // how the net executes (makePlan)
 	noFold         bool                      // Options.NoFold
 	reduced        syncedmem.Storage         // Options.Precision
@@ -560,6 +561,9 @@ func (n *Net[T]) ForwardFromTo(start, end int) (T, error) {
 		return 0, err
 	}
 	defer n.foldAfter(start, end)
+	if err := n.PrepareForward(start, end); err != nil {
+		return 0, err
+	}
 	var loss T
 	for i := start; i <= end; i++ {
 		r := &n.layers[i]
@@ -739,6 +743,9 @@ func (n *Net[T]) ForwardBackwardOnDevice(start int, acc *blob.Blob[T]) error {
 	}
 	n.suspendSplitFusions(start, last, true)
 	defer n.suspendSplitFusions(start, last, false)
+	if err := n.PrepareForward(start, last); err != nil {
+		return err
+	}
 	for i := start; i <= last; i++ {
 		r := &n.layers[i]
 		if err := layer.ForwardOnDevice(r.layer, r.bottoms, r.tops, acc); err != nil {

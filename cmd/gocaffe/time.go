@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/gocaffe/gocaffe/blob"
@@ -116,6 +117,9 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 		if err := clock.start(); err != nil {
 			return err
 		}
+		if err := n.PrepareForward(0, len(layers)-1); err != nil {
+			return err
+		}
 		for i := range layers {
 			if _, err := layer.Forward(layers[i], bottoms[i], tops[i]); err != nil {
 				return err
@@ -161,6 +165,9 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 	// them all), waiting for the device only at the end of each.
 	start := time.Now()
 	for range iterations {
+		if err := n.PrepareForward(0, len(layers)-1); err != nil {
+			return err
+		}
 		for i := range layers {
 			if _, err := layer.Forward(layers[i], bottoms[i], tops[i]); err != nil {
 				return err
@@ -180,6 +187,7 @@ func timeLayers(n *net.Net[float32], iterations int, sync func() error, stdout i
 	if d := n.Context().Device(); d != nil {
 		_, peak := d.MemStats()
 		glog.Infof("Peak device memory: %.1f MiB (held by gocaffe's allocations)", float64(peak)/(1<<20))
+		logLayersMemory(n.LayersDeviceMemory())
 	}
 	fmt.Fprintf(stdout, "forward-backward: %s ms (per layer, %s: %s ms)\n", pass, clock.how(), ms(elapsed, iterations))
 	return nil
@@ -211,4 +219,18 @@ func rates(l layer.Layer[float32], needBackward []bool, fwd, bwd time.Duration, 
 // ms formats d/n in milliseconds as Caffe does.
 func ms(d time.Duration, n int) string {
 	return fmt.Sprintf("%.6g", float64(d.Microseconds())/1000/float64(n))
+}
+
+// logLayersMemory logs the device memory the layers hold of their own
+// (net.Net.LayersDeviceMemory), in total and the largest five.
+func logLayersMemory(uses []net.MemoryUse) {
+	total := 0
+	for _, u := range uses {
+		total += u.Bytes
+	}
+	var largest []string
+	for _, u := range uses[:min(5, len(uses))] {
+		largest = append(largest, fmt.Sprintf("%s %.1f MiB", u.What, float64(u.Bytes)/(1<<20)))
+	}
+	glog.Infof("Layers' own device memory: %.1f MiB in %d layers; the largest: %s", float64(total)/(1<<20), len(uses), strings.Join(largest, ", "))
 }

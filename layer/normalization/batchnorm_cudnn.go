@@ -47,6 +47,10 @@ type batchNormDNN[T layer.Float] struct {
 	relu      layer.Layer[T]
 	reluSlope T
 	inPlace   bool
+	// exchanged says the top's data and saved's are exchanged (Forward,
+	// in place): saved holds x, the top y, until RestoreTopData.
+	exchanged bool
+	top       *blob.Blob[T] // in place, the top (and bottom)
 }
 
 // fusedReLU returns the ReLU this pass computes too, or nil: the pass
@@ -106,6 +110,10 @@ func newBatchNormDNN[T layer.Float](l *batchNormLayer[T], dnn *cuda.DNN) (layer.
 func (e *batchNormDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	e.inPlace = bottom[0] == top[0]
+	e.top = nil
+	if e.inPlace {
+		e.top = top[0]
+	}
 	if e.own != nil {
 		e.active = l.num*l.spatial > 0 && l.channels > 0
 		if !e.active {
@@ -173,9 +181,10 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	swap := false
 	if bottom[0] == top[0] && e.keepsX() {
 		// The backward pass needs x, which y would overwrite: y goes to
-		// the scratch blob, whose memory the top then takes (no copy; a
-		// copy of x aside where the memory cannot change hands).
-		if swap = e.saved.DataSwappable(top[0]); swap {
+		// the scratch blob, whose memory the top then takes until the
+		// net restores them (no copy; x is copied aside when they are
+		// still exchanged from the last pass).
+		if swap = !e.exchanged && e.saved.Data().Storage() == top[0].Data().Storage(); swap {
 			y = g.MutableData(e.saved)
 		} else {
 			g.Copy(n, x, g.MutableData(e.saved))
@@ -187,7 +196,9 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 			return err
 		}
 		if swap {
-			e.saved.SwapData(top[0])
+			if err := e.exchange(); err != nil {
+				return err
+			}
 		}
 		return g.Err()
 	}
@@ -202,7 +213,9 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	if swap {
-		e.saved.SwapData(top[0]) // the top holds y, the scratch blob x
+		if err := e.exchange(); err != nil { // the top holds y, the scratch blob x
+			return err
+		}
 	}
 	// Caffe's running sums: s = maf*s + 1, mean = maf*mean + batch mean,
 	// var = maf*var + unbiased batch variance (cuDNN's already).
@@ -329,12 +342,47 @@ func (e *batchNormDNN[T]) backwardOwn(s *scaleLayer[T], top *blob.Blob[T], propa
 // Scale's and ReLU's parameters are all it needs (a fused ReLU's mask is
 // recomputed from x), so neither the bottom's nor the top's data; not in
 // place, x is the bottom's data.
-// SwapsTopData says whether the forward pass exchanges the top's data
-// memory with the engine's scratch blob (layer.TopDataSwapper): in place,
-// where the backward pass needs x, which y would overwrite.
-func (l *batchNormLayer[T]) SwapsTopData() bool {
+// exchange gives the top the scratch blob's data memory, which holds y,
+// and the scratch blob the top's, which holds x.
+func (e *batchNormDNN[T]) exchange() error {
+	if err := e.saved.ExchangeData(e.top); err != nil {
+		return fmt.Errorf("layer %s: %w", e.l.Name(), err)
+	}
+	e.exchanged = true
+	return nil
+}
+
+// restore gives the top and the scratch blob their own data memories
+// back, if exchanged.
+func (e *batchNormDNN[T]) restore() error {
+	if !e.exchanged {
+		return nil
+	}
+	if err := e.top.ExchangeData(e.saved); err != nil {
+		return fmt.Errorf("layer %s: %w", e.l.Name(), err)
+	}
+	e.exchanged = false
+	return nil
+}
+
+// ExchangeBlob returns the engine's scratch blob when the forward pass
+// exchanges its data memory with the top's (layer.TopDataExchanger): in
+// place, where the backward pass needs x, which y would overwrite.
+func (l *batchNormLayer[T]) ExchangeBlob() *blob.Blob[T] {
 	e, ok := l.Engine().(*batchNormDNN[T])
-	return ok && e.active && l.EngineOnGPU() && e.inPlace && e.keepsX()
+	if !ok || !e.active || !l.EngineOnGPU() || !e.inPlace || !e.keepsX() {
+		return nil
+	}
+	return e.saved
+}
+
+// RestoreTopData gives the top its data memory back after a forward pass
+// exchanged it (layer.TopDataExchanger).
+func (l *batchNormLayer[T]) RestoreTopData() error {
+	if e, ok := l.Engine().(*batchNormDNN[T]); ok {
+		return e.restore()
+	}
+	return nil
 }
 
 func (l *batchNormLayer[T]) DeviceBackwardReads() (layer.BackwardUse, bool) {

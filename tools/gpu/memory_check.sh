@@ -72,20 +72,25 @@ rm -f $out/rate_*.log
 
 want big && {
 echo "== largest ResNet-50 training batch on this GPU"
-sed "s/dim: 64/dim: ${BIG:-2048}/g" $nets/resnet50_time.prototxt >$nets/resnet50_big.prototxt
+# The peak at batches 64 and 128 gives what a batch adds; the estimate for
+# the GPU's memory, then 95% and 90% of it, are tried for 3 iterations.
 sed "s|resnet50_time.prototxt|resnet50_big.prototxt|; s/^max_iter:.*/max_iter: 3/; s/^display:.*/display: 1/" $nets/resnet50_time_solver.prototxt >$nets/resnet50_big_solver.prototxt
-$bin train -solver $nets/resnet50_big_solver.prototxt -gpu 0 2>&1 | grep -E "would fit|memory plan|Peak|out of memory|Optimization Done" | head -5
-fit=$($bin train -solver $nets/resnet50_big_solver.prototxt -gpu 0 2>&1 | sed -n 's/.*about batch \([0-9]*\) would fit.*/\1/p' | head -1)
-if [ -n "$fit" ]; then
-	for b in $fit $((fit * 95 / 100)) $((fit * 90 / 100)); do
-		sed "s/dim: 64/dim: $b/g" $nets/resnet50_time.prototxt >$nets/resnet50_big.prototxt
-		if $bin train -solver $nets/resnet50_big_solver.prototxt -gpu 0 >$out/big.log 2>&1; then
-			echo "gocaffe: ResNet-50 trains at batch $b: $(grep -h 'Peak device memory' $out/big.log)"
-			break
-		fi
-		echo "gocaffe: batch $b failed: $(grep -h -m1 -E 'out of memory|error|Error' $out/big.log | head -c 300)"
-	done
-fi
+peak_at() {
+	sed "s/dim: 64/dim: $1/g" $nets/resnet50_time.prototxt >$nets/resnet50_big.prototxt
+	$bin train -solver $nets/resnet50_big_solver.prototxt -gpu 0 2>&1 | sed -n 's/.*Peak device memory on GPU [0-9]*: \([0-9.]*\) MiB.*/\1/p' | tail -1
+}
+p64=$(peak_at 64) p128=$(peak_at 128)
+total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
+echo "gocaffe: peak $p64 MiB at batch 64, $p128 MiB at batch 128; the GPU holds $total MiB"
+fit=$(python3 -c "a,b,t=$p64,$p128,$total; per=(b-a)/64; print(int((t*0.97-(a-64*per))/per))")
+for b in $fit $((fit * 95 / 100)) $((fit * 90 / 100)) $((fit * 80 / 100)); do
+	sed "s/dim: 64/dim: $b/g" $nets/resnet50_time.prototxt >$nets/resnet50_big.prototxt
+	if $bin train -solver $nets/resnet50_big_solver.prototxt -gpu 0 >$out/big.log 2>&1; then
+		echo "gocaffe: ResNet-50 trains at batch $b: $(grep -h 'Peak device memory' $out/big.log)"
+		break
+	fi
+	echo "gocaffe: batch $b failed: $(grep -h -m1 -E 'out of memory|OUT_OF_MEMORY|error|Error' $out/big.log | head -c 300)"
+done
 python3 tools/gpu/max_batch.py 2>&1 | tail -3
 }
 
