@@ -364,6 +364,21 @@ func (c *Context) WorkspaceMoves() int {
 	return c.wsMoves
 }
 
+// WorkspaceBytes returns the device bytes the shared workspace and the
+// scratch buffers hold now.
+func (c *Context) WorkspaceBytes() int {
+	if !c.OnGPU() {
+		return 0
+	}
+	c.wsMu.Lock()
+	defer c.wsMu.Unlock()
+	n := c.wsBytes
+	for _, b := range c.scratchBytes {
+		n += b
+	}
+	return n
+}
+
 // RNGSalt returns the context's RNG salt: a device uint64, allocated and
 // zeroed on the first call, that the random number kernels of the
 // context's device mix into their keys from then on

@@ -11,10 +11,10 @@ import (
 // test net that only ever runs between from's iterations: from's
 // activations are dead then, and its next forward pass overwrites them.
 // The lenders are from's memories that only its computed blobs use: the
-// slots of its plan's liveness pass and the data memory of its own of each
-// other blob a layer with bottoms computes. The borrowers are n's slots
-// (every blob placed in one moves with it) and the data memory of its own
-// of each other computed blob. Each lender lends to at most one borrower,
+// arena of its plan's liveness pass and the data memory of its own of each
+// other blob a layer with bottoms computes. The borrowers are n's arena
+// (every memory placed in it moves with it, to the same offset) and the
+// data memory of its own of each other computed blob. Each lender lends to at most one borrower,
 // largest to largest, and only memory that holds the borrower. What a
 // source layer (Input, DummyData with a constant filler, Parameter, the
 // data layers) writes takes no part on either side: it can outlive a pass;
@@ -24,11 +24,17 @@ import (
 // own. Call it after both nets are built; the borrowers' own memory, and
 // what it holds, is released.
 func (n *Net[T]) BorrowActivations(from *Net[T]) (int, error) {
+	lent := 0
+	if n.arena != nil && from.arena != nil && !n.arenaLent && from.arena.Device() == n.ctx.Device() {
+		var err error
+		if lent, err = n.borrowArena(from.arena); err != nil {
+			return lent, err
+		}
+	}
 	lenders := from.lendable()
 	slices.SortStableFunc(lenders, func(a, b *syncedmem.SyncedMemory) int { return cmp.Compare(b.Size(), a.Size()) })
 	borrowers := n.borrowers()
 	slices.SortStableFunc(borrowers, func(a, b borrower) int { return cmp.Compare(b.bytes, a.bytes) })
-	lent := 0
 	for _, b := range borrowers {
 		// The largest lender left of the borrower's storage (a 16-bit
 		// memory lends to a 16-bit one only, see the precision pass), on
@@ -56,40 +62,73 @@ type borrower struct {
 	take    func(m *syncedmem.SyncedMemory) error
 }
 
-// lendable returns the liveness slots and the distinct data memories of
-// the computed blobs that are their own.
+// lendable returns the distinct data memories of the computed blobs that
+// are their own (the arena lends itself: borrowArena).
 func (n *Net[T]) lendable() []*syncedmem.SyncedMemory {
-	out := slices.Clone(n.slots)
+	var out []*syncedmem.SyncedMemory
 	for _, i := range n.computedBlobs() {
 		out = append(out, n.blobs[i].blob.Data())
 	}
 	return out
 }
 
-// borrowers returns n's liveness slots, which move with every blob placed
-// in them, and its computed blobs with data memory of their own.
+// borrowers returns n's computed blobs with data memory of their own.
 func (n *Net[T]) borrowers() []borrower {
 	var out []borrower
-	for k, m := range n.slots {
-		out = append(out, borrower{m.Size(), m.Storage(), func(m *syncedmem.SyncedMemory) error {
-			for i := range n.uses {
-				u := &n.uses[i]
-				if u.slot != k || u.kept != "" || u.start > u.end {
-					continue
-				}
-				if err := u.place(n, m); err != nil {
-					return err
-				}
-			}
-			n.slots[k] = m
-			return nil
-		}})
-	}
 	for _, i := range n.computedBlobs() {
 		b := n.blobs[i].blob
 		out = append(out, borrower{dataBytes(b), b.Storage(), func(m *syncedmem.SyncedMemory) error { return b.PlaceData(m) }})
 	}
 	return out
+}
+
+// borrowArena moves the memories placed in n's arena to the same offsets
+// in arena, another net's, where they fit below its end, and the others
+// to an arena of n's own, placed anew among themselves: two memories each
+// use whole, in which no two uses live together overlap. It returns the
+// bytes lent.
+func (n *Net[T]) borrowArena(arena *syncedmem.SyncedMemory) (int, error) {
+	limit := arena.Size()
+	var outside []memUse[T] // copies of the uses that do not fit
+	var at []int            // their indices in n.uses
+	for i := range n.uses {
+		if u := &n.uses[i]; u.mem != nil && u.offset+n.arenaBytes(u) > limit {
+			outside, at = append(outside, *u), append(at, i)
+		}
+	}
+	var over *syncedmem.SyncedMemory
+	if total := assignOffsets(outside, n.arenaBytes); total > 0 {
+		var err error
+		if over, err = n.newArena(total); err != nil {
+			return 0, err
+		}
+	}
+	lent := 0
+	for i := range n.uses {
+		u := &n.uses[i]
+		if u.mem == nil {
+			continue
+		}
+		old, err := u.mem, error(nil)
+		if k := slices.Index(at, i); k >= 0 {
+			err = n.placeInArena(u, over, outside[k].offset)
+		} else {
+			err = n.placeInArena(u, arena, u.offset)
+			lent += n.arenaBytes(u)
+			u.lent = true
+		}
+		if err != nil {
+			return lent, err
+		}
+		if err := old.Close(); err != nil { // a host copy of its own
+			return lent, err
+		}
+	}
+	if err := n.arena.Close(); err != nil {
+		return lent, err
+	}
+	n.arena, n.arenaLent, n.overflow = arena, true, over
+	return lent, nil
 }
 
 // computedBlobs returns the indices of the distinct blobs whose first

@@ -22,15 +22,27 @@ type MemoryReport struct {
 	Device      string // "host", or the GPU the net runs on
 	Params      int    // bytes of the learnable parameters' data and (in training) diffs
 	Activations int    // bytes of the blobs' data and diffs
-	// Memories are the activations' memories, largest first: a slot, with
-	// the blobs it holds in turn, or a blob's data or diff of its own.
+	// Memories are the activations' memories, largest first: the arena
+	// the liveness pass places memories in (Placed), or a blob's data or
+	// diff of its own.
 	Memories []MemoryUse
+	// Placed are the memories in the arena, by offset.
+	Placed []PlacedMemory
+}
+
+// PlacedMemory is a memory in the arena of a MemoryReport: what it holds
+// and the steps it is live in (a net of L layers: layer i's forward pass
+// is step i, its backward pass step 2L-1-i).
+type PlacedMemory struct {
+	Offset, Bytes int
+	First, Last   int
+	What          string // "conv1 data", "bn1's output data"
 }
 
 // MemoryUse is one memory of a MemoryReport.
 type MemoryUse struct {
 	Bytes int
-	// What names it: "slot 3: conv1 data, pool1 diff, ..." or "conv1 data
+	// What names it: "arena: conv1 data, pool1 diff, ..." or "conv1 data
 	// (a net output)".
 	What string
 }
@@ -50,6 +62,12 @@ func (r MemoryReport) Format(n int) string {
 		}
 		fmt.Fprintf(&sb, "  %10s  %s\n", mib(m.Bytes), m.What)
 	}
+	if n < 0 && len(r.Placed) > 0 {
+		fmt.Fprintf(&sb, "The arena (offset, bytes, steps live, memory):\n")
+		for _, p := range r.Placed {
+			fmt.Fprintf(&sb, "  %10s  %10s  %4d-%-4d  %s\n", mib(p.Offset), mib(p.Bytes), p.First, p.Last, p.What)
+		}
+	}
 	return sb.String()
 }
 
@@ -67,7 +85,7 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 			r.Params += dataBytes(l.blob)
 		}
 	}
-	occupants := make([][]string, len(n.slots))
+	var placed []string
 	for i := range n.uses {
 		u := &n.uses[i]
 		if u.start > u.end {
@@ -78,17 +96,18 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 			r.Memories = append(r.Memories, MemoryUse{n.onDevice(u.bytes, u.storage), fmt.Sprintf("%s (%s)", name, u.kept)})
 			continue
 		}
-		occupants[u.slot] = append(occupants[u.slot], name)
+		placed = append(placed, name)
+		r.Placed = append(r.Placed, PlacedMemory{u.offset, n.arenaBytes(u), u.start, u.end, name})
 	}
-	for k, m := range n.slots {
-		if m != nil {
-			names := occupants[k]
-			if len(names) > 6 {
-				names = append(names[:6:6], fmt.Sprintf("and %d more", len(occupants[k])-6))
-			}
-			r.Memories = append(r.Memories, MemoryUse{n.onDevice(m.Size(), m.Storage()), fmt.Sprintf("slot %d: %s", k, strings.Join(names, ", "))})
+	if n.arena != nil {
+		if len(placed) > 6 {
+			placed = append(placed[:6:6], fmt.Sprintf("and %d more", len(placed)-6))
 		}
+		r.Memories = append(r.Memories, MemoryUse{n.arena.Size(), "arena: " + strings.Join(placed, ", ")})
 	}
+	slices.SortStableFunc(r.Placed, func(a, b PlacedMemory) int {
+		return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.First, b.First))
+	})
 	for _, m := range r.Memories {
 		r.Activations += m.Bytes
 	}

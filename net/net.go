@@ -111,18 +111,20 @@ type Net[T Float] struct {
 	paramNameIndex map[string]int       // the owner of each ParamSpec name
 	learnable      []learnableRecord[T] // the owned params: what solvers update
 	debugInfo      bool
-	fused          []int                     // i: layer i computes layer i+1's passes too (layer.Fuse)
-	keep           map[string]bool           // Options.Keep
-	noReuse        bool                      // Options.NoMemoryReuse
-	forwardOnly    bool                      // Options.ForwardOnly
-	slots          []*syncedmem.SyncedMemory // the liveness pass's shared memories
-	uses           []memUse[T]               // the memories the liveness pass planned
-	exchangers     []exchanger               // layers that exchange a top's memory (layer.TopDataExchanger), last first
-	plan           *Plan                     // how the net executes (makePlan)
-	noFold         bool                      // Options.NoFold
-	reduced        syncedmem.Storage         // Options.Precision
-	ownPrecision   bool                      // Options.OwnPrecision
-	fold           *foldState[T]             // the fold pass's decision (plan_fold.go); nil: none
+	fused          []int                   // i: layer i computes layer i+1's passes too (layer.Fuse)
+	keep           map[string]bool         // Options.Keep
+	noReuse        bool                    // Options.NoMemoryReuse
+	forwardOnly    bool                    // Options.ForwardOnly
+	arena          *syncedmem.SyncedMemory // the liveness pass's memory, which its placed memories view
+	arenaLent      bool                    // arena is another net's (BorrowActivations)
+	overflow       *syncedmem.SyncedMemory // the arena's part that the borrowed one does not hold
+	uses           []memUse[T]             // the memories the liveness pass planned
+	exchangers     []exchanger             // layers that exchange a top's memory (layer.TopDataExchanger), last first
+	plan           *Plan                   // how the net executes (makePlan)
+	noFold         bool                    // Options.NoFold
+	reduced        syncedmem.Storage       // Options.Precision
+	ownPrecision   bool                    // Options.OwnPrecision
+	fold           *foldState[T]           // the fold pass's decision (plan_fold.go); nil: none
 
 	afterBackward func(i int) error // SetAfterBackward; nil: none
 
@@ -974,6 +976,12 @@ func (n *Net[T]) Close() error {
 	if n.ctx.OnGPU() {
 		for _, b := range n.blobs {
 			errs = append(errs, b.blob.Close())
+		}
+		if n.arena != nil && !n.arenaLent { // the placed memories are views of it
+			errs = append(errs, n.arena.Close())
+		}
+		if n.overflow != nil {
+			errs = append(errs, n.overflow.Close())
 		}
 	}
 	return errors.Join(errs...)

@@ -240,13 +240,24 @@ func (n *Net[T]) planBorrow(from *Net[T], lent int) {
 			}
 		}
 	}
+	inArena := map[any]bool{} // n's placed memories in from's arena
+	for _, u := range n.uses {
+		if u.lent {
+			inArena[u.mem] = true
+		}
+	}
 	borrowed := 0
 	for i, r := range n.blobs {
-		if m := r.blob.Data(); m != nil {
-			if name, ok := names[m]; ok {
-				n.plan.Blobs[i].SharesWith = fmt.Sprintf("net %q's %s", from.name, name)
-				borrowed++
-			}
+		m := r.blob.Data()
+		if m == nil {
+			continue
+		}
+		if name, ok := names[m]; ok {
+			n.plan.Blobs[i].SharesWith = fmt.Sprintf("net %q's %s", from.name, name)
+			borrowed++
+		} else if inArena[m] {
+			n.plan.Blobs[i].SharesWith = fmt.Sprintf("net %q's arena", from.name)
+			borrowed++
 		}
 	}
 	n.plan.Passes = append(n.plan.Passes, PassReport{"borrow", fmt.Sprintf("%d blobs use net %q's activations (%s)", borrowed, from.name, mib(lent))})

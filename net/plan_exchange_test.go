@@ -158,14 +158,18 @@ func TestExchangedTopsPlaced(t *testing.T) {
 	own := buildWith(t, exchangeNet, net.Options{NoMemoryReuse: true})
 	reuse := buildWith(t, exchangeNet, net.Options{})
 	kept := buildWith(t, exchangeNet, net.Options{Keep: []string{"b"}})
-	report := reuse.MemoryReport().Format(-1)
-	for _, line := range strings.Split(report, "\n") {
-		if strings.Contains(line, "'s output data") && !strings.Contains(line, "slot ") {
-			t.Errorf("an exchanged output keeps memory of its own: %q", line)
+	report := reuse.MemoryReport()
+	for _, m := range report.Memories {
+		if strings.Contains(m.What, "'s output data (") {
+			t.Errorf("an exchanged output keeps memory of its own: %q", m.What)
 		}
 	}
-	if !strings.Contains(report, "sq2's output data") || !strings.Contains(report, "sq1's output data") {
-		t.Errorf("the report does not name the exchanged outputs:\n%s", report)
+	var placed []string
+	for _, p := range report.Placed {
+		placed = append(placed, p.What)
+	}
+	if !slices.Contains(placed, "sq1's output data") || !slices.Contains(placed, "sq2's output data") {
+		t.Errorf("the exchanged outputs are not in the arena: %q", placed)
 	}
 	wantLoss, wantParams := trainExchange(t, own, 4)
 	for _, n := range []*net.Net[float32]{reuse, kept} {

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
 	"github.com/gocaffe/gocaffe/solver"
@@ -135,13 +137,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if sig.terminated {
 		return terminatedError(solvers[0])
 	}
-	for _, r := range ranks {
+	for i, r := range ranks {
 		if d := r.ctx.Device(); d != nil {
 			// gocaffe allocates nothing per iteration: what it holds
 			// now, the nets still open, is what training held; the peak
 			// adds the setup's passing allocations (cuDNN's searches).
 			inUse, peak := d.MemStats()
 			glog.Infof("Peak device memory on GPU %d: %.1f MiB (held by gocaffe's allocations; %.1f MiB held while training)", d.Ordinal(), float64(peak)/(1<<20), float64(inUse)/(1<<20))
+			logHeldMemory(solvers[i], r.ctx, inUse)
 		}
 	}
 	return nil
@@ -289,4 +292,21 @@ func (f lossScaleFlag) Set(v string) error {
 	}
 	*f.p = c
 	return nil
+}
+
+// logHeldMemory logs what the device memory held while training went to:
+// the nets' plans (MemoryReport), the layers' own memory, the context's
+// workspace, and the rest (the solver's history, other buffers).
+func logHeldMemory(s *solver.Solver[float32], ctx *device.Context, held int) {
+	plans, own := 0, 0
+	for _, n := range append([]*net.Net[float32]{s.Net()}, s.TestNets()...) {
+		plans += n.MemoryReport().Total()
+		for _, u := range n.LayersDeviceMemory() {
+			own += u.Bytes
+		}
+	}
+	ws := ctx.WorkspaceBytes()
+	mb := func(b int) float64 { return float64(b) / (1 << 20) }
+	glog.Infof("Held while training: the nets' plans %.1f MiB, the layers' own %.1f MiB, workspace %.1f MiB, the rest %.1f MiB (the solver's history, other buffers)",
+		mb(plans), mb(own), mb(ws), mb(held-plans-own-ws))
 }
