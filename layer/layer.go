@@ -222,6 +222,7 @@ type Base[T Float] struct {
 	src            *rand.PCG                    // rng's source, kept so Reseed allocates nothing
 	log            *slog.Logger                 // nil: slog.Default()
 	made           []weak.Pointer[blob.Blob[T]] // the blobs NewBlob made (OwnBlobs), not kept alive
+	hostScratch    *HostScratch                 // the net's shared host scratch (SetHostScratch), nil for none
 }
 
 // Init sets the base up from p, which it copies: layers may fill in

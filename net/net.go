@@ -116,6 +116,7 @@ type Net[T Float] struct {
 	noReuse        bool                    // Options.NoMemoryReuse
 	forwardOnly    bool                    // Options.ForwardOnly
 	arena          *syncedmem.SyncedMemory // the liveness pass's memory, which its placed memories view
+	scratch        *layer.HostScratch      // the layers' shared host scratch
 	arenaLent      bool                    // arena is another net's (BorrowActivations)
 	overflow       *syncedmem.SyncedMemory // the arena's part that the borrowed one does not hold
 	uses           []memUse[T]             // the memories the liveness pass planned
@@ -277,6 +278,10 @@ func (n *Net[T]) addLayer(id int, lp *caffepb.LayerParameter, available map[stri
 	b.SetContext(n.ctx)
 	b.SetLogger(n.log)
 	b.SetRNG(mathfn.NewRNG(rng.Uint64()))
+	if n.scratch == nil {
+		n.scratch = layer.NewHostScratch()
+	}
+	b.SetHostScratch(n.scratch)
 	n.layers = append(n.layers, layerRecord[T]{layer: l, name: lp.GetName()})
 	n.layerIndex[lp.GetName()] = id
 	r := &n.layers[id]

@@ -6,7 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/device"
-	"github.com/gocaffe/gocaffe/layer/internal/kit"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/mathfn"
 )
 
@@ -52,8 +52,8 @@ func (l *convBase[T]) backwardBatch(parts int) int {
 		c.batchDys = append(c.batchDys, nil)
 	}
 	for p := range parts {
-		c.batchCols[p] = kit.Grow(c.batchCols[p], l.kernelDim*l.group*nb*hw)
-		c.batchDys[p] = kit.Grow(c.batchDys[p], l.numOutput*nb*hw)
+		c.batchCols[p] = layer.ScratchOf(&l.Base, "conv.batchCols", p, &c.batchCols[p], l.kernelDim*l.group*nb*hw)
+		c.batchDys[p] = layer.ScratchOf(&l.Base, "conv.batchDys", p, &c.batchDys[p], l.numOutput*nb*hw)
 	}
 	return nb
 }
