@@ -1,0 +1,330 @@
+package mathfn
+
+import (
+	"fmt"
+
+	"github.com/gocaffe/gocaffe/settings"
+	"gonum.org/v1/gonum/blas"
+)
+
+// Winograd's minimal filtering F(4x4, 3x3) for 2-D convolutions with 3x3
+// filters, stride 1, no dilation and one group (Lavin and Gray, "Fast
+// Algorithms for Convolutional Neural Networks", 2015): each 4x4 block of
+// an output plane comes from a 6x6 tile of the padded input, the tiles
+// overlapping by 2. With the tile and the filter transformed (V = B^T d B,
+// U = G g G^T) the convolution is, per point xi of the 36 of the 6x6
+// transformed domain, one product M[xi] = U[xi] * V[xi] of an outputs x
+// channels matrix by a channels x tiles one; the output block is then
+// A^T M A. That is 36 multiplications per output block and channel pair
+// where im2col's GEMM does 144, for the price of the three transforms.
+//
+// The interpolation points are 0, +-1, +-2 and infinity, whose transforms
+// hold only small integers and powers of two (G's 1/4, 1/6, 1/12 and 1/24
+// are applied once, in float64, to the filters). Against a float64
+// convolution the float32 outputs of ResNet-50's and GoogLeNet's 3x3
+// layers differ by about 1e-6 of their largest magnitude (winograd_test.go
+// measures it), well inside the 1e-4 a folded net may differ by; F(6x6,
+// 3x3), which OpenCV uses, needs the points +-1/2 as well and loses about
+// ten times as much.
+
+// WinogradTile is the input tile's side, WinogradOut the output block's.
+const (
+	WinogradTile = 6
+	WinogradOut  = 4
+	winoPoints   = WinogradTile * WinogradTile
+)
+
+// Winograd is one convolution layer's Winograd state: the transformed
+// filters, packed for the GEMM kernels once per weight change
+// (NewWinograd), and the transformed tiles' buffers, sized by Reshape so
+// that Forward allocates nothing.
+type Winograd[T Float] struct {
+	cout, cin int
+	u         [winoPoints]*PackedA[T] // U[xi], cout x cin
+
+	// Set by Reshape.
+	num, h, w, padH, padW int
+	outH, outW            int
+	tilesX, perImage      int // tiles in a row, in an image
+	tiles, block          int // in all the images; per round of products
+	v, m                  []T // V[xi][cin][cnt], M[xi][cout][cnt] of a round
+
+	// The pass in progress, read by the part bodies (made once, so that a
+	// pass allocates nothing).
+	x, y                      []T
+	ep                        *Epilogue[T]
+	t0, cnt                   int
+	inPart, gemmPart, outPart func(part, lo, hi int)
+}
+
+// winoBlockBytes bounds the transformed tiles of one round (V and M
+// together): small enough that they stay in the shared L3 cache between
+// the transforms and the products (32 MB on the EPYC the figures in
+// layer/vision/conv_winograd.go come from), large enough that each product
+// reuses every packed block of U over many columns.
+const winoBlockBytes = 8 << 20
+
+// winoMinBlock is the least number of tiles of a round where there are
+// that many: the GEMM kernels' tiles are 16 columns wide.
+const winoMinBlock = 32
+
+// NewWinograd transforms the filters w (cout x cin x 3 x 3, as a
+// convolution's weights) and packs them for the products. w is read only
+// here: a change of weights needs a new Winograd.
+func NewWinograd[T Float](cout, cin int, w []T) (*Winograd[T], error) {
+	if cout <= 0 || cin <= 0 {
+		return nil, fmt.Errorf("winograd: %d outputs and %d channels, want both positive", cout, cin)
+	}
+	if len(w) < cout*cin*9 {
+		return nil, fmt.Errorf("winograd: %d weights for %d x %d 3x3 filters", len(w), cout, cin)
+	}
+	wg := &Winograd[T]{cout: cout, cin: cin}
+	wg.inPart, wg.gemmPart, wg.outPart = wg.inputPart, wg.productPart, wg.outputPart
+	u := make([]float64, winoPoints*cout*cin)
+	for o := range cout {
+		for c := range cin {
+			var g [9]float64
+			for i, v := range w[(o*cin+c)*9 : (o*cin+c)*9+9] {
+				g[i] = float64(v)
+			}
+			t := winoFilter(&g)
+			for xi, v := range t {
+				u[(xi*cout+o)*cin+c] = v
+			}
+		}
+	}
+	// The packed blocks are all that our own kernels read; only the linked
+	// BLAS (the openblas build) reads U as given, so only there is it
+	// kept: U is four times the weights.
+	keep := !ownGemmFor[T](settings.GEMMAuto)
+	scratch := make([]T, cout*cin)
+	for xi := range winoPoints {
+		a := scratch
+		if keep {
+			a = make([]T, cout*cin)
+		}
+		for i, v := range u[xi*cout*cin : (xi+1)*cout*cin] {
+			a[i] = T(v)
+		}
+		wg.u[xi] = PackA(blas.NoTrans, cout, cin, a)
+		if !keep {
+			wg.u[xi].a = nil
+		}
+	}
+	return wg, nil
+}
+
+// winoFilter returns G g G^T for a 3x3 filter g (row-major), 6x6.
+func winoFilter(g *[9]float64) [winoPoints]float64 {
+	// G is 6x3: rows (1/4, 0, 0), (-1/6, -1/6, -1/6), (-1/6, 1/6, -1/6),
+	// (1/24, 1/12, 1/6), (1/24, -1/12, 1/6), (0, 0, 1).
+	col := func(a, b, c float64) [6]float64 {
+		return [6]float64{a / 4, -(a + b + c) / 6, -(a - b + c) / 6, (a + 2*b + 4*c) / 24, (a - 2*b + 4*c) / 24, c}
+	}
+	var gg [3][6]float64 // (G g)^T: for each column of g, G times it
+	for j := range 3 {
+		gg[j] = col(g[j], g[3+j], g[6+j])
+	}
+	var out [winoPoints]float64
+	for i := range 6 {
+		r := col(gg[0][i], gg[1][i], gg[2][i])
+		copy(out[i*6:], r[:])
+	}
+	return out
+}
+
+// Reshape sizes the buffers for num images of channels x h x w padded by
+// padH and padW, whose outputs are (h+2padH-2) x (w+2padW-2). It
+// allocates only when a buffer must grow.
+func (wg *Winograd[T]) Reshape(num, h, w, padH, padW int) error {
+	outH, outW := h+2*padH-2, w+2*padW-2
+	if num <= 0 || h <= 0 || w <= 0 || padH < 0 || padW < 0 || outH <= 0 || outW <= 0 {
+		return fmt.Errorf("winograd: %d images of %dx%d with pad %d,%d have no 3x3 outputs", num, h, w, padH, padW)
+	}
+	wg.num, wg.h, wg.w, wg.padH, wg.padW, wg.outH, wg.outW = num, h, w, padH, padW, outH, outW
+	wg.tilesX = (outW + WinogradOut - 1) / WinogradOut
+	wg.perImage = wg.tilesX * ((outH + WinogradOut - 1) / WinogradOut)
+	wg.tiles = num * wg.perImage
+	wg.block = min(wg.tiles, max(winoMinBlock, winoBlockBytes/(winoPoints*(wg.cin+wg.cout)*4)/16*16))
+	wg.v = grow(wg.v, winoPoints*wg.cin*wg.block)
+	wg.m = grow(wg.m, winoPoints*wg.cout*wg.block)
+	return nil
+}
+
+// Forward computes y = ep(conv(x)) for the shape of the last Reshape: x
+// is num x cin x h x w, y num x cout x outH x outW; ep's RowBias (one per
+// output channel) and activation apply, its ColBias must be nil. The
+// transforms and products of each round of tiles are spread over the
+// cores: the input transform by channels, the 36 products by point (each
+// on one core: at batch 1 a late layer has few tiles, too few columns to
+// split a product), the output transform by output channels.
+func (wg *Winograd[T]) Forward(x, y []T, ep *Epilogue[T]) {
+	if len(x) < wg.num*wg.cin*wg.h*wg.w || len(y) < wg.num*wg.cout*wg.outH*wg.outW {
+		panic(fmt.Sprintf("winograd: %d inputs and %d outputs for %d images", len(x), len(y), wg.num))
+	}
+	if ep != nil && ep.ColBias != nil {
+		panic("winograd: an epilogue with column biases")
+	}
+	wg.x, wg.y, wg.ep = x, y, ep
+	for t0 := 0; t0 < wg.tiles; t0 += wg.block {
+		wg.t0, wg.cnt = t0, min(wg.block, wg.tiles-t0)
+		Parallel(wg.cin, wg.inPart)
+		Parallel(winoPoints, wg.gemmPart)
+		Parallel(wg.cout, wg.outPart)
+	}
+	wg.x, wg.y, wg.ep = nil, nil, nil
+}
+
+// productPart computes the products of points [lo, hi) of the round.
+func (wg *Winograd[T]) productPart(_, lo, hi int) {
+	vs, ms := wg.cin*wg.cnt, wg.cout*wg.cnt
+	for xi := lo; xi < hi; xi++ {
+		GemmPackedEpilogue(wg.u[xi], blas.NoTrans, wg.cnt, wg.v[xi*vs:(xi+1)*vs], wg.m[xi*ms:(xi+1)*ms], nil, true)
+	}
+}
+
+// tileAt returns the image, and the top-left corner in the output, of
+// tile t.
+func (wg *Winograd[T]) tileAt(t int) (n, oy, ox int) {
+	n, r := t/wg.perImage, t%wg.perImage
+	return n, r / wg.tilesX * WinogradOut, r % wg.tilesX * WinogradOut
+}
+
+// inputPart transforms the round's tiles of channels [lo, hi) into V.
+func (wg *Winograd[T]) inputPart(_, lo, hi int) {
+	plane := wg.h * wg.w
+	cnt, vs := wg.cnt, wg.cin*wg.cnt
+	var d [winoPoints]T
+	for c := lo; c < hi; c++ {
+		v := wg.v[c*cnt:]
+		for t := range cnt {
+			n, oy, ox := wg.tileAt(wg.t0 + t)
+			wg.loadTile(&d, wg.x[(n*wg.cin+c)*plane:(n*wg.cin+c+1)*plane], oy-wg.padH, ox-wg.padW)
+			winoInput(&d)
+			for xi, e := range d {
+				v[xi*vs+t] = e
+			}
+		}
+	}
+}
+
+// loadTile copies the 6x6 tile of plane (h x w) whose corner is at row
+// y0 and column x0 into d, with zeros where it lies outside.
+func (wg *Winograd[T]) loadTile(d *[winoPoints]T, plane []T, y0, x0 int) {
+	h, w := wg.h, wg.w
+	if y0 >= 0 && x0 >= 0 && y0+WinogradTile <= h && x0+WinogradTile <= w {
+		for i := range WinogradTile {
+			copy(d[i*WinogradTile:(i+1)*WinogradTile], plane[(y0+i)*w+x0:])
+		}
+		return
+	}
+	for i := range WinogradTile {
+		row := d[i*WinogradTile : (i+1)*WinogradTile]
+		y := y0 + i
+		if y < 0 || y >= h {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			if x := x0 + j; x >= 0 && x < w {
+				row[j] = plane[y*w+x]
+			} else {
+				row[j] = 0
+			}
+		}
+	}
+}
+
+// winoInput replaces the tile d by B^T d B. B^T is 6x6: rows
+// (4, 0, -5, 0, 1, 0), (0, -4, -4, 1, 1, 0), (0, 4, -4, -1, 1, 0),
+// (0, -2, -1, 2, 1, 0), (0, 2, -1, -2, 1, 0), (0, 4, 0, -5, 0, 1).
+func winoInput[T Float](d *[winoPoints]T) {
+	var t [winoPoints]T
+	for j := range 6 { // t = B^T d, column by column
+		d0, d1, d2, d3, d4, d5 := d[j], d[6+j], d[12+j], d[18+j], d[24+j], d[30+j]
+		t[j], t[6+j], t[12+j], t[18+j], t[24+j], t[30+j] = winoIn6(d0, d1, d2, d3, d4, d5)
+	}
+	for i := range 6 { // d = t B, row by row
+		r := t[i*6 : i*6+6 : i*6+6]
+		d[i*6], d[i*6+1], d[i*6+2], d[i*6+3], d[i*6+4], d[i*6+5] = winoIn6(r[0], r[1], r[2], r[3], r[4], r[5])
+	}
+}
+
+// winoIn6 is B^T times a vector of 6.
+func winoIn6[T Float](d0, d1, d2, d3, d4, d5 T) (T, T, T, T, T, T) {
+	a, b := d4-4*d2, d3-4*d1 // rows 1 and 2: d4 - 4d2 -+ (4d1 - d3)
+	c, e := d4-d2, 2*(d3-d1) //  rows 3 and 4: d4 - d2 +- 2(d3 - d1)
+	return 4*d0 - 5*d2 + d4, a + b, a - b, c + e, c - e, 4*d1 - 5*d3 + d5
+}
+
+// outputPart transforms the round's products of output channels
+// [lo, hi) into y, with the epilogue.
+func (wg *Winograd[T]) outputPart(_, lo, hi int) {
+	plane := wg.outH * wg.outW
+	cnt, ms := wg.cnt, wg.cout*wg.cnt
+	var m [winoPoints]T
+	var o [WinogradOut * WinogradOut]T
+	for c := lo; c < hi; c++ {
+		var bias T
+		relu, slope := false, T(0)
+		if wg.ep != nil {
+			if wg.ep.RowBias != nil {
+				bias = wg.ep.RowBias[c]
+			}
+			relu, slope = wg.ep.ReLU, wg.ep.Slope
+		}
+		src := wg.m[c*cnt:]
+		for t := range cnt {
+			for xi := range m {
+				m[xi] = src[xi*ms+t]
+			}
+			winoOutput(&m, &o)
+			n, oy, ox := wg.tileAt(wg.t0 + t)
+			wg.storeBlock(&o, wg.y[(n*wg.cout+c)*plane:(n*wg.cout+c+1)*plane], oy, ox, bias, relu, slope)
+		}
+	}
+}
+
+// winoOutput computes the 4x4 block A^T m A. A^T is 4x6: rows
+// (1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0),
+// (0, 1, -1, 8, -8, 1).
+func winoOutput[T Float](m *[winoPoints]T, o *[WinogradOut * WinogradOut]T) {
+	var t [WinogradOut * 6]T
+	for j := range 6 { // t = A^T m, column by column
+		t[j], t[6+j], t[12+j], t[18+j] = winoOut6(m[j], m[6+j], m[12+j], m[18+j], m[24+j], m[30+j])
+	}
+	for i := range WinogradOut { // o = t A, row by row
+		r := t[i*6 : i*6+6 : i*6+6]
+		o[i*4], o[i*4+1], o[i*4+2], o[i*4+3] = winoOut6(r[0], r[1], r[2], r[3], r[4], r[5])
+	}
+}
+
+// winoOut6 is A^T times a vector of 6.
+func winoOut6[T Float](m0, m1, m2, m3, m4, m5 T) (T, T, T, T) {
+	a, b := m1+m2, m1-m2
+	c, d := m3+m4, m3-m4
+	return m0 + a + c, b + 2*d, a + 4*c, b + 8*d + m5
+}
+
+// storeBlock writes the part of the 4x4 block o inside the plane (outH x
+// outW) at row oy and column ox, with the bias added and the activation
+// applied as Epilogue does (Caffe's ReLU: a NaN stays NaN).
+func (wg *Winograd[T]) storeBlock(o *[WinogradOut * WinogradOut]T, plane []T, oy, ox int, bias T, relu bool, slope T) {
+	rows, cols := min(WinogradOut, wg.outH-oy), min(WinogradOut, wg.outW-ox)
+	for i := range rows {
+		dst := plane[(oy+i)*wg.outW+ox : (oy+i)*wg.outW+ox+cols]
+		for j := range dst {
+			v := o[i*WinogradOut+j] + bias
+			if relu {
+				if slope == 0 {
+					if !(v > 0) && v == v {
+						v = 0
+					}
+				} else if v < 0 {
+					v *= slope
+				}
+			}
+			dst[j] = v
+		}
+	}
+}
