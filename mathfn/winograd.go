@@ -2,6 +2,8 @@ package mathfn
 
 import (
 	"fmt"
+	"runtime"
+	"unsafe"
 
 	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
@@ -48,6 +50,13 @@ type Winograd[T Float] struct {
 	tilesX, perImage      int // tiles in a row, in an image
 	tiles, block          int // in all the images; per round of products
 	v, m                  []T // V[xi][cin][cnt], M[xi][cout][cnt] of a round
+	// The vector transforms' (winoVector): where each tile of the round
+	// starts in a part's staged planes (inOff) and in the top (outOff,
+	// -1 for a block the output's edge cuts), and each part's scratch.
+	inOff, outOff  []int
+	stageH, stageW int // a staged plane: padded, and wide and long enough for every tile's reads
+	ldo            int // the output rows' stride for the kernel
+	scratch        []winoScratch[T]
 
 	// The pass in progress, read by the part bodies (made once, so that a
 	// pass allocates nothing).
@@ -55,6 +64,16 @@ type Winograd[T Float] struct {
 	ep                        *Epilogue[T]
 	t0, cnt                   int
 	inPart, gemmPart, outPart func(part, lo, hi int)
+}
+
+// winoScratch is one part's scratch for the vector transforms.
+type winoScratch[T Float] struct {
+	stage []T // the round's images' planes of one channel, padded
+	edge  []T // 8 blocks of the output's edge, ldo apart
+	in    [288]float32
+	out   [192]float32
+	lanes [winoPoints * 8]T // a short last group's points
+	ptrs  [8]unsafe.Pointer
 }
 
 // winoBlockBytes bounds the transformed tiles of one round (V and M
@@ -80,7 +99,10 @@ func NewWinograd[T Float](cout, cin int, w []T) (*Winograd[T], error) {
 	}
 	wg := &Winograd[T]{cout: cout, cin: cin}
 	wg.inPart, wg.gemmPart, wg.outPart = wg.inputPart, wg.productPart, wg.outputPart
-	u := make([]float64, winoPoints*cout*cin)
+	// U is computed in float64 and rounded once. Our own kernels read
+	// only the packed blocks; the linked BLAS (the openblas build) reads U
+	// as given, so only there is it kept: it is four times the weights.
+	u := make([]T, winoPoints*cout*cin)
 	for o := range cout {
 		for c := range cin {
 			var g [9]float64
@@ -89,24 +111,13 @@ func NewWinograd[T Float](cout, cin int, w []T) (*Winograd[T], error) {
 			}
 			t := winoFilter(&g)
 			for xi, v := range t {
-				u[(xi*cout+o)*cin+c] = v
+				u[(xi*cout+o)*cin+c] = T(v)
 			}
 		}
 	}
-	// The packed blocks are all that our own kernels read; only the linked
-	// BLAS (the openblas build) reads U as given, so only there is it
-	// kept: U is four times the weights.
 	keep := !ownGemmFor[T](settings.GEMMAuto)
-	scratch := make([]T, cout*cin)
 	for xi := range winoPoints {
-		a := scratch
-		if keep {
-			a = make([]T, cout*cin)
-		}
-		for i, v := range u[xi*cout*cin : (xi+1)*cout*cin] {
-			a[i] = T(v)
-		}
-		wg.u[xi] = PackA(blas.NoTrans, cout, cin, a)
+		wg.u[xi] = PackA(blas.NoTrans, cout, cin, u[xi*cout*cin:(xi+1)*cout*cin])
 		if !keep {
 			wg.u[xi].a = nil
 		}
@@ -147,8 +158,55 @@ func (wg *Winograd[T]) Reshape(num, h, w, padH, padW int) error {
 	wg.tiles = num * wg.perImage
 	wg.block = min(wg.tiles, max(winoMinBlock, winoBlockBytes/(winoPoints*(wg.cin+wg.cout)*4)/16*16))
 	wg.v = grow(wg.v, winoPoints*wg.cin*wg.block)
-	wg.m = grow(wg.m, winoPoints*wg.cout*wg.block)
+	// 8 more: the output kernel reads a short last group's 8 lanes.
+	wg.m = grow(wg.m, winoPoints*wg.cout*wg.block+8)
+	if wg.vector() {
+		wg.reshapeVector()
+	}
 	return nil
+}
+
+// vector says whether the transforms run on the vector kernels: float32
+// on a CPU that has them.
+func (wg *Winograd[T]) vector() bool {
+	var zero T
+	return winoVector && unsafe.Sizeof(zero) == 4
+}
+
+// reshapeVector sizes the vector transforms' buffers: a part stages the
+// planes of every image a round touches.
+func (wg *Winograd[T]) reshapeVector() {
+	tilesY := wg.perImage / wg.tilesX
+	wg.stageH, wg.stageW = WinogradOut*tilesY+2, WinogradOut*wg.tilesX+4
+	images := min(wg.num, (wg.block+wg.perImage-1)/wg.perImage+1)
+	wg.ldo = wg.outW
+	if wg.outW < WinogradOut {
+		wg.ldo = WinogradOut // every block is an edge block
+	}
+	wg.inOff = growInts(wg.inOff, wg.block)
+	wg.outOff = growInts(wg.outOff, wg.block)
+	wg.sizeScratch()
+	for i := range wg.scratch {
+		sc := &wg.scratch[i]
+		sc.stage = grow(sc.stage, images*wg.stageH*wg.stageW)
+		sc.edge = grow(sc.edge, 8*WinogradOut*wg.ldo)
+	}
+}
+
+// sizeScratch makes a scratch for each part Parallel may run.
+func (wg *Winograd[T]) sizeScratch() {
+	for len(wg.scratch) < runtime.GOMAXPROCS(0) {
+		wg.scratch = append(wg.scratch, winoScratch[T]{})
+	}
+}
+
+// growInts returns s with length n, reusing its array when it is big
+// enough.
+func growInts(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	return s[:n]
 }
 
 // Forward computes y = ep(conv(x)) for the shape of the last Reshape: x
@@ -166,8 +224,14 @@ func (wg *Winograd[T]) Forward(x, y []T, ep *Epilogue[T]) {
 		panic("winograd: an epilogue with column biases")
 	}
 	wg.x, wg.y, wg.ep = x, y, ep
+	if wg.vector() && len(wg.scratch) < runtime.GOMAXPROCS(0) {
+		wg.reshapeVector() // GOMAXPROCS grew since Reshape
+	}
 	for t0 := 0; t0 < wg.tiles; t0 += wg.block {
 		wg.t0, wg.cnt = t0, min(wg.block, wg.tiles-t0)
+		if wg.vector() {
+			wg.roundOffsets()
+		}
 		Parallel(wg.cin, wg.inPart)
 		Parallel(winoPoints, wg.gemmPart)
 		Parallel(wg.cout, wg.outPart)
@@ -190,8 +254,27 @@ func (wg *Winograd[T]) tileAt(t int) (n, oy, ox int) {
 	return n, r / wg.tilesX * WinogradOut, r % wg.tilesX * WinogradOut
 }
 
+// roundOffsets computes where each tile of the round starts in the
+// staged planes and in the top's plane of its channel.
+func (wg *Winograd[T]) roundOffsets() {
+	n0 := wg.t0 / wg.perImage
+	plane := wg.outH * wg.outW
+	for t := range wg.cnt {
+		n, oy, ox := wg.tileAt(wg.t0 + t)
+		wg.inOff[t] = ((n-n0)*wg.stageH+oy)*wg.stageW + ox
+		wg.outOff[t] = -1
+		if oy+WinogradOut <= wg.outH && ox+WinogradOut <= wg.outW {
+			wg.outOff[t] = n*wg.cout*plane + oy*wg.outW + ox
+		}
+	}
+}
+
 // inputPart transforms the round's tiles of channels [lo, hi) into V.
-func (wg *Winograd[T]) inputPart(_, lo, hi int) {
+func (wg *Winograd[T]) inputPart(part, lo, hi int) {
+	if wg.vector() {
+		wg.inputVector(&wg.scratch[part], lo, hi)
+		return
+	}
 	plane := wg.h * wg.w
 	cnt, vs := wg.cnt, wg.cin*wg.cnt
 	var d [winoPoints]T
@@ -204,6 +287,53 @@ func (wg *Winograd[T]) inputPart(_, lo, hi int) {
 			for xi, e := range d {
 				v[xi*vs+t] = e
 			}
+		}
+	}
+}
+
+// inputVector is inputPart on the vector kernel, eight tiles at a time,
+// from planes staged with their padding.
+func (wg *Winograd[T]) inputVector(sc *winoScratch[T], lo, hi int) {
+	cnt, vs := wg.cnt, wg.cin*wg.cnt
+	ld := wg.stageW * 4
+	for c := lo; c < hi; c++ {
+		wg.stage(sc.stage, c)
+		v := wg.v[c*cnt:]
+		for g := 0; g < cnt; g += 8 {
+			lanes := min(8, cnt-g)
+			for k := range 8 {
+				sc.ptrs[k] = unsafe.Pointer(&sc.stage[wg.inOff[g+min(k, lanes-1)]])
+			}
+			if lanes == 8 {
+				winoInputAVX2(&sc.ptrs, ld, unsafe.Pointer(&v[g]), vs*4, &sc.in)
+				continue
+			}
+			winoInputAVX2(&sc.ptrs, ld, unsafe.Pointer(&sc.lanes[0]), 8*4, &sc.in)
+			for xi := range winoPoints {
+				copy(v[xi*vs+g:xi*vs+g+lanes], sc.lanes[xi*8:xi*8+lanes])
+			}
+		}
+	}
+}
+
+// stage copies channel c of the round's images into stage, one padded
+// plane each (stageH x stageW, zeros around the image).
+func (wg *Winograd[T]) stage(stage []T, c int) {
+	n0, n1 := wg.t0/wg.perImage, (wg.t0+wg.cnt-1)/wg.perImage
+	plane, sw := wg.h*wg.w, wg.stageW
+	for n := n0; n <= n1; n++ {
+		x := wg.x[(n*wg.cin+c)*plane : (n*wg.cin+c+1)*plane]
+		dst := stage[(n-n0)*wg.stageH*sw : (n-n0+1)*wg.stageH*sw]
+		for r := range wg.stageH {
+			row := dst[r*sw : (r+1)*sw]
+			y := r - wg.padH
+			if y < 0 || y >= wg.h {
+				clear(row)
+				continue
+			}
+			clear(row[:wg.padW])
+			copy(row[wg.padW:], x[y*wg.w:(y+1)*wg.w])
+			clear(row[wg.padW+wg.w:])
 		}
 	}
 }
@@ -259,7 +389,11 @@ func winoIn6[T Float](d0, d1, d2, d3, d4, d5 T) (T, T, T, T, T, T) {
 
 // outputPart transforms the round's products of output channels
 // [lo, hi) into y, with the epilogue.
-func (wg *Winograd[T]) outputPart(_, lo, hi int) {
+func (wg *Winograd[T]) outputPart(part, lo, hi int) {
+	if wg.vector() && (wg.ep == nil || !wg.ep.ReLU || wg.ep.Slope == 0) {
+		wg.outputVector(&wg.scratch[part], lo, hi)
+		return
+	}
 	plane := wg.outH * wg.outW
 	cnt, ms := wg.cnt, wg.cout*wg.cnt
 	var m [winoPoints]T
@@ -281,6 +415,57 @@ func (wg *Winograd[T]) outputPart(_, lo, hi int) {
 			winoOutput(&m, &o)
 			n, oy, ox := wg.tileAt(wg.t0 + t)
 			wg.storeBlock(&o, wg.y[(n*wg.cout+c)*plane:(n*wg.cout+c+1)*plane], oy, ox, bias, relu, slope)
+		}
+	}
+}
+
+// outputVector is outputPart on the vector kernel, eight tiles at a
+// time: the blocks inside the output straight into it, those its edge
+// cuts through the scratch.
+func (wg *Winograd[T]) outputVector(sc *winoScratch[T], lo, hi int) {
+	plane := wg.outH * wg.outW
+	cnt, ms := wg.cnt, wg.cout*wg.cnt
+	relu := 0
+	if wg.ep != nil && wg.ep.ReLU {
+		relu = 1
+	}
+	for c := lo; c < hi; c++ {
+		var bias float32
+		if wg.ep != nil && wg.ep.RowBias != nil {
+			bias = float32(wg.ep.RowBias[c])
+		}
+		for g := 0; g < cnt; g += 8 {
+			lanes := min(8, cnt-g)
+			edges := false
+			for k := range 8 {
+				if k < lanes && wg.outOff[g+k] >= 0 {
+					sc.ptrs[k] = unsafe.Pointer(&wg.y[wg.outOff[g+k]+c*plane])
+					continue
+				}
+				sc.ptrs[k] = unsafe.Pointer(&sc.edge[k*WinogradOut*wg.ldo])
+				edges = edges || k < lanes
+			}
+			winoOutputAVX2(unsafe.Pointer(&wg.m[c*cnt+g]), ms*4, &sc.ptrs, wg.ldo*4, &sc.out, bias, relu)
+			if edges {
+				wg.copyEdges(sc, c, g, lanes)
+			}
+		}
+	}
+}
+
+// copyEdges copies the group's blocks that the output's edge cuts from
+// the scratch into the top.
+func (wg *Winograd[T]) copyEdges(sc *winoScratch[T], c, g, lanes int) {
+	plane := wg.outH * wg.outW
+	for k := range lanes {
+		if wg.outOff[g+k] >= 0 {
+			continue
+		}
+		n, oy, ox := wg.tileAt(wg.t0 + g + k)
+		rows, cols := min(WinogradOut, wg.outH-oy), min(WinogradOut, wg.outW-ox)
+		y := wg.y[(n*wg.cout+c)*plane:]
+		for i := range rows {
+			copy(y[(oy+i)*wg.outW+ox:(oy+i)*wg.outW+ox+cols], sc.edge[k*WinogradOut*wg.ldo+i*wg.ldo:])
 		}
 	}
 }

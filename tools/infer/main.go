@@ -165,6 +165,7 @@ func runTime(args []string) error {
 	outPath := fs.String("out", "", "write the first output blob here (.npy)")
 	blobName := fs.String("blob", "", "the blob to write (default: the first output)")
 	noFold := fs.Bool("nofold", false, "run the net unfolded (net.Options.NoFold)")
+	noWinograd := fs.Bool("nowinograd", false, "keep 3x3 convolutions on im2col and GEMM (net.Options.NoWinograd)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed passes to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -173,7 +174,7 @@ func runTime(args []string) error {
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: testState(), Seed: 1, NoFold: *noFold})
+	n, err := net.NewFromFile[float32](*model, net.Options{State: testState(), Seed: 1, NoFold: *noFold, NoWinograd: *noWinograd})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,8 @@
 #
 # Prints, per model and batch, each side's median over all its timed
 # passes and the ratio gocaffe / OpenCV, then the outputs' difference.
-# INFER_FLAGS passes flags to gocaffe's side (-nofold: the unfolded net).
+# INFER_FLAGS passes flags to gocaffe's side (-nofold: the unfolded net;
+# -nowinograd: folded, 3x3 convolutions on im2col and GEMM alone).
 set -eu
 out=$1 rounds=$2 iters=$3 batches=$4
 shift 4
