@@ -25,17 +25,45 @@ func (l *convBase[T]) winoFits() bool {
 var winoAlways = false
 
 // winoWins reports whether, at the shape of the last Reshape, the
-// Winograd way is faster than im2col and the GEMM. Measured with
-// BenchmarkConvFolded (conv_winograd_test.go), GOMAXPROCS=2 on a 2-vCPU
-// AMD EPYC with AVX2, ms per pass im2col -> Winograd:
+// Winograd way is faster than im2col and the GEMM: at least 16 output
+// blocks in the pass (fewer give the 36 products too few columns, and
+// the transformed filters, four times the weights, are read for little),
+// at least 32 channels in and out (with fewer the transforms cost more
+// than the products save), and with fewer than 64 an output of at least
+// 14x14 (on 7x7 a quarter of the blocks' outputs are cut off).
 //
-//	TODO figures
+// Measured with BenchmarkConvFolded and BenchmarkConvFoldedCrossover
+// (conv_winograd_test.go), GOMAXPROCS=2 on a 2-vCPU AMD EPYC with AVX2,
+// folded pass in ms, im2col -> Winograd, batch 1 / batch 10:
+//
+//	ResNet-50   64->64 56x56      2.88 -> 1.36 / 29.4 -> 15.1
+//	           128->128 28x28     2.19 -> 1.16 / 20.2 -> 9.45
+//	           256->256 14x14     2.40 -> 1.17 / 16.4 -> 10.7
+//	           512->512 7x7       2.39 -> 3.41 / 23.4 -> 10.5 (4 blocks at batch 1)
+//	GoogLeNet   64->192 56x56     6.28 -> 3.58 / 64.1 -> 34.3
+//	            96->128 28x28     1.61 -> 0.95 / 15.2 -> 8.16
+//	           128->192 28x28     2.87 -> 1.44 / 28.0 -> 14.4
+//	           112->224 14x14     1.21 -> 0.68 / 9.49 -> 4.76
+//	           160->320 7x7       0.62 -> 0.76 / 4.52 -> 2.30
+//	            16->32 28x28      0.17 -> 0.20 / 1.14 -> 1.29
+//	            32->64 7x7        0.07 -> 0.17 / 0.45 -> 0.58
+//	CaffeNet   256->384 13x13     3.61 -> 2.93 / 47.7 -> 25.8
+//	           384->384 13x13     7.31 -> 4.62 / 73.5 -> 41.2
+//	           384->256 13x13     4.69 -> 1.94 / 33.7 -> 25.8
+//	near the crossover, batch 1: 32->64 28x28 0.62 -> 0.56, 48->48
+//	28x28 0.75 -> 0.55, 32->32 56x56 1.76 -> 0.82, 48->64 14x14 0.23 ->
+//	0.20; 256->256 10x10 (9 blocks) 1.26 -> 1.34, 512->512 10x10 4.61 ->
+//	4.38; 7x7 at batch 2 (8 blocks): 256->256 2.39 -> 2.11, 160->320
+//	1.85 -> 1.56, 512->512 8.2 -> 6.1.
+//
+// Between 8 and 16 blocks the two are close; im2col keeps them.
 func (l *convBase[T]) winoWins() bool {
 	if winoAlways {
 		return true
 	}
-	cin, cout := l.channels, l.numOutput
-	return cin >= 16 && cout >= 16 && l.winoTiles() >= 16
+	out := l.geo.Out
+	least := min(l.channels, l.numOutput)
+	return least >= 32 && l.winoTiles() >= 16 && (least >= 64 || out[0] >= 14 && out[1] >= 14)
 }
 
 // winoTiles is the number of 4x4 output blocks of the pass.

@@ -115,20 +115,88 @@ func BenchmarkConvFolded(b *testing.B) {
 		{"caffenet_384_256_13", 384, 256, 13},
 	} {
 		for _, num := range []int{1, 10} {
-			for _, wino := range []bool{false, true} {
-				way := "im2col"
-				if wino {
-					way = "winograd"
-				}
-				b.Run(fmt.Sprintf("%s/b%d/%s", s.name, num, way), func(b *testing.B) {
-					l, bottom, top := foldedConv(b, []int{num, s.cin, s.size, s.size}, s.cout, 1, wino)
-					for b.Loop() {
-						if err := l.ForwardCPU(bottom, top); err != nil {
-							b.Fatal(err)
-						}
-					}
-				})
-			}
+			benchConvFolded(b, s.name, s.cin, s.cout, s.size, num)
 		}
+	}
+}
+
+// BenchmarkConvFoldedCrossover times the shapes near the crossover: few
+// channels, and few tiles (7x7 at batches 1 to 4).
+func BenchmarkConvFoldedCrossover(b *testing.B) {
+	defer vision.SetWinogradAlways(true)()
+	for _, s := range []struct {
+		name                 string
+		cin, cout, size, num int
+	}{
+		{"32_64_28", 32, 64, 28, 1},
+		{"48_48_28", 48, 48, 28, 1},
+		{"32_32_56", 32, 32, 56, 1},
+		{"48_64_14", 48, 64, 14, 1},
+		{"512_7", 512, 512, 7, 2},
+		{"512_7", 512, 512, 7, 3},
+		{"512_7", 512, 512, 7, 4},
+		{"256_7", 256, 256, 7, 1},
+		{"256_7", 256, 256, 7, 2},
+		{"160_320_7", 160, 320, 7, 2},
+		{"128_10", 128, 128, 10, 1},
+		{"256_10", 256, 256, 10, 1},
+		{"512_10", 512, 512, 10, 1},
+	} {
+		benchConvFolded(b, s.name, s.cin, s.cout, s.size, s.num)
+	}
+}
+
+// benchConvFolded times one shape both ways.
+func benchConvFolded(b *testing.B, name string, cin, cout, size, num int) {
+	for _, wino := range []bool{false, true} {
+		way := "im2col"
+		if wino {
+			way = "winograd"
+		}
+		b.Run(fmt.Sprintf("%s/b%d/%s", name, num, way), func(b *testing.B) {
+			l, bottom, top := foldedConv(b, []int{num, cin, size, size}, cout, 1, wino)
+			for b.Loop() {
+				if err := l.ForwardCPU(bottom, top); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// The shape rule (winoWins) takes Winograd where the benchmark says it
+// wins, and never in a fold that asks for none or a window it does not
+// compute.
+func TestWinogradShapeRule(t *testing.T) {
+	for _, c := range []struct {
+		shape     []int
+		cout, pad int
+		wino      bool
+		want      bool
+	}{
+		{[]int{1, 64, 56, 56}, 64, 1, true, true},
+		{[]int{1, 64, 56, 56}, 64, 1, false, false}, // Fold.NoWinograd
+		{[]int{1, 512, 7, 7}, 512, 1, true, false},  // 4 blocks
+		{[]int{10, 512, 7, 7}, 512, 1, true, true},
+		{[]int{1, 16, 28, 28}, 32, 1, true, false}, // few channels
+		{[]int{10, 32, 7, 7}, 64, 1, true, false},  // few channels on 7x7
+		{[]int{1, 48, 14, 14}, 64, 1, true, true},
+		{[]int{1, 3, 224, 224}, 64, 1, true, false},
+	} {
+		l, _, _ := foldedConv(t, c.shape, c.cout, c.pad, c.wino)
+		if got := vision.UsesWinograd(l); got != c.want {
+			t.Errorf("%v to %d channels, Winograd allowed %v: takes it %v, want %v", c.shape, c.cout, c.wino, got, c.want)
+		}
+	}
+	// A strided 3x3 does not fit.
+	l := layertest.New[float32](t, `type: "Convolution" convolution_param { num_output: 64 kernel_size: 3 stride: 2 pad: 1 }`)
+	bottom := []*blob.Blob[float32]{layertest.Blob[float32](t, 1, 64, 56, 56)}
+	top := layertest.Blobs[float32](t, 1)
+	layertest.SetUp(t, l, bottom, top)
+	if err := l.(layer.Folder[float32]).SetFold(convFold(64, true)); err != nil {
+		t.Fatal(err)
+	}
+	if vision.UsesWinograd(l) {
+		t.Error("a stride-2 3x3 convolution takes Winograd")
 	}
 }
