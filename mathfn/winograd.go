@@ -157,13 +157,26 @@ func (wg *Winograd[T]) Reshape(num, h, w, padH, padW int) error {
 	wg.perImage = wg.tilesX * ((outH + WinogradOut - 1) / WinogradOut)
 	wg.tiles = num * wg.perImage
 	wg.block = min(wg.tiles, max(winoMinBlock, winoBlockBytes/(winoPoints*(wg.cin+wg.cout)*4)/16*16))
-	wg.v = grow(wg.v, winoPoints*wg.cin*wg.block)
+	wg.v = grow(wg.v, winoPoints*winoStride(wg.cin*wg.block))
 	// 8 more: the output kernel reads a short last group's 8 lanes.
-	wg.m = grow(wg.m, winoPoints*wg.cout*wg.block+8)
+	wg.m = grow(wg.m, winoPoints*winoStride(wg.cout*wg.block)+8)
 	if wg.vector() {
 		wg.reshapeVector()
 	}
 	return nil
+}
+
+// winoStride is how far apart the points' matrices of n values are in V
+// and M: an odd number of 64-byte cache lines. The transforms read or
+// write the 36 points of a tile at once, and at a stride of an even
+// number of lines those fall into a few sets of the L1 cache (8-way, 64
+// sets) and evict each other.
+func winoStride(n int) int {
+	lines := (n + 15) / 16
+	if lines%2 == 0 {
+		lines++
+	}
+	return lines * 16
 }
 
 // vector says whether the transforms run on the vector kernels: float32
@@ -241,7 +254,7 @@ func (wg *Winograd[T]) Forward(x, y []T, ep *Epilogue[T]) {
 
 // productPart computes the products of points [lo, hi) of the round.
 func (wg *Winograd[T]) productPart(_, lo, hi int) {
-	vs, ms := wg.cin*wg.cnt, wg.cout*wg.cnt
+	vs, ms := winoStride(wg.cin*wg.cnt), winoStride(wg.cout*wg.cnt)
 	for xi := lo; xi < hi; xi++ {
 		GemmPackedEpilogue(wg.u[xi], blas.NoTrans, wg.cnt, wg.v[xi*vs:(xi+1)*vs], wg.m[xi*ms:(xi+1)*ms], nil, true)
 	}
@@ -276,7 +289,7 @@ func (wg *Winograd[T]) inputPart(part, lo, hi int) {
 		return
 	}
 	plane := wg.h * wg.w
-	cnt, vs := wg.cnt, wg.cin*wg.cnt
+	cnt, vs := wg.cnt, winoStride(wg.cin*wg.cnt)
 	var d [winoPoints]T
 	for c := lo; c < hi; c++ {
 		v := wg.v[c*cnt:]
@@ -294,7 +307,7 @@ func (wg *Winograd[T]) inputPart(part, lo, hi int) {
 // inputVector is inputPart on the vector kernel, eight tiles at a time,
 // from planes staged with their padding.
 func (wg *Winograd[T]) inputVector(sc *winoScratch[T], lo, hi int) {
-	cnt, vs := wg.cnt, wg.cin*wg.cnt
+	cnt, vs := wg.cnt, winoStride(wg.cin*wg.cnt)
 	ld := wg.stageW * 4
 	for c := lo; c < hi; c++ {
 		wg.stage(sc.stage, c)
@@ -395,7 +408,7 @@ func (wg *Winograd[T]) outputPart(part, lo, hi int) {
 		return
 	}
 	plane := wg.outH * wg.outW
-	cnt, ms := wg.cnt, wg.cout*wg.cnt
+	cnt, ms := wg.cnt, winoStride(wg.cout*wg.cnt)
 	var m [winoPoints]T
 	var o [WinogradOut * WinogradOut]T
 	for c := lo; c < hi; c++ {
@@ -424,7 +437,7 @@ func (wg *Winograd[T]) outputPart(part, lo, hi int) {
 // cuts through the scratch.
 func (wg *Winograd[T]) outputVector(sc *winoScratch[T], lo, hi int) {
 	plane := wg.outH * wg.outW
-	cnt, ms := wg.cnt, wg.cout*wg.cnt
+	cnt, ms := wg.cnt, winoStride(wg.cout*wg.cnt)
 	relu := 0
 	if wg.ep != nil && wg.ep.ReLU {
 		relu = 1
