@@ -72,24 +72,36 @@ func (l *convBase[T]) winoTiles() int {
 	return l.num * ((out[0] + 3) / 4) * ((out[1] + 3) / 4)
 }
 
-// setWinograd transforms the folded weights for the Winograd way, or
-// drops it where the layer does not fit or f asks for none.
-func (l *convBase[T]) setWinograd(f *layer.Fold) error {
+// setWinograd records whether the fold may take the Winograd way, and
+// drops the filters transformed from the weights before: the first pass
+// that takes the way transforms them again (winograd), so that a layer
+// whose shapes never do holds none (they are four times its weights:
+// 113 MB for ResNet-50's three 512-channel layers, which at batch 1 keep
+// im2col).
+func (l *convBase[T]) setWinograd(f *layer.Fold) {
 	l.fold.wino = nil
-	if f.NoWinograd || !l.winoFits() {
-		return nil
+	l.fold.winoOK = !f.NoWinograd && l.winoFits()
+}
+
+// winograd returns the transformed filters, made from the folded weights
+// on first use after SetFold.
+func (l *convBase[T]) winograd() (*mathfn.Winograd[T], error) {
+	if l.fold.wino == nil {
+		w, err := mathfn.NewWinograd(l.numOutput, l.channels, l.foldedWeights())
+		if err != nil {
+			return nil, err
+		}
+		l.fold.wino = w
 	}
-	w, err := mathfn.NewWinograd(l.numOutput, l.channels, l.foldedWeights())
-	if err != nil {
-		return err
-	}
-	l.fold.wino = w
-	return nil
+	return l.fold.wino, nil
 }
 
 // forwardWinograd is forwardFolded's Winograd way, every bottom in turn.
 func (l *convBase[T]) forwardWinograd(bottom, top []*blob.Blob[T]) error {
-	w := l.fold.wino
+	w, err := l.winograd()
+	if err != nil {
+		return err
+	}
 	if err := w.Reshape(l.num, l.geo.In[0], l.geo.In[1], l.pad[0], l.pad[1]); err != nil {
 		return err
 	}

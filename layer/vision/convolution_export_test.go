@@ -40,5 +40,5 @@ func SetWinogradAlways(on bool) (restore func()) {
 // Winograd way.
 func UsesWinograd[T layer.Float](l layer.Layer[T]) bool {
 	c, ok := l.(*convolutionLayer[T])
-	return ok && c.fold.active && c.fold.wino != nil && c.winoWins()
+	return ok && c.fold.active && c.fold.winoOK && c.winoWins()
 }
