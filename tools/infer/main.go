@@ -166,6 +166,7 @@ func runTime(args []string) error {
 	blobName := fs.String("blob", "", "the blob to write (default: the first output)")
 	noFold := fs.Bool("nofold", false, "run the net unfolded (net.Options.NoFold)")
 	noWinograd := fs.Bool("nowinograd", false, "keep 3x3 convolutions on im2col and GEMM (net.Options.NoWinograd)")
+	perLayer := fs.Bool("layers", false, "then time each layer (with the layers its fold computes) over as many passes and print their medians")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed passes to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -219,6 +220,11 @@ func runTime(args []string) error {
 	sorted := slices.Clone(times)
 	slices.Sort(sorted)
 	fmt.Printf("median_ms %.3f min_ms %.3f iterations %d times %s\n", median(sorted), sorted[0], len(times), joinMS(times))
+	if *perLayer {
+		if err := timeLayers(n, *iterations); err != nil {
+			return err
+		}
+	}
 	if *outPath != "" {
 		out := n.OutputBlobs()[0]
 		if *blobName != "" {
@@ -227,6 +233,46 @@ func runTime(args []string) error {
 			}
 		}
 		return writeNPY(*outPath, out.Shape(), out.CPUData())
+	}
+	return nil
+}
+
+// timeLayers prints each layer's median forward time over passes
+// passes, stepping through the net with ForwardFromTo: a producer with
+// the layers its fold computes (the plan's ComputedBy) as one step, so
+// that the fold is not cut.
+func timeLayers(n *net.Net[float32], passes int) error {
+	plan := n.Plan()
+	type step struct {
+		lo, hi int
+		times  []float64
+	}
+	var steps []step
+	for i := 0; i < len(plan.Layers); i++ {
+		hi := i
+		for hi+1 < len(plan.Layers) && plan.Layers[hi+1].ComputedBy == plan.Layers[i].Name {
+			hi++
+		}
+		steps = append(steps, step{lo: i, hi: hi})
+		i = hi
+	}
+	for range passes {
+		for s := range steps {
+			start := time.Now()
+			if _, err := n.ForwardFromTo(steps[s].lo, steps[s].hi); err != nil {
+				return err
+			}
+			steps[s].times = append(steps[s].times, float64(time.Since(start).Microseconds())/1000)
+		}
+	}
+	for _, s := range steps {
+		slices.Sort(s.times)
+		l := plan.Layers[s.lo]
+		top := ""
+		if tops := n.Tops(s.lo); len(tops) > 0 {
+			top = tops[0].ShapeString()
+		}
+		fmt.Printf("layer %-28s %-20s %-22s %8.3f ms\n", l.Name, l.Type, top, median(s.times))
 	}
 	return nil
 }
