@@ -199,4 +199,14 @@ func TestWinogradShapeRule(t *testing.T) {
 	if vision.UsesWinograd(l) {
 		t.Error("a stride-2 3x3 convolution takes Winograd")
 	}
+	// Nor does float64.
+	l64 := layertest.New[float64](t, `type: "Convolution" convolution_param { num_output: 64 kernel_size: 3 pad: 1 }`)
+	b64 := []*blob.Blob[float64]{layertest.Blob[float64](t, 1, 64, 56, 56)}
+	layertest.SetUp(t, l64, b64, layertest.Blobs[float64](t, 1))
+	if err := l64.(layer.Folder[float64]).SetFold(convFold(64, true)); err != nil {
+		t.Fatal(err)
+	}
+	if vision.UsesWinograd(l64) {
+		t.Error("a float64 convolution takes Winograd")
+	}
 }
