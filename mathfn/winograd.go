@@ -49,7 +49,9 @@ type Winograd[T Float] struct {
 	outH, outW            int
 	tilesX, perImage      int // tiles in a row, in an image
 	tiles, block          int // in all the images; per round of products
-	v, m                  []T // V[xi][cin][cnt], M[xi][cout][cnt] of a round
+	// V[xi][cin][cnt] and M[xi][cout][cnt] of a round, during a pass:
+	// borrowed from winoBuffers, as the layers of a net run one at a time.
+	v, m []T
 	// The vector transforms' (winoVector): where each tile of the round
 	// starts in a part's staged planes (inOff) and in the top (outOff,
 	// -1 for a block the output's edge cuts), and each part's scratch.
@@ -75,6 +77,18 @@ type winoScratch[T Float] struct {
 	lanes [winoPoints * 8]T // a short last group's points
 	ptrs  [8]unsafe.Pointer
 }
+
+// winoPair is a pass's V and M.
+type winoPair[T Float] struct{ v, m []T }
+
+// The V and M of the passes in progress, kept for the next: every
+// Winograd layer of a net borrows the same ones (the largest any needs,
+// at most winoBlockBytes), where each of its own would hold up to
+// winoBlockBytes for the net's life.
+var (
+	swinoBuffers freeList[winoPair[float32]]
+	dwinoBuffers freeList[winoPair[float64]]
+)
 
 // winoBlockBytes bounds the transformed tiles of one round (V and M
 // together): small enough that they stay in the shared L3 cache between
@@ -157,9 +171,6 @@ func (wg *Winograd[T]) Reshape(num, h, w, padH, padW int) error {
 	wg.perImage = wg.tilesX * ((outH + WinogradOut - 1) / WinogradOut)
 	wg.tiles = num * wg.perImage
 	wg.block = min(wg.tiles, max(winoMinBlock, winoBlockBytes/(winoPoints*(wg.cin+wg.cout)*4)/16*16))
-	wg.v = grow(wg.v, winoPoints*winoStride(wg.cin*wg.block))
-	// 8 more: the output kernel reads a short last group's 8 lanes.
-	wg.m = grow(wg.m, winoPoints*winoStride(wg.cout*wg.block)+8)
 	if wg.vector() {
 		wg.reshapeVector()
 	}
@@ -240,6 +251,16 @@ func (wg *Winograd[T]) Forward(x, y []T, ep *Epilogue[T]) {
 	if wg.vector() && len(wg.scratch) < runtime.GOMAXPROCS(0) {
 		wg.reshapeVector() // GOMAXPROCS grew since Reshape
 	}
+	list := listOf[T, winoPair[float32], winoPair[float64], winoPair[T]](&swinoBuffers, &dwinoBuffers)
+	buf := list.get()
+	buf.v = grow(buf.v, winoPoints*winoStride(wg.cin*wg.block))
+	// 8 more: the output kernel reads a short last group's 8 lanes.
+	buf.m = grow(buf.m, winoPoints*winoStride(wg.cout*wg.block)+8)
+	wg.v, wg.m = buf.v, buf.m
+	defer func() {
+		wg.v, wg.m = nil, nil
+		list.put(buf)
+	}()
 	for t0 := 0; t0 < wg.tiles; t0 += wg.block {
 		wg.t0, wg.cnt = t0, min(wg.block, wg.tiles-t0)
 		if wg.vector() {
