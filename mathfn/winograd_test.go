@@ -9,7 +9,7 @@ import (
 
 // directConv3x3 is the reference: a float64 3x3 convolution, stride 1,
 // with bias and ReLU.
-func directConv3x3(x, w, bias []float32, num, cin, cout, h, wd, pad int, relu bool) []float64 {
+func directConv3x3(x, w, bias []float32, num, cin, cout, h, wd, pad int, relu bool, slope float64) []float64 {
 	oh, ow := h+2*pad-2, wd+2*pad-2
 	y := make([]float64, num*cout*oh*ow)
 	for n := range num {
@@ -29,7 +29,7 @@ func directConv3x3(x, w, bias []float32, num, cin, cout, h, wd, pad int, relu bo
 						}
 					}
 					if relu && s < 0 {
-						s = 0
+						s *= slope
 					}
 					y[((n*cout+o)*oh+i)*ow+j] = s
 				}
@@ -42,11 +42,11 @@ func directConv3x3(x, w, bias []float32, num, cin, cout, h, wd, pad int, relu bo
 // winoError returns max |winograd - direct| / max |direct| for a random
 // layer.
 func winoError(t *testing.T, num, cin, cout, h, w, pad int, relu bool) float64 {
-	return winoErrorBlock(t, num, cin, cout, h, w, pad, relu, 0)
+	return winoErrorBlock(t, num, cin, cout, h, w, pad, relu, 0, 0)
 }
 
 // winoErrorBlock is winoError with rounds of block tiles (0: Reshape's).
-func winoErrorBlock(t *testing.T, num, cin, cout, h, w, pad int, relu bool, block int) float64 {
+func winoErrorBlock(t *testing.T, num, cin, cout, h, w, pad int, relu bool, block int, slope float32) float64 {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(num*1000+cin), uint64(h*100+w+pad)))
 	x := make([]float32, num*cin*h*w)
@@ -75,11 +75,11 @@ func winoErrorBlock(t *testing.T, num, cin, cout, h, w, pad int, relu bool, bloc
 	oh, ow := h+2*pad-2, w+2*pad-2
 	y := make([]float32, num*cout*oh*ow+1)
 	y[len(y)-1] = 42 // a guard: nothing past the output is written
-	wg.Forward(x, y[:len(y)-1], &Epilogue[float32]{RowBias: bias, ReLU: relu})
+	wg.Forward(x, y[:len(y)-1], &Epilogue[float32]{RowBias: bias, ReLU: relu, Slope: slope})
 	if y[len(y)-1] != 42 {
 		t.Fatal("Forward wrote past the output")
 	}
-	want := directConv3x3(x, wt, bias, num, cin, cout, h, w, pad, relu)
+	want := directConv3x3(x, wt, bias, num, cin, cout, h, w, pad, relu, float64(slope))
 	var maxDiff, maxRef float64
 	for i, v := range want {
 		maxDiff = max(maxDiff, math.Abs(float64(y[i])-v))
@@ -119,7 +119,7 @@ func TestWinogradMatchesDirect(t *testing.T) {
 // TestWinogradRounds covers a pass of several rounds of tiles (Reshape's
 // block smaller than the tiles), the last one short.
 func TestWinogradRounds(t *testing.T) {
-	if e := winoErrorBlock(t, 2, 24, 20, 17, 19, 1, true, 16); e > winoTolerance {
+	if e := winoErrorBlock(t, 2, 24, 20, 17, 19, 1, true, 16, 0); e > winoTolerance {
 		t.Errorf("relative error %.3g, want <= %g", e, winoTolerance)
 	}
 }
@@ -136,6 +136,14 @@ func TestWinogradDeepLayers(t *testing.T) {
 		if e > winoTolerance {
 			t.Errorf("relative error %.3g, want <= %g", e, winoTolerance)
 		}
+	}
+}
+
+// TestWinogradLeaky covers a ReLU with a negative slope (the vector
+// kernels have none: Go transforms the products back).
+func TestWinogradLeaky(t *testing.T) {
+	if e := winoErrorBlock(t, 2, 9, 11, 10, 13, 1, true, 0, 0.1); e > winoTolerance {
+		t.Errorf("relative error %.3g, want <= %g", e, winoTolerance)
 	}
 }
 

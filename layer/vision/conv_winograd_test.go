@@ -20,7 +20,13 @@ import (
 // with the Winograd way on or off.
 func foldedConv(t testing.TB, shape []int, cout, pad int, wino bool) (layer.Layer[float32], []*blob.Blob[float32], []*blob.Blob[float32]) {
 	t.Helper()
-	l := layertest.New[float32](t, fmt.Sprintf(`type: "Convolution" convolution_param { num_output: %d kernel_size: 3 pad: %d
+	return foldedConvPad(t, shape, cout, fmt.Sprintf("pad: %d", pad), wino)
+}
+
+// foldedConvPad is foldedConv with the padding fields given.
+func foldedConvPad(t testing.TB, shape []int, cout int, pad string, wino bool) (layer.Layer[float32], []*blob.Blob[float32], []*blob.Blob[float32]) {
+	t.Helper()
+	l := layertest.New[float32](t, fmt.Sprintf(`type: "Convolution" convolution_param { num_output: %d kernel_size: 3 %s
 	  weight_filler { type: "msra" } bias_filler { type: "gaussian" std: 0.1 } }`, cout, pad))
 	bottom := []*blob.Blob[float32]{layertest.Blob[float32](t, shape...)}
 	top := layertest.Blobs[float32](t, 1)
@@ -48,17 +54,24 @@ func convFold(cout int, wino bool) *layer.Fold {
 func TestWinogradMatchesIm2col(t *testing.T) {
 	defer vision.SetWinogradAlways(true)()
 	const tol = 3e-5
-	for _, c := range []struct{ num, cin, cout, h, w, pad int }{
-		{1, 1, 4, 5, 5, 1},
-		{3, 1, 8, 9, 7, 0},
-		{1, 3, 16, 11, 13, 1},
-		{3, 8, 5, 6, 10, 1},
-		{1, 32, 48, 14, 14, 1},
-		{3, 24, 16, 7, 7, 1},
-		{1, 64, 64, 17, 15, 0},
+	for _, c := range []struct {
+		num, cin, cout, h, w int
+		pad                  string
+	}{
+		{1, 1, 4, 5, 5, "pad: 1"},
+		{3, 1, 8, 9, 7, "pad: 0"},
+		{1, 3, 16, 11, 13, "pad: 1"},
+		{3, 8, 5, 6, 10, "pad: 1"},
+		{1, 32, 48, 14, 14, "pad: 1"},
+		{3, 24, 16, 7, 7, "pad: 1"},
+		{1, 64, 64, 17, 15, "pad: 0"},
+		{2, 16, 24, 9, 12, "pad: 2"},
+		{1, 16, 8, 10, 11, "pad_h: 1 pad_w: 0"},
+		{3, 12, 20, 5, 22, "pad_h: 0 pad_w: 2"},
+		{1, 20, 20, 3, 3, "pad: 1"},
 	} {
-		t.Run(fmt.Sprintf("n%d_c%d_o%d_%dx%d_p%d", c.num, c.cin, c.cout, c.h, c.w, c.pad), func(t *testing.T) {
-			l, bottom, top := foldedConv(t, []int{c.num, c.cin, c.h, c.w}, c.cout, c.pad, false)
+		t.Run(fmt.Sprintf("n%d_c%d_o%d_%dx%d_%s", c.num, c.cin, c.cout, c.h, c.w, c.pad), func(t *testing.T) {
+			l, bottom, top := foldedConvPad(t, []int{c.num, c.cin, c.h, c.w}, c.cout, c.pad, false)
 			want := forwardOnce(t, l, bottom, top, false)
 			got := forwardOnce(t, l, bottom, top, true)
 			var maxDiff, maxRef float64
