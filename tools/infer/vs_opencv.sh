@@ -41,7 +41,7 @@ PY
 		printf 'output: '; /usr/bin/python3 "$here/compare.py" "$d/go.npy" "$d/cv.npy"
 		if [ -s "$d/logits.txt" ]; then
 			read -r layer blob < "$d/logits.txt"
-			"$out/infer" time -model "$model" -weights "$d/weights.caffemodel" -input "$d/input.npy" -iterations 1 -warmup 0 -blob "$blob" -out "$d/go_logits.npy" > /dev/null
+			"$out/infer" time ${INFER_FLAGS:-} -model "$model" -weights "$d/weights.caffemodel" -input "$d/input.npy" -iterations 1 -warmup 0 -blob "$blob" -out "$d/go_logits.npy" > /dev/null
 			/usr/bin/python3 "$here/opencv_bench.py" "$model" "$d/weights.caffemodel" "$d/input.npy" 1 "$d/cv_logits.npy" "$layer" > /dev/null
 			printf '%s (before Softmax): ' "$blob"; /usr/bin/python3 "$here/compare.py" "$d/go_logits.npy" "$d/cv_logits.npy"
 		fi
