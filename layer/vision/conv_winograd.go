@@ -38,30 +38,32 @@ var winoAlways = false
 // 14x14 (on 7x7 a quarter of the blocks' outputs are cut off).
 //
 // Measured with BenchmarkConvFolded and BenchmarkConvFoldedCrossover
-// (conv_winograd_test.go), GOMAXPROCS=2 on a 2-vCPU AMD EPYC with AVX2,
-// folded pass in ms, im2col -> Winograd, batch 1 / batch 10:
+// (conv_winograd_test.go), GOMAXPROCS=2 on a 2-vCPU AMD EPYC with AVX2
+// (shared, load average 2-3), folded pass in ms, im2col -> Winograd,
+// batch 1 / batch 10:
 //
-//	ResNet-50   64->64 56x56      2.88 -> 1.36 / 29.4 -> 15.1
-//	           128->128 28x28     2.19 -> 1.16 / 20.2 -> 9.45
-//	           256->256 14x14     2.40 -> 1.17 / 16.4 -> 10.7
-//	           512->512 7x7       2.39 -> 3.41 / 23.4 -> 10.5 (4 blocks at batch 1)
-//	GoogLeNet   64->192 56x56     6.28 -> 3.58 / 64.1 -> 34.3
-//	            96->128 28x28     1.61 -> 0.95 / 15.2 -> 8.16
-//	           128->192 28x28     2.87 -> 1.44 / 28.0 -> 14.4
-//	           112->224 14x14     1.21 -> 0.68 / 9.49 -> 4.76
-//	           160->320 7x7       0.62 -> 0.76 / 4.52 -> 2.30
-//	            16->32 28x28      0.17 -> 0.20 / 1.14 -> 1.29
-//	            32->64 7x7        0.07 -> 0.17 / 0.45 -> 0.58
-//	CaffeNet   256->384 13x13     3.61 -> 2.93 / 47.7 -> 25.8
-//	           384->384 13x13     7.31 -> 4.62 / 73.5 -> 41.2
-//	           384->256 13x13     4.69 -> 1.94 / 33.7 -> 25.8
-//	near the crossover, batch 1: 32->64 28x28 0.62 -> 0.56, 48->48
-//	28x28 0.75 -> 0.55, 32->32 56x56 1.76 -> 0.82, 48->64 14x14 0.23 ->
-//	0.20; 256->256 10x10 (9 blocks) 1.26 -> 1.34, 512->512 10x10 4.61 ->
-//	4.38; 7x7 at batch 2 (8 blocks): 256->256 2.39 -> 2.11, 160->320
-//	1.85 -> 1.56, 512->512 8.2 -> 6.1.
+//	ResNet-50   64->64 56x56      2.64 -> 1.25 / 29.9 -> 14.6
+//	           128->128 28x28     1.95 -> 0.95 / 18.7 -> 8.50
+//	           256->256 14x14     1.77 -> 1.06 / 17.9 -> 9.48
+//	           512->512 7x7       2.14 -> 3.20 / 21.5 -> 7.79 (4 blocks at batch 1)
+//	GoogLeNet   64->192 56x56     4.77 -> 3.34 / 69.3 -> 34.2
+//	            96->128 28x28     1.24 -> 0.80 / 11.9 -> 7.13
+//	           128->192 28x28     2.53 -> 1.35 / 23.9 -> 10.6
+//	           112->224 14x14     0.96 -> 0.49 / 5.75 -> 3.78
+//	           160->320 7x7       0.55 -> 0.69 / 3.81 -> 2.10
+//	            16->32 28x28      0.16 -> 0.19 / 0.96 -> 1.15
+//	            32->64 7x7        0.06 -> 0.11 / 0.33 -> 0.45
+//	CaffeNet   256->384 13x13     2.27 -> 1.45 / 21.2 -> 11.6
+//	           384->384 13x13     5.04 -> 2.11 / 32.3 -> 19.1
+//	           384->256 13x13     3.01 -> 1.63 / 24.3 -> 13.7
 //
-// Between 8 and 16 blocks the two are close; im2col keeps them.
+// Near the crossover, batch 1: 32->64 28x28 0.38 -> 0.41 (an earlier run:
+// 0.62 -> 0.56), 48->48 28x28 0.47 -> 0.45, 32->32 56x56 0.76 -> 0.66,
+// 48->64 14x14 0.22 -> 0.18; 9 blocks (10x10): 128->128 0.35 -> 0.41,
+// 256->256 1.04 -> 0.95, 512->512 4.03 -> 3.37; 8 blocks (7x7 at batch
+// 2): 256->256 1.00 -> 0.82, 160->320 0.77 -> 0.65, 512->512 4.29 ->
+// 3.79. Between 8 and 16 blocks and at 32 channels the two are within
+// the machine's noise; im2col keeps the former.
 func (l *convBase[T]) winoWins() bool {
 	if winoAlways {
 		return true

@@ -168,6 +168,11 @@ func benchConvFolded(b *testing.B, name string, cin, cout, size, num int) {
 		}
 		b.Run(fmt.Sprintf("%s/b%d/%s", name, num, way), func(b *testing.B) {
 			l, bottom, top := foldedConv(b, []int{num, cin, size, size}, cout, 1, wino)
+			// A first pass, untimed: it transforms the filters (on first
+			// use) and sizes the buffers.
+			if err := l.ForwardCPU(bottom, top); err != nil {
+				b.Fatal(err)
+			}
 			for b.Loop() {
 				if err := l.ForwardCPU(bottom, top); err != nil {
 					b.Fatal(err)
