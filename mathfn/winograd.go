@@ -38,8 +38,10 @@ const (
 
 // Winograd is one convolution layer's Winograd state: the transformed
 // filters, packed for the GEMM kernels once per weight change
-// (NewWinograd), and the transformed tiles' buffers, sized by Reshape so
-// that Forward allocates nothing.
+// (NewWinograd), and the transforms' scratch, sized by Reshape. The
+// transformed tiles and products (V and M) are borrowed for each pass
+// from buffers all layers share (winoBuffers), so that after the first
+// pass at a shape Forward allocates nothing.
 type Winograd[T Float] struct {
 	cout, cin int
 	u         [winoPoints]*PackedA[T] // U[xi], cout x cin
@@ -158,9 +160,9 @@ func winoFilter(g *[9]float64) [winoPoints]float64 {
 	return out
 }
 
-// Reshape sizes the buffers for num images of channels x h x w padded by
-// padH and padW, whose outputs are (h+2padH-2) x (w+2padW-2). It
-// allocates only when a buffer must grow.
+// Reshape sets the shape, num images of channels x h x w padded by padH
+// and padW, whose outputs are (h+2padH-2) x (w+2padW-2), and sizes the
+// scratch; it allocates only when a buffer must grow.
 func (wg *Winograd[T]) Reshape(num, h, w, padH, padW int) error {
 	outH, outW := h+2*padH-2, w+2*padW-2
 	if num <= 0 || h <= 0 || w <= 0 || padH < 0 || padW < 0 || outH <= 0 || outW <= 0 {
