@@ -70,7 +70,7 @@ func (l *convBase[T]) winoWins() bool {
 	}
 	out := l.geo.Out
 	least := min(l.channels, l.numOutput)
-	return least >= 32 && l.winoTiles() >= 16 && (least >= 64 || out[0] >= 14 && out[1] >= 14)
+	return mathfn.WinogradVector[T]() && least >= 32 && l.winoTiles() >= 16 && (least >= 64 || out[0] >= 14 && out[1] >= 14)
 }
 
 // winoTiles is the number of 4x4 output blocks of the pass.
