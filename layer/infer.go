@@ -57,6 +57,11 @@ type ChannelAffine[T Float] interface {
 type Fold struct {
 	Scale, Shift []float64
 	Act          Activation
+	// NoWinograd keeps the producer on its im2col and GEMM where it
+	// could take a faster way of its own that rounds differently
+	// (Convolution's Winograd F(4x4, 3x3) for 3x3 filters):
+	// net.Options.NoWinograd.
+	NoWinograd bool
 }
 
 // Folder is implemented by the producers an inference plan folds into

@@ -64,6 +64,11 @@ type Options struct {
 	// folding (the plan's "fold" pass, net/plan_fold.go), so that every
 	// layer computes its own pass with Caffe's arithmetic.
 	NoFold bool
+	// NoWinograd keeps a folded net's 3x3 convolutions on im2col and
+	// GEMM, where they would otherwise take Winograd's F(4x4, 3x3) at the
+	// shapes where it is faster (layer.Fold.NoWinograd); their outputs
+	// then differ from the unfolded net's by less.
+	NoWinograd bool
 	// Keep names blobs whose data and diff keep Caffe's values after each
 	// pass, for a program that reads them (BlobByName) after Forward or
 	// Backward. The net's outputs are always kept. The others may share
@@ -123,6 +128,7 @@ type Net[T Float] struct {
 	exchangers     []exchanger             // layers that exchange a top's memory (layer.TopDataExchanger), last first
 	plan           *Plan                   // how the net executes (makePlan)
 	noFold         bool                    // Options.NoFold
+	noWinograd     bool                    // Options.NoWinograd
 	reduced        syncedmem.Storage       // Options.Precision
 	ownPrecision   bool                    // Options.OwnPrecision
 	fold           *foldState[T]           // the fold pass's decision (plan_fold.go); nil: none
@@ -213,7 +219,7 @@ func New[T Float](p *caffepb.NetParameter, opts Options) (n *Net[T], err error) 
 	n = &Net[T]{
 		name: p.GetName(), phase: p.GetState().GetPhase(), ctx: opts.Context, log: opts.Logger,
 		layerIndex: map[string]int{}, blobIndex: map[string]int{}, paramNameIndex: map[string]int{},
-		debugInfo: p.GetDebugInfo(), noFold: opts.NoFold, reduced: opts.Precision, ownPrecision: opts.OwnPrecision,
+		debugInfo: p.GetDebugInfo(), noFold: opts.NoFold, noWinograd: opts.NoWinograd, reduced: opts.Precision, ownPrecision: opts.OwnPrecision,
 		keep: map[string]bool{}, noReuse: opts.NoMemoryReuse, forwardOnly: opts.ForwardOnly,
 		gradScale: p.GetGlobalGradScale(), gradScaleAdaptive: p.GetGlobalGradScaleAdaptive(),
 	}

@@ -29,6 +29,12 @@ type convFold[T layer.Float] struct {
 	// packed are each group's folded weights packed for the GEMM
 	// kernels, once per SetFold (mathfn.PackA).
 	packed []*mathfn.PackedA[T]
+	// winoOK says the fold may take the Winograd way (conv_winograd.go):
+	// the layer fits it and the fold does not ask for none; wino is the
+	// folded weights transformed for it, made by the first pass that
+	// takes it after SetFold.
+	winoOK bool
+	wino   *mathfn.Winograd[T]
 }
 
 // FoldChannels is num_output for a convolution over axis 1 (not a
@@ -103,6 +109,7 @@ func (l *convBase[T]) SetFold(f *layer.Fold) error {
 			fo.packed = append(fo.packed, mathfn.PackA(blas.NoTrans, kg, l.kernelDim, fw[l.weightOffset*g:l.weightOffset*(g+1)]))
 		}
 	}
+	l.setWinograd(f)
 	fo.active = true
 	return nil
 }
@@ -122,6 +129,9 @@ func (l *convBase[T]) foldedWeights() []T {
 func (l *convBase[T]) forwardFolded(bottom, top []*blob.Blob[T]) error {
 	if l.dwApplies() {
 		return l.forwardDepthwise(bottom, top, l.foldedWeights(), l.fold.b, l.fold.ep)
+	}
+	if l.fold.winoOK && l.winoWins() {
+		return l.forwardWinograd(bottom, top)
 	}
 	parts := l.cpuParts()
 	c := &l.cpu

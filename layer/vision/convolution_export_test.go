@@ -26,3 +26,19 @@ func SetPointwiseBudget(bytes int) (restore func()) {
 	pointwiseBudget = bytes
 	return func() { pointwiseBudget = old }
 }
+
+// SetWinogradAlways makes every folded convolution that fits take the
+// Winograd way whatever its shape (on) or keeps the shape rule (off)
+// until the returned function restores the setting.
+func SetWinogradAlways(on bool) (restore func()) {
+	old := winoAlways
+	winoAlways = on
+	return func() { winoAlways = old }
+}
+
+// UsesWinograd reports whether a folded convolution's next pass takes the
+// Winograd way.
+func UsesWinograd[T layer.Float](l layer.Layer[T]) bool {
+	c, ok := l.(*convolutionLayer[T])
+	return ok && c.fold.active && c.fold.winoOK && c.winoWins()
+}

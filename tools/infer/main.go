@@ -165,6 +165,9 @@ func runTime(args []string) error {
 	outPath := fs.String("out", "", "write the first output blob here (.npy)")
 	blobName := fs.String("blob", "", "the blob to write (default: the first output)")
 	noFold := fs.Bool("nofold", false, "run the net unfolded (net.Options.NoFold)")
+	noWinograd := fs.Bool("nowinograd", false, "keep 3x3 convolutions on im2col and GEMM (net.Options.NoWinograd)")
+	against := fs.String("against", "", "alternate each timed pass with one of the same net built otherwise (nowinograd or nofold), and print its times too: an A/B measure that drifts of the machine's load affect alike")
+	perLayer := fs.Bool("layers", false, "then time each layer (with the layers its fold computes) over as many passes and print their medians")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed passes to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -173,23 +176,31 @@ func runTime(args []string) error {
 	if err != nil {
 		return err
 	}
-	n, err := net.NewFromFile[float32](*model, net.Options{State: testState(), Seed: 1, NoFold: *noFold})
+	opts := net.Options{State: testState(), Seed: 1, NoFold: *noFold, NoWinograd: *noWinograd}
+	n, err := loadNet(*model, *weights, opts, shape, x)
 	if err != nil {
 		return err
 	}
-	if *weights != "" {
-		if err := n.CopyTrainedLayersFromFile(*weights); err != nil {
+	var other *net.Net[float32]
+	if *against != "" {
+		o := opts
+		switch *against {
+		case "nowinograd":
+			o.NoWinograd = true
+		case "nofold":
+			o.NoFold = true
+		default:
+			return fmt.Errorf("-against %q: want nowinograd or nofold", *against)
+		}
+		if other, err = loadNet(*model, *weights, o, shape, x); err != nil {
 			return err
 		}
+		for range *warmup {
+			if _, err := other.Forward(); err != nil {
+				return err
+			}
+		}
 	}
-	in, err := withBatch(n, shape[0])
-	if err != nil {
-		return err
-	}
-	if !slices.Equal(in.Shape(), shape) {
-		return fmt.Errorf("input %v, the net's is %v", shape, in.Shape())
-	}
-	copy(in.MutableCPUData(), x)
 	for range *warmup {
 		if _, err := n.Forward(); err != nil {
 			return err
@@ -208,16 +219,28 @@ func runTime(args []string) error {
 		defer pprof.StopCPUProfile() // before the file closes: deferred calls run last first
 	}
 	times := make([]float64, *iterations)
+	var otherTimes []float64
 	for i := range times {
-		start := time.Now()
-		if _, err := n.Forward(); err != nil {
+		if times[i], err = timePass(n); err != nil {
 			return err
 		}
-		times[i] = float64(time.Since(start).Microseconds()) / 1000
+		if other != nil {
+			t, err := timePass(other)
+			if err != nil {
+				return err
+			}
+			otherTimes = append(otherTimes, t)
+		}
 	}
-	sorted := slices.Clone(times)
-	slices.Sort(sorted)
-	fmt.Printf("median_ms %.3f min_ms %.3f iterations %d times %s\n", median(sorted), sorted[0], len(times), joinMS(times))
+	printTimes("", times)
+	if other != nil {
+		printTimes(*against+"_", otherTimes)
+	}
+	if *perLayer {
+		if err := timeLayers(n, *iterations); err != nil {
+			return err
+		}
+	}
 	if *outPath != "" {
 		out := n.OutputBlobs()[0]
 		if *blobName != "" {
@@ -226,6 +249,84 @@ func runTime(args []string) error {
 			}
 		}
 		return writeNPY(*outPath, out.Shape(), out.CPUData())
+	}
+	return nil
+}
+
+// loadNet builds the net with opts, loads the weights (if any) and sets
+// its input to x of the given shape.
+func loadNet(model, weights string, opts net.Options, shape []int, x []float32) (*net.Net[float32], error) {
+	n, err := net.NewFromFile[float32](model, opts)
+	if err != nil {
+		return nil, err
+	}
+	if weights != "" {
+		if err := n.CopyTrainedLayersFromFile(weights); err != nil {
+			return nil, err
+		}
+	}
+	in, err := withBatch(n, shape[0])
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(in.Shape(), shape) {
+		return nil, fmt.Errorf("input %v, the net's is %v", shape, in.Shape())
+	}
+	copy(in.MutableCPUData(), x)
+	return n, nil
+}
+
+// timePass returns one forward pass's time in ms.
+func timePass(n *net.Net[float32]) (float64, error) {
+	start := time.Now()
+	_, err := n.Forward()
+	return float64(time.Since(start).Microseconds()) / 1000, err
+}
+
+// printTimes prints the median, least and every time of passes, the
+// keys prefixed.
+func printTimes(prefix string, times []float64) {
+	sorted := slices.Clone(times)
+	slices.Sort(sorted)
+	fmt.Printf("%smedian_ms %.3f %smin_ms %.3f iterations %d times %s\n", prefix, median(sorted), prefix, sorted[0], len(times), joinMS(times))
+}
+
+// timeLayers prints each layer's median forward time over passes
+// passes, stepping through the net with ForwardFromTo: a producer with
+// the layers its fold computes (the plan's ComputedBy) as one step, so
+// that the fold is not cut.
+func timeLayers(n *net.Net[float32], passes int) error {
+	plan := n.Plan()
+	type step struct {
+		lo, hi int
+		times  []float64
+	}
+	var steps []step
+	for i := 0; i < len(plan.Layers); i++ {
+		hi := i
+		for hi+1 < len(plan.Layers) && plan.Layers[hi+1].ComputedBy == plan.Layers[i].Name {
+			hi++
+		}
+		steps = append(steps, step{lo: i, hi: hi})
+		i = hi
+	}
+	for range passes {
+		for s := range steps {
+			start := time.Now()
+			if _, err := n.ForwardFromTo(steps[s].lo, steps[s].hi); err != nil {
+				return err
+			}
+			steps[s].times = append(steps[s].times, float64(time.Since(start).Microseconds())/1000)
+		}
+	}
+	for _, s := range steps {
+		slices.Sort(s.times)
+		l := plan.Layers[s.lo]
+		top := ""
+		if tops := n.Tops(s.lo); len(tops) > 0 {
+			top = tops[0].ShapeString()
+		}
+		fmt.Printf("layer %-28s %-20s %-22s %8.3f ms\n", l.Name, l.Type, top, median(s.times))
 	}
 	return nil
 }

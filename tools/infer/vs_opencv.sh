@@ -8,7 +8,8 @@
 #
 # Prints, per model and batch, each side's median over all its timed
 # passes and the ratio gocaffe / OpenCV, then the outputs' difference.
-# INFER_FLAGS passes flags to gocaffe's side (-nofold: the unfolded net).
+# INFER_FLAGS passes flags to gocaffe's side (-nofold: the unfolded net;
+# -nowinograd: folded, 3x3 convolutions on im2col and GEMM alone).
 set -eu
 out=$1 rounds=$2 iters=$3 batches=$4
 shift 4
@@ -40,7 +41,7 @@ PY
 		printf 'output: '; /usr/bin/python3 "$here/compare.py" "$d/go.npy" "$d/cv.npy"
 		if [ -s "$d/logits.txt" ]; then
 			read -r layer blob < "$d/logits.txt"
-			"$out/infer" time -model "$model" -weights "$d/weights.caffemodel" -input "$d/input.npy" -iterations 1 -warmup 0 -blob "$blob" -out "$d/go_logits.npy" > /dev/null
+			"$out/infer" time ${INFER_FLAGS:-} -model "$model" -weights "$d/weights.caffemodel" -input "$d/input.npy" -iterations 1 -warmup 0 -blob "$blob" -out "$d/go_logits.npy" > /dev/null
 			/usr/bin/python3 "$here/opencv_bench.py" "$model" "$d/weights.caffemodel" "$d/input.npy" 1 "$d/cv_logits.npy" "$layer" > /dev/null
 			printf '%s (before Softmax): ' "$blob"; /usr/bin/python3 "$here/compare.py" "$d/go_logits.npy" "$d/cv_logits.npy"
 		fi

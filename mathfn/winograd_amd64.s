@@ -1,0 +1,275 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func winoInputAVX2(ptrs *[8]unsafe.Pointer, ld int, dst unsafe.Pointer, xiStride int, tmp *[288]float32)
+//
+// Transforms eight 6x6 tiles (V = B^T d B) at once, one tile a lane:
+// tile k's rows start at ptrs[k], ld bytes apart, and 8 values of each are
+// read (the two past the tile are not used). Point xi of the eight goes to
+// dst + xi*xiStride bytes, 8 contiguous values. First each row of the
+// eight tiles is transposed (two 4x8 transposes of the tiles' columns 0-3
+// and 4-7) and transformed along the row into tmp, then tmp's columns are
+// transformed.
+TEXT ·winoInputAVX2(SB), NOSPLIT, $0-40
+	MOVQ ptrs+0(FP), AX
+	MOVQ 0(AX), R8
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R11
+	MOVQ 32(AX), R12
+	MOVQ 40(AX), R13
+	MOVQ 48(AX), R14
+	MOVQ 56(AX), R15
+	MOVQ ld+8(FP), CX
+	MOVQ dst+16(FP), SI
+	MOVQ xiStride+24(FP), BX
+	MOVQ tmp+32(FP), DI
+	MOVL $0x40800000, AX // 4.0
+	MOVQ AX, X12
+	VBROADCASTSS X12, Y12
+	MOVL $0x40a00000, AX // 5.0
+	MOVQ AX, X13
+	VBROADCASTSS X13, Y13
+	XORQ DX, DX // the row's offset
+	MOVQ $6, AX
+
+inrow:
+	VMOVUPS (R8)(DX*1), X6
+	VINSERTF128 $1, (R12)(DX*1), Y6, Y6
+	VMOVUPS (R9)(DX*1), X7
+	VINSERTF128 $1, (R13)(DX*1), Y7, Y7
+	VMOVUPS (R10)(DX*1), X8
+	VINSERTF128 $1, (R14)(DX*1), Y8, Y8
+	VMOVUPS (R11)(DX*1), X9
+	VINSERTF128 $1, (R15)(DX*1), Y9, Y9
+	VUNPCKLPS Y7, Y6, Y10
+	VUNPCKLPS Y9, Y8, Y11
+	VUNPCKLPD Y11, Y10, Y0
+	VUNPCKHPD Y11, Y10, Y1
+	VUNPCKHPS Y7, Y6, Y10
+	VUNPCKHPS Y9, Y8, Y11
+	VUNPCKLPD Y11, Y10, Y2
+	VUNPCKHPD Y11, Y10, Y3
+	VMOVUPS 16(R8)(DX*1), X6
+	VINSERTF128 $1, 16(R12)(DX*1), Y6, Y6
+	VMOVUPS 16(R9)(DX*1), X7
+	VINSERTF128 $1, 16(R13)(DX*1), Y7, Y7
+	VMOVUPS 16(R10)(DX*1), X8
+	VINSERTF128 $1, 16(R14)(DX*1), Y8, Y8
+	VMOVUPS 16(R11)(DX*1), X9
+	VINSERTF128 $1, 16(R15)(DX*1), Y9, Y9
+	VUNPCKLPS Y7, Y6, Y10
+	VUNPCKLPS Y9, Y8, Y11
+	VUNPCKLPD Y11, Y10, Y4
+	VUNPCKHPD Y11, Y10, Y5
+	VMOVAPS Y4, Y6
+	VFMADD231PS Y12, Y0, Y6
+	VFNMADD231PS Y13, Y2, Y6
+	VMOVAPS Y5, Y11
+	VFMADD231PS Y12, Y1, Y11
+	VFNMADD231PS Y13, Y3, Y11
+	VMOVAPS Y4, Y14
+	VFNMADD231PS Y12, Y2, Y14
+	VMOVAPS Y3, Y15
+	VFNMADD231PS Y12, Y1, Y15
+	VADDPS Y15, Y14, Y7
+	VSUBPS Y15, Y14, Y8
+	VSUBPS Y2, Y4, Y14
+	VSUBPS Y1, Y3, Y15
+	VADDPS Y15, Y15, Y15
+	VADDPS Y15, Y14, Y9
+	VSUBPS Y15, Y14, Y10
+	VMOVUPS Y6, 0(DI)
+	VMOVUPS Y7, 32(DI)
+	VMOVUPS Y8, 64(DI)
+	VMOVUPS Y9, 96(DI)
+	VMOVUPS Y10, 128(DI)
+	VMOVUPS Y11, 160(DI)
+	ADDQ CX, DX
+	ADDQ $192, DI
+	DECQ AX
+	JNZ inrow
+
+	MOVQ tmp+32(FP), DI
+	MOVQ BX, R8
+	IMULQ $6, R8 // a row of points
+	MOVQ $6, AX
+
+incol:
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 192(DI), Y1
+	VMOVUPS 384(DI), Y2
+	VMOVUPS 576(DI), Y3
+	VMOVUPS 768(DI), Y4
+	VMOVUPS 960(DI), Y5
+	VMOVAPS Y4, Y6
+	VFMADD231PS Y12, Y0, Y6
+	VFNMADD231PS Y13, Y2, Y6
+	VMOVAPS Y5, Y11
+	VFMADD231PS Y12, Y1, Y11
+	VFNMADD231PS Y13, Y3, Y11
+	VMOVAPS Y4, Y14
+	VFNMADD231PS Y12, Y2, Y14
+	VMOVAPS Y3, Y15
+	VFNMADD231PS Y12, Y1, Y15
+	VADDPS Y15, Y14, Y7
+	VSUBPS Y15, Y14, Y8
+	VSUBPS Y2, Y4, Y14
+	VSUBPS Y1, Y3, Y15
+	VADDPS Y15, Y15, Y15
+	VADDPS Y15, Y14, Y9
+	VSUBPS Y15, Y14, Y10
+	MOVQ SI, R9
+	VMOVUPS Y6, (R9)
+	ADDQ R8, R9
+	VMOVUPS Y7, (R9)
+	ADDQ R8, R9
+	VMOVUPS Y8, (R9)
+	ADDQ R8, R9
+	VMOVUPS Y9, (R9)
+	ADDQ R8, R9
+	VMOVUPS Y10, (R9)
+	ADDQ R8, R9
+	VMOVUPS Y11, (R9)
+	ADDQ $32, DI
+	ADDQ BX, SI
+	DECQ AX
+	JNZ incol
+	VZEROUPPER
+	RET
+
+// func winoOutputAVX2(src unsafe.Pointer, xiStride int, ptrs *[8]unsafe.Pointer, ld int, tmp *[192]float32, bias float32, relu int)
+//
+// Transforms eight tiles' products back (A^T m A), one tile a lane: point
+// xi of the eight is at src + xi*xiStride bytes, 8 contiguous values.
+// Each 4x4 block gets bias added, then with relu set max(v, 0) as the
+// epilogue computes it (epilogue_amd64.s: a NaN stays NaN, -0 becomes
+// +0), and its rows go to ptrs[k], ld bytes apart, 4 values each. First
+// the columns of points are transformed into tmp, then tmp's rows, which
+// are transposed (a 4x8 transpose) into the tiles' rows.
+TEXT ·winoOutputAVX2(SB), NOSPLIT, $0-56
+	MOVQ src+0(FP), SI
+	MOVQ xiStride+8(FP), BX
+	MOVQ tmp+32(FP), DI
+	MOVL $0x40000000, AX // 2.0
+	MOVQ AX, X12
+	VBROADCASTSS X12, Y12
+	MOVL $0x40800000, AX // 4.0
+	MOVQ AX, X13
+	VBROADCASTSS X13, Y13
+	MOVL $0x41000000, AX // 8.0
+	MOVQ AX, X14
+	VBROADCASTSS X14, Y14
+	MOVQ BX, R8
+	IMULQ $6, R8 // a row of points
+	MOVQ $6, AX
+
+outcol:
+	MOVQ SI, R9
+	VMOVUPS (R9), Y0
+	ADDQ R8, R9
+	VMOVUPS (R9), Y1
+	ADDQ R8, R9
+	VMOVUPS (R9), Y2
+	ADDQ R8, R9
+	VMOVUPS (R9), Y3
+	ADDQ R8, R9
+	VMOVUPS (R9), Y4
+	ADDQ R8, R9
+	VMOVUPS (R9), Y5
+	VADDPS Y2, Y1, Y10
+	VSUBPS Y2, Y1, Y11
+	VADDPS Y4, Y3, Y1
+	VSUBPS Y4, Y3, Y2
+	VADDPS Y10, Y0, Y6
+	VADDPS Y1, Y6, Y6
+	VMOVAPS Y11, Y7
+	VFMADD231PS Y12, Y2, Y7
+	VMOVAPS Y10, Y8
+	VFMADD231PS Y13, Y1, Y8
+	VADDPS Y5, Y11, Y9
+	VFMADD231PS Y14, Y2, Y9
+	VMOVUPS Y6, 0(DI)
+	VMOVUPS Y7, 192(DI)
+	VMOVUPS Y8, 384(DI)
+	VMOVUPS Y9, 576(DI)
+	ADDQ BX, SI
+	ADDQ $32, DI
+	DECQ AX
+	JNZ outcol
+
+	MOVQ ptrs+16(FP), AX
+	MOVQ 0(AX), R8
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R11
+	MOVQ 32(AX), R12
+	MOVQ 40(AX), R13
+	MOVQ 48(AX), R14
+	MOVQ 56(AX), R15
+	MOVQ ld+24(FP), CX
+	MOVQ tmp+32(FP), DI
+	VBROADCASTSS bias+40(FP), Y15
+	MOVQ relu+48(FP), BX
+	XORQ DX, DX // the row's offset
+	MOVQ $4, AX
+
+outrow:
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VADDPS Y2, Y1, Y10
+	VSUBPS Y2, Y1, Y11
+	VADDPS Y4, Y3, Y1
+	VSUBPS Y4, Y3, Y2
+	VADDPS Y10, Y0, Y6
+	VADDPS Y1, Y6, Y6
+	VMOVAPS Y11, Y7
+	VFMADD231PS Y12, Y2, Y7
+	VMOVAPS Y10, Y8
+	VFMADD231PS Y13, Y1, Y8
+	VADDPS Y5, Y11, Y9
+	VFMADD231PS Y14, Y2, Y9
+	VADDPS Y15, Y6, Y6
+	VADDPS Y15, Y7, Y7
+	VADDPS Y15, Y8, Y8
+	VADDPS Y15, Y9, Y9
+	TESTQ BX, BX
+	JEQ outstore
+	VXORPS Y10, Y10, Y10
+	VMAXPS Y6, Y10, Y6
+	VADDPS Y10, Y6, Y6
+	VMAXPS Y7, Y10, Y7
+	VADDPS Y10, Y7, Y7
+	VMAXPS Y8, Y10, Y8
+	VADDPS Y10, Y8, Y8
+	VMAXPS Y9, Y10, Y9
+	VADDPS Y10, Y9, Y9
+
+outstore:
+	VUNPCKLPS Y7, Y6, Y0
+	VUNPCKHPS Y7, Y6, Y1
+	VUNPCKLPS Y9, Y8, Y2
+	VUNPCKHPS Y9, Y8, Y3
+	VUNPCKLPD Y2, Y0, Y4
+	VUNPCKHPD Y2, Y0, Y5
+	VUNPCKLPD Y3, Y1, Y6
+	VUNPCKHPD Y3, Y1, Y7
+	VMOVUPS X4, (R8)(DX*1)
+	VEXTRACTF128 $1, Y4, (R12)(DX*1)
+	VMOVUPS X5, (R9)(DX*1)
+	VEXTRACTF128 $1, Y5, (R13)(DX*1)
+	VMOVUPS X6, (R10)(DX*1)
+	VEXTRACTF128 $1, Y6, (R14)(DX*1)
+	VMOVUPS X7, (R11)(DX*1)
+	VEXTRACTF128 $1, Y7, (R15)(DX*1)
+	ADDQ CX, DX
+	ADDQ $192, DI
+	DECQ AX
+	JNZ outrow
+	VZEROUPPER
+	RET
