@@ -35,6 +35,7 @@ var sgemmShapes = []struct {
 	{"cifar_conv1_dW", false, true, 32, 75, 1024},
 	{"cifar_conv2_dW_b2", false, true, 32, 800, 512},
 	{"cifar_conv3_dW_b8", false, true, 64, 800, 512},
+	{"resnet_res5_3x3_dX", true, false, 4608, 49, 512},
 	{"caffenet_conv1_fwd", false, false, 96, 3025, 363},
 	{"caffenet_conv2_fwd", false, false, 128, 729, 1200},
 	{"caffenet_conv2_dW", false, true, 128, 1200, 729},
