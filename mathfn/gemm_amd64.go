@@ -87,6 +87,11 @@ func sdot1x4AVX2(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, ou
 //go:noescape
 func sgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 
+// sgemmTransPackAVX2 packs 8 (or 6) rows of blocks*8 steps (pack_amd64.s).
+//
+//go:noescape
+func sgemmTransPackAVX2(dst, src unsafe.Pointer, ld, blocks, rows, width int, alpha float32)
+
 //go:noescape
 func dgemmKernelAVX2(k int, a, b, c unsafe.Pointer, ldc int)
 
@@ -128,7 +133,7 @@ func archSgemmKernels() []microKernel[float32] {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		dot := asmDot[float32](sdot3x4AVX2, 8, 3)
 		dot.one = asmDot[float32](sdot1x4AVX2, 8, 1).fn
-		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), nil, dot, nil, asmKernel[float32](sgemmKernelAVX2Set),
+		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), sgemmGatherAVX2, dot, nil, asmKernel[float32](sgemmKernelAVX2Set),
 			asmTiles[float32](sgemmTilesAVX2), asmTiles[float32](sgemmTilesAVX2Set), asmKernel[float32](sgemmKernelAVX2Half)})
 	}
 	return ks
@@ -189,6 +194,59 @@ func sgemmPack(dst, src []float32, ld, k, rows, width int, alpha float32) {
 	}
 	if rest := k - blocks*16; rest > 0 {
 		sgemmPackAVX512(unsafe.Pointer(&dst[blocks*16*width]), unsafe.Pointer(&src[blocks*16]), ld, rest, rows, width, alpha)
+	}
+}
+
+// sgemmGatherAVX2 is the AVX2 kernel's gather (microKernel.gather): it
+// packs rows rows of k steps, src[r*ld + p] times alpha, into panels of
+// width (16 for B~, 6 for A~). Full halves of a B~ panel (8 rows) and full
+// A~ panels go 8 steps at a time through sgemmTransPackAVX2's in-register
+// transposes; the steps past the last multiple of 8 and the rows of short
+// panels value by value. Lanes past rows are zeroed. Each value is copied
+// (times alpha) as the Go loops of packA and packB copy it: the products
+// are the same bit for bit.
+func sgemmGatherAVX2(dst, src []float32, ld, k, rows, width int, alpha float32) {
+	blocks := k / 8
+	fast := blocks * 8 // steps [0, fast) of rows [0, fastRows) by transposes
+	fastRows := 0
+	if blocks > 0 {
+		switch {
+		case width == 16 && rows >= 8:
+			sgemmTransPackAVX2(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), ld, blocks, 8, 16, alpha)
+			fastRows = 8
+			if rows == 16 {
+				sgemmTransPackAVX2(unsafe.Pointer(&dst[8]), unsafe.Pointer(&src[8*ld]), ld, blocks, 8, 16, alpha)
+				fastRows = 16
+			}
+		case width == 6 && rows == 6:
+			sgemmTransPackAVX2(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), ld, blocks, 6, 6, alpha)
+			fastRows = 6
+		}
+	}
+	if fastRows == 0 {
+		fast = 0
+	}
+	for r := range width {
+		p0 := 0
+		if r < fastRows {
+			p0 = fast
+		}
+		if r >= rows {
+			for p := range k {
+				dst[p*width+r] = 0
+			}
+			continue
+		}
+		row := src[r*ld : r*ld+k]
+		if alpha == 1 {
+			for p := p0; p < k; p++ {
+				dst[p*width+r] = row[p]
+			}
+			continue
+		}
+		for p := p0; p < k; p++ {
+			dst[p*width+r] = alpha * row[p]
+		}
 	}
 }
 

@@ -47,6 +47,45 @@ func TestSgemmPack(t *testing.T) {
 	}
 }
 
+// TestSgemmGatherAVX2 holds the AVX2 packing (in-register transposes of
+// full panels, value by value for the rest) to its definition, as
+// TestSgemmPack the AVX-512 one.
+func TestSgemmGatherAVX2(t *testing.T) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		t.Skip("no AVX2 and FMA on this CPU")
+	}
+	for _, width := range []int{6, 16} {
+		for _, rows := range []int{1, 5, 6, 7, 8, 9, width - 1, width} {
+			if rows > width {
+				continue
+			}
+			for _, k := range []int{1, 7, 8, 9, 15, 16, 17, 48, 193} {
+				for _, alpha := range []float32{1, -0.5} {
+					ld := k + 3
+					src := randSlice[float32]((rows-1)*ld+k, -1, 1, uint64(k*rows+width))
+					dst := make([]float32, k*width)
+					for i := range dst {
+						dst[i] = 99 // every lane must be written
+					}
+					sgemmGatherAVX2(dst, src, ld, k, rows, width, alpha)
+					name := fmt.Sprintf("width %d rows %d k %d alpha %g", width, rows, k, alpha)
+					for p := range k {
+						for r := range width {
+							want := float32(0)
+							if r < rows {
+								want = alpha * src[r*ld+p]
+							}
+							if got := dst[p*width+r]; got != want {
+								t.Fatalf("%s: dst[step %d, row %d] = %g, want %g", name, p, r, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestDotAVX2 holds the AVX2 dot kernels to a plain loop: every vector of
 // partial sums written, each adding up to its dot product, over lengths
 // of no, one, an odd and an even number of 8-value steps.

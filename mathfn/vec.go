@@ -36,3 +36,23 @@ func MaxPoolRun(plane, offsets []int32, starts *[16]int32, mask uint16, y, idx [
 func ReLUBackPrefix[T Float](x, dy, dx []T, pos, neg, nan T) int {
 	return vec.ReLUBackPrefix(x, dy, dx, pos, neg, nan)
 }
+
+// BNSquaresPrefix sets sq = (x - m)^2 (the difference rounded, then its
+// square) over as many whole vectors as x holds and returns how many
+// values it did: BatchNorm's variance pass.
+func BNSquaresPrefix[T Float](x, sq []T, m T) int { return vec.BNSquaresPrefix(x, sq, m) }
+
+// BNNormalizePrefix sets y = xn = (x - m) / s (the difference rounded,
+// then a true division) over as many whole vectors as x holds (y may be
+// x) and returns how many values it did: BatchNorm's normalising pass.
+func BNNormalizePrefix[T Float](x, y, xn []T, m, s T) int {
+	return vec.BNNormalizePrefix(x, y, xn, m, s)
+}
+
+// BNDxPrefix sets dx = ((y*s1 + s2)*scale + dy) / std, each operation
+// rounded on its own (no fused multiply-add), over as many whole vectors
+// as y holds (dx may be dy) and returns how many values it did:
+// BatchNorm's bottom gradient.
+func BNDxPrefix[T Float](y, dy, dx []T, s1, s2, scale, std T) int {
+	return vec.BNDxPrefix(y, dy, dx, s1, s2, scale, std)
+}

@@ -93,8 +93,8 @@ func (h *bnBackHost[T]) dxRows(_, lo, hi int) {
 		c := r % h.channels
 		s1, s2, std := h.s1[c], h.s2[c], h.std[c]
 		y, dy, dx := h.y[r*s:(r+1)*s], h.dy[r*s:(r+1)*s], h.dx[r*s:(r+1)*s]
-		for i, v := range y {
-			t := T(v*s1) + s2
+		for i := mathfn.BNDxPrefix(y, dy, dx, s1, s2, h.scale, std); i < len(y); i++ {
+			t := T(y[i]*s1) + s2
 			dx[i] = (T(t*h.scale) + dy[i]) / std
 		}
 	}

@@ -15,22 +15,28 @@ import (
 // eight times: a copy, a broadcast of the mean, the squares, a broadcast
 // of the deviations, a division and a copy, beside the two sums. Here the
 // sums stay as they are (the same gemv calls, so the same statistics)
-// and the rest is two passes over rows (an image's channel) spread on
-// the cores: y = x - mean and its square, whose row sum is taken while the
-// row is in the cache; then y / std, kept in xNorm. The sums are the
-// generic pass's gemv calls a row at a time (the same dot products). Each value is
-// computed by the same operations as in the generic pass (a subtraction,
-// a square, a division, rounded one by one), so the results are the
-// same bit for bit. ResNet-50's BatchNorm forward at batch 4 on 2 cores:
-// 58 ms through the generic pass against Caffe's 51.
+// and the rest is passes over rows (an image's channel) spread on the
+// cores, each reading x: with batch statistics, (x - mean)^2 into a row
+// of scratch of the part's own, summed while in the cache; then y = xNorm
+// = (x - mean) / std. The sums are the generic pass's gemv calls a row at
+// a time (the same dot products). Each value is computed by the same
+// operations as in the generic pass (a subtraction, a square, a division,
+// rounded one by one; eight at a time where mathfn has vector kernels),
+// so the results are the same bit for bit. The bottom is read three
+// times and the top and xNorm written once; the centred values are
+// computed twice rather than stored and read back (a pass that wrote y =
+// x - mean and temp = its squares, then read y for the division, moved
+// twice the memory, and BatchNorm on the host is bound by memory).
+// ResNet-50's BatchNorm forward at batch 4 on 2 cores: 58 ms through the
+// generic pass against Caffe's 51.
 type bnHost[T layer.Float] struct {
 	x, y, temp, xNorm, mean, std []T
-	rowSums, ones                []T // a row's sum each (numByChans), spatialOne
-	alpha                        T   // 1/m, m the values of a channel
+	rowSums, ones                []T   // a row's sum each (numByChans), spatialOne
+	squares                      [][]T // a row of scratch per part
+	alpha                        T     // 1/m, m the values of a channel
 	channels, spatial            int
-	squares                      bool
 	// Method values, made once: a pass allocates nothing.
-	center, normalize, divide, sumX func(part, lo, hi int)
+	variance, normalize, divide, sumX func(part, lo, hi int)
 	// divStd is divideRows' entry, made once; src and dst its operands.
 	divStd   func(src, dst []T)
 	src, dst []T
@@ -65,8 +71,8 @@ func (h *bnHost[T]) divideRows(_, lo, hi int) {
 
 // forward computes the layer's forward pass on the host.
 func (h *bnHost[T]) forward(l *batchNormLayer[T], bottom, top []*blob.Blob[T]) {
-	if h.center == nil {
-		h.center, h.normalize, h.sumX = h.centerRows, h.normalizeRows, h.sumRows
+	if h.variance == nil {
+		h.variance, h.normalize, h.sumX = h.varianceRows, h.normalizeRows, h.sumRows
 	}
 	d := device.Host[T](l.Context())
 	n := bottom[0].Count()
@@ -81,24 +87,27 @@ func (h *bnHost[T]) forward(l *batchNormLayer[T], bottom, top []*blob.Blob[T]) {
 		d.Scale(l.channels, f, l.Blobs()[1].CPUData(), h.std)
 	} else {
 		// bnChannelSum's two gemv calls, the first a row at a time on
-		// the cores.
+		// the cores, for the mean and then for the variance.
 		h.rowSums, h.ones, h.alpha = l.numByChans.MutableCPUData(), l.spatialOne.CPUData(), 1/T(l.num*l.spatial)
 		kit.UnitsParallel(n/h.spatial, h.spatial, h.sumX)
 		d.Gemv(blas.Trans, l.num, l.channels, 1, h.rowSums, l.batchOnes.CPUData(), 0, h.mean)
-	}
-	// x is read before y is written, element by element: in place works.
-	// With statistics each row's squares are summed while in the cache.
-	h.y, h.temp, h.squares = top[0].MutableCPUData(), l.temp.MutableCPUData(), !l.useGlobal
-	kit.UnitsParallel(n/h.spatial, h.spatial, h.center)
-	if !l.useGlobal {
+		parts := mathfn.Parts(n / h.spatial)
+		for len(h.squares) < parts {
+			h.squares = append(h.squares, nil)
+		}
+		for p := range parts {
+			h.squares[p] = kit.Grow(h.squares[p], h.spatial)
+		}
+		kit.UnitsParallel(n/h.spatial, h.spatial, h.variance)
 		d.Gemv(blas.Trans, l.num, l.channels, 1, h.rowSums, l.batchOnes.CPUData(), 0, h.std)
 		bnUpdateStatistics(l, d, n, h.mean, h.std)
 	}
 	d.AddScalar(l.channels, l.eps, h.std)
 	d.Sqrt(l.channels, h.std, h.std)
-	h.xNorm = l.xNorm.MutableCPUData()
+	// x is read before y is written, element by element: in place works.
+	h.y, h.xNorm = top[0].MutableCPUData(), l.xNorm.MutableCPUData()
 	kit.UnitsParallel(n/h.spatial, h.spatial, h.normalize)
-	h.x, h.y, h.temp, h.xNorm, h.mean, h.std, h.rowSums, h.ones = nil, nil, nil, nil, nil, nil, nil, nil
+	h.x, h.y, h.xNorm, h.mean, h.std, h.rowSums, h.ones = nil, nil, nil, nil, nil, nil, nil
 }
 
 // sumRows sets rowSums[r] = alpha * sum(x) over rows [lo, hi): the
@@ -111,36 +120,31 @@ func (h *bnHost[T]) sumRows(_, lo, hi int) {
 	}
 }
 
-// centerRows sets y = x - mean over rows [lo, hi), and temp = y*y when the
-// pass computes statistics.
-func (h *bnHost[T]) centerRows(_, lo, hi int) {
+// varianceRows sets rowSums[r] = alpha * sum((x - mean)^2) over rows
+// [lo, hi), the squares in the part's row of scratch: the generic pass's
+// gemv of its squares, a row at a time.
+func (h *bnHost[T]) varianceRows(part, lo, hi int) {
+	sq := h.squares[part][:h.spatial]
 	for r := lo; r < hi; r++ {
 		off, m := r*h.spatial, h.mean[r%h.channels]
-		xs, ys := h.x[off:off+h.spatial], h.y[off:off+h.spatial]
-		if !h.squares {
-			for i, v := range xs {
-				ys[i] = v - m
-			}
-			continue
-		}
-		sq := h.temp[off : off+h.spatial]
-		for i, v := range xs {
-			c := v - m
-			ys[i], sq[i] = c, c*c
+		xs := h.x[off : off+h.spatial]
+		for i := mathfn.BNSquaresPrefix(xs, sq, m); i < len(xs); i++ {
+			c := xs[i] - m
+			sq[i] = c * c
 		}
 		mathfn.Gemv(blas.NoTrans, 1, h.spatial, h.alpha, sq, h.ones, 0, h.rowSums[r:r+1])
 	}
 }
 
-// normalizeRows sets y = xNorm = y / std over rows [lo, hi). Caffe's
-// temp, std broadcast, is not written: the host's backward pass divides
-// by std itself (divideByStd).
+// normalizeRows sets y = xNorm = (x - mean) / std over rows [lo, hi).
+// Caffe's temp, std broadcast, is not written: the host's backward pass
+// divides by std itself (divideByStd).
 func (h *bnHost[T]) normalizeRows(_, lo, hi int) {
 	for r := lo; r < hi; r++ {
-		off, s := r*h.spatial, h.std[r%h.channels]
-		ys, xn := h.y[off:off+h.spatial], h.xNorm[off:off+h.spatial]
-		for i, v := range ys {
-			q := v / s
+		off, m, s := r*h.spatial, h.mean[r%h.channels], h.std[r%h.channels]
+		xs, ys, xn := h.x[off:off+h.spatial], h.y[off:off+h.spatial], h.xNorm[off:off+h.spatial]
+		for i := mathfn.BNNormalizePrefix(xs, ys, xn, m, s); i < len(xs); i++ {
+			q := (xs[i] - m) / s
 			ys[i], xn[i] = q, q
 		}
 	}

@@ -138,3 +138,43 @@ func runBatchNormBackward(t *testing.T, shape []int, inPlace, generic bool) []fl
 	}
 	return append([]float32(nil), x.CPUDiff()...)
 }
+
+// BenchmarkBatchNormHost times the host's BatchNorm forward and backward
+// passes with batch statistics at MobileNet's conv2_pw/bn at batch 8
+// (8 x 64 x 112 x 112) and ResNet-50's res2 (8 x 256 x 56 x 56).
+func BenchmarkBatchNormHost(b *testing.B) {
+	for _, shape := range [][]int{{8, 64, 112, 112}, {8, 256, 56, 56}} {
+		b.Run(fmt.Sprint(shape), func(b *testing.B) {
+			p := &caffepb.LayerParameter{}
+			if err := prototext.Unmarshal([]byte(`name: "bn" type: "BatchNorm" batch_norm_param { use_global_stats: false }`), p); err != nil {
+				b.Fatal(err)
+			}
+			l, err := layer.New[float32](p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x, _ := blob.New[float32](shape...)
+			top, _ := blob.New[float32]()
+			mathfn.RngGaussian(x.Count(), 0.5, 2, x.MutableCPUData(), mathfn.NewRNG(5))
+			bottom, tops := []*blob.Blob[float32]{x}, []*blob.Blob[float32]{top}
+			if err := layer.SetUp(l, bottom, tops); err != nil {
+				b.Fatal(err)
+			}
+			mathfn.RngGaussian(top.Count(), 0, 1, top.MutableCPUDiff(), mathfn.NewRNG(6))
+			b.Run("forward", func(b *testing.B) {
+				for b.Loop() {
+					if err := l.ForwardCPU(bottom, tops); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("backward", func(b *testing.B) {
+				for b.Loop() {
+					if err := l.BackwardCPU(tops, []bool{true}, bottom); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}

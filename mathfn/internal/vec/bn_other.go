@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package vec
+
+// BNSquaresPrefix does nothing: this build has no vector kernel for
+// BatchNorm's passes, the caller does them all.
+func BNSquaresPrefix[T float32 | float64](x, sq []T, m T) int { return 0 }
+
+// BNNormalizePrefix does nothing either.
+func BNNormalizePrefix[T float32 | float64](x, y, xn []T, m, s T) int { return 0 }
+
+// BNDxPrefix does nothing either.
+func BNDxPrefix[T float32 | float64](y, dy, dx []T, s1, s2, scale, std T) int { return 0 }
