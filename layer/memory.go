@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // BackwardUse says which of a layer's bottoms' and tops' data its backward
@@ -93,6 +94,19 @@ type TopDataExchanger[T Float] interface {
 	// or its backward pass needs no input).
 	ExchangeBlob() *blob.Blob[T]
 	RestoreTopData() error
+}
+
+// WorkspaceUser is implemented by layers whose engine needs device scratch
+// memory (a workspace) within its forward or backward pass, for a net's
+// memory plan to place it among the activations at that pass's step
+// instead of the context keeping the largest for the whole run:
+// WorkspaceBytes says the bytes each pass needs for the current shapes
+// (0: none), SetWorkspace gives the engine memory of at least those bytes
+// for each (nil: the context's shared workspace). An engine whose need
+// grows later takes the context's.
+type WorkspaceUser interface {
+	WorkspaceBytes() (forward, backward int)
+	SetWorkspace(forward, backward *syncedmem.SyncedMemory)
 }
 
 // BufferUse says when the values in a layer's own memory (a blob's data

@@ -128,6 +128,7 @@ func (n *Net[T]) borrowArena(arena *syncedmem.SyncedMemory) (int, error) {
 		return lent, err
 	}
 	n.arena, n.arenaLent, n.overflow = arena, true, over
+	n.giveWorkspaces() // their views moved
 	return lent, nil
 }
 

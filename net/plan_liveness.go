@@ -78,6 +78,9 @@ type memUse[T Float] struct {
 	offset     int                     // where it is in the net's arena (placed)
 	mem        *syncedmem.SyncedMemory // its view of the arena (placed)
 	lent       bool                    // mem views another net's arena (BorrowActivations)
+	// workspace, if not nil, says the use is a layer's workspace for a
+	// pass (layer.WorkspaceUser), which has no blob.
+	workspace *workspaceUse
 	// holds: the net blob whose values a layer's own blob (buffers)
 	// holds from that layer's forward pass on (layer.TopDataExchanger).
 	holds   []int
@@ -112,6 +115,9 @@ func (n *Net[T]) planLiveness() string {
 	// saved statistics and scratch): only the host's are placed.
 	if !n.ctx.OnGPU() && !simGPU {
 		uses = append(uses, n.bufferUses(training)...)
+	}
+	if n.ctx.OnGPU() {
+		uses = append(uses, n.workspaceUses(training)...)
 	}
 	for i := range uses {
 		uses[i].storage = uses[i].storageOf(n)
@@ -149,6 +155,7 @@ func (n *Net[T]) planLiveness() string {
 		}
 		placed += n.arenaBytes(u)
 	}
+	n.giveWorkspaces()
 	return fmt.Sprintf("%s: %d memories of %s in an arena of %s (at least %s are live at once); %s kept apart",
 		mode, placedCount(uses), mib(placed), mib(total), mib(busiestStep(uses, n.arenaBytes)), mib(own))
 }
@@ -560,8 +567,60 @@ func (u *memUse[T]) storageOf(n *Net[T]) syncedmem.Storage {
 	return syncedmem.StorageNative
 }
 
+// workspaceUse is the layer and pass of a workspace's memory.
+type workspaceUse struct {
+	layer    int
+	backward bool
+}
+
+// workspaceUses returns the workspaces the layers' engines need in their
+// passes (layer.WorkspaceUser), each live in its pass's step alone.
+func (n *Net[T]) workspaceUses(training bool) []memUse[T] {
+	steps := 2 * len(n.layers)
+	var uses []memUse[T]
+	for i, r := range n.layers {
+		w, ok := r.layer.(layer.WorkspaceUser)
+		if !ok {
+			continue
+		}
+		fwd, bwd := w.WorkspaceBytes()
+		if fwd > 0 {
+			uses = append(uses, memUse[T]{name: r.name + "'s forward workspace", start: i, end: i, bytes: fwd, workspace: &workspaceUse{i, false}})
+		}
+		if bwd > 0 && training && r.needBackward {
+			uses = append(uses, memUse[T]{name: r.name + "'s backward workspace", start: steps - 1 - i, end: steps - 1 - i, bytes: bwd, workspace: &workspaceUse{i, true}})
+		}
+	}
+	return uses
+}
+
+// giveWorkspaces hands the layers their placed workspaces.
+func (n *Net[T]) giveWorkspaces() {
+	type pair struct{ fwd, bwd *syncedmem.SyncedMemory }
+	given := map[int]pair{}
+	for i := range n.uses {
+		u := &n.uses[i]
+		if u.workspace == nil || u.mem == nil {
+			continue
+		}
+		p := given[u.workspace.layer]
+		if u.workspace.backward {
+			p.bwd = u.mem
+		} else {
+			p.fwd = u.mem
+		}
+		given[u.workspace.layer] = p
+	}
+	for i, p := range given {
+		n.layers[i].layer.(layer.WorkspaceUser).SetWorkspace(p.fwd, p.bwd)
+	}
+}
+
 // label names u for the memory report: "conv1 data", "bn1's xNorm diff".
 func (u *memUse[T]) label(n *Net[T]) string {
+	if u.workspace != nil {
+		return u.name
+	}
 	what := " data"
 	if u.diff {
 		what = " diff"

@@ -15,6 +15,7 @@ import (
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // acceptsConvDNN: cuDNN convolves the channel axis 1 with 1 to 3 spatial
@@ -53,6 +54,11 @@ type convolutionDNN[T layer.Float] struct {
 	use       [3]bool // the passes taken that way, by pass index
 
 	red kit.Reduced[T] // a 16-bit type to compute in (convolution_reduced.go)
+
+	// fwdWS and bwdWS are the workspaces a net's memory plan placed among
+	// its activations for the forward and backward passes
+	// (layer.WorkspaceUser), nil for the context's shared one.
+	fwdWS, bwdWS *syncedmem.SyncedMemory
 }
 
 func newConvolutionDNN[T layer.Float](l *convolutionLayer[T], dnn *cuda.DNN) (layer.Engine[T], error) {
@@ -233,7 +239,7 @@ func (e *convolutionDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	}
 	l := e.l
 	g := l.GPU()
-	ws, err := l.Context().Workspace(max(e.fwd.Workspace, e.wayWorkspace()))
+	ws, err := e.workspace(e.fwdWS, e.forwardWorkspace())
 	if err != nil {
 		return err
 	}
@@ -269,12 +275,7 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 	}
 	l := e.l
 	g := l.GPU()
-	biasSums := 0 // biasGradient's per-image sums
-	if l.biasTerm {
-		var zero T
-		biasSums = l.num * l.numOutput * int(unsafe.Sizeof(zero))
-	}
-	ws, err := l.Context().Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace, e.wayWorkspace(), biasSums))
+	ws, err := e.workspace(e.bwdWS, e.backwardWorkspace())
 	if err != nil {
 		return err
 	}
@@ -303,6 +304,53 @@ func (e *convolutionDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 		}
 	}
 	return g.Err()
+}
+
+// forwardWorkspace is the bytes of workspace the forward pass needs.
+func (e *convolutionDNN[T]) forwardWorkspace() int { return max(e.fwd.Workspace, e.wayWorkspace()) }
+
+// backwardWorkspace is the bytes of workspace the backward pass needs,
+// the bias gradient's per-image sums among them.
+func (e *convolutionDNN[T]) backwardWorkspace() int {
+	l := e.l
+	biasSums := 0
+	if l.biasTerm {
+		var zero T
+		biasSums = l.num * l.numOutput * int(unsafe.Sizeof(zero))
+	}
+	return max(e.bwdData.Workspace, e.bwdFilter.Workspace, e.wayWorkspace(), biasSums)
+}
+
+// workspace returns device memory of bytes for a pass: the plan's where
+// it holds them, else the context's shared workspace (shapes grown since
+// the plan, a net without one).
+func (e *convolutionDNN[T]) workspace(planned *syncedmem.SyncedMemory, bytes int) (cuda.DevicePtr, error) {
+	if planned != nil && planned.DeviceSize() >= bytes {
+		if p, ok := planned.DeviceBuffer(); ok {
+			return p, nil
+		}
+	}
+	return e.l.Context().Workspace(bytes)
+}
+
+// WorkspaceBytes returns what the cuDNN engine's FP32 passes need of
+// workspace for the current shapes and algorithms (layer.WorkspaceUser),
+// for a net's memory plan to place it at those passes' steps instead of
+// the context holding the largest for the whole run (313 MiB of a
+// ResNet-50's at batch 64).
+func (l *convolutionLayer[T]) WorkspaceBytes() (forward, backward int) {
+	e, ok := l.Engine().(*convolutionDNN[T])
+	if !ok || !l.EngineOnGPU() || e.red.On() {
+		return 0, 0
+	}
+	return e.forwardWorkspace(), e.backwardWorkspace()
+}
+
+// SetWorkspace gives the engine the plan's workspaces (layer.WorkspaceUser).
+func (l *convolutionLayer[T]) SetWorkspace(forward, backward *syncedmem.SyncedMemory) {
+	if e, ok := l.Engine().(*convolutionDNN[T]); ok {
+		e.fwdWS, e.bwdWS = forward, backward
+	}
 }
 
 // fusesReLU says whether Forward applies the ReLU after the layer: with
