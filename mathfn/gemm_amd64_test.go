@@ -11,55 +11,35 @@ import (
 )
 
 // TestSgemmPack holds the AVX-512 packing (in-register transposes of full
-// panels, gathers for the rest) to its definition: dst[p*width + r] =
-// alpha*src[r*ld + p] for r < rows, zero for rows <= r < width, exactly
-// (a product by alpha, no sums).
+// panels, gathers for the rest) to its definition (checkPack).
 func TestSgemmPack(t *testing.T) {
 	if !cpu.X86.HasAVX512F {
 		t.Skip("no AVX-512 on this CPU")
 	}
-	for _, width := range []int{12, 32} {
-		for _, rows := range []int{1, 5, width - 1, width} {
-			for _, k := range []int{1, 15, 16, 17, 31, 48, 193} {
-				for _, alpha := range []float32{1, -0.5} {
-					ld := k + 3
-					src := randSlice[float32]((rows-1)*ld+k, -1, 1, uint64(k*rows+width))
-					dst := make([]float32, k*width)
-					for i := range dst {
-						dst[i] = 99 // every lane must be written
-					}
-					sgemmPack(dst, src, ld, k, rows, width, alpha)
-					name := fmt.Sprintf("width %d rows %d k %d alpha %g", width, rows, k, alpha)
-					for p := range k {
-						for r := range width {
-							want := float32(0)
-							if r < rows {
-								want = alpha * src[r*ld+p]
-							}
-							if got := dst[p*width+r]; got != want {
-								t.Fatalf("%s: dst[step %d, row %d] = %g, want %g", name, p, r, got, want)
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	checkPack(t, sgemmPack, []int{12, 32}, []int{1, 5}, []int{1, 15, 16, 17, 31, 48, 193})
 }
 
 // TestSgemmGatherAVX2 holds the AVX2 packing (in-register transposes of
-// full panels, value by value for the rest) to its definition, as
-// TestSgemmPack the AVX-512 one.
+// full panels, value by value for the rest) to its definition (checkPack).
 func TestSgemmGatherAVX2(t *testing.T) {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		t.Skip("no AVX2 and FMA on this CPU")
 	}
-	for _, width := range []int{6, 16} {
-		for _, rows := range []int{1, 5, 6, 7, 8, 9, width - 1, width} {
+	checkPack(t, sgemmGatherAVX2, []int{6, 16}, []int{1, 5, 6, 7, 8, 9}, []int{1, 7, 8, 9, 15, 16, 17, 48, 193})
+}
+
+// checkPack holds pack to its definition: dst[p*width + r] =
+// alpha*src[r*ld + p] for r < rows, zero for rows <= r < width, exactly
+// (a product by alpha, no sums), for each width, the rows given (and
+// width-1 and width) up to width, and each k.
+func checkPack(t *testing.T, pack func(dst, src []float32, ld, k, rows, width int, alpha float32), widths, rowCounts, ks []int) {
+	t.Helper()
+	for _, width := range widths {
+		for _, rows := range append(rowCounts, width-1, width) {
 			if rows > width {
 				continue
 			}
-			for _, k := range []int{1, 7, 8, 9, 15, 16, 17, 48, 193} {
+			for _, k := range ks {
 				for _, alpha := range []float32{1, -0.5} {
 					ld := k + 3
 					src := randSlice[float32]((rows-1)*ld+k, -1, 1, uint64(k*rows+width))
@@ -67,7 +47,7 @@ func TestSgemmGatherAVX2(t *testing.T) {
 					for i := range dst {
 						dst[i] = 99 // every lane must be written
 					}
-					sgemmGatherAVX2(dst, src, ld, k, rows, width, alpha)
+					pack(dst, src, ld, k, rows, width, alpha)
 					name := fmt.Sprintf("width %d rows %d k %d alpha %g", width, rows, k, alpha)
 					for p := range k {
 						for r := range width {

@@ -103,7 +103,18 @@ func (n *Net[T]) MemoryReport() MemoryReport {
 		if len(placed) > 6 {
 			placed = append(placed[:6:6], fmt.Sprintf("and %d more", len(placed)-6))
 		}
-		r.Memories = append(r.Memories, MemoryUse{n.arena.Size(), "arena: " + strings.Join(placed, ", ")})
+		// A borrowed arena is the other net's memory (BorrowActivations):
+		// what this one holds is the part that did not fit.
+		bytes, where := n.arena.Size(), ""
+		if n.arenaLent {
+			bytes, where = 0, " (in another net's arena"
+			if n.overflow != nil {
+				bytes = n.overflow.Size()
+				where += fmt.Sprintf(", %s of its own", mib(bytes))
+			}
+			where += ")"
+		}
+		r.Memories = append(r.Memories, MemoryUse{bytes, "arena" + where + ": " + strings.Join(placed, ", ")})
 	}
 	slices.SortStableFunc(r.Placed, func(a, b PlacedMemory) int {
 		return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.First, b.First))

@@ -101,5 +101,22 @@ func TestShareTestMemory(t *testing.T) {
 		if want := map[int]int{0: 3, 1: 1}[i]; borrowed != want {
 			t.Errorf("test net %d: %d of conv, pool, ip in the train net's memory, want %d", i, borrowed, want)
 		}
+		// Its report counts only what did not fit: nothing for the small
+		// net, no more than its own plan's arena for the large one.
+		arena := -1
+		for _, m := range tn.MemoryReport().Memories {
+			if strings.HasPrefix(m.What, "arena (in another net's arena") {
+				arena = m.Bytes
+			}
+		}
+		ownArena := 0
+		for _, m := range own.TestNets()[i].MemoryReport().Memories {
+			if strings.HasPrefix(m.What, "arena: ") {
+				ownArena = m.Bytes
+			}
+		}
+		if (i == 0 && arena != 0) || (i == 1 && (arena <= 0 || arena > ownArena)) {
+			t.Errorf("test net %d: the report counts %d bytes of a borrowed arena, %d without borrowing", i, arena, ownArena)
+		}
 	}
 }
