@@ -85,8 +85,8 @@ type Context struct {
 
 	// The scratch buffers of layers computing in 16 bits (Scratch), under
 	// wsMu: values converted at the edges of a pass.
-	scratch      [ScratchBuffers]cuda.DevicePtr
-	scratchBytes [ScratchBuffers]int
+	scratch      [scratchSlots]cuda.DevicePtr
+	scratchBytes [scratchSlots]int
 }
 
 type kernelKey struct{ program, name string }
@@ -319,6 +319,17 @@ func (c *Context) Workspace(bytes int) (cuda.DevicePtr, error) {
 // what one pass of a layer needs at once (pooling's backward pass reads
 // y, dy and x and writes dx).
 const ScratchBuffers = 4
+
+// ScratchWeights and ScratchWeightDiff are the context's two further
+// scratch buffers: a layer computing in 16 bits makes its weights' 16-bit
+// copy in the first and its weight gradient in the second, within one
+// pass, so that a net holds one of each (ResNet-50's, 49 MiB each in
+// BFLOAT16) rather than one per layer.
+const (
+	ScratchWeights = ScratchBuffers + iota
+	ScratchWeightDiff
+	scratchSlots
+)
 
 // Scratch returns scratch buffer i (< ScratchBuffers) of at least bytes:
 // device memory shared by the context's layers, which run one after

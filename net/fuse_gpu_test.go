@@ -129,8 +129,12 @@ func TestFusedEltwiseReLUGPU(t *testing.T) {
 		{"one_bottom_without_gradient", residualNet("", "", true), fused},
 		{"three_bottoms", three, nil},
 	}
+	// 1e-3 in float32, as the BatchNorm test: the convolutions' cuDNN
+	// algorithms are timed and differ by GPU (an H200 chose one whose
+	// weight gradient was 2e-4 off the host's in one element), which a
+	// wrong fusion would exceed many times over.
 	for _, c := range cases {
-		t.Run("float32/"+c.name, func(t *testing.T) { checkFused[float32](t, ctx, c.text, c.fused, 1e-4) })
+		t.Run("float32/"+c.name, func(t *testing.T) { checkFused[float32](t, ctx, c.text, c.fused, 1e-3) })
 		t.Run("float64/"+c.name, func(t *testing.T) { checkFused[float64](t, ctx, c.text, c.fused, 1e-9) })
 	}
 }

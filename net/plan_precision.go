@@ -224,37 +224,120 @@ func (n *Net[T]) storeReduced() (string, int) {
 
 // storeBlobs gives each blob 16-bit storage where every layer touching it
 // computes in the same 16-bit type and no program needs its FP32 values
-// (an output, Options.Keep), and the net's own storage otherwise.
+// (an output, Options.Keep), and the net's own storage otherwise. Blobs
+// that share memory (a Split's tops and its bottom share the data, a
+// Flatten's share data and diff) are decided together, over the layers
+// touching any of them, so that one memory never gets two storages; a
+// blob sharing memory with none of the net's others (outside the net)
+// keeps the net's type.
 func (n *Net[T]) storeBlobs(touched [][]int) (stored, bytes int) {
 	outputs := map[int]bool{}
 	for _, id := range n.outputIDs {
 		outputs[id] = true
 	}
-	for id, layers := range touched {
-		b := &n.blobs[id]
-		s := syncedmem.StorageNative
-		// Memory another blob shares (a Split's or Flatten's tops alias
-		// their bottom) keeps the net's type: one decision per blob could
-		// give one memory two storages.
-		shared := b.blob.Data().Shared() || b.blob.Diff().Shared()
-		if len(layers) >= 2 && !outputs[id] && !n.keep[b.name] && !shared {
-			s = n.layers[layers[0]].layer.LayerBase().Reduced()
-			for _, i := range layers[1:] {
-				if n.layers[i].layer.LayerBase().Reduced() != s {
-					s = syncedmem.StorageNative
-				}
+	for _, group := range n.sharingGroups() {
+		s := n.groupStorage(group, touched, outputs)
+		for _, id := range group {
+			b := &n.blobs[id]
+			if err := b.blob.SetStorage(s); err != nil {
+				logf.Warnf(n.log, "Net %q: blob %s stays in the net's type: %v", n.name, b.name, err)
+				continue
+			}
+			if s.Reduced() {
+				stored++
+				bytes += b.blob.Count() * 2
 			}
 		}
-		if err := b.blob.SetStorage(s); err != nil {
-			logf.Warnf(n.log, "Net %q: blob %s stays in the net's type: %v", n.name, b.name, err)
-			continue
+	}
+	n.storeExchanged()
+	return stored, bytes
+}
+
+// groupStorage is the storage of one group of blobs sharing memory: the
+// 16-bit type every layer touching them computes in, where at least two
+// do (a maker and a reader) and no blob of the group is an output or kept
+// or shares memory beyond the group.
+func (n *Net[T]) groupStorage(group []int, touched [][]int, outputs map[int]bool) syncedmem.Storage {
+	var layers []int
+	for _, id := range group {
+		b := &n.blobs[id]
+		shared := b.blob.Data().Shared() || b.blob.Diff().Shared()
+		if outputs[id] || n.keep[b.name] || (shared && len(group) == 1) {
+			return syncedmem.StorageNative
 		}
-		if s.Reduced() {
-			stored++
-			bytes += b.blob.Count() * 2
+		layers = append(layers, touched[id]...)
+	}
+	if len(layers) < 2 {
+		return syncedmem.StorageNative
+	}
+	s := n.layers[layers[0]].layer.LayerBase().Reduced()
+	for _, i := range layers[1:] {
+		if n.layers[i].layer.LayerBase().Reduced() != s {
+			return syncedmem.StorageNative
 		}
 	}
-	return stored, bytes
+	return s
+}
+
+// sharingGroups partitions the net's blobs into groups whose members
+// share data or diff memory with one another, in blob order.
+func (n *Net[T]) sharingGroups() [][]int {
+	parent := make([]int, len(n.blobs))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	owner := map[*syncedmem.SyncedMemory]int{}
+	for id := range n.blobs {
+		for _, m := range []*syncedmem.SyncedMemory{n.blobs[id].blob.Data(), n.blobs[id].blob.Diff()} {
+			if m == nil {
+				continue
+			}
+			if o, ok := owner[m]; ok {
+				parent[find(id)] = find(o)
+			} else {
+				owner[m] = id
+			}
+		}
+	}
+	index := map[int]int{}
+	var groups [][]int
+	for id := range n.blobs {
+		r := find(id)
+		g, ok := index[r]
+		if !ok {
+			g = len(groups)
+			index[r] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], id)
+	}
+	return groups
+}
+
+// storeExchanged gives the blob a layer exchanges its top's data with
+// (layer.TopDataExchanger: BatchNorm in place) the top's storage, so that
+// the two memories can change hands; otherwise the layer copies its input
+// aside in every pass.
+func (n *Net[T]) storeExchanged() {
+	for _, r := range n.layers {
+		x, ok := r.layer.(layer.TopDataExchanger[T])
+		if !ok || len(r.tops) == 0 {
+			continue
+		}
+		if b := x.ExchangeBlob(); b != nil {
+			if err := b.SetStorage(r.tops[0].Storage()); err != nil {
+				logf.Warnf(n.log, "Net %q: layer %s: its exchange blob stays in the net's type: %v", n.name, r.name, err)
+			}
+		}
+	}
 }
 
 // anyReducedBlob reports whether a blob layer r reads or writes is stored

@@ -36,6 +36,31 @@ var reducedCases = []layertest.Parity{
 	{Layer: `type: "TanH" bottom: "a" top: "s" tanh_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "LRN" bottom: "a" top: "n" lrn_param { local_size: 5 alpha: 0.0001 beta: 0.75 }`, Bottom: [][]int{{2, 7, 5, 4}}},
 	{Layer: `type: "Dropout" bottom: "a" top: "d" phase: TEST dropout_param { dropout_ratio: 0.3 }`, Bottom: [][]int{{2, 3, 8, 5}}},
+	// Caffe's rounded-up output (ResNet's pool1), on the CAFFE engine's
+	// byte argmax.
+	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: MAX kernel_size: 3 stride: 2 }`, Bottom: [][]int{{2, 3, 12, 9}}, Fill: distinctInWindows},
+	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: MAX kernel_size: 3 stride: 2 pad: 1 }`, Bottom: [][]int{{2, 3, 11, 10}}, Fill: distinctInWindows},
+	// BatchNorm on the own kernels: the row kernels (few channels) and
+	// the block kernels (128 channels or more), training and global
+	// statistics.
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: false }`, Bottom: [][]int{{3, 5, 6, 7}}},
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: false }`, Bottom: [][]int{{2, 130, 3, 5}}},
+	{Layer: `type: "Scale" bottom: "a" top: "s" scale_param { bias_term: true filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 5, 6}}},
+	{Layer: `type: "Scale" bottom: "a" top: "s" scale_param { filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 5, 6}}},
+	{Layer: `type: "Eltwise" bottom: "a" bottom: "b" top: "s"`, Bottom: [][]int{{3, 4, 5, 6}, {3, 4, 5, 6}}},
+	{Layer: `type: "Eltwise" bottom: "a" bottom: "b" bottom: "c" top: "s" eltwise_param { coeff: 0.5 coeff: -1 coeff: 2 }`, Bottom: [][]int{{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}}},
+	{Layer: `type: "Split" bottom: "a" top: "b" top: "c" top: "d"`, Bottom: [][]int{{2, 3, 4, 5}}},
+}
+
+// distinctInWindows fills a bottom with values that stay apart when
+// rounded to 16 bits (steps of 1/101, more than BFLOAT16's spacing below
+// 1), and that repeat only 101 elements apart, farther than any window of
+// the pooling cases reaches: the maximum of each window is then the same
+// one in FP32 and in 16 bits, and so is the gradient's route.
+func distinctInWindows(_ int, vals []float64) {
+	for j := range vals {
+		vals[j] = float64((j*37)%101)/101 - 0.5
+	}
 }
 
 // The tolerances of the 16-bit paths against FP32 on the host, relative

@@ -51,6 +51,9 @@ type batchNormDNN[T layer.Float] struct {
 	// in place): saved holds x, the top y, until RestoreTopData.
 	exchanged bool
 	top       *blob.Blob[T] // in place, the top (and bottom)
+	// red, when on, has the own kernels compute in a 16-bit type
+	// (batchnorm_reduced.go).
+	red kit.Reduced[T]
 }
 
 // fusedReLU returns the ReLU this pass computes too, or nil: the pass
@@ -72,9 +75,14 @@ func (e *batchNormDNN[T]) fusedReLU() layer.Layer[T] {
 
 // fusedScale returns the Scale this pass computes too, or nil: the layer
 // must compute with cuDNN and the Scale's vector must be the channels'.
+// In a 16-bit type the layer must be in place too: the top's diff is
+// then dx, and no dy * gamma is left for the Scale's users to read.
 func (e *batchNormDNN[T]) fusedScale() *scaleLayer[T] {
 	s, l := e.scale, e.l
 	if s == nil || !e.active || l.FusionSuspended() || s.shape.Outer != l.num || s.shape.Dim != l.channels || s.shape.Inner != l.spatial {
+		return nil
+	}
+	if e.red.On() && !e.inPlace {
 		return nil
 	}
 	return s
@@ -175,6 +183,9 @@ func (e *batchNormDNN[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	if !e.active {
 		return e.caffe.Forward(bottom, top)
 	}
+	if e.red.On() {
+		return e.forwardReduced(bottom, top)
+	}
 	l, g := e.l, e.l.GPU()
 	n := bottom[0].Count()
 	x, y := g.Data(bottom[0]), g.MutableData(top[0])
@@ -239,6 +250,9 @@ func (e *batchNormDNN[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bo
 		return nil
 	}
 	g := e.l.GPU()
+	if e.red.On() {
+		return e.backwardReduced(s, top[0], propagateDown[0], bottom[0])
+	}
 	if e.own != nil {
 		return e.backwardOwn(s, top[0], propagateDown[0], bottom[0])
 	}

@@ -136,14 +136,24 @@ func (e *batchNormDNN[T]) blockK(backward bool) int {
 	return 0
 }
 
-// launchChannelBlocks runs kernel name_k<K> of batch_norm.cu with a block per
-// channel.
-func launchChannelBlocks[T layer.Float](l *batchNormLayer[T], name string, k int, a *cuda.Args) error {
-	f, err := kernel[T](l.Context(), "batch_norm.cu", fmt.Sprintf("%s_k%d", name, k))
+// launchChannelBlocks runs kernel name_k<K><suffix> of batch_norm.cu with
+// a block per channel (suffix: rowKernel's).
+func launchChannelBlocks[T layer.Float](l *batchNormLayer[T], name string, k int, suffix string, a *cuda.Args) error {
+	f, err := kernel[T](l.Context(), "batch_norm.cu", fmt.Sprintf("%s_k%d%s", name, k, suffix))
 	if err != nil {
 		return err
 	}
 	return f.Launch(cuda.Dim3{X: l.channels}, cuda.Dim3{X: bnBlockThreads}, 0, nil, a)
+}
+
+// suffix names the kernels that read and write the activations in the
+// engine's storage: "" for T, "_f16" or "_bf16" when it computes in 16
+// bits (the per-channel kernels are T's either way).
+func (e *batchNormDNN[T]) suffix() string {
+	if e.red.On() {
+		return e.red.Suffix()
+	}
+	return ""
 }
 
 // runningSums returns the device arrays of the scale factor and the
@@ -179,7 +189,7 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 		if err := g.Err(); err != nil {
 			return err
 		}
-		return launchChannelBlocks(l, "bn_block_forward", k, &a)
+		return launchChannelBlocks(l, "bn_block_forward", k, e.suffix(), &a)
 	}
 	if l.useGlobal {
 		// The running sums are only read here (runningSums takes them to
@@ -194,7 +204,7 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 		}
 	} else {
 		a.Int(rows).Int(l.spatial).Ptr(x).Ptr(pr).Ptr(g.Offset(pr, rows))
-		if err := launchRows(l, "bn_row_stats", &a); err != nil {
+		if err := launchRows(l, "bn_row_stats"+e.suffix(), &a); err != nil {
 			return err
 		}
 		factor, runMean, runVar := e.runningSums(g)
@@ -216,7 +226,7 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 	if err := g.Err(); err != nil {
 		return err
 	}
-	return launchRows(l, "bn_apply", &a)
+	return launchRows(l, "bn_apply"+e.suffix(), &a)
 }
 
 // gradOwn adds the fused Scale's gradients to dGamma and dBeta (each
@@ -238,7 +248,7 @@ func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta
 		if err := g.Err(); err != nil {
 			return err
 		}
-		return launchChannelBlocks(l, "bn_block_backward", k, &a)
+		return launchChannelBlocks(l, "bn_block_backward", k, e.suffix(), &a)
 	}
 	// With global statistics dx needs no sums over the batch; only a
 	// fused Scale's gradients do.
@@ -251,7 +261,7 @@ func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta
 		if err := g.Err(); err != nil {
 			return err
 		}
-		if err := launchRows(l, "bn_row_grad_sums", &a); err != nil {
+		if err := launchRows(l, "bn_row_grad_sums"+e.suffix(), &a); err != nil {
 			return err
 		}
 	}
@@ -285,5 +295,5 @@ func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta
 	if err := g.Err(); err != nil {
 		return err
 	}
-	return launchRows(l, "bn_grad_apply", &a)
+	return launchRows(l, "bn_grad_apply"+e.suffix(), &a)
 }

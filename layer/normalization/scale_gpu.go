@@ -19,13 +19,19 @@ const scaleSumThreads = 256
 // and the backward pass sums both parameter gradients in one pass over dy
 // and x. ResNet's 53 Scale layers took 24 of its 118 ms through the
 // general path, which is still used for a scale given as a second bottom.
-type scaleGPU[T layer.Float] struct{ l *scaleLayer[T] }
+type scaleGPU[T layer.Float] struct {
+	l   *scaleLayer[T]
+	red kit.Reduced[T] // a 16-bit type to compute in (scale_reduced.go)
+}
 
-func newScaleGPU[T layer.Float](l *scaleLayer[T]) layer.Engine[T] { return scaleGPU[T]{l} }
+func newScaleGPU[T layer.Float](l *scaleLayer[T]) layer.Engine[T] { return &scaleGPU[T]{l: l} }
 
 // Forward scales on the device.
-func (e scaleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e *scaleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
+	if e.red.On() {
+		return e.forwardReduced(bottom, top)
+	}
 	if len(bottom) == 2 {
 		return scaleForward[T](l, kit.GPUBroadcasterOf(&l.Base), bottom, top)
 	}
@@ -48,13 +54,16 @@ func (e scaleGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 
 // Backward computes the gradients on the device: the parameters' first,
 // since in place dx overwrites dy.
-func (e scaleGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e *scaleGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	if l.ForwardSkipped() && bottom[0] == top[0] {
 		// In place, the backward pass needs the input the forward pass
 		// saves; the BatchNorm before computed that pass (Fuse) and saved
 		// none.
 		return fmt.Errorf("its forward pass was computed by the BatchNorm before it (fused), so its input was not kept: run a forward pass that computes it alone (a ForwardFromTo range that splits the two) before a backward pass that does")
+	}
+	if e.red.On() {
+		return e.backwardReduced(top, propagateDown, bottom)
 	}
 	if len(bottom) == 2 {
 		return scaleBackward[T](l, kit.GPUBroadcasterOf(&l.Base), top, propagateDown, bottom)

@@ -9,13 +9,19 @@ import (
 )
 
 // eltwiseGPU is Eltwise's GPU half.
-type eltwiseGPU[T layer.Float] struct{ l *eltwiseLayer[T] }
+type eltwiseGPU[T layer.Float] struct {
+	l   *eltwiseLayer[T]
+	red kit.Reduced[T] // a 16-bit type to compute in (eltwise_reduced.go)
+}
 
-func newEltwiseGPU[T layer.Float](l *eltwiseLayer[T]) layer.Engine[T] { return eltwiseGPU[T]{l} }
+func newEltwiseGPU[T layer.Float](l *eltwiseLayer[T]) layer.Engine[T] { return &eltwiseGPU[T]{l: l} }
 
 // Forward combines the bottoms on the device.
-func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
+func (e *eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	l := e.l
+	if e.red.On() {
+		return e.forwardReduced(bottom, top)
+	}
 	g := l.GPU()
 	if l.fusesReLU() {
 		return e.sumReLU(bottom, top)
@@ -45,7 +51,7 @@ func (e eltwiseGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 
 // sum is SUM's forward: the first two bottoms in one pass (eltwise_sum2)
 // where the arrays allow vectors, the others added by axpy.
-func (e eltwiseGPU[T]) sum(bottom, top []*blob.Blob[T]) error {
+func (e *eltwiseGPU[T]) sum(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.GPU()
 	n := top[0].Count()
@@ -65,8 +71,11 @@ func (e eltwiseGPU[T]) sum(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottoms' gradients on the device.
-func (e eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e *eltwiseGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
+	if e.red.On() {
+		return e.backwardReduced(top, propagateDown, bottom)
+	}
 	g := l.GPU()
 	if l.fusesReLU() {
 		return e.sumReLUBackward(top, propagateDown, bottom)
@@ -106,7 +115,7 @@ func sumReLUKernel[T layer.Float](name string, n int, ps ...cuda.DevicePtr) (str
 }
 
 // sumReLU is SUM's forward with the ReLU applied in the same pass.
-func (e eltwiseGPU[T]) sumReLU(bottom, top []*blob.Blob[T]) error {
+func (e *eltwiseGPU[T]) sumReLU(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.GPU()
 	n := top[0].Count()
@@ -123,7 +132,7 @@ func (e eltwiseGPU[T]) sumReLU(bottom, top []*blob.Blob[T]) error {
 
 // sumReLUBackward masks the top's diff by the ReLU's gradient, in place
 // as Caffe's ReLU does, and gives each bottom coeff times it, in one pass.
-func (e eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+func (e *eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	l := e.l
 	g := l.GPU()
 	n := top[0].Count()
@@ -149,7 +158,7 @@ func (e eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []bool
 // of two, one backward instead of two. The ReLU's gradient is taken from
 // y, the ReLU's bottom in place as in Caffe, so any slope is fused.
 func (l *eltwiseLayer[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
-	if _, ok := l.Engine().(eltwiseGPU[T]); !ok || !needBackward || via != layer.Layer[T](l) || l.op != caffepb.EltwiseParameter_SUM || len(l.coeffs) != 2 {
+	if _, ok := l.Engine().(*eltwiseGPU[T]); !ok || !needBackward || via != layer.Layer[T](l) || l.op != caffepb.EltwiseParameter_SUM || len(l.coeffs) != 2 {
 		return false
 	}
 	l.relu, l.reluSlope = next, T(next.LayerBase().Param().GetReluParam().GetNegativeSlope())

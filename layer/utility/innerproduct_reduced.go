@@ -79,7 +79,7 @@ func (e *innerProductGPU[T]) backwardReduced(top []*blob.Blob[T], propagateDown 
 		}
 	}
 	if propagateDown[0] {
-		w, err := r.WeightsMade(g, l.Blobs()[0])
+		w, err := r.Weights(g, l.Blobs()[0])
 		if err != nil {
 			return err
 		}

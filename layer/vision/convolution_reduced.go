@@ -170,7 +170,7 @@ func (e *convolutionDNN[T]) backwardReduced(top []*blob.Blob[T], propagateDown [
 		if !propagateDown[i] {
 			continue
 		}
-		w, err := r.WeightsMade(g, weights)
+		w, err := r.Weights(g, weights)
 		if err != nil {
 			return err
 		}

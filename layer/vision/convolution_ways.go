@@ -80,21 +80,25 @@ func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 		e.use = [3]bool{mode == "gemm", mode == "gemm", mode == "gemm"}
 		return nil
 	}
-	// The workspace the chosen algorithms and the way need, no more: it is
-	// the context's, kept for the run.
-	ws, err := l.Context().Workspace(max(e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true)))
+	// The timing's workspace is its own and freed after it, as find's: the
+	// passes then run in the workspace the net's memory plan places for
+	// them (layer.WorkspaceUser), and growing the context's shared one
+	// here would hold the largest layer's need for the whole run.
+	var zero T
+	dev := l.Context().Device()
+	ws, err := dev.Alloc(max(e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true), 256))
 	if err != nil {
 		return err
 	}
-	var zero T
-	dev := l.Context().Device()
 	scratch, err := dev.Alloc(max(x.Count(), l.Blobs()[0].Count()) * int(unsafe.Sizeof(zero)))
 	if err != nil {
+		dev.Free(ws)
 		return err
 	}
 	defer func() {
 		l.Context().Synchronize()
 		dev.Free(scratch)
+		dev.Free(ws)
 	}()
 	g := l.GPU()
 	cb, xp, wp, yp := &l.convBase, g.Data(x), g.Data(l.Blobs()[0]), g.MutableData(y)

@@ -1,6 +1,8 @@
 package vision
 
 import (
+	"fmt"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/layer"
@@ -11,6 +13,49 @@ import (
 type poolingGPU[T layer.Float] struct {
 	l    *poolingLayer[T]
 	half *poolingReduced[T] // computes in a 16-bit type when set (SetReduced)
+	// offsets holds MAX's argmax as each maximum's byte offset in its
+	// window (kernels/pooling.cu, max_pool_forward_offsets) where no mask
+	// top asks for Caffe's plane indices and a window has at most 255
+	// elements; the mask blob is then never allocated on the device.
+	offsets    cuda.DevicePtr
+	offsetsCap int
+}
+
+// maxWindowOffsets is the most elements a window may have for MAX to keep
+// its argmax as byte offsets (255 marks an empty window).
+const maxWindowOffsets = 255
+
+// useOffsets reports whether MAX keeps its argmax in e.offsets.
+func (e *poolingGPU[T]) useOffsets(top []*blob.Blob[T]) bool {
+	l := e.l
+	return l.method == caffepb.PoolingParameter_MAX && len(top) == 1 && l.kernelH*l.kernelW <= maxWindowOffsets
+}
+
+// Reshaped sizes the offsets for the top, once per growth: a CUDA graph
+// records the address, which stays while the shapes do not grow.
+func (e *poolingGPU[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
+	if !e.useOffsets(top) || top[0].Count() <= e.offsetsCap {
+		return nil
+	}
+	if err := e.freeOffsets(); err != nil {
+		return err
+	}
+	dev := e.l.Context().Device()
+	p, err := dev.Alloc(max(top[0].Count(), 1))
+	if err != nil {
+		return fmt.Errorf("layer %s: argmax offsets of %d bytes: %w", e.l.Name(), top[0].Count(), err)
+	}
+	e.offsets, e.offsetsCap = p, top[0].Count()
+	return nil
+}
+
+func (e *poolingGPU[T]) freeOffsets() error {
+	if e.offsets == 0 {
+		return nil
+	}
+	err := e.l.Context().Device().Free(e.offsets)
+	e.offsets, e.offsetsCap = 0, 0
+	return err
 }
 
 func newPoolingGPU[T layer.Float](l *poolingLayer[T]) layer.Engine[T] { return &poolingGPU[T]{l: l} }
@@ -27,6 +72,10 @@ func (e *poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 	a.Int(n).Ptr(g.Data(bottom[0])).Int32s(l.geomArgs[:]).Ptr(g.MutableData(top[0]))
 	switch l.method {
 	case caffepb.PoolingParameter_MAX:
+		if e.offsets != 0 && e.useOffsets(top) {
+			a.Ptr(e.offsets)
+			return launch[T](l.Context(), "pooling.cu", "max_pool_forward_offsets", n, &a)
+		}
 		a.Ptr(g.MutableData(l.indexBlob(top)))
 		return launch[T](l.Context(), "pooling.cu", "max_pool_forward", n, &a)
 	case caffepb.PoolingParameter_AVE:
@@ -59,6 +108,9 @@ func (e *poolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bott
 	var a cuda.Args
 	a.Int(n).Ptr(g.Diff(top[0]))
 	switch {
+	case l.method == caffepb.PoolingParameter_MAX && e.offsets != 0 && e.useOffsets(top):
+		a.Ptr(e.offsets).Int32s(l.geomArgs[:]).Ptr(g.MutableDiff(bottom[0]))
+		return launch[T](l.Context(), "pooling.cu", "offset_pool_backward", n, &a)
 	case l.method == caffepb.PoolingParameter_MAX:
 		a.Ptr(g.Data(l.indexBlob(top)))
 	case l.method == caffepb.PoolingParameter_AVE:

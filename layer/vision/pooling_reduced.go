@@ -11,34 +11,42 @@ import (
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
-// poolingReduced pools in a 16-bit type on cuDNN, for both of Pooling's
-// GPU engines (layer.ReducedEngine): MAX (cuDNN's deterministic max, whose
-// backward pass gives the gradient to one maximum of a window, as
-// Caffe's argmax does, though not always the first of tied ones) and AVE
-// (the padding counted, as Caffe's). Caffe's output size rounds up where
-// cuDNN's rounds down: shapes where the two differ stay in T.
+// poolingReduced pools in a 16-bit type, for both of Pooling's GPU
+// engines (layer.ReducedEngine): MAX on the CAFFE engine's kernels, which
+// keep each window's argmax as a byte (poolingGPU.offsets), so that
+// Caffe's rounded-up shapes (ResNet's pool1) pool in 16 bits too and the
+// backward pass reads neither x nor y (cuDNN's max pooling reads both,
+// which the memory plan's Pooling rule does not keep); AVE on cuDNN (the
+// padding counted, as Caffe's), where Caffe's output size, rounded up, is
+// cuDNN's, rounded down: other shapes stay in T.
 type poolingReduced[T kit.Float] struct {
-	l    *poolingLayer[T]
-	dnn  *cuda.DNN
-	x, y kit.TensorDesc[T]
-	pool *cuda.PoolDesc
-	red  kit.Reduced[T]
+	l      *poolingLayer[T]
+	dnn    *cuda.DNN
+	x, y   kit.TensorDesc[T]
+	pool   *cuda.PoolDesc
+	red    kit.Reduced[T]
+	argmax *poolingGPU[T] // MAX: the engine holding the offsets
 }
 
 // newPoolingReduced returns the 16-bit pooling of l in s, or an error
-// saying why cuDNN cannot pool l so.
-func newPoolingReduced[T kit.Float](l *poolingLayer[T], s syncedmem.Storage) (*poolingReduced[T], error) {
-	mode := cuda.PoolAverage
+// saying why l cannot pool so. argmax is the CAFFE engine (nil on the
+// cuDNN engine, which takes AVE alone).
+func newPoolingReduced[T kit.Float](l *poolingLayer[T], s syncedmem.Storage, argmax *poolingGPU[T]) (*poolingReduced[T], error) {
+	if len(l.Param().GetTop()) > 1 {
+		return nil, errors.New("no mask top in 16 bits")
+	}
 	switch l.method {
 	case caffepb.PoolingParameter_MAX:
-		mode = cuda.PoolMaxDeterministic
+		if argmax == nil || l.kernelH*l.kernelW > maxWindowOffsets {
+			return nil, fmt.Errorf("MAX in 16 bits needs windows of at most %d values, on the CAFFE engine", maxWindowOffsets)
+		}
+		p := &poolingReduced[T]{l: l, argmax: argmax}
+		return p, p.red.SetReduced(l.Context(), s)
 	case caffepb.PoolingParameter_AVE:
 	default:
 		return nil, errors.New("cuDNN pools MAX and AVE, not STOCHASTIC")
 	}
-	if len(l.Param().GetTop()) > 1 {
-		return nil, errors.New("cuDNN pooling has no mask top")
-	}
+	mode := cuda.PoolAverage
 	if err := l.cuDNNRounds(); err != nil {
 		return nil, err
 	}
@@ -82,6 +90,9 @@ func (p *poolingReduced[T]) describe() error {
 
 // Forward pools.
 func (p *poolingReduced[T]) Forward(bottom, top []*blob.Blob[T]) error {
+	if p.argmax != nil {
+		return p.maxForward(bottom, top)
+	}
 	if err := p.describe(); err != nil {
 		return err
 	}
@@ -108,6 +119,9 @@ func (p *poolingReduced[T]) Forward(bottom, top []*blob.Blob[T]) error {
 func (p *poolingReduced[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil
+	}
+	if p.argmax != nil {
+		return p.maxBackward(top, bottom)
 	}
 	if err := p.describe(); err != nil {
 		return err
@@ -139,14 +153,69 @@ func (p *poolingReduced[T]) Backward(top []*blob.Blob[T], propagateDown []bool, 
 	return g.Err()
 }
 
+// maxForward pools MAX on 16-bit values, each window's argmax kept as a
+// byte offset.
+func (p *poolingReduced[T]) maxForward(bottom, top []*blob.Blob[T]) error {
+	l, g := p.l, p.l.GPU()
+	if p.argmax.offsets == 0 || top[0].Count() > p.argmax.offsetsCap {
+		return fmt.Errorf("layer %s: no argmax offsets for %d outputs", l.Name(), top[0].Count())
+	}
+	p.red.Begin()
+	x, err := p.red.In(g, bottom[0], false)
+	if err != nil {
+		return err
+	}
+	y, err := p.red.Out(g, top[0], false)
+	if err != nil {
+		return err
+	}
+	n := top[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(x).Int32s(l.geomArgs[:]).Ptr(y).Ptr(p.argmax.offsets)
+	if err := launch[float32](l.Context(), "pooling.cu", "max_pool_forward_offsets"+p.red.Suffix(), n, &a); err != nil {
+		return err
+	}
+	if err := p.red.Done(g, top[0], false); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+// maxBackward routes each output's gradient to its window's argmax.
+func (p *poolingReduced[T]) maxBackward(top, bottom []*blob.Blob[T]) error {
+	l, g := p.l, p.l.GPU()
+	p.red.Begin()
+	dy, err := p.red.In(g, top[0], true)
+	if err != nil {
+		return err
+	}
+	dx, err := p.red.Out(g, bottom[0], true)
+	if err != nil {
+		return err
+	}
+	n := bottom[0].Count()
+	var a cuda.Args
+	a.Int(n).Ptr(dy).Ptr(p.argmax.offsets).Int32s(l.geomArgs[:]).Ptr(dx)
+	if err := launch[float32](l.Context(), "pooling.cu", "offset_pool_backward"+p.red.Suffix(), n, &a); err != nil {
+		return err
+	}
+	if err := p.red.Done(g, bottom[0], true); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
 // Close frees the descriptor and the scratch memory.
 func (p *poolingReduced[T]) Close() error {
-	p.pool.Destroy()
+	if p.pool != nil {
+		p.pool.Destroy()
+	}
 	return p.red.Close()
 }
 
-// setReduced makes *half pool l in s, or in T again for StorageNative.
-func setPoolingReduced[T kit.Float](l *poolingLayer[T], half **poolingReduced[T], s syncedmem.Storage) error {
+// setReduced makes *half pool l in s, or in T again for StorageNative
+// (argmax: as newPoolingReduced).
+func setPoolingReduced[T kit.Float](l *poolingLayer[T], half **poolingReduced[T], s syncedmem.Storage, argmax *poolingGPU[T]) error {
 	if *half != nil {
 		if err := (*half).Close(); err != nil {
 			return err
@@ -156,7 +225,7 @@ func setPoolingReduced[T kit.Float](l *poolingLayer[T], half **poolingReduced[T]
 	if !s.Reduced() {
 		return nil
 	}
-	p, err := newPoolingReduced(l, s)
+	p, err := newPoolingReduced(l, s, argmax)
 	if err != nil {
 		return err
 	}
@@ -164,22 +233,23 @@ func setPoolingReduced[T kit.Float](l *poolingLayer[T], half **poolingReduced[T]
 	return nil
 }
 
-// SetReduced makes Caffe's GPU engine pool in s on cuDNN.
+// SetReduced makes Caffe's GPU engine pool in s: MAX on its own kernels,
+// AVE on cuDNN.
 func (e *poolingGPU[T]) SetReduced(s syncedmem.Storage) error {
-	return setPoolingReduced(e.l, &e.half, s)
+	return setPoolingReduced(e.l, &e.half, s, e)
 }
 
 // SetReduced makes the cuDNN engine pool in s.
 func (e *poolingDNN[T]) SetReduced(s syncedmem.Storage) error {
-	return setPoolingReduced(e.l, &e.half, s)
+	return setPoolingReduced(e.l, &e.half, s, nil)
 }
 
-// Close frees the 16-bit pooling's memory.
+// Close frees the 16-bit pooling's memory and the argmax offsets.
 func (e *poolingGPU[T]) Close() error {
-	return setPoolingReduced(e.l, &e.half, syncedmem.StorageNative)
+	return errors.Join(setPoolingReduced(e.l, &e.half, syncedmem.StorageNative, nil), e.freeOffsets())
 }
 
 // Close frees the 16-bit pooling's memory.
 func (e *poolingDNN[T]) Close() error {
-	return setPoolingReduced(e.l, &e.half, syncedmem.StorageNative)
+	return setPoolingReduced(e.l, &e.half, syncedmem.StorageNative, nil)
 }

@@ -21,15 +21,14 @@ import (
 // scratch buffers (device.Context.Scratch), shared by all its layers and
 // valid within one pass: In narrows it, Out hands out scratch that Done
 // widens into the blob. Each pass (each bottom's, where a layer has
-// several) begins with Begin. The weights' 16-bit copies are the
-// engine's own, kept from its forward pass to its backward pass. All of
-// it stays at fixed addresses while the shapes do not grow, so that a
+// several) begins with Begin. The weights' 16-bit copy and gradient are
+// made in two more of the context's buffers, within the pass that reads
+// them. All of it stays at fixed addresses while the shapes do not grow, so that a
 // CUDA graph can record the passes.
 type Reduced[T Float] struct {
 	ctx     *device.Context
 	storage syncedmem.Storage
-	scratch map[reducedKey]*reducedBuf // the weights' copies and gradients
-	slots   map[reducedKey]int         // this pass's scratch buffer of each converted blob
+	slots   map[reducedKey]int // this pass's scratch buffer of each converted blob
 }
 
 // reducedKey names a scratch buffer: a blob (*blob.Blob[T]) and what of
@@ -42,14 +41,7 @@ type reducedKey struct {
 const (
 	roleData = iota
 	roleDiff
-	roleWeights
-	roleWeightDiff
 )
-
-type reducedBuf struct {
-	p     cuda.DevicePtr
-	bytes int
-}
 
 // SetReduced makes r compute in storage s (StorageNative: off). It refuses
 // a reduced type for float64 layers.
@@ -95,29 +87,6 @@ func (r *Reduced[T]) Suffix() string {
 
 func key[T Float](b *blob.Blob[T], role int) reducedKey {
 	return reducedKey{b: b, role: role}
-}
-
-// buffer returns the engine's own buffer for k (a weights' copy or
-// gradient) of at least n 16-bit values.
-func (r *Reduced[T]) buffer(k reducedKey, n int) (cuda.DevicePtr, error) {
-	if r.scratch == nil {
-		r.scratch = map[reducedKey]*reducedBuf{}
-	}
-	need := max(2*n, 2)
-	if s, ok := r.scratch[k]; ok && s.bytes >= need {
-		return s.p, nil
-	} else if ok {
-		if err := r.ctx.Device().Free(s.p); err != nil {
-			return 0, err
-		}
-		delete(r.scratch, k)
-	}
-	p, err := r.ctx.Device().Alloc(need)
-	if err != nil {
-		return 0, fmt.Errorf("scratch of %d bytes for %v values: %w", need, r.storage, err)
-	}
-	r.scratch[k] = &reducedBuf{p: p, bytes: need}
-	return p, nil
 }
 
 // stored reports whether b's data (or diff) is stored in the engine's
@@ -213,30 +182,24 @@ func (r *Reduced[T]) Done(g *device.GPUView[T], b *blob.Blob[T], diff bool) erro
 	return r.convert("widen", b.Count(), p, dst)
 }
 
-// Weights returns a 16-bit copy of w's FP32 data, made now: call it in each
-// forward pass (a replayed CUDA graph makes it again after each update).
+// Weights returns a 16-bit copy of w's FP32 data, made now in the
+// context's weights scratch (device.ScratchWeights), which every layer of
+// the net shares: call it in each pass that reads the weights, forward and
+// backward (a replayed CUDA graph makes it again after each update). One
+// weight blob per pass.
 func (r *Reduced[T]) Weights(g *device.GPUView[T], w *blob.Blob[T]) (cuda.DevicePtr, error) {
-	p, err := r.buffer(key(w, roleWeights), w.Count())
+	p, err := r.ctx.Scratch(device.ScratchWeights, max(2*w.Count(), 2))
 	if err != nil {
 		return 0, err
 	}
 	return p, r.convert("narrow", w.Count(), g.Data(w), p)
 }
 
-// WeightsMade returns the copy Weights made in this iteration's forward
-// pass (the weights do not change before its backward pass), making it if
-// there is none.
-func (r *Reduced[T]) WeightsMade(g *device.GPUView[T], w *blob.Blob[T]) (cuda.DevicePtr, error) {
-	if s, ok := r.scratch[key(w, roleWeights)]; ok && s.bytes >= 2*w.Count() {
-		return s.p, nil
-	}
-	return r.Weights(g, w)
-}
-
-// WeightDiff returns 16-bit scratch for a gradient of w's shape, which
-// AddWeightDiff adds to w's FP32 diff.
+// WeightDiff returns 16-bit scratch for a gradient of w's shape, the
+// context's (device.ScratchWeightDiff), which AddWeightDiff adds to w's
+// FP32 diff in the same pass.
 func (r *Reduced[T]) WeightDiff(w *blob.Blob[T]) (cuda.DevicePtr, error) {
-	return r.buffer(key(w, roleWeightDiff), w.Count())
+	return r.ctx.Scratch(device.ScratchWeightDiff, max(2*w.Count(), 2))
 }
 
 // AddWeightDiff adds the gradient in WeightDiff's scratch to w's diff (Caffe
@@ -280,14 +243,26 @@ func (r *Reduced[T]) convert(op string, n int, x, y cuda.DevicePtr) error {
 	return Launch[float32](r.ctx, kitKernels, "precision.cu", op+r.Suffix(), n, &a)
 }
 
-// Close frees the scratch memory.
-func (r *Reduced[T]) Close() error {
-	var first error
-	for k, s := range r.scratch {
-		if err := r.ctx.Device().Free(s.p); err != nil && first == nil {
-			first = err
-		}
-		delete(r.scratch, k)
-	}
-	return first
+// Close has nothing to free: the engine's buffers are the context's.
+func (r *Reduced[T]) Close() error { return nil }
+
+// Sum2 sets y = c0*a + c1*b over n values of the engine's type.
+func (r *Reduced[T]) Sum2(n int, c0 float32, a cuda.DevicePtr, c1 float32, b, y cuda.DevicePtr) error {
+	var args cuda.Args
+	args.Int(n).Float32(c0).Ptr(a).Float32(c1).Ptr(b).Ptr(y)
+	return Launch[float32](r.ctx, kitKernels, "precision.cu", "sum2"+r.Suffix(), n, &args)
+}
+
+// Axpy adds alpha*x to y over n values of the engine's type.
+func (r *Reduced[T]) Axpy(n int, alpha float32, x, y cuda.DevicePtr) error {
+	var a cuda.Args
+	a.Int(n).Float32(alpha).Ptr(x).Ptr(y)
+	return Launch[float32](r.ctx, kitKernels, "precision.cu", "axpy"+r.Suffix(), n, &a)
+}
+
+// Scale sets y = alpha*x over n values of the engine's type (x may be y).
+func (r *Reduced[T]) Scale(n int, alpha float32, x, y cuda.DevicePtr) error {
+	var a cuda.Args
+	a.Int(n).Float32(alpha).Ptr(x).Ptr(y)
+	return Launch[float32](r.ctx, kitKernels, "precision.cu", "scale"+r.Suffix(), n, &a)
 }

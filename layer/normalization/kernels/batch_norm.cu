@@ -41,15 +41,31 @@ BN_RUNNING(double, f64, __dmul_rn, __dadd_rn)
 #define BN_THREADS 256
 #define BN_FULL_MASK 0xffffffffu
 
-// BnPack is 16 bytes of T.
-template <typename T> struct BnPack;
-template <> struct BnPack<float> {
+// BnPack is 16 bytes of P::E, unpacked to and packed from P::T: 8 values
+// of a 16-bit storage, 4 floats, 2 doubles.
+template <typename P> struct BnPack {
+  typedef uint4 V;
+  static const int W = 8;
+  __device__ static void get(const V &v, float *o) {
+    const half16 *h = (const half16 *)&v;
+#pragma unroll
+    for (int k = 0; k < 8; k++) o[k] = P::ld(h[k]);
+  }
+  __device__ static V make(const float *o) {
+    V v;
+    half16 *h = (half16 *)&v;
+#pragma unroll
+    for (int k = 0; k < 8; k++) h[k] = P::st(o[k]);
+    return v;
+  }
+};
+template <> struct BnPack<StoreF32> {
   typedef float4 V;
   static const int W = 4;
   __device__ static void get(const V &v, float *o) { o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w; }
   __device__ static V make(const float *o) { return make_float4(o[0], o[1], o[2], o[3]); }
 };
-template <> struct BnPack<double> {
+template <> struct BnPack<StoreF64> {
   typedef double2 V;
   static const int W = 2;
   __device__ static void get(const V &v, double *o) { o[0] = v.x; o[1] = v.y; }
@@ -58,8 +74,8 @@ template <> struct BnPack<double> {
 
 // bnPacked says whether the rows of s values at p (and at q) can be read
 // 16 bytes at a time.
-template <typename T> __device__ bool bnPacked(const void *p, const void *q, int s) {
-  return s % BnPack<T>::W == 0 && (((uint64)p | (uint64)q) & 15) == 0;
+template <typename P> __device__ bool bnPacked(const void *p, const void *q, int s) {
+  return s % BnPack<P>::W == 0 && (((uint64)p | (uint64)q) & 15) == 0;
 }
 
 // BN_UNROLL is how many 16-byte loads of each array a lane issues before
@@ -92,40 +108,42 @@ __device__ void bnRowPacked(const V *pa, const V *pb, int nv, int lane, G g) {
 
 // bnRowMap sets out[j] = f(a[j], b[j]) over the lane's share of a row of s
 // values (b may be a, out may be either).
-template <typename T, typename F>
-__device__ void bnRowMap(const T *a, const T *b, T *out, int s, int lane, F f) {
-  typedef BnPack<T> P;
-  typedef typename P::V V;
-  if (bnPacked<T>(a, b, s) && ((uint64)out & 15) == 0) {
+template <typename P, typename F>
+__device__ void bnRowMap(const typename P::E *a, const typename P::E *b, typename P::E *out, int s, int lane, F f) {
+  typedef typename P::T T;
+  typedef BnPack<P> K;
+  typedef typename K::V V;
+  if (bnPacked<P>(a, b, s) && ((uint64)out & 15) == 0) {
     V *po = (V *)out;
-    bnRowPacked<V>((const V *)a, (const V *)b, s / P::W, lane, [&](int j, const V &va, const V &vb) {
-      T ea[P::W], eb[P::W], eo[P::W];
-      P::get(va, ea);
-      P::get(vb, eb);
+    bnRowPacked<V>((const V *)a, (const V *)b, s / K::W, lane, [&](int j, const V &va, const V &vb) {
+      T ea[K::W], eb[K::W], eo[K::W];
+      K::get(va, ea);
+      K::get(vb, eb);
 #pragma unroll
-      for (int k = 0; k < P::W; k++) eo[k] = f(ea[k], eb[k]);
-      po[j] = P::make(eo);
+      for (int k = 0; k < K::W; k++) eo[k] = f(ea[k], eb[k]);
+      po[j] = K::make(eo);
     });
   } else {
-    for (int j = lane; j < s; j += 32) out[j] = f(a[j], b[j]);
+    for (int j = lane; j < s; j += 32) out[j] = P::st(f(P::ld(a[j]), P::ld(b[j])));
   }
 }
 
 // bnRowVisit calls f(a[j], b[j]) over the lane's share of a row.
-template <typename T, typename F>
-__device__ void bnRowVisit(const T *a, const T *b, int s, int lane, F f) {
-  typedef BnPack<T> P;
-  typedef typename P::V V;
-  if (bnPacked<T>(a, b, s)) {
-    bnRowPacked<V>((const V *)a, (const V *)b, s / P::W, lane, [&](int, const V &va, const V &vb) {
-      T ea[P::W], eb[P::W];
-      P::get(va, ea);
-      P::get(vb, eb);
+template <typename P, typename F>
+__device__ void bnRowVisit(const typename P::E *a, const typename P::E *b, int s, int lane, F f) {
+  typedef typename P::T T;
+  typedef BnPack<P> K;
+  typedef typename K::V V;
+  if (bnPacked<P>(a, b, s)) {
+    bnRowPacked<V>((const V *)a, (const V *)b, s / K::W, lane, [&](int, const V &va, const V &vb) {
+      T ea[K::W], eb[K::W];
+      K::get(va, ea);
+      K::get(vb, eb);
 #pragma unroll
-      for (int k = 0; k < P::W; k++) f(ea[k], eb[k]);
+      for (int k = 0; k < K::W; k++) f(ea[k], eb[k]);
     });
   } else {
-    for (int j = lane; j < s; j += 32) f(a[j], b[j]);
+    for (int j = lane; j < s; j += 32) f(P::ld(a[j]), P::ld(b[j]));
   }
 }
 
@@ -142,12 +160,14 @@ template <typename T> __device__ T bnWarpSum(T v) {
   for (int r = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5); r < (rows); \
        r += (int)((gridDim.x * blockDim.x) >> 5))
 
-template <typename T> __device__ void bnRowStats(int rows, int s, const T *x, T *rowMean, T *rowM2) {
+template <typename P>
+__device__ void bnRowStats(int rows, int s, const typename P::E *x, typename P::T *rowMean, typename P::T *rowM2) {
+  typedef typename P::T T;
   BN_ROWS(r, rows) {
-    const T *p = x + (long long)r * s;
+    const typename P::E *p = x + (long long)r * s;
     int k = 0;
     T mean = 0, m2 = 0;
-    bnRowVisit<T>(p, p, s, lane, [&](T v, T) {
+    bnRowVisit<P>(p, p, s, lane, [&](T v, T) {
       k++;
       T d = v - mean;
       mean += d / T(k);
@@ -234,34 +254,38 @@ template <typename T> struct BnAffine {
 template <typename T> __device__ T bnReLUGrad(T z, T slope) { return T(z > 0) + T(z <= 0) * slope; }
 
 // bnApply: y = z, or with relu ReLU(z) = z > 0 ? z : z * slope.
-template <typename T>
-__device__ void bnApply(int rows, int c, int s, const T *x, const T *mean, const T *invStd,
-                        const T *gamma, const T *beta, int relu, T slope, T *y) {
+template <typename P>
+__device__ void bnApply(int rows, int c, int s, const typename P::E *x, const typename P::T *mean,
+                        const typename P::T *invStd, const typename P::T *gamma, const typename P::T *beta,
+                        int relu, typename P::T slope, typename P::E *y) {
+  typedef typename P::T T;
   BN_ROWS(r, rows) {
     BnAffine<T> f(r % c, mean, invStd, gamma, beta);
     long long off = (long long)r * s;
     if (relu) {
-      bnRowMap<T>(x + off, x + off, y + off, s, lane, [&](T v, T) {
+      bnRowMap<P>(x + off, x + off, y + off, s, lane, [&](T v, T) {
         T z = f.z(v);
         return z > 0 ? z : z * slope;
       });
     } else {
-      bnRowMap<T>(x + off, x + off, y + off, s, lane, [&](T v, T) { return f.z(v); });
+      bnRowMap<P>(x + off, x + off, y + off, s, lane, [&](T v, T) { return f.z(v); });
     }
   }
 }
 
 // bnRowGradSums: per row, sum dy (rowDB) and sum dy * (x - mean) (rowDS),
 // dy masked by the fused ReLU's gradient if relu.
-template <typename T>
-__device__ void bnRowGradSums(int rows, int c, int s, const T *dy, const T *x, const T *mean,
-                              const T *invStd, const T *gamma, const T *beta, int relu, T slope,
-                              T *rowDB, T *rowDS) {
+template <typename P>
+__device__ void bnRowGradSums(int rows, int c, int s, const typename P::E *dy, const typename P::E *x,
+                              const typename P::T *mean, const typename P::T *invStd,
+                              const typename P::T *gamma, const typename P::T *beta, int relu,
+                              typename P::T slope, typename P::T *rowDB, typename P::T *rowDS) {
+  typedef typename P::T T;
   BN_ROWS(r, rows) {
     BnAffine<T> f(r % c, mean, invStd, gamma, beta);
     T m = f.m, sb = 0, sd = 0;
     long long off = (long long)r * s;
-    bnRowVisit<T>(dy + off, x + off, s, lane, [&](T g, T v) {
+    bnRowVisit<P>(dy + off, x + off, s, lane, [&](T g, T v) {
       if (relu) g *= bnReLUGrad(f.z(v), slope);
       sb += g;
       sd += g * (v - m);
@@ -306,17 +330,19 @@ __device__ void bnChannelGrad(int num, int c, int s, int global, const T *rowDB,
 
 // bnGradApply: dx = A*dy + B*(x - mean) + C (dx may be dy), dy masked by
 // the fused ReLU's gradient if relu.
-template <typename T>
-__device__ void bnGradApply(int rows, int c, int s, const T *dy, const T *x, const T *mean,
-                            const T *invStd, const T *gamma, const T *beta, int relu, T slope,
-                            const T *coef, T *dx) {
+template <typename P>
+__device__ void bnGradApply(int rows, int c, int s, const typename P::E *dy, const typename P::E *x,
+                            const typename P::T *mean, const typename P::T *invStd,
+                            const typename P::T *gamma, const typename P::T *beta, int relu,
+                            typename P::T slope, const typename P::T *coef, typename P::E *dx) {
+  typedef typename P::T T;
   BN_ROWS(r, rows) {
     int ch = r % c;
     T m = mean[ch], a = coef[ch], b = coef[c + ch], cc = coef[2 * c + ch];
     long long off = (long long)r * s;
     if (relu) {
       BnAffine<T> f(ch, mean, invStd, gamma, beta);
-      bnRowMap<T>(dy + off, x + off, dx + off, s, lane, [&](T g, T v) {
+      bnRowMap<P>(dy + off, x + off, dx + off, s, lane, [&](T g, T v) {
         g *= bnReLUGrad(f.z(v), slope);
         return a * g + b * (v - m) + cc;
       });
@@ -325,40 +351,51 @@ __device__ void bnGradApply(int rows, int c, int s, const T *dy, const T *x, con
     // With global statistics (b and cc zero) x is not read (the caller
     // may pass dy) and dx keeps the sign of a zero dy, as Caffe's dy/std.
     if (b == T(0) && cc == T(0)) {
-      bnRowMap<T>(dy + off, dy + off, dx + off, s, lane, [&](T g, T) { return a * g; });
+      bnRowMap<P>(dy + off, dy + off, dx + off, s, lane, [&](T g, T) { return a * g; });
     } else {
-      bnRowMap<T>(dy + off, x + off, dx + off, s, lane, [&](T g, T v) { return a * g + b * (v - m) + cc; });
+      bnRowMap<P>(dy + off, x + off, dx + off, s, lane, [&](T g, T v) { return a * g + b * (v - m) + cc; });
     }
   }
 }
 
-#define BN_OWN(T, S)                                                                               \
-  extern "C" __global__ void bn_row_stats_##S(int rows, int s, const T *x, T *rowMean, T *rowM2) { \
-    bnRowStats<T>(rows, s, x, rowMean, rowM2);                                                     \
+// The row kernels for each storage of the activations (x, y, dy, dx):
+// the 16-bit ones compute in float, with the statistics, the Scale's
+// parameters and the coefficients in float (the f32 kernels of the
+// per-channel passes serve them).
+#define BN_ROW(P, S)                                                                               \
+  extern "C" __global__ void bn_row_stats_##S(int rows, int s, const P::E *x, P::T *rowMean,       \
+                                              P::T *rowM2) {                                       \
+    bnRowStats<P>(rows, s, x, rowMean, rowM2);                                                     \
   }                                                                                                \
-  extern "C" __global__ void bn_apply_##S(int rows, int c, int s, const T *x, const T *mean,      \
-                                          const T *invStd, const T *gamma, const T *beta,         \
-                                          int relu, T slope, T *y) {                              \
-    bnApply<T>(rows, c, s, x, mean, invStd, gamma, beta, relu, slope, y);                          \
+  extern "C" __global__ void bn_apply_##S(int rows, int c, int s, const P::E *x,                   \
+                                          const P::T *mean, const P::T *invStd,                    \
+                                          const P::T *gamma, const P::T *beta, int relu,          \
+                                          P::T slope, P::E *y) {                                   \
+    bnApply<P>(rows, c, s, x, mean, invStd, gamma, beta, relu, slope, y);                          \
   }                                                                                                \
-  extern "C" __global__ void bn_row_grad_sums_##S(int rows, int c, int s, const T *dy, const T *x, \
-                                                  const T *mean, const T *invStd, const T *gamma, \
-                                                  const T *beta, int relu, T slope, T *rowDB,     \
-                                                  T *rowDS) {                                      \
-    bnRowGradSums<T>(rows, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, rowDB, rowDS);     \
+  extern "C" __global__ void bn_row_grad_sums_##S(int rows, int c, int s, const P::E *dy,          \
+                                                  const P::E *x, const P::T *mean,                 \
+                                                  const P::T *invStd, const P::T *gamma,           \
+                                                  const P::T *beta, int relu, P::T slope,          \
+                                                  P::T *rowDB, P::T *rowDS) {                      \
+    bnRowGradSums<P>(rows, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, rowDB, rowDS);     \
   }                                                                                                \
+  extern "C" __global__ void bn_grad_apply_##S(int rows, int c, int s, const P::E *dy,             \
+                                               const P::E *x, const P::T *mean,                    \
+                                               const P::T *invStd, const P::T *gamma,              \
+                                               const P::T *beta, int relu, P::T slope,             \
+                                               const P::T *coef, P::E *dx) {                       \
+    bnGradApply<P>(rows, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, coef, dx);           \
+  }
+ALL_STORAGES(BN_ROW)
+
+#define BN_CHANNEL_GRAD(T, S)                                                                      \
   extern "C" __global__ void bn_channel_grad_##S(int num, int c, int s, int global,               \
                                                  const T *rowDB, const T *rowDS, const T *invStd, \
                                                  const T *gamma, T *dGamma, T *dBeta, T *coef) {  \
     bnChannelGrad<T>(num, c, s, global, rowDB, rowDS, invStd, gamma, dGamma, dBeta, coef);         \
-  }                                                                                                \
-  extern "C" __global__ void bn_grad_apply_##S(int rows, int c, int s, const T *dy, const T *x,   \
-                                               const T *mean, const T *invStd, const T *gamma,    \
-                                               const T *beta, int relu, T slope, const T *coef,   \
-                                               T *dx) {                                            \
-    bnGradApply<T>(rows, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, coef, dx);           \
   }
-BOTH_TYPES(BN_OWN)
+BOTH_TYPES(BN_CHANNEL_GRAD)
 
 // One block per channel, for channels of at most BN_BLOCK_THREADS * 32
 // values (ResNet's and MobileNet's last stages at 14x14 and 7x7): each
@@ -395,16 +432,19 @@ template <typename T> __device__ T bnBlockSum(T v) {
 // BN_BLOCK_AT: the address of channel ch's k-th value (k = n*s + i).
 #define BN_BLOCK_AT(k) ((((long long)((k) / s)) * c + ch) * s + (k) % s)
 
-template <typename T, int K>
-__device__ void bnBlockForward(int num, int c, int s, const T *x, T eps, T maf, T corr,
-                               T *saveMean, T *saveInvStd, T *factor, T *runMean, T *runVar,
-                               const T *gamma, const T *beta, int relu, T slope, T *y) {
+template <typename P, int K>
+__device__ void bnBlockForward(int num, int c, int s, const typename P::E *x, typename P::T eps,
+                               typename P::T maf, typename P::T corr, typename P::T *saveMean,
+                               typename P::T *saveInvStd, typename P::T *factor, typename P::T *runMean,
+                               typename P::T *runVar, const typename P::T *gamma, const typename P::T *beta,
+                               int relu, typename P::T slope, typename P::E *y) {
+  typedef typename P::T T;
   int ch = blockIdx.x, m = num * s;
   T v[K], sum = 0;
 #pragma unroll
   for (int j = 0; j < K; j++) {
     int k = threadIdx.x + j * BN_BLOCK_THREADS;
-    v[j] = k < m ? x[BN_BLOCK_AT(k)] : T(0);
+    v[j] = k < m ? P::ld(x[BN_BLOCK_AT(k)]) : T(0);
     sum += v[j];
   }
   T mean = bnBlockSum(sum) / T(m), sq = 0;
@@ -430,15 +470,18 @@ __device__ void bnBlockForward(int num, int c, int s, const T *x, T eps, T maf, 
     int k = threadIdx.x + j * BN_BLOCK_THREADS;
     if (k < m) {
       T z = fma(v[j] - mean, a, b);
-      y[BN_BLOCK_AT(k)] = relu ? (z > 0 ? z : z * slope) : z;
+      y[BN_BLOCK_AT(k)] = P::st(relu ? (z > 0 ? z : z * slope) : z);
     }
   }
 }
 
-template <typename T, int K>
-__device__ void bnBlockBackward(int num, int c, int s, const T *dy, const T *x, const T *mean,
-                                const T *invStd, const T *gamma, const T *beta, int relu, T slope,
-                                T *dGamma, T *dBeta, T *dx) {
+template <typename P, int K>
+__device__ void bnBlockBackward(int num, int c, int s, const typename P::E *dy, const typename P::E *x,
+                                const typename P::T *mean, const typename P::T *invStd,
+                                const typename P::T *gamma, const typename P::T *beta, int relu,
+                                typename P::T slope, typename P::T *dGamma, typename P::T *dBeta,
+                                typename P::E *dx) {
+  typedef typename P::T T;
   int ch = blockIdx.x, m = num * s;
   BnAffine<T> f(ch, mean, invStd, gamma, beta);
   T g[K], d[K], sb = 0, sd = 0;
@@ -448,8 +491,8 @@ __device__ void bnBlockBackward(int num, int c, int s, const T *dy, const T *x, 
     g[j] = d[j] = 0;
     if (k < m) {
       long long at = BN_BLOCK_AT(k);
-      T v = x[at];
-      g[j] = dy[at];
+      T v = P::ld(x[at]);
+      g[j] = P::ld(dy[at]);
       if (relu) g[j] *= bnReLUGrad(f.z(v), slope);
       d[j] = v - f.m;
     }
@@ -470,23 +513,25 @@ __device__ void bnBlockBackward(int num, int c, int s, const T *dy, const T *x, 
 #pragma unroll
   for (int j = 0; j < K; j++) {
     int k = threadIdx.x + j * BN_BLOCK_THREADS;
-    if (k < m) dx[BN_BLOCK_AT(k)] = a * g[j] + cb * d[j] + cc;
+    if (k < m) dx[BN_BLOCK_AT(k)] = P::st(a * g[j] + cb * d[j] + cc);
   }
 }
 
-#define BN_BLOCK(T, S, K)                                                                          \
+#define BN_BLOCK(P, S, K)                                                                          \
   extern "C" __global__ void __launch_bounds__(BN_BLOCK_THREADS) bn_block_forward_k##K##_##S(     \
-      int num, int c, int s, const T *x, T eps, T maf, T corr, T *saveMean, T *saveInvStd,         \
-      T *factor, T *runMean, T *runVar, const T *gamma, const T *beta, int relu, T slope, T *y) {  \
-    bnBlockForward<T, K>(num, c, s, x, eps, maf, corr, saveMean, saveInvStd, factor, runMean,      \
+      int num, int c, int s, const P::E *x, P::T eps, P::T maf, P::T corr, P::T *saveMean,         \
+      P::T *saveInvStd, P::T *factor, P::T *runMean, P::T *runVar, const P::T *gamma,              \
+      const P::T *beta, int relu, P::T slope, P::E *y) {                                           \
+    bnBlockForward<P, K>(num, c, s, x, eps, maf, corr, saveMean, saveInvStd, factor, runMean,      \
                          runVar, gamma, beta, relu, slope, y);                                     \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(BN_BLOCK_THREADS) bn_block_backward_k##K##_##S(    \
-      int num, int c, int s, const T *dy, const T *x, const T *mean, const T *invStd,              \
-      const T *gamma, const T *beta, int relu, T slope, T *dGamma, T *dBeta, T *dx) {              \
-    bnBlockBackward<T, K>(num, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, dGamma, dBeta, \
+      int num, int c, int s, const P::E *dy, const P::E *x, const P::T *mean, const P::T *invStd,  \
+      const P::T *gamma, const P::T *beta, int relu, P::T slope, P::T *dGamma, P::T *dBeta,        \
+      P::E *dx) {                                                                                  \
+    bnBlockBackward<P, K>(num, c, s, dy, x, mean, invStd, gamma, beta, relu, slope, dGamma, dBeta, \
                           dx);                                                                     \
   }
-#define BN_BLOCK_ALL(T, S) \
-  BN_BLOCK(T, S, 1) BN_BLOCK(T, S, 2) BN_BLOCK(T, S, 4) BN_BLOCK(T, S, 8) BN_BLOCK(T, S, 16) BN_BLOCK(T, S, 32)
-BOTH_TYPES(BN_BLOCK_ALL)
+#define BN_BLOCK_ALL(P, S) \
+  BN_BLOCK(P, S, 1) BN_BLOCK(P, S, 2) BN_BLOCK(P, S, 4) BN_BLOCK(P, S, 8) BN_BLOCK(P, S, 16) BN_BLOCK(P, S, 32)
+ALL_STORAGES(BN_BLOCK_ALL)

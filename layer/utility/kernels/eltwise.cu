@@ -128,3 +128,40 @@ ELTWISE_SUM2_RELU(float, float4, 4, _vec_f32)
 ELTWISE_SUM2_RELU(double, double2, 2, _vec_f64)
 ELTWISE_SUM2_RELU(float, float, 1, _f32)
 ELTWISE_SUM2_RELU(double, double, 1, _f64)
+
+// The fused SUM of two bottoms and ReLU on 16-bit values (the engine in a
+// 16-bit type), computed in float as the FP32 kernels compute, each result
+// rounded once.
+template <typename P>
+__device__ void eltwise_sum2_relu_half(int n, float c0, const typename P::E *a, float c1,
+                                       const typename P::E *b, float slope, typename P::E *y) {
+  KERNEL_LOOP(i, n) {
+    float v = fmaf(c1, P::ld(b[i]), c0 * P::ld(a[i]));
+    y[i] = P::st(v > 0 ? v : v * slope);
+  }
+}
+
+template <typename P>
+__device__ void eltwise_sum2_relu_backward_half(int n, const typename P::E *y, float slope, float c0,
+                                                float c1, typename P::E *dy, typename P::E *dx0,
+                                                typename P::E *dx1) {
+  KERNEL_LOOP(i, n) {
+    float v = P::ld(y[i]);
+    float g = P::ld(dy[i]) * (float(v > 0) + float(v <= 0) * slope);
+    dy[i] = P::st(g);
+    if (dx0) dx0[i] = P::st(c0 * g);
+    if (dx1) dx1[i] = P::st(c1 * g);
+  }
+}
+
+#define ELTWISE_SUM2_RELU_HALF(P, S)                                                                   \
+  extern "C" __global__ void eltwise_sum2_relu_##S(int n, float c0, const P::E *a, float c1,          \
+                                                   const P::E *b, float slope, P::E *y) {             \
+    eltwise_sum2_relu_half<P>(n, c0, a, c1, b, slope, y);                                              \
+  }                                                                                                    \
+  extern "C" __global__ void eltwise_sum2_relu_backward_##S(int n, const P::E *y, float slope,        \
+                                                            float c0, float c1, P::E *dy, P::E *dx0, \
+                                                            P::E *dx1) {                               \
+    eltwise_sum2_relu_backward_half<P>(n, y, slope, c0, c1, dy, dx0, dx1);                             \
+  }
+HALF_STORAGES(ELTWISE_SUM2_RELU_HALF)

@@ -60,6 +60,39 @@ __device__ void max_pool_forward(int n, const T *x, PoolGeom g, T *y, T *idx) {
   }
 }
 
+// max_pool_forward_offsets is max_pool_forward keeping, instead of the
+// plane index as T, the maximum's place in its (unclipped) window as one
+// byte, (h - h_start) * kernel_w + (w - w_start), 255 for an empty window:
+// a quarter of the memory for the argmax of a layer with no mask top and
+// at most 255 window elements (ResNet-50's pool1 at batch 64: 12 MiB, not
+// 49). P is the activations' storage (the 16-bit ones compare in float).
+template <typename P>
+__device__ void max_pool_forward_offsets(int n, const typename P::E *x, PoolGeom g, typename P::E *y,
+                                         unsigned char *off) {
+  typedef typename P::T T;
+  KERNEL_LOOP(i, n) {
+    int j = (int)i, q = j / g.pooled_w;
+    int pw = j - q * g.pooled_w, ph = q % g.pooled_h;
+    long long plane = q / g.pooled_h;
+    const typename P::E *xp = x + plane * g.height * g.width;
+    PoolWindow win = pool_window(g, ph, pw);
+    int hs = ph * g.stride_h - g.pad_h, ws = pw * g.stride_w - g.pad_w;
+    T best = T(-3.40282346638528859811704183484516925440e+38);
+    int arg = 255;
+    for (int h = win.h0; h < win.h1; h++) {
+      for (int w = win.w0; w < win.w1; w++) {
+        T v = P::ld(xp[h * g.width + w]);
+        if (arg == 255 || v > best || best != best) {
+          best = v;
+          arg = (h - hs) * g.kernel_w + (w - ws);
+        }
+      }
+    }
+    y[i] = P::st(best);
+    off[i] = (unsigned char)arg;
+  }
+}
+
 template <typename T>
 __device__ void ave_pool_forward(int n, const T *x, PoolGeom g, T *y) {
   KERNEL_LOOP(i, n) {
@@ -183,6 +216,33 @@ __device__ void index_pool_backward(int n, const T *dy, const T *idx, PoolGeom g
   }
 }
 
+// offset_pool_backward is index_pool_backward for the byte offsets of
+// max_pool_forward_offsets: an output's gradient goes to this element when
+// the output's window holds its maximum at this element's place in it.
+template <typename P>
+__device__ void offset_pool_backward(int n, const typename P::E *dy, const unsigned char *idx, PoolGeom g,
+                                     typename P::E *dx) {
+  typedef typename P::T T;
+  KERNEL_LOOP(i, n) {
+    int j = (int)i, q = j / g.width;
+    int w = j - q * g.width, h = q % g.height;
+    long long plane = q / g.height;
+    int ph0, ph1, pw0, pw1;
+    pool_cover(h, g.kernel_h, g.stride_h, g.pad_h, g.pooled_h, &ph0, &ph1);
+    pool_cover(w, g.kernel_w, g.stride_w, g.pad_w, g.pooled_w, &pw0, &pw1);
+    long long off = plane * g.pooled_h * g.pooled_w;
+    T grad = 0;
+    for (int ph = ph0; ph < ph1; ph++) {
+      int row = (h - ph * g.stride_h + g.pad_h) * g.kernel_w + w + g.pad_w;
+      for (int pw = pw0; pw < pw1; pw++) {
+        long long o = off + ph * g.pooled_w + pw;
+        if (idx[o] == row - pw * g.stride_w) grad += P::ld(dy[o]);
+      }
+    }
+    dx[i] = P::st(grad);
+  }
+}
+
 template <typename T>
 __device__ void ave_pool_backward(int n, const T *dy, PoolGeom g, T *dx) {
   KERNEL_LOOP(i, n) {
@@ -251,3 +311,14 @@ __device__ void sto_pool_backward_test(int n, const T *dy, const T *x, const T *
     sto_pool_backward_test<T>(n, dy, x, y, s, g, dx);                                                 \
   }
 BOTH_TYPES(POOLING)
+
+#define POOL_OFFSETS(P, S)                                                                            \
+  extern "C" __global__ void max_pool_forward_offsets_##S(int n, const P::E *x, PoolGeom g, P::E *y, \
+                                                         unsigned char *off) {                        \
+    max_pool_forward_offsets<P>(n, x, g, y, off);                                                     \
+  }                                                                                                   \
+  extern "C" __global__ void offset_pool_backward_##S(int n, const P::E *dy, const unsigned char *off, \
+                                                      PoolGeom g, P::E *dx) {                         \
+    offset_pool_backward<P>(n, dy, off, g, dx);                                                       \
+  }
+ALL_STORAGES(POOL_OFFSETS)

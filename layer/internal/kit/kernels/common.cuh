@@ -35,3 +35,37 @@ __device__ __forceinline__ half16 to_bf16(float f) {
 }
 __device__ __forceinline__ float from_bf16(half16 h) { return __uint_as_float(((uint32)h) << 16); }
 
+
+// Storage policies for kernels templated on how an array of activations is
+// stored: P::E is the stored element, P::T the type computed in, P::ld
+// reads an element as T and P::st rounds a T back. The 16-bit ones compute
+// in float. ALL_STORAGES instantiates MACRO(P, S) for each, with the
+// suffix the Go side looks up: T's for the native types, the 16-bit
+// type's then the Go element type's (kit.Reduced.Suffix, then "_f32").
+struct StoreF32 {
+  typedef float T;
+  typedef float E;
+  __device__ static __forceinline__ float ld(float v) { return v; }
+  __device__ static __forceinline__ float st(float v) { return v; }
+};
+struct StoreF64 {
+  typedef double T;
+  typedef double E;
+  __device__ static __forceinline__ double ld(double v) { return v; }
+  __device__ static __forceinline__ double st(double v) { return v; }
+};
+struct StoreF16 {
+  typedef float T;
+  typedef half16 E;
+  __device__ static __forceinline__ float ld(half16 v) { return from_f16(v); }
+  __device__ static __forceinline__ half16 st(float v) { return to_f16(v); }
+};
+struct StoreBF16 {
+  typedef float T;
+  typedef half16 E;
+  __device__ static __forceinline__ float ld(half16 v) { return from_bf16(v); }
+  __device__ static __forceinline__ half16 st(float v) { return to_bf16(v); }
+};
+#define ALL_STORAGES(MACRO) \
+  MACRO(StoreF32, f32) MACRO(StoreF64, f64) MACRO(StoreF16, f16_f32) MACRO(StoreBF16, bf16_f32)
+#define HALF_STORAGES(MACRO) MACRO(StoreF16, f16_f32) MACRO(StoreBF16, bf16_f32)

@@ -45,3 +45,21 @@ PRECISION(bf16)
 extern "C" __global__ void copy16_f32(int n, const half16 *x, half16 *y) {
   KERNEL_LOOP(i, n) { y[i] = x[i]; }
 }
+
+// Element-wise arithmetic on 16-bit values, computed in float and rounded
+// once per result: y = c0*a + c1*b (a Split's summed gradients, an
+// Eltwise SUM), y += alpha*x (a third and later term), y = alpha*x (an
+// Eltwise SUM's gradient with a coefficient).
+#define PRECISION_ARITH(S)                                                                       \
+  extern "C" __global__ void sum2_##S##_f32(int n, float c0, const half16 *a, float c1,         \
+                                            const half16 *b, half16 *y) {                        \
+    KERNEL_LOOP(i, n) { y[i] = to_##S(fmaf(c1, from_##S(b[i]), c0 * from_##S(a[i]))); }         \
+  }                                                                                              \
+  extern "C" __global__ void axpy_##S##_f32(int n, float alpha, const half16 *x, half16 *y) {   \
+    KERNEL_LOOP(i, n) { y[i] = to_##S(fmaf(alpha, from_##S(x[i]), from_##S(y[i]))); }          \
+  }                                                                                              \
+  extern "C" __global__ void scale_##S##_f32(int n, float alpha, const half16 *x, half16 *y) {  \
+    KERNEL_LOOP(i, n) { y[i] = to_##S(alpha * from_##S(x[i])); }                                 \
+  }
+PRECISION_ARITH(f16)
+PRECISION_ARITH(bf16)

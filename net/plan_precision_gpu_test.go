@@ -1,0 +1,126 @@
+package net_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/cudatest"
+	"github.com/gocaffe/gocaffe/layer/layertest"
+	"github.com/gocaffe/gocaffe/net"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/syncedmem"
+)
+
+// reducedResidualNet is a ResNet stem and residual block: a convolution,
+// BatchNorm, Scale and ReLU in place (fused), a max pooling whose output
+// Caffe rounds up (ResNet's pool1), a Split feeding a branch of
+// convolution, BatchNorm and Scale and the Eltwise sum that adds it back,
+// with its ReLU.
+const reducedResidualNet = `name: "residual16" force_backward: true state { phase: TRAIN }
+layer { name: "data" type: "Input" top: "data" top: "target" input_param { shape { dim: 4 dim: 3 dim: 12 dim: 12 } shape { dim: 4 dim: 3 } } }
+layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+  convolution_param { num_output: 8 kernel_size: 3 pad: 1 bias_term: false weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "bn1" type: "BatchNorm" bottom: "conv1" top: "conv1" }
+layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1"
+  scale_param { bias_term: true filler { type: "gaussian" mean: 1 std: 0.2 } bias_filler { type: "gaussian" std: 0.2 } } }
+layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
+layer { name: "pool1" type: "Pooling" bottom: "conv1" top: "pool1" pooling_param { pool: MAX kernel_size: 3 stride: 2 } }
+layer { name: "conv2" type: "Convolution" bottom: "pool1" top: "conv2"
+  convolution_param { num_output: 8 kernel_size: 3 pad: 1 bias_term: false weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "bn2" type: "BatchNorm" bottom: "conv2" top: "conv2" }
+layer { name: "scale2" type: "Scale" bottom: "conv2" top: "conv2"
+  scale_param { bias_term: true filler { type: "gaussian" mean: 1 std: 0.2 } bias_filler { type: "gaussian" std: 0.2 } } }
+layer { name: "sum" type: "Eltwise" bottom: "pool1" bottom: "conv2" top: "sum" }
+layer { name: "relu2" type: "ReLU" bottom: "sum" top: "sum" }
+layer { name: "ip" type: "InnerProduct" bottom: "sum" top: "ip" inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "loss" }
+`
+
+// TestReducedResidualNetGPU trains the residual block in FLOAT16 and in
+// BFLOAT16 against FP32 on the host over three iterations: every layer
+// of the block computes in the 16-bit type (BatchNorm, Scale, Eltwise,
+// Split and the rounded-up pooling included), the Split's bottom and tops
+// are stored in it (decided together: they share memory), and the loss,
+// every blob and every gradient stay within the 16-bit tolerance.
+func TestReducedResidualNetGPU(t *testing.T) {
+	ctx := device.New(cudatest.Device(t))
+	layertest.NeedDNN(t)
+	for _, c := range []struct {
+		s   syncedmem.Storage
+		tol float64
+	}{{syncedmem.StorageFloat16, 2e-2}, {syncedmem.StorageBFloat16, 1e-1}} {
+		t.Run(c.s.String(), func(t *testing.T) { checkReducedNet(t, ctx, c.s, c.tol) })
+	}
+}
+
+func checkReducedNet(t *testing.T, ctx *device.Context, s syncedmem.Storage, tol float64) {
+	p := &caffepb.NetParameter{}
+	if err := protoio.ParseText([]byte(reducedResidualNet), p); err != nil {
+		t.Fatal(err)
+	}
+	cpu, err := net.New[float32](p, net.Options{Seed: 3, NoMemoryReuse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	gpu, err := net.New[float32](p, net.Options{Seed: 3, Context: ctx, Precision: s, NoMemoryReuse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gpu.Close()
+	want := map[string]bool{"conv1": true, "bn1": true, "scale1": true, "relu1": true, "pool1": true,
+		"conv2": true, "bn2": true, "scale2": true, "sum": true, "relu2": true}
+	for _, l := range gpu.Plan().Layers {
+		if (want[l.Name] || l.Type == "Split") && l.Precision != s.String() {
+			t.Errorf("layer %s computes in %s, want %v:\n%s", l.Name, l.Precision, s, gpu.Plan())
+		}
+	}
+	for _, name := range []string{"conv1", "pool1", "conv2", "sum"} {
+		if st := gpu.BlobByName(name).Storage(); st != s {
+			t.Errorf("blob %s stored in %v, want %v", name, st, s)
+		}
+	}
+	if err := gpu.CopyTrainedLayersFrom(cpu.ToProto(false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"data", "target"} {
+		layertest.FillGaussian(cpu.BlobByName(name), 0, 1, 7)
+		layertest.FillGaussian(gpu.BlobByName(name), 0, 1, 7)
+	}
+	for iter := range 3 {
+		var losses [2]float32
+		for i, n := range []*net.Net[float32]{cpu, gpu} {
+			if err := n.ClearParamDiffs(); err != nil {
+				t.Fatal(err)
+			}
+			if losses[i], err = n.ForwardBackward(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		layertest.CheckClose(t, fmt.Sprintf("iteration %d loss", iter), losses[1:], losses[:1], tol)
+		names := cpu.BlobNames()
+		for i, b := range cpu.Blobs() {
+			g := gpu.Blobs()[i]
+			layertest.CheckClose(t, fmt.Sprintf("iteration %d, %s data", iter, names[i]), g.CPUData(), b.CPUData(), tol)
+			layertest.CheckClose(t, fmt.Sprintf("iteration %d, %s diff", iter, names[i]), g.CPUDiff(), b.CPUDiff(), tol)
+		}
+		pnames := cpu.ParamDisplayNames()
+		for i, b := range cpu.Params() {
+			g := gpu.Params()[i]
+			layertest.CheckClose(t, fmt.Sprintf("iteration %d, param %s diff", iter, pnames[i]), g.CPUDiff(), b.CPUDiff(), tol)
+		}
+		if t.Failed() {
+			return
+		}
+		for _, n := range []*net.Net[float32]{cpu, gpu} {
+			for _, w := range n.LearnableParams() {
+				d, x := w.CPUDiff(), w.MutableCPUData()
+				for k := range x {
+					x[k] -= 0.1 * d[k]
+				}
+			}
+		}
+	}
+}
