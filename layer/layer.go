@@ -555,6 +555,15 @@ func Backward[T Float](l Layer[T], top []*blob.Blob[T], propagateDown []bool, bo
 // would split, as Caffe runs each layer of the range and no other.
 func SuspendFusion[T Float](l Layer[T], on bool) { l.LayerBase().fusionSuspended = on }
 
+// Reshape runs the layer's Reshape, then its engine's Reshaped: what
+// Forward does first. A net's plan calls it where a pass changed what an
+// engine computes in (layer.SetReduced), so that the engine chooses its
+// algorithms, and says what workspace they need, before the memory plan.
+func Reshape[T Float](l Layer[T], bottom, top []*blob.Blob[T]) (err error) {
+	defer recoverDevice(l, &err)
+	return reshape(l, bottom, top)
+}
+
 // reshape runs the layer's Reshape, then its engine's.
 func reshape[T Float](l Layer[T], bottom, top []*blob.Blob[T]) error {
 	if err := l.Reshape(bottom, top); err != nil {

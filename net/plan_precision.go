@@ -127,6 +127,7 @@ func (n *Net[T]) planPrecision() string {
 	stored, dropped := "", 0
 	if reducedLayers > 0 {
 		stored, dropped = n.storeReduced()
+		n.reshapeReduced()
 		for i := range n.layers {
 			l := &n.plan.Layers[i]
 			if n.layers[i].layer.LayerBase().Reduced() == syncedmem.StorageNative && l.Precision != n.precisionRan(l.Engine != "host") {
@@ -170,6 +171,21 @@ func (n *Net[T]) planPrecision() string {
 		summary += fmt.Sprintf("; global_grad_scale %g (%s loss scaling): applied by a solver training the net", n.gradScale, how)
 	}
 	return summary
+}
+
+// reshapeReduced reshapes the layers computing in 16 bits, whose engines
+// then choose their algorithms for the new type (a convolution times
+// cuDNN's anew) before the liveness pass asks what workspace they need
+// (layer.WorkspaceUser); the first forward pass would do it otherwise.
+func (n *Net[T]) reshapeReduced() {
+	for _, r := range n.layers {
+		if !r.layer.LayerBase().Reduced().Reduced() {
+			continue
+		}
+		if err := layer.Reshape(r.layer, r.bottoms, r.tops); err != nil {
+			logf.Warnf(n.log, "Net %q: layer %s: reshaping in %v: %v (the first forward pass tries again)", n.name, r.name, r.layer.LayerBase().Reduced(), err)
+		}
+	}
 }
 
 // setReduced asks layer i's engine to compute in s, where it can: on a GPU,

@@ -6,6 +6,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
@@ -59,7 +60,8 @@ func (e *eltwiseGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	if l.fusesReLU() {
 		var a cuda.Args
 		a.Int(n).Float32(c(0)).Ptr(xs[0]).Float32(c(1)).Ptr(xs[1]).Float32(float32(l.reluSlope)).Ptr(y)
-		if err := launch[float32](l.Context(), "eltwise.cu", "eltwise_sum2_relu"+e.red.Suffix(), n, &a); err != nil {
+		name, threads := kit.HalfVectorKernel("eltwise_sum2_relu", n, xs[0], xs[1], y)
+		if err := launch[float32](l.Context(), "eltwise.cu", name+e.red.Suffix(), threads, &a); err != nil {
 			return err
 		}
 	} else {
@@ -104,7 +106,8 @@ func (e *eltwiseGPU[T]) backwardReduced(top []*blob.Blob[T], propagateDown []boo
 		var a cuda.Args
 		a.Int(n).Ptr(y).Float32(float32(l.reluSlope)).Float32(float32(l.coeffs[0])).Float32(float32(l.coeffs[1]))
 		a.Ptr(dy).Ptr(dx[0]).Ptr(dx[1])
-		if err := launch[float32](l.Context(), "eltwise.cu", "eltwise_sum2_relu_backward"+e.red.Suffix(), n, &a); err != nil {
+		name, threads := kit.HalfVectorKernel("eltwise_sum2_relu_backward", n, y, dy, dx[0], dx[1])
+		if err := launch[float32](l.Context(), "eltwise.cu", name+e.red.Suffix(), threads, &a); err != nil {
 			return err
 		}
 		if err := e.red.Done(g, top[0], true); err != nil {

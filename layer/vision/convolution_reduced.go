@@ -105,7 +105,7 @@ func (e *convolutionDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.GPU()
 	r := &e.red
-	ws, err := l.Context().Workspace(e.fwd.Workspace)
+	ws, err := e.workspace(e.fwdWS, e.fwd.Workspace)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (e *convolutionDNN[T]) backwardReduced(top []*blob.Blob[T], propagateDown [
 	l := e.l
 	g := l.GPU()
 	r := &e.red
-	ws, err := l.Context().Workspace(max(e.bwdData.Workspace, e.bwdFilter.Workspace))
+	ws, err := e.workspace(e.bwdWS, max(e.bwdData.Workspace, e.bwdFilter.Workspace))
 	if err != nil {
 		return err
 	}

@@ -246,11 +246,24 @@ func (r *Reduced[T]) convert(op string, n int, x, y cuda.DevicePtr) error {
 // Close has nothing to free: the engine's buffers are the context's.
 func (r *Reduced[T]) Close() error { return nil }
 
-// Sum2 sets y = c0*a + c1*b over n values of the engine's type.
+// Sum2 sets y = c0*a + c1*b over n values of the engine's type, eight at
+// a time where the arrays are aligned to 16 bytes.
 func (r *Reduced[T]) Sum2(n int, c0 float32, a cuda.DevicePtr, c1 float32, b, y cuda.DevicePtr) error {
 	var args cuda.Args
 	args.Int(n).Float32(c0).Ptr(a).Float32(c1).Ptr(b).Ptr(y)
-	return Launch[float32](r.ctx, kitKernels, "precision.cu", "sum2"+r.Suffix(), n, &args)
+	name, threads := HalfVectorKernel("sum2", n, a, b, y)
+	return Launch[float32](r.ctx, kitKernels, "precision.cu", name+r.Suffix(), threads, &args)
+}
+
+// HalfVectorKernel names the form of a 16-bit element-wise kernel for
+// arrays ps of n values, and the threads it wants: name+"_vec", one thread
+// per eight values, where every array is aligned to 16 bytes (the kernel
+// takes the tail one at a time), else name, one per value.
+func HalfVectorKernel(name string, n int, ps ...cuda.DevicePtr) (string, int) {
+	if VectorAligned(ps...) {
+		return name + "_vec", (n + 7) / 8
+	}
+	return name, n
 }
 
 // Axpy adds alpha*x to y over n values of the engine's type.

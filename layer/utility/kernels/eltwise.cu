@@ -154,6 +154,62 @@ __device__ void eltwise_sum2_relu_backward_half(int n, const typename P::E *y, f
   }
 }
 
+// The same over 16-byte vectors of eight values (the arrays aligned to 16
+// bytes), the tail one at a time: two-byte loads left these passes at
+// about half the memory's speed.
+template <typename P>
+__device__ void eltwise_sum2_relu_half_vec(int n, float c0, const typename P::E *a, float c1,
+                                           const typename P::E *b, float slope, typename P::E *y) {
+  int nv = n / 8;
+  KERNEL_LOOP(i, nv) {
+    uint4 va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vy;
+    const half16 *ea = (const half16 *)&va, *eb = (const half16 *)&vb;
+    half16 *ey = (half16 *)&vy;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+      float v = fmaf(c1, P::ld(eb[k]), c0 * P::ld(ea[k]));
+      ey[k] = P::st(v > 0 ? v : v * slope);
+    }
+    ((uint4 *)y)[i] = vy;
+  }
+  KERNEL_LOOP(j, n - nv * 8) {
+    long long k = nv * 8 + j;
+    float v = fmaf(c1, P::ld(b[k]), c0 * P::ld(a[k]));
+    y[k] = P::st(v > 0 ? v : v * slope);
+  }
+}
+
+template <typename P>
+__device__ void eltwise_sum2_relu_backward_half_vec(int n, const typename P::E *y, float slope, float c0,
+                                                    float c1, typename P::E *dy, typename P::E *dx0,
+                                                    typename P::E *dx1) {
+  int nv = n / 8;
+  KERNEL_LOOP(i, nv) {
+    uint4 vy = ((const uint4 *)y)[i], vg = ((const uint4 *)dy)[i], v0, v1;
+    const half16 *ey = (const half16 *)&vy;
+    half16 *eg = (half16 *)&vg, *e0 = (half16 *)&v0, *e1 = (half16 *)&v1;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+      float v = P::ld(ey[k]);
+      float g = P::ld(eg[k]) * (float(v > 0) + float(v <= 0) * slope);
+      eg[k] = P::st(g);
+      e0[k] = P::st(c0 * g);
+      e1[k] = P::st(c1 * g);
+    }
+    ((uint4 *)dy)[i] = vg;
+    if (dx0) ((uint4 *)dx0)[i] = v0;
+    if (dx1) ((uint4 *)dx1)[i] = v1;
+  }
+  KERNEL_LOOP(j, n - nv * 8) {
+    long long k = nv * 8 + j;
+    float v = P::ld(y[k]);
+    float g = P::ld(dy[k]) * (float(v > 0) + float(v <= 0) * slope);
+    dy[k] = P::st(g);
+    if (dx0) dx0[k] = P::st(c0 * g);
+    if (dx1) dx1[k] = P::st(c1 * g);
+  }
+}
+
 #define ELTWISE_SUM2_RELU_HALF(P, S)                                                                   \
   extern "C" __global__ void eltwise_sum2_relu_##S(int n, float c0, const P::E *a, float c1,          \
                                                    const P::E *b, float slope, P::E *y) {             \
@@ -163,5 +219,14 @@ __device__ void eltwise_sum2_relu_backward_half(int n, const typename P::E *y, f
                                                             float c0, float c1, P::E *dy, P::E *dx0, \
                                                             P::E *dx1) {                               \
     eltwise_sum2_relu_backward_half<P>(n, y, slope, c0, c1, dy, dx0, dx1);                             \
+  }                                                                                                    \
+  extern "C" __global__ void eltwise_sum2_relu_vec_##S(int n, float c0, const P::E *a, float c1,      \
+                                                       const P::E *b, float slope, P::E *y) {         \
+    eltwise_sum2_relu_half_vec<P>(n, c0, a, c1, b, slope, y);                                          \
+  }                                                                                                    \
+  extern "C" __global__ void eltwise_sum2_relu_backward_vec_##S(int n, const P::E *y, float slope,    \
+                                                                float c0, float c1, P::E *dy,         \
+                                                                P::E *dx0, P::E *dx1) {               \
+    eltwise_sum2_relu_backward_half_vec<P>(n, y, slope, c0, c1, dy, dx0, dx1);                         \
   }
 HALF_STORAGES(ELTWISE_SUM2_RELU_HALF)

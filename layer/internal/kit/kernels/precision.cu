@@ -63,3 +63,25 @@ extern "C" __global__ void copy16_f32(int n, const half16 *x, half16 *y) {
   }
 PRECISION_ARITH(f16)
 PRECISION_ARITH(bf16)
+
+// sum2 over 16-byte vectors of eight values (a, b and y aligned to 16
+// bytes), the tail one at a time: a Split's summed gradients and an
+// Eltwise SUM at the memory's speed.
+#define PRECISION_SUM2_VEC(S)                                                                    \
+  extern "C" __global__ void sum2_vec_##S##_f32(int n, float c0, const half16 *a, float c1,     \
+                                                const half16 *b, half16 *y) {                    \
+    int nv = n / 8;                                                                              \
+    KERNEL_LOOP(i, nv) {                                                                         \
+      uint4 va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vy;                          \
+      const half16 *ea = (const half16 *)&va, *eb = (const half16 *)&vb;                         \
+      half16 *ey = (half16 *)&vy;                                                                \
+      for (int k = 0; k < 8; k++) ey[k] = to_##S(fmaf(c1, from_##S(eb[k]), c0 * from_##S(ea[k]))); \
+      ((uint4 *)y)[i] = vy;                                                                      \
+    }                                                                                            \
+    KERNEL_LOOP(j, n - nv * 8) {                                                                 \
+      long long k = nv * 8 + j;                                                                  \
+      y[k] = to_##S(fmaf(c1, from_##S(b[k]), c0 * from_##S(a[k])));                             \
+    }                                                                                            \
+  }
+PRECISION_SUM2_VEC(f16)
+PRECISION_SUM2_VEC(bf16)
