@@ -94,9 +94,9 @@ func (n *Net[T]) reducedAsked(i int) syncedmem.Storage {
 // stored in. A GPU layer asked for a 16-bit type (Options.Precision, or
 // NVCaffe's precision fields) computes in it where its engine has a 16-bit
 // path (layer.ReducedEngine: convolution, inner product, pooling, ReLU,
-// Sigmoid, TanH, Dropout, LRN in FLOAT16); the others, losses and
-// softmax among them, compute in FP32 as NVCaffe's and PyTorch's autocast
-// keep them. A blob is stored in 16 bits where every layer that writes or
+// Sigmoid, TanH, Dropout, LRN in FLOAT16, BatchNorm, Scale, Eltwise SUM,
+// Split, Concat); the others, losses and softmax among them, compute in
+// FP32 as NVCaffe's and PyTorch's autocast keep them. A blob is stored in 16 bits where every layer that writes or
 // reads it computes in that type and no program needs its FP32 values
 // (the net's outputs, Options.Keep); the layers at the edges of the
 // 16-bit part convert. Weights and their gradients stay FP32: the

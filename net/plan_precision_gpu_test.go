@@ -2,6 +2,7 @@ package net_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/device"
@@ -46,14 +47,18 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "l
 // of the block computes in the 16-bit type (BatchNorm, Scale, Eltwise,
 // Split and the rounded-up pooling included), the Split's bottom and tops
 // are stored in it (decided together: they share memory), and the loss,
-// every blob and every gradient stay within the 16-bit tolerance.
+// every blob and every gradient stay within the 16-bit tolerance, as a
+// whole (checkNorm): a BatchNorm's gradient is a difference of terms of
+// similar size, so single elements lose more of their 11 or 8 bits than
+// the layer tests' element-wise bound allows, while a wrong pass is off
+// as a whole.
 func TestReducedResidualNetGPU(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
 	layertest.NeedDNN(t)
 	for _, c := range []struct {
 		s   syncedmem.Storage
 		tol float64
-	}{{syncedmem.StorageFloat16, 2e-2}, {syncedmem.StorageBFloat16, 1e-1}} {
+	}{{syncedmem.StorageFloat16, 1e-2}, {syncedmem.StorageBFloat16, 5e-2}} {
 		t.Run(c.s.String(), func(t *testing.T) { checkReducedNet(t, ctx, c.s, c.tol) })
 	}
 }
@@ -106,17 +111,17 @@ func checkReducedNet(t *testing.T, ctx *device.Context, s syncedmem.Storage, tol
 				t.Fatal(err)
 			}
 		}
-		layertest.CheckClose(t, fmt.Sprintf("iteration %d loss", iter), losses[1:], losses[:1], tol)
+		checkNorm(t, fmt.Sprintf("iteration %d loss", iter), losses[1:], losses[:1], tol)
 		names := cpu.BlobNames()
 		for i, b := range cpu.Blobs() {
 			g := gpu.Blobs()[i]
-			layertest.CheckClose(t, fmt.Sprintf("iteration %d, %s data", iter, names[i]), g.CPUData(), b.CPUData(), tol)
-			layertest.CheckClose(t, fmt.Sprintf("iteration %d, %s diff", iter, names[i]), g.CPUDiff(), b.CPUDiff(), tol)
+			checkNorm(t, fmt.Sprintf("iteration %d, %s data", iter, names[i]), g.CPUData(), b.CPUData(), tol)
+			checkNorm(t, fmt.Sprintf("iteration %d, %s diff", iter, names[i]), g.CPUDiff(), b.CPUDiff(), tol)
 		}
 		pnames := cpu.ParamDisplayNames()
 		for i, b := range cpu.Params() {
 			g := gpu.Params()[i]
-			layertest.CheckClose(t, fmt.Sprintf("iteration %d, param %s diff", iter, pnames[i]), g.CPUDiff(), b.CPUDiff(), tol)
+			checkNorm(t, fmt.Sprintf("iteration %d, param %s diff", iter, pnames[i]), g.CPUDiff(), b.CPUDiff(), tol)
 		}
 		if t.Failed() {
 			return
@@ -129,5 +134,25 @@ func checkReducedNet(t *testing.T, ctx *device.Context, s syncedmem.Storage, tol
 				}
 			}
 		}
+	}
+}
+
+// checkNorm fails where got differs from want by more than tol of want's
+// Euclidean norm (of one, if smaller), and logs the relative difference
+// and the largest element's.
+func checkNorm(t *testing.T, what string, got, want []float32, tol float64) {
+	t.Helper()
+	var diff, norm, worst float64
+	for i := range want {
+		d := float64(got[i]) - float64(want[i])
+		diff += d * d
+		norm += float64(want[i]) * float64(want[i])
+		worst = max(worst, math.Abs(d)/max(1, math.Abs(float64(want[i]))))
+	}
+	rel := math.Sqrt(diff) / max(1, math.Sqrt(norm))
+	if math.IsNaN(rel) || rel > tol {
+		t.Errorf("%s: %.3g of its norm off (largest element %.3g), want at most %g", what, rel, worst, tol)
+	} else {
+		t.Logf("%s: %.3g of its norm off (largest element %.3g)", what, rel, worst)
 	}
 }

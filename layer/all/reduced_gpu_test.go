@@ -50,6 +50,7 @@ var reducedCases = []layertest.Parity{
 	{Layer: `type: "Eltwise" bottom: "a" bottom: "b" top: "s"`, Bottom: [][]int{{3, 4, 5, 6}, {3, 4, 5, 6}}},
 	{Layer: `type: "Eltwise" bottom: "a" bottom: "b" bottom: "c" top: "s" eltwise_param { coeff: 0.5 coeff: -1 coeff: 2 }`, Bottom: [][]int{{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}}},
 	{Layer: `type: "Split" bottom: "a" top: "b" top: "c" top: "d"`, Bottom: [][]int{{2, 3, 4, 5}}},
+	{Layer: `type: "Concat" bottom: "a" bottom: "b" bottom: "c" top: "d"`, Bottom: [][]int{{2, 3, 4, 5}, {2, 1, 4, 5}, {2, 4, 4, 5}}},
 	// 105 values: eight at a time, then a tail of one.
 	{Layer: `type: "Eltwise" bottom: "a" bottom: "b" top: "s" eltwise_param { coeff: 1 coeff: -0.5 }`, Bottom: [][]int{{3, 5, 7}, {3, 5, 7}}},
 }
