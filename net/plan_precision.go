@@ -103,44 +103,37 @@ func (n *Net[T]) reducedAsked(i int) syncedmem.Storage {
 // solver's master copy. It also reports the loss scaling NVCaffe's fields
 // ask for, which a solver applies.
 func (n *Net[T]) planPrecision() string {
-	ran := map[string]int{}
 	asked := map[string]int{}
 	var stayed []string // why layers asked for 16 bits compute in FP32
 	reducedLayers := 0
 	for i := range n.layers {
-		l := &n.plan.Layers[i]
-		l.Precision = n.precisionRan(l.Engine != "host")
 		if a := n.layers[i].precision; a.reduced() {
-			l.Asked = a.String()
-			asked[l.Asked]++
+			n.plan.Layers[i].Asked = a.String()
+			asked[n.plan.Layers[i].Asked]++
 		}
 		if s := n.reducedAsked(i); s.Reduced() {
 			if err := n.setReduced(i, s); err != nil {
 				stayed = append(stayed, err.Error())
 			} else {
-				l.Precision = s.String()
 				reducedLayers++
 			}
 		}
-		ran[l.Precision]++
 	}
 	stored, dropped := "", 0
 	if reducedLayers > 0 {
 		stored, dropped = n.storeReduced()
 		n.reshapeReduced()
-		for i := range n.layers {
-			l := &n.plan.Layers[i]
-			if n.layers[i].layer.LayerBase().Reduced() == syncedmem.StorageNative && l.Precision != n.precisionRan(l.Engine != "host") {
-				ran[l.Precision]--
-				l.Precision = n.precisionRan(l.Engine != "host")
-				ran[l.Precision]++
-			}
+	}
+	// What each layer computes in, once storeReduced has returned to the
+	// net's type the layers it left with no 16-bit blob.
+	ran := map[string]int{}
+	for i := range n.layers {
+		l := &n.plan.Layers[i]
+		l.Precision = n.precisionRan(l.Engine != "host")
+		if s := n.layers[i].layer.LayerBase().Reduced(); s.Reduced() {
+			l.Precision = s.String()
 		}
-		for k, v := range ran {
-			if v == 0 {
-				delete(ran, k)
-			}
-		}
+		ran[l.Precision]++
 	}
 	summary := "every layer in " + countsOf(ran)
 	if reducedLayers > 0 || len(stayed) > 0 {
@@ -251,6 +244,7 @@ func (n *Net[T]) storeBlobs(touched [][]int) (stored, bytes int) {
 	for _, id := range n.outputIDs {
 		outputs[id] = true
 	}
+	counted := map[*syncedmem.SyncedMemory]bool{} // a shared memory's bytes count once
 	for _, group := range n.sharingGroups() {
 		s := n.groupStorage(group, touched, outputs)
 		for _, id := range group {
@@ -261,7 +255,10 @@ func (n *Net[T]) storeBlobs(touched [][]int) (stored, bytes int) {
 			}
 			if s.Reduced() {
 				stored++
-				bytes += b.blob.Count() * 2
+				if m := b.blob.Data(); !counted[m] {
+					counted[m] = true
+					bytes += b.blob.Count() * 2
+				}
 			}
 		}
 	}
