@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 )
 
@@ -329,18 +330,11 @@ func (e *batchNormDNN[T]) backwardOwn(s *scaleLayer[T], top *blob.Blob[T], propa
 			x = g.Data(e.saved) // x is in the scratch blob (Forward)
 		}
 	}
-	var dx, dGamma, dBeta cuda.DevicePtr
+	var dx cuda.DevicePtr
 	if propagate {
 		dx = g.MutableDiff(bottom)
 	}
-	if s != nil {
-		if s.ParamPropagateDown(0) {
-			dGamma = g.MutableDiff(s.Blobs()[0])
-		}
-		if s.biasIndex >= 0 && s.ParamPropagateDown(s.biasIndex) {
-			dBeta = g.MutableDiff(s.Blobs()[s.biasIndex])
-		}
-	}
+	dGamma, dBeta := s.paramDiffs(g)
 	if err := g.Err(); err != nil {
 		return err
 	}
@@ -451,4 +445,19 @@ func (l *batchNormLayer[T]) FuseNext(next, via layer.Layer[T], needBackward bool
 		return true
 	}
 	return false
+}
+
+// paramDiffs returns the device diffs of a fused Scale's scale and bias
+// that its backward pass adds to, 0 for each not wanted (or no Scale).
+func (s *scaleLayer[T]) paramDiffs(g *device.GPUView[T]) (dGamma, dBeta cuda.DevicePtr) {
+	if s == nil {
+		return 0, 0
+	}
+	if s.ParamPropagateDown(0) {
+		dGamma = g.MutableDiff(s.Blobs()[0])
+	}
+	if s.biasIndex >= 0 && s.ParamPropagateDown(s.biasIndex) {
+		dBeta = g.MutableDiff(s.Blobs()[s.biasIndex])
+	}
+	return dGamma, dBeta
 }

@@ -106,20 +106,13 @@ func (e *batchNormDNN[T]) backwardReduced(s *scaleLayer[T], top *blob.Blob[T], p
 			return err
 		}
 	}
-	var dx, dGamma, dBeta cuda.DevicePtr
+	var dx cuda.DevicePtr
 	if propagate {
 		if dx, err = e.red.Out(g, bottom, true); err != nil {
 			return err
 		}
 	}
-	if s != nil {
-		if s.ParamPropagateDown(0) {
-			dGamma = g.MutableDiff(s.Blobs()[0])
-		}
-		if s.biasIndex >= 0 && s.ParamPropagateDown(s.biasIndex) {
-			dBeta = g.MutableDiff(s.Blobs()[s.biasIndex])
-		}
-	}
+	dGamma, dBeta := s.paramDiffs(g)
 	if err := g.Err(); err != nil {
 		return err
 	}
