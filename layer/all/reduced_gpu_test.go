@@ -45,6 +45,9 @@ var reducedCases = []layertest.Parity{
 	// statistics.
 	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: false }`, Bottom: [][]int{{3, 5, 6, 7}}},
 	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: false }`, Bottom: [][]int{{2, 130, 3, 5}}},
+	// Rows of 196 values: 16-bit values read four at a time (not eight).
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: false }`, Bottom: [][]int{{2, 6, 14, 14}}},
+	{Layer: `type: "BatchNorm" bottom: "a" top: "b" batch_norm_param { use_global_stats: true }`, Bottom: [][]int{{2, 6, 14, 14}}},
 	{Layer: `type: "Scale" bottom: "a" top: "s" scale_param { bias_term: true filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 5, 6}}},
 	{Layer: `type: "Scale" bottom: "a" top: "s" scale_param { filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 5, 6}}},
 	{Layer: `type: "Eltwise" bottom: "a" bottom: "b" top: "s"`, Bottom: [][]int{{3, 4, 5, 6}, {3, 4, 5, 6}}},

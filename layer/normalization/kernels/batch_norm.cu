@@ -59,6 +59,24 @@ template <typename P> struct BnPack {
     return v;
   }
 };
+// BnPack4 is 8 bytes of a 16-bit storage: rows of a multiple of four
+// values but not of eight (ResNet-50's and MobileNet's 14x14 planes).
+template <typename P> struct BnPack4 {
+  typedef uint2 V;
+  static const int W = 4;
+  __device__ static void get(const V &v, float *o) {
+    const half16 *h = (const half16 *)&v;
+#pragma unroll
+    for (int k = 0; k < 4; k++) o[k] = P::ld(h[k]);
+  }
+  __device__ static V make(const float *o) {
+    V v;
+    half16 *h = (half16 *)&v;
+#pragma unroll
+    for (int k = 0; k < 4; k++) h[k] = P::st(o[k]);
+    return v;
+  }
+};
 template <> struct BnPack<StoreF32> {
   typedef float4 V;
   static const int W = 4;
@@ -76,6 +94,12 @@ template <> struct BnPack<StoreF64> {
 // 16 bytes at a time.
 template <typename P> __device__ bool bnPacked(const void *p, const void *q, int s) {
   return s % BnPack<P>::W == 0 && (((uint64)p | (uint64)q) & 15) == 0;
+}
+
+// bnPacked4 says whether the rows of a 16-bit storage can be read 8 bytes
+// at a time (BnPack4).
+template <typename P> __device__ bool bnPacked4(const void *p, const void *q, int s) {
+  return s % 4 == 0 && (((uint64)p | (uint64)q) & 7) == 0;
 }
 
 // BN_UNROLL is how many 16-byte loads of each array a lane issues before
@@ -106,45 +130,72 @@ __device__ void bnRowPacked(const V *pa, const V *pb, int nv, int lane, G g) {
   }
 }
 
-// bnRowMap sets out[j] = f(a[j], b[j]) over the lane's share of a row of s
-// values (b may be a, out may be either).
-template <typename P, typename F>
-__device__ void bnRowMap(const typename P::E *a, const typename P::E *b, typename P::E *out, int s, int lane, F f) {
+// bnRowMapWith is bnRowMap over the packs K of a row (s a multiple of
+// K::W, the arrays aligned to K's size).
+template <typename P, typename K, typename F>
+__device__ void bnRowMapWith(const typename P::E *a, const typename P::E *b, typename P::E *out, int s, int lane,
+                             F f) {
   typedef typename P::T T;
-  typedef BnPack<P> K;
   typedef typename K::V V;
-  if (bnPacked<P>(a, b, s) && ((uint64)out & 15) == 0) {
-    V *po = (V *)out;
-    bnRowPacked<V>((const V *)a, (const V *)b, s / K::W, lane, [&](int j, const V &va, const V &vb) {
-      T ea[K::W], eb[K::W], eo[K::W];
-      K::get(va, ea);
-      K::get(vb, eb);
+  V *po = (V *)out;
+  bnRowPacked<V>((const V *)a, (const V *)b, s / K::W, lane, [&](int j, const V &va, const V &vb) {
+    T ea[K::W], eb[K::W], eo[K::W];
+    K::get(va, ea);
+    K::get(vb, eb);
 #pragma unroll
-      for (int k = 0; k < K::W; k++) eo[k] = f(ea[k], eb[k]);
-      po[j] = K::make(eo);
-    });
-  } else {
-    for (int j = lane; j < s; j += 32) out[j] = P::st(f(P::ld(a[j]), P::ld(b[j])));
-  }
+    for (int k = 0; k < K::W; k++) eo[k] = f(ea[k], eb[k]);
+    po[j] = K::make(eo);
+  });
 }
 
-// bnRowVisit calls f(a[j], b[j]) over the lane's share of a row.
+// bnRowMap sets out[j] = f(a[j], b[j]) over the lane's share of a row of s
+// values (b may be a, out may be either): 16 bytes at a time where the row
+// allows, 8 for a 16-bit storage whose rows allow that only, else one
+// value at a time.
+template <typename P, typename F>
+__device__ void bnRowMap(const typename P::E *a, const typename P::E *b, typename P::E *out, int s, int lane, F f) {
+  if (bnPacked<P>(a, b, s) && ((uint64)out & 15) == 0) {
+    bnRowMapWith<P, BnPack<P>>(a, b, out, s, lane, f);
+    return;
+  }
+  if constexpr (sizeof(typename P::E) == 2) {
+    if (bnPacked4<P>(a, b, s) && ((uint64)out & 7) == 0) {
+      bnRowMapWith<P, BnPack4<P>>(a, b, out, s, lane, f);
+      return;
+    }
+  }
+  for (int j = lane; j < s; j += 32) out[j] = P::st(f(P::ld(a[j]), P::ld(b[j])));
+}
+
+// bnRowVisitWith is bnRowVisit over the packs K of a row.
+template <typename P, typename K, typename F>
+__device__ void bnRowVisitWith(const typename P::E *a, const typename P::E *b, int s, int lane, F f) {
+  typedef typename P::T T;
+  typedef typename K::V V;
+  bnRowPacked<V>((const V *)a, (const V *)b, s / K::W, lane, [&](int, const V &va, const V &vb) {
+    T ea[K::W], eb[K::W];
+    K::get(va, ea);
+    K::get(vb, eb);
+#pragma unroll
+    for (int k = 0; k < K::W; k++) f(ea[k], eb[k]);
+  });
+}
+
+// bnRowVisit calls f(a[j], b[j]) over the lane's share of a row, packed as
+// bnRowMap reads.
 template <typename P, typename F>
 __device__ void bnRowVisit(const typename P::E *a, const typename P::E *b, int s, int lane, F f) {
-  typedef typename P::T T;
-  typedef BnPack<P> K;
-  typedef typename K::V V;
   if (bnPacked<P>(a, b, s)) {
-    bnRowPacked<V>((const V *)a, (const V *)b, s / K::W, lane, [&](int, const V &va, const V &vb) {
-      T ea[K::W], eb[K::W];
-      K::get(va, ea);
-      K::get(vb, eb);
-#pragma unroll
-      for (int k = 0; k < K::W; k++) f(ea[k], eb[k]);
-    });
-  } else {
-    for (int j = lane; j < s; j += 32) f(P::ld(a[j]), P::ld(b[j]));
+    bnRowVisitWith<P, BnPack<P>>(a, b, s, lane, f);
+    return;
   }
+  if constexpr (sizeof(typename P::E) == 2) {
+    if (bnPacked4<P>(a, b, s)) {
+      bnRowVisitWith<P, BnPack4<P>>(a, b, s, lane, f);
+      return;
+    }
+  }
+  for (int j = lane; j < s; j += 32) f(P::ld(a[j]), P::ld(b[j]));
 }
 
 template <typename T> __device__ T bnWarpSum(T v) {
