@@ -294,8 +294,11 @@ func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
 // The calling goroutine computes the last part.
 func (j *gemmJob[T]) parallel(workers int) {
 	j.byCols = j.n >= j.m || j.n >= workers*j.kern.nr*4
-	if j.packed != nil && j.n >= workers*j.kern.nr {
-		j.byCols = true // every part reads the packed A whole
+	if j.packed != nil && (j.n >= workers*j.kern.nr || j.a == nil) {
+		// Every part reads the packed A whole; where A is kept only
+		// packed (PackAScaled) a part of rows could not pack its own, so
+		// a narrow C runs on fewer goroutines rather than unpack A.
+		j.byCols = true
 	}
 	j.unit, j.units = j.kern.nr, j.n
 	if !j.byCols {
