@@ -193,9 +193,7 @@ func GemmPackedEpilogue[T Float](pa *PackedA[T], transB blas.Transpose, n int, b
 	*j = gemmJob[T]{transA: pa.transA, transB: transB != blas.NoTrans, m: m, n: n, k: k,
 		alpha: 1, a: pa.a, lda: pa.lda, b: b, ldb: ldb, c: c, ldc: n, kern: pa.kern, own: true, ep: ep, packed: pa}
 	if pa.derive && j.useDot() {
-		// The dot kernels read A unpacked (a split by rows, which would
-		// too, is not taken: parallel splits a packed A by columns where
-		// it keeps no A).
+		// The dot kernels read A unpacked.
 		var ta blas.Transpose
 		ta, j.a, j.lda = pa.source()
 		j.transA = ta != blas.NoTrans

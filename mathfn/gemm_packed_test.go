@@ -23,7 +23,7 @@ func TestPackAScaledIsPackAOfScaledCopy(t *testing.T) {
 		}
 		return v
 	}
-	for _, sh := range [][3]int{{500, 49, 400}, {64, 3136, 32}, {250, 20, 7}, {13, 200, 900}, {300, 10, 300}, {30, 1, 50}, {1, 300, 20}, {3, 200, 300}} {
+	for _, sh := range [][3]int{{500, 49, 400}, {64, 3136, 32}, {250, 20, 7}, {13, 200, 900}, {300, 10, 300}, {600, 20, 500}, {30, 1, 50}, {1, 300, 20}, {3, 200, 300}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			for _, serial := range []bool{false, true} {
