@@ -3,6 +3,7 @@ package mathfn
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
@@ -116,6 +117,21 @@ func NewWinograd[T Float](cout, cin int, w []T) (*Winograd[T], error) {
 // the collector's pacing then kept in the resident set).
 const winoChunk = 48
 
+// winoChunkPools lend NewWinogradScaled's chunk of transformed filters
+// (float32, float64) from one layer to the next: a net transforms its
+// layers one after another in its first pass, and a chunk of each left
+// behind was 15 MB more garbage in a ResNet-50's (a sync.Pool, not a
+// freeList: nothing is held once the layers are made).
+var winoChunkPools [2]sync.Pool
+
+func winoChunkPool[T Float]() *sync.Pool {
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		return &winoChunkPools[1]
+	}
+	return &winoChunkPools[0]
+}
+
 // NewWinogradScaled is NewWinograd of the filters of output o multiplied
 // by scale[o] (nil: by 1), each weight rounded to T once after scaling as
 // a scaled copy of w would hold it: an inference fold's weights
@@ -142,7 +158,14 @@ func NewWinogradScaled[T Float](cout, cin int, w []T, scale []float64) (*Winogra
 	// U is computed in float64 and rounded once, winoChunk outputs at a
 	// time: U[xi] of those outputs, rows of cin, then packed.
 	chunk := min(cout, winoChunk)
-	u := make([]T, winoPoints*chunk*cin)
+	pool := winoChunkPool[T]()
+	up, _ := pool.Get().(*[]T)
+	if up == nil {
+		up = new([]T)
+	}
+	*up = grow(*up, winoPoints*chunk*cin)
+	defer pool.Put(up)
+	u := *up
 	for o0 := 0; o0 < cout; o0 += chunk {
 		n := min(chunk, cout-o0)
 		for o := o0; o < o0+n; o++ {
