@@ -50,6 +50,12 @@ const (
 	fieldBlobRawDiff  = 13  // BlobProto.raw_diff
 	streamChunkBytes  = 1 << 20
 	streamHeaderLimit = 1 << 20 // a blob's fields other than its values: its shape
+	// streamIndexLimit bounds the first pass's index (an estimate of its
+	// memory: a few hundred bytes a layer and a blob): a real net's is
+	// tens of kilobytes; a file of millions of empty layers is left to
+	// the decoding path, which sizes it before it decodes and refuses
+	// what would not fit.
+	streamIndexLimit = 16 << 20
 )
 
 // errNotStreamed says a file is not one copyStreamed takes: the decoding
@@ -78,6 +84,9 @@ type wireReader struct {
 	f   *os.File
 	r   *bufio.Reader
 	off int64
+	// index is the first pass's estimate of its index's bytes so far
+	// (streamIndexLimit).
+	index int
 }
 
 func (w *wireReader) ReadByte() (byte, error) {
@@ -170,6 +179,9 @@ func indexModel(f *os.File, size int64) ([]streamLayer, error) {
 				return nil, err
 			}
 			layers = append(layers, l)
+			if w.index += 100 + len(l.name); w.index > streamIndexLimit {
+				return nil, errNotStreamed
+			}
 		case num == fieldNetLayer:
 			return nil, errNotStreamed
 		case typ == protowire.BytesType:
@@ -209,6 +221,9 @@ func (w *wireReader) layer(end int64) (streamLayer, error) {
 				return l, err
 			}
 			l.blobs = append(l.blobs, b)
+			if w.index += 300 + proto.Size(b.header); w.index > streamIndexLimit {
+				return l, errNotStreamed
+			}
 		default:
 			if err := w.skip(n); err != nil {
 				return l, err
