@@ -146,11 +146,14 @@ func (l *convBase[T]) packFolded() {
 	kg := l.numOutput / l.group
 	fo.packed = fo.packed[:0]
 	for g := range l.group {
-		var scale []float64
-		if fo.scale != nil {
-			scale = fo.scale[g*kg : (g+1)*kg]
+		wg := w[l.weightOffset*g : l.weightOffset*(g+1)]
+		if fo.scale == nil {
+			// Unscaled: the products that read A unpacked (a 1x1
+			// output's matrix-vector shape) read the layer's own.
+			fo.packed = append(fo.packed, mathfn.PackA(blas.NoTrans, kg, l.kernelDim, wg))
+			continue
 		}
-		fo.packed = append(fo.packed, mathfn.PackAScaled(kg, l.kernelDim, w[l.weightOffset*g:l.weightOffset*(g+1)], scale))
+		fo.packed = append(fo.packed, mathfn.PackAScaled(kg, l.kernelDim, wg, fo.scale[g*kg:(g+1)*kg]))
 	}
 }
 

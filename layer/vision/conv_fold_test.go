@@ -23,12 +23,14 @@ func TestFoldHoldsWeightsOnce(t *testing.T) {
 	for _, c := range []struct {
 		group, cin, cout int
 		wino             bool
-	}{{1, 16, 24, false}, {2, 8, 12, false}, {1, 32, 32, true}} {
-		t.Run(fmt.Sprintf("group%d_wino=%v", c.group, c.wino), func(t *testing.T) {
+		h, w, pad        int
+		unpacked         bool // a 1x1 output: a matrix-vector product, which reads them unpacked
+	}{{1, 16, 24, false, 10, 9, 1, false}, {2, 8, 12, false, 10, 9, 1, false}, {1, 32, 32, true, 10, 9, 1, false}, {1, 16, 24, false, 3, 3, 0, true}} {
+		t.Run(fmt.Sprintf("group%d_wino=%v_%dx%d", c.group, c.wino, c.h, c.w), func(t *testing.T) {
 			defer vision.SetWinogradAlways(c.wino)()
-			l := layertest.New[float32](t, fmt.Sprintf(`type: "Convolution" convolution_param { num_output: %d kernel_size: 3 pad: 1 group: %d
-			  weight_filler { type: "msra" } bias_filler { type: "gaussian" std: 0.1 } }`, c.cout, c.group))
-			bottom := []*blob.Blob[float32]{layertest.Blob[float32](t, 1, c.cin, 10, 9)}
+			l := layertest.New[float32](t, fmt.Sprintf(`type: "Convolution" convolution_param { num_output: %d kernel_size: 3 pad: %d group: %d
+			  weight_filler { type: "msra" } bias_filler { type: "gaussian" std: 0.1 } }`, c.cout, c.pad, c.group))
+			bottom := []*blob.Blob[float32]{layertest.Blob[float32](t, 1, c.cin, c.h, c.w)}
 			top := layertest.Blobs[float32](t, 1)
 			layertest.SetUp(t, l, bottom, top)
 			layertest.FillGaussian(bottom[0], 0, 1, 7)
@@ -70,9 +72,9 @@ func TestFoldHoldsWeightsOnce(t *testing.T) {
 			if c.wino {
 				wantPacked = 0
 			}
-			if folded || unpacked || packed != wantPacked || wino != c.wino {
-				t.Errorf("the fold holds: copy %v, %d packed (unpacked too: %v), Winograd %v; want no copy, %d packed alone, Winograd %v",
-					folded, packed, unpacked, wino, wantPacked, c.wino)
+			if folded || unpacked != c.unpacked || packed != wantPacked || wino != c.wino {
+				t.Errorf("the fold holds: copy %v, %d packed (unpacked too: %v), Winograd %v; want no copy, %d packed (unpacked too: %v), Winograd %v",
+					folded, packed, unpacked, wino, wantPacked, c.unpacked, c.wino)
 			}
 			if !slices.Equal(l.LayerBase().Blobs()[0].CPUData(), own) {
 				t.Error("folding changed the layer's own weights")
