@@ -91,9 +91,8 @@ func PackAScaled[T Float](m, k int, a []T, scale []float64) *PackedA[T] {
 
 // packRows packs rows [r0, r0+n) of A (not transposed; src holds them, ld
 // apart, from its start) into p's panels, row i times scale[i-r0] where
-// scale is not nil. r0 is a multiple of every kernel's mr (of 24) unless
-// the rows run to the end of a block of gemmMC, so that each panel comes
-// from one call.
+// scale is not nil. Each panel must come from one call: r0 is a multiple
+// of the kernel's mr, and r0+n one too or m.
 func (p *PackedA[T]) packRows(r0, n int, src []T, ld int, scale []float64) {
 	mr := p.kern.mr
 	j := &gemmJob[T]{m: n, k: p.k, alpha: 1, a: src, lda: ld, kern: p.kern}

@@ -59,7 +59,10 @@ func (l *convBase[T]) FoldChannels() int {
 // FoldSources are the weights and bias.
 func (l *convBase[T]) FoldSources() []*blob.Blob[T] { return l.Blobs() }
 
-// SetFold folds f into copies of the weights and bias (layer.Folder).
+// SetFold folds f into the weights and bias (layer.Folder): the bias now,
+// the weights by the first pass after (packFolded, winograd,
+// foldedWeights), from the blob as it is then; the net calls SetFold
+// again before any pass whose sources were written since.
 func (l *convBase[T]) SetFold(f *layer.Fold) error {
 	fo := &l.fold
 	if f == nil {
