@@ -72,9 +72,10 @@ type Folder[T Float] interface {
 	// (several bottoms, another axis, a deconvolution).
 	FoldChannels() int
 	// SetFold makes the forward pass compute f from now on, with weights
-	// and bias folded from the layer's blobs as they are now; nil returns
-	// to the layer's own pass. The net calls it again whenever a blob the
-	// fold came from has been written.
+	// and bias folded from the layer's blobs as they are now (or, for
+	// what a layer makes lazily, as they are at its next pass: the same,
+	// since the net calls it again before a pass whenever a blob the fold
+	// came from has been written); nil returns to the layer's own pass.
 	SetFold(f *Fold) error
 	// FoldSources are the layer's blobs its folded weights are computed
 	// from (weights, bias).

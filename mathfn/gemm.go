@@ -205,8 +205,8 @@ type gemmJob[T Float] struct {
 	// ep, if not nil, is applied to C once the product is complete
 	// (gemm_epilogue.go).
 	ep *Epilogue[T]
-	// packed, if not nil, is A packed (gemm_packed.go), read where a
-	// part covers all of C's rows.
+	// packed, if not nil, is A packed (gemm_packed.go), read instead of
+	// a by every part.
 	packed *PackedA[T]
 	// overwrite: C is not cleared before the product (beta 0): the first
 	// block of k stores its tiles (kern.set) instead of adding them.
@@ -349,22 +349,29 @@ func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 		for pc := 0; pc < j.k; pc += gemmKC {
 			kc := min(gemmKC, j.k-pc)
 			j.packB(buf.b, pc, kc, jc, nc)
-			for ic := i0; ic < i1; ic += gemmMC {
+			for ic := i0; ic < i1; {
 				mc := min(gemmMC, i1-ic)
 				var ep *Epilogue[T] // on the last block of k alone
 				if pc+kc == j.k {
 					ep = j.ep
 				}
 				set := pc == 0 && j.overwrite
-				if j.packed != nil && i0 == 0 && i1 == j.m {
+				if j.packed != nil {
+					// The packed panels of these rows, whole or a part
+					// split by rows (i0 is then a multiple of mr, a
+					// panel's start): up to the end of their block.
+					start := ic / gemmMC * gemmMC
+					mc = min(start+gemmMC, i1) - ic
 					own := buf.a
-					buf.a = j.packed.block(ic, pc)
+					buf.a = j.packed.block(start, pc)[(ic-start)*kc:]
 					j.macro(buf, ic, mc, jc, nc, kc, set, ep)
 					buf.a = own
+					ic += mc
 					continue
 				}
 				j.packA(buf.a, ic, mc, pc, kc)
 				j.macro(buf, ic, mc, jc, nc, kc, set, ep)
+				ic += mc
 			}
 		}
 	}

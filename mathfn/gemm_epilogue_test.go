@@ -80,7 +80,7 @@ func TestGemmPackedEpilogue(t *testing.T) {
 		}
 		return v
 	}
-	for _, sh := range [][3]int{{500, 49, 400}, {64, 3136, 32}, {1, 300, 20}, {30, 1, 50}, {250, 20, 7}, {13, 200, 900}} {
+	for _, sh := range [][3]int{{500, 49, 400}, {64, 3136, 32}, {1, 300, 20}, {30, 1, 50}, {250, 20, 7}, {13, 200, 900}, {600, 20, 500}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {

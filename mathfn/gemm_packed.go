@@ -2,6 +2,7 @@ package mathfn
 
 import (
 	"runtime"
+	"sync"
 
 	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
@@ -10,43 +11,147 @@ import (
 // PackedA is the left operand of repeated products, packed once into the
 // panels the GEMM kernels read: a layer's weights, multiplied by every
 // image of every pass. A product with it skips packing A (for a
-// convolution at batch 1, a fifth of its time on AVX2). It holds a as
-// given too, for the paths that read A unpacked.
+// convolution at batch 1, a fifth of its time on AVX2).
+//
+// The few products that read A unpacked (matrix-vector shapes, the linked
+// BLAS of the openblas build, dot kernels) read the matrix PackA was
+// given. PackAScaled and NewWinograd keep no such matrix (it would be a
+// second copy of the weights beside the packed one, a folded ResNet-50's
+// 92 MB): there the first such product unpacks the panels into one, once
+// (source).
 type PackedA[T Float] struct {
 	transA bool
 	m, k   int
-	a      []T
+	a      []T // as given to PackA; nil where source derives it
 	lda    int
 	kern   microKernel[T]
 	blocks []T
 	off    []int // block (pc/gemmKC, ic/gemmMC) starts at off[pi*nic+ii]
 	nic    int
+
+	// derive says a is not kept: source unpacks the panels into unpacked
+	// on first use.
+	derive   bool
+	once     sync.Once
+	unpacked []T
 }
 
-// PackA packs op(A), m x k (A stored k x m when transA), for
-// GemmPackedEpilogue. a must not change while the result is used.
-func PackA[T Float](transA blas.Transpose, m, k int, a []T) *PackedA[T] {
+// newPackedA lays out the panels of op(A), m x k, in one allocation (a
+// net packs all its weights once: growing one slice would leave as much
+// again behind as garbage), not yet filled.
+func newPackedA[T Float](transA bool, m, k int) *PackedA[T] {
 	lda := k
-	if transA != blas.NoTrans {
+	if transA {
 		lda = m
 	}
-	p := &PackedA[T]{transA: transA != blas.NoTrans, m: m, k: k, a: a, lda: lda, kern: kernelOf[T]()}
+	p := &PackedA[T]{transA: transA, m: m, k: k, lda: lda, kern: kernelOf[T]()}
 	p.nic = (m + gemmMC - 1) / gemmMC
-	j := &gemmJob[T]{transA: p.transA, m: m, k: k, alpha: 1, a: a, lda: lda, kern: p.kern}
 	mr := p.kern.mr
+	size := 0
 	for pc := 0; pc < k; pc += gemmKC {
 		kc := min(gemmKC, k-pc)
 		for ic := 0; ic < m; ic += gemmMC {
 			mc := min(gemmMC, m-ic)
-			size := (mc + mr - 1) / mr * mr * kc
-			at := len(p.blocks)
-			p.off = append(p.off, at)
-			p.blocks = append(p.blocks, make([]T, size)...)
-			j.packA(p.blocks[at:at+size], ic, mc, pc, kc)
+			p.off = append(p.off, size)
+			size += (mc + mr - 1) / mr * mr * kc
+		}
+	}
+	p.blocks = make([]T, size)
+	return p
+}
+
+// PackA packs op(A), m x k (A stored k x m when transA), for
+// GemmPackedEpilogue. a must not change while the result is used: the
+// products that read A unpacked read it.
+func PackA[T Float](transA blas.Transpose, m, k int, a []T) *PackedA[T] {
+	p := newPackedA[T](transA != blas.NoTrans, m, k)
+	p.a = a
+	j := &gemmJob[T]{transA: p.transA, m: m, k: k, alpha: 1, a: a, lda: p.lda, kern: p.kern}
+	for pc := 0; pc < k; pc += gemmKC {
+		kc := min(gemmKC, k-pc)
+		for ic := 0; ic < m; ic += gemmMC {
+			j.packA(p.block(ic, pc), ic, min(gemmMC, m-ic), pc, kc)
 		}
 	}
 	return p
 }
+
+// PackAScaled packs A, m x k and not transposed, with row i multiplied by
+// scale[i] (nil: by 1): each value is T(float64(a) * scale[i]), what a
+// scaled copy of A would hold, so that products give what they give with
+// PackA of that copy. It is an inference fold's weights (a convolution's
+// times the BatchNorm and Scale after it) packed straight from the
+// layer's own, and keeps no unpacked copy (PackedA); a is not read after.
+func PackAScaled[T Float](m, k int, a []T, scale []float64) *PackedA[T] {
+	p := newPackedA[T](false, m, k)
+	p.derive = true
+	p.packRows(0, m, a, k, scale)
+	return p
+}
+
+// packRows packs rows [r0, r0+n) of A (not transposed; src holds them, ld
+// apart, from its start) into p's panels, row i times scale[i-r0] where
+// scale is not nil. Each panel must come from one call: r0 is a multiple
+// of the kernel's mr, and r0+n one too or m.
+func (p *PackedA[T]) packRows(r0, n int, src []T, ld int, scale []float64) {
+	mr := p.kern.mr
+	j := &gemmJob[T]{m: n, k: p.k, alpha: 1, a: src, lda: ld, kern: p.kern}
+	for pc := 0; pc < p.k; pc += gemmKC {
+		kc := min(gemmKC, p.k-pc)
+		for ic := r0 / gemmMC * gemmMC; ic < r0+n; ic += gemmMC {
+			lo, hi := max(ic, r0), min(ic+gemmMC, r0+n, p.m)
+			dst := p.block(ic, pc)[(lo-ic)*kc:]
+			j.packA(dst, lo-r0, hi-lo, pc, kc)
+			if scale == nil {
+				continue
+			}
+			for i := lo; i < hi; i++ {
+				s, r := scale[i-r0], (i-ic)%mr
+				panel := dst[(i-lo)/mr*mr*kc:]
+				for q := range kc {
+					panel[q*mr+r] = T(float64(panel[q*mr+r]) * s)
+				}
+			}
+		}
+	}
+}
+
+// source returns op(A) unpacked, as the products that do not read the
+// panels take it: what PackA was given, or where nothing was kept the
+// panels unpacked into a matrix m x k (made on the first call, once, and
+// kept: such a product recurs with every pass).
+func (p *PackedA[T]) source() (transA blas.Transpose, a []T, lda int) {
+	if !p.derive {
+		if p.transA {
+			return blas.Trans, p.a, p.lda
+		}
+		return blas.NoTrans, p.a, p.lda
+	}
+	p.once.Do(func() {
+		u := make([]T, p.m*p.k)
+		mr := p.kern.mr
+		for pc := 0; pc < p.k; pc += gemmKC {
+			kc := min(gemmKC, p.k-pc)
+			for ic := 0; ic < p.m; ic += gemmMC {
+				blk := p.block(ic, pc)
+				for i := ic; i < min(ic+gemmMC, p.m); i++ {
+					panel, r := blk[(i-ic)/mr*mr*kc:], (i-ic)%mr
+					row := u[i*p.k+pc : i*p.k+pc+kc]
+					for q := range row {
+						row[q] = panel[q*mr+r]
+					}
+				}
+			}
+		}
+		p.unpacked = u
+	})
+	return blas.NoTrans, p.unpacked, p.k
+}
+
+// OwnsUnpacked reports whether p holds an unpacked copy of A of its own
+// beside the panels: one source derived, as a product that reads A
+// unpacked needs (what PackA was given is the caller's, not a copy).
+func (p *PackedA[T]) OwnsUnpacked() bool { return p.unpacked != nil }
 
 // block returns the packed block at rows ic and steps pc.
 func (p *PackedA[T]) block(ic, pc int) []T {
@@ -73,14 +178,25 @@ func GemmPackedEpilogue[T Float](pa *PackedA[T], transB blas.Transpose, n int, b
 	if pa.transA {
 		ta = blas.Trans
 	}
-	if k == 0 || ep != nil && gemvShaped[T](settings.GEMMAuto, ta, transB, m, n, k) || !ownGemmFor[T](settings.GEMMAuto) {
-		gemmEpOn(workers, settings.GEMMAuto, ta, transB, m, n, k, 1, pa.a, pa.lda, b, ldb, 0, c, n, ep)
+	if k == 0 {
+		gemmEpOn(workers, settings.GEMMAuto, ta, transB, m, n, k, 1, nil, pa.lda, b, ldb, 0, c, n, ep)
+		return
+	}
+	if ep != nil && gemvShaped[T](settings.GEMMAuto, ta, transB, m, n, k) || !ownGemmFor[T](settings.GEMMAuto) {
+		ta, a, lda := pa.source()
+		gemmEpOn(workers, settings.GEMMAuto, ta, transB, m, n, k, 1, a, lda, b, ldb, 0, c, n, ep)
 		return
 	}
 	jobs := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs)
 	j := jobs.get()
 	*j = gemmJob[T]{transA: pa.transA, transB: transB != blas.NoTrans, m: m, n: n, k: k,
 		alpha: 1, a: pa.a, lda: pa.lda, b: b, ldb: ldb, c: c, ldc: n, kern: pa.kern, own: true, ep: ep, packed: pa}
+	if pa.derive && j.useDot() {
+		// The dot kernels read A unpacked.
+		var ta blas.Transpose
+		ta, j.a, j.lda = pa.source()
+		j.transA = ta != blas.NoTrans
+	}
 	j.setOverwrite(0)
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)

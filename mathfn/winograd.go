@@ -3,9 +3,9 @@ package mathfn
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
-	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
 )
 
@@ -107,35 +107,88 @@ const winoMinBlock = 32
 // convolution's weights) and packs them for the products. w is read only
 // here: a change of weights needs a new Winograd.
 func NewWinograd[T Float](cout, cin int, w []T) (*Winograd[T], error) {
+	return NewWinogradScaled(cout, cin, w, nil)
+}
+
+// winoChunk is how many outputs' filters NewWinogradScaled transforms at a
+// time before packing them (a multiple of every kernel's mr): the
+// transformed filters of a whole layer, unpacked, were nine times its
+// weights in garbage (68 MB over a folded ResNet-50's first pass, which
+// the collector's pacing then kept in the resident set).
+const winoChunk = 48
+
+// winoChunkPools lend NewWinogradScaled's chunk of transformed filters
+// (float32, float64) from one layer to the next: a net transforms its
+// layers one after another in its first pass, and a chunk of each left
+// behind was 15 MB more garbage in a ResNet-50's (a sync.Pool, not a
+// freeList: nothing is held once the layers are made).
+var winoChunkPools [2]sync.Pool
+
+func winoChunkPool[T Float]() *sync.Pool {
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		return &winoChunkPools[1]
+	}
+	return &winoChunkPools[0]
+}
+
+// NewWinogradScaled is NewWinograd of the filters of output o multiplied
+// by scale[o] (nil: by 1), each weight rounded to T once after scaling as
+// a scaled copy of w would hold it: an inference fold's weights
+// transformed straight from the layer's own.
+func NewWinogradScaled[T Float](cout, cin int, w []T, scale []float64) (*Winograd[T], error) {
 	if cout <= 0 || cin <= 0 {
 		return nil, fmt.Errorf("winograd: %d outputs and %d channels, want both positive", cout, cin)
 	}
 	if len(w) < cout*cin*9 {
 		return nil, fmt.Errorf("winograd: %d weights for %d x %d 3x3 filters", len(w), cout, cin)
 	}
+	if scale != nil && len(scale) < cout {
+		return nil, fmt.Errorf("winograd: %d scales for %d outputs", len(scale), cout)
+	}
 	wg := &Winograd[T]{cout: cout, cin: cin}
 	wg.inPart, wg.gemmPart, wg.outPart = wg.inputPart, wg.productPart, wg.outputPart
-	// U is computed in float64 and rounded once. Our own kernels read
-	// only the packed blocks; the linked BLAS (the openblas build) reads U
-	// as given, so only there is it kept: it is four times the weights.
-	u := make([]T, winoPoints*cout*cin)
-	for o := range cout {
-		for c := range cin {
-			var g [9]float64
-			for i, v := range w[(o*cin+c)*9 : (o*cin+c)*9+9] {
-				g[i] = float64(v)
+	for xi := range winoPoints {
+		wg.u[xi] = newPackedA[T](false, cout, cin)
+		// Only the panels are kept: the linked BLAS (the openblas
+		// build), which reads U[xi] unpacked, has it unpacked from them
+		// once (PackedA.source); it is four times the weights.
+		wg.u[xi].derive = true
+	}
+	// U is computed in float64 and rounded once, winoChunk outputs at a
+	// time: U[xi] of those outputs, rows of cin, then packed.
+	chunk := min(cout, winoChunk)
+	pool := winoChunkPool[T]()
+	up, _ := pool.Get().(*[]T)
+	if up == nil {
+		up = new([]T)
+	}
+	*up = grow(*up, winoPoints*chunk*cin)
+	defer pool.Put(up)
+	u := *up
+	for o0 := 0; o0 < cout; o0 += chunk {
+		n := min(chunk, cout-o0)
+		for o := o0; o < o0+n; o++ {
+			s := 1.0
+			if scale != nil {
+				s = scale[o]
 			}
-			t := winoFilter(&g)
-			for xi, v := range t {
-				u[(xi*cout+o)*cin+c] = T(v)
+			for c := range cin {
+				var g [9]float64
+				for i, v := range w[(o*cin+c)*9 : (o*cin+c)*9+9] {
+					if scale != nil {
+						v = T(float64(v) * s)
+					}
+					g[i] = float64(v)
+				}
+				t := winoFilter(&g)
+				for xi, v := range t {
+					u[(xi*chunk+o-o0)*cin+c] = T(v)
+				}
 			}
 		}
-	}
-	keep := !ownGemmFor[T](settings.GEMMAuto)
-	for xi := range winoPoints {
-		wg.u[xi] = PackA(blas.NoTrans, cout, cin, u[xi*cout*cin:(xi+1)*cout*cin])
-		if !keep {
-			wg.u[xi].a = nil
+		for xi := range winoPoints {
+			wg.u[xi].packRows(o0, n, u[xi*chunk*cin:], cin, nil)
 		}
 	}
 	return wg, nil

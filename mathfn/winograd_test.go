@@ -181,3 +181,46 @@ func TestWinogradAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations a pass", n)
 	}
 }
+
+// NewWinogradScaled gives bit for bit what NewWinograd of the scaled
+// filters gives, over several chunks of outputs and blocks of the packed
+// rows (300 outputs: winoChunk 48, gemmMC 240).
+func TestWinogradScaledIsScaledCopy(t *testing.T) {
+	const num, cin, cout, h, w = 1, 20, 300, 9, 11
+	r := rand.New(rand.NewPCG(11, 12))
+	x := make([]float32, num*cin*h*w)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	wt, scaled := make([]float32, cout*cin*9), make([]float32, cout*cin*9)
+	scale := make([]float64, cout)
+	for o := range cout {
+		scale[o] = 0.2 + r.Float64()
+		for i := o * cin * 9; i < (o+1)*cin*9; i++ {
+			wt[i] = float32(r.NormFloat64() * 0.1)
+			scaled[i] = float32(float64(wt[i]) * scale[o])
+		}
+	}
+	run := func(wg *Winograd[float32], err error) []float32 {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wg.Reshape(num, h, w, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+		y := make([]float32, num*cout*h*w)
+		wg.Forward(x, y, &Epilogue[float32]{})
+		return y
+	}
+	want := run(NewWinograd(cout, cin, scaled))
+	got := run(NewWinogradScaled(cout, cin, wt, scale))
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("y[%d] = %g, want %g", i, got[i], want[i])
+		}
+	}
+	if _, err := NewWinogradScaled(cout, cin, wt, scale[:5]); err == nil {
+		t.Error("5 scales for 300 outputs: no error")
+	}
+}

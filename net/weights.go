@@ -1,6 +1,7 @@
 package net
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -21,47 +22,70 @@ import (
 // is copied, so a mismatch leaves the net as it was. As in Caffe, a model
 // layer goes to the first of several net layers of its name.
 func (n *Net[T]) CopyTrainedLayersFrom(model *caffepb.NetParameter) error {
-	type copyJob struct {
-		target *blob.Blob[T]
-		source *caffepb.BlobProto
+	layers := make([]modelLayer, len(model.Layer))
+	for i, src := range model.Layer {
+		layers[i] = modelLayer{src.GetName(), src.Blobs}
 	}
-	var jobs []copyJob
-	for _, src := range model.Layer {
-		id := n.firstLayerNamed(src.GetName())
+	jobs, err := n.matchModel(layers)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if err := j.target.FromProto(model.Layer[j.layer].Blobs[j.blob], false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modelLayer is a layer of a model as matchModel sees it: its name and
+// its blobs (their shapes: the values may be elsewhere, copyStreamed).
+type modelLayer struct {
+	name  string
+	blobs []*caffepb.BlobProto
+}
+
+// copyJob is a blob of the net and the model's blob it is loaded from.
+type copyJob[T Float] struct {
+	target      *blob.Blob[T]
+	layer, blob int // model[layer].blobs[blob]
+}
+
+// matchModel pairs the blobs of the net's layers with those of the
+// model's layers of the same name, checking their number and shapes.
+func (n *Net[T]) matchModel(model []modelLayer) ([]copyJob[T], error) {
+	var jobs []copyJob[T]
+	for li, src := range model {
+		id := n.firstLayerNamed(src.name)
 		if id < 0 {
-			logf.Debugf(n.log, "Ignoring source layer %s", src.GetName())
+			logf.Debugf(n.log, "Ignoring source layer %s", src.name)
 			continue
 		}
 		targets := n.layers[id].layer.LayerBase().Blobs()
-		if len(targets) != len(src.Blobs) {
-			return fmt.Errorf("incompatible number of blobs for layer %q: the model has %d, the net's layer %d", src.GetName(), len(src.Blobs), len(targets))
+		if len(targets) != len(src.blobs) {
+			return nil, fmt.Errorf("incompatible number of blobs for layer %q: the model has %d, the net's layer %d", src.name, len(src.blobs), len(targets))
 		}
 		for j, t := range targets {
-			if !t.ShapeEquals(src.Blobs[j]) {
-				return fmt.Errorf("cannot copy param %d weights from layer %q; shape mismatch. Source param shape is %s; target param shape is %s. "+
+			if !t.ShapeEquals(src.blobs[j]) {
+				return nil, fmt.Errorf("cannot copy param %d weights from layer %q; shape mismatch. Source param shape is %s; target param shape is %s. "+
 					"To learn this layer's parameters from scratch rather than copying from a saved net, rename the layer",
-					j, src.GetName(), protoShapeString(src.Blobs[j]), t.ShapeString())
+					j, src.name, protoShapeString(src.blobs[j]), t.ShapeString())
 			}
-			jobs = append(jobs, copyJob{t, src.Blobs[j]})
-		}
-	}
-	for _, j := range jobs {
-		if err := j.target.FromProto(j.source, false); err != nil {
-			return err
+			jobs = append(jobs, copyJob[T]{t, li, j})
 		}
 	}
 	if len(jobs) == 0 {
 		// Legal (Caffe copies nothing silently), but almost always a
 		// mistake: a model of another net, or renamed layers.
 		names := 0
-		for _, src := range model.Layer {
-			if len(src.Blobs) > 0 {
+		for _, src := range model {
+			if len(src.blobs) > 0 {
 				names++
 			}
 		}
-		logf.Warnf(n.log, "No weights were copied into net %q: the model has %d layers (%d with weights) and none of them matches a layer of the net by name and with weights", n.name, len(model.Layer), names)
+		logf.Warnf(n.log, "No weights were copied into net %q: the model has %d layers (%d with weights) and none of them matches a layer of the net by name and with weights", n.name, len(model), names)
 	}
-	return nil
+	return jobs, nil
 }
 
 // protoShapeString renders a BlobProto's shape as ShapeString does.
@@ -89,6 +113,14 @@ func (n *Net[T]) CopyTrainedLayersFromFile(path string) error {
 	if hdf5.IsHDF5(path) {
 		return n.CopyTrainedLayersFromHDF5(path)
 	}
+	switch err := n.copyStreamed(path); {
+	case err == nil:
+		return nil
+	case !errors.Is(err, errNotStreamed):
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	// An older format, NVCaffe's raw values or a malformed file: decoded
+	// whole, upgraded, and copied.
 	model, err := netproto.ReadNetParamsFromBinaryFile(path, n.log)
 	if err != nil {
 		return err

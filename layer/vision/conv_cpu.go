@@ -19,6 +19,9 @@ import (
 // convCPU is the per-part scratch of the host's passes.
 type convCPU[T layer.Float] struct {
 	cols, wdiffs, bdiffs [][]T
+	// col is a folded pass's columns at one part where the layer has no
+	// net's scratch (conv_fold.go).
+	col []T
 	// The backward pass's images to a product (conv_backward_batch.go),
 	// and its buffers per part when above 1.
 	batch               int

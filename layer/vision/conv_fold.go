@@ -7,7 +7,6 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/layer"
-	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/mathfn"
 )
 
@@ -16,18 +15,29 @@ import (
 // activation applied in the GEMM's epilogue. On the host only: the plan
 // folds nets that run there.
 
-// convFold is the folded state of a convolution.
+// convFold is the folded state of a convolution. It holds the weights
+// once, in the form its way reads (the im2col way's packed panels, or
+// Winograd's transformed filters), computed straight from the layer's own
+// with the fold's scale: never a folded copy beside them, which for a
+// deploy ResNet-50 was 92 MB more. The layer's own blobs keep Caffe's
+// values (a program reading them by name gets what it loaded).
 type convFold[T layer.Float] struct {
 	active bool
-	w      []T // folded weights; nil: the layer's own
-	b      []T // folded bias; nil: none
-	ep     mathfn.Epilogue[T]
+	// scale is the fold's factor of each output's weights; nil: 1.
+	scale []float64
+	// w are the folded weights where a way reads them whole (the
+	// depthwise kernels): made by the first pass that takes it after
+	// SetFold; nil otherwise.
+	w  []T
+	b  []T // folded bias; nil: none
+	ep mathfn.Epilogue[T]
 	// eps are the epilogues of each group's GEMM (their RowBias the
 	// group's part of b), made once per SetFold so that passes allocate
 	// nothing.
 	eps []mathfn.Epilogue[T]
 	// packed are each group's folded weights packed for the GEMM
-	// kernels, once per SetFold (mathfn.PackA).
+	// kernels (mathfn.PackAScaled), made by the first im2col pass after
+	// SetFold: a layer that always takes the Winograd way packs none.
 	packed []*mathfn.PackedA[T]
 	// winoOK says the fold may take the Winograd way (conv_winograd.go):
 	// the layer fits it and the fold does not ask for none; wino is the
@@ -49,7 +59,10 @@ func (l *convBase[T]) FoldChannels() int {
 // FoldSources are the weights and bias.
 func (l *convBase[T]) FoldSources() []*blob.Blob[T] { return l.Blobs() }
 
-// SetFold folds f into copies of the weights and bias (layer.Folder).
+// SetFold folds f into the weights and bias (layer.Folder): the bias now,
+// the weights by the first pass after (packFolded, winograd,
+// foldedWeights), from the blob as it is then; the net calls SetFold
+// again before any pass whose sources were written since.
 func (l *convBase[T]) SetFold(f *layer.Fold) error {
 	fo := &l.fold
 	if f == nil {
@@ -60,17 +73,9 @@ func (l *convBase[T]) SetFold(f *layer.Fold) error {
 		return errors.New("a deconvolution or a convolution over another axis does not fold")
 	}
 	outs := l.numOutput
-	w := l.Blobs()[0].CPUData()
-	per := len(w) / outs
-	fo.w = nil
+	fo.w, fo.scale = nil, nil
 	if f.Scale != nil {
-		fo.w = kit.Grow(fo.w, len(w))
-		for o := range outs {
-			s := f.Scale[o]
-			for i, v := range w[o*per : (o+1)*per] {
-				fo.w[o*per+i] = T(float64(v) * s)
-			}
-		}
+		fo.scale = append([]float64(nil), f.Scale[:outs]...)
 	}
 	fo.b = nil
 	if l.biasTerm || f.Shift != nil {
@@ -102,24 +107,57 @@ func (l *convBase[T]) SetFold(f *layer.Fold) error {
 			fo.eps[g].RowBias = fo.b[g*kg : (g+1)*kg]
 		}
 	}
+	// The weights' folded forms are made by the first pass that reads
+	// them (a net folds once when it is built and again once weights are
+	// loaded: packing at each would make the first forms garbage).
+	clear(fo.packed)
 	fo.packed = fo.packed[:0]
-	if !l.dwApplies() {
-		fw := l.foldedWeights()
-		for g := range l.group {
-			fo.packed = append(fo.packed, mathfn.PackA(blas.NoTrans, kg, l.kernelDim, fw[l.weightOffset*g:l.weightOffset*(g+1)]))
-		}
-	}
 	l.setWinograd(f)
 	fo.active = true
 	return nil
 }
 
-// foldedWeights returns the weights the folded pass multiplies by.
+// foldedWeights returns the weights the folded pass multiplies by, for
+// the ways that read them whole (depthwise): the layer's own where the
+// fold does not scale them, else a folded copy made on first use.
 func (l *convBase[T]) foldedWeights() []T {
-	if l.fold.w != nil {
-		return l.fold.w
+	fo := &l.fold
+	if fo.scale == nil {
+		return l.Blobs()[0].CPUData()
 	}
-	return l.Blobs()[0].CPUData()
+	if fo.w == nil {
+		w := l.Blobs()[0].CPUData()
+		per := len(w) / l.numOutput
+		fo.w = make([]T, len(w))
+		for o, s := range fo.scale {
+			for i, v := range w[o*per : (o+1)*per] {
+				fo.w[o*per+i] = T(float64(v) * s)
+			}
+		}
+	}
+	return fo.w
+}
+
+// packFolded packs each group's folded weights for the im2col way, once
+// per SetFold, from the layer's own weights and the fold's scale.
+func (l *convBase[T]) packFolded() {
+	fo := &l.fold
+	if len(fo.packed) == l.group {
+		return
+	}
+	w := l.Blobs()[0].CPUData()
+	kg := l.numOutput / l.group
+	fo.packed = fo.packed[:0]
+	for g := range l.group {
+		wg := w[l.weightOffset*g : l.weightOffset*(g+1)]
+		if fo.scale == nil {
+			// Unscaled: the products that read A unpacked (a 1x1
+			// output's matrix-vector shape) read the layer's own.
+			fo.packed = append(fo.packed, mathfn.PackA(blas.NoTrans, kg, l.kernelDim, wg))
+			continue
+		}
+		fo.packed = append(fo.packed, mathfn.PackAScaled(kg, l.kernelDim, wg, fo.scale[g*kg:(g+1)*kg]))
+	}
 }
 
 // forwardFolded is the host's forward pass of a fold: per image im2col
@@ -141,9 +179,16 @@ func (l *convBase[T]) forwardFolded(bottom, top []*blob.Blob[T]) error {
 	for _, t := range top {
 		t.MutableCPUData()
 	}
-	l.foldedWeights()
+	l.packFolded() // before the parts, which read it
 	if parts == 1 {
-		col := l.col.MutableCPUData()
+		// The columns from the net's shared scratch (layer.HostScratch),
+		// not the layer's own col blob: a deploy ResNet-50's convolutions
+		// held 40 MB of those, one each, for values that live within one
+		// layer's pass. A 1x1 convolution reads its bottom as they.
+		var col []T
+		if !l.is1x1 {
+			col = layer.ScratchOf(&l.Base, "conv.cols", 0, &c.col, l.kernelDim*l.group*l.convOutSpatial)
+		}
 		l.foldedImages(bottom, top, 0, l.num, col, false)
 		return nil
 	}
@@ -163,8 +208,6 @@ func (l *convBase[T]) foldedPart(part, lo, hi int) {
 // foldedImages computes images [lo, hi) of every bottom; serial runs each
 // GEMM on the calling goroutine.
 func (l *convBase[T]) foldedImages(bottom, top []*blob.Blob[T], lo, hi int, col []T, serial bool) {
-	w := l.foldedWeights()
-	kg := l.convOutChannels / l.group
 	for i := range bottom {
 		in, out := bottom[i].CPUData(), top[i].CPUData() // made writable by the caller
 		for n := lo; n < hi; n++ {
@@ -181,16 +224,7 @@ func (l *convBase[T]) foldedImages(bottom, top []*blob.Blob[T], lo, hi int, col 
 				cols = col
 			}
 			for g := range l.group {
-				a, b, c := w[l.weightOffset*g:], cols[l.colOffset*g:], y[l.outputOffset*g:]
-				ep := &l.fold.eps[g]
-				switch {
-				case g < len(l.fold.packed):
-					mathfn.GemmPackedEpilogue(l.fold.packed[g], blas.NoTrans, l.convOutSpatial, b, c, ep, serial)
-				case serial:
-					mathfn.GemmEpilogueSerial(blas.NoTrans, blas.NoTrans, kg, l.convOutSpatial, l.kernelDim, 1, a, b, 0, c, ep)
-				default:
-					mathfn.GemmEpilogue(blas.NoTrans, blas.NoTrans, kg, l.convOutSpatial, l.kernelDim, 1, a, b, 0, c, ep)
-				}
+				mathfn.GemmPackedEpilogue(l.fold.packed[g], blas.NoTrans, l.convOutSpatial, cols[l.colOffset*g:], y[l.outputOffset*g:], &l.fold.eps[g], serial)
 			}
 		}
 	}

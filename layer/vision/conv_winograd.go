@@ -90,11 +90,11 @@ func (l *convBase[T]) setWinograd(f *layer.Fold) {
 	l.fold.winoOK = !f.NoWinograd && l.winoFits()
 }
 
-// winograd returns the transformed filters, made from the folded weights
-// on first use after SetFold.
+// winograd returns the transformed filters, made from the layer's weights
+// and the fold's scale on first use after SetFold.
 func (l *convBase[T]) winograd() (*mathfn.Winograd[T], error) {
 	if l.fold.wino == nil {
-		w, err := mathfn.NewWinograd(l.numOutput, l.channels, l.foldedWeights())
+		w, err := mathfn.NewWinogradScaled(l.numOutput, l.channels, l.Blobs()[0].CPUData(), l.fold.scale)
 		if err != nil {
 			return nil, err
 		}

@@ -42,3 +42,15 @@ func UsesWinograd[T layer.Float](l layer.Layer[T]) bool {
 	c, ok := l.(*convolutionLayer[T])
 	return ok && c.fold.active && c.fold.winoOK && c.winoWins()
 }
+
+// FoldHolds reports what a folded convolution holds of its weights beside
+// the layer's own: a folded copy, how many groups' packed panels and
+// whether any of those keeps an unpacked matrix too, and Winograd's
+// transformed filters.
+func FoldHolds[T layer.Float](l layer.Layer[T]) (folded bool, packed int, unpacked, wino bool) {
+	c := l.(*convolutionLayer[T])
+	for _, p := range c.fold.packed {
+		unpacked = unpacked || p.OwnsUnpacked()
+	}
+	return c.fold.w != nil, len(c.fold.packed), unpacked, c.fold.wino != nil
+}

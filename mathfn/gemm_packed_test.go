@@ -1,0 +1,71 @@
+package mathfn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gocaffe/gocaffe/settings"
+	"gonum.org/v1/gonum/blas"
+)
+
+// PackAScaled gives, on every path of GemmPackedEpilogue (the packed
+// panels on one goroutine or split by columns, a C narrower than the
+// cores' columns, matrix-vector shapes and dot kernels, which read A
+// unpacked), bit for bit what PackA of the scaled copy gives; and it
+// keeps A unpacked only once such a product has needed it.
+func TestPackAScaledIsPackAOfScaledCopy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	fill := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for _, sh := range [][3]int{{500, 49, 400}, {64, 3136, 32}, {250, 20, 7}, {13, 200, 900}, {300, 10, 300}, {600, 20, 500}, {30, 1, 50}, {1, 300, 20}, {3, 200, 300}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			for _, serial := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%dx%dx%d/%v/serial=%v", m, n, k, tb, serial), func(t *testing.T) {
+					a, b := fill(m*k), fill(k*n)
+					scale := make([]float64, m)
+					scaled := make([]float32, m*k)
+					for i := range m {
+						scale[i] = 0.3 + rng.Float64()
+						for p := range k {
+							scaled[i*k+p] = float32(float64(a[i*k+p]) * scale[i])
+						}
+					}
+					ep := &Epilogue[float32]{RowBias: fill(m), ReLU: true}
+					want, got := fill(m*n), fill(m*n)
+					GemmPackedEpilogue(PackA(blas.NoTrans, m, k, scaled), tb, n, b, want, ep, serial)
+					pa := PackAScaled(m, k, a, scale)
+					GemmPackedEpilogue(pa, tb, n, b, got, ep, serial)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("C[%d] = %g, want %g", i, got[i], want[i])
+						}
+					}
+					switch gemv := m == 1 || n == 1; {
+					case gemv && !pa.OwnsUnpacked():
+						t.Errorf("after a matrix-vector product A is not kept unpacked")
+					case !gemv && m > dotRows && ownGemmFor[float32](settings.GEMMAuto) && pa.OwnsUnpacked():
+						t.Errorf("a product on the panels left an unpacked A behind")
+					}
+					// What the unpacked products read is the scaled copy.
+					ta, u, lda := pa.source()
+					if ta != blas.NoTrans || lda != k || len(u) != len(scaled) {
+						t.Fatalf("source: %v, %d values, lda %d; want NoTrans, %d, %d", ta, len(u), lda, len(scaled), k)
+					}
+					for i, v := range u {
+						if math.Float32bits(v) != math.Float32bits(scaled[i]) {
+							t.Fatalf("unpacked A[%d] = %g, want %g", i, v, scaled[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
