@@ -66,3 +66,29 @@ func TestNMSSelectsAsStableSort(t *testing.T) {
 		}
 	}
 }
+
+// nms keeps what the reference keeps with boxes that touch, coincide,
+// are inverted (area 0) or are points, where the overlap test's shortcuts
+// (apart, no width) and Jaccard's must agree.
+func TestNMSDegenerateBoxes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var s nmsScratch
+	grid := func() float32 { return float32(rng.IntN(6)) / 5 } // shared edges
+	for trial := range 300 {
+		n := 1 + rng.IntN(120)
+		boxes, scores := make([]normBox, n), make([]float32, n)
+		for i := range boxes {
+			boxes[i] = box(grid(), grid(), grid(), grid()) // often inverted or flat
+			if i > 0 && rng.IntN(4) == 0 {
+				boxes[i] = boxes[rng.IntN(i)] // coincident
+			}
+			scores[i] = rng.Float32()
+		}
+		thresh := []float32{0, 0.3, 0.45, 0.99}[trial%4]
+		want := nmsStable(boxes, scores, 0.1, thresh, 1, -1)
+		got := slices.Clone(s.nms(boxes, scores, 0.1, thresh, 1, -1))
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: kept %v, want %v", trial, got, want)
+		}
+	}
+}
