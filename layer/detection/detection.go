@@ -79,7 +79,7 @@ func overlaps(b normBox, size float32, k *keptBox, t float32) bool {
 	if !(k.xmin > b.XMax || k.xmax < b.XMin || k.ymin > b.YMax || k.ymax < b.YMin) {
 		w := min(b.XMax, k.xmax) - max(b.XMin, k.xmin)
 		h := min(b.YMax, k.ymax) - max(b.YMin, k.ymin)
-		if w > 0 && h > 0 {
+		if !(w <= 0 || h <= 0) { // as Jaccard's test: a NaN width goes on to a NaN
 			inter := w * h
 			iou = inter / (size + k.size - inter)
 		}
