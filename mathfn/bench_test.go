@@ -179,7 +179,7 @@ func BenchmarkSgemmKernel(b *testing.B) {
 
 // convShapes are the products of folded convolutions at batch 1 (weights
 // m x k packed once, columns k x n, bias and ReLU in the epilogue):
-// GoogLeNet's, ResNet-50's and MobileNet v1's.
+// GoogLeNet's, ResNet-50's, MobileNet v1's and MobileNet-SSD's.
 var convShapes = []struct {
 	name    string
 	m, n, k int
@@ -196,6 +196,9 @@ var convShapes = []struct {
 	{"resnet_res5_3x3", 512, 49, 4608},
 	{"mobilenet_pw2", 64, 12544, 32},
 	{"mobilenet_pw13", 1024, 49, 1024},
+	{"ssd_conv13_mbox_conf", 126, 100, 9216},
+	{"ssd_conv14_2", 512, 25, 2304},
+	{"ssd_conv16_2", 256, 4, 1152},
 }
 
 // BenchmarkConvGemm reports GFLOP/s of GemmPackedEpilogue at convShapes,

@@ -25,6 +25,13 @@ func taps9AVX2(out unsafe.Pointer, ptrs *[9]unsafe.Pointer, w *[9]float32, n int
 //go:noescape
 func dots9AVX2(dy unsafe.Pointer, ptrs *[9]unsafe.Pointer, n int, lanes *[72]float32)
 
+// taps9S2AVX2 computes rows rows of Taps9S2 (strides in bytes: outStride
+// between output rows, step between their first input rows, wp between
+// a filter's rows); relu is 0 or 1.
+//
+//go:noescape
+func taps9S2AVX2(out, p unsafe.Pointer, w *[9]float32, rows, n, outStride, step, wp int, bias float32, relu int)
+
 var depthwiseAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // taps9Prefix computes Taps9 with the AVX2 kernel, over all n outputs
@@ -83,5 +90,28 @@ func dots9Prefix[T Float](acc *[9]T, dy, p []T, off *[9]int, n int) int {
 		}
 		acc[t] += T(s)
 	}
+	return k
+}
+
+// taps9S2Prefix computes the first rows of Taps9S2 with the AVX2 kernel,
+// as many as have the 16 elements past their last tap in p that its
+// vectors read, and returns how many (0 for float64 or without AVX2).
+func taps9S2Prefix[T Float](out []T, outStride int, p []T, step, wp int, w *[9]T, rows, n int, bias T, relu bool) int {
+	if !depthwiseAVX2 || unsafe.Sizeof(out[0]) != 4 {
+		return 0
+	}
+	// Row y's vectors read p up to y*step + 2*wp + max(2n+2, 18).
+	k := rows
+	if reach := 2*wp + max(2*n+2, 18); (k-1)*step+reach > len(p) {
+		if reach > len(p) {
+			return 0
+		}
+		k = (len(p)-reach)/step + 1
+	}
+	r := 0
+	if relu {
+		r = 1
+	}
+	taps9S2AVX2(unsafe.Pointer(&out[0]), unsafe.Pointer(&p[0]), (*[9]float32)(unsafe.Pointer(w)), k, n, 4*outStride, 4*step, 4*wp, float32(bias), r)
 	return k
 }

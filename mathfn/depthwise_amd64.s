@@ -154,3 +154,111 @@ dotloop:
 	VMOVUPS Y8, 256(DI)
 	VZEROUPPER
 	RET
+
+// One filter row of a stride-2 vector of 8 outputs (Taps9S2), at R12:
+// the even columns (tap 0), odd (tap 1) and even from 2 on (tap 2),
+// split by VSHUFPS within each 128-bit half, which leaves the outputs in
+// the order 0 1 4 5 2 3 6 7 in every tap alike (VPERMPD puts them back
+// once, at the end).
+#define S2ROW(wa, wb, wc) \
+	VMOVUPS (R12), Y12 \
+	VSHUFPS $0x88, 32(R12), Y12, Y14 \
+	VSHUFPS $0xDD, 32(R12), Y12, Y13 \
+	VMOVUPS 8(R12), Y12 \
+	VSHUFPS $0x88, 40(R12), Y12, Y12 \
+	VFMADD231PS Y14, wa, Y9 \
+	VFMADD231PS Y13, wb, Y10 \
+	VFMADD231PS Y12, wc, Y11
+
+// The 8 outputs whose first input is at R12, into Y9 (in order, the
+// ReLU applied where AX is set).
+#define S2VEC \
+	VMOVAPS Y15, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11 \
+	S2ROW(Y0, Y1, Y2) \
+	ADDQ R10, R12 \
+	S2ROW(Y3, Y4, Y5) \
+	ADDQ R10, R12 \
+	S2ROW(Y6, Y7, Y8) \
+	VADDPS Y10, Y9, Y9 \
+	VADDPS Y11, Y9, Y9 \
+	TESTQ AX, AX \
+	JEQ 3(PC) \
+	VXORPS Y10, Y10, Y10 \
+	VMAXPS Y9, Y10, Y9 \
+	VPERMPD $0xD8, Y9, Y9
+
+// func taps9S2AVX2(out, p unsafe.Pointer, w *[9]float32, rows, n, outStride, step, wp int, bias float32, relu int)
+//
+// Weights broadcast in Y0-Y8, the bias in Y15; the three partial sums in
+// Y9-Y11 as taps9AVX2's. A row of 8 or more outputs ends with one more
+// vector that overlaps the previous one (rewriting the same values); a
+// shorter row goes through the 32 bytes of the frame, lane by lane.
+TEXT ·taps9S2AVX2(SB), NOSPLIT, $32-80
+	MOVQ out+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ rows+24(FP), CX
+	MOVQ n+32(FP), BX
+	MOVQ outStride+40(FP), R9
+	MOVQ step+48(FP), R8
+	MOVQ wp+56(FP), R10
+	VBROADCASTSS bias+64(FP), Y15
+	MOVQ relu+72(FP), AX
+	VBROADCASTSS 0(DX), Y0
+	VBROADCASTSS 4(DX), Y1
+	VBROADCASTSS 8(DX), Y2
+	VBROADCASTSS 12(DX), Y3
+	VBROADCASTSS 16(DX), Y4
+	VBROADCASTSS 20(DX), Y5
+	VBROADCASTSS 24(DX), Y6
+	VBROADCASTSS 28(DX), Y7
+	VBROADCASTSS 32(DX), Y8
+	// DX: the last full vector's first output (n-8).
+	MOVQ BX, DX
+	SUBQ $8, DX
+
+s2row:
+	TESTQ CX, CX
+	JEQ s2done
+	CMPQ BX, $8
+	JLT s2short
+	XORQ R11, R11
+
+s2vec:
+	CMPQ R11, DX
+	JLE s2full
+	MOVQ DX, R11 // the row's last vector, overlapping
+
+s2full:
+	LEAQ (SI)(R11*8), R12
+	S2VEC
+	VMOVUPS Y9, (DI)(R11*4)
+	CMPQ R11, DX
+	JGE s2next
+	ADDQ $8, R11
+	JMP s2vec
+
+s2short:
+	MOVQ SI, R12
+	S2VEC
+	VMOVUPS Y9, 0(SP)
+	XORQ R11, R11
+
+s2lane:
+	MOVL (SP)(R11*4), R13
+	MOVL R13, (DI)(R11*4)
+	INCQ R11
+	CMPQ R11, BX
+	JLT s2lane
+
+s2next:
+	ADDQ R9, DI
+	ADDQ R8, SI
+	DECQ CX
+	JMP s2row
+
+s2done:
+	VZEROUPPER
+	RET

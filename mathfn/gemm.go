@@ -294,8 +294,12 @@ func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
 // The calling goroutine computes the last part.
 func (j *gemmJob[T]) parallel(workers int) {
 	j.byCols = j.n >= j.m || j.n >= workers*j.kern.nr*4
-	if j.packed != nil && j.n >= workers*j.kern.nr {
-		j.byCols = true // every part reads the packed A whole
+	if j.packed != nil {
+		// Every part reads the packed A, whole or a range of its rows.
+		// Few columns split unevenly in whole tiles of nr (49 columns on
+		// two cores: 32 and 17, a full tile against a column), and a
+		// packed A needs no packing per part: split those by rows.
+		j.byCols = j.n >= workers*j.kern.nr*4 || j.n >= workers*j.kern.nr && j.m < workers*j.kern.mr*4
 	}
 	j.unit, j.units = j.kern.nr, j.n
 	if !j.byCols {

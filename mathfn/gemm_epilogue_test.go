@@ -80,7 +80,9 @@ func TestGemmPackedEpilogue(t *testing.T) {
 		}
 		return v
 	}
-	for _, sh := range [][3]int{{500, 49, 400}, {64, 3136, 32}, {1, 300, 20}, {30, 1, 50}, {250, 20, 7}, {13, 200, 900}, {600, 20, 500}} {
+	// 500x49, 1024x49 and 126x100: few columns, split by rows, the parts' rows
+	// across the packed blocks of gemmMC rows.
+	for _, sh := range [][3]int{{500, 49, 400}, {64, 3136, 32}, {1, 300, 20}, {30, 1, 50}, {250, 20, 7}, {13, 200, 900}, {600, 20, 500}, {1024, 49, 300}, {126, 100, 700}, {50, 25, 2304}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {

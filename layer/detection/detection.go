@@ -60,8 +60,31 @@ type scoredIndex struct {
 // nmsScratch is nms's memory, kept between calls so that a pass
 // allocates nothing once it has grown.
 type nmsScratch struct {
-	cand []scoredIndex
-	kept []int
+	cand  []scoredIndex
+	kept  []int
+	boxes []keptBox // the kept boxes, in kept's order
+}
+
+// keptBox is a kept box's corners and area, side by side: the overlap
+// test walks them in one stream, where boxes[k] jumped about the boxes
+// and recomputed the area each time (the test was a quarter of
+// MobileNet-SSD's CPU time at batch 1 on the fillers' weights).
+type keptBox struct{ xmin, ymin, xmax, ymax, size float32 }
+
+// overlaps reports whether data.Jaccard(b, k's box) > t, computed as
+// Jaccard computes it (the same operations in the same order, so the
+// same float32 result).
+func overlaps(b normBox, size float32, k *keptBox, t float32) bool {
+	var iou float32
+	if !(k.xmin > b.XMax || k.xmax < b.XMin || k.ymin > b.YMax || k.ymax < b.YMin) {
+		w := min(b.XMax, k.xmax) - max(b.XMin, k.xmin)
+		h := min(b.YMax, k.ymax) - max(b.YMin, k.ymin)
+		if !(w <= 0 || h <= 0) { // as Jaccard's test: a NaN width goes on to a NaN
+			inter := w * h
+			iou = inter / (size + k.size - inter)
+		}
+	}
+	return iou > t
 }
 
 // before reports whether a comes first in SSD's order of candidates:
@@ -103,24 +126,27 @@ func (s *nmsScratch) nms(boxes []normBox, scores []float32, threshold, nmsThresh
 		}
 		return 0
 	})
-	kept := s.kept[:0]
+	kept, kb := s.kept[:0], s.boxes[:0]
 	adaptive := nmsThreshold
 	for _, c := range cand {
+		b := boxes[c.index]
+		size := b.Size()
 		keep := true
-		for _, k := range kept {
-			if data.Jaccard(boxes[c.index], boxes[k]) > adaptive {
+		for i := range kb {
+			if overlaps(b, size, &kb[i], adaptive) {
 				keep = false
 				break
 			}
 		}
 		if keep {
 			kept = append(kept, c.index)
+			kb = append(kb, keptBox{b.XMin, b.YMin, b.XMax, b.YMax, size})
 			if eta < 1 && adaptive > 0.5 {
 				adaptive *= eta
 			}
 		}
 	}
-	s.kept = kept
+	s.kept, s.boxes = kept, kb
 	return kept
 }
 

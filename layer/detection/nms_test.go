@@ -1,6 +1,7 @@
 package detection
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -63,6 +64,44 @@ func TestNMSSelectsAsStableSort(t *testing.T) {
 		got := slices.Clone(s.nms(boxes, scores, 0.1, 0.45, eta, topK))
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d (%d boxes, topK %d, eta %v): kept %v, want %v", trial, n, topK, eta, got, want)
+		}
+	}
+}
+
+// nms keeps what the reference keeps with boxes that touch, coincide,
+// are inverted (area 0), are points or have a NaN corner, at thresholds
+// down to a negative one, where the overlap test's shortcuts (apart, no
+// width) and Jaccard's must agree.
+func TestNMSDegenerateBoxes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var s nmsScratch
+	grid := func() float32 { return float32(rng.IntN(6)) / 5 } // shared edges
+	for trial := range 300 {
+		n := 1 + rng.IntN(120)
+		boxes, scores := make([]normBox, n), make([]float32, n)
+		for i := range boxes {
+			boxes[i] = box(grid(), grid(), grid(), grid()) // often inverted or flat
+			if i > 0 && rng.IntN(4) == 0 {
+				boxes[i] = boxes[rng.IntN(i)] // coincident
+			}
+			scores[i] = rng.Float32()
+		}
+		if trial%5 == 4 {
+			// A NaN corner on the best box, kept first: its overlaps are
+			// NaN, above no threshold, not even a negative one.
+			best := 0
+			for i := range scores {
+				if scores[i] > scores[best] {
+					best = i
+				}
+			}
+			boxes[best].XMax = float32(math.NaN())
+		}
+		thresh := []float32{0, 0.3, 0.45, 0.99, -0.5}[trial%5]
+		want := nmsStable(boxes, scores, 0.1, thresh, 1, -1)
+		got := slices.Clone(s.nms(boxes, scores, 0.1, thresh, 1, -1))
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: kept %v, want %v", trial, got, want)
 		}
 	}
 }

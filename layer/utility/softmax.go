@@ -6,6 +6,7 @@ import (
 	"github.com/gocaffe/gocaffe/layer"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
@@ -29,7 +30,18 @@ func init() {
 type softmaxLayer[T layer.Float] struct {
 	layer.Base[T]
 	outer, channels, inner int
+
+	// The forward pass in progress, read by its parts; the part body made
+	// once, so that a pass allocates nothing.
+	x, y        []T
+	forwardPart func(part, lo, hi int)
 }
+
+// softmaxParallel is the least number of elements whose forward pass
+// is spread over the cores: MobileNet-SSD's 1917 x 21 confidences took
+// 1.4 ms on one core of a 2-vCPU AMD EPYC, more than twice OpenCV's
+// time; a classifier's 1000 stay on one (waking the others costs more).
+const softmaxParallel = 1 << 13
 
 func newSoftmax[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &softmaxLayer[T]{}
@@ -63,27 +75,43 @@ func (l *softmaxLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 // ForwardCPU computes the softmax of each (outer, inner) position's
 // channels.
 func (l *softmaxLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	x, y := bottom[0].CPUData(), top[0].MutableCPUData()
+	l.x, l.y = bottom[0].CPUData(), top[0].MutableCPUData()
+	if l.forwardPart == nil {
+		l.forwardPart = l.forwardPositions
+	}
+	positions := l.outer * l.inner
+	if positions*l.channels >= softmaxParallel {
+		mathfn.Parallel(positions, l.forwardPart)
+	} else {
+		l.forwardPositions(0, 0, positions)
+	}
+	l.x, l.y = nil, nil
+	return nil
+}
+
+// forwardPositions computes the softmax of positions [lo, hi) of the
+// outer x inner ones (position p is outer index p / inner, inner index
+// p % inner), each as the whole pass would: the parts' results are the
+// serial pass's bit for bit.
+func (l *softmaxLayer[T]) forwardPositions(_, lo, hi int) {
+	x, y := l.x, l.y
 	dim := l.channels * l.inner
-	for i := range l.outer {
-		for k := range l.inner {
-			base := i*dim + k
-			m := x[base]
-			for c := 1; c < l.channels; c++ {
-				m = max(m, x[base+c*l.inner])
-			}
-			var sum T
-			for c := range l.channels {
-				e := T(math.Exp(float64(x[base+c*l.inner] - m)))
-				y[base+c*l.inner] = e
-				sum += e
-			}
-			for c := range l.channels {
-				y[base+c*l.inner] /= sum
-			}
+	for p := lo; p < hi; p++ {
+		base := p/l.inner*dim + p%l.inner
+		m := x[base]
+		for c := 1; c < l.channels; c++ {
+			m = max(m, x[base+c*l.inner])
+		}
+		var sum T
+		for c := range l.channels {
+			e := T(math.Exp(float64(x[base+c*l.inner] - m)))
+			y[base+c*l.inner] = e
+			sum += e
+		}
+		for c := range l.channels {
+			y[base+c*l.inner] /= sum
 		}
 	}
-	return nil
 }
 
 // BackwardCPU computes dx = (dy - dot(dy, y)) * y along the channels.

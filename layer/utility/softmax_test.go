@@ -52,3 +52,44 @@ func TestSoftmaxIsStable(t *testing.T) {
 	e := math.Exp(-1)
 	layertest.CheckClose(t, "softmax of large scores", y.CPUData(), []float32{float32(1 / (2 + e)), float32(1 / (2 + e)), float32(e / (2 + e))}, 1e-6)
 }
+
+// A pass large enough to be spread over the cores (MobileNet-SSD's
+// confidences, and an inner axis of 5) gives what each position's
+// softmax in float64 gives.
+func TestSoftmaxForwardParallel(t *testing.T) {
+	for _, c := range []struct {
+		param string
+		shape []int
+	}{
+		{`softmax_param { axis: 2 }`, []int{1, 1917, 21}},
+		{``, []int{3, 21, 131, 5}},
+	} {
+		l := layertest.New[float32](t, `type: "Softmax" `+c.param)
+		x := layertest.Blob[float32](t, c.shape...)
+		layertest.FillGaussian(x, 0, 3, 2)
+		y := layertest.Blob[float32](t)
+		layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+		layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+		outer, ch := c.shape[0], c.shape[1]
+		inner := x.Count() / (outer * ch)
+		if c.param != "" {
+			outer, ch, inner = c.shape[0]*c.shape[1], c.shape[2], 1
+		}
+		xs, ys := x.CPUData(), y.CPUData()
+		for o := range outer {
+			for k := range inner {
+				sum := 0.0
+				for j := range ch {
+					sum += math.Exp(float64(xs[(o*ch+j)*inner+k]))
+				}
+				for j := range ch {
+					i := (o*ch+j)*inner + k
+					want := math.Exp(float64(xs[i])) / sum
+					if got := float64(ys[i]); math.Abs(got-want) > 1e-6*math.Max(want, 1e-3) {
+						t.Fatalf("%v %s: y[%d] = %v, want %v", c.shape, c.param, i, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -12,10 +12,12 @@ import (
 // grouped convolution, im2col and a GEMM of one row per channel, which
 // spends its time rearranging (MobileNet v1 at batch 1 took 2.5x OpenCV's
 // time on a 2-vCPU AVX-512 machine). Here each channel's plane is copied
-// once into a zero-padded buffer (for a horizontal stride of 2 with its
-// even and odd columns apart, so that every tap reads contiguously) and
-// each output row is nine taps summed by mathfn.Taps9; the filter
-// gradient is nine dot products per row (mathfn.Dots9); the bottom
+// once into a zero-padded buffer and each output row is nine taps summed
+// by mathfn.Taps9, or at a horizontal stride of 2 by mathfn.Taps9S2,
+// which takes the even and odd columns apart in its registers; the filter
+// gradient is nine dot products per row (mathfn.Dots9, over a plane with
+// each row's even and odd columns apart at a horizontal stride of 2, so
+// that every tap reads contiguously); the bottom
 // gradient is the same sum over the zero-padded output gradient (stride
 // 1) or a scatter (stride 2). The planes of the pass are spread over the
 // cores, so a batch of one keeps them all busy.
@@ -66,7 +68,9 @@ func (l *convBase[T]) dwParts(planes int, grads bool) int {
 		d.rows = append(d.rows, nil)
 	}
 	for p := range parts {
-		d.planes[p] = kit.Grow(d.planes[p], hp*wp)
+		// 16 past the plane: Taps9S2's vectors read that far past the
+		// last row's taps.
+		d.planes[p] = kit.Grow(d.planes[p], hp*wp+16)
 		if l.stride[0] == 1 && l.stride[1] == 1 {
 			d.outs[p] = kit.Grow(d.outs[p], ho*wp)
 		}
@@ -82,8 +86,9 @@ func (l *convBase[T]) dwParts(planes int, grads bool) int {
 }
 
 // dwPlane copies one channel's H x W plane into dst, zero-padded, with
-// each row's even and odd columns apart when the horizontal stride is 2.
-func (l *convBase[T]) dwPlane(x, dst []T) {
+// each row's even and odd columns apart when split is set and the
+// horizontal stride is 2 (the filter gradient's layout).
+func (l *convBase[T]) dwPlane(x, dst []T, split bool) {
 	h, w := l.geo.In[0], l.geo.In[1]
 	ph, pw := l.pad[0], l.pad[1]
 	hp, wp, odd := l.dwGeometry()
@@ -94,7 +99,7 @@ func (l *convBase[T]) dwPlane(x, dst []T) {
 			continue
 		}
 		src := x[(r-ph)*w : (r-ph+1)*w]
-		if l.stride[1] == 1 {
+		if l.stride[1] == 1 || !split {
 			clear(row[:pw])
 			copy(row[pw:], src)
 			clear(row[pw+w:])
@@ -147,7 +152,7 @@ func (l *convBase[T]) dwForwardPart(part, lo, hi int) {
 	var off [9]int
 	for p := lo; p < hi; p++ {
 		c := p % l.channels
-		l.dwPlane(d.in[p*hw:(p+1)*hw], plane)
+		l.dwPlane(d.in[p*hw:(p+1)*hw], plane, false)
 		w := (*[9]T)(d.w[c*9 : c*9+9])
 		var bias T
 		if d.b != nil {
@@ -165,6 +170,9 @@ func (l *convBase[T]) dwForwardPart(part, lo, hi int) {
 			for y := range ho {
 				copy(out[y*wo:(y+1)*wo], o[y*wp:y*wp+wo])
 			}
+		} else if l.stride[1] == 2 {
+			_, wp, _ := l.dwGeometry()
+			mathfn.Taps9S2(out, wo, plane, l.stride[0]*wp, wp, w, ho, wo, bias, relu)
 		} else {
 			for y := range ho {
 				l.dwTaps(y, &off)
@@ -238,7 +246,7 @@ func (l *convBase[T]) dwBackwardPart(part, lo, hi int) {
 			acc[9*l.channels+c] += s
 		}
 		if d.needW {
-			l.dwPlane(d.in[p*hw:(p+1)*hw], plane)
+			l.dwPlane(d.in[p*hw:(p+1)*hw], plane, true)
 			dw := (*[9]T)(acc[c*9 : c*9+9])
 			if l.stride[0] == 1 && l.stride[1] == 1 {
 				l.dwFilterGradPlane(dw, dy, plane, d.rows[part])
