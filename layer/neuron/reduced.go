@@ -121,12 +121,6 @@ func (e *activationDNN[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 	return g.Err()
 }
 
-// Close frees the 16-bit scratch memory.
-func (e *reluGPU[T]) Close() error { return e.red.Close() }
-
-// Close frees the 16-bit scratch memory.
-func (e *activationDNN[T]) Close() error { return e.red.Close() }
-
 // SetReduced makes Dropout's GPU engine compute in s.
 func (e *dropoutGPU[T]) SetReduced(s syncedmem.Storage) error {
 	return e.red.SetReduced(e.l.Context(), s)
@@ -191,6 +185,3 @@ func (e *dropoutGPU[T]) passThrough(g *device.GPUView[T], n int, x, y cuda.Devic
 	}
 	return e.red.Done(g, b, diff)
 }
-
-// Close frees the 16-bit scratch memory.
-func (e *dropoutGPU[T]) Close() error { return e.red.Close() }

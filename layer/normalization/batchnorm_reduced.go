@@ -30,9 +30,6 @@ func (e *batchNormDNN[T]) SetReduced(s syncedmem.Storage) error {
 	return e.red.SetReduced(e.l.Context(), s)
 }
 
-// Close frees the 16-bit scratch memory.
-func (e *batchNormDNN[T]) Close() error { return e.red.Close() }
-
 // forwardReduced is Forward in the 16-bit type: as Forward on the own
 // kernels, the blobs through e.red (a blob stored in the type is used in
 // place, another converted at the pass's edge). In place, the blob must

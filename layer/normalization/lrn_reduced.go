@@ -76,6 +76,3 @@ func (e *lrnDNN[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 	}
 	return g.Err()
 }
-
-// Close frees the 16-bit scratch memory.
-func (e *lrnDNN[T]) Close() error { return e.red.Close() }

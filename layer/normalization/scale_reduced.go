@@ -22,9 +22,6 @@ func (e *scaleGPU[T]) SetReduced(s syncedmem.Storage) error {
 	return e.red.SetReduced(e.l.Context(), s)
 }
 
-// Close frees the 16-bit scratch memory.
-func (e *scaleGPU[T]) Close() error { return e.red.Close() }
-
 // forwardReduced sets y = x * s (+ b), saving x's 16-bit values in temp
 // when in place (temp holds at least two bytes a value in any storage).
 func (e *scaleGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {

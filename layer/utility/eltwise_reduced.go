@@ -28,18 +28,13 @@ func (e *eltwiseGPU[T]) SetReduced(s syncedmem.Storage) error {
 	return e.red.SetReduced(l.Context(), s)
 }
 
-// Close frees the 16-bit scratch memory.
-func (e *eltwiseGPU[T]) Close() error { return e.red.Close() }
-
-// inputs returns the bottoms' data in the engine's type.
-func (e *eltwiseGPU[T]) inputs(g *device.GPUView[T], bottom []*blob.Blob[T]) ([]cuda.DevicePtr, error) {
-	xs := make([]cuda.DevicePtr, len(bottom))
+// inputs returns the bottoms' data in the engine's type (an array, so
+// that a pass allocates nothing).
+func (e *eltwiseGPU[T]) inputs(g *device.GPUView[T], bottom []*blob.Blob[T]) (xs [maxReducedSumBottoms]cuda.DevicePtr, err error) {
 	for i, b := range bottom {
-		x, err := e.red.In(g, b, false)
-		if err != nil {
-			return nil, err
+		if xs[i], err = e.red.In(g, b, false); err != nil {
+			return xs, err
 		}
-		xs[i] = x
 	}
 	return xs, nil
 }
@@ -68,8 +63,8 @@ func (e *eltwiseGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 		if err := e.red.Sum2(n, c(0), xs[0], c(1), xs[1], y); err != nil {
 			return err
 		}
-		for i, x := range xs[2:] {
-			if err := e.red.Axpy(n, c(i+2), x, y); err != nil {
+		for i := 2; i < len(bottom); i++ {
+			if err := e.red.Axpy(n, c(i), xs[i], y); err != nil {
 				return err
 			}
 		}
@@ -88,7 +83,7 @@ func (e *eltwiseGPU[T]) backwardReduced(top []*blob.Blob[T], propagateDown []boo
 	if err != nil {
 		return err
 	}
-	dx := make([]cuda.DevicePtr, len(bottom))
+	var dx [maxReducedSumBottoms]cuda.DevicePtr
 	for i, b := range bottom {
 		if propagateDown[i] {
 			if dx[i], err = e.red.Out(g, b, true); err != nil {

@@ -101,6 +101,3 @@ func (e *innerProductGPU[T]) backwardReduced(top []*blob.Blob[T], propagateDown 
 	}
 	return g.Err()
 }
-
-// Close frees the 16-bit scratch memory.
-func (e *innerProductGPU[T]) Close() error { return e.red.Close() }

@@ -37,9 +37,6 @@ func (e *splitGPU[T]) SetReduced(s syncedmem.Storage) error {
 	return e.red.SetReduced(e.l.Context(), s)
 }
 
-// Close frees the 16-bit scratch memory (none is taken).
-func (e *splitGPU[T]) Close() error { return e.red.Close() }
-
 func (e *splitGPU[T]) backwardReduced(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if !propagateDown[0] {
 		return nil

@@ -43,11 +43,6 @@ func (e *convolutionDNN[T]) SetReduced(s syncedmem.Storage) error {
 		w.Destroy()
 		return err
 	}
-	if err := e.red.Close(); err != nil {
-		w.Destroy()
-		conv.Destroy()
-		return err
-	}
 	e.w.Destroy()
 	e.conv.Destroy()
 	e.w, e.conv, e.red = w, conv, red
@@ -238,6 +233,3 @@ func (e *convolutionDNN[T]) withFallback(pass string, a *cuda.ConvAlgo, run func
 	logf.Infof(e.l.Logger(), "Layer %s: cuDNN refused its %s algorithm %d in %v (%v); algorithm 0 computes it", e.l.Name(), pass, chosen.Algo, e.red.Storage(), err)
 	return nil
 }
-
-// Close frees the engine's 16-bit scratch memory.
-func (e *convolutionDNN[T]) Close() error { return e.red.Close() }

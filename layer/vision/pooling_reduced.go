@@ -205,12 +205,12 @@ func (p *poolingReduced[T]) maxBackward(top, bottom []*blob.Blob[T]) error {
 	return g.Err()
 }
 
-// Close frees the descriptor and the scratch memory.
+// Close frees the descriptor.
 func (p *poolingReduced[T]) Close() error {
 	if p.pool != nil {
 		p.pool.Destroy()
 	}
-	return p.red.Close()
+	return nil
 }
 
 // setReduced makes *half pool l in s, or in T again for StorageNative

@@ -243,9 +243,6 @@ func (r *Reduced[T]) convert(op string, n int, x, y cuda.DevicePtr) error {
 	return Launch[float32](r.ctx, kitKernels, "precision.cu", op+r.Suffix(), n, &a)
 }
 
-// Close has nothing to free: the engine's buffers are the context's.
-func (r *Reduced[T]) Close() error { return nil }
-
 // Sum2 sets y = c0*a + c1*b over n values of the engine's type, eight at
 // a time where the arrays are aligned to 16 bytes.
 func (r *Reduced[T]) Sum2(n int, c0 float32, a cuda.DevicePtr, c1 float32, b, y cuda.DevicePtr) error {
