@@ -94,7 +94,7 @@ func (n *Net[T]) reducedAsked(i int) syncedmem.Storage {
 // stored in. A GPU layer asked for a 16-bit type (Options.Precision, or
 // NVCaffe's precision fields) computes in it where its engine has a 16-bit
 // path (layer.ReducedEngine: convolution, inner product, pooling, ReLU,
-// Sigmoid, TanH, Dropout, LRN in FLOAT16, BatchNorm, Scale, Eltwise SUM,
+// Sigmoid, TanH, Dropout, LRN across channels, BatchNorm, Scale, Eltwise SUM,
 // Split, Concat); the others, losses and softmax among them, compute in
 // FP32 as NVCaffe's and PyTorch's autocast keep them. A blob is stored in 16 bits where every layer that writes or
 // reads it computes in that type and no program needs its FP32 values

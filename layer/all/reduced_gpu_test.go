@@ -35,6 +35,9 @@ var reducedCases = []layertest.Parity{
 	{Layer: `type: "Sigmoid" bottom: "a" top: "s" sigmoid_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "TanH" bottom: "a" top: "s" tanh_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "LRN" bottom: "a" top: "n" lrn_param { local_size: 5 alpha: 0.0001 beta: 0.75 }`, Bottom: [][]int{{2, 7, 5, 4}}},
+	// A window that matters (alpha 2) and channels beyond both its edges,
+	// for the 16-bit kernels' running sums.
+	{Layer: `type: "LRN" bottom: "a" top: "n" lrn_param { local_size: 3 alpha: 2 beta: 0.75 k: 2 }`, Bottom: [][]int{{2, 20, 3, 5}}},
 	{Layer: `type: "Dropout" bottom: "a" top: "d" phase: TEST dropout_param { dropout_ratio: 0.3 }`, Bottom: [][]int{{2, 3, 8, 5}}},
 	// Caffe's rounded-up output (ResNet's pool1), on the CAFFE engine's
 	// byte argmax.
@@ -90,9 +93,6 @@ func TestReducedPrecisionLayers(t *testing.T) {
 	for _, c := range reducedCases {
 		name := layertest.Param(t, c.Layer).GetType()
 		for _, s := range []syncedmem.Storage{syncedmem.StorageFloat16, syncedmem.StorageBFloat16} {
-			if name == "LRN" && s == syncedmem.StorageBFloat16 {
-				continue // cuDNN has none (TestReducedLRNRefusesBFloat16)
-			}
 			for _, stored := range []bool{true, false} {
 				c := c
 				c.Context, c.Reduced, c.StoreReduced = ctx, s, stored
@@ -164,21 +164,5 @@ func TestReducedDropoutTrain(t *testing.T) {
 		}
 		layertest.CheckClose(t, st.String()+" dropout y", ys[1], ys[0], tol)
 		layertest.CheckClose(t, st.String()+" dropout dx", dxs[1], dxs[0], tol)
-	}
-}
-
-// cuDNN's LRN has no BFLOAT16 (CUDNN_STATUS_NOT_SUPPORTED): SetReduced
-// refuses it, so a bf16 net keeps its LRN layers in FP32.
-func TestReducedLRNRefusesBFloat16(t *testing.T) {
-	ctx := layertest.NeedDNN(t)
-	l := layertest.New[float32](t, `type: "LRN" bottom: "a" top: "n"`)
-	l.LayerBase().SetContext(ctx)
-	bottom := layertest.Blob[float32](t, 2, 7, 5, 4)
-	bottom.SetDevice(ctx.Device())
-	top := layertest.Blobs[float32](t, 1)
-	top[0].SetDevice(ctx.Device())
-	layertest.SetUp(t, l, []*blob.Blob[float32]{bottom}, top)
-	if err := layer.SetReduced(l, syncedmem.StorageBFloat16); err == nil || !strings.Contains(err.Error(), "takes FLOAT16, not BFLOAT16") {
-		t.Errorf("SetReduced(BFLOAT16) on cuDNN's LRN: %v", err)
 	}
 }

@@ -32,7 +32,7 @@ func newLRNDNN[T layer.Float](l *lrnLayer[T], dnn *cuda.DNN) (layer.Engine[T], e
 // Reshaped describes the bottom (and top, of the same shape).
 func (e *lrnDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	if e.red.On() {
-		return e.x.SetAs(e.red.DNNType(), e.l.num, e.l.channels, e.l.height, e.l.width)
+		return nil // the 16-bit kernels are gocaffe's own (lrn_reduced.go)
 	}
 	return e.x.Set(e.l.num, e.l.channels, e.l.height, e.l.width)
 }

@@ -1,35 +1,37 @@
 package normalization
 
 import (
-	"errors"
-
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
-// LRN on cuDNN in a 16-bit type (layer.ReducedEngine): cuDNN normalizes
-// FLOAT16 values, computing in float. It has no BFLOAT16 LRN: cuDNN 9 on
-// the H100 answers CUDNN_STATUS_NOT_SUPPORTED, so a bf16 net keeps its
-// LRN layers in FP32.
+// LRN in a 16-bit type (layer.ReducedEngine) on gocaffe's own kernels
+// (lrn.cu's lrn_walk_*), computing in float: cuDNN 9 has no BFLOAT16 LRN
+// (CUDNN_STATUS_NOT_SUPPORTED on the H100), and one path serves both
+// 16-bit types. No scale is stored: the backward pass computes the scales
+// again from x, which saves an FP32 blob of the bottom's size.
 
-// SetReduced makes the cuDNN engine normalize in s.
+// SetReduced makes the engine normalize in s (StorageNative: T again).
 func (e *lrnDNN[T]) SetReduced(s syncedmem.Storage) error {
-	if s == syncedmem.StorageBFloat16 {
-		return errors.New("cuDNN's LRN takes FLOAT16, not BFLOAT16")
-	}
 	if err := e.red.SetReduced(e.l.Context(), s); err != nil {
 		return err
 	}
-	e.x.Dims = e.x.Dims[:0] // described again in the new type
+	e.x.Dims = e.x.Dims[:0] // described again at the next Reshaped
 	return nil
 }
 
+// walkArgs starts the arguments the walk kernels share.
+func (e *lrnDNN[T]) walkArgs(a *cuda.Args) *cuda.Args {
+	l := e.l
+	sumFactor, constant, _ := l.coeffs()
+	plane := l.height * l.width
+	return a.Int(l.num * plane).Int(l.channels).Int(plane).Int(l.window().half).
+		Float32(float32(sumFactor)).Float32(float32(constant))
+}
+
 func (e *lrnDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
-	g := e.l.GPU()
-	r := &e.red
-	if err := e.x.SetAs(r.DNNType(), e.l.num, e.l.channels, e.l.height, e.l.width); err != nil {
-		return err
-	}
+	l, g, r := e.l, e.l.GPU(), &e.red
 	r.Begin()
 	x, err := r.In(g, bottom[0], false)
 	if err != nil {
@@ -39,7 +41,9 @@ func (e *lrnDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	if err := e.dnn.LRNForward(e.desc, e.x.Desc, x, e.x.Desc, y); err != nil {
+	var a cuda.Args
+	e.walkArgs(&a).Float32(float32(l.beta)).Ptr(x).Ptr(y)
+	if err := launch[T](l.Context(), "lrn.cu", "lrn_walk_forward"+r.Suffix(), l.num*l.height*l.width, &a); err != nil {
 		return err
 	}
 	if err := r.Done(g, top[0], false); err != nil {
@@ -49,10 +53,9 @@ func (e *lrnDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 }
 
 func (e *lrnDNN[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
-	g := e.l.GPU()
-	r := &e.red
+	l, g, r := e.l, e.l.GPU(), &e.red
 	r.Begin()
-	y, err := r.In(g, top[0], false)
+	x, err := r.In(g, bottom[0], false)
 	if err != nil {
 		return err
 	}
@@ -60,15 +63,14 @@ func (e *lrnDNN[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	x, err := r.In(g, bottom[0], false)
-	if err != nil {
-		return err
-	}
 	dx, err := r.Out(g, bottom[0], true)
 	if err != nil {
 		return err
 	}
-	if err := e.dnn.LRNBackward(e.desc, e.x.Desc, y, e.x.Desc, dy, e.x.Desc, x, e.x.Desc, dx); err != nil {
+	_, _, backFactor := l.coeffs()
+	var a cuda.Args
+	e.walkArgs(&a).Float32(float32(backFactor)).Float32(float32(l.beta)).Ptr(x).Ptr(dy).Ptr(dx)
+	if err := launch[T](l.Context(), "lrn.cu", "lrn_walk_backward"+r.Suffix(), l.num*l.height*l.width, &a); err != nil {
 		return err
 	}
 	if err := r.Done(g, bottom[0], true); err != nil {

@@ -178,14 +178,11 @@ func dnnWorkspaceLimit[T layer.Float](ctx *device.Context) int {
 	return limit
 }
 
-// find times every algorithm of the three passes on the layer's own
-// memory (cuDNN's Find, as PyTorch's cudnn.benchmark) once per shape: the
-// forward pass writes the top, which the forward pass overwrites next;
-// the gradients are written to scratch memory, since the weights' diff
-// accumulates and the bottom's may not exist yet.
+// find times every algorithm of the three passes (cuDNN's Find, as
+// PyTorch's cudnn.benchmark) once per shape, on trial memory of the
+// computing type (trialMemory says why not on the layer's blobs).
 func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 	l := e.l
-	g := l.GPU()
 	// The search's workspace is its own, as large as the hungriest
 	// algorithm that fits the limit and freed after it: the context's
 	// shared one grows only to what the chosen algorithms need.
@@ -197,39 +194,27 @@ func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 		}
 		need = max(need, n)
 	}
-	if e.red.On() {
-		return e.findReduced(x, y, need)
-	}
 	var zero T
-	size := int(unsafe.Sizeof(zero))
-	dev := l.Context().Device()
-	scratch, err := dev.Alloc(max(x.Count(), l.Blobs()[0].Count()) * size)
+	elem, tensorOps := int(unsafe.Sizeof(zero)), l.Context().TF32()
+	if e.red.On() {
+		elem, tensorOps = 2, true
+	}
+	t, err := newTrialMemory(l.Context().Device(), elem, x.Count(), l.Blobs()[0].Count(), y.Count(), need)
 	if err != nil {
 		return err
 	}
-	ws, err := dev.Alloc(max(need, 256))
-	if err != nil {
-		dev.Free(scratch)
-		return err
-	}
-	limit = need
 	defer func() {
 		l.Context().Synchronize()
-		dev.Free(ws)
-		dev.Free(scratch)
+		t.free()
 	}()
-	tf32 := l.Context().TF32()
-	xp, wp, yp := g.Data(x), g.Data(l.Blobs()[0]), g.MutableData(y)
-	if e.fwd, err = e.dnn.ConvFind(0, e.x.Desc, xp, e.w, wp, e.conv, e.y.Desc, yp, ws, limit, tf32); err != nil {
+	if e.fwd, err = e.dnn.ConvFind(0, e.x.Desc, t.x, e.w, t.w, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
 		return err
 	}
-	if e.bwdData, err = e.dnn.ConvFind(1, e.x.Desc, scratch, e.w, wp, e.conv, e.y.Desc, yp, ws, limit, tf32); err != nil {
+	if e.bwdData, err = e.dnn.ConvFind(1, e.x.Desc, t.d, e.w, t.w, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
 		return err
 	}
-	if e.bwdFilter, err = e.dnn.ConvFind(2, e.x.Desc, xp, e.w, scratch, e.conv, e.y.Desc, yp, ws, limit, tf32); err != nil {
-		return err
-	}
-	return g.Err()
+	e.bwdFilter, err = e.dnn.ConvFind(2, e.x.Desc, t.x, e.w, t.d, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps)
+	return err
 }
 
 // Forward convolves each bottom and adds the bias.

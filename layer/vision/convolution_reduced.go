@@ -59,42 +59,6 @@ func (e *convolutionDNN[T]) tensorType() cuda.DNNType {
 	return kit.DNNType[T]()
 }
 
-// findReduced times the algorithms on scratch memory of the 16-bit type:
-// the values do not matter to the timing, and the blobs may be stored in
-// FP32.
-func (e *convolutionDNN[T]) findReduced(x, y *blob.Blob[T], need int) error {
-	l := e.l
-	dev := l.Context().Device()
-	xn, wn, yn := x.Count(), l.Blobs()[0].Count(), y.Count()
-	scratch, err := dev.Alloc(2 * (xn + wn + yn + 3*128))
-	if err != nil {
-		return err
-	}
-	ws, err := dev.Alloc(max(need, 256))
-	if err != nil {
-		dev.Free(scratch)
-		return err
-	}
-	defer func() {
-		l.Context().Synchronize()
-		dev.Free(ws)
-		dev.Free(scratch)
-	}()
-	// Each tensor 256-byte aligned, as cuDNN's fastest kernels want.
-	align := func(p cuda.DevicePtr) cuda.DevicePtr { return (p + 255) &^ 255 }
-	xp := align(scratch)
-	wp := align(xp + cuda.DevicePtr(2*xn))
-	yp := align(wp + cuda.DevicePtr(2*wn))
-	if e.fwd, err = e.dnn.ConvFind(0, e.x.Desc, xp, e.w, wp, e.conv, e.y.Desc, yp, ws, need, true); err != nil {
-		return err
-	}
-	if e.bwdData, err = e.dnn.ConvFind(1, e.x.Desc, xp, e.w, wp, e.conv, e.y.Desc, yp, ws, need, true); err != nil {
-		return err
-	}
-	e.bwdFilter, err = e.dnn.ConvFind(2, e.x.Desc, xp, e.w, wp, e.conv, e.y.Desc, yp, ws, need, true)
-	return err
-}
-
 // forwardReduced convolves each bottom and adds the bias.
 func (e *convolutionDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	l := e.l

@@ -80,28 +80,22 @@ func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 		e.use = [3]bool{mode == "gemm", mode == "gemm", mode == "gemm"}
 		return nil
 	}
-	// The timing's workspace is its own and freed after it, as find's: the
-	// passes then run in the workspace the net's memory plan places for
-	// them (layer.WorkspaceUser), and growing the context's shared one
+	// The timing runs on trial memory, its workspace included, as find's:
+	// the passes then run in the workspace the net's memory plan places
+	// for them (layer.WorkspaceUser), and growing the context's shared one
 	// here would hold the largest layer's need for the whole run.
 	var zero T
-	dev := l.Context().Device()
-	ws, err := dev.Alloc(max(e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true), 256))
+	wsBytes := max(e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true))
+	t, err := newTrialMemory(l.Context().Device(), int(unsafe.Sizeof(zero)), x.Count(), l.Blobs()[0].Count(), y.Count(), wsBytes)
 	if err != nil {
-		return err
-	}
-	scratch, err := dev.Alloc(max(x.Count(), l.Blobs()[0].Count()) * int(unsafe.Sizeof(zero)))
-	if err != nil {
-		dev.Free(ws)
 		return err
 	}
 	defer func() {
 		l.Context().Synchronize()
-		dev.Free(scratch)
-		dev.Free(ws)
+		t.free()
 	}()
 	g := l.GPU()
-	cb, xp, wp, yp := &l.convBase, g.Data(x), g.Data(l.Blobs()[0]), g.MutableData(y)
+	cb, xp, wp, yp, scratch, ws := &l.convBase, t.x, t.w, t.y, t.d, t.ws
 	ways := [3][2]func() error{
 		passForward: {
 			func() error { return e.dnn.ConvForward(1, e.x.Desc, xp, e.w, wp, e.conv, e.fwd, ws, 0, e.y.Desc, yp) },

@@ -19,7 +19,9 @@ usage: compare_torch.py GOCAFFE_BINARY NETS_DIR [models] [-- gocaffe flags]
 COMPARE_MATH picks the maths, a comma-separated list of fp32, tf32, bf16
 and fp16 (default fp32,tf32): bf16 and fp16 run gocaffe with -precision
 and -tf32, PyTorch with autocast, channels_last and TF32 (fp16 with
-GradScaler).
+GradScaler). COMPARE_TORCH adds PyTorch variants, comma-separated: cf and
+cl (eager, channels first or channels_last) and compile (torch.compile,
+channels_last); the table then adds PyTorch's fastest time and variant.
 """
 import os
 import re
@@ -181,10 +183,13 @@ TORCH = {"lenet": LeNet, "cifar10_quick": CifarQuick, "caffenet": CaffeNet, "goo
          "resnet50": ResNet50, "mobilenet": MobileNet}
 
 
-def torch_iteration(name, math):
+def torch_iteration(name, math, variant="eager"):
     """One iteration's time and peak memory in math: fp32, tf32, or bf16 and
-    fp16 as a user who wants speed runs them (autocast, channels_last, TF32
-    for what stays FP32; fp16 with GradScaler's loss scaling)."""
+    fp16 as a user who wants speed runs them (autocast, TF32 for what stays
+    FP32; fp16 with GradScaler's loss scaling). variant: "eager" (channels
+    first in FP32 and TF32, channels_last in bf16 and fp16), "cf" or "cl"
+    (eager, channels first or channels_last) or "compile" (torch.compile of
+    the model, channels_last)."""
     tf32 = math != "fp32"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
@@ -195,14 +200,16 @@ def torch_iteration(name, math):
     x = torch.full((BATCH[name],) + item, 0.5, device="cuda")
     y = torch.ones(BATCH[name], dtype=torch.long, device="cuda")
     half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(math)
-    if half is not None:
+    last = variant in ("cl", "compile") or (variant == "eager" and half is not None)
+    if last:
         model, x = model.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last)
+    run = torch.compile(model) if variant == "compile" else model
     scaler = torch.amp.GradScaler("cuda", enabled=half == torch.float16)
 
     def step():
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=half or torch.float32, enabled=half is not None):
-            out = model(x)
+            out = run(x)
             if isinstance(out, tuple):
                 loss = F.cross_entropy(out[0], y) + 0.3 * F.cross_entropy(out[1], y) + 0.3 * F.cross_entropy(out[2], y)
             else:
@@ -223,8 +230,10 @@ def torch_iteration(name, math):
     end.synchronize()
     ms = start.elapsed_time(end) / 30
     peak = torch.cuda.max_memory_allocated() / 2**20
-    del model, opt
+    del model, run, opt
     torch.cuda.empty_cache()
+    if variant == "compile":
+        torch._dynamo.reset()
     return ms, peak
 
 
@@ -250,6 +259,21 @@ def gocaffe_iteration(binary, nets, name, math):
 EXTRA = []
 
 
+def torch_best(name, math, variants):
+    """The default variant's time and memory, and the fastest variant's
+    time and name (COMPARE_TORCH lists the variants; PyTorch's best, as
+    the precision issue asks, is the fastest of cf, cl and compile)."""
+    ms, mem = torch_iteration(name, math)
+    best, which = ms, "eager"
+    for v in variants:
+        if v == "eager":
+            continue
+        t, _ = torch_iteration(name, math, v)
+        if t < best:
+            best, which = t, v
+    return ms, mem, best, which
+
+
 def main():
     global EXTRA
     args = sys.argv[1:]
@@ -257,15 +281,20 @@ def main():
         args, EXTRA = args[:args.index("--")], args[args.index("--") + 1:]
     binary, nets = args[0], args[1]
     names = args[2].split(",") if len(args) > 2 else list(TORCH)
-    print(f"{'model, batch':24} {'math':5} {'gocaffe ms':>10} {'img/s':>8} {'MiB':>7} {'(peak)':>7} | {'PyTorch ms':>10} {'img/s':>8} {'MiB':>7} | ratio")
+    variants = [v for v in os.environ.get("COMPARE_TORCH", "").split(",") if v]
+    best = f" | {'best ms':>8} {'variant':8} ratio" if variants else ""
+    print(f"{'model, batch':24} {'math':5} {'gocaffe ms':>10} {'img/s':>8} {'MiB':>7} {'(peak)':>7} | {'PyTorch ms':>10} {'img/s':>8} {'MiB':>7} | ratio" + best)
     maths = os.environ.get("COMPARE_MATH", "fp32,tf32").split(",")
     for math in maths:
         for name in names:
             g, gmem, gpeak = gocaffe_iteration(binary, nets, name, math)
-            t, tmem = torch_iteration(name, math)
+            t, tmem, tb, which = torch_best(name, math, variants)
             b = BATCH[name]
-            print(f"{name + ', ' + str(b):24} {math:5} {g:10.2f} {b * 1000 / g:8.0f} {gmem:7.0f} {gpeak:7.0f} | "
-                  f"{t:10.2f} {b * 1000 / t:8.0f} {tmem:7.0f} | {g / t:.2f}", flush=True)
+            line = (f"{name + ', ' + str(b):24} {math:5} {g:10.2f} {b * 1000 / g:8.0f} {gmem:7.0f} {gpeak:7.0f} | "
+                    f"{t:10.2f} {b * 1000 / t:8.0f} {tmem:7.0f} | {g / t:.2f}")
+            if variants:
+                line += f" | {tb:8.2f} {which:8} {g / tb:.2f}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

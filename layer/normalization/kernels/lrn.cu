@@ -82,3 +82,88 @@ __device__ void lrn_backward(int n, const T *x, const T *y, const T *dy, const T
     lrn_backward<T>(n, x, y, dy, scale, g, back_factor, beta, dx);                                    \
   }
 BOTH_TYPES(LRN)
+
+// ACROSS_CHANNELS LRN on 16-bit activations (the LRN engine in a 16-bit
+// type), computing in float. One thread per pixel of an image walks its
+// channels with running sums of x^2, so each value is read a few times
+// from cache instead of once per window it lies in, and no scale is
+// stored: the backward pass computes the scales again from x.
+//
+// W(c) = [c - half, c + half] and s(c) = constant + sum_factor * the sum
+// of x^2 over W(c); y(c) = x(c) * s(c)^-beta and
+// dx(c) = dy(c) * s(c)^-beta - back_factor * x(c) * the sum over W(c) of
+// r(j) = dy(j) * x(j) * s(j)^(-beta-1), which is dy * y / scale.
+template <class P>
+struct LRNColumn {
+  const typename P::E *x;
+  long long plane;
+  int channels;
+  // sq is x(c)^2, or 0 outside the image's channels.
+  __device__ __forceinline__ float sq(int c) const {
+    if (c < 0 || c >= channels) return 0.f;
+    float v = P::ld(x[c * plane]);
+    return v * v;
+  }
+};
+
+template <class P>
+__device__ void lrn_walk_forward(int pixels, int channels, int plane, int half, float sum_factor,
+                                 float constant, float beta, const typename P::E *x, typename P::E *y) {
+  KERNEL_LOOP(p, pixels) {
+    long long base = (p / plane) * (long long)channels * plane + p % plane;
+    LRNColumn<P> col{x + base, plane, channels};
+    float sum = 0.f;  // over W(-1)
+    for (int c = 0; c < half; c++) sum += col.sq(c);
+    for (int c = 0; c < channels; c++) {
+      sum += col.sq(c + half) - col.sq(c - half - 1);
+      float s = constant + sum_factor * fmaxf(sum, 0.f);
+      long long i = base + c * (long long)plane;
+      y[i] = P::st(P::ld(x[i]) * powf(s, -beta));
+    }
+  }
+}
+
+template <class P>
+__device__ void lrn_walk_backward(int pixels, int channels, int plane, int half, float sum_factor,
+                                  float constant, float back_factor, float beta,
+                                  const typename P::E *x, const typename P::E *dy,
+                                  typename P::E *dx) {
+  KERNEL_LOOP(p, pixels) {
+    long long base = (p / plane) * (long long)channels * plane + p % plane;
+    LRNColumn<P> col{x + base, plane, channels};
+    const typename P::E *g = dy + base;
+    // r(j) for j inside the image, from the running sum over W(j).
+    auto ratio = [&](int j, float sum) {
+      if (j < 0 || j >= channels) return 0.f;
+      float s = constant + sum_factor * fmaxf(sum, 0.f);
+      return P::ld(g[j * (long long)plane]) * P::ld(col.x[j * col.plane]) * powf(s, -beta - 1.f);
+    };
+    // Three windows slide together, all empty at c = -2*half - 1: W(c+half)
+    // where r enters the sum, W(c-half-1) where it leaves, and W(c).
+    float lead = 0.f, trail = 0.f, mid = 0.f, rsum = 0.f;
+    for (int c = -2 * half; c < channels; c++) {
+      lead += col.sq(c + 2 * half) - col.sq(c - 1);
+      trail += col.sq(c - 1) - col.sq(c - 2 * half - 2);
+      mid += col.sq(c + half) - col.sq(c - half - 1);
+      rsum += ratio(c + half, lead) - ratio(c - half - 1, trail);
+      if (c < 0) continue;
+      float s = constant + sum_factor * fmaxf(mid, 0.f);
+      long long i = base + c * (long long)plane;
+      dx[i] = P::st(P::ld(dy[i]) * powf(s, -beta) - back_factor * P::ld(x[i]) * rsum);
+    }
+  }
+}
+
+#define LRN_WALK(P, S)                                                                          \
+  extern "C" __global__ void lrn_walk_forward_##S(int pixels, int channels, int plane, int half, \
+                                                  float sum_factor, float constant, float beta,  \
+                                                  const P::E *x, P::E *y) {                      \
+    lrn_walk_forward<P>(pixels, channels, plane, half, sum_factor, constant, beta, x, y);        \
+  }                                                                                             \
+  extern "C" __global__ void lrn_walk_backward_##S(                                             \
+      int pixels, int channels, int plane, int half, float sum_factor, float constant,          \
+      float back_factor, float beta, const P::E *x, const P::E *dy, P::E *dx) {                 \
+    lrn_walk_backward<P>(pixels, channels, plane, half, sum_factor, constant, back_factor, beta, \
+                         x, dy, dx);                                                            \
+  }
+HALF_STORAGES(LRN_WALK)
