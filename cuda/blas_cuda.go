@@ -104,6 +104,17 @@ func (b *Blas) GemmEx(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, at Bla
 	return nil
 }
 
+// GemmStridedBatchedEx is SgemmStridedBatched with A, B and C each in its
+// own element type and the products summed in FP32, as GemmEx.
+func (b *Blas) GemmStridedBatchedEx(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, at BlasType, lda, strideA int, bm DevicePtr, bt BlasType, ldb, strideB int, beta float32, c DevicePtr, ct BlasType, ldc, strideC, batch int) error {
+	if s := C.gc_gemm_strided_ex(b.dev.ctx, b.h, opInt(ta), opInt(tb), C.int(m), C.int(n), C.int(k), C.float(alpha),
+		dp(a), C.int(at), C.int(lda), C.longlong(strideA), dp(bm), C.int(bt), C.int(ldb), C.longlong(strideB), C.float(beta),
+		dp(c), C.int(ct), C.int(ldc), C.longlong(strideC), C.int(batch)); s != 0 {
+		return blasError(fmt.Sprintf("cublasGemmStridedBatchedEx(m=%d n=%d k=%d batch=%d)", m, n, k, batch), s)
+	}
+	return nil
+}
+
 // Dgemm is Sgemm for float64.
 func (b *Blas) Dgemm(ta, tb Op, m, n, k int, alpha float64, a DevicePtr, lda int, bm DevicePtr, ldb int, beta float64, c DevicePtr, ldc int) error {
 	if s := C.gc_dgemm(b.dev.ctx, b.h, opInt(ta), opInt(tb),

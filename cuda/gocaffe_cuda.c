@@ -155,6 +155,17 @@ int gc_gemm_ex(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int 
                                 (const void *)(uintptr_t)b, (cudaDataType)btype, ldb, &beta, (void *)(uintptr_t)cm,
                                 (cudaDataType)ctype, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
+// gc_gemm_strided_ex is cublasGemmStridedBatchedEx with FP32 accumulation,
+// the types as gc_gemm_ex's.
+int gc_gemm_strided_ex(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
+                       CUdeviceptr a, int atype, int lda, long long sa, CUdeviceptr b, int btype, int ldb,
+                       long long sb, float beta, CUdeviceptr cm, int ctype, int ldc, long long sc, int batch) {
+  WITH_CTX_BLAS(c, cublasGemmStridedBatchedEx(h, OP(ta), OP(tb), m, n, k, &alpha, (const void *)(uintptr_t)a,
+                                              (cudaDataType)atype, lda, sa, (const void *)(uintptr_t)b,
+                                              (cudaDataType)btype, ldb, sb, &beta, (void *)(uintptr_t)cm,
+                                              (cudaDataType)ctype, ldc, sc, batch, CUBLAS_COMPUTE_32F,
+                                              CUBLAS_GEMM_DEFAULT));
+}
 int gc_dgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, double alpha,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, double beta, CUdeviceptr cm, int ldc) {
   WITH_CTX_BLAS(c, cublasDgemm(h, OP(ta), OP(tb), m, n, k, &alpha, D(a), lda, D(b), ldb, &beta, D(cm), ldc));

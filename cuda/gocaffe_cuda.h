@@ -75,6 +75,9 @@ int gc_sgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, float beta, CUdeviceptr cm, int ldc);
 int gc_gemm_ex(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha, CUdeviceptr a,
                int atype, int lda, CUdeviceptr b, int btype, int ldb, float beta, CUdeviceptr cm, int ctype, int ldc);
+int gc_gemm_strided_ex(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
+                       CUdeviceptr a, int atype, int lda, long long sa, CUdeviceptr b, int btype, int ldb,
+                       long long sb, float beta, CUdeviceptr cm, int ctype, int ldc, long long sc, int batch);
 int gc_dgemm(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, double alpha,
              CUdeviceptr a, int lda, CUdeviceptr b, int ldb, double beta, CUdeviceptr cm, int ldc);
 int gc_sgemm_strided(CUcontext c, cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,

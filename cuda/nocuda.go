@@ -61,6 +61,14 @@ func (b *Blas) GemmEx(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, at Bla
 	return ErrNoCUDA
 }
 
+// GemmStridedBatchedEx is SgemmStridedBatched with A, B and C each in its
+// own element type and the products summed in FP32, as GemmEx.
+//
+// In a build without the `cuda` tag it returns ErrNoCUDA.
+func (b *Blas) GemmStridedBatchedEx(ta, tb Op, m, n, k int, alpha float32, a DevicePtr, at BlasType, lda, strideA int, bm DevicePtr, bt BlasType, ldb, strideB int, beta float32, c DevicePtr, ct BlasType, ldc, strideC, batch int) error {
+	return ErrNoCUDA
+}
+
 // Dgemm is Sgemm for float64.
 //
 // In a build without the `cuda` tag it returns ErrNoCUDA.

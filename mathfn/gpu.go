@@ -274,6 +274,16 @@ func (g *GPU[T]) GemmStrided(transA, transB blas.Transpose, m, n, k int, alpha T
 	}
 }
 
+// GemmStridedMixed is GemmStrided with A, B and C each in its own element
+// type (cuda.BlasFloat for float32, or a 16-bit type) and FP32
+// accumulation, as GemmMixed.
+func (g *GPU[T]) GemmStridedMixed(transA, transB blas.Transpose, m, n, k int, alpha float32, a cuda.DevicePtr, at cuda.BlasType, lda, strideA int, b cuda.DevicePtr, bt cuda.BlasType, ldb, strideB int, beta float32, c cuda.DevicePtr, ct cuda.BlasType, ldc, strideC, batch int) {
+	if g.err != nil || m == 0 || n == 0 || batch == 0 {
+		return
+	}
+	g.err = g.blas.GemmStridedBatchedEx(op(transB), op(transA), n, m, k, alpha, b, bt, ldb, strideB, a, at, lda, strideA, beta, c, ct, ldc, strideC, batch)
+}
+
 // Gemv computes y = alpha*op(A)*x + beta*y with A m x n row-major.
 func (g *GPU[T]) Gemv(transA blas.Transpose, m, n int, alpha T, a, x cuda.DevicePtr, beta T, y cuda.DevicePtr) {
 	if g.err != nil || m == 0 || n == 0 {

@@ -110,9 +110,6 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	if err := e.chooseAlgos(bottom[0], top[0], limit); err != nil {
 		return err
 	}
-	if e.red.On() {
-		return nil // cuDNN alone computes in 16 bits
-	}
 	return e.chooseWay(bottom[0], top[0], limit)
 }
 
@@ -299,7 +296,7 @@ func (e *convolutionDNN[T]) forwardWorkspace() int { return max(e.fwd.Workspace,
 func (e *convolutionDNN[T]) backwardWorkspace() int {
 	l := e.l
 	biasSums := 0
-	if l.biasTerm {
+	if l.biasTerm && !e.red.On() { // the 16-bit sums are kernels of their own
 		var zero T
 		biasSums = l.num * l.numOutput * int(unsafe.Sizeof(zero))
 	}
@@ -327,9 +324,6 @@ func (l *convolutionLayer[T]) WorkspaceBytes() (forward, backward int) {
 	e, ok := l.Engine().(*convolutionDNN[T])
 	if !ok || !l.EngineOnGPU() {
 		return 0, 0
-	}
-	if e.red.On() {
-		return e.fwd.Workspace, max(e.bwdData.Workspace, e.bwdFilter.Workspace)
 	}
 	return e.forwardWorkspace(), e.backwardWorkspace()
 }

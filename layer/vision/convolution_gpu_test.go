@@ -11,6 +11,7 @@ import (
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/layer/vision"
 	"github.com/gocaffe/gocaffe/settings"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 // Convolutions match the CPU through cuBLAS GEMMs of our own (the
@@ -91,4 +92,76 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 	if err := layer.SetUp(l, []*blob.Blob[float32]{b}, layertest.Blobs[float32](t, 1)); err == nil || !strings.Contains(err.Error(), "ConvGEMM setting") {
 		t.Errorf("ConvGEMM setting 9: error %v, want one naming the setting", err)
 	}
+}
+
+// The 1x1 way in FLOAT16 and BFLOAT16 (x, y and the weights' copy in 16
+// bits, FP32 sums and an FP32 weight gradient) matches the FP32 CPU, with
+// its bottoms and tops stored in 16 bits and converted at the edges; the
+// ConvGEMM setting gemm makes the engine take it for every pass after
+// SetReduced, and auto times it against cuDNN's 16-bit algorithms.
+func TestCuDNNConvGEMMWaysReduced(t *testing.T) {
+	ctx := layertest.NeedDNN(t)
+	cases := []layertest.Parity{
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 1 group: 2 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 5, 7}}},
+		{Layer: `type: "Convolution" bottom: "a" bottom: "b" top: "c" top: "d" convolution_param { num_output: 5 kernel_size: 1 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 3, 5, 7}, {3, 3, 5, 7}}},
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 5 kernel_size: 1 stride: 2 bias_term: false engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.3 } }`, Bottom: [][]int{{3, 4, 7, 6}}},
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 1 stride_h: 2 stride_w: 3 group: 2 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 6, 5, 8}}},
+	}
+	defer ctx.SetSettings(settings.Settings{})
+	for _, mode := range []string{"gemm", "auto"} {
+		s, err := settings.FromLookup(func(name string) (string, bool) { return mode, name == "GOCAFFE_CONV_GEMM" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx.SetSettings(s)
+		for i, c := range cases {
+			for _, st := range []syncedmem.Storage{syncedmem.StorageFloat16, syncedmem.StorageBFloat16} {
+				if mode == "gemm" {
+					if use := reducedWay(t, ctx, c, st); use != [3]bool{true, true, true} {
+						t.Errorf("case %d, %v: GEMM passes %v, want all", i, st, use)
+					}
+				}
+				for _, stored := range []bool{false, true} {
+					c := c
+					c.Context, c.Reduced, c.StoreReduced, c.Tol = ctx, st, stored, 2e-2
+					if st == syncedmem.StorageBFloat16 {
+						c.Tol = 8e-2
+					}
+					restore := vision.SetPointwiseBudget(2 * 6 * 4) // two images' partial gradients at a time
+					t.Run(fmt.Sprintf("%s/%d/%v/stored=%v", mode, i, st, stored), func(t *testing.T) { layertest.CheckGPUParity[float32](t, c) })
+					restore()
+				}
+			}
+		}
+	}
+}
+
+// reducedWay sets a layer of c up on ctx, makes it compute in st and
+// returns the passes it takes the GEMM way.
+func reducedWay(t *testing.T, ctx *device.Context, c layertest.Parity, st syncedmem.Storage) [3]bool {
+	t.Helper()
+	l := layertest.New[float32](t, c.Layer)
+	l.LayerBase().SetContext(ctx)
+	bottoms := make([]*blob.Blob[float32], len(c.Bottom))
+	for j, s := range c.Bottom {
+		bottoms[j] = layertest.Blob[float32](t, s...)
+		bottoms[j].SetDevice(ctx.Device())
+	}
+	tops := layertest.Blobs[float32](t, len(c.Bottom))
+	for _, b := range tops {
+		b.SetDevice(ctx.Device())
+	}
+	layertest.SetUp(t, l, bottoms, tops)
+	if err := layer.SetReduced(l, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := layer.Reshape(l, bottoms, tops); err != nil {
+		t.Fatal(err)
+	}
+	_, use := vision.ConvGEMMWay(l)
+	return use
 }

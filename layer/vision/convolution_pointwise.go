@@ -26,7 +26,15 @@ import (
 // 0.20. Elsewhere (few pixels, many groups) cuDNN may win, so each pass is
 // timed both ways when the shape changes and the faster kept
 // (convolution_ways.go).
+//
+// In a 16-bit type (half set: the engine's kit.Reduced) x, y, the weights'
+// copy and the gradients of x and y are 16-bit, the GEMMs sum in FP32
+// (cublasGemmStridedBatchedEx), and the partial weight gradients are FP32,
+// summed by the FP32 GEMV into the FP32 diff: no 16-bit weight gradient.
+// cuDNN's 16-bit NCHW algorithms are slower still on these shapes (the
+// weight and bottom gradients of GoogLeNet's 1x1 layers at 1-7 TFLOP/s).
 type pointwiseConv[T layer.Float] struct {
+	half         cuda.BlasType // the 16-bit type of x, y and w; 0: T
 	strided      bool          // a stride other than 1: gather and scatter
 	h, w, sh, sw int           // the bottom's spatial size and the stride (strided)
 	ho, wo       int           // the top's spatial size (strided)
@@ -52,17 +60,67 @@ func pointwiseApplies[T layer.Float](l *convBase[T]) bool {
 }
 
 // bytes is the workspace of the passes asked for: the gathered bottom or
-// its gradient, and the partial weight gradients beside the former.
+// its gradient, and the partial weight gradients (in T) beside the former.
 func (p *pointwiseConv[T]) bytes(l *convBase[T], fwd, data, filter bool) int {
 	var zero T
-	elems := 0
+	n := 0
 	if filter {
-		elems = p.chunk * l.weightOffset
+		n = p.chunk * l.weightOffset * int(unsafe.Sizeof(zero))
 	}
 	if p.strided && (fwd || data || filter) {
-		elems += p.gathered
+		n += p.gatheredBytes()
 	}
-	return elems * int(unsafe.Sizeof(zero))
+	return n
+}
+
+// setType makes x, y and w of the passes 16-bit values of type half (0:
+// of T).
+func (p *pointwiseConv[T]) setType(half cuda.BlasType) { p.half = half }
+
+// elemBytes is the size of an element of x, y and w.
+func (p *pointwiseConv[T]) elemBytes() int {
+	if p.half != 0 {
+		return 2
+	}
+	var zero T
+	return int(unsafe.Sizeof(zero))
+}
+
+// gatheredBytes is the workspace of the gathered bottom, rounded up so
+// that the partial weight gradients after it are aligned for cuBLAS.
+func (p *pointwiseConv[T]) gatheredBytes() int {
+	return (p.gathered*p.elemBytes() + 255) &^ 255
+}
+
+// blasType is the cuBLAS type of x, y and w.
+func (p *pointwiseConv[T]) blasType() cuda.BlasType {
+	if p.half != 0 {
+		return p.half
+	}
+	return cuda.BlasFloat
+}
+
+// gemm is GemmStrided in T or, in a 16-bit type, with x, y and w in it,
+// c (the result) in ct and the sums in FP32.
+func (p *pointwiseConv[T]) gemm(g *device.GPUView[T], ta, tb blas.Transpose, m, n, k int, a cuda.DevicePtr, lda, sa int, b cuda.DevicePtr, ldb, sb int, c cuda.DevicePtr, ct cuda.BlasType, ldc, sc, batch int) {
+	if p.half == 0 {
+		g.GemmStrided(ta, tb, m, n, k, 1, a, lda, sa, b, ldb, sb, 0, c, ldc, sc, batch)
+		return
+	}
+	g.GemmStridedMixed(ta, tb, m, n, k, 1, a, p.half, lda, sa, b, p.half, ldb, sb, 0, c, ct, ldc, sc, batch)
+}
+
+// at is p(ptr) advanced by n elements of x, y or w.
+func (p *pointwiseConv[T]) at(ptr cuda.DevicePtr, n int) cuda.DevicePtr {
+	return ptr + cuda.DevicePtr(n*p.elemBytes())
+}
+
+// stridedKernel names conv_batch.cu's gather or scatter for the type.
+func (p *pointwiseConv[T]) stridedKernel(name string) string {
+	if p.half != 0 {
+		return name + "_h16"
+	}
+	return name
 }
 
 // reshape takes the geometry and sizes the partial weight gradients
@@ -95,7 +153,7 @@ func (p *pointwiseConv[T]) gather(l *convBase[T], x, ws cuda.DevicePtr) (cuda.De
 	}
 	var a cuda.Args
 	a.Int(p.gathered).Ptr(x).Int(p.h).Int(p.w).Int(p.ho).Int(p.wo).Int(p.sh).Int(p.sw).Ptr(ws)
-	return ws, l.channels * p.ho * p.wo, launch[T](l.Context(), "conv_batch.cu", "conv_subsample", p.gathered, &a)
+	return ws, l.channels * p.ho * p.wo, launch[T](l.Context(), "conv_batch.cu", p.stridedKernel("conv_subsample"), p.gathered, &a)
 }
 
 // forward computes y = W x image by image, group by group.
@@ -106,10 +164,10 @@ func (p *pointwiseConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y
 	}
 	cg, kg, hw := l.channels/l.group, l.numOutput/l.group, l.convOutSpatial
 	for grp := range l.group {
-		g.GemmStrided(blas.NoTrans, blas.NoTrans, kg, hw, cg,
-			1, g.Offset(w, grp*l.weightOffset), cg, 0,
-			g.Offset(x, grp*cg*hw), hw, xStride,
-			0, g.Offset(y, grp*kg*hw), hw, l.topDim, l.num)
+		p.gemm(g, blas.NoTrans, blas.NoTrans, kg, hw, cg,
+			p.at(w, grp*l.weightOffset), cg, 0,
+			p.at(x, grp*cg*hw), hw, xStride,
+			p.at(y, grp*kg*hw), p.blasType(), hw, l.topDim, l.num)
 	}
 	return g.Err()
 }
@@ -123,10 +181,10 @@ func (p *pointwiseConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w,
 	}
 	cg, kg, hw := l.channels/l.group, l.numOutput/l.group, l.convOutSpatial
 	for grp := range l.group {
-		g.GemmStrided(blas.Trans, blas.NoTrans, cg, hw, kg,
-			1, g.Offset(w, grp*l.weightOffset), cg, 0,
-			g.Offset(dy, grp*kg*hw), hw, l.topDim,
-			0, g.Offset(out, grp*cg*hw), hw, outStride, l.num)
+		p.gemm(g, blas.Trans, blas.NoTrans, cg, hw, kg,
+			p.at(w, grp*l.weightOffset), cg, 0,
+			p.at(dy, grp*kg*hw), hw, l.topDim,
+			p.at(out, grp*cg*hw), p.blasType(), hw, outStride, l.num)
 	}
 	if !p.strided {
 		return g.Err()
@@ -137,13 +195,14 @@ func (p *pointwiseConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w,
 	n := l.num * l.bottomDim
 	var a cuda.Args
 	a.Int(n).Ptr(ws).Int(p.h).Int(p.w).Int(p.ho).Int(p.wo).Int(p.sh).Int(p.sw).Ptr(dx)
-	return launch[T](l.Context(), "conv_batch.cu", "conv_upsample", n, &a)
+	return launch[T](l.Context(), "conv_batch.cu", p.stridedKernel("conv_upsample"), n, &a)
 }
 
-// backwardFilter adds dy x^T summed over the images to dw: the products
-// of a chunk of images land side by side in ws (after the gathered bottom,
-// if strided), and one GEMV with ones adds them to dw, in place of a
-// reduction over images that no single GEMM can express in this layout.
+// backwardFilter adds dy x^T summed over the images to dw (in T): the
+// products of a chunk of images land side by side in ws (after the
+// gathered bottom, if strided), and one GEMV with ones adds them to dw, in
+// place of a reduction over images that no single GEMM can express in this
+// layout.
 func (p *pointwiseConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], x, dy, dw, ws cuda.DevicePtr) error {
 	x, xStride, err := p.gather(l, x, ws)
 	if err != nil {
@@ -151,17 +210,17 @@ func (p *pointwiseConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], 
 	}
 	partial := ws
 	if p.strided {
-		partial = g.Offset(ws, p.gathered)
+		partial = ws + cuda.DevicePtr(p.gatheredBytes())
 	}
 	cg, kg, hw := l.channels/l.group, l.numOutput/l.group, l.convOutSpatial
 	ones := g.Data(p.ones)
 	for grp := range l.group {
 		for n0 := 0; n0 < l.num; n0 += p.chunk {
 			nb := min(p.chunk, l.num-n0)
-			g.GemmStrided(blas.NoTrans, blas.Trans, kg, cg, hw,
-				1, g.Offset(dy, n0*l.topDim+grp*kg*hw), hw, l.topDim,
-				g.Offset(x, n0*xStride+grp*cg*hw), hw, xStride,
-				0, partial, cg, l.weightOffset, nb)
+			p.gemm(g, blas.NoTrans, blas.Trans, kg, cg, hw,
+				p.at(dy, n0*l.topDim+grp*kg*hw), hw, l.topDim,
+				p.at(x, n0*xStride+grp*cg*hw), hw, xStride,
+				partial, cuda.BlasFloat, cg, l.weightOffset, nb)
 			g.Gemv(blas.Trans, nb, l.weightOffset, 1, partial, ones, 1, g.Offset(dw, grp*l.weightOffset))
 		}
 	}

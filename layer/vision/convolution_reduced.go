@@ -15,8 +15,9 @@ import (
 // The cuDNN convolution in a 16-bit type (layer.ReducedEngine): x, y and
 // the weights' copy in FLOAT16 or BFLOAT16, products summed in FP32 on
 // tensor cores, the bias added and its gradient summed in FP32, the weight
-// gradient added to the FP32 diff. cuDNN alone computes it (none of our
-// own GEMM ways), and no ReLU rides in its bias addition.
+// gradient added to the FP32 diff. A pass of a 1x1 convolution may take
+// the pointwise way in 16 bits where it times faster (convolution_ways.go);
+// no ReLU rides in the bias addition.
 
 // SetReduced makes the engine convolve in s (StorageNative: in T again).
 func (e *convolutionDNN[T]) SetReduced(s syncedmem.Storage) error {
@@ -64,7 +65,7 @@ func (e *convolutionDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	l := e.l
 	g := l.GPU()
 	r := &e.red
-	ws, err := e.workspace(e.fwdWS, e.fwd.Workspace)
+	ws, err := e.workspace(e.fwdWS, e.forwardWorkspace())
 	if err != nil {
 		return err
 	}
@@ -82,7 +83,11 @@ func (e *convolutionDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 		if err != nil {
 			return err
 		}
-		if err := e.withFallback("forward", &e.fwd, func(a cuda.ConvAlgo) error {
+		if e.use[passForward] {
+			if err := e.way.forward(&l.convBase, g, x, w, y, ws); err != nil {
+				return err
+			}
+		} else if err := e.withFallback("forward", &e.fwd, func(a cuda.ConvAlgo) error {
 			return e.dnn.ConvForward(1, e.x.Desc, x, e.w, w, e.conv, a, ws, 0, e.y.Desc, y)
 		}); err != nil {
 			return err
@@ -105,7 +110,7 @@ func (e *convolutionDNN[T]) backwardReduced(top []*blob.Blob[T], propagateDown [
 	l := e.l
 	g := l.GPU()
 	r := &e.red
-	ws, err := e.workspace(e.bwdWS, max(e.bwdData.Workspace, e.bwdFilter.Workspace))
+	ws, err := e.workspace(e.bwdWS, e.backwardWorkspace())
 	if err != nil {
 		return err
 	}
@@ -137,7 +142,11 @@ func (e *convolutionDNN[T]) backwardReduced(top []*blob.Blob[T], propagateDown [
 		if err != nil {
 			return err
 		}
-		if err := e.withFallback("data gradient", &e.bwdData, func(a cuda.ConvAlgo) error {
+		if e.use[passBackwardData] {
+			if err := e.way.backwardData(&l.convBase, g, w, dy, dx, ws); err != nil {
+				return err
+			}
+		} else if err := e.withFallback("data gradient", &e.bwdData, func(a cuda.ConvAlgo) error {
 			return e.dnn.ConvBackwardData(1, e.w, w, e.y.Desc, dy, e.conv, a, ws, 0, e.x.Desc, dx)
 		}); err != nil {
 			return err
@@ -158,6 +167,9 @@ func (e *convolutionDNN[T]) weightGradientReduced(v *device.GPUView[T], bottom *
 	x, err := r.In(v, bottom, false)
 	if err != nil {
 		return err
+	}
+	if e.use[passBackwardFilter] { // FP32 partial sums, added to the FP32 diff
+		return e.way.backwardFilter(&l.convBase, v, x, dy, v.MutableDiff(weights), ws)
 	}
 	dw, err := r.WeightDiff(weights)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 )
 
 // trialMemory is device memory for timing a convolution's algorithms at
-// set-up: an x, a w, a y and a gradient of the larger of x and w, each
+// set-up: an x, a w, a y and a gradient of x or of w, each
 // 256-byte aligned as cuDNN's fastest kernels want, and a workspace.
 //
 // The algorithms are timed here rather than on the layer's own blobs
@@ -27,7 +27,10 @@ type trialMemory struct {
 func newTrialMemory(dev *cuda.Device, elem, xn, wn, yn, wsBytes int) (*trialMemory, error) {
 	const align = 256
 	round := func(n int) int { return (n*elem + align - 1) / align * align }
-	total := round(xn) + round(wn) + round(yn) + round(max(xn, wn)) + align
+	// The gradient holds a bottom's or, at least in FP32, a weight's: the
+	// 16-bit pointwise way adds its weight gradient to the FP32 diff.
+	grad := max(round(xn), (wn*max(elem, 4)+align-1)/align*align)
+	total := round(xn) + round(wn) + round(yn) + grad + align
 	base, err := dev.Alloc(total)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package vision
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/gocaffe/gocaffe/layer"
 
@@ -13,8 +12,10 @@ import (
 )
 
 // convWay is a way through a cuDNN Convolution's passes other than cuDNN's
-// own algorithms: cuBLAS GEMMs on 1x1 kernels (pointwiseConv). ws is the
-// context's workspace, of at least bytes for the passes taken this way.
+// own algorithms: cuBLAS GEMMs on 1x1 kernels (pointwiseConv), in T or in
+// the engine's 16-bit type. ws is the context's workspace, of at least
+// bytes for the passes taken this way; the weight gradient is added to
+// the FP32 (T) diff in either case.
 //
 // Caffe's im2col and a GEMM per group, timed the same way against cuDNN,
 // won nowhere on the H100: CaffeNet's conv1, where cuDNN's legacy
@@ -22,6 +23,8 @@ import (
 // kept cuDNN, and CaffeNet and GoogLeNet in FP32 trained 2-5% slower with
 // it, the timing at set-up choosing it where it then lost.
 type convWay[T layer.Float] interface {
+	setType(half cuda.BlasType) // x, y and w in a 16-bit type; 0: in T
+	elemBytes() int
 	reshape(l *convBase[T], x *blob.Blob[T], limit int) error
 	bytes(l *convBase[T], fwd, data, filter bool) int
 	forward(l *convBase[T], g *device.GPUView[T], x, w, y, ws cuda.DevicePtr) error
@@ -66,6 +69,11 @@ func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 	if e.way == nil {
 		e.way = &pointwiseConv[T]{} // kept across shapes, with its buffers
 	}
+	var half cuda.BlasType
+	if e.red.On() {
+		half = e.red.BlasType()
+	}
+	e.way.setType(half)
 	mode, err := convWayMode(l.Context())
 	if err != nil {
 		return err
@@ -84,9 +92,8 @@ func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 	// the passes then run in the workspace the net's memory plan places
 	// for them (layer.WorkspaceUser), and growing the context's shared one
 	// here would hold the largest layer's need for the whole run.
-	var zero T
 	wsBytes := max(e.fwd.Workspace, e.bwdData.Workspace, e.bwdFilter.Workspace, e.way.bytes(&l.convBase, true, true, true))
-	t, err := newTrialMemory(l.Context().Device(), int(unsafe.Sizeof(zero)), x.Count(), l.Blobs()[0].Count(), y.Count(), wsBytes)
+	t, err := newTrialMemory(l.Context().Device(), e.way.elemBytes(), x.Count(), l.Blobs()[0].Count(), y.Count(), wsBytes)
 	if err != nil {
 		return err
 	}

@@ -51,3 +51,6 @@ BOTH_TYPES(CONV_BATCH)
     }                                                                                     \
   }
 BOTH_TYPES(CONV_STRIDED)
+// The 16-bit pointwise way's (a FLOAT16 or BFLOAT16 value moved as its
+// bits; 0 is +0 in both).
+CONV_STRIDED(unsigned short, h16_f32)
