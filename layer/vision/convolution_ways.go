@@ -8,6 +8,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/settings"
 )
 
@@ -119,13 +120,18 @@ func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 			func() error { return e.way.backwardFilter(cb, g, xp, yp, scratch, ws) }},
 	}
 	for pass, f := range ways {
-		tc, err := timeOnDevice(l.Context(), f[0])
-		if err != nil {
-			return err
-		}
 		tg, err := timeOnDevice(l.Context(), f[1])
 		if err != nil {
 			return err
+		}
+		tc, err := timeOnDevice(l.Context(), f[0])
+		if err != nil {
+			// cuDNN refuses some algorithms it chose itself in 16 bits
+			// (CUDNN_STATUS_BAD_PARAM; withFallback): our way computes
+			// the pass instead.
+			logf.Infof(l.Logger(), "Layer %s: cuDNN's algorithm for pass %d failed (%v); the GEMM way computes it", l.Name(), pass, err)
+			e.use[pass] = true
+			continue
 		}
 		e.use[pass] = tg < tc
 	}
