@@ -52,14 +52,7 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 		ctx.SetSettings(s)
 		for i, c := range cases {
 			c.Context = ctx
-			l := layertest.New[float32](t, c.Layer)
-			l.LayerBase().SetContext(ctx)
-			bottoms := make([]*blob.Blob[float32], len(c.Bottom))
-			for j, s := range c.Bottom {
-				bottoms[j] = layertest.Blob[float32](t, s...)
-				bottoms[j].SetDevice(ctx.Device())
-			}
-			layertest.SetUp(t, l, bottoms, layertest.Blobs[float32](t, len(c.Bottom)))
+			l, _, _ := setUpOnDevice(t, ctx, c.Parity)
 			way, use := vision.ConvGEMMWay(l)
 			if way != c.way {
 				t.Errorf("case %d: way %q, want %q", i, way, c.way)
@@ -140,9 +133,9 @@ func TestCuDNNConvGEMMWaysReduced(t *testing.T) {
 	}
 }
 
-// reducedWay sets a layer of c up on ctx, makes it compute in st and
-// returns the passes it takes the GEMM way.
-func reducedWay(t *testing.T, ctx *device.Context, c layertest.Parity, st syncedmem.Storage) [3]bool {
+// setUpOnDevice sets a layer of c up on ctx's device, its bottoms and
+// tops there too.
+func setUpOnDevice(t *testing.T, ctx *device.Context, c layertest.Parity) (layer.Layer[float32], []*blob.Blob[float32], []*blob.Blob[float32]) {
 	t.Helper()
 	l := layertest.New[float32](t, c.Layer)
 	l.LayerBase().SetContext(ctx)
@@ -156,6 +149,14 @@ func reducedWay(t *testing.T, ctx *device.Context, c layertest.Parity, st synced
 		b.SetDevice(ctx.Device())
 	}
 	layertest.SetUp(t, l, bottoms, tops)
+	return l, bottoms, tops
+}
+
+// reducedWay sets a layer of c up on ctx, makes it compute in st and
+// returns the passes it takes the GEMM way.
+func reducedWay(t *testing.T, ctx *device.Context, c layertest.Parity, st syncedmem.Storage) [3]bool {
+	t.Helper()
+	l, bottoms, tops := setUpOnDevice(t, ctx, c)
 	if err := layer.SetReduced(l, st); err != nil {
 		t.Fatal(err)
 	}
