@@ -5,7 +5,7 @@ import (
 )
 
 // ConvGEMMWay reports the way of our own GEMMs a cuDNN Convolution has
-// (convolution_ways.go: "pointwise" or "" for none) and which
+// (convolution_ways.go: "pointwise", "depthwise" or "" for none) and which
 // passes take it: forward, bottom gradient, weight gradient.
 func ConvGEMMWay[T layer.Float](l layer.Layer[T]) (string, [3]bool) {
 	e, ok := l.LayerBase().Engine().(*convolutionDNN[T])
@@ -15,6 +15,8 @@ func ConvGEMMWay[T layer.Float](l layer.Layer[T]) (string, [3]bool) {
 	switch e.way.(type) {
 	case *pointwiseConv[T]:
 		return "pointwise", e.use
+	case *depthwiseConv[T]:
+		return "depthwise", e.use
 	}
 	return "", e.use
 }

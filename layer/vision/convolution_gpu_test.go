@@ -14,9 +14,9 @@ import (
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
-// Convolutions match the CPU through cuBLAS GEMMs of our own (the
-// ConvGEMM setting gemm, GOCAFFE_CONV_GEMM=gemm), through cuDNN alone, and
-// with each pass timed both ways. The 1x1 way: groups, two bottoms (the weight gradient
+// Convolutions match the CPU through cuBLAS GEMMs or depthwise kernels of
+// our own (the ConvGEMM setting gemm, GOCAFFE_CONV_GEMM=gemm), through
+// cuDNN alone, and with each pass timed both ways. The 1x1 way: groups, two bottoms (the weight gradient
 // accumulating), three spatial axes, no bias, strides (even and odd sizes,
 // unequal strides), and the partial weight gradients of 2 images at a time
 // over a batch of 3. Other kernels, and 1x1 kernels with padding or a
@@ -37,6 +37,18 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 7, 6}}, Tol: 1e-3}},
 		{"pointwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 1 stride_h: 2 stride_w: 3 group: 2 engine: CUDNN
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 6, 5, 8}}, Tol: 1e-3}},
+		// Depthwise: MobileNet's 3x3 at strides 1 and 2; a 3x5 kernel
+		// with unequal strides, padding and dilation and no bias; and
+		// 4,800 output pixels a channel, which cut the weight gradient
+		// into two blocks a channel adding with atomics.
+		{"depthwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 3 pad: 1 group: 4 engine: CUDNN
+			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 7, 6}}, Tol: 1e-3}},
+		{"depthwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 5 kernel_size: 3 pad: 1 stride: 2 group: 5 engine: CUDNN
+			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 5, 9, 8}}, Tol: 1e-3}},
+		{"depthwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_h: 3 kernel_w: 5 stride_h: 2 stride_w: 1 pad_h: 1 pad_w: 2 dilation: 2 group: 3 bias_term: false engine: CUDNN
+			weight_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 3, 11, 10}}, Tol: 1e-3}},
+		{"depthwise", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 3 pad: 1 group: 3 engine: CUDNN
+			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 3, 48, 50}}, Tol: 1e-3}},
 		{"", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 3 stride: 2 pad: 1 group: 2 dilation: 2 engine: CUDNN
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 11, 9}}, Tol: 1e-3}},
 		{"", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 1 pad: 1 engine: CUDNN
@@ -87,8 +99,9 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 	}
 }
 
-// The 1x1 way in FLOAT16 and BFLOAT16 (x, y and the weights' copy in 16
-// bits, FP32 sums and an FP32 weight gradient) matches the FP32 CPU, with
+// The 1x1 and depthwise ways in FLOAT16 and BFLOAT16 (x, y and the
+// weights' copy in 16 bits, FP32 sums and an FP32 weight gradient) match
+// the FP32 CPU, with
 // its bottoms and tops stored in 16 bits and converted at the edges; the
 // ConvGEMM setting gemm makes the engine take it for every pass after
 // SetReduced, and auto times it against cuDNN's 16-bit algorithms.
@@ -103,6 +116,12 @@ func TestCuDNNConvGEMMWaysReduced(t *testing.T) {
 			weight_filler { type: "gaussian" std: 0.3 } }`, Bottom: [][]int{{3, 4, 7, 6}}},
 		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 1 stride_h: 2 stride_w: 3 group: 2 engine: CUDNN
 			weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 6, 5, 8}}},
+		// The depthwise kernels in 16 bits, the second cutting its
+		// channels' weight gradients into parts.
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 5 kernel_size: 3 pad: 1 stride: 2 group: 5 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 5, 9, 8}}},
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 3 pad: 1 group: 3 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 3, 48, 50}}},
 	}
 	defer ctx.SetSettings(settings.Settings{})
 	for _, mode := range []string{"gemm", "auto"} {

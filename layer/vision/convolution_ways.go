@@ -13,7 +13,8 @@ import (
 )
 
 // convWay is a way through a cuDNN Convolution's passes other than cuDNN's
-// own algorithms: cuBLAS GEMMs on 1x1 kernels (pointwiseConv), in T or in
+// own algorithms: cuBLAS GEMMs on 1x1 kernels (pointwiseConv) or
+// gocaffe's depthwise kernels (depthwiseConv), in T or in
 // the engine's 16-bit type. ws is the context's workspace, of at least
 // bytes for the passes taken this way; the weight gradient is added to
 // the FP32 (T) diff in either case.
@@ -57,6 +58,20 @@ func convWayMode(ctx *device.Context) (string, error) {
 	}
 }
 
+// wayFor returns the way of our own that applies to l's geometry, or nil:
+// the depthwise kernels, or the pointwise GEMMs (which would take a GEMM
+// per channel of a depthwise 1x1). It is kept across shapes, with its
+// buffers.
+func wayFor[T layer.Float](l *convBase[T]) convWay[T] {
+	switch {
+	case depthwiseApplies(l):
+		return &depthwiseConv[T]{}
+	case pointwiseApplies(l):
+		return &pointwiseConv[T]{}
+	}
+	return nil
+}
+
 // chooseWay picks the layer's GEMM way, if one applies, and sets for each
 // pass whether it beats cuDNN's algorithm: both run on the layer's own
 // bottom and top (as cuDNN's Find does) and write the gradients to
@@ -64,11 +79,10 @@ func convWayMode(ctx *device.Context) (string, error) {
 func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 	l := e.l
 	e.use = [3]bool{}
-	if !pointwiseApplies(&l.convBase) {
-		return nil // kernel, pad and stride are fixed: no way at any shape
-	}
 	if e.way == nil {
-		e.way = &pointwiseConv[T]{} // kept across shapes, with its buffers
+		if e.way = wayFor(&l.convBase); e.way == nil {
+			return nil // kernel, pad, stride and groups are fixed: no way at any shape
+		}
 	}
 	var half cuda.BlasType
 	if e.red.On() {

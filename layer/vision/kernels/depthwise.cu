@@ -1,0 +1,146 @@
+// Depthwise convolution (one filter per channel, group == channels ==
+// outputs) over NCHW planes, the cuDNN engine's other way for it
+// (convolution_depthwise_gpu.go): cuDNN's grouped algorithms are slow on
+// these memory-bound shapes, in 16 bits most of all. Each kernel is
+// instantiated for every storage of x, y, w and their gradients (common.cuh's
+// policies); sums are in float (or double), and the weight gradient is
+// added to the T (FP32 or FP64) diff.
+
+// The geometry, packed by the Go side in this field order.
+struct DWGeom {
+  int channels, height, width, out_h, out_w;
+  int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+};
+
+// The most taps (kernel_h * kernel_w) the weight gradient's kernel keeps in
+// registers; the Go side takes this way only up to it.
+#define DW_MAX_TAPS 25
+// Threads per block of the weight gradient's kernel.
+#define DW_THREADS 256
+
+// Forward: one thread per output element.
+template <class P>
+__device__ void dw_forward(int n, const typename P::E *x, const typename P::E *w, DWGeom g,
+                           typename P::E *y) {
+  typedef typename P::T T;
+  KERNEL_LOOP(i, n) {
+    int ow = (int)(i % g.out_w), oh = (int)(i / g.out_w % g.out_h);
+    long long plane = i / ((long long)g.out_w * g.out_h);  // image * channels + channel
+    int c = (int)(plane % g.channels);
+    const typename P::E *xp = x + plane * g.height * g.width;
+    const typename P::E *wp = w + (long long)c * g.kernel_h * g.kernel_w;
+    T sum = 0;
+    for (int a = 0; a < g.kernel_h; a++) {
+      int h = oh * g.stride_h - g.pad_h + a * g.dil_h;
+      if (h < 0 || h >= g.height) continue;
+      for (int b = 0; b < g.kernel_w; b++) {
+        int v = ow * g.stride_w - g.pad_w + b * g.dil_w;
+        if (v < 0 || v >= g.width) continue;
+        sum += P::ld(wp[a * g.kernel_w + b]) * P::ld(xp[h * g.width + v]);
+      }
+    }
+    y[i] = P::st(sum);
+  }
+}
+
+// Bottom gradient: one thread per bottom element, gathering from the
+// outputs whose windows read it (no atomics).
+template <class P>
+__device__ void dw_backward_data(int n, const typename P::E *dy, const typename P::E *w, DWGeom g,
+                                 typename P::E *dx) {
+  typedef typename P::T T;
+  KERNEL_LOOP(i, n) {
+    int v = (int)(i % g.width), h = (int)(i / g.width % g.height);
+    long long plane = i / ((long long)g.width * g.height);
+    int c = (int)(plane % g.channels);
+    const typename P::E *dyp = dy + plane * g.out_h * g.out_w;
+    const typename P::E *wp = w + (long long)c * g.kernel_h * g.kernel_w;
+    T sum = 0;
+    for (int a = 0; a < g.kernel_h; a++) {
+      int t = h + g.pad_h - a * g.dil_h;  // oh * stride_h
+      if (t < 0 || t % g.stride_h != 0) continue;
+      int oh = t / g.stride_h;
+      if (oh >= g.out_h) continue;
+      for (int b = 0; b < g.kernel_w; b++) {
+        int u = v + g.pad_w - b * g.dil_w;
+        if (u < 0 || u % g.stride_w != 0) continue;
+        int ow = u / g.stride_w;
+        if (ow >= g.out_w) continue;
+        sum += P::ld(wp[a * g.kernel_w + b]) * P::ld(dyp[oh * g.out_w + ow]);
+      }
+    }
+    dx[i] = P::st(sum);
+  }
+}
+
+// Weight gradient: block (c, part) sums, for every tap of channel c,
+// dy * x over its part of the images' output pixels, each thread keeping a
+// sum per tap; the block adds its sums to dw with atomics when the
+// channel is cut into several parts (parts > 1), plainly when not.
+template <class P>
+__device__ void dw_backward_filter(int num, const typename P::E *x, const typename P::E *dy,
+                                   DWGeom g, int parts, typename P::T *dw) {
+  typedef typename P::T T;
+  __shared__ T red[DW_THREADS];
+  int c = blockIdx.x, part = blockIdx.y;
+  int taps = g.kernel_h * g.kernel_w;
+  long long pixels = (long long)g.out_h * g.out_w, total = num * pixels;
+  long long per = (total + parts - 1) / parts;
+  long long begin = part * per, end = min(total, begin + per);
+  T acc[DW_MAX_TAPS];
+#pragma unroll
+  for (int t = 0; t < DW_MAX_TAPS; t++) acc[t] = 0;
+  for (long long k = begin + threadIdx.x; k < end; k += blockDim.x) {
+    long long img = k / pixels;
+    int o = (int)(k - img * pixels), oh = o / g.out_w, ow = o - oh * g.out_w;
+    long long plane = img * g.channels + c;
+    T d = P::ld(dy[plane * pixels + o]);
+    const typename P::E *xp = x + plane * g.height * g.width;
+    // Fully unrolled with constant indices, so that acc stays in registers.
+#pragma unroll
+    for (int t = 0; t < DW_MAX_TAPS; t++) {
+      if (t < taps) {
+        int a = t / g.kernel_w, b = t - a * g.kernel_w;
+        int h = oh * g.stride_h - g.pad_h + a * g.dil_h, v = ow * g.stride_w - g.pad_w + b * g.dil_w;
+        if (h >= 0 && h < g.height && v >= 0 && v < g.width) acc[t] += d * P::ld(xp[h * g.width + v]);
+      }
+    }
+  }
+  // taps is the same for every thread of the block, so the barriers
+  // inside the test are reached by all.
+#pragma unroll
+  for (int t = 0; t < DW_MAX_TAPS; t++) {
+    if (t < taps) {
+      red[threadIdx.x] = acc[t];
+      __syncthreads();
+      for (int s = blockDim.x / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+        __syncthreads();
+      }
+      if (threadIdx.x == 0) {
+        T *p = dw + (long long)c * taps + t;
+        if (parts > 1) {
+          atomicAdd(p, red[0]);
+        } else {
+          *p += red[0];
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+#define DEPTHWISE(P, S)                                                                           \
+  extern "C" __global__ void dw_forward_##S(int n, const P::E *x, const P::E *w, DWGeom g,       \
+                                            P::E *y) {                                           \
+    dw_forward<P>(n, x, w, g, y);                                                                \
+  }                                                                                              \
+  extern "C" __global__ void dw_backward_data_##S(int n, const P::E *dy, const P::E *w, DWGeom g, \
+                                                  P::E *dx) {                                    \
+    dw_backward_data<P>(n, dy, w, g, dx);                                                        \
+  }                                                                                              \
+  extern "C" __global__ void dw_backward_filter_##S(int num, const P::E *x, const P::E *dy,      \
+                                                    DWGeom g, int parts, P::T *dw) {             \
+    dw_backward_filter<P>(num, x, dy, g, parts, dw);                                             \
+  }
+ALL_STORAGES(DEPTHWISE)
