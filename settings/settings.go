@@ -147,14 +147,15 @@ var batchNormWords = []string{"own", "rows", "cudnn"}
 func (b BatchNorm) String() string { return word(batchNormWords, b) }
 
 // ConvGEMM chooses, for each pass of a cuDNN convolution that has a way
-// through cuBLAS GEMMs (1x1 kernels), which way it takes.
+// of gocaffe's own (cuBLAS GEMMs for 1x1 kernels, kernels for depthwise
+// ones), which way it takes.
 type ConvGEMM uint8
 
 const (
 	// ConvGEMMAuto takes the faster of the two per pass, timed when the
 	// shape changes.
 	ConvGEMMAuto ConvGEMM = iota
-	// ConvGEMMAlways takes the GEMM way for every pass where one applies.
+	// ConvGEMMAlways takes gocaffe's way for every pass where one applies.
 	ConvGEMMAlways
 	// ConvGEMMNever takes cuDNN's algorithms alone.
 	ConvGEMMNever
