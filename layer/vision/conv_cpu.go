@@ -26,6 +26,9 @@ type convCPU[T layer.Float] struct {
 	// and its buffers per part when above 1.
 	batch               int
 	batchCols, batchDys [][]T
+	// chunk is the output rows of an image a product covers in the
+	// image-by-image passes (conv_chunks.go); 0: the whole image.
+	chunk int
 
 	// The pass in progress, read by the part bodies.
 	bottom, top   []*blob.Blob[T]
@@ -95,10 +98,16 @@ func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
 		}
 		return l.forwardDepthwise(bottom, top, l.Blobs()[0].CPUData(), b, mathfn.Epilogue[T]{})
 	}
-	if l.cpuParts() == 1 {
+	parts := l.cpuParts()
+	c := &l.cpu
+	c.batch = 1
+	if l.convOutSpatial < convForwardBatchBelow {
+		c.batch = l.backwardBatch(parts)
+	}
+	c.chunk = l.chunkRows(c.batch)
+	if parts == 1 && c.batch == 1 && c.chunk == 0 {
 		return convForward[T](l, device.Host[T](l.Context()), bottom, top)
 	}
-	c := &l.cpu
 	c.bottom, c.top = bottom, top
 	for _, b := range bottom { // sync on this goroutine, before the parts read
 		b.CPUData()
@@ -107,7 +116,13 @@ func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
 		t.MutableCPUData()
 	}
 	l.hostParams()
-	mathfn.Parallel(l.num, c.forwardPart)
+	if parts == 1 && c.batch > 1 {
+		l.forwardHostBatched(0, 0, l.num)
+	} else if parts == 1 {
+		l.forwardChunked(0, l.num, l.col.MutableCPUData())
+	} else {
+		mathfn.Parallel(l.num, c.forwardPart)
+	}
 	c.bottom, c.top = nil, nil
 	return nil
 }
@@ -123,6 +138,14 @@ func (l *convBase[T]) hostParams() {
 }
 
 func (l *convBase[T]) forwardPart(part, lo, hi int) {
+	if l.cpu.batch > 1 {
+		l.forwardHostBatched(part, lo, hi)
+		return
+	}
+	if l.cpu.chunk > 0 {
+		l.forwardChunked(lo, hi, l.cpu.cols[part])
+		return
+	}
 	forwardImages(l, serialHost[T]{device.Host[T](l.Context())}, l.cpu.bottom, l.cpu.top, lo, hi, l.cpu.cols[part])
 }
 
@@ -133,7 +156,8 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 	parts := l.cpuParts()
 	c := &l.cpu
 	c.batch = l.backwardBatch(parts)
-	if parts == 1 && c.batch == 1 {
+	c.chunk = l.chunkRows(c.batch)
+	if parts == 1 && c.batch == 1 && c.chunk == 0 {
 		return convBackward[T](l, device.Host[T](l.Context()), top, propagateDown, bottom)
 	}
 	c.bottom, c.top, c.propagateDown = bottom, top, propagateDown
@@ -155,7 +179,11 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 		if l.biasTerm && l.ParamPropagateDown(1) {
 			bdiff = l.Blobs()[1].MutableCPUDiff()
 		}
-		l.backwardHostBatched(0, 0, l.num, wdiff, bdiff)
+		if c.batch > 1 {
+			l.backwardHostBatched(0, 0, l.num, wdiff, bdiff)
+		} else {
+			l.backwardChunked(0, l.num, wdiff, bdiff, l.col.MutableCPUData())
+		}
 		c.bottom, c.top, c.propagateDown = nil, nil, nil
 		return nil
 	}
@@ -184,6 +212,10 @@ func (l *convBase[T]) backwardPart(part, lo, hi int) {
 	clear(bdiff)
 	if c.batch > 1 {
 		l.backwardHostBatched(part, lo, hi, wdiff, bdiff)
+		return
+	}
+	if c.chunk > 0 {
+		l.backwardChunked(lo, hi, wdiff, bdiff, c.cols[part])
 		return
 	}
 	backwardImages(l, serialHost[T]{device.Host[T](l.Context())}, c.top, c.propagateDown, c.bottom, lo, hi, c.cols[part], wdiff, bdiff)
