@@ -153,9 +153,13 @@ func (l *convBase[T]) forwardHostBatched(part, lo, hi int) {
 			for j := range images {
 				mathfn.Im2colLD(x[(n0+j)*l.bottomDim:], &l.geo, col[j*hw:], ld)
 			}
-			for g := range l.group {
-				d.Gemm(blas.NoTrans, blas.NoTrans, mg, ld, kd,
-					1, weights[g*l.weightOffset:], col[g*kd*ld:], 0, yB[g*mg*ld:])
+			if c.usePacked {
+				mathfn.GemmPackedEpilogue(c.packed, blas.NoTrans, ld, col, yB, nil, true)
+			} else {
+				for g := range l.group {
+					d.Gemm(blas.NoTrans, blas.NoTrans, mg, ld, kd,
+						1, weights[g*l.weightOffset:], col[g*kd*ld:], 0, yB[g*mg*ld:])
+				}
 			}
 			for j := range images {
 				out := y[(n0+j)*l.topDim:]

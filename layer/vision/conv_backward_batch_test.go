@@ -158,3 +158,50 @@ func TestChunkedMatchesImageByImage(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedForwardMatchesOneCore holds the host's forward pass on two
+// cores, whose products read the weights packed once for the pass, to the
+// one-core pass, whose products pack them as they go: the same tops bit
+// for bit.
+func TestPackedForwardMatchesOneCore(t *testing.T) {
+	for _, c := range []struct {
+		param string
+		shape []int
+	}{
+		{"num_output: 13 kernel_size: 3 pad: 1", []int{4, 3, 20, 20}},
+		{"num_output: 7 kernel_size: 1 bias_term: false", []int{3, 9, 16, 12}},
+		{"num_output: 300 kernel_size: 2 stride: 2", []int{2, 40, 24, 24}}, // a second block of rows
+	} {
+		t.Run(fmt.Sprint(c.param, c.shape), func(t *testing.T) {
+			p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`
+			x := layertest.Blob[float32](t, c.shape...)
+			layertest.FillGaussian(x, 0, 1, 31)
+			var tops [2][]float32
+			var weights []*blob.Blob[float32]
+			for i, procs := range []int{1, 2} {
+				func() {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					l := layertest.New[float32](t, p)
+					y := layertest.Blob[float32](t)
+					layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+					if i == 0 {
+						weights = l.LayerBase().Blobs()
+					} else {
+						for j, b := range l.LayerBase().Blobs() {
+							if err := b.CopyFrom(weights[j], false, false); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+					layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+					tops[i] = append([]float32(nil), y.CPUData()...)
+				}()
+			}
+			for j, v := range tops[1] {
+				if w := tops[0][j]; math.Float32bits(v) != math.Float32bits(w) {
+					t.Fatalf("top %d: %v on two cores, %v on one", j, v, w)
+				}
+			}
+		})
+	}
+}
