@@ -85,6 +85,13 @@ func (e CPU[T]) GemmSerial(transA, transB blas.Transpose, m, n, k int, alpha T, 
 	gemmPacked(1, e.GEMM(), transA, transB, m, n, k, alpha, a, b, beta, c)
 }
 
+// GemmSerialLD is GemmSerial on matrices whose rows are lda, ldb and ldc
+// elements apart: blocks of larger ones (a convolution's few output rows
+// of an image at a time, conv_chunks.go in layer/vision).
+func (e CPU[T]) GemmSerialLD(transA, transB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemmOn(1, e.GEMM(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
 func (CPU[T]) Gemv(transA blas.Transpose, m, n int, alpha T, a, x []T, beta T, y []T) {
 	Gemv(transA, m, n, alpha, a, x, beta, y)
 }

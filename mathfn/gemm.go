@@ -66,6 +66,9 @@ type microKernel[T Float] struct {
 	// panel alone: a tile of nr/2 columns or fewer (a product's last)
 	// at about half the cost of a whole one.
 	half func(k int, a, b, c []T, ldc int)
+	// setRows, if not nil, is rows storing to C instead of adding (set's
+	// kernels of fewer rows).
+	setRows []func(k int, a, b, c []T, ldc int)
 }
 
 // dotKernel computes the aRows*4 dot products of aRows rows of A and 4
@@ -91,8 +94,8 @@ const (
 // The kernels by preference: this CPU's assembly ones (gemm_amd64.go,
 // gemm_arm64.go), then the plain Go one.
 var (
-	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil, nil, nil, nil, nil})
-	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil, nil, nil, nil, nil})
+	sgemmKernels = append(archSgemmKernels(), microKernel[float32]{"Go", 4, 8, goKernel[float32](4, 8), nil, nil, nil, nil, nil, nil, nil, nil})
+	dgemmKernels = append(archDgemmKernels(), microKernel[float64]{"Go", 4, 4, goKernel[float64](4, 4), nil, nil, nil, nil, nil, nil, nil, nil})
 )
 
 // Block sizes, in elements. kc x nr of B~ (24 KB for float32 at nr 32) sits
@@ -580,6 +583,10 @@ func (j *gemmJob[T]) tileProduct(buf *gemmBuffers[T], ic, ir, mc, jc, jr, nc, kc
 	}
 	if cols == nr && kern.rows != nil && !set {
 		kern.rows[rows](kc, ap, bp, j.c[off:], j.ldc)
+		return
+	}
+	if cols == nr && kern.setRows != nil && set {
+		kern.setRows[rows](kc, ap, bp, j.c[off:], j.ldc)
 		return
 	}
 	// An edge tile: compute the whole tile (or its first half) aside,

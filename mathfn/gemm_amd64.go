@@ -119,22 +119,72 @@ func sgemmTilesAVX2(k int, a, b, c unsafe.Pointer, ldc, n, aStep, bStep, cStep i
 //go:noescape
 func sgemmTilesAVX2Set(k int, a, b, c unsafe.Pointer, ldc, n, aStep, bStep, cStep int)
 
+// The AVX2 float32 kernels of the first 1 to 5 rows of a 6-row A~ panel
+// (a product's last rows), adding the tile to C and storing it.
+//
+//go:noescape
+func sgemmKernelAVX2Rows1(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2Rows2(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2Rows3(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2Rows4(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2Rows5(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2Rows1Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2Rows2Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2Rows3Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2Rows4Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX2Rows5Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+// sgemmRowsAVX2 and sgemmRowsSetAVX2 are they, by number of rows.
+var (
+	sgemmRowsAVX2 = []func(k int, a, b, c unsafe.Pointer, ldc int){nil, sgemmKernelAVX2Rows1, sgemmKernelAVX2Rows2,
+		sgemmKernelAVX2Rows3, sgemmKernelAVX2Rows4, sgemmKernelAVX2Rows5}
+	sgemmRowsSetAVX2 = []func(k int, a, b, c unsafe.Pointer, ldc int){nil, sgemmKernelAVX2Rows1Set, sgemmKernelAVX2Rows2Set,
+		sgemmKernelAVX2Rows3Set, sgemmKernelAVX2Rows4Set, sgemmKernelAVX2Rows5Set}
+)
+
+// asmRows adapts kernels by number of rows (nil at 0) to the driver's
+// signature.
+func asmRows[T Float](fs []func(k int, a, b, c unsafe.Pointer, ldc int)) []func(k int, a, b, c []T, ldc int) {
+	rows := make([]func(k int, a, b, c []T, ldc int), len(fs))
+	for r, f := range fs[1:] {
+		rows[r+1] = asmKernel[T](f)
+	}
+	return rows
+}
+
 // archSgemmKernels returns the float32 kernels this CPU can run, best
 // first.
 func archSgemmKernels() []microKernel[float32] {
 	var ks []microKernel[float32]
 	if cpu.X86.HasAVX512F {
-		rows := make([]func(k int, a, b, c []float32, ldc int), len(sgemmRowsAVX512))
-		for r, f := range sgemmRowsAVX512[1:] {
-			rows[r+1] = asmKernel[float32](f)
-		}
-		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, asmDot[float32](sdotKernelAVX512, 16, 4), rows, nil, nil, nil, nil})
+		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, asmDot[float32](sdotKernelAVX512, 16, 4),
+			asmRows[float32](sgemmRowsAVX512), nil, nil, nil, nil, nil})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		dot := asmDot[float32](sdot3x4AVX2, 8, 3)
 		dot.one = asmDot[float32](sdot1x4AVX2, 8, 1).fn
-		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), sgemmGatherAVX2, dot, nil, asmKernel[float32](sgemmKernelAVX2Set),
-			asmTiles[float32](sgemmTilesAVX2), asmTiles[float32](sgemmTilesAVX2Set), asmKernel[float32](sgemmKernelAVX2Half)})
+		ks = append(ks, microKernel[float32]{"AVX2", 6, 16, asmKernel[float32](sgemmKernelAVX2), sgemmGatherAVX2, dot,
+			asmRows[float32](sgemmRowsAVX2), asmKernel[float32](sgemmKernelAVX2Set),
+			asmTiles[float32](sgemmTilesAVX2), asmTiles[float32](sgemmTilesAVX2Set), asmKernel[float32](sgemmKernelAVX2Half),
+			asmRows[float32](sgemmRowsSetAVX2)})
 	}
 	return ks
 }
@@ -144,10 +194,10 @@ func archSgemmKernels() []microKernel[float32] {
 func archDgemmKernels() []microKernel[float64] {
 	var ks []microKernel[float64]
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512), asmGather[float64](dgemmPackAVX512), asmDot[float64](ddotKernelAVX512, 8, 4), nil, nil, nil, nil, nil})
+		ks = append(ks, microKernel[float64]{"AVX-512", 12, 16, asmKernel[float64](dgemmKernelAVX512), asmGather[float64](dgemmPackAVX512), asmDot[float64](ddotKernelAVX512, 8, 4), nil, nil, nil, nil, nil, nil})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2), nil, nil, nil, asmKernel[float64](dgemmKernelAVX2Set), nil, nil, nil})
+		ks = append(ks, microKernel[float64]{"AVX2", 6, 8, asmKernel[float64](dgemmKernelAVX2), nil, nil, nil, asmKernel[float64](dgemmKernelAVX2Set), nil, nil, nil, nil})
 	}
 	return ks
 }

@@ -110,3 +110,48 @@ func TestDotAVX2(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmRowsAVX2 holds the AVX2 kernels of a 6-row panel's first rows,
+// adding and storing, to the whole-tile kernels: the same bits in the rows
+// they compute (the same products summed in the same order) and the rows
+// below left alone, for every row count and k about the unrolling.
+func TestSgemmRowsAVX2(t *testing.T) {
+	var kern microKernel[float32]
+	for _, k := range archSgemmKernels() {
+		if k.name == "AVX2" {
+			kern = k
+		}
+	}
+	if kern.rows == nil || kern.setRows == nil {
+		t.Skip("no AVX2 and FMA on this CPU")
+	}
+	const mr, nr, ldc = 6, 16, 19
+	for rows := 1; rows < mr; rows++ {
+		for _, k := range []int{1, 3, 4, 5, 8, 17, 192, 193} {
+			for _, set := range []bool{false, true} {
+				a := randSlice[float32](k*mr, -1, 1, uint64(k*7+rows))
+				b := randSlice[float32](k*nr, -1, 1, uint64(k*5+rows))
+				c0 := randSlice[float32](mr*ldc, -1, 1, uint64(k+rows))
+				want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
+				if set {
+					kern.set(k, a, b, want, ldc)
+					kern.setRows[rows](k, a, b, got, ldc)
+				} else {
+					kern.fn(k, a, b, want, ldc)
+					kern.rows[rows](k, a, b, got, ldc)
+				}
+				for i := range mr {
+					for j := range ldc {
+						w := want[i*ldc+j]
+						if i >= rows {
+							w = c0[i*ldc+j]
+						}
+						if g := got[i*ldc+j]; math.Float32bits(g) != math.Float32bits(w) {
+							t.Fatalf("rows %d k %d set %v: C[%d][%d] = %v, want %v", rows, k, set, i, j, g, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -60,6 +60,57 @@ func newPackedA[T Float](transA bool, m, k int) *PackedA[T] {
 	return p
 }
 
+// PackedASize is the number of elements of the panels of op(A), m x k, a
+// PackAIn needs.
+func PackedASize[T Float](m, k int) int {
+	mr := kernelOf[T]().mr
+	size := 0
+	for pc := 0; pc < k; pc += gemmKC {
+		kc := min(gemmKC, k-pc)
+		for ic := 0; ic < m; ic += gemmMC {
+			size += (min(gemmMC, m-ic) + mr - 1) / mr * mr * kc
+		}
+	}
+	return size
+}
+
+// PackAIn is PackA into p (a new PackedA where p is nil), its panels in
+// blocks (at least PackedASize elements, which p holds until the next
+// PackAIn): for a left operand packed again and again, a layer's weights
+// for each training pass (they change between passes), with no
+// allocation once p has seen the largest shape.
+func PackAIn[T Float](p *PackedA[T], transA blas.Transpose, m, k int, a, blocks []T) *PackedA[T] {
+	if p == nil {
+		p = &PackedA[T]{}
+	}
+	lda := k
+	if transA != blas.NoTrans {
+		lda = m
+	}
+	p.transA, p.m, p.k, p.a, p.lda, p.kern = transA != blas.NoTrans, m, k, a, lda, kernelOf[T]()
+	p.derive, p.unpacked = false, nil
+	p.nic = (m + gemmMC - 1) / gemmMC
+	mr := p.kern.mr
+	p.off = p.off[:0]
+	size := 0
+	for pc := 0; pc < k; pc += gemmKC {
+		kc := min(gemmKC, k-pc)
+		for ic := 0; ic < m; ic += gemmMC {
+			p.off = append(p.off, size)
+			size += (min(gemmMC, m-ic) + mr - 1) / mr * mr * kc
+		}
+	}
+	p.blocks = blocks[:size]
+	j := &gemmJob[T]{transA: p.transA, m: m, k: k, alpha: 1, a: a, lda: lda, kern: p.kern}
+	for pc := 0; pc < k; pc += gemmKC {
+		kc := min(gemmKC, k-pc)
+		for ic := 0; ic < m; ic += gemmMC {
+			j.packA(p.block(ic, pc), ic, min(gemmMC, m-ic), pc, kc)
+		}
+	}
+	return p
+}
+
 // PackA packs op(A), m x k (A stored k x m when transA), for
 // GemmPackedEpilogue. a must not change while the result is used: the
 // products that read A unpacked read it.

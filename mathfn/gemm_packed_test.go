@@ -69,3 +69,49 @@ func TestPackAScaledIsPackAOfScaledCopy(t *testing.T) {
 		}
 	}
 }
+
+// PackAIn gives PackA's products bit for bit, reusing its PackedA and
+// blocks across shapes and matrices, serial or not, and allocates nothing
+// once it has seen the largest shape.
+func TestPackAInIsPackA(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	fill := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	var p *PackedA[float32]
+	blocks := make([]float32, PackedASize[float32](600, 500))
+	for _, sh := range [][3]int{{600, 20, 500}, {32, 256, 800}, {64, 49, 1000}, {7, 30, 5}, {250, 300, 200}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			for _, serial := range []bool{false, true} {
+				a, b := fill(m*k), fill(k*n)
+				p = PackAIn(p, ta, m, k, a, blocks)
+				got, want := make([]float32, m*n), make([]float32, m*n)
+				GemmPackedEpilogue(p, blas.NoTrans, n, b, got, nil, serial)
+				GemmPackedEpilogue(PackA(ta, m, k, a), blas.NoTrans, n, b, want, nil, serial)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%dx%dx%d %v serial %v: C[%d] = %v, want %v", m, n, k, ta, serial, i, got[i], want[i])
+					}
+				}
+				if ta == blas.NoTrans && serial {
+					// And Gemm's own products, which pack A as they go.
+					GemmSerial(ta, blas.NoTrans, m, n, k, 1, a, b, 0, want)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%dx%dx%d: C[%d] = %v, GemmSerial's %v", m, n, k, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	a := fill(600 * 500)
+	if n := testing.AllocsPerRun(5, func() { p = PackAIn(p, blas.NoTrans, 600, 500, a, blocks) }); n != 0 {
+		t.Errorf("PackAIn allocates %v times", n)
+	}
+}

@@ -280,3 +280,63 @@ func TestGemmChoicePerEngine(t *testing.T) {
 		t.Errorf("the openblas build names own and openblas alike: %q", BLASNameWith(settings.GEMMOwn))
 	}
 }
+
+// TestGemmSerialLDOnBlocks holds GemmSerialLD on blocks of larger matrices
+// (rows lda, ldb and ldc apart) to GemmSerial on dense copies of the
+// blocks, bit for bit, for every transpose, shapes about the kernels'
+// tiles and blocks of k (the dot kernels' few rows included), beta 0 and
+// 1; the rest of C is left alone.
+func TestGemmSerialLDOnBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	e := NewCPU[float32](settings.GEMMAuto)
+	shapes := [][3]int{{1, 1, 1}, {5, 17, 3}, {6, 16, 192}, {13, 33, 200}, {32, 75, 80}, {64, 56, 576}, {3, 40, 300}, {50, 7, 64}}
+	for _, s := range shapes {
+		m, n, k := s[0], s[1], s[2]
+		for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+				for _, beta := range []float32{0, 1} {
+					ar, ac := m, k
+					if ta == blas.Trans {
+						ar, ac = k, m
+					}
+					br, bc := k, n
+					if tb == blas.Trans {
+						br, bc = n, k
+					}
+					lda, ldb, ldc := ac+1+rng.IntN(9), bc+rng.IntN(9), n+2
+					a, b, c := make([]float32, ar*lda), make([]float32, br*ldb), make([]float32, m*ldc)
+					for _, x := range [][]float32{a, b, c} {
+						for i := range x {
+							x[i] = float32(rng.NormFloat64())
+						}
+					}
+					da, db, dc := dense(a, ar, ac, lda), dense(b, br, bc, ldb), dense(c, m, n, ldc)
+					GemmSerial(ta, tb, m, n, k, 1.5, da, db, beta, dc)
+					old := append([]float32(nil), c...)
+					e.GemmSerialLD(ta, tb, m, n, k, 1.5, a, lda, b, ldb, beta, c, ldc)
+					for i := range m {
+						for j := range ldc {
+							got, want := c[i*ldc+j], old[i*ldc+j]
+							if j < n {
+								want = dc[i*n+j]
+							}
+							if math.Float32bits(got) != math.Float32bits(want) {
+								t.Fatalf("%v %v %dx%dx%d beta %v: C[%d][%d] = %v, want %v", ta, tb, m, n, k, beta, i, j, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// dense copies the rows x cols block of a, rows ld apart, into a dense
+// matrix.
+func dense(a []float32, rows, cols, ld int) []float32 {
+	d := make([]float32, rows*cols)
+	for i := range rows {
+		copy(d[i*cols:(i+1)*cols], a[i*ld:i*ld+cols])
+	}
+	return d
+}

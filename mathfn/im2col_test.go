@@ -140,6 +140,58 @@ func TestIm2col2DAgainstND(t *testing.T) {
 		}
 		checkIm2col2D(t, trial, g, im32)
 		checkLD(t, trial, g, im32, 1+rng.IntN(3))
+		checkRows(t, trial, g, im, rng.IntN(g.Out[0]), rng.IntN(g.Out[0]))
+	}
+}
+
+// checkRows holds Im2colRows and Col2imRowsAdd to Im2col and Col2im: the
+// columns of the output rows of each of the pieces [0, a), [a, b) and
+// [b, rows) (those not empty), in a buffer with a spare column a row,
+// equal Im2col's exactly, and the pieces' Col2imRowsAdd sum to Col2im's
+// image (exactly: small integers).
+func checkRows(t *testing.T, trial int, g ConvGeometry, im []float64, a, b int) {
+	t.Helper()
+	want := make([]float64, g.ColSize())
+	Im2col(im, &g, want)
+	oh, ow, kd := g.Out[0], g.Out[1], g.KernelDim()
+	ints := make([]float64, len(want))
+	for i := range ints {
+		ints[i] = float64(i%7 - 3)
+	}
+	wantIm := make([]float64, g.ImSize())
+	Col2im(ints, &g, wantIm)
+	a, b = min(a, b), max(a, b)
+	gotIm := make([]float64, g.ImSize())
+	for _, r := range [][2]int{{0, a}, {a, b}, {b, oh}} {
+		r0, r1 := r[0], r[1]
+		if r0 == r1 {
+			continue
+		}
+		ld := (r1-r0)*ow + 1
+		col := make([]float64, (kd-1)*ld+(r1-r0)*ow)
+		for i := range col {
+			col[i] = 99
+		}
+		Im2colRows(im, &g, col, ld, r0, r1)
+		for k := range kd {
+			for q := range (r1 - r0) * ow {
+				if got, w := col[k*ld+q], want[k*oh*ow+r0*ow+q]; got != w {
+					t.Fatalf("trial %d %+v rows [%d, %d): column row %d position %d: %v, want %v", trial, g, r0, r1, k, q, got, w)
+				}
+			}
+			if k < kd-1 && col[k*ld+ld-1] != 99 {
+				t.Fatalf("trial %d %+v rows [%d, %d): the spare column of row %d written", trial, g, r0, r1, k)
+			}
+		}
+		for k := range kd {
+			copy(col[k*ld:k*ld+(r1-r0)*ow], ints[k*oh*ow+r0*ow:])
+		}
+		Col2imRowsAdd(col, ld, &g, gotIm, r0, r1)
+	}
+	for i := range gotIm {
+		if gotIm[i] != wantIm[i] {
+			t.Fatalf("trial %d %+v pieces %d, %d: image %d: %v, want %v", trial, g, a, b, i, gotIm[i], wantIm[i])
+		}
 	}
 }
 

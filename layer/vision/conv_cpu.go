@@ -7,6 +7,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/mathfn"
+	"github.com/gocaffe/gocaffe/settings"
 )
 
 // The host's convolution: the images of a pass are spread over the cores
@@ -26,6 +27,16 @@ type convCPU[T layer.Float] struct {
 	// and its buffers per part when above 1.
 	batch               int
 	batchCols, batchDys [][]T
+	// chunk is the output rows of an image a product covers in the
+	// image-by-image passes (conv_chunks.go); 0: the whole image.
+	chunk int
+	// packed is the weights packed for the GEMM kernels once for the
+	// forward pass in progress when usePacked (every part's products
+	// read it), its panels in the net's scratch; packedBlocks is the
+	// layer's own where it has no net.
+	packed       *mathfn.PackedA[T]
+	packedBlocks []T
+	usePacked    bool
 
 	// The pass in progress, read by the part bodies.
 	bottom, top   []*blob.Blob[T]
@@ -95,10 +106,16 @@ func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
 		}
 		return l.forwardDepthwise(bottom, top, l.Blobs()[0].CPUData(), b, mathfn.Epilogue[T]{})
 	}
-	if l.cpuParts() == 1 {
+	parts := l.cpuParts()
+	c := &l.cpu
+	c.batch = 1
+	if l.convOutSpatial < convForwardBatchBelow {
+		c.batch = l.backwardBatch(parts)
+	}
+	c.chunk = l.chunkRows(c.batch)
+	if parts == 1 && c.batch == 1 && c.chunk == 0 {
 		return convForward[T](l, device.Host[T](l.Context()), bottom, top)
 	}
-	c := &l.cpu
 	c.bottom, c.top = bottom, top
 	for _, b := range bottom { // sync on this goroutine, before the parts read
 		b.CPUData()
@@ -107,7 +124,22 @@ func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
 		t.MutableCPUData()
 	}
 	l.hostParams()
-	mathfn.Parallel(l.num, c.forwardPart)
+	// The weights packed once for all the pass's products: image by image
+	// each product packed them again, all of them (ResNet-50's 25M
+	// weights 8 times a pass at batch 8). Only for the default GEMM
+	// choice (another takes its own code), one group, not deconvolutions.
+	c.usePacked = !l.reverse && l.group == 1 && c.chunk == 0 && device.Host[T](l.Context()).GEMM() == settings.GEMMAuto
+	if c.usePacked {
+		blocks := layer.ScratchOf(&l.Base, "conv.packed", 0, &c.packedBlocks, mathfn.PackedASize[T](l.numOutput, l.kernelDim))
+		c.packed = mathfn.PackAIn(c.packed, blas.NoTrans, l.numOutput, l.kernelDim, l.Blobs()[0].CPUData(), blocks)
+	}
+	if parts == 1 && c.batch > 1 {
+		l.forwardHostBatched(0, 0, l.num)
+	} else if parts == 1 {
+		l.forwardChunked(0, l.num, l.col.MutableCPUData())
+	} else {
+		mathfn.Parallel(l.num, c.forwardPart)
+	}
 	c.bottom, c.top = nil, nil
 	return nil
 }
@@ -123,7 +155,40 @@ func (l *convBase[T]) hostParams() {
 }
 
 func (l *convBase[T]) forwardPart(part, lo, hi int) {
+	if l.cpu.batch > 1 {
+		l.forwardHostBatched(part, lo, hi)
+		return
+	}
+	if l.cpu.chunk > 0 {
+		l.forwardChunked(lo, hi, l.cpu.cols[part])
+		return
+	}
+	if l.cpu.usePacked {
+		l.forwardPacked(lo, hi, l.cpu.cols[part])
+		return
+	}
 	forwardImages(l, serialHost[T]{device.Host[T](l.Context())}, l.cpu.bottom, l.cpu.top, lo, hi, l.cpu.cols[part])
+}
+
+// forwardPacked is forwardImages for images [lo, hi) with the weights
+// packed (c.packed): the same products, without packing them again.
+func (l *convBase[T]) forwardPacked(lo, hi int, col []T) {
+	c := &l.cpu
+	d := serialHost[T]{device.Host[T](l.Context())}
+	for i := range c.bottom {
+		x, y := d.Data(c.bottom[i]), d.MutableData(c.top[i])
+		for n := lo; n < hi; n++ {
+			b, out := x[n*l.bottomDim:(n+1)*l.bottomDim], y[n*l.topDim:(n+1)*l.topDim]
+			if !l.is1x1 {
+				d.Im2col(b, &l.geo, col)
+				b = col
+			}
+			mathfn.GemmPackedEpilogue(c.packed, blas.NoTrans, l.convOutSpatial, b, out, nil, true)
+			if l.biasTerm {
+				forwardBias(l, d, out, d.Data(l.Blobs()[1]))
+			}
+		}
+	}
 }
 
 func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
@@ -133,7 +198,8 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 	parts := l.cpuParts()
 	c := &l.cpu
 	c.batch = l.backwardBatch(parts)
-	if parts == 1 && c.batch == 1 {
+	c.chunk = l.chunkRows(c.batch)
+	if parts == 1 && c.batch == 1 && c.chunk == 0 {
 		return convBackward[T](l, device.Host[T](l.Context()), top, propagateDown, bottom)
 	}
 	c.bottom, c.top, c.propagateDown = bottom, top, propagateDown
@@ -155,7 +221,11 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 		if l.biasTerm && l.ParamPropagateDown(1) {
 			bdiff = l.Blobs()[1].MutableCPUDiff()
 		}
-		l.backwardHostBatched(0, 0, l.num, wdiff, bdiff)
+		if c.batch > 1 {
+			l.backwardHostBatched(0, 0, l.num, wdiff, bdiff)
+		} else {
+			l.backwardChunked(0, l.num, wdiff, bdiff, l.col.MutableCPUData())
+		}
 		c.bottom, c.top, c.propagateDown = nil, nil, nil
 		return nil
 	}
@@ -184,6 +254,10 @@ func (l *convBase[T]) backwardPart(part, lo, hi int) {
 	clear(bdiff)
 	if c.batch > 1 {
 		l.backwardHostBatched(part, lo, hi, wdiff, bdiff)
+		return
+	}
+	if c.chunk > 0 {
+		l.backwardChunked(lo, hi, wdiff, bdiff, c.cols[part])
 		return
 	}
 	backwardImages(l, serialHost[T]{device.Host[T](l.Context())}, c.top, c.propagateDown, c.bottom, lo, hi, c.cols[part], wdiff, bdiff)

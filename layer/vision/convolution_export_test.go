@@ -56,3 +56,12 @@ func FoldHolds[T layer.Float](l layer.Layer[T]) (folded bool, packed int, unpack
 	}
 	return c.fold.w != nil, len(c.fold.packed), unpacked, c.fold.wino != nil
 }
+
+// SetConvChunks sets the column bytes a piece of the host's chunked
+// passes aims at and its fewest positions (conv_chunks.go) until the
+// returned function restores them.
+func SetConvChunks(bytes, columns int) (restore func()) {
+	oldBytes, oldColumns := convChunkBytes, convChunkColumns
+	convChunkBytes, convChunkColumns = bytes, columns
+	return func() { convChunkBytes, convChunkColumns = oldBytes, oldColumns }
+}

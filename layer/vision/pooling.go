@@ -482,17 +482,48 @@ func maxPoolArgByValue[T layer.Float](g *poolGeom, w *mathfn.PoolWindows, x, y, 
 	maxPoolValues(g, w, x, y, scratch)
 	floor := T(-math.MaxFloat32)
 	bits := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
-	for o, v := range y {
-		ph, pw := o/g.pooledW, o%g.pooledW
-		if v != v || v == floor {
-			y[o], idx[o] = maxPoolWindow(g, bits, x, ph, pw)
-			continue
+	// Windows wholly inside the image look for their maximum at the fixed
+	// offsets of g.offsets (row-major, as firstEqual's order) from their
+	// first element, with no clipping per window: window and firstEqual
+	// cost CIFAR-10 quick's pool1 three quarters of its 9 ms a pass on two
+	// AVX2 cores, for 9 compares at most per output.
+	cLo, cHi := g.insideCols()
+	offs := g.offsets
+	if len(offs) != g.kernelH*g.kernelW {
+		cLo, cHi = 0, 0 // not set up: every window clipped
+	}
+	for ph := range g.pooledH {
+		h0 := ph*g.strideH - g.padH
+		lo, hi := cLo, cHi
+		if h0 < 0 || h0+g.kernelH > g.height {
+			lo, hi = 0, 0
 		}
-		h0, h1, w0, w1, _ := g.window(ph, pw)
-		i := firstEqual(x, g.width, h0, h1, w0, w1, v)
-		// x[i]'s own bits: the vector maximum of -0 and +0 may have
-		// either sign.
-		y[o], idx[o] = x[i], T(i)
+		ys, is := y[ph*g.pooledW:(ph+1)*g.pooledW], idx[ph*g.pooledW:(ph+1)*g.pooledW]
+		for pw, v := range ys {
+			if v != v || v == floor {
+				ys[pw], is[pw] = maxPoolWindow(g, bits, x, ph, pw)
+				continue
+			}
+			i := -1
+			if pw >= lo && pw < hi {
+				first := h0*g.width + pw*g.strideW - g.padW
+				for _, off := range offs {
+					if x[first+int(off)] == v {
+						i = first + int(off)
+						break
+					}
+				}
+			} else {
+				wh0, wh1, w0, w1, _ := g.window(ph, pw)
+				i = firstEqual(x, g.width, wh0, wh1, w0, w1, v)
+			}
+			if i < 0 {
+				panic("vision: a window's maximum is not in the window")
+			}
+			// x[i]'s own bits: the vector maximum of -0 and +0 may have
+			// either sign.
+			ys[pw], is[pw] = x[i], T(i)
+		}
 	}
 }
 
