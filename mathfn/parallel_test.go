@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 )
@@ -55,6 +56,27 @@ func TestParallelPartsOnce(t *testing.T) {
 						t.Fatalf("GOMAXPROCS %d, n %d: ParallelChunks computed index %d %d times", procs, n, i, s)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestParallelAfterHelpersPark checks regions far enough apart that the
+// helpers have stopped polling and parked between them.
+func TestParallelAfterHelpersPark(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(2)
+	for round := range 5 {
+		time.Sleep(2 * helperSpin)
+		sum := make([]int, 50)
+		ParallelChunks(50, func(part, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				sum[i]++
+			}
+		})
+		for i, s := range sum {
+			if s != 1 {
+				t.Fatalf("round %d: index %d computed %d times", round, i, s)
 			}
 		}
 	}
