@@ -242,35 +242,72 @@ func (p *workerPool) start() {
 	}
 }
 
+// spinOff, while the clock (UnixNano) is before it, has helpers park
+// right after each task: a helper found it lost its CPU while polling
+// (spinLostGap), as on a machine with more runnable threads than CPUs. There
+// polling did harm: the kernel charges the polling thread its time and then
+// preempts it in the middle of its next chunk, which the region's caller
+// waits for (GoogLeNet b1 at a load average of 8: 66.5 ms polling 200 us,
+// 50.6 parked at once). A thread that slept is run as soon as it is woken.
+var spinOff atomic.Int64
+
+const (
+	// spinLostGap is the longest a polling helper's round (a check and a
+	// runtime.Gosched) may take before it counts as preempted: a round
+	// takes a few microseconds.
+	spinLostGap = 50 * time.Microsecond
+	// spinOffFor is how long helpers park at once after that.
+	spinOffFor = 20 * time.Millisecond
+)
+
 // loop runs the helper's tasks: polling for the next one for helperSpin
-// after each, then parked on tasks.
+// after each (unless spinOff says not to), then parked on tasks.
 func (h *helper) loop(tasks chan poolTask) {
 	for {
-		h.state.Store(helperSpinning)
-		for deadline := time.Now().Add(helperSpin); ; {
-			if h.state.Load() == helperClaimed {
-				for !h.ready.Load() { // the claimer is writing the task
-					runtime.Gosched()
-				}
-				t := h.task
-				h.task = poolTask{}
-				h.ready.Store(false)
-				t.job.work(t.w, true)
-				t.job.leave()
-				h.state.Store(helperSpinning)
-				deadline = time.Now().Add(helperSpin)
-				continue
-			}
-			if time.Now().After(deadline) && h.state.CompareAndSwap(helperSpinning, helperParked) {
-				break
-			}
-			// Yield the core to the process's other goroutines, keeping
-			// the thread (and its vCPU) awake.
-			runtime.Gosched()
+		if time.Now().UnixNano() >= spinOff.Load() {
+			h.spin()
+		} else {
+			h.state.Store(helperParked)
 		}
 		t := <-tasks
 		t.job.work(t.w, true)
 		t.job.leave()
+	}
+}
+
+// spin polls for tasks and runs them until helperSpin passes without one,
+// or the helper loses its CPU; then it marks the helper parked.
+func (h *helper) spin() {
+	h.state.Store(helperSpinning)
+	last := time.Now()
+	deadline := last.Add(helperSpin)
+	for {
+		if h.state.Load() == helperClaimed {
+			for !h.ready.Load() { // the claimer is writing the task
+				runtime.Gosched()
+			}
+			t := h.task
+			h.task = poolTask{}
+			h.ready.Store(false)
+			t.job.work(t.w, true)
+			t.job.leave()
+			h.state.Store(helperSpinning)
+			last = time.Now()
+			deadline = last.Add(helperSpin)
+			continue
+		}
+		now := time.Now()
+		lost := now.Sub(last) > spinLostGap
+		if lost {
+			spinOff.Store(now.Add(spinOffFor).UnixNano())
+		}
+		last = now
+		if (lost || now.After(deadline)) && h.state.CompareAndSwap(helperSpinning, helperParked) {
+			return
+		}
+		// Yield the core to the process's other goroutines, keeping the
+		// thread (and its vCPU) awake.
+		runtime.Gosched()
 	}
 }
 
