@@ -246,19 +246,33 @@ func (p *workerPool) start() {
 // right after each task: a helper found it lost its CPU while polling
 // (spinLostGap), as on a machine with more runnable threads than CPUs. There
 // polling did harm: the kernel charges the polling thread its time and then
-// preempts it in the middle of its next chunk, which the region's caller
-// waits for (GoogLeNet b1 at a load average of 8: 66.5 ms polling 200 us,
-// 50.6 parked at once). A thread that slept is run as soon as it is woken.
-var spinOff atomic.Int64
+// preempts it in the middle of its next chunk, or gives it the core the
+// region's caller needs (GoogLeNet b1 at a load average of 8: 66.5 ms
+// polling 200 us, 50.6 parked at once). A thread that slept is run as soon
+// as it is woken. spinBackoff is how long the last such pause was: it
+// doubles (from spinOffMin to spinOffMax) each time polling, resumed, loses
+// the CPU again, and is forgotten once a helper polls its whole helperSpin
+// undisturbed. With a pause of 20 ms alone, a machine with one core's worth
+// of other work lost it again every pause: 50-110 ms passes against 45
+// parked at once.
+var spinOff, spinBackoff atomic.Int64
 
 const (
 	// spinLostGap is the longest a polling helper's round (a check and a
 	// runtime.Gosched) may take before it counts as preempted: a round
 	// takes a few microseconds.
 	spinLostGap = 50 * time.Microsecond
-	// spinOffFor is how long helpers park at once after that.
-	spinOffFor = 20 * time.Millisecond
+	spinOffMin  = 20 * time.Millisecond
+	spinOffMax  = time.Second
 )
+
+// spinLost pauses polling (spinOff) after a helper lost its CPU at now.
+func spinLost(now time.Time) {
+	b := time.Duration(spinBackoff.Load())
+	b = min(max(2*b, spinOffMin), spinOffMax)
+	spinBackoff.Store(int64(b))
+	spinOff.Store(now.Add(b).UnixNano())
+}
 
 // loop runs the helper's tasks: polling for the next one for helperSpin
 // after each (unless spinOff says not to), then parked on tasks.
@@ -299,10 +313,13 @@ func (h *helper) spin() {
 		now := time.Now()
 		lost := now.Sub(last) > spinLostGap
 		if lost {
-			spinOff.Store(now.Add(spinOffFor).UnixNano())
+			spinLost(now)
 		}
 		last = now
 		if (lost || now.After(deadline)) && h.state.CompareAndSwap(helperSpinning, helperParked) {
+			if !lost {
+				spinBackoff.Store(0) // a whole poll undisturbed
+			}
 			return
 		}
 		// Yield the core to the process's other goroutines, keeping the
