@@ -215,11 +215,19 @@ type gemmJob[T Float] struct {
 	// block of k stores its tiles (kern.set) instead of adding them.
 	overwrite bool
 
-	// The split over goroutines: workers parts of units units of unit
-	// columns (byCols) or rows.
-	workers, units, unit int
-	byCols               bool
-	wg                   sync.WaitGroup
+	// The split over goroutines (parallel): units units of unit columns
+	// (byCols) or rows, in the region's chunks; wholeB: split by rows,
+	// each goroutine packs all of B once, for all its chunks.
+	units, unit int
+	byCols      bool
+	wholeB      bool
+	region      region
+}
+
+// free returns the job to T's list, holding no caller's memory.
+func (j *gemmJob[T]) free() {
+	j.a, j.b, j.c, j.ep, j.packed = nil, nil, nil, nil, nil
+	listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs).put(j)
 }
 
 // gemm computes C = alpha*op(A)*op(B) + beta*C (m x n, row stride ldc),
@@ -250,18 +258,18 @@ func gemmEpOn[T Float](workers int, choice settings.GEMM, transA, transB blas.Tr
 		ep.apply(c, ldc, 0, m, 0, n)
 		return
 	}
-	jobs := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs)
-	j := jobs.get()
+	j := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs).get()
+	wake := j.region.wake // kept: a job from the list makes no channel again
 	*j = gemmJob[T]{transA: transA != blas.NoTrans, transB: transB != blas.NoTrans, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kern: kernelOf[T](), own: ownGemmFor[T](choice), ep: ep}
+	j.region.wake = wake
 	j.setOverwrite(beta)
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)
-	} else {
-		j.parallel(workers)
+		j.free()
+		return
 	}
-	j.a, j.b, j.c, j.ep = nil, nil, nil, nil // hold no caller memory in the list
-	jobs.put(j)
+	j.parallel(workers) // frees j
 }
 
 // setOverwrite sets j.overwrite where the product is C = op(A)*op(B)
@@ -293,48 +301,112 @@ func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
 }
 
 // parallel splits the product over workers goroutines: by columns of C in
-// multiples of nr when C is wide enough, else by rows in multiples of mr.
-// The calling goroutine computes the last part.
+// multiples of nr when C is wide enough, else by rows in multiples of mr,
+// in chunks that the goroutines claim (parallel.go). It frees j.
 func (j *gemmJob[T]) parallel(workers int) {
-	j.byCols = j.n >= j.m || j.n >= workers*j.kern.nr*4
+	nr, mr := j.kern.nr, j.kern.mr
+	j.byCols = j.n >= j.m || j.n >= workers*nr*4
 	if j.packed != nil {
 		// Every part reads the packed A, whole or a range of its rows.
 		// Few columns split unevenly in whole tiles of nr (49 columns on
 		// two cores: 32 and 17, a full tile against a column), and a
 		// packed A needs no packing per part: split those by rows.
-		j.byCols = j.n >= workers*j.kern.nr*4 || j.n >= workers*j.kern.nr && j.m < workers*j.kern.mr*4
+		j.byCols = j.n >= workers*nr*4 || j.n >= workers*nr && j.m < workers*mr*4
 	}
-	j.unit, j.units = j.kern.nr, j.n
+	j.unit, j.units = nr, j.n
 	if !j.byCols {
-		j.unit, j.units = j.kern.mr, j.m
+		j.unit, j.units = mr, j.m
 	}
 	j.units = (j.units + j.unit - 1) / j.unit
-	j.workers = min(workers, j.units)
-	j.wg.Add(j.workers - 1)
-	for w := range j.workers - 1 {
-		gemmPool.do(j, w)
+	// Split by rows, every chunk multiplies all of B: each goroutine
+	// packs it once where its panels fit one buffer (few columns, the
+	// products that split by rows), not once per chunk.
+	j.wholeB = !j.byCols && j.own && !j.useDot() && j.n <= gemmNC &&
+		j.k*((j.n+nr-1)/nr*nr) <= gemmKC*(gemmNC+nr)
+	// Several chunks per goroutine where a chunk packs nothing another
+	// packs too: by columns with A packed once (each chunk packs its own
+	// columns of B), by rows with B packed whole. Otherwise (A packed per
+	// chunk, or B) one per goroutine, claimed all the same.
+	chunks := workers
+	if j.byCols && j.packed != nil || j.wholeB {
+		chunks = workers * gemmChunksPerWorker
 	}
-	j.runPart(j.workers - 1)
-	j.wg.Wait()
+	chunks = min(chunks, j.units)
+	j.region.start(chunks)
+	runRegion(j, min(workers, chunks)-1)
 }
 
-// runPart computes part w of the split.
-func (j *gemmJob[T]) runPart(w int) {
-	total := j.n
-	if !j.byCols {
-		total = j.m
+// gemmChunksPerWorker is how many chunks parallel cuts a product into per
+// goroutine where chunks duplicate no packing.
+const gemmChunksPerWorker = 4
+
+func (j *gemmJob[T]) reg() *region { return &j.region }
+
+// work computes the chunks the goroutine claims (regionJob).
+func (j *gemmJob[T]) work(_ int, helper bool) bool {
+	var buf *gemmBuffers[T] // the whole B, packed at the first chunk
+	last := false
+	for {
+		c, ok := j.region.claim()
+		if !ok {
+			break
+		}
+		total := j.n
+		if !j.byCols {
+			total = j.m
+		}
+		chunks := j.region.chunks
+		lo := c * j.units / chunks * j.unit
+		hi := min((c+1)*j.units/chunks*j.unit, total)
+		switch {
+		case j.byCols:
+			j.run(0, j.m, lo, hi)
+		case j.wholeB:
+			if buf == nil {
+				buf = getBuffers(j.kern)
+				j.packWholeB(buf.b)
+			}
+			j.rowsOnWholeB(buf, lo, hi)
+		default:
+			j.run(lo, hi, 0, j.n)
+		}
+		if j.region.finish(helper) {
+			last = true
+		}
 	}
-	lo := w * j.units / j.workers * j.unit
-	hi := min((w+1)*j.units/j.workers*j.unit, total)
-	if j.byCols {
-		j.run(0, j.m, lo, hi)
-	} else {
-		j.run(lo, hi, 0, j.n)
+	if buf != nil {
+		putBuffers(buf)
+	}
+	return last
+}
+
+// leave ends a goroutine's hold on the job (regionJob).
+func (j *gemmJob[T]) leave() {
+	if j.region.leave() {
+		j.free()
 	}
 }
 
-// done is runPart's end for a helper goroutine.
-func (j *gemmJob[T]) done() { j.wg.Done() }
+// packWholeB packs all of op(B) into dst, block pc (of gemmKC steps) at
+// pc times the columns rounded up to panels.
+func (j *gemmJob[T]) packWholeB(dst []T) {
+	npad := (j.n + j.kern.nr - 1) / j.kern.nr * j.kern.nr
+	for pc := 0; pc < j.k; pc += gemmKC {
+		j.packB(dst[pc*npad:], pc, min(gemmKC, j.k-pc), 0, j.n)
+	}
+}
+
+// rowsOnWholeB computes rows [i0, i1) of C, all columns, from B packed
+// whole in buf.b (packWholeB).
+func (j *gemmJob[T]) rowsOnWholeB(buf *gemmBuffers[T], i0, i1 int) {
+	npad := (j.n + j.kern.nr - 1) / j.kern.nr * j.kern.nr
+	whole := buf.b
+	for pc := 0; pc < j.k; pc += gemmKC {
+		buf.b = whole[pc*npad:]
+		j.rowBlocks(buf, i0, i1, 0, j.n, pc, min(gemmKC, j.k-pc))
+	}
+	buf.b = whole
+}
 
 // run computes rows [i0, i1) and columns [j0, j1) of C.
 func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
@@ -356,31 +428,37 @@ func (j *gemmJob[T]) run(i0, i1, j0, j1 int) {
 		for pc := 0; pc < j.k; pc += gemmKC {
 			kc := min(gemmKC, j.k-pc)
 			j.packB(buf.b, pc, kc, jc, nc)
-			for ic := i0; ic < i1; {
-				mc := min(gemmMC, i1-ic)
-				var ep *Epilogue[T] // on the last block of k alone
-				if pc+kc == j.k {
-					ep = j.ep
-				}
-				set := pc == 0 && j.overwrite
-				if j.packed != nil {
-					// The packed panels of these rows, whole or a part
-					// split by rows (i0 is then a multiple of mr, a
-					// panel's start): up to the end of their block.
-					start := ic / gemmMC * gemmMC
-					mc = min(start+gemmMC, i1) - ic
-					own := buf.a
-					buf.a = j.packed.block(start, pc)[(ic-start)*kc:]
-					j.macro(buf, ic, mc, jc, nc, kc, set, ep)
-					buf.a = own
-					ic += mc
-					continue
-				}
-				j.packA(buf.a, ic, mc, pc, kc)
-				j.macro(buf, ic, mc, jc, nc, kc, set, ep)
-				ic += mc
-			}
+			j.rowBlocks(buf, i0, i1, jc, nc, pc, kc)
 		}
+	}
+}
+
+// rowBlocks computes rows [i0, i1) of C's columns [jc, jc+nc) over steps
+// [pc, pc+kc), B~'s block packed in buf.b.
+func (j *gemmJob[T]) rowBlocks(buf *gemmBuffers[T], i0, i1, jc, nc, pc, kc int) {
+	for ic := i0; ic < i1; {
+		mc := min(gemmMC, i1-ic)
+		var ep *Epilogue[T] // on the last block of k alone
+		if pc+kc == j.k {
+			ep = j.ep
+		}
+		set := pc == 0 && j.overwrite
+		if j.packed != nil {
+			// The packed panels of these rows, whole or a part
+			// split by rows (i0 is then a multiple of mr, a
+			// panel's start): up to the end of their block.
+			start := ic / gemmMC * gemmMC
+			mc = min(start+gemmMC, i1) - ic
+			own := buf.a
+			buf.a = j.packed.block(start, pc)[(ic-start)*kc:]
+			j.macro(buf, ic, mc, jc, nc, kc, set, ep)
+			buf.a = own
+			ic += mc
+			continue
+		}
+		j.packA(buf.a, ic, mc, pc, kc)
+		j.macro(buf, ic, mc, jc, nc, kc, set, ep)
+		ic += mc
 	}
 }
 
@@ -752,79 +830,4 @@ func goKernel[T Float](mr, nr int) func(k int, a, b, c []T, ldc int) {
 			}
 		}
 	}
-}
-
-// Parallel runs body over [0, n), cut into at most GOMAXPROCS contiguous
-// ranges, one per goroutine: body(part, lo, hi) computes [lo, hi) as part
-// part (0 <= part < Parts(n)), so that it can use scratch memory of its
-// own. The calling goroutine runs the last part and long-lived workers the
-// others; it returns when all are done and allocates nothing (give it a
-// body made once, e.g. a method value kept in a struct, not a new closure
-// per call). Inside body, use GemmSerial: the parts already use the cores.
-func Parallel(n int, body func(part, lo, hi int)) {
-	parts := Parts(n)
-	if parts <= 1 {
-		if n > 0 {
-			body(0, 0, n)
-		}
-		return
-	}
-	j := forJobs.get()
-	j.body, j.n, j.parts = body, n, parts
-	j.wg.Add(parts - 1)
-	for w := range parts - 1 {
-		gemmPool.do(j, w)
-	}
-	j.runPart(parts - 1)
-	j.wg.Wait()
-	j.body = nil
-	forJobs.put(j)
-}
-
-// Parts returns how many parts Parallel cuts n items into.
-func Parts(n int) int { return max(min(n, runtime.GOMAXPROCS(0)), 1) }
-
-// forJob is a Parallel call shared by its goroutines.
-type forJob struct {
-	body     func(part, lo, hi int)
-	n, parts int
-	wg       sync.WaitGroup
-}
-
-func (j *forJob) runPart(w int) { j.body(w, w*j.n/j.parts, (w+1)*j.n/j.parts) }
-func (j *forJob) done()         { j.wg.Done() }
-
-// gemmPool runs the helper goroutines of parallel products: long-lived
-// workers, so that a product starts none and allocates nothing.
-var gemmPool workerPool
-
-// gemmPart is a part of a product for a helper goroutine.
-type gemmPart interface {
-	runPart(w int)
-	done()
-}
-
-type poolTask struct {
-	job gemmPart
-	w   int
-}
-
-type workerPool struct {
-	once  sync.Once
-	tasks chan poolTask
-}
-
-func (p *workerPool) do(job gemmPart, w int) {
-	p.once.Do(func() {
-		p.tasks = make(chan poolTask)
-		for range max(runtime.NumCPU(), 2) {
-			go func() {
-				for t := range p.tasks {
-					t.job.runPart(t.w)
-					t.job.done()
-				}
-			}()
-		}
-	})
-	p.tasks <- poolTask{job, w}
 }

@@ -2,7 +2,6 @@ package mathfn
 
 import (
 	"runtime"
-	"sync"
 
 	"github.com/gocaffe/gocaffe/settings"
 	"gonum.org/v1/gonum/blas"
@@ -132,35 +131,49 @@ func gemvProduct[T Float](workers int, transA, transB blas.Transpose, m, n, k in
 		gemvPart(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
 		return
 	}
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := p*size/parts, (p+1)*size/parts
-		run := func() {
-			if m == 1 { // columns lo..hi of C: of B's
-				bs := b[lo:]
-				if transB != blas.NoTrans {
-					bs = b[lo*ldb:]
-				}
-				gemvPart(transA, transB, 1, hi-lo, k, alpha, a, lda, bs, ldb, c[lo:], ldc)
-				return
-			}
-			as := a[lo*lda:] // rows lo..hi of C: of op(A)'s
-			if transA != blas.NoTrans {
-				as = a[lo:]
-			}
-			gemvPart(transA, transB, hi-lo, 1, k, alpha, as, lda, b, ldb, c[lo*ldc:], ldc)
-		}
-		if p == parts-1 {
-			run()
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run()
-		}()
+	// In chunks over the pool's helpers (parallel.go): a goroutine
+	// started per part ran 70 us late on the 2-vCPU machine, its share of
+	// the weights read by no one meanwhile.
+	g := listOf[T, gemvJob[float32], gemvJob[float64], gemvJob[T]](&sgemvJobs, &dgemvJobs).get()
+	*g = gemvJob[T]{transA: transA, transB: transB, m: m, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, body: g.body}
+	if g.body == nil {
+		g.body = g.part // made once per job: a pass allocates nothing
 	}
-	wg.Wait()
+	parallelChunksOn(parts, size, g.body)
+	g.a, g.b, g.c = nil, nil, nil // hold no caller's memory in the list
+	listOf[T, gemvJob[float32], gemvJob[float64], gemvJob[T]](&sgemvJobs, &dgemvJobs).put(g)
+}
+
+// gemvJob is one gemvProduct, read by the goroutines of its parts.
+type gemvJob[T Float] struct {
+	transA, transB blas.Transpose
+	m, k           int
+	alpha          T
+	a, b, c        []T
+	lda, ldb, ldc  int
+	body           func(part, lo, hi int)
+}
+
+var (
+	sgemvJobs freeList[gemvJob[float32]]
+	dgemvJobs freeList[gemvJob[float64]]
+)
+
+// part computes C's columns (one row) or rows (one column) [lo, hi).
+func (g *gemvJob[T]) part(_, lo, hi int) {
+	if g.m == 1 { // columns lo..hi of C: of B's
+		bs := g.b[lo:]
+		if g.transB != blas.NoTrans {
+			bs = g.b[lo*g.ldb:]
+		}
+		gemvPart(g.transA, g.transB, 1, hi-lo, g.k, g.alpha, g.a, g.lda, bs, g.ldb, g.c[lo:], g.ldc)
+		return
+	}
+	as := g.a[lo*g.lda:] // rows lo..hi of C: of op(A)'s
+	if g.transA != blas.NoTrans {
+		as = g.a[lo:]
+	}
+	gemvPart(g.transA, g.transB, hi-lo, 1, g.k, g.alpha, as, g.lda, g.b, g.ldb, g.c[lo*g.ldc:], g.ldc)
 }
 
 // gemvPart is gemvProduct's product on the calling goroutine.

@@ -238,10 +238,11 @@ func GemmPackedEpilogue[T Float](pa *PackedA[T], transB blas.Transpose, n int, b
 		gemmEpOn(workers, settings.GEMMAuto, ta, transB, m, n, k, 1, a, lda, b, ldb, 0, c, n, ep)
 		return
 	}
-	jobs := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs)
-	j := jobs.get()
+	j := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs).get()
+	wake := j.region.wake // kept: a job from the list makes no channel again
 	*j = gemmJob[T]{transA: pa.transA, transB: transB != blas.NoTrans, m: m, n: n, k: k,
 		alpha: 1, a: pa.a, lda: pa.lda, b: b, ldb: ldb, c: c, ldc: n, kern: pa.kern, own: true, ep: ep, packed: pa}
+	j.region.wake = wake
 	if pa.derive && j.useDot() {
 		// The dot kernels read A unpacked.
 		var ta blas.Transpose
@@ -251,9 +252,8 @@ func GemmPackedEpilogue[T Float](pa *PackedA[T], transB blas.Transpose, n int, b
 	j.setOverwrite(0)
 	if 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops || workers <= 1 {
 		j.run(0, m, 0, n)
-	} else {
-		j.parallel(workers)
+		j.free()
+		return
 	}
-	j.a, j.b, j.c, j.ep, j.packed = nil, nil, nil, nil, nil
-	jobs.put(j)
+	j.parallel(workers) // frees j
 }

@@ -162,82 +162,106 @@ func (g *ConvGeometry) checkLD(n, ld int) {
 // padding; with a column stride of 1 the ranges of all the output rows
 // inside the image are copied by one rows.Copy.
 func im2col2D[T Float](im []T, g *ConvGeometry, col []T, ld, r0, r1 int) {
+	im2col2DUnits(im, g, col, ld, 0, g.Im2colUnits(), r0, r1)
+}
+
+// Im2colUnits is the number of pieces Im2colPart cuts a 2-D geometry's
+// columns into: a channel's kernel row each (Channels * Kernel[0]).
+func (g *ConvGeometry) Im2colUnits() int { return g.Channels * g.Kernel[0] }
+
+// Im2colPart writes the column rows of Im2col that pieces [lo, hi) of
+// Im2colUnits give, rows lo*Kernel[1] to hi*Kernel[1], as Im2col writes
+// them: the pieces of one image's columns can be written by goroutines
+// of their own (a 2-D geometry only: Batchable). A channel's kernel rows
+// and not whole channels: the first layer of a net has 3 channels, which
+// split over 2 cores as 2 against 1.
+func Im2colPart[T Float](im []T, g *ConvGeometry, col []T, lo, hi int) {
+	if !g.use2D() || lo < 0 || hi > g.Im2colUnits() || lo > hi {
+		panic(fmt.Sprintf("mathfn: Im2colPart of pieces [%d, %d) of %d (2-D: %v)", lo, hi, g.Im2colUnits(), g.use2D()))
+	}
+	im2col2DUnits(im, g, col, prod(g.Out), lo, hi, 0, g.Out[0])
+}
+
+// im2col2DUnits is im2col2D of the rows of units [u0, u1) (unit u is
+// channel u / Kernel[0]'s kernel row u % Kernel[0], its Kernel[1] rows)
+// and of output rows [r0, r1).
+func im2col2DUnits[T Float](im []T, g *ConvGeometry, col []T, ld, u0, u1, r0, r1 int) {
 	h, w := g.In[0], g.In[1]
 	ow := g.Out[1]
 	oh := r1 - r0 // the rows written, output rows r0 on
 	sh, sw := g.Stride[0], g.Stride[1]
-	next := 0
-	for c := range g.Channels {
+	kh := g.Kernel[0]
+	next := u0 * g.Kernel[1] * ld
+	for u := u0; u < u1; u++ {
+		c, ki := u/kh, u%kh
 		plane := im[c*h*w : (c+1)*h*w]
-		for ki := range g.Kernel[0] {
-			// offH: the input row of output row r0 (the buffer's first).
-			offH := ki*g.Dilation[0] - g.Pad[0] + r0*sh
-			y0, y1 := validColumns(offH, sh, h, oh)
-			for kj := range g.Kernel[1] {
-				row := col[next : next+oh*ow]
-				next += ld
-				off := kj*g.Dilation[1] - g.Pad[1] // input column of output column 0
-				x0, x1 := validColumns(off, sw, w, ow)
-				clear(row[:y0*ow])
-				clear(row[y1*ow:])
-				if x0 == x1 { // every column is padding
-					clear(row)
+		// offH: the input row of output row r0 (the buffer's first).
+		offH := ki*g.Dilation[0] - g.Pad[0] + r0*sh
+		y0, y1 := validColumns(offH, sh, h, oh)
+		for kj := range g.Kernel[1] {
+			row := col[next : next+oh*ow]
+			next += ld
+			off := kj*g.Dilation[1] - g.Pad[1] // input column of output column 0
+			x0, x1 := validColumns(off, sw, w, ow)
+			clear(row[:y0*ow])
+			clear(row[y1*ow:])
+			if x0 == x1 { // every column is padding
+				clear(row)
+				continue
+			}
+			if sw == 1 {
+				if y0 == y1 {
 					continue
 				}
-				if sw == 1 {
-					if y0 == y1 {
-						continue
-					}
-					// The padding columns: on short rows those of all the
-					// rows at once, then the image's: one clear beside the
-					// copy rather than two clears of a column or two per
-					// row, which cost more than the copy there (CIFAR-10
-					// quick's conv2). On long rows, where that wrote the
-					// columns twice, value by value after the copy.
-					pad := x0 > 0 || x1 < ow
-					if pad && ow < zeroEndsRow {
-						clear(row[y0*ow : y1*ow])
-					}
-					src := plane[(y0*sh+offH)*w+x0+off:]
-					if dst := row[y0*ow+x0:]; rows.Fit(len(src), x1-x0, y1-y0, sh*w) && rows.Fit(len(dst), x1-x0, y1-y0, ow) {
-						rows.Copy(dst, src, x1-x0, y1-y0, ow, sh*w)
-					} else {
-						panic("mathfn: im2col rows out of range")
-					}
-					if pad && ow >= zeroEndsRow {
-						zeroEnds(row[y0*ow:y1*ow], ow, x0, x1)
-					}
-					continue
+				// The padding columns: on short rows those of all the
+				// rows at once, then the image's: one clear beside the
+				// copy rather than two clears of a column or two per
+				// row, which cost more than the copy there (CIFAR-10
+				// quick's conv2). On long rows, where that wrote the
+				// columns twice, value by value after the copy.
+				pad := x0 > 0 || x1 < ow
+				if pad && ow < zeroEndsRow {
+					clear(row[y0*ow : y1*ow])
 				}
-				if y0 < y1 && x0 < x1 {
-					// Every sw-th column of the rows at once (stride 2:
-					// the first layers of GoogLeNet and ResNet-50,
-					// ResNet-50's stride-2 1x1 convolutions; 4:
-					// CaffeNet's conv1), the padding columns around them.
-					if x0 > 0 || x1 < ow {
-						zeroEnds(row[y0*ow:y1*ow], ow, x0, x1)
-					}
-					src := plane[(y0*sh+offH)*w+x0*sw+off:]
-					dst := row[y0*ow+x0:]
-					if n := x1 - x0; rows.Fit(len(src), sw*(n-1)+1, y1-y0, sh*w) && rows.Fit(len(dst), n, y1-y0, ow) {
-						rows.CopyStrided(dst, src, n, y1-y0, ow, sh*w, sw)
-					} else {
-						panic("mathfn: im2col rows out of range")
-					}
-					continue
+				src := plane[(y0*sh+offH)*w+x0+off:]
+				if dst := row[y0*ow+x0:]; rows.Fit(len(src), x1-x0, y1-y0, sh*w) && rows.Fit(len(dst), x1-x0, y1-y0, ow) {
+					rows.Copy(dst, src, x1-x0, y1-y0, ow, sh*w)
+				} else {
+					panic("mathfn: im2col rows out of range")
 				}
-				for y := y0; y < y1; y++ {
-					out := row[y*ow : (y+1)*ow]
-					if x0 > 0 {
-						clear(out[:x0])
-					}
-					if x1 < ow {
-						clear(out[x1:])
-					}
-					src := plane[(y*sh+offH)*w : (y*sh+offH+1)*w]
-					for x, ix := x0, x0*sw+off; x < x1; x, ix = x+1, ix+sw {
-						out[x] = src[ix]
-					}
+				if pad && ow >= zeroEndsRow {
+					zeroEnds(row[y0*ow:y1*ow], ow, x0, x1)
+				}
+				continue
+			}
+			if y0 < y1 && x0 < x1 {
+				// Every sw-th column of the rows at once (stride 2:
+				// the first layers of GoogLeNet and ResNet-50,
+				// ResNet-50's stride-2 1x1 convolutions; 4:
+				// CaffeNet's conv1), the padding columns around them.
+				if x0 > 0 || x1 < ow {
+					zeroEnds(row[y0*ow:y1*ow], ow, x0, x1)
+				}
+				src := plane[(y0*sh+offH)*w+x0*sw+off:]
+				dst := row[y0*ow+x0:]
+				if n := x1 - x0; rows.Fit(len(src), sw*(n-1)+1, y1-y0, sh*w) && rows.Fit(len(dst), n, y1-y0, ow) {
+					rows.CopyStrided(dst, src, n, y1-y0, ow, sh*w, sw)
+				} else {
+					panic("mathfn: im2col rows out of range")
+				}
+				continue
+			}
+			for y := y0; y < y1; y++ {
+				out := row[y*ow : (y+1)*ow]
+				if x0 > 0 {
+					clear(out[:x0])
+				}
+				if x1 < ow {
+					clear(out[x1:])
+				}
+				src := plane[(y*sh+offH)*w : (y*sh+offH+1)*w]
+				for x, ix := x0, x0*sw+off; x < x1; x, ix = x+1, ix+sw {
+					out[x] = src[ix]
 				}
 			}
 		}

@@ -262,3 +262,43 @@ func checkIm2col2D[T Float](t *testing.T, trial int, g ConvGeometry, im []T) {
 		}
 	}
 }
+
+// TestIm2colPartsMakeIm2col checks that Im2colPart over any cut of a 2-D
+// geometry's pieces writes what Im2col writes, and only its own rows:
+// strides 1, 2 and 4, padding, dilation, 3 channels of a 7x7 kernel.
+func TestIm2colPartsMakeIm2col(t *testing.T) {
+	geos := []*ConvGeometry{
+		geometry(3, []int{29, 31}, []int{7, 7}, []int{3, 3}, []int{2, 2}, []int{1, 1}),
+		geometry(3, []int{27, 27}, []int{11, 11}, []int{0, 0}, []int{4, 4}, []int{1, 1}),
+		geometry(4, []int{9, 40}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		geometry(2, []int{7, 9}, []int{3, 2}, []int{1, 0}, []int{2, 1}, []int{1, 2}),
+	}
+	for gi, g := range geos {
+		if !g.Batchable() {
+			t.Fatalf("geometry %d is not 2-D", gi)
+		}
+		im := randSlice[float32](g.ImSize(), -1, 1, uint64(gi+1))
+		want := make([]float32, g.ColSize())
+		Im2col(im, g, want)
+		units, rowLen := g.Im2colUnits(), g.Kernel[1]*prod(g.Out)
+		for _, cut := range [][]int{{0, units}, {0, 1, units}, {0, units / 2, units - 1, units}} {
+			got := make([]float32, g.ColSize())
+			for i := range got {
+				got[i] = float32(math.NaN()) // unwritten rows stay NaN
+			}
+			for p := 0; p+1 < len(cut); p++ {
+				Im2colPart(im, g, got, cut[p], cut[p+1])
+				for i, v := range got[cut[p+1]*rowLen:] {
+					if v == v && p+2 < len(cut) {
+						t.Fatalf("geometry %d, cut %v: piece %d wrote past its rows (element %d)", gi, cut, p, cut[p+1]*rowLen+i)
+					}
+				}
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("geometry %d, cut %v: column element %d = %v, Im2col's %v", gi, cut, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -329,9 +329,11 @@ func (wg *Winograd[T]) Forward(x, y []T, ep *Epilogue[T]) {
 		if wg.vector() {
 			wg.roundOffsets()
 		}
-		Parallel(wg.cin, wg.inPart)
-		Parallel(winoPoints, wg.gemmPart)
-		Parallel(wg.cout, wg.outPart)
+		// In chunks (each channel or point on its own): a helper that
+		// starts late leaves its share to the others (parallel.go).
+		ParallelChunks(wg.cin, wg.inPart)
+		ParallelChunks(winoPoints, wg.gemmPart)
+		ParallelChunks(wg.cout, wg.outPart)
 	}
 	wg.x, wg.y, wg.ep = nil, nil, nil
 }

@@ -236,28 +236,40 @@ func (l *convBase[T]) foldedImages(bottom, top []*blob.Blob[T], lo, hi int, col 
 // 14x14 and 7x7).
 const im2colParallelSize = 1 << 18
 
-// im2colParallel is Im2col of one image with its channels split over the
-// cores: at batch 1 the GEMMs after it are split over them, and a serial
-// im2col left all but one idle (GoogLeNet's conv2/3x3 writes 7 MB of
-// columns).
+// im2colParallel is Im2col of one image split over the cores: at batch 1
+// the GEMMs after it are split over them, and a serial im2col left all but
+// one idle (GoogLeNet's conv2/3x3 writes 7 MB of columns). A 2-D geometry
+// is cut into each channel's kernel rows (mathfn.Im2colPart), in chunks
+// the goroutines claim: by channels, GoogLeNet's conv1 (3 channels) gave
+// one core two of them.
 func (l *convBase[T]) im2colParallel(x, col []T) {
 	c := &l.cpu
 	if c.im2colPart == nil {
 		c.im2colPart = l.im2colPart
 	}
-	parts := mathfn.Parts(l.geo.Channels)
-	for len(c.imGeos) < parts {
-		c.imGeos = append(c.imGeos, mathfn.ConvGeometry{})
-	}
 	c.imX, c.imCol = x, col
-	mathfn.Parallel(l.geo.Channels, c.im2colPart)
+	if l.geo.Batchable() {
+		mathfn.ParallelChunks(l.geo.Im2colUnits(), c.im2colPart)
+	} else {
+		parts := mathfn.Parts(l.geo.Channels)
+		for len(c.imGeos) < parts {
+			c.imGeos = append(c.imGeos, mathfn.ConvGeometry{})
+		}
+		mathfn.Parallel(l.geo.Channels, c.im2colPart)
+	}
 	c.imX, c.imCol = nil, nil
 }
 
-// im2colPart computes the columns of channels [lo, hi): Im2col of those
-// channels' planes, whose columns are rows lo*kernel.. of the whole.
+// im2colPart computes the columns of pieces [lo, hi): of 2-D geometries
+// the column rows mathfn.Im2colPart gives them; else channels [lo, hi),
+// Im2col of those channels' planes, whose columns are rows lo*kernel.. of
+// the whole.
 func (l *convBase[T]) im2colPart(part, lo, hi int) {
 	c := &l.cpu
+	if l.geo.Batchable() {
+		mathfn.Im2colPart(c.imX, &l.geo, c.imCol, lo, hi)
+		return
+	}
 	g := &c.imGeos[part]
 	*g = l.geo
 	g.Channels = hi - lo
