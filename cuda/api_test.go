@@ -40,9 +40,9 @@ var (
 	_ func(*Blas, bool) error                                                                                                                                      = (*Blas).SetTF32
 	_ func(*Blas, Op, Op, int, int, int, float32, DevicePtr, int, DevicePtr, int, float32, DevicePtr, int) error                                                   = (*Blas).Sgemm
 	_ func(*Blas, Op, Op, int, int, int, float32, DevicePtr, BlasType, int, DevicePtr, BlasType, int, float32, DevicePtr, BlasType, int) error                     = (*Blas).GemmEx
+	_ func(*Blas, Op, Op, int, int, int, float32, DevicePtr, BlasType, int, int, DevicePtr, BlasType, int, int, float32, DevicePtr, BlasType, int, int, int) error = (*Blas).GemmStridedBatchedEx
 	_ func(*Blas, Op, Op, int, int, int, float64, DevicePtr, int, DevicePtr, int, float64, DevicePtr, int) error                                                   = (*Blas).Dgemm
 	_ func(*Blas, Op, Op, int, int, int, float32, DevicePtr, int, int, DevicePtr, int, int, float32, DevicePtr, int, int, int) error                               = (*Blas).SgemmStridedBatched
-	_ func(*Blas, Op, Op, int, int, int, float32, DevicePtr, BlasType, int, int, DevicePtr, BlasType, int, int, float32, DevicePtr, BlasType, int, int, int) error = (*Blas).GemmStridedBatchedEx
 	_ func(*Blas, Op, Op, int, int, int, float64, DevicePtr, int, int, DevicePtr, int, int, float64, DevicePtr, int, int, int) error                               = (*Blas).DgemmStridedBatched
 	_ func(*Blas, Op, int, int, float32, DevicePtr, int, DevicePtr, int, float32, DevicePtr, int) error                                                            = (*Blas).Sgemv
 	_ func(*Blas, Op, int, int, float64, DevicePtr, int, DevicePtr, int, float64, DevicePtr, int) error                                                            = (*Blas).Dgemv
