@@ -82,19 +82,9 @@ func (l *convBase[T]) backwardHostBatched(part, lo, hi int, wdiff, bdiff []T) {
 	needW := l.ParamPropagateDown(0)
 	hw, mg, kd := l.convOutSpatial, l.convOutChannels/l.group, l.kernelDim
 	for i := range c.top {
-		dy := d.Diff(c.top[i])
-		if l.biasTerm && l.ParamPropagateDown(1) {
-			for n := lo; n < hi; n++ {
-				backwardBias(l, d, bdiff, dy[n*l.topDim:])
-			}
-		}
-		if !needW && !c.propagateDown[i] {
+		dy, x, dx, ok := topGradients(l, d, c.top[i], c.bottom[i], c.propagateDown[i], lo, hi, bdiff)
+		if !ok {
 			continue
-		}
-		x := d.Data(c.bottom[i])
-		var dx []T
-		if c.propagateDown[i] {
-			dx = d.MutableDiff(c.bottom[i])
 		}
 		for n0 := lo; n0 < hi; n0 += c.batch {
 			images := min(c.batch, hi-n0)

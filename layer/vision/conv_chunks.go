@@ -104,19 +104,9 @@ func (l *convBase[T]) backwardChunked(lo, hi int, wdiff, bdiff, col []T) {
 	needW := l.ParamPropagateDown(0)
 	oh, ow, hw, kd, mo := l.geo.Out[0], l.geo.Out[1], l.convOutSpatial, l.kernelDim, l.numOutput
 	for i := range c.top {
-		dy := d.Diff(c.top[i])
-		if l.biasTerm && l.ParamPropagateDown(1) {
-			for n := lo; n < hi; n++ {
-				backwardBias(l, d, bdiff, dy[n*l.topDim:])
-			}
-		}
-		if !needW && !c.propagateDown[i] {
+		dy, x, dx, ok := topGradients(l, d, c.top[i], c.bottom[i], c.propagateDown[i], lo, hi, bdiff)
+		if !ok {
 			continue
-		}
-		x := d.Data(c.bottom[i])
-		var dx []T
-		if c.propagateDown[i] {
-			dx = d.MutableDiff(c.bottom[i])
 		}
 		for n := lo; n < hi; n++ {
 			dyn := dy[n*l.topDim:]

@@ -109,6 +109,28 @@ func forwardImages[T layer.Float, A any](l *convBase[T], d device.View[T, A], bo
 	}
 }
 
+// topGradients adds the bias gradient of top's images [lo, hi) to bdiff
+// (where it is wanted) and returns what the other gradients of the pair
+// read and write: top's diff, bottom's data and, where propagate asks for
+// it, bottom's diff (else A's zero value). ok is false where neither the
+// weight gradient nor the bottom's is wanted.
+func topGradients[T layer.Float, A any](l *convBase[T], d device.View[T, A], top, bottom *blob.Blob[T], propagate bool, lo, hi int, bdiff A) (dy, x, dx A, ok bool) {
+	dy = d.Diff(top)
+	if l.biasTerm && l.ParamPropagateDown(1) {
+		for n := lo; n < hi; n++ {
+			backwardBias(l, d, bdiff, d.Offset(dy, n*l.topDim))
+		}
+	}
+	if !l.ParamPropagateDown(0) && !propagate {
+		return dy, x, dx, false
+	}
+	x = d.Data(bottom)
+	if propagate {
+		dx = d.MutableDiff(bottom)
+	}
+	return dy, x, dx, true
+}
+
 // backwardImages accumulates the gradients of images [lo, hi): the weight
 // gradient into wdiff and the bias gradient into bdiff when they are
 // wanted (ParamPropagateDown), the bottoms' where propagateDown says.
@@ -116,19 +138,9 @@ func backwardImages[T layer.Float, A any](l *convBase[T], d device.View[T, A], t
 	weights := d.Data(l.Blobs()[0])
 	needW := l.ParamPropagateDown(0)
 	for i := range top {
-		dy := d.Diff(top[i])
-		if l.biasTerm && l.ParamPropagateDown(1) {
-			for n := lo; n < hi; n++ {
-				backwardBias(l, d, bdiff, d.Offset(dy, n*l.topDim))
-			}
-		}
-		if !needW && !propagateDown[i] {
+		dy, x, dx, ok := topGradients(l, d, top[i], bottom[i], propagateDown[i], lo, hi, bdiff)
+		if !ok {
 			continue
-		}
-		x := d.Data(bottom[i])
-		var dx A
-		if propagateDown[i] {
-			dx = d.MutableDiff(bottom[i])
 		}
 		for n := lo; n < hi; n++ {
 			xn, dyn := d.Offset(x, n*l.bottomDim), d.Offset(dy, n*l.topDim)
