@@ -137,6 +137,7 @@ var (
 	_ func(*Stream) error                                                                                                                                          = (*Stream).Close
 	_ func(*Device) (*Event, error)                                                                                                                                = (*Device).NewEvent
 	_ func(*Device) (*Event, error)                                                                                                                                = (*Device).NewSyncEvent
+	_ func(*Device) (*Event, error)                                                                                                                                = (*Device).NewSpinEvent
 	_ func(*Event, *Stream) error                                                                                                                                  = (*Event).Record
 	_ func(*Stream, *Event) error                                                                                                                                  = (*Stream).WaitEvent
 	_ func(*Event) error                                                                                                                                           = (*Event).Synchronize

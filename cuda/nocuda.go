@@ -789,6 +789,14 @@ func (d *Device) NewEvent() (*Event, error) { return nil, ErrNoCUDA }
 // In a build without the `cuda` tag it returns nil, ErrNoCUDA.
 func (d *Device) NewSyncEvent() (*Event, error) { return nil, ErrNoCUDA }
 
+// NewSpinEvent creates an event for ordering only (CU_EVENT_DISABLE_TIMING),
+// on which Synchronize waits as the context schedules (spinning while the
+// host has a core per context): for a short wait, where waking up from
+// sleep would cost more than the wait. Close it when done.
+//
+// In a build without the `cuda` tag it returns nil, ErrNoCUDA.
+func (d *Device) NewSpinEvent() (*Event, error) { return nil, ErrNoCUDA }
+
 // Record queues the event on s.
 //
 // In a build without the `cuda` tag it returns ErrNoCUDA.

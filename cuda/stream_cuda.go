@@ -83,6 +83,12 @@ func (d *Device) NewSyncEvent() (*Event, error) {
 	return d.newEvent(C.CU_EVENT_BLOCKING_SYNC | C.CU_EVENT_DISABLE_TIMING)
 }
 
+// NewSpinEvent creates an event for ordering only (CU_EVENT_DISABLE_TIMING),
+// on which Synchronize waits as the context schedules (spinning while the
+// host has a core per context): for a short wait, where waking up from
+// sleep would cost more than the wait. Close it when done.
+func (d *Device) NewSpinEvent() (*Event, error) { return d.newEvent(C.CU_EVENT_DISABLE_TIMING) }
+
 func (d *Device) newEvent(flags C.uint) (*Event, error) {
 	e := &Event{dev: d}
 	if err := driverError("cuEventCreate", C.gc_event_create(d.ctx, &e.e, flags)); err != nil {

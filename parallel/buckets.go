@@ -42,8 +42,12 @@ const alignBytes = 256
 // all-reduces included, replays with one launch.
 //
 // The job's agreement on requests (stop, snapshot; see Agree) rides in the
-// last bucket: SetRequest before the passes, Agreed after them. A
-// GradientBuckets is for one goroutine at a time.
+// last bucket: SetRequest before the passes, QueueAgreed after them and
+// Agreed once the compute stream has passed that copy. Both copies are
+// queued outside the passes, through two host slots used in turn, so
+// that a solver may prepare the next iteration while a replayed pass
+// still runs: the host is then at most one pass ahead. A GradientBuckets
+// is for one goroutine at a time.
 type GradientBuckets[T blob.Float] struct {
 	comm    *ncclComm
 	dev     *cuda.Device
@@ -55,17 +59,22 @@ type GradientBuckets[T blob.Float] struct {
 	ready   []*cuda.Event // per bucket: recorded on the compute stream when it is complete
 	joined  *cuda.Event   // recorded on the side stream after the last bucket
 	forked  *cuda.Event   // recorded on the compute stream where a pass begins
-	copied  *cuda.Event   // recorded on the side stream after the agreed bits' copy
 	next    int           // the next bucket to launch in this pass
-	pending bool          // Finish queued side work that Join has not joined yet
 
-	// The request bits: this rank's as elements of T in pinned host
-	// memory, copied into the flat buffer's tail by Begin; their mean over
-	// the ranks copied back by Finish.
+	// The request bits, as elements of T: this rank's, written by
+	// SetRequest into a pinned slot and copied to reqDev on the compute
+	// stream, from where Begin copies them into the flat buffer's tail
+	// (a recorded pass reads device memory only); their mean over the
+	// ranks, copied back into a pinned slot by QueueAgreed. Each side
+	// has two slots, used in turn: a slot is written again only after
+	// the pass that read it has been waited for.
 	reqOff  int
 	bits    int
-	reqHost []byte
-	agreed  []byte
+	reqDev  cuda.DevicePtr
+	reqHost [2][]byte
+	agreed  [2][]byte
+	reqNext int // the request slot SetRequest writes next
+	agrNext int // the agreed slot QueueAgreed fills next
 
 	timeline *timeline // EnableTimeline; nil: none
 }
@@ -186,16 +195,25 @@ func (g *GradientBuckets[T]) allocate(params []*blob.Blob[T], order, offs []int)
 		}
 		g.ready = append(g.ready, e)
 	}
-	for _, e := range []**cuda.Event{&g.joined, &g.forked, &g.copied} {
+	for _, e := range []**cuda.Event{&g.joined, &g.forked} {
 		if *e, err = g.dev.NewSyncEvent(); err != nil {
 			return err
 		}
 	}
-	if g.bits > 0 {
-		if g.reqHost, err = g.dev.HostAlloc(g.bits * size); err != nil {
+	if g.bits == 0 {
+		return nil
+	}
+	if g.reqDev, err = g.dev.Alloc(g.bits * size); err != nil {
+		return err
+	}
+	if err := g.dev.Memset(g.reqDev, 0, g.bits*size); err != nil {
+		return err
+	}
+	for i := range 2 {
+		if g.reqHost[i], err = g.dev.HostAlloc(g.bits * size); err != nil {
 			return err
 		}
-		if g.agreed, err = g.dev.HostAlloc(g.bits * size); err != nil {
+		if g.agreed[i], err = g.dev.HostAlloc(g.bits * size); err != nil {
 			return err
 		}
 	}
@@ -220,19 +238,45 @@ func (g *GradientBuckets[T]) String() string {
 }
 
 // SetRequest sets this rank's request bits for the next pass's
-// agreement. The pass of the previous call must have finished (the
-// solver has read its loss).
-func (g *GradientBuckets[T]) SetRequest(bits uint) {
-	req := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(g.reqHost))), g.bits)
+// agreement: it writes them into the next pinned slot and queues their
+// copy to the device on the compute stream, before the pass. The pass
+// that read that slot last (two calls before) must have been waited for;
+// the one of the call before may still run.
+func (g *GradientBuckets[T]) SetRequest(bits uint) error {
+	if g.bits == 0 {
+		return nil
+	}
+	slot := g.reqHost[g.reqNext]
+	g.reqNext ^= 1
+	req := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(slot))), g.bits)
 	for i := range req {
 		req[i] = T(bits >> i & 1)
 	}
+	return g.dev.CopyHtoDAsync(g.reqDev, slot, g.compute)
 }
 
-// Agreed returns the union of the ranks' request bits of the last
-// finished pass. The work Finish queued must have completed.
-func (g *GradientBuckets[T]) Agreed() uint {
-	agreed := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(g.agreed))), g.bits)
+// QueueAgreed queues the copy of the last pass's agreed request bits (the
+// mean over the ranks, in the flat buffer's tail until the next pass's
+// Begin) into the next pinned slot, on the compute stream after the pass,
+// and returns the slot for Agreed. Call it outside a recording, once per
+// pass that ran Finish, before the next pass is queued.
+func (g *GradientBuckets[T]) QueueAgreed() (int, error) {
+	slot := g.agrNext
+	g.agrNext ^= 1
+	if g.bits == 0 {
+		return slot, nil
+	}
+	at := g.flat + cuda.DevicePtr(g.reqOff*elemBytes[T]())
+	return slot, g.dev.CopyDtoHAsync(g.agreed[slot], at, g.compute)
+}
+
+// Agreed returns the union of the ranks' request bits that QueueAgreed
+// copied into slot. The compute stream must have passed that copy.
+func (g *GradientBuckets[T]) Agreed(slot int) uint {
+	if g.bits == 0 {
+		return 0
+	}
+	agreed := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(g.agreed[slot]))), g.bits)
 	var out uint
 	for i, v := range agreed {
 		if v > 0 {
@@ -254,8 +298,9 @@ func (g *GradientBuckets[T]) Check() error {
 }
 
 // Begin starts a pass whose backward pass reduces the gradients: the
-// request bits go to the device on the side stream, while the forward
-// pass runs, and LayerDone launches the buckets from the first on.
+// request bits go into the flat buffer's tail on the side stream, while
+// the forward pass runs, and LayerDone launches the buckets from the
+// first on.
 func (g *GradientBuckets[T]) Begin() error {
 	g.next = 0
 	if g.timeline != nil {
@@ -275,7 +320,7 @@ func (g *GradientBuckets[T]) Begin() error {
 		return err
 	}
 	at := g.flat + cuda.DevicePtr(g.reqOff*elemBytes[T]())
-	return g.dev.CopyHtoDAsync(at, g.reqHost, g.side)
+	return g.dev.CopyDtoDAsync(at, g.reqDev, g.bits*elemBytes[T](), g.side)
 }
 
 // LayerDone launches the all-reduce of every bucket that is complete now
@@ -317,9 +362,8 @@ func (g *GradientBuckets[T]) launch(k int) error {
 }
 
 // Finish launches the buckets not launched yet and makes the compute
-// stream wait for all of them, before the update reads the diffs. The
-// agreed request bits are copied back to the host on the side stream,
-// alongside the update; Join joins that copy.
+// stream wait for all of them, before the update reads the diffs: after
+// it nothing of the pass runs on the side stream.
 func (g *GradientBuckets[T]) Finish() error {
 	if g.timeline != nil {
 		if err := g.timeline.backward.Record(g.compute); err != nil {
@@ -335,36 +379,12 @@ func (g *GradientBuckets[T]) Finish() error {
 	if err := g.joined.Record(g.side); err != nil {
 		return err
 	}
-	if err := g.compute.WaitEvent(g.joined); err != nil {
-		return err
-	}
-	if g.bits == 0 {
-		return nil
-	}
-	at := g.flat + cuda.DevicePtr(g.reqOff*elemBytes[T]())
-	if err := g.dev.CopyDtoHAsync(g.agreed, at, g.side); err != nil {
-		return err
-	}
-	g.pending = true
-	return g.copied.Record(g.side)
-}
-
-// Join makes the compute stream wait for the copy of the agreed request
-// bits that Finish queued: call it after the update is queued, before the
-// host reads Agreed (after the compute stream has caught up), and before
-// a CUDA graph capturing the pass ends, which must join every stream it
-// forked. It does nothing when nothing is pending.
-func (g *GradientBuckets[T]) Join() error {
-	if !g.pending {
-		return nil
-	}
-	g.pending = false
-	return g.compute.WaitEvent(g.copied)
+	return g.compute.WaitEvent(g.joined)
 }
 
 // ReduceAll reduces every bucket now, after the backward passes: for an
 // iteration of several iter_size passes, whose gradients are complete
-// only after the last. Join as after Finish.
+// only after the last.
 func (g *GradientBuckets[T]) ReduceAll() error {
 	if err := g.Begin(); err != nil {
 		return err
@@ -384,22 +404,24 @@ func (g *GradientBuckets[T]) Close() error {
 		errs = append(errs, e.Close())
 	}
 	g.ready = nil
-	for _, e := range []**cuda.Event{&g.joined, &g.forked, &g.copied} {
+	for _, e := range []**cuda.Event{&g.joined, &g.forked} {
 		if *e != nil {
 			errs = append(errs, (*e).Close())
 			*e = nil
 		}
 	}
-	if g.flat != 0 {
-		errs = append(errs, g.dev.Free(g.flat))
-		g.flat = 0
+	for _, p := range []*cuda.DevicePtr{&g.flat, &g.reqDev} {
+		if *p != 0 {
+			errs = append(errs, g.dev.Free(*p))
+			*p = 0
+		}
 	}
-	for _, b := range [][]byte{g.reqHost, g.agreed} {
+	for _, b := range [][]byte{g.reqHost[0], g.reqHost[1], g.agreed[0], g.agreed[1]} {
 		if b != nil {
 			errs = append(errs, g.dev.HostFree(b))
 		}
 	}
-	g.reqHost, g.agreed = nil, nil
+	g.reqHost, g.agreed = [2][]byte{}, [2][]byte{}
 	errs = append(errs, g.timeline.close())
 	g.timeline = nil
 	return errors.Join(errs...)

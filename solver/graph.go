@@ -35,6 +35,17 @@ const graphWarmup = 2
 // rate and the RNG salt, and reading the loss back after the replay (for
 // the NaN check and the display).
 //
+// The host runs one replay ahead where nothing reads the iteration's
+// results before the next is queued (Solver.mayRunAhead): the replay's
+// loss (and a job's agreed requests) are copied into pinned host slots,
+// used in turn, and read after the next iteration's data layers have run
+// and its replay is queued. The device then goes from one replay to the
+// next without waiting for the host, which matters most where an
+// iteration is short: LeNet's takes about 0.28 ms on an H100, of which
+// the host's read of the loss and preparation of the next iteration took
+// tens of microseconds, and two GPUs added that of the slower host to
+// every iteration.
+//
 // A replay repeats the recorded launches with the recorded addresses and
 // arguments, so the graph is dropped, and recorded again after warming up,
 // when any blob's shape or device address changes or the cuDNN workspace
@@ -61,8 +72,10 @@ type iterationGraph[T blob.Float] struct {
 	replays int // replays of the current graph
 	brief   int // graphs dropped after fewer than graphMinReplays replays
 	sources []sourceTop[T]
-	done    *cuda.Event // recorded after each replay, for sleeping waits
-	sleep   bool        // wait for replays asleep: the last one was long
+	results [2]replaySlot // where each replay's results go, in turn
+	next    int           // the slot of the next replay
+	open    openReplay    // the replay the host ran ahead of, if any
+	sleep   bool          // wait for replays asleep: the last one was long
 
 	// What the recording assumed, checked before each replay.
 	blobs   []*blob.Blob[T]
@@ -80,6 +93,22 @@ const (
 	graphMinReplays = 8
 	graphMaxBrief   = 3
 )
+
+// replaySlot receives one replay's results: the loss copied into pinned
+// host memory, and two events recorded after the copies, one waited for
+// spinning and one asleep.
+type replaySlot struct {
+	loss         []byte
+	spin, asleep *cuda.Event
+}
+
+// openReplay is a replay whose results the host has not read yet.
+type openReplay struct {
+	ok     bool // there is one
+	iter   int  // the iteration
+	slot   int  // its replaySlot
+	agreed int  // the slot of its agreed requests (GradientBuckets.QueueAgreed)
+}
 
 // sourceTop is a data layer's top and the device buffer of the graph's
 // own from which the recorded layers read it. A GPU Data layer's top reads
@@ -195,8 +224,18 @@ func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
 		return err
 	}
 	g.last = len(s.net.Layers()) - 1
-	if g.done, err = s.ctx.Device().NewSyncEvent(); err != nil {
-		return err
+	d := s.ctx.Device()
+	for i := range g.results {
+		r := &g.results[i]
+		if r.loss, err = d.HostAlloc(int(unsafe.Sizeof(T(0)))); err != nil {
+			return err
+		}
+		if r.spin, err = d.NewSpinEvent(); err != nil {
+			return err
+		}
+		if r.asleep, err = d.NewSyncEvent(); err != nil {
+			return err
+		}
 	}
 	if g.salt, err = s.ctx.RNGSalt(); err != nil {
 		return err
@@ -240,42 +279,47 @@ func (g *iterationGraph[T]) dropStale(s *Solver[T]) error {
 }
 
 // iterate runs the iteration through the graph, recording it first when
-// there is none, and returns the mean loss and whether the update was
-// applied (the whole iteration was recorded). When the recording fails
-// (the run then goes on without graphs) or the data layers made the graph
-// stale, the rest of the iteration runs as written.
-func (g *iterationGraph[T]) iterate(s *Solver[T], rate float64) (T, bool, error) {
+// there is none. With ahead, a replay of the whole iteration is left
+// running with its results unread (Solver.collectReplay reads them). When
+// the recording fails (the run then goes on without graphs) or the data
+// layers made the graph stale, the rest of the iteration runs as
+// written.
+func (g *iterationGraph[T]) iterate(s *Solver[T], rate float64, ahead bool) (iteration[T], error) {
 	size := int(s.param.GetIterSize())
 	if !g.whole {
 		if err := s.clearParamDiffs(); err != nil {
-			return 0, false, err
+			return iteration[T]{}, err
 		}
 	}
+	ahead = ahead && g.whole && size == 1
 	var loss T
 	for pass := range size {
 		if pass > 0 {
 			if err := s.checkBetweenPasses(); err != nil {
-				return 0, false, err
+				return iteration[T]{}, err
 			}
 		}
-		l, err := g.pass(s, rate, pass)
+		l, left, err := g.pass(s, rate, pass, ahead)
 		var rec errRecording
 		switch {
 		case errors.As(err, &rec):
 			logf.Warnf(s.log, "Iteration %d: %v; training on without CUDA graphs", s.iter, err)
 			if err := g.stop(rec.Error()); err != nil {
-				return 0, false, err
+				return iteration[T]{}, err
 			}
 			fallthrough
 		case errors.Is(err, errStale):
 			rest, err := g.finish(s, rate, pass)
-			return (loss + rest) / T(size), false, err
+			return iteration[T]{loss: (loss + rest) / T(size)}, err
 		case err != nil:
-			return 0, false, err
+			return iteration[T]{}, err
+		}
+		if left {
+			return iteration[T]{updated: true, ahead: true, agreed: s.overlapped()}, nil
 		}
 		loss += l
 	}
-	return loss / T(size), g.whole, nil
+	return iteration[T]{loss: loss / T(size), updated: g.whole, agreed: s.overlapped()}, nil
 }
 
 // finish runs the passes from pass on as written, the first after its
@@ -291,54 +335,117 @@ func (g *iterationGraph[T]) finish(s *Solver[T], rate float64, pass int) (T, err
 }
 
 // pass runs the data layers and one replay, recording the graph first
-// when there is none, and returns the pass's loss, read back.
-func (g *iterationGraph[T]) pass(s *Solver[T], rate float64, pass int) (T, error) {
+// when there is none, and returns the pass's loss, read back; with ahead
+// it leaves the replay running, its results unread (g.open), and returns
+// true.
+func (g *iterationGraph[T]) pass(s *Solver[T], rate float64, pass int, ahead bool) (T, bool, error) {
 	if err := s.beginPass(rate, pass); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if g.start > 0 {
 		if _, err := s.net.ForwardFromTo(0, g.start-1); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	if err := g.pinSources(s); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if g.graph != nil && !g.matches(s) {
 		if err := g.dropStale(s); err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		return 0, errStale
+		return 0, false, errStale
 	}
 	if g.graph == nil {
 		if err := g.record(s); err != nil {
-			return 0, errRecording{err}
+			return 0, false, errRecording{err}
 		}
-		what := "the passes"
+		what, ahead := "the passes", ""
 		if g.whole {
 			what = "the whole iteration with the update"
+			if !s.noAhead {
+				ahead = ", the host one replay ahead between displays, tests and snapshots"
+			}
 		}
-		logf.Infof(s.log, "Iteration %d: recorded as a CUDA graph of %d operations (layers %d to %d, %s); replaying it from now on", s.iter, g.graph.Nodes(), g.start, g.last, what)
+		logf.Infof(s.log, "Iteration %d: recorded as a CUDA graph of %d operations (layers %d to %d, %s); replaying it from now on%s", s.iter, g.graph.Nodes(), g.start, g.last, what, ahead)
 	} else if err := g.pushHostHeads(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if err := g.graph.Launch(s.ctx.Stream()); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	g.replays++
 	if err := g.markWritten(); err != nil {
+		return 0, false, err
+	}
+	r, err := g.queueResults(s)
+	if err != nil {
+		return 0, false, err
+	}
+	if ahead {
+		g.open = r
+		return 0, true, nil
+	}
+	loss, err := g.collect(s, r)
+	return loss, false, err
+}
+
+// queueResults queues the copies of the replay's results into the next
+// slot, after the replay on the compute stream, and the slot's events.
+func (g *iterationGraph[T]) queueResults(s *Solver[T]) (openReplay, error) {
+	r := openReplay{ok: true, iter: s.iter, slot: g.next}
+	g.next ^= 1
+	if s.overlapped() {
+		var err error
+		if r.agreed, err = s.buckets.QueueAgreed(); err != nil {
+			return r, err
+		}
+	}
+	slot := &g.results[r.slot]
+	stream := s.ctx.Stream()
+	p, err := g.acc.GPUData()
+	if err != nil {
+		return r, err
+	}
+	if err := s.ctx.Device().CopyDtoHAsync(slot.loss, p, stream); err != nil {
+		return r, err
+	}
+	if err := slot.spin.Record(stream); err != nil {
+		return r, err
+	}
+	return r, slot.asleep.Record(stream)
+}
+
+// collect waits for a replay's results and returns its loss; a GPU rank
+// of a job keeps its agreed requests for agreeOn, after checking its
+// communicator. A NaN loss is explained by the net's layers where they
+// can (from the blobs of the last pass queued).
+func (g *iterationGraph[T]) collect(s *Solver[T], r openReplay) (T, error) {
+	if err := g.wait(&g.results[r.slot]); err != nil {
 		return 0, err
 	}
-	if err := g.wait(s); err != nil {
-		return 0, err
+	if s.overlapped() {
+		if err := s.buckets.Check(); err != nil {
+			// An aborted all-reduce leaves the requests undefined.
+			return 0, err
+		}
+		s.agreed |= s.buckets.Agreed(r.agreed)
 	}
-	loss := g.acc.CPUData()[0]
+	loss := *(*T)(unsafe.Pointer(unsafe.SliceData(g.results[r.slot].loss)))
 	if loss != loss {
 		if err := s.net.ExplainNaN(); err != nil {
 			return 0, err
 		}
 	}
 	return loss, nil
+}
+
+// takeOpen returns the replay the host ran ahead of (ok false: none) and
+// forgets it.
+func (g *iterationGraph[T]) takeOpen() openReplay {
+	r := g.open
+	g.open = openReplay{}
+	return r
 }
 
 // sleepAbove and spinBelow bound the replays waited for asleep: a wait
@@ -351,16 +458,14 @@ const (
 	spinBelow  = time.Millisecond
 )
 
-// wait waits for the replay to finish, asleep after a long one.
-func (g *iterationGraph[T]) wait(s *Solver[T]) error {
+// wait waits for the slot's replay to finish, asleep after a long one.
+func (g *iterationGraph[T]) wait(slot *replaySlot) error {
 	start := time.Now()
 	var err error
 	if g.sleep {
-		if err = g.done.Record(s.ctx.Stream()); err == nil {
-			err = g.done.Synchronize()
-		}
+		err = slot.asleep.Synchronize()
 	} else {
-		err = s.ctx.Stream().Synchronize()
+		err = slot.spin.Synchronize()
 	}
 	switch took := time.Since(start); {
 	case took > sleepAbove:
@@ -428,15 +533,11 @@ func (g *iterationGraph[T]) body(s *Solver[T], f *fusedSGD[T]) (err error) {
 		return err
 	}
 	if f == nil {
-		return s.joinReduction()
+		return nil
 	}
 	v.ResetErr()
 	v.SGDStepRateAt(f.plan, g.scalars, T(s.param.GetMomentum()), 1, s.param.GetRegularizationType() == "L1")
-	if err := v.Err(); err != nil {
-		return err
-	}
-	// The agreed requests' copy ran beside the update.
-	return s.joinReduction()
+	return v.Err()
 }
 
 // pinSources copies each data layer's top that reads memory of another's
@@ -590,9 +691,19 @@ func (g *iterationGraph[T]) stop(why string) error {
 // keeps its salt.
 func (g *iterationGraph[T]) close(s *Solver[T]) error {
 	errs := []error{g.drop()}
-	if g.done != nil {
-		errs = append(errs, g.done.Close())
-		g.done = nil
+	g.open = openReplay{}
+	for i := range g.results {
+		r := &g.results[i]
+		for _, e := range []**cuda.Event{&r.spin, &r.asleep} {
+			if *e != nil {
+				errs = append(errs, (*e).Synchronize(), (*e).Close())
+				*e = nil
+			}
+		}
+		if r.loss != nil {
+			errs = append(errs, s.ctx.Device().HostFree(r.loss))
+			r.loss = nil
+		}
 	}
 	if g.scalars != 0 {
 		errs = append(errs, s.ctx.Device().Free(g.scalars))

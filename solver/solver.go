@@ -117,6 +117,14 @@ type Options struct {
 	// iterations and replays it, one launch an iteration; the log says
 	// when it does, or why it cannot.
 	NoCUDAGraphs bool
+	// NoHostAhead makes the host wait for each replayed iteration and
+	// read its loss before it prepares the next. By default, where
+	// nothing reads an iteration's results before the next begins (no
+	// display, test, snapshot or end of Step in between), the host runs
+	// the next iteration's data layers and queues its replay first, and
+	// reads the loss after: the same numbers, without the device waiting
+	// for the host between iterations. For comparing the two.
+	NoHostAhead bool
 	// NoGradientOverlap makes a GPU rank of a job (Comm on a GPU) reduce
 	// its gradients after the backward pass instead of bucket by bucket
 	// while it runs (parallel.GradientBuckets): the same numbers, later.
@@ -173,6 +181,8 @@ type Solver[T blob.Float] struct {
 	updater   updater[T]    // prepares the gradients for the rule on the solver's device (update.go)
 	lossScale lossScaler[T] // loss scaling (lossscale.go)
 	noGraphs  bool          // Options.NoCUDAGraphs
+	noAhead   bool          // Options.NoHostAhead
+	agreed    uint          // a GPU rank's agreed requests read with replays' results, not yet acted on
 	noOverlap bool          // Options.NoGradientOverlap
 	bucketCap int           // Options.GradientBucketBytes
 	graphs    iterationGraph[T]
@@ -197,7 +207,7 @@ func NewFromFile[T blob.Float](path string, opts Options) (*Solver[T], error) {
 func New[T blob.Float](p *caffepb.SolverParameter, opts Options) (*Solver[T], error) {
 	p = proto.Clone(p).(*caffepb.SolverParameter)
 	s := &Solver[T]{param: p, ctx: opts.Context, log: opts.Logger, action: func() Action { return None }, snapshotIter: -1,
-		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, noGraphs: opts.NoCUDAGraphs, noOverlap: opts.NoGradientOverlap, bucketCap: opts.GradientBucketBytes}
+		text: protoio.TextOptions{SkipUnknownFields: opts.SkipUnknownFields}, noGraphs: opts.NoCUDAGraphs, noAhead: opts.NoHostAhead, noOverlap: opts.NoGradientOverlap, bucketCap: opts.GradientBucketBytes}
 	if err := s.joinJob(opts.Comm); err != nil {
 		return nil, err
 	}
@@ -324,15 +334,6 @@ func (s *Solver[T]) finishReduction() error {
 	}
 	s.net.SetAfterBackward(nil)
 	return s.buckets.Finish()
-}
-
-// joinReduction joins the side work a reducing pass left running past
-// its end (the agreed requests' copy) into the compute stream.
-func (s *Solver[T]) joinReduction() error {
-	if s.buckets == nil {
-		return nil
-	}
-	return s.buckets.Join()
 }
 
 // joinJob makes the solver a rank of comm's job (a job of one rank runs
@@ -700,7 +701,7 @@ func (s *Solver[T]) Solve(resumeFile string) (err error) {
 		if err != nil {
 			return err
 		}
-		s.updateSmoothedLoss(loss, startIter)
+		s.updateSmoothedLoss(loss, s.iter, startIter)
 		logf.Infof(s.log, "Iteration %d, loss = %s", s.iter, num(s.smoothedLoss))
 	}
 	if ti := int(s.param.GetTestInterval()); s.Root() && ti > 0 && s.iter%ti == 0 {
@@ -746,6 +747,7 @@ func (s *Solver[T]) Step(iters int) (err error) {
 	start, stop := s.iter, s.iter+iters
 	s.losses, s.smoothedLoss = s.losses[:0], 0
 	timer, lastIter := time.Now(), s.iter
+	s.graphs.takeOpen() // one a failed Step left running: its iteration failed
 	for s.iter < stop {
 		if ti := int(s.param.GetTestInterval()); s.Root() && ti > 0 && s.iter%ti == 0 && (s.iter > 0 || s.param.GetTestInitialization()) {
 			if err := s.TestAll(); err != nil {
@@ -766,50 +768,41 @@ func (s *Solver[T]) Step(iters int) (err error) {
 		rate := s.policy.Rate(s.param, s.iter, &s.currentStep)
 		if s.buckets != nil {
 			// The request travels with the gradients (agreeOn).
-			s.buckets.SetRequest(s.localRequest(s.action()))
+			if err := s.buckets.SetRequest(s.localRequest(s.action())); err != nil {
+				return fmt.Errorf("iteration %d: %w", s.iter, err)
+			}
 		}
-		loss, updated, err := s.iterate(rate)
+		prev := s.graphs.takeOpen() // the replay the iteration before left running
+		it, err := s.iterate(rate, s.mayRunAhead(stop))
 		if errors.Is(err, errStopBetweenPasses) {
 			return s.stopBetweenPasses()
 		}
 		if err != nil {
 			return fmt.Errorf("iteration %d: %w", s.iter, err)
 		}
-		if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-			return fmt.Errorf("iteration %d: loss is %v; stopping (no snapshot written): lower base_lr or check the data", s.iter, loss)
+		// Its results are read now that this iteration's replay is
+		// queued.
+		if err := s.collectReplay(prev, start); err != nil {
+			return err
 		}
-		if !updated {
-			for _, h := range s.hooks {
-				if err := h(s); err != nil {
-					return fmt.Errorf("iteration %d: %w", s.iter, err)
-				}
-			}
-		}
-		s.updateSmoothedLoss(loss, start)
-		if display {
-			lapse := time.Since(timer).Seconds()
-			perSec := float64(s.iter-lastIter) / max(lapse, 1e-9)
-			logf.Infof(s.log, "Iteration %d (%s iter/s, %ss/%d iters), loss = %s", s.iter, num(perSec), num(lapse), s.param.GetDisplay(), num(s.smoothedLoss))
-			timer, lastIter = time.Now(), s.iter
-			s.logOutputs(s.net, "Train")
-			if s.lossScale.cfg.Mode == LossScaleOff {
-				logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
-			} else {
-				// As NVCaffe's "gs = ", after the rate that log parsers read.
-				logf.Infof(s.log, "Iteration %d, lr = %s, loss scale = %s", s.iter, num(rate), num(s.lossScale.scale))
-			}
-		}
-		if !updated {
-			if err := s.applyUpdate(rate); err != nil {
-				return fmt.Errorf("iteration %d: %w", s.iter, err)
+		if !it.ahead {
+			if err := s.finishIteration(it, rate, start, display, &timer, &lastIter); err != nil {
+				return err
 			}
 		}
 		s.iter++
-		request, err := s.agreeOn()
+		request, err := s.agreeOn(it.agreed)
 		if err != nil {
 			return fmt.Errorf("iteration %d: %w", s.iter, err)
 		}
-		if s.Root() && ((s.param.GetSnapshot() > 0 && s.iter%int(s.param.GetSnapshot()) == 0) || request&requestSnapshot != 0) {
+		snapshot := s.Root() && ((s.param.GetSnapshot() > 0 && s.iter%int(s.param.GetSnapshot()) == 0) || request&requestSnapshot != 0)
+		if snapshot || request&requestStop != 0 {
+			// What follows reads this iteration's results.
+			if err := s.collectReplay(s.graphs.takeOpen(), start); err != nil {
+				return err
+			}
+		}
+		if snapshot {
 			if _, _, err := s.Snapshot(); err != nil {
 				return err
 			}
@@ -822,27 +815,112 @@ func (s *Solver[T]) Step(iters int) (err error) {
 	return nil
 }
 
-// iterate runs an iteration's passes and returns the mean loss over
-// iter_size passes, and whether the update was applied too: a graph of the
-// whole iteration applies it (and there are no hooks then); otherwise the
-// caller runs the hooks and the update.
-func (s *Solver[T]) iterate(rate float64) (loss T, updated bool, err error) {
+// finishIteration does what follows an iteration's passes whose loss is
+// known: the NaN check, the OnGradientsReady hooks and the update unless
+// the graph applied it, the smoothed loss and the display.
+func (s *Solver[T]) finishIteration(it iteration[T], rate float64, start int, display bool, timer *time.Time, lastIter *int) error {
+	if err := s.checkLoss(it.loss, s.iter); err != nil {
+		return err
+	}
+	if !it.updated {
+		for _, h := range s.hooks {
+			if err := h(s); err != nil {
+				return fmt.Errorf("iteration %d: %w", s.iter, err)
+			}
+		}
+	}
+	s.updateSmoothedLoss(it.loss, s.iter, start)
+	if display {
+		lapse := time.Since(*timer).Seconds()
+		perSec := float64(s.iter-*lastIter) / max(lapse, 1e-9)
+		logf.Infof(s.log, "Iteration %d (%s iter/s, %ss/%d iters), loss = %s", s.iter, num(perSec), num(lapse), s.param.GetDisplay(), num(s.smoothedLoss))
+		*timer, *lastIter = time.Now(), s.iter
+		s.logOutputs(s.net, "Train")
+		if s.lossScale.cfg.Mode == LossScaleOff {
+			logf.Infof(s.log, "Iteration %d, lr = %s", s.iter, num(rate))
+		} else {
+			// As NVCaffe's "gs = ", after the rate that log parsers read.
+			logf.Infof(s.log, "Iteration %d, lr = %s, loss scale = %s", s.iter, num(rate), num(s.lossScale.scale))
+		}
+	}
+	if !it.updated {
+		if err := s.applyUpdate(rate); err != nil {
+			return fmt.Errorf("iteration %d: %w", s.iter, err)
+		}
+	}
+	return nil
+}
+
+// checkLoss stops training on a loss that is NaN or infinite.
+func (s *Solver[T]) checkLoss(loss T, iter int) error {
+	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+		return fmt.Errorf("iteration %d: loss is %v; stopping (no snapshot written): lower base_lr or check the data", iter, loss)
+	}
+	return nil
+}
+
+// mayRunAhead reports whether the host may leave the current iteration's
+// replay running and prepare the next before reading its results: on the
+// GPU, unless Options.NoHostAhead, where nothing reads them in between
+// (this iteration displays nothing, the next is no test's and no
+// snapshot's, and Step does not end). The conditions are the same on
+// every rank of a job (rank 0 alone tests and displays, but every rank
+// decides as if it did), so that all read their agreed requests at the
+// same iteration.
+func (s *Solver[T]) mayRunAhead(stop int) bool {
+	next := s.iter + 1
+	due := func(every int32, i int) bool { return every > 0 && i%int(every) == 0 }
+	return s.ctx.OnGPU() && !s.noAhead && next < stop && !due(s.param.GetDisplay(), s.iter) &&
+		!due(s.param.GetTestInterval(), next) && !due(s.param.GetSnapshot(), next)
+}
+
+// collectReplay reads the results of a replay the host left running, if
+// r is one: the loss, checked and added to the smoothed loss (a NaN
+// stops training one iteration later than without running ahead, the
+// error naming its iteration), and a GPU rank's agreed requests.
+func (s *Solver[T]) collectReplay(r openReplay, start int) error {
+	if !r.ok {
+		return nil
+	}
+	loss, err := s.graphs.collect(s, r)
+	if err != nil {
+		return fmt.Errorf("iteration %d: %w", r.iter, err)
+	}
+	if err := s.checkLoss(loss, r.iter); err != nil {
+		return err
+	}
+	s.updateSmoothedLoss(loss, r.iter, start)
+	return nil
+}
+
+// iteration is what iterate reports of an iteration's passes.
+type iteration[T blob.Float] struct {
+	loss    T    // the mean loss over iter_size passes, unless ahead
+	updated bool // the graph applied the update
+	ahead   bool // the replay runs on, its results unread (collectReplay)
+	agreed  bool // a GPU rank's agreed requests were or will be read with the replay's results
+}
+
+// iterate runs an iteration's passes, through the CUDA graph where it can,
+// leaving the replay running where ahead allows (mayRunAhead).
+func (s *Solver[T]) iterate(rate float64, ahead bool) (iteration[T], error) {
 	viaGraph := false
+	var err error
 	if len(s.starts) == 0 && s.graphs.prepare(s, s.noGraphs) {
 		if viaGraph, err = s.graphs.begin(s); err != nil {
-			return 0, false, err
+			return iteration[T]{}, err
 		}
 	}
 	s.reseed()
 	if viaGraph {
-		return s.graphs.iterate(s, rate)
+		return s.graphs.iterate(s, rate, ahead)
 	}
 	s.graphs.countEager()
 	if err := s.clearParamDiffs(); err != nil {
-		return 0, false, err
+		return iteration[T]{}, err
 	}
-	loss, err = s.runPasses(rate, 0, 0)
-	return loss / T(s.param.GetIterSize()), false, err
+	loss, err := s.runPasses(rate, 0, 0)
+	return iteration[T]{loss: loss / T(s.param.GetIterSize())}, err
 }
 
 // runPasses runs passes from to iter_size-1 of the iteration's forward
@@ -938,23 +1016,33 @@ const (
 // ranks agreed with the gradients' last bucket on the requests made
 // before the iteration's passes (a request made during the passes is
 // served an iteration later), which costs no collective and no wait of
-// its own; other ranks ask for the action now and agree apart.
-func (s *Solver[T]) agreeOn() (uint, error) {
+// its own; other ranks ask for the action now and agree apart. read says
+// that the iteration's replay reads its agreed requests with its results
+// (Options.NoHostAhead's way) or will (left running ahead): an iteration
+// left running acts on those of the iteration before it, read while it
+// ran, so that a GPU rank serves a request made during the passes two
+// iterations later, and every rank at the same one.
+func (s *Solver[T]) agreeOn(read bool) (uint, error) {
 	if s.buckets != nil {
-		// The copy back was queued after the last bucket, beside the
-		// update; a replay has been waited for already (and joined it).
-		err := s.buckets.Join()
-		if err == nil {
-			err = s.ctx.Stream().Synchronize()
+		if !read {
+			// Passes run as written, or reduced after them: the
+			// requests lie in the buckets' buffer now.
+			slot, err := s.buckets.QueueAgreed()
+			if err == nil {
+				err = s.ctx.Stream().Synchronize()
+			}
+			if cerr := s.buckets.Check(); cerr != nil {
+				// An aborted all-reduce leaves the bits undefined.
+				return 0, errors.Join(cerr, err)
+			}
+			if err != nil {
+				return 0, err
+			}
+			s.agreed |= s.buckets.Agreed(slot)
 		}
-		if cerr := s.buckets.Check(); cerr != nil {
-			// An aborted all-reduce leaves the bits undefined.
-			return 0, errors.Join(cerr, err)
-		}
-		if err != nil {
-			return 0, err
-		}
-		return s.buckets.Agreed(), nil
+		bits := s.agreed
+		s.agreed = 0
+		return bits, nil
 	}
 	bits := s.localRequest(s.action())
 	if s.agree == nil {
@@ -984,7 +1072,7 @@ func (s *Solver[T]) localRequest(a Action) uint {
 }
 
 // updateSmoothedLoss keeps the mean of the last average_loss losses.
-func (s *Solver[T]) updateSmoothedLoss(loss T, start int) {
+func (s *Solver[T]) updateSmoothedLoss(loss T, iter, start int) {
 	avg := int(s.param.GetAverageLoss())
 	if len(s.losses) < avg {
 		s.losses = append(s.losses, loss)
@@ -992,7 +1080,7 @@ func (s *Solver[T]) updateSmoothedLoss(loss T, start int) {
 		s.smoothedLoss = (s.smoothedLoss*(n-1) + loss) / n
 		return
 	}
-	i := (s.iter - start) % avg
+	i := (iter - start) % avg
 	s.smoothedLoss += (loss - s.losses[i]) / T(avg)
 	s.losses[i] = loss
 }

@@ -37,6 +37,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	var lossScale solver.LossScale
 	fs.Var(lossScaleFlag{&lossScale}, "loss_scale", "loss scaling: net (the train net's global_grad_scale fields, NVCaffe's), off, static:S, adaptive:K (NVCaffe's global_grad_scale_adaptive), or dynamic[:S[:N]] (PyTorch's GradScaler: first scale S, 65536; doubled after N iterations without overflow, 2000; an overflowing update is skipped and halves it)")
 	bucketMiB := fs.Float64("bucket_mib", 0, "in a job of several GPUs, all-reduce the gradients in buckets of about this many MiB while the backward pass runs (0: 1 MiB first, then 25, PyTorch DDP's bucket_cap_mb)")
+	hostAhead := fs.Bool("host_ahead", true, "with CUDA graphs, prepare the next iteration and queue its replay before reading the last one's loss, between displays, tests and snapshots (false: wait for each replay, as before)")
 	cudaGraphs := fs.Bool("cuda_graphs", true, "on the GPU, record one training iteration as a CUDA graph after two warm-up iterations and replay it (where the net and solver allow; the log says)")
 	var nf netFlags
 	nf.register(fs)
@@ -109,7 +110,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	glog.Infof("Starting Optimization")
 	solvers := make([]*solver.Solver[float32], len(ranks))
 	for i, r := range ranks {
-		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: nf.level, SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs, NoMemoryReuse: *noReuse, Precision: reduced, OwnPrecision: ownPrecision, LossScale: lossScale, GradientBucketBytes: int(math.Ceil(*bucketMiB * (1 << 20)))})
+		s, err := solver.New[float32](param, solver.Options{Context: r.ctx, Logger: glog.Logger(), Comm: r.comm, SolverFile: *solverFile, Stages: nf.stageList(), Level: nf.level, SkipUnknownFields: nf.skipUnknown, ShareTestMemory: *shareTest, NoCUDAGraphs: !*cudaGraphs, NoHostAhead: !*hostAhead, NoMemoryReuse: *noReuse, Precision: reduced, OwnPrecision: ownPrecision, LossScale: lossScale, GradientBucketBytes: int(math.Ceil(*bucketMiB * (1 << 20)))})
 		if err != nil {
 			return fmt.Errorf("%s: %w", *solverFile, err)
 		}
