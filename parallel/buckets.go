@@ -42,12 +42,14 @@ const alignBytes = 256
 // all-reduces included, replays with one launch.
 //
 // The job's agreement on requests (stop, snapshot; see Agree) rides in the
-// last bucket: SetRequest before the passes, QueueAgreed after them and
-// Agreed once the compute stream has passed that copy. Both copies are
-// queued outside the passes, through two host slots used in turn, so
-// that a solver may prepare the next iteration while a replayed pass
-// still runs: the host is then at most one pass ahead. A GradientBuckets
-// is for one goroutine at a time.
+// last bucket: SetRequest before the passes; after them, either
+// QueueAgreed and Agreed once the compute stream has passed that copy, or
+// AgreedCopyTo's device copy beside the update, which a solver reads back
+// with its loss (AgreedIn). The copies between host and device are queued
+// outside the passes, through two host slots used in turn, so that a
+// solver may prepare the next iteration while a replayed pass still runs:
+// the host is then at most one pass ahead. A GradientBuckets is for one
+// goroutine at a time.
 type GradientBuckets[T blob.Float] struct {
 	comm    *ncclComm
 	dev     *cuda.Device
@@ -59,7 +61,9 @@ type GradientBuckets[T blob.Float] struct {
 	ready   []*cuda.Event // per bucket: recorded on the compute stream when it is complete
 	joined  *cuda.Event   // recorded on the side stream after the last bucket
 	forked  *cuda.Event   // recorded on the compute stream where a pass begins
+	copied  *cuda.Event   // recorded on the side stream after the agreed bits' device copy
 	next    int           // the next bucket to launch in this pass
+	pending bool          // Finish queued side work that Join has not joined yet
 
 	// The request bits, as elements of T: this rank's, written by
 	// SetRequest into a pinned slot and copied to reqDev on the compute
@@ -73,8 +77,10 @@ type GradientBuckets[T blob.Float] struct {
 	reqDev  cuda.DevicePtr
 	reqHost [2][]byte
 	agreed  [2][]byte
-	reqNext int // the request slot SetRequest writes next
-	agrNext int // the agreed slot QueueAgreed fills next
+	reqNext int            // the request slot SetRequest writes next
+	reqSent uint           // the bits in reqDev
+	agrNext int            // the agreed slot QueueAgreed fills next
+	agrDev  cuda.DevicePtr // where Finish copies the agreed bits on the device; 0: nowhere
 
 	timeline *timeline // EnableTimeline; nil: none
 }
@@ -195,7 +201,7 @@ func (g *GradientBuckets[T]) allocate(params []*blob.Blob[T], order, offs []int)
 		}
 		g.ready = append(g.ready, e)
 	}
-	for _, e := range []**cuda.Event{&g.joined, &g.forked} {
+	for _, e := range []**cuda.Event{&g.joined, &g.forked, &g.copied} {
 		if *e, err = g.dev.NewSyncEvent(); err != nil {
 			return err
 		}
@@ -237,15 +243,20 @@ func (g *GradientBuckets[T]) String() string {
 	return fmt.Sprintf("%d %s: %s", len(g.buckets), noun, strings.Join(parts, ", "))
 }
 
+// RequestBits returns the number of request bits the job agrees on.
+func (g *GradientBuckets[T]) RequestBits() int { return g.bits }
+
 // SetRequest sets this rank's request bits for the next pass's
-// agreement: it writes them into the next pinned slot and queues their
-// copy to the device on the compute stream, before the pass. The pass
-// that read that slot last (two calls before) must have been waited for;
-// the one of the call before may still run.
+// agreement. Bits unchanged since the last call stay on the device; new
+// ones are written into the next pinned slot and their copy to the device
+// queued on the compute stream, before the pass. The pass that read that
+// slot last (two copies before) must have been waited for; the one of the
+// copy before may still run.
 func (g *GradientBuckets[T]) SetRequest(bits uint) error {
-	if g.bits == 0 {
+	if g.bits == 0 || bits == g.reqSent {
 		return nil
 	}
+	g.reqSent = bits
 	slot := g.reqHost[g.reqNext]
 	g.reqNext ^= 1
 	req := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(slot))), g.bits)
@@ -276,7 +287,19 @@ func (g *GradientBuckets[T]) Agreed(slot int) uint {
 	if g.bits == 0 {
 		return 0
 	}
-	agreed := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(g.agreed[slot]))), g.bits)
+	return g.AgreedIn(g.agreed[slot])
+}
+
+// AgreedCopyTo makes each pass's Finish copy the agreed request bits,
+// RequestBits elements of T, to dst on the device, beside the update
+// (Join joins the copy): for a solver that reads them back with its loss
+// in one copy. dst 0 turns the copy off.
+func (g *GradientBuckets[T]) AgreedCopyTo(dst cuda.DevicePtr) { g.agrDev = dst }
+
+// AgreedIn returns the union of the ranks' request bits from b, which
+// holds the RequestBits elements of T that AgreedCopyTo's copy wrote.
+func (g *GradientBuckets[T]) AgreedIn(b []byte) uint {
+	agreed := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), g.bits)
 	var out uint
 	for i, v := range agreed {
 		if v > 0 {
@@ -362,8 +385,9 @@ func (g *GradientBuckets[T]) launch(k int) error {
 }
 
 // Finish launches the buckets not launched yet and makes the compute
-// stream wait for all of them, before the update reads the diffs: after
-// it nothing of the pass runs on the side stream.
+// stream wait for all of them, before the update reads the diffs. The
+// agreed request bits are copied to AgreedCopyTo's address on the side
+// stream, beside the update; Join joins that copy.
 func (g *GradientBuckets[T]) Finish() error {
 	if g.timeline != nil {
 		if err := g.timeline.backward.Record(g.compute); err != nil {
@@ -379,12 +403,36 @@ func (g *GradientBuckets[T]) Finish() error {
 	if err := g.joined.Record(g.side); err != nil {
 		return err
 	}
-	return g.compute.WaitEvent(g.joined)
+	if err := g.compute.WaitEvent(g.joined); err != nil {
+		return err
+	}
+	if g.bits == 0 || g.agrDev == 0 {
+		return nil
+	}
+	at := g.flat + cuda.DevicePtr(g.reqOff*elemBytes[T]())
+	if err := g.dev.CopyDtoDAsync(g.agrDev, at, g.bits*elemBytes[T](), g.side); err != nil {
+		return err
+	}
+	g.pending = true
+	return g.copied.Record(g.side)
+}
+
+// Join makes the compute stream wait for the agreed bits' device copy
+// that Finish queued: call it after the update is queued, before the
+// copy's destination is read, and before a CUDA graph capturing the pass
+// ends, which must join every stream it forked. It does nothing when
+// nothing is pending.
+func (g *GradientBuckets[T]) Join() error {
+	if !g.pending {
+		return nil
+	}
+	g.pending = false
+	return g.compute.WaitEvent(g.copied)
 }
 
 // ReduceAll reduces every bucket now, after the backward passes: for an
 // iteration of several iter_size passes, whose gradients are complete
-// only after the last.
+// only after the last. Join as after Finish.
 func (g *GradientBuckets[T]) ReduceAll() error {
 	if err := g.Begin(); err != nil {
 		return err
@@ -404,7 +452,7 @@ func (g *GradientBuckets[T]) Close() error {
 		errs = append(errs, e.Close())
 	}
 	g.ready = nil
-	for _, e := range []**cuda.Event{&g.joined, &g.forked} {
+	for _, e := range []**cuda.Event{&g.joined, &g.forked, &g.copied} {
 		if *e != nil {
 			errs = append(errs, (*e).Close())
 			*e = nil

@@ -60,22 +60,24 @@ type iterationGraph[T blob.Float] struct {
 	off   string // why this run trains without graphs; "" while they may be used
 	ready bool   // the checks that hold for the whole run were made
 
-	whole   bool               // the graph holds the whole iteration, update included
-	start   int                // the first recorded layer
-	last    int                // the net's last layer
-	v       *device.GPUView[T] // StoreWords, Set
-	acc     *blob.Blob[T]      // the loss, summed on the device
-	scalars cuda.DevicePtr     // the float64 learning rate the recorded update reads
-	salt    cuda.DevicePtr     // the context's RNG salt (device.Context.RNGSalt)
-	graph   *cuda.Graph
-	eager   int // iterations run as written since the graph was (re)started
-	replays int // replays of the current graph
-	brief   int // graphs dropped after fewer than graphMinReplays replays
-	sources []sourceTop[T]
-	results [2]replaySlot // where each replay's results go, in turn
-	next    int           // the slot of the next replay
-	open    openReplay    // the replay the host ran ahead of, if any
-	sleep   bool          // wait for replays asleep: the last one was long
+	whole      bool               // the graph holds the whole iteration, update included
+	start      int                // the first recorded layer
+	last       int                // the net's last layer
+	v          *device.GPUView[T] // StoreWords, Set
+	acc        *blob.Blob[T]      // the loss, summed on the device
+	scalars    cuda.DevicePtr     // the float64 learning rate the recorded update reads
+	rateBits   uint64             // the rate's bits stored there
+	rateStored bool               // rateBits is in scalars
+	salt       cuda.DevicePtr     // the context's RNG salt (device.Context.RNGSalt)
+	graph      *cuda.Graph
+	eager      int // iterations run as written since the graph was (re)started
+	replays    int // replays of the current graph
+	brief      int // graphs dropped after fewer than graphMinReplays replays
+	sources    []sourceTop[T]
+	results    [2]replaySlot // where each replay's results go, in turn
+	next       int           // the slot of the next replay
+	open       openReplay    // the replay the host ran ahead of, if any
+	sleep      bool          // wait for replays asleep: the last one was long
 
 	// What the recording assumed, checked before each replay.
 	blobs   []*blob.Blob[T]
@@ -94,9 +96,9 @@ const (
 	graphMaxBrief   = 3
 )
 
-// replaySlot receives one replay's results: the loss copied into pinned
-// host memory, and two events recorded after the copies, one waited for
-// spinning and one asleep.
+// replaySlot receives one replay's results: the loss (and a job's agreed
+// requests) copied into pinned host memory, and two events recorded after
+// the copy, one waited for spinning and one asleep.
 type replaySlot struct {
 	loss         []byte
 	spin, asleep *cuda.Event
@@ -104,10 +106,9 @@ type replaySlot struct {
 
 // openReplay is a replay whose results the host has not read yet.
 type openReplay struct {
-	ok     bool // there is one
-	iter   int  // the iteration
-	slot   int  // its replaySlot
-	agreed int  // the slot of its agreed requests (GradientBuckets.QueueAgreed)
+	ok   bool // there is one
+	iter int  // the iteration
+	slot int  // its replaySlot
 }
 
 // sourceTop is a data layer's top and the device buffer of the graph's
@@ -157,7 +158,12 @@ func (g *iterationGraph[T]) prepare(s *Solver[T], disabled bool) bool {
 // where the recorded update and the random number kernels read them.
 func (g *iterationGraph[T]) storeScalars(rate float64, salt uint64) error {
 	g.v.ResetErr()
-	g.v.StoreWords(g.scalars, math.Float64bits(rate))
+	if bits := math.Float64bits(rate); !g.rateStored || bits != g.rateBits {
+		// Most policies keep the rate for many iterations: one launch
+		// less on the way from one replay to the next.
+		g.v.StoreWords(g.scalars, bits)
+		g.rateBits, g.rateStored = bits, true
+	}
 	g.v.StoreWords(g.salt, salt)
 	return g.v.Err()
 }
@@ -213,21 +219,31 @@ func (g *iterationGraph[T]) setUp(s *Solver[T]) error {
 		return err
 	}
 	g.v = v
-	acc, err := blob.New[T](1)
+	// The loss, then a job's agreed requests (copied there beside the
+	// update), read back in one copy.
+	requests := 0
+	if s.overlapped() {
+		requests = s.buckets.RequestBits()
+	}
+	acc, err := blob.New[T](1 + requests)
 	if err != nil {
 		return err
 	}
 	acc.SetDevice(s.ctx.Device())
 	g.acc = acc
 	// Allocated (and zeroed) now: a recording cannot allocate.
-	if _, err := acc.MutableGPUData(); err != nil {
+	p, err := acc.MutableGPUData()
+	if err != nil {
 		return err
+	}
+	if requests > 0 {
+		s.buckets.AgreedCopyTo(p + cuda.DevicePtr(unsafe.Sizeof(T(0))))
 	}
 	g.last = len(s.net.Layers()) - 1
 	d := s.ctx.Device()
 	for i := range g.results {
 		r := &g.results[i]
-		if r.loss, err = d.HostAlloc(int(unsafe.Sizeof(T(0)))); err != nil {
+		if r.loss, err = d.HostAlloc(acc.Count() * int(unsafe.Sizeof(T(0)))); err != nil {
 			return err
 		}
 		if r.spin, err = d.NewSpinEvent(); err != nil {
@@ -390,17 +406,11 @@ func (g *iterationGraph[T]) pass(s *Solver[T], rate float64, pass int, ahead boo
 	return loss, false, err
 }
 
-// queueResults queues the copies of the replay's results into the next
+// queueResults queues the copy of the replay's results into the next
 // slot, after the replay on the compute stream, and the slot's events.
 func (g *iterationGraph[T]) queueResults(s *Solver[T]) (openReplay, error) {
 	r := openReplay{ok: true, iter: s.iter, slot: g.next}
 	g.next ^= 1
-	if s.overlapped() {
-		var err error
-		if r.agreed, err = s.buckets.QueueAgreed(); err != nil {
-			return r, err
-		}
-	}
 	slot := &g.results[r.slot]
 	stream := s.ctx.Stream()
 	p, err := g.acc.GPUData()
@@ -421,17 +431,19 @@ func (g *iterationGraph[T]) queueResults(s *Solver[T]) (openReplay, error) {
 // communicator. A NaN loss is explained by the net's layers where they
 // can (from the blobs of the last pass queued).
 func (g *iterationGraph[T]) collect(s *Solver[T], r openReplay) (T, error) {
-	if err := g.wait(&g.results[r.slot]); err != nil {
+	slot := &g.results[r.slot]
+	if err := g.wait(slot); err != nil {
 		return 0, err
 	}
+	size := int(unsafe.Sizeof(T(0)))
 	if s.overlapped() {
 		if err := s.buckets.Check(); err != nil {
 			// An aborted all-reduce leaves the requests undefined.
 			return 0, err
 		}
-		s.agreed |= s.buckets.Agreed(r.agreed)
+		s.agreed |= s.buckets.AgreedIn(slot.loss[size:])
 	}
-	loss := *(*T)(unsafe.Pointer(unsafe.SliceData(g.results[r.slot].loss)))
+	loss := *(*T)(unsafe.Pointer(unsafe.SliceData(slot.loss)))
 	if loss != loss {
 		if err := s.net.ExplainNaN(); err != nil {
 			return 0, err
@@ -533,11 +545,15 @@ func (g *iterationGraph[T]) body(s *Solver[T], f *fusedSGD[T]) (err error) {
 		return err
 	}
 	if f == nil {
-		return nil
+		return s.joinReduction()
 	}
 	v.ResetErr()
 	v.SGDStepRateAt(f.plan, g.scalars, T(s.param.GetMomentum()), 1, s.param.GetRegularizationType() == "L1")
-	return v.Err()
+	if err := v.Err(); err != nil {
+		return err
+	}
+	// The agreed requests' copy ran beside the update.
+	return s.joinReduction()
 }
 
 // pinSources copies each data layer's top that reads memory of another's

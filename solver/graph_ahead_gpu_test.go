@@ -82,7 +82,8 @@ func TestCUDAGraphHostAheadStops(t *testing.T) {
 			if err := s.Step(5); err != nil {
 				return err
 			}
-			s.Net().BlobByName("data").MutableCPUData()[7] = float32(math.NaN())
+			// ip2's weight: ReLU would turn a NaN input into 0.
+			s.Net().LearnableParams()[2].MutableCPUData()[7] = float32(math.NaN())
 			err := s.Step(5)
 			if err == nil {
 				t.Fatalf("run %d: a NaN input trained on", i)

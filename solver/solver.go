@@ -336,6 +336,15 @@ func (s *Solver[T]) finishReduction() error {
 	return s.buckets.Finish()
 }
 
+// joinReduction joins the side work a reducing pass left running past
+// its end (the agreed requests' device copy) into the compute stream.
+func (s *Solver[T]) joinReduction() error {
+	if s.buckets == nil {
+		return nil
+	}
+	return s.buckets.Join()
+}
+
 // joinJob makes the solver a rank of comm's job (a job of one rank runs
 // the same code, its collectives copying nothing).
 func (s *Solver[T]) joinJob(comm parallel.Comm) error {
@@ -1027,7 +1036,11 @@ func (s *Solver[T]) agreeOn(read bool) (uint, error) {
 		if !read {
 			// Passes run as written, or reduced after them: the
 			// requests lie in the buckets' buffer now.
-			slot, err := s.buckets.QueueAgreed()
+			err := s.buckets.Join()
+			slot := 0
+			if err == nil {
+				slot, err = s.buckets.QueueAgreed()
+			}
 			if err == nil {
 				err = s.ctx.Stream().Synchronize()
 			}
