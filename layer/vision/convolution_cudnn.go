@@ -13,6 +13,7 @@ import (
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/syncedmem"
@@ -210,8 +211,11 @@ func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 	if e.bwdData, err = e.dnn.ConvFind(1, e.x.Desc, t.d, e.w, t.w, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
 		return err
 	}
-	e.bwdFilter, err = e.dnn.ConvFind(2, e.x.Desc, t.x, e.w, t.d, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps)
-	return err
+	if e.bwdFilter, err = e.dnn.ConvFind(2, e.x.Desc, t.x, e.w, t.d, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
+		return err
+	}
+	logf.Debugf(l.Logger(), "Layer %s: cuDNN's algorithms %d, %d, %d (forward, data gradient, weight gradient)", l.Name(), e.fwd.Algo, e.bwdData.Algo, e.bwdFilter.Algo)
+	return nil
 }
 
 // Forward convolves each bottom and adds the bias.
