@@ -102,20 +102,27 @@ func (p *SGDPlan) Close() error {
 // those of the separate operations on the GPU, Axpy and Axpby fused as
 // cuBLAS fuses them.
 func (g *GPU[T]) SGDStep(p *SGDPlan, rate float64, momentum, scale T, l1 bool) {
-	g.sgdStep(p, rate, 0, momentum, scale, l1)
+	g.sgdStep(p, rate, 0, momentum, scale, l1, nil)
 }
 
 // SGDStepRateAt is SGDStep with the rate read on the device, when the
 // kernel runs, from the float64 at rate: a recorded graph replays the step
 // with each iteration's rate (stored there with StoreWords).
 func (g *GPU[T]) SGDStepRateAt(p *SGDPlan, rate cuda.DevicePtr, momentum, scale T, l1 bool) {
+	g.SGDStepRateAtOn(p, rate, momentum, scale, l1, nil)
+}
+
+// SGDStepRateAtOn is SGDStepRateAt queued on stream s (nil: the compute
+// stream): a data-parallel rank updates a bucket's parameters on the
+// stream that all-reduced their gradients, beside the backward pass.
+func (g *GPU[T]) SGDStepRateAtOn(p *SGDPlan, rate cuda.DevicePtr, momentum, scale T, l1 bool, s *cuda.Stream) {
 	if rate == 0 {
 		panic("mathfn: SGDStepRateAt with a null rate pointer")
 	}
-	g.sgdStep(p, 0, rate, momentum, scale, l1)
+	g.sgdStep(p, 0, rate, momentum, scale, l1, s)
 }
 
-func (g *GPU[T]) sgdStep(p *SGDPlan, rate float64, rateAt cuda.DevicePtr, momentum, scale T, l1 bool) {
+func (g *GPU[T]) sgdStep(p *SGDPlan, rate float64, rateAt cuda.DevicePtr, momentum, scale T, l1 bool, s *cuda.Stream) {
 	if g.err != nil || p.nChunks == 0 {
 		return
 	}
@@ -130,7 +137,7 @@ func (g *GPU[T]) sgdStep(p *SGDPlan, rate float64, rateAt cuda.DevicePtr, moment
 	}
 	var args cuda.Args
 	scalar(scalar(args.Ptr(p.table).Ptr(p.chunks).Float64(rate).Ptr(rateAt), momentum), scale).Int(flag)
-	g.err = f.Launch(cuda.Dim3{X: p.nChunks}, cuda.Dim3{X: 256}, 0, nil, &args)
+	g.err = f.Launch(cuda.Dim3{X: p.nChunks}, cuda.Dim3{X: 256}, 0, s, &args)
 }
 
 // ZeroDiffs sets the gradient of every parameter of the plan to zero in

@@ -82,6 +82,9 @@ type GradientBuckets[T blob.Float] struct {
 	agrNext int            // the agreed slot QueueAgreed fills next
 	agrDev  cuda.DevicePtr // where Finish copies the agreed bits on the device; 0: nowhere
 
+	ofParam []int                                // each parameter's bucket, by its index in NewGradientBuckets' params
+	after   func(k int, side *cuda.Stream) error // AfterReduce's; nil: none
+
 	timeline *timeline // EnableTimeline; nil: none
 }
 
@@ -118,6 +121,14 @@ func NewGradientBuckets[T blob.Float](comm Comm, params []*blob.Blob[T], doneAft
 	// The last layers' gradients are complete first.
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(doneAfter[b], doneAfter[a]) })
 	offs := g.layout(params, doneAfter, order, capBytes)
+	g.ofParam = make([]int, len(params))
+	for i, off := range offs {
+		for k, b := range g.buckets {
+			if off >= b.off && off < b.off+b.n {
+				g.ofParam[i] = k
+			}
+		}
+	}
 	if err := g.allocate(params, order, offs); err != nil {
 		return nil, errors.Join(err, g.Close())
 	}
@@ -228,6 +239,16 @@ func (g *GradientBuckets[T]) allocate(params []*blob.Blob[T], order, offs []int)
 
 // Buckets returns the number of buckets, the all-reduces of an iteration.
 func (g *GradientBuckets[T]) Buckets() int { return len(g.buckets) }
+
+// BucketOf returns the bucket of parameter i (its index in the params
+// given to NewGradientBuckets).
+func (g *GradientBuckets[T]) BucketOf(i int) int { return g.ofParam[i] }
+
+// AfterReduce makes each bucket's launch queue f(k, side) on the side
+// stream right after bucket k's all-reduce: work on the bucket's averaged
+// gradients (a fused update of its parameters) that then runs beside the
+// rest of the backward pass; Finish's join waits for it. f nil: nothing.
+func (g *GradientBuckets[T]) AfterReduce(f func(k int, side *cuda.Stream) error) { g.after = f }
 
 // String describes the buckets, e.g. "2 buckets: 1.6 MB (3 gradients,
 // after layer 9), 0.1 MB (5 gradients, after layer 2)".
@@ -379,7 +400,12 @@ func (g *GradientBuckets[T]) launch(k int) error {
 		return fmt.Errorf("%v: all-reduce of gradient bucket %d: %w", g.comm, k, err)
 	}
 	if g.timeline != nil {
-		return g.timeline.end[k].Record(g.side)
+		if err := g.timeline.end[k].Record(g.side); err != nil {
+			return err
+		}
+	}
+	if g.after != nil {
+		return g.after(k, g.side)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/internal/logf"
+	"github.com/gocaffe/gocaffe/mathfn"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -74,10 +75,13 @@ type iterationGraph[T blob.Float] struct {
 	replays    int // replays of the current graph
 	brief      int // graphs dropped after fewer than graphMinReplays replays
 	sources    []sourceTop[T]
-	results    [2]replaySlot // where each replay's results go, in turn
-	next       int           // the slot of the next replay
-	open       openReplay    // the replay the host ran ahead of, if any
-	sleep      bool          // wait for replays asleep: the last one was long
+	// bucketPlans update each gradient bucket's parameters after its
+	// all-reduce (planBuckets); empty: one update after the passes.
+	bucketPlans []*mathfn.SGDPlan
+	results     [2]replaySlot // where each replay's results go, in turn
+	next        int           // the slot of the next replay
+	open        openReplay    // the replay the host ran ahead of, if any
+	sleep       bool          // wait for replays asleep: the last one was long
 
 	// What the recording assumed, checked before each replay.
 	blobs   []*blob.Blob[T]
@@ -500,6 +504,9 @@ func (g *iterationGraph[T]) record(s *Solver[T]) error {
 		if f.plan == nil || !f.plan.Matches(f.params) {
 			return errors.New("the fused update has no plan for the parameters")
 		}
+		if err := g.planBuckets(s, f); err != nil {
+			return err
+		}
 	}
 	if err := g.snapshotState(s); err != nil {
 		return err
@@ -533,6 +540,15 @@ func (g *iterationGraph[T]) body(s *Solver[T], f *fusedSGD[T]) (err error) {
 	if err := v.Err(); err != nil {
 		return err
 	}
+	momentum, l1 := T(s.param.GetMomentum()), s.param.GetRegularizationType() == "L1"
+	byBucket := f != nil && len(g.bucketPlans) > 0
+	if byBucket {
+		s.buckets.AfterReduce(func(k int, side *cuda.Stream) error {
+			v.SGDStepRateAtOn(g.bucketPlans[k], g.scalars, momentum, 1, l1, side)
+			return v.Err()
+		})
+		defer s.buckets.AfterReduce(nil)
+	}
 	if err := s.beginReduction(); err != nil {
 		return err
 	}
@@ -544,16 +560,74 @@ func (g *iterationGraph[T]) body(s *Solver[T], f *fusedSGD[T]) (err error) {
 		s.net.SetAfterBackward(nil)
 		return err
 	}
-	if f == nil {
+	if f == nil || byBucket {
 		return s.joinReduction()
 	}
 	v.ResetErr()
-	v.SGDStepRateAt(f.plan, g.scalars, T(s.param.GetMomentum()), 1, s.param.GetRegularizationType() == "L1")
+	v.SGDStepRateAt(f.plan, g.scalars, momentum, 1, l1)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	// The agreed requests' copy ran beside the update.
 	return s.joinReduction()
+}
+
+// planBuckets gives a GPU rank that reduces its gradients while the
+// backward pass runs (Solver.overlapped) one fused update plan per
+// gradient bucket, for the recorded iteration to update each bucket's
+// parameters on the all-reduces' stream as soon as their gradients are
+// averaged, beside the rest of the backward pass: only the last bucket's
+// update follows the backward pass. The plans are kept while the
+// parameters stay the same.
+func (g *iterationGraph[T]) planBuckets(s *Solver[T], f *fusedSGD[T]) error {
+	if !s.overlapped() {
+		return nil
+	}
+	groups := make([][]mathfn.SGDParam, s.buckets.Buckets())
+	i := 0
+	for param := range s.net.Graph().LearnableParams() {
+		k := s.buckets.BucketOf(param.Learnable())
+		groups[k] = append(groups[k], f.params[i])
+		i++
+	}
+	if g.bucketPlansMatch(groups) {
+		return nil
+	}
+	if err := g.closeBucketPlans(); err != nil {
+		return err
+	}
+	for _, params := range groups {
+		p, err := mathfn.NewSGDPlan(s.ctx.Device(), params)
+		if err != nil {
+			return err
+		}
+		g.bucketPlans = append(g.bucketPlans, p)
+	}
+	return nil
+}
+
+// bucketPlansMatch reports whether planBuckets' plans were made for
+// these groups of parameters.
+func (g *iterationGraph[T]) bucketPlansMatch(groups [][]mathfn.SGDParam) bool {
+	if len(g.bucketPlans) != len(groups) {
+		return false
+	}
+	for k, p := range g.bucketPlans {
+		if !p.Matches(groups[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// closeBucketPlans frees planBuckets' plans.
+func (g *iterationGraph[T]) closeBucketPlans() error {
+	var errs []error
+	for _, p := range g.bucketPlans {
+		errs = append(errs, p.Close())
+	}
+	g.bucketPlans = g.bucketPlans[:0]
+	return errors.Join(errs...)
 }
 
 // pinSources copies each data layer's top that reads memory of another's
@@ -706,7 +780,7 @@ func (g *iterationGraph[T]) stop(why string) error {
 // close releases the graph and the device memory it reads; the context
 // keeps its salt.
 func (g *iterationGraph[T]) close(s *Solver[T]) error {
-	errs := []error{g.drop()}
+	errs := []error{g.drop(), g.closeBucketPlans()}
 	g.open = openReplay{}
 	for i := range g.results {
 		r := &g.results[i]
