@@ -64,6 +64,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
@@ -194,8 +195,14 @@ func (c *NCCLComm) Close() error {
 // NCCLGroup runs f, whose collectives on several communicators are then
 // launched together (ncclGroupStart/End): a single goroutine driving
 // several devices must group their collectives, or the first waits for the
-// others forever.
+// others forever. The goroutine stays on its thread meanwhile: NCCL keeps
+// a group's state per thread, and a goroutine whose cgo call outlasts its
+// processor's hold can resume on another thread, whose ncclGroupEnd then
+// fails with "invalid usage" (seen once on 2x H100, in a one-process job's
+// broadcast of the parameters).
 func NCCLGroup(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := ncclError("ncclGroupStart", C.gc_nccl_group_start()); err != nil {
 		return err
 	}
