@@ -16,12 +16,6 @@ if [ -n "${BUILD:-}" ]; then
 	python3 tools/gpu/time_nets.py /tmp/nets >/dev/null
 fi
 . tools/gpu/rates.sh
-torchrun2() {
-	local port=$((29500 + RANDOM % 400))
-	RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@" >/dev/null 2>&1 &
-	RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@" 2>&1
-	wait
-}
 for model in ${MODELS:-lenet cifar10_quick}; do
 	solver=/tmp/nets/${model}_time_solver.prototxt
 	case $model in

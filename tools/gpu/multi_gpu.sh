@@ -28,13 +28,6 @@ python3 tools/gpu/time_nets.py /tmp/nets >/dev/null
 # The median of the display intervals after the first (warm-up, the
 # graph's recording) of rank 0's log on stdin.
 . tools/gpu/rates.sh
-# Two processes with the environment torchrun gives its workers.
-torchrun2() {
-	local port=$((29500 + RANDOM % 400))
-	RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@" >/dev/null 2>&1 &
-	RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@" 2>&1
-	wait
-}
 # Each configuration is a new process, whose set-up times cuDNN's
 # algorithms afresh: a small net's rate moves with those picks from run to
 # run, so small nets run ROUNDS (default 3) interleaved rounds and the
