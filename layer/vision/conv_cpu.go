@@ -33,10 +33,12 @@ type convCPU[T layer.Float] struct {
 	// packed is the weights packed for the GEMM kernels once for the
 	// forward pass in progress when usePacked (every part's products
 	// read it), its panels in the net's scratch; packedBlocks is the
-	// layer's own where it has no net.
-	packed       *mathfn.PackedA[T]
-	packedBlocks []T
-	usePacked    bool
+	// layer's own where it has no net. In the backward pass it holds the
+	// weights transposed, for the bottom gradient's products, when
+	// usePackedT (conv_backward_packed.go).
+	packed                *mathfn.PackedA[T]
+	packedBlocks          []T
+	usePacked, usePackedT bool
 
 	// The pass in progress, read by the part bodies.
 	bottom, top   []*blob.Blob[T]
@@ -211,6 +213,7 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 		}
 	}
 	l.hostParams()
+	l.packTransposed()
 	if parts == 1 {
 		// One core: the batched pass alone, into the blobs' gradients
 		// (they accumulate, as the products do).
@@ -258,6 +261,10 @@ func (l *convBase[T]) backwardPart(part, lo, hi int) {
 	}
 	if c.chunk > 0 {
 		l.backwardChunked(lo, hi, wdiff, bdiff, c.cols[part])
+		return
+	}
+	if c.usePackedT {
+		l.backwardPacked(lo, hi, c.cols[part], wdiff, bdiff)
 		return
 	}
 	backwardImages(l, serialHost[T]{device.Host[T](l.Context())}, c.top, c.propagateDown, c.bottom, lo, hi, c.cols[part], wdiff, bdiff)
