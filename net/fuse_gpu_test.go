@@ -44,13 +44,7 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "l
 // a block per channel, and on the row kernels alone (GOCAFFE_BN=rows).
 func TestFusedBatchNormScaleGPU(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
-	edit := func(t *testing.T, text, old, new string) string {
-		out := strings.Replace(text, old, new, 1)
-		if out == text {
-			t.Fatalf("no %q in the net", old)
-		}
-		return out
-	}
+	edit := editNet
 	plain := fusedNet("conv")
 	cases := []struct {
 		mode, name, text string

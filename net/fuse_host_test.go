@@ -25,13 +25,7 @@ import (
 // statistics, without the Scale, and with a leaky ReLU, which the host
 // does not fuse.
 func TestFusedBatchNormScaleHost(t *testing.T) {
-	edit := func(text, old, new string) string {
-		out := strings.Replace(text, old, new, 1)
-		if out == text {
-			t.Fatalf("no %q in the net", old)
-		}
-		return out
-	}
+	edit := func(text, old, new string) string { return editNet(t, text, old, new) }
 	plain := fusedNet("conv")
 	cases := []struct {
 		name, text string
@@ -93,6 +87,16 @@ func TestFusedBatchNormScaleHost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// editNet returns text with old replaced by new once; old must be there.
+func editNet(t *testing.T, text, old, new string) string {
+	t.Helper()
+	out := strings.Replace(text, old, new, 1)
+	if out == text {
+		t.Fatalf("no %q in the net", old)
+	}
+	return out
 }
 
 // buildFusionNet builds text for TestFusedBatchNormScaleHost, unfused

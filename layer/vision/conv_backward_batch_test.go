@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/layer/vision"
 )
@@ -176,27 +177,7 @@ func TestPackedForwardMatchesOneCore(t *testing.T) {
 			p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`
 			x := layertest.Blob[float32](t, c.shape...)
 			layertest.FillGaussian(x, 0, 1, 31)
-			var tops [2][]float32
-			var weights []*blob.Blob[float32]
-			for i, procs := range []int{1, 2} {
-				func() {
-					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-					l := layertest.New[float32](t, p)
-					y := layertest.Blob[float32](t)
-					layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
-					if i == 0 {
-						weights = l.LayerBase().Blobs()
-					} else {
-						for j, b := range l.LayerBase().Blobs() {
-							if err := b.CopyFrom(weights[j], false, false); err != nil {
-								t.Fatal(err)
-							}
-						}
-					}
-					layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
-					tops[i] = append([]float32(nil), y.CPUData()...)
-				}()
-			}
+			tops := onOneAndTwoCores(t, p, x, nil, func(_ layer.Layer[float32], y *blob.Blob[float32]) []float32 { return y.CPUData() })
 			for j, v := range tops[1] {
 				if w := tops[0][j]; math.Float32bits(v) != math.Float32bits(w) {
 					t.Fatalf("top %d: %v on two cores, %v on one", j, v, w)
@@ -226,31 +207,13 @@ func TestPackedBackwardMatchesOneCore(t *testing.T) {
 			p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`
 			x := layertest.Blob[float32](t, c.shape...)
 			layertest.FillGaussian(x, 0, 1, 31)
-			var dxs [2][]float32
-			var weights []*blob.Blob[float32]
-			for i, procs := range []int{1, 2} {
-				func() {
-					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-					defer vision.SetConvPackBackward(i == 1)()
-					l := layertest.New[float32](t, p)
-					y := layertest.Blob[float32](t)
-					layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
-					if i == 0 {
-						weights = l.LayerBase().Blobs()
-					} else {
-						for j, b := range l.LayerBase().Blobs() {
-							if err := b.CopyFrom(weights[j], false, false); err != nil {
-								t.Fatal(err)
-							}
-						}
-					}
-					layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+			dxs := onOneAndTwoCores(t, p, x, func(i int) func() { return vision.SetConvPackBackward(i == 1) },
+				func(l layer.Layer[float32], y *blob.Blob[float32]) []float32 {
 					layertest.FillGaussian(y, 0, 1, 32)
 					copy(y.MutableCPUDiff(), y.CPUData())
 					layertest.Backward(t, l, []*blob.Blob[float32]{y}, []bool{true}, []*blob.Blob[float32]{x})
-					dxs[i] = append([]float32(nil), x.CPUDiff()...)
-				}()
-			}
+					return x.CPUDiff()
+				})
 			for j, v := range dxs[1] {
 				if w := dxs[0][j]; math.Float32bits(v) != math.Float32bits(w) {
 					t.Fatalf("bottom diff %d: %v on two cores, %v on one", j, v, w)
@@ -258,4 +221,38 @@ func TestPackedBackwardMatchesOneCore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// onOneAndTwoCores sets the convolution p up on x on one core, then on
+// two with the first one's weights, runs its forward pass and returns a
+// copy of what run returns after it, for each. before, if not nil, runs
+// first each time (i: 0 for one core, 1 for two), and the function it
+// returns at the end.
+func onOneAndTwoCores(t *testing.T, p string, x *blob.Blob[float32], before func(i int) func(), run func(l layer.Layer[float32], y *blob.Blob[float32]) []float32) [2][]float32 {
+	t.Helper()
+	var out [2][]float32
+	var weights []*blob.Blob[float32]
+	for i, procs := range []int{1, 2} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			if before != nil {
+				defer before(i)()
+			}
+			l := layertest.New[float32](t, p)
+			y := layertest.Blob[float32](t)
+			layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+			if i == 0 {
+				weights = l.LayerBase().Blobs()
+			} else {
+				for j, b := range l.LayerBase().Blobs() {
+					if err := b.CopyFrom(weights[j], false, false); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+			out[i] = append([]float32(nil), run(l, y)...)
+		}()
+	}
+	return out
 }
