@@ -10,9 +10,9 @@ import (
 // the layer after them as part of their own: the types whose Spec lists
 // FusesNext. Four pairs are fused today (see each FuseNext):
 //   - BatchNorm, then a Scale in place on its top (the Caffe ResNet and
-//     MobileNet pattern);
+//     MobileNet pattern), on cuDNN and on the host;
 //   - BatchNorm, or a Scale fused into one, then a ReLU in place on the
-//     same blob;
+//     same blob, on cuDNN and on the host;
 //   - Eltwise SUM of two bottoms on the GPU engine, then a ReLU in place
 //     on its top (ResNet's residual additions);
 //   - Convolution with a bias on the cuDNN engine, then a ReLU in place on

@@ -33,7 +33,8 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "l
 }
 
 // TestFusedBatchNormScaleGPU trains the BatchNorm-Scale-ReLU chain fused
-// on the GPU and as separate layers on the CPU, and compares every blob,
+// on the GPU and on the CPU (whose fused passes give the separate layers'
+// values bit for bit: TestFusedBatchNormScaleHost), and compares every blob,
 // every gradient and the BatchNorm's running statistics over two
 // iterations. It does so on the own BatchNorm kernels (which fuse the
 // ReLU too where the whole chain is in place) and on cuDNN's
@@ -44,13 +45,7 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "l
 // a block per channel, and on the row kernels alone (GOCAFFE_BN=rows).
 func TestFusedBatchNormScaleGPU(t *testing.T) {
 	ctx := device.New(cudatest.Device(t))
-	edit := func(t *testing.T, text, old, new string) string {
-		out := strings.Replace(text, old, new, 1)
-		if out == text {
-			t.Fatalf("no %q in the net", old)
-		}
-		return out
-	}
+	edit := editNet
 	plain := fusedNet("conv")
 	cases := []struct {
 		mode, name, text string

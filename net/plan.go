@@ -141,7 +141,8 @@ func (n *Net[T]) planEngines() string {
 
 // planFusion offers each pair of consecutive layers to layer.Fuse, which
 // lets the first compute the second where its engine can (BatchNorm and
-// the Scale and ReLU after it, on cuDNN; see layer.Fuser). Not with
+// the Scale and ReLU after it, on cuDNN and on the host in training; see
+// layer.Fuser). Not with
 // debug_info, which logs each layer's tops after its own pass, as in
 // Caffe.
 func (n *Net[T]) planFusion() string {
@@ -151,7 +152,13 @@ func (n *Net[T]) planFusion() string {
 	pairs := map[string]int{}
 	for i := 0; i+1 < len(n.layers); i++ {
 		a, b := &n.layers[i], &n.layers[i+1]
-		if !layer.Fuse(a.layer, b.layer, a.tops, b.bottoms, b.tops, a.needBackward) {
+		needBackward := a.needBackward
+		if !n.ctx.OnGPU() {
+			// A host net that runs no backward pass folds such pairs
+			// into the layer before them instead (plan_fold.go).
+			needBackward = n.runsBackward(i)
+		}
+		if !layer.Fuse(a.layer, b.layer, a.tops, b.bottoms, b.tops, needBackward) {
 			continue
 		}
 		by, forwardOnly := b.layer.LayerBase().ComputedBy()

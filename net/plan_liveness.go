@@ -647,7 +647,10 @@ var gpuBackwardReadsAsHost = map[string]bool{
 // device.
 func (n *Net[T]) backwardReads(i int) layer.BackwardUse {
 	l := n.layers[i].layer
-	if !n.ctx.OnGPU() || gpuBackwardReadsAsHost[l.Type()] {
+	if !n.ctx.OnGPU() {
+		return n.hostBackwardReads(i)
+	}
+	if gpuBackwardReadsAsHost[l.Type()] {
 		return layer.BackwardReadsOf(l)
 	}
 	if r, ok := l.(layer.DeviceBackwardReader); ok {
@@ -667,6 +670,32 @@ func (n *Net[T]) backwardReads(i int) layer.BackwardUse {
 		return layer.BackwardReadsTop
 	}
 	return layer.BackwardReadsBoth
+}
+
+// hostBackwardReads returns what layer i's backward pass reads on the
+// host: what its type's does, and where it computes the passes of the
+// layers after it (layer.Fuse: a BatchNorm's Scale and ReLU, in place on
+// its top) what theirs do, which is its top's data: the ReLU's mask, read
+// in the BatchNorm's backward step, after the ReLU's own.
+func (n *Net[T]) hostBackwardReads(i int) layer.BackwardUse {
+	l := n.layers[i].layer
+	reads := layer.BackwardReadsOf(l)
+	for j := i + 1; j < len(n.layers); j++ {
+		by, forwardOnly := n.layers[j].layer.LayerBase().ComputedBy()
+		if by != l || forwardOnly {
+			break
+		}
+		if layer.BackwardReadsOf(n.layers[j].layer) == layer.BackwardReadsNeither {
+			continue
+		}
+		switch reads {
+		case layer.BackwardReadsNeither:
+			reads = layer.BackwardReadsTop
+		case layer.BackwardReadsBottom:
+			reads = layer.BackwardReadsBoth
+		}
+	}
+	return reads
 }
 
 // bufferUses returns the memories of the layers' own blobs that they let

@@ -50,7 +50,8 @@ type batchNormLayer[T layer.Float] struct {
 	batchOnes, spatialOne *blob.Blob[T]
 	host                  bnHost[T]
 	hostBack              bnBackHost[T]
-	genericBackward       bool // tests: the generic backward pass on the host
+	fused                 bnFuseHost[T] // the Scale and ReLU after it that the host passes compute
+	genericBackward       bool          // tests: the generic backward pass on the host
 }
 
 // batchNormStats is how many statistics blobs BatchNorm keeps.
@@ -176,14 +177,28 @@ func (l *batchNormLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 
 // ForwardCPU normalises on the host.
 func (l *batchNormLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
-	if bottom[0].Count() > 0 {
-		l.host.forward(l, bottom, top)
+	if bottom[0].Count() == 0 {
+		return nil
 	}
+	if l.fused.bn != nil {
+		l.fused.decide(l)
+		if l.fused.active() {
+			l.fused.forward(l, bottom, top)
+			return nil
+		}
+	}
+	l.host.forward(l, bottom, top)
 	return nil
 }
 
 // BackwardCPU computes the bottom's gradient on the host.
 func (l *batchNormLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
+	if l.fused.bn != nil && l.fused.active() {
+		if bottom[0].Count() > 0 {
+			l.fused.backward(l, top, propagateDown, bottom)
+		}
+		return nil
+	}
 	if !propagateDown[0] {
 		return nil
 	}

@@ -404,7 +404,7 @@ func (l *batchNormLayer[T]) DeviceBackwardReads() (layer.BackwardUse, bool) {
 	return layer.BackwardReadsBottom, true
 }
 
-// FuseNext lets the cuDNN engine compute, in its own passes, a Scale in
+// fuseNextDNN lets the cuDNN engine compute, in its own passes, a Scale in
 // place on the layer's top (its vector applied with the normalization,
 // its gradients returned from the backward pass: Scale's own passes over
 // the activations, about a sixth of a ResNet-50 iteration, go), and a ReLU
@@ -414,9 +414,8 @@ func (l *batchNormLayer[T]) DeviceBackwardReads() (layer.BackwardUse, bool) {
 // apply the ReLU to their output and mask the gradient by recomputing the
 // ReLU's input from x, which they read anyway. Both need the backward
 // pass, which computes theirs.
-func (l *batchNormLayer[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
-	e, ok := l.Engine().(*batchNormDNN[T])
-	if !ok || !needBackward {
+func (l *batchNormLayer[T]) fuseNextDNN(e *batchNormDNN[T], next, via layer.Layer[T], needBackward bool) bool {
+	if !needBackward {
 		return false
 	}
 	switch next.Type() {

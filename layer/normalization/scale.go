@@ -53,6 +53,20 @@ type scaleLayer[T layer.Float] struct {
 	back            scaleBackHost[T]
 	genericBackward bool
 	host            scaleHost[T]
+	// fusedInput is the blob holding the bottom as the layer's forward
+	// pass leaves it in temp, when the host passes of the BatchNorm before
+	// compute that pass (its xNorm): a backward pass of the layer's own
+	// after a fused forward pass (a partial pass splits the two) reads it.
+	fusedInput *blob.Blob[T]
+}
+
+// kept returns the blob holding the bottom in place: temp, or
+// fusedInput when the forward pass was the BatchNorm's.
+func (l *scaleLayer[T]) kept() *blob.Blob[T] {
+	if l.ForwardSkipped() && l.fusedInput != nil {
+		return l.fusedInput
+	}
+	return l.temp
 }
 
 func newScale[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -240,7 +254,7 @@ func scaleGradient[T layer.Float, A any](l *scaleLayer[T], d device.View[T, A], 
 	inPlace := bottom == top
 	x := d.Data(bottom)
 	if inPlace {
-		x = d.Data(l.temp)
+		x = d.Data(l.kept())
 	}
 	var product A
 	switch {

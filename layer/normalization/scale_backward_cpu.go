@@ -54,7 +54,7 @@ func (l *scaleLayer[T]) backwardFast(top []*blob.Blob[T], propagateDown []bool, 
 	h.prodSums, h.dySums = h.sums[:rows], h.sums[rows:]
 	h.x = bottom[0].CPUData()
 	if bottom[0] == top[0] {
-		h.x = l.temp.CPUData() // the bottom, kept by the forward pass
+		h.x = l.kept().CPUData() // the bottom, kept by the forward pass
 	}
 	h.dy = top[0].CPUDiff()
 	h.wantDx = propagateDown[0]

@@ -108,9 +108,13 @@ func (l *convBase[T]) backwardHostBatched(part, lo, hi int, wdiff, bdiff []T) {
 			if c.propagateDown[i] {
 				// The column buffer is free again: the weight gradient
 				// has read it.
-				for g := range l.group {
-					d.Gemm(blas.Trans, blas.NoTrans, kd, ld, mg,
-						1, weights[g*l.weightOffset:], dyB[g*mg*ld:], 0, col[g*kd*ld:])
+				if c.usePackedT {
+					mathfn.GemmPackedEpilogue(c.packed, blas.NoTrans, ld, dyB, col, nil, true)
+				} else {
+					for g := range l.group {
+						d.Gemm(blas.Trans, blas.NoTrans, kd, ld, mg,
+							1, weights[g*l.weightOffset:], dyB[g*mg*ld:], 0, col[g*kd*ld:])
+					}
 				}
 				for j := range images {
 					mathfn.Col2imLD(col[j*hw:], ld, &l.geo, dx[(n0+j)*l.bottomDim:])

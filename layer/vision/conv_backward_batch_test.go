@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/layer/vision"
 )
@@ -176,27 +177,7 @@ func TestPackedForwardMatchesOneCore(t *testing.T) {
 			p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`
 			x := layertest.Blob[float32](t, c.shape...)
 			layertest.FillGaussian(x, 0, 1, 31)
-			var tops [2][]float32
-			var weights []*blob.Blob[float32]
-			for i, procs := range []int{1, 2} {
-				func() {
-					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-					l := layertest.New[float32](t, p)
-					y := layertest.Blob[float32](t)
-					layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
-					if i == 0 {
-						weights = l.LayerBase().Blobs()
-					} else {
-						for j, b := range l.LayerBase().Blobs() {
-							if err := b.CopyFrom(weights[j], false, false); err != nil {
-								t.Fatal(err)
-							}
-						}
-					}
-					layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
-					tops[i] = append([]float32(nil), y.CPUData()...)
-				}()
-			}
+			tops := onOneAndTwoCores(t, p, x, nil, func(_ layer.Layer[float32], y *blob.Blob[float32]) []float32 { return y.CPUData() })
 			for j, v := range tops[1] {
 				if w := tops[0][j]; math.Float32bits(v) != math.Float32bits(w) {
 					t.Fatalf("top %d: %v on two cores, %v on one", j, v, w)
@@ -204,4 +185,74 @@ func TestPackedForwardMatchesOneCore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPackedBackwardMatchesOneCore holds the host's backward pass on two
+// cores, whose bottom-gradient products read the transposed weights
+// packed once for the pass (conv_backward_packed.go), image by image and
+// batched, to the one-core pass with the packing off, whose products pack
+// them as they go: the same bottom gradient bit for bit (the weight
+// gradients sum the parts' in another order).
+func TestPackedBackwardMatchesOneCore(t *testing.T) {
+	for _, c := range []struct {
+		param string
+		shape []int
+	}{
+		{"num_output: 13 kernel_size: 3 pad: 1", []int{4, 3, 24, 24}},          // image by image, col2im
+		{"num_output: 7 kernel_size: 1 bias_term: false", []int{3, 9, 24, 24}}, // image by image, 1x1
+		{"num_output: 9 kernel_size: 3 pad: 1", []int{8, 6, 10, 10}},           // batched
+		{"num_output: 300 kernel_size: 2 stride: 2", []int{2, 40, 48, 48}},     // a second block of rows
+	} {
+		t.Run(fmt.Sprint(c.param, c.shape), func(t *testing.T) {
+			p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`
+			x := layertest.Blob[float32](t, c.shape...)
+			layertest.FillGaussian(x, 0, 1, 31)
+			dxs := onOneAndTwoCores(t, p, x, func(i int) func() { return vision.SetConvPackBackward(i == 1) },
+				func(l layer.Layer[float32], y *blob.Blob[float32]) []float32 {
+					layertest.FillGaussian(y, 0, 1, 32)
+					copy(y.MutableCPUDiff(), y.CPUData())
+					layertest.Backward(t, l, []*blob.Blob[float32]{y}, []bool{true}, []*blob.Blob[float32]{x})
+					return x.CPUDiff()
+				})
+			for j, v := range dxs[1] {
+				if w := dxs[0][j]; math.Float32bits(v) != math.Float32bits(w) {
+					t.Fatalf("bottom diff %d: %v on two cores, %v on one", j, v, w)
+				}
+			}
+		})
+	}
+}
+
+// onOneAndTwoCores sets the convolution p up on x on one core, then on
+// two with the first one's weights, runs its forward pass and returns a
+// copy of what run returns after it, for each. before, if not nil, runs
+// first each time (i: 0 for one core, 1 for two), and the function it
+// returns at the end.
+func onOneAndTwoCores(t *testing.T, p string, x *blob.Blob[float32], before func(i int) func(), run func(l layer.Layer[float32], y *blob.Blob[float32]) []float32) [2][]float32 {
+	t.Helper()
+	var out [2][]float32
+	var weights []*blob.Blob[float32]
+	for i, procs := range []int{1, 2} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			if before != nil {
+				defer before(i)()
+			}
+			l := layertest.New[float32](t, p)
+			y := layertest.Blob[float32](t)
+			layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+			if i == 0 {
+				weights = l.LayerBase().Blobs()
+			} else {
+				for j, b := range l.LayerBase().Blobs() {
+					if err := b.CopyFrom(weights[j], false, false); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
+			out[i] = append([]float32(nil), run(l, y)...)
+		}()
+	}
+	return out
 }

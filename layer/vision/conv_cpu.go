@@ -33,10 +33,18 @@ type convCPU[T layer.Float] struct {
 	// packed is the weights packed for the GEMM kernels once for the
 	// forward pass in progress when usePacked (every part's products
 	// read it), its panels in the net's scratch; packedBlocks is the
-	// layer's own where it has no net.
-	packed       *mathfn.PackedA[T]
-	packedBlocks []T
-	usePacked    bool
+	// layer's own where it has no net. In the backward pass it holds the
+	// weights transposed, for the bottom gradient's products, when
+	// usePackedT (conv_backward_packed.go).
+	packed                *mathfn.PackedA[T]
+	packedBlocks          []T
+	usePacked, usePackedT bool
+	// The backward pass's parameter gradients (conv_grad_sum.go): the
+	// blobs' diffs (nil where not wanted), which part 0 adds to, and the
+	// reduction's body.
+	blobW, blobB []T
+	sumPart      func(part, lo, hi int)
+	sumParts     int
 
 	// The pass in progress, read by the part bodies.
 	bottom, top   []*blob.Blob[T]
@@ -87,6 +95,9 @@ func (l *convBase[T]) cpuParts() int {
 	// gradients alone took 200 MB in a ResNet-50 on two cores.
 	for p := range parts {
 		c.cols[p] = layer.ScratchOf(&l.Base, "conv.cols", p, &c.cols[p], colSize)
+		if p == 0 {
+			continue // part 0 adds to the blobs' gradients (conv_grad_sum.go)
+		}
 		c.wdiffs[p] = layer.ScratchOf(&l.Base, "conv.wdiffs", p, &c.wdiffs[p], l.Blobs()[0].Count())
 		if l.biasTerm {
 			c.bdiffs[p] = layer.ScratchOf(&l.Base, "conv.bdiffs", p, &c.bdiffs[p], l.Blobs()[1].Count())
@@ -211,6 +222,7 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 		}
 	}
 	l.hostParams()
+	l.packTransposed()
 	if parts == 1 {
 		// One core: the batched pass alone, into the blobs' gradients
 		// (they accumulate, as the products do).
@@ -229,35 +241,32 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 		c.bottom, c.top, c.propagateDown = nil, nil, nil
 		return nil
 	}
+	l.paramDiffs()
 	mathfn.Parallel(l.num, c.backwardPart)
 	c.bottom, c.top, c.propagateDown = nil, nil, nil
-	// Each part's gradient sums into the blob's (they accumulate).
-	if l.ParamPropagateDown(0) {
-		w := l.Blobs()[0].MutableCPUDiff()
-		for _, d := range c.wdiffs[:parts] {
-			mathfn.Axpy(len(w), 1, d, w)
-		}
-	}
-	if l.biasTerm && l.ParamPropagateDown(1) {
-		b := l.Blobs()[1].MutableCPUDiff()
-		for _, d := range c.bdiffs[:parts] {
-			mathfn.Axpy(len(b), 1, d, b)
-		}
-	}
+	l.sumPartGradients(parts)
 	return nil
 }
 
 func (l *convBase[T]) backwardPart(part, lo, hi int) {
 	c := &l.cpu
 	wdiff, bdiff := c.wdiffs[part], c.bdiffs[part]
-	clear(wdiff)
-	clear(bdiff)
+	if part == 0 {
+		wdiff, bdiff = c.blobW, c.blobB // the blobs' own (conv_grad_sum.go)
+	} else {
+		clear(wdiff)
+		clear(bdiff)
+	}
 	if c.batch > 1 {
 		l.backwardHostBatched(part, lo, hi, wdiff, bdiff)
 		return
 	}
 	if c.chunk > 0 {
 		l.backwardChunked(lo, hi, wdiff, bdiff, c.cols[part])
+		return
+	}
+	if c.usePackedT {
+		l.backwardPacked(lo, hi, c.cols[part], wdiff, bdiff)
 		return
 	}
 	backwardImages(l, serialHost[T]{device.Host[T](l.Context())}, c.top, c.propagateDown, c.bottom, lo, hi, c.cols[part], wdiff, bdiff)

@@ -65,3 +65,12 @@ func SetConvChunks(bytes, columns int) (restore func()) {
 	convChunkBytes, convChunkColumns = bytes, columns
 	return func() { convChunkBytes, convChunkColumns = oldBytes, oldColumns }
 }
+
+// SetConvPackBackward turns the host backward pass's packing of the
+// transposed weights (conv_backward_packed.go) on or off until the
+// returned function restores it.
+func SetConvPackBackward(on bool) (restore func()) {
+	old := convPackBackward
+	convPackBackward = on
+	return func() { convPackBackward = old }
+}
