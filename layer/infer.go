@@ -99,6 +99,14 @@ type SiblingFolder[T Float] interface {
 	SetSiblings(others []Layer[T]) error
 }
 
+// TopKeeper is implemented by layers whose tops' data may hold from one
+// forward pass to the next (PriorBox, whose boxes depend on the shapes
+// alone, writes them once per shape): a net's memory plan then gives
+// those tops memory of their own, which no other blob writes.
+type TopKeeper interface {
+	KeepsTops() bool
+}
+
 // InferenceOnly is implemented by layers whose forward pass keeps, beside
 // its tops, state that only their own backward pass reads (MAX pooling's
 // argmax where it has no mask top). SetInferenceOnly(true) lets the

@@ -179,10 +179,15 @@ func (l *priorBoxLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	return top[0].Reshape([]int{1, 2, s[2] * s[3] * l.numPriors * 4})
 }
 
+// KeepsTops says the top's data holds from one pass to the next
+// (layer.TopKeeper): ForwardCPU writes it once per shape.
+func (*priorBoxLayer[T]) KeepsTops() bool { return true }
+
 // ForwardCPU writes the boxes and their variances, unless the top holds
 // them already: the same shapes as the last pass's, into the same
-// memory, not written since (a net's memory plan may share it with
-// another blob's).
+// memory, of the top's alone (not shared: a net's memory plan places
+// other blobs' data in views of one arena, whose writes this one's count
+// does not see), not written since.
 func (l *priorBoxLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	mapH, mapW := bottom[0].Shape()[2], bottom[0].Shape()[3]
 	imgH, imgW := l.imgH, l.imgW
@@ -193,7 +198,7 @@ func (l *priorBoxLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	if made.mem != nil {
 		made.writes = made.mem.Writes()
 	}
-	if made.mem != nil && made == l.made {
+	if made.mem != nil && !made.mem.Shared() && made == l.made {
 		return nil
 	}
 	l.writePriors(top[0].MutableCPUData(), mapH, mapW, imgH, imgW)
