@@ -205,10 +205,13 @@ func (l *convBase[T]) forwardFolded(bottom, top []*blob.Blob[T]) error {
 	return nil
 }
 
-// foldedIm2col runs the im2col way of a folded pass into l.cpu.target.
+// foldedIm2col runs the im2col way of a folded pass into l.cpu.target,
+// whose outputs it then drops (they may be a net's arena, which the
+// layer should not hold).
 func (l *convBase[T]) foldedIm2col(bottom []*blob.Blob[T]) {
 	parts := l.cpuParts()
 	c := &l.cpu
+	defer clear(c.target.ys)
 	for _, b := range bottom {
 		b.CPUData()
 	}
