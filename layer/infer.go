@@ -82,6 +82,31 @@ type Folder[T Float] interface {
 	FoldSources() []*blob.Blob[T]
 }
 
+// SiblingFolder is implemented by the producers whose folded pass can
+// compute the folded passes of others reading the same bottom
+// (Convolution: convolutions of one window, their weights stacked into
+// one GEMM, so that one im2col of the bottom serves them all). A sibling
+// then takes its tops from the lead's last pass where that pass read the
+// bottom as it is now, and computes them itself otherwise (a partial
+// pass that starts after the lead, the bottom written between).
+type SiblingFolder[T Float] interface {
+	Folder[T]
+	// Sibling reports whether other, folded, reading the same bottom, can
+	// be computed with the layer's folded pass.
+	Sibling(other Layer[T]) bool
+	// SetSiblings makes the layer's folded passes compute others' too;
+	// none returns each to its own pass.
+	SetSiblings(others []Layer[T]) error
+}
+
+// TopKeeper is implemented by layers whose tops' data may hold from one
+// forward pass to the next (PriorBox, whose boxes depend on the shapes
+// alone, writes them once per shape): a net's memory plan then gives
+// those tops memory of their own, which no other blob writes.
+type TopKeeper interface {
+	KeepsTops() bool
+}
+
 // InferenceOnly is implemented by layers whose forward pass keeps, beside
 // its tops, state that only their own backward pass reads (MAX pooling's
 // argmax where it has no mask top). SetInferenceOnly(true) lets the

@@ -56,7 +56,9 @@ type LayerPlan struct {
 	Graph string
 	// Folded says what the fold pass did with the layer ("into conv1":
 	// its forward pass is computed by that layer's folded weights;
-	// "removed": only its Reshape runs; "without backward state": its
+	// "computed with conv11_mbox_loc": a producer whose folded pass that
+	// layer's computes with its own, reading the same bottom
+	// (plan_siblings.go); "removed": only its Reshape runs; "without backward state": its
 	// forward pass skips what only its backward pass reads,
 	// layer.InferenceOnly); "" for nothing.
 	Folded string

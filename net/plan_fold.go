@@ -22,7 +22,8 @@ import (
 // activation and bias applied in its GEMM's epilogue. A producer with no
 // such chain still takes its bias in the epilogue. Dropout in place (an
 // identity in TEST) and Split (its tops share the bottom's data) are
-// removed: only their Reshape runs.
+// removed: only their Reshape runs. Producers that read the same bottom
+// may be computed by the first of them (plan_siblings.go).
 //
 // What stays as in Caffe:
 //   - every named blob holds after a full forward pass what the unfolded
@@ -132,6 +133,7 @@ func (n *Net[T]) planFold() string {
 		n.plan.Layers[i].Folded = "removed"
 		removed++
 	}
+	siblings := n.planSiblings(fs)
 	// Layers that keep state for a backward pass they never run skip it.
 	lean := 0
 	for i, r := range n.layers {
@@ -149,8 +151,8 @@ func (n *Net[T]) planFold() string {
 	for _, k := range slices.Sorted(maps.Keys(folded)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, folded[k]))
 	}
-	return fmt.Sprintf("%d producers fold the layers after them (%s); %d Dropout/Split removed; %d layers without backward state; outputs within %g relative of the unfolded net's",
-		len(fs.chains), strings.Join(parts, ", "), removed, lean, FoldTolerance)
+	return fmt.Sprintf("%d producers fold the layers after them (%s); %d computed with a sibling's pass; %d Dropout/Split removed; %d layers without backward state; outputs within %g relative of the unfolded net's",
+		len(fs.chains), strings.Join(parts, ", "), siblings, removed, lean, FoldTolerance)
 }
 
 // runsBackward reports whether layer i may run a backward pass: never in

@@ -43,7 +43,8 @@ import (
 // Memory keeps its own (Caffe's) values when it is kept: a net output, a
 // blob the options name (Options.Keep), a blob a source layer writes (the
 // caller fills an Input's top, a data layer's top may outlive a pass), a
-// loss top's diff (which holds the loss weight), memory a layer shares with
+// loss top's diff (which holds the loss weight), the data of a layer's
+// tops that it keeps between passes (layer.TopKeeper), memory a layer shares with
 // a blob of its own (SoftmaxWithLoss's probabilities), a diff that a layer
 // taking it leaves unwritten (propagate_down false), and every blob of a
 // net with debug_info or of one built with Options.NoMemoryReuse. On the
@@ -378,6 +379,9 @@ func (n *Net[T]) memoryUses(diff, training bool) []memUse[T] {
 				uses = append(uses, memUse[T]{blobs: []int{id}, diff: diff, start: steps, end: -1, bytes: memBytes(mem(r.tops[j]))})
 				if len(r.bottoms) == 0 {
 					keep(g, "written by a source layer")
+				}
+				if k, ok := r.layer.(layer.TopKeeper); ok && !diff && k.KeepsTops() {
+					keep(g, "kept by its layer between passes")
 				}
 			}
 			uses[g].bytes = max(uses[g].bytes, memBytes(mem(r.tops[j])))

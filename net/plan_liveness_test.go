@@ -1,6 +1,7 @@
 package net_test
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -127,5 +128,36 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "prob" bottom: "t" top: "loss
 	}
 	if len(grads[0]) == 0 {
 		t.Error("no gradients")
+	}
+}
+
+// PriorBox's tops keep memory of their own (layer.TopKeeper), so that the
+// boxes it writes once per shape stay there: with the memory plan's
+// reuse, two passes give the boxes a net without reuse gives, and so does
+// a pass at another image size.
+func TestPriorBoxKeepsTops(t *testing.T) {
+	path := filepath.Join("..", "models", "forks", "mobilenet_ssd_deploy.prototxt")
+	reused, own := deployNet(t, path, net.Options{}), deployNet(t, path, net.Options{NoMemoryReuse: true})
+	for pass := range 3 {
+		if pass == 2 {
+			for _, n := range []*net.Net[float32]{reused, own} {
+				if err := n.BlobByName("data").Reshape([]int{1, 3, 240, 320}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, n := range []*net.Net[float32]{reused, own} {
+			if _, err := n.Forward(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range []string{"conv11_mbox_priorbox", "conv17_2_mbox_priorbox"} {
+			if !slices.Equal(reused.BlobByName(name).CPUData(), own.BlobByName(name).CPUData()) {
+				t.Errorf("pass %d: %s with memory reuse differs from the net's without", pass, name)
+			}
+		}
+		if !slices.Equal(reused.OutputBlobs()[0].CPUData(), own.OutputBlobs()[0].CPUData()) {
+			t.Errorf("pass %d: detections with memory reuse differ from the net's without", pass)
+		}
 	}
 }

@@ -124,6 +124,52 @@ func TestPriorBox(t *testing.T) {
 	}
 }
 
+// PriorBox writes its top once per shape: a pass at another map or image
+// size, or after the top was written, writes the boxes again (those of a
+// layer that never wrote before).
+func TestPriorBoxRecomputed(t *testing.T) {
+	const param = `type: "PriorBox" prior_box_param { min_size: 30 max_size: 60 aspect_ratio: 2 flip: true variance: 0.1 }`
+	fresh := func(fmap, img *blob.Blob[float64]) []float64 {
+		l := layertest.New[float64](t, param)
+		top := layertest.Blob[float64](t)
+		layertest.SetUp(t, l, []*blob.Blob[float64]{fmap, img}, []*blob.Blob[float64]{top})
+		layertest.Forward(t, l, []*blob.Blob[float64]{fmap, img}, []*blob.Blob[float64]{top})
+		return slices.Clone(top.CPUData())
+	}
+	l := layertest.New[float64](t, param)
+	fmap, img := layertest.Blob[float64](t, 1, 8, 2, 2), layertest.Blob[float64](t, 1, 3, 300, 300)
+	bottom, top := []*blob.Blob[float64]{fmap, img}, []*blob.Blob[float64]{layertest.Blob[float64](t)}
+	layertest.SetUp(t, l, bottom, top)
+	check := func(what string) {
+		t.Helper()
+		if err := l.Reshape(bottom, top); err != nil {
+			t.Fatal(err)
+		}
+		layertest.Forward(t, l, bottom, top)
+		if want := fresh(fmap, img); !slices.Equal(top[0].CPUData(), want) {
+			t.Errorf("%s: the boxes differ from a fresh layer's", what)
+		}
+	}
+	check("first pass")
+	check("same shapes")
+	for _, s := range []struct {
+		what string
+		b    *blob.Blob[float64]
+		dims []int
+	}{
+		{"map 3 x 2", fmap, []int{1, 8, 3, 2}},
+		{"map 1 x 1", fmap, []int{1, 8, 1, 1}},
+		{"image 200 x 300", img, []int{1, 3, 200, 300}},
+	} {
+		if err := s.b.Reshape(s.dims); err != nil {
+			t.Fatal(err)
+		}
+		check(s.what)
+	}
+	clear(top[0].MutableCPUData())
+	check("top written")
+}
+
 // TestROIPooling checks the bins on a hand example: a 1 x 1 x 4 x 4 map
 // holding 0..15, the region (1, 1)-(3, 3) at scale 1 pooled 2 x 2.
 func TestROIPooling(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
 func init() {
@@ -41,6 +42,18 @@ type priorBoxLayer[T layer.Float] struct {
 	imgH, imgW                       int
 	stepH, stepW, offset             float32
 	numPriors                        int
+	// made is what the last pass wrote its top for: the boxes depend on
+	// the shapes alone, so a pass with the same shapes into the same
+	// memory, unwritten since, has nothing to do.
+	made priorsMade
+}
+
+// priorsMade is the top's memory, its write count after the pass wrote
+// it, and the map's and image's sizes.
+type priorsMade struct {
+	mem                    *syncedmem.SyncedMemory
+	writes                 uint64
+	mapH, mapW, imgH, imgW int
 }
 
 func newPriorBox[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -166,18 +179,42 @@ func (l *priorBoxLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 	return top[0].Reshape([]int{1, 2, s[2] * s[3] * l.numPriors * 4})
 }
 
-// ForwardCPU writes the boxes and their variances.
+// KeepsTops says the top's data holds from one pass to the next
+// (layer.TopKeeper): ForwardCPU writes it once per shape.
+func (*priorBoxLayer[T]) KeepsTops() bool { return true }
+
+// ForwardCPU writes the boxes and their variances, unless the top holds
+// them already: the same shapes as the last pass's, into the same
+// memory, of the top's alone (not shared: a net's memory plan places
+// other blobs' data in views of one arena, whose writes this one's count
+// does not see), not written since.
 func (l *priorBoxLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	mapH, mapW := bottom[0].Shape()[2], bottom[0].Shape()[3]
 	imgH, imgW := l.imgH, l.imgW
 	if imgH == 0 || imgW == 0 {
 		imgH, imgW = bottom[1].Shape()[2], bottom[1].Shape()[3]
 	}
+	made := priorsMade{mem: top[0].Data(), mapH: mapH, mapW: mapW, imgH: imgH, imgW: imgW}
+	if made.mem != nil {
+		made.writes = made.mem.Writes()
+	}
+	if made.mem != nil && !made.mem.Shared() && made == l.made {
+		return nil
+	}
+	l.writePriors(top[0].MutableCPUData(), mapH, mapW, imgH, imgW)
+	made.mem = top[0].Data()
+	made.writes = made.mem.Writes()
+	l.made = made
+	return nil
+}
+
+// writePriors writes the boxes of a mapH x mapW map on an imgH x imgW
+// image and their variances into out.
+func (l *priorBoxLayer[T]) writePriors(out []T, mapH, mapW, imgH, imgW int) {
 	stepH, stepW := l.stepH, l.stepW
 	if stepH == 0 || stepW == 0 {
 		stepH, stepW = float32(imgH)/float32(mapH), float32(imgW)/float32(mapW)
 	}
-	out := top[0].MutableCPUData()
 	dim := mapH * mapW * l.numPriors * 4
 	boxes, idx := out[:dim], 0
 	put := func(cx, cy, bw, bh float32) {
@@ -218,7 +255,6 @@ func (l *priorBoxLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 	for i := range variances {
 		variances[i] = T(l.variance[i%len(l.variance)])
 	}
-	return nil
 }
 
 // BackwardCPU does nothing: the boxes depend on shapes only.

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
+	"github.com/gocaffe/gocaffe/layer/utility"
 )
 
 func init() {
@@ -90,6 +92,51 @@ func TestSoftmaxForwardParallel(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// expFast is within 2 ulp of the correctly rounded e^x over its range,
+// and math.Exp's outside it (underflow, overflow, infinities, NaN).
+func TestExpFast(t *testing.T) {
+	worst := 0.0
+	for i := 0; i <= 2000000; i++ {
+		x := float32(-87 + 175*float64(i)/2000000)
+		want := math.Exp(float64(x))
+		ulp := float64(math.Nextafter32(float32(want), float32(math.Inf(1))) - float32(want))
+		worst = max(worst, math.Abs(float64(utility.ExpFast(x))-want)/ulp)
+	}
+	t.Logf("largest error %.3f ulp", worst)
+	if worst > 2 {
+		t.Errorf("largest error %.2f ulp, want at most 2", worst)
+	}
+	for _, x := range []float32{-87.5, -100, -200, 88.5, 100, float32(math.Inf(-1)), float32(math.Inf(1))} {
+		if got, want := utility.ExpFast(x), float32(math.Exp(float64(x))); got != want {
+			t.Errorf("expFast(%v) = %v, want %v", x, got, want)
+		}
+	}
+	if got := utility.ExpFast(float32(math.NaN())); !math.IsNaN(float64(got)) {
+		t.Errorf("expFast(NaN) = %v", got)
+	}
+}
+
+// In an inference plan (SetInferenceOnly) a float32 Softmax takes
+// expFast: within 1e-6 of the training pass's probabilities.
+func TestSoftmaxInferenceOnly(t *testing.T) {
+	run := func(infer bool) []float32 {
+		l := layertest.New[float32](t, `type: "Softmax" softmax_param { axis: 2 }`)
+		bottom := []*blob.Blob[float32]{layertest.Blob[float32](t, 2, 300, 21)}
+		layertest.FillGaussian(bottom[0], 0, 4, 3)
+		top := layertest.Blobs[float32](t, 1)
+		layertest.SetUp(t, l, bottom, top)
+		l.(layer.InferenceOnly).SetInferenceOnly(infer)
+		layertest.Forward(t, l, bottom, top)
+		return top[0].CPUData()
+	}
+	want, got := run(false), run(true)
+	for i := range want {
+		if d := math.Abs(float64(got[i] - want[i])); d > 1e-6 {
+			t.Fatalf("probability %d: %v, training's %v", i, got[i], want[i])
 		}
 	}
 }

@@ -52,6 +52,7 @@ type convCPU[T layer.Float] struct {
 	// Made once (method values), so that a pass allocates nothing.
 	forwardPart, backwardPart func(part, lo, hi int)
 	foldedPart                func(part, lo, hi int) // conv_fold.go
+	target                    foldTarget[T]          // the folded pass's, read by foldedPart
 
 	// One image's im2col split over the cores by channels (conv_fold.go):
 	// the image, its columns, each part's geometry, the part body.

@@ -45,6 +45,21 @@ type convFold[T layer.Float] struct {
 	// takes it after SetFold.
 	winoOK bool
 	wino   *mathfn.Winograd[T]
+	// gen counts the SetFold calls: a lead convolution computing this
+	// one's fold with its own (conv_siblings.go) remade its forms from
+	// the fold of one generation.
+	gen uint64
+}
+
+// foldTarget is what a folded im2col pass multiplies by and where it
+// writes: each group's packed weights and epilogue, and per bottom its
+// outputs, dim elements an image (the layer's tops, or a lead's outputs
+// stacked with its siblings').
+type foldTarget[T layer.Float] struct {
+	packed []*mathfn.PackedA[T]
+	eps    []mathfn.Epilogue[T]
+	ys     [][]T
+	dim    int
 }
 
 // FoldChannels is num_output for a convolution over axis 1 (not a
@@ -65,6 +80,7 @@ func (l *convBase[T]) FoldSources() []*blob.Blob[T] { return l.Blobs() }
 // again before any pass whose sources were written since.
 func (l *convBase[T]) SetFold(f *layer.Fold) error {
 	fo := &l.fold
+	fo.gen++
 	if f == nil {
 		fo.active = false
 		return nil
@@ -164,22 +180,41 @@ func (l *convBase[T]) packFolded() {
 // (unless 1x1) and a GEMM per group with the bias and activation in its
 // epilogue. A batch of one spreads each GEMM over the cores (by columns:
 // output pixels); larger batches spread the images, as forwardCPU does.
+// A convolution with siblings computes theirs in the same pass, and a
+// sibling takes its tops from that (conv_siblings.go).
 func (l *convBase[T]) forwardFolded(bottom, top []*blob.Blob[T]) error {
 	if l.dwApplies() {
 		return l.forwardDepthwise(bottom, top, l.foldedWeights(), l.fold.b, l.fold.ep)
 	}
-	if l.fold.winoOK && l.winoWins() {
+	if l.lead != nil && l.lead.handOff(l, bottom, top) {
+		return nil
+	}
+	if l.sib != nil && l.siblingsReady(bottom) {
+		return l.forwardMerged(bottom, top)
+	}
+	if l.fold.winoOK && l.winoWins(l.numOutput) {
 		return l.forwardWinograd(bottom, top)
 	}
+	l.packFolded() // before the parts, which read it
+	t := &l.cpu.target
+	t.packed, t.eps, t.dim, t.ys = l.fold.packed, l.fold.eps, l.topDim, t.ys[:0]
+	for _, b := range top {
+		t.ys = append(t.ys, b.MutableCPUData())
+	}
+	l.foldedIm2col(bottom)
+	return nil
+}
+
+// foldedIm2col runs the im2col way of a folded pass into l.cpu.target,
+// whose outputs it then drops (they may be a net's arena, which the
+// layer should not hold).
+func (l *convBase[T]) foldedIm2col(bottom []*blob.Blob[T]) {
 	parts := l.cpuParts()
 	c := &l.cpu
+	defer clear(c.target.ys)
 	for _, b := range bottom {
 		b.CPUData()
 	}
-	for _, t := range top {
-		t.MutableCPUData()
-	}
-	l.packFolded() // before the parts, which read it
 	if parts == 1 {
 		// The columns from the net's shared scratch (layer.HostScratch),
 		// not the layer's own col blob: a deploy ResNet-50's convolutions
@@ -189,30 +224,30 @@ func (l *convBase[T]) forwardFolded(bottom, top []*blob.Blob[T]) error {
 		if !l.is1x1 {
 			col = layer.ScratchOf(&l.Base, "conv.cols", 0, &c.col, l.kernelDim*l.group*l.convOutSpatial)
 		}
-		l.foldedImages(bottom, top, 0, l.num, col, false)
-		return nil
+		l.foldedImages(bottom, 0, l.num, col, false)
+		return
 	}
-	c.bottom, c.top = bottom, top
+	c.bottom = bottom
 	if c.foldedPart == nil {
 		c.foldedPart = l.foldedPart
 	}
 	mathfn.Parallel(l.num, c.foldedPart)
-	c.bottom, c.top = nil, nil
-	return nil
+	c.bottom = nil
 }
 
 func (l *convBase[T]) foldedPart(part, lo, hi int) {
-	l.foldedImages(l.cpu.bottom, l.cpu.top, lo, hi, l.cpu.cols[part], true)
+	l.foldedImages(l.cpu.bottom, lo, hi, l.cpu.cols[part], true)
 }
 
-// foldedImages computes images [lo, hi) of every bottom; serial runs each
-// GEMM on the calling goroutine.
-func (l *convBase[T]) foldedImages(bottom, top []*blob.Blob[T], lo, hi int, col []T, serial bool) {
+// foldedImages computes images [lo, hi) of every bottom into l.cpu.target;
+// serial runs each GEMM on the calling goroutine.
+func (l *convBase[T]) foldedImages(bottom []*blob.Blob[T], lo, hi int, col []T, serial bool) {
+	t := &l.cpu.target
 	for i := range bottom {
-		in, out := bottom[i].CPUData(), top[i].CPUData() // made writable by the caller
+		in, out := bottom[i].CPUData(), t.ys[i]
 		for n := lo; n < hi; n++ {
 			x := in[n*l.bottomDim:]
-			y := out[n*l.topDim:]
+			y := out[n*t.dim:]
 			cols := x
 			switch {
 			case l.is1x1:
@@ -224,7 +259,7 @@ func (l *convBase[T]) foldedImages(bottom, top []*blob.Blob[T], lo, hi int, col 
 				cols = col
 			}
 			for g := range l.group {
-				mathfn.GemmPackedEpilogue(l.fold.packed[g], blas.NoTrans, l.convOutSpatial, cols[l.colOffset*g:], y[l.outputOffset*g:], &l.fold.eps[g], serial)
+				mathfn.GemmPackedEpilogue(t.packed[g], blas.NoTrans, l.convOutSpatial, cols[l.colOffset*g:], y[l.outputOffset*g:], &t.eps[g], serial)
 			}
 		}
 	}

@@ -29,7 +29,8 @@ func (l *convBase[T]) winoFits() bool {
 // its shape (the tests' and benchmarks' switch).
 var winoAlways = false
 
-// winoWins reports whether, at the shape of the last Reshape, the
+// winoWins reports whether, at the shape of the last Reshape and with
+// outputs output channels (the layer's, or with its siblings'), the
 // Winograd way is faster than im2col and the GEMM: at least 16 output
 // blocks in the pass (fewer give the 36 products too few columns, and
 // the transformed filters, four times the weights, are read for little),
@@ -64,12 +65,12 @@ var winoAlways = false
 // 2): 256->256 1.00 -> 0.82, 160->320 0.77 -> 0.65, 512->512 4.29 ->
 // 3.79. Between 8 and 16 blocks and at 32 channels the two are within
 // the machine's noise; im2col keeps the former.
-func (l *convBase[T]) winoWins() bool {
+func (l *convBase[T]) winoWins(outputs int) bool {
 	if winoAlways {
 		return true
 	}
 	out := l.geo.Out
-	least := min(l.channels, l.numOutput)
+	least := min(l.channels, outputs)
 	return mathfn.WinogradVector[T]() && least >= 32 && l.winoTiles() >= 16 && (least >= 64 || out[0] >= 14 && out[1] >= 14)
 }
 

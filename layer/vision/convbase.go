@@ -47,6 +47,12 @@ type convBase[T layer.Float] struct {
 	cpu  convCPU[T]  // the host's parallel passes (conv_cpu.go)
 	dw   dwConv[T]   // the host's direct depthwise path (conv_depthwise.go)
 	fold convFold[T] // an inference plan's folded weights (conv_fold.go)
+	// sib are the siblings a lead computes with its folded pass; lead is
+	// the lead computing this one's, which is its sibling number leadIdx
+	// (conv_siblings.go).
+	sib     *convSiblings[T]
+	lead    *convBase[T]
+	leadIdx int
 }
 
 // perAxis expands one of Caffe's repeated per-axis fields: given once it

@@ -42,7 +42,7 @@ func SetWinogradAlways(on bool) (restore func()) {
 // Winograd way.
 func UsesWinograd[T layer.Float](l layer.Layer[T]) bool {
 	c, ok := l.(*convolutionLayer[T])
-	return ok && c.fold.active && c.fold.winoOK && c.winoWins()
+	return ok && c.fold.active && c.fold.winoOK && c.winoWins(c.numOutput)
 }
 
 // FoldHolds reports what a folded convolution holds of its weights beside
@@ -73,4 +73,15 @@ func SetConvPackBackward(on bool) (restore func()) {
 	old := convPackBackward
 	convPackBackward = on
 	return func() { convPackBackward = old }
+}
+
+// SiblingsPending reports, for a lead convolution (layer.SiblingFolder),
+// which siblings have yet to take their outputs from its last pass; nil
+// for a layer that leads none.
+func SiblingsPending[T layer.Float](l layer.Layer[T]) []bool {
+	c, ok := l.(*convolutionLayer[T])
+	if !ok || c.sib == nil {
+		return nil
+	}
+	return append([]bool(nil), c.sib.ready...)
 }

@@ -6,7 +6,10 @@ Reads the Caffe prototxt and weights with cv2.dnn.readNetFromCaffe, runs on
 DNN_BACKEND_OPENCV / DNN_TARGET_CPU with cv2.setNumThreads(2) (or
 $CV_THREADS), two untimed forward passes first, then ITERATIONS timed ones,
 and prints the line gocaffe's tools/infer time prints: median_ms, min_ms,
-iterations. OUT.npy receives the net's output (or BLOB's).
+iterations. OUT.npy receives the net's output (or BLOB's). With
+$CV_LAYERS set, it then prints each layer's median time over the timed
+passes, from net.getPerfProfile() (OpenCV's own per-layer timing; the
+layers it fused into others show 0).
 """
 import os
 import statistics
@@ -15,6 +18,15 @@ import time
 
 import cv2
 import numpy as np
+
+
+def print_layers(net, profiles):
+    """Prints each layer's median time in ms over the passes' profiles
+    (ticks per layer, in the order of getLayerNames)."""
+    ms = np.median(np.array(profiles), axis=0) * 1000 / cv2.getTickFrequency()
+    for name, t in zip(net.getLayerNames(), ms):
+        layer = net.getLayer(name)
+        print("layer %-36s %-20s %8.3f ms" % (name, layer.type, t))
 
 
 def main():
@@ -31,12 +43,17 @@ def main():
     for _ in range(2):
         y = net.forward(*names)
     times = []
+    layers = []
     for _ in range(int(iters)):
         t = time.perf_counter()
         y = net.forward(*names)
         times.append((time.perf_counter() - t) * 1000)
+        if os.environ.get("CV_LAYERS"):
+            layers.append(net.getPerfProfile()[1].ravel())
     print("median_ms %.3f min_ms %.3f iterations %d times %s" % (
         statistics.median(times), min(times), len(times), ",".join("%.2f" % v for v in times)))
+    if layers:
+        print_layers(net, layers)
     if out:
         np.save(out, np.ascontiguousarray(y, dtype=np.float32))
 

@@ -1,0 +1,4 @@
+package utility
+
+// ExpFast is expFast, for the tests.
+var ExpFast = expFast
