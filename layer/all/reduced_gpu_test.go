@@ -43,6 +43,10 @@ var reducedCases = []layertest.Parity{
 	// byte argmax.
 	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: MAX kernel_size: 3 stride: 2 }`, Bottom: [][]int{{2, 3, 12, 9}}, Fill: distinctInWindows},
 	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: MAX kernel_size: 3 stride: 2 pad: 1 }`, Bottom: [][]int{{2, 3, 11, 10}}, Fill: distinctInWindows},
+	// MAX's gradient by tiles (offset_pool_tiles) over gaps between
+	// windows and rows past the last.
+	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: MAX kernel_size: 2 stride: 3 round_mode: FLOOR }`, Bottom: [][]int{{2, 3, 12, 10}}, Fill: distinctInWindows},
+	{Layer: `type: "Pooling" bottom: "a" top: "p" pooling_param { pool: MAX kernel_size: 5 stride: 2 pad: 2 }`, Bottom: [][]int{{2, 3, 11, 10}}, Fill: distinctInWindows},
 	// BatchNorm on the own kernels: the row kernels (few channels) and
 	// the block kernels (128 channels or more), training and global
 	// statistics.

@@ -1,8 +1,6 @@
 package vision
 
 import (
-	"unsafe"
-
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/device"
@@ -22,9 +20,9 @@ import (
 // channel is cut into several parts: -deterministic keeps cuDNN's
 // deterministic algorithms instead.
 type depthwiseConv[T layer.Float] struct {
-	half  cuda.BlasType // the 16-bit type of x, y and w; 0: T
-	geom  [13]int32     // kernels/depthwise.cu's DWGeom
-	parts int           // blocks per channel of the weight gradient
+	wayElems[T]
+	geom  [13]int32 // kernels/depthwise.cu's DWGeom
+	parts int       // blocks per channel of the weight gradient
 }
 
 // dwMaxTaps is depthwise.cu's DW_MAX_TAPS, and dwThreads its DW_THREADS.
@@ -39,16 +37,6 @@ const (
 func depthwiseApplies[T layer.Float](l *convBase[T]) bool {
 	return l.numSpatial == 2 && l.group > 1 && l.group == l.channels && l.numOutput == l.channels &&
 		l.kernel[0]*l.kernel[1] <= dwMaxTaps
-}
-
-func (d *depthwiseConv[T]) setType(half cuda.BlasType) { d.half = half }
-
-func (d *depthwiseConv[T]) elemBytes() int {
-	if d.half != 0 {
-		return 2
-	}
-	var zero T
-	return int(unsafe.Sizeof(zero))
 }
 
 // bytes: the kernels need no workspace.
@@ -68,35 +56,24 @@ func (d *depthwiseConv[T]) reshape(l *convBase[T], x *blob.Blob[T], limit int) e
 	return nil
 }
 
-// kernel names a depthwise.cu kernel for the type of x, y and w.
-func (d *depthwiseConv[T]) kernel(name string) string {
-	switch d.half {
-	case cuda.BlasBFloat16:
-		return name + "_bf16"
-	case cuda.BlasHalf:
-		return name + "_f16"
-	}
-	return name
-}
-
 func (d *depthwiseConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y, ws cuda.DevicePtr) error {
 	n := l.num * l.topDim
 	var a cuda.Args
 	a.Int(n).Ptr(x).Ptr(w).Int32s(d.geom[:]).Ptr(y)
-	return launch[T](l.Context(), "depthwise.cu", d.kernel("dw_forward"), n, &a)
+	return launch[T](l.Context(), "depthwise.cu", d.storageKernel("dw_forward"), n, &a)
 }
 
 func (d *depthwiseConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w, dy, dx, ws cuda.DevicePtr) error {
 	n := l.num * l.bottomDim
 	var a cuda.Args
 	a.Int(n).Ptr(dy).Ptr(w).Int32s(d.geom[:]).Ptr(dx)
-	return launch[T](l.Context(), "depthwise.cu", d.kernel("dw_backward_data"), n, &a)
+	return launch[T](l.Context(), "depthwise.cu", d.storageKernel("dw_backward_data"), n, &a)
 }
 
 // backwardFilter adds the weight gradient to dw, of T whatever the type
 // of x and dy.
 func (d *depthwiseConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], x, dy, dw, ws cuda.DevicePtr) error {
-	f, err := kernel[T](l.Context(), "depthwise.cu", d.kernel("dw_backward_filter"))
+	f, err := kernel[T](l.Context(), "depthwise.cu", d.storageKernel("dw_backward_filter"))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,8 @@ import (
 )
 
 // ConvGEMMWay reports the way of our own GEMMs a cuDNN Convolution has
-// (convolution_ways.go: "pointwise", "depthwise" or "" for none) and which
+// (convolution_ways.go: "pointwise", "depthwise", "lowered" or "" for
+// none) and which
 // passes take it: forward, bottom gradient, weight gradient.
 func ConvGEMMWay[T layer.Float](l layer.Layer[T]) (string, [3]bool) {
 	e, ok := l.LayerBase().Engine().(*convolutionDNN[T])
@@ -17,8 +18,18 @@ func ConvGEMMWay[T layer.Float](l layer.Layer[T]) (string, [3]bool) {
 		return "pointwise", e.use
 	case *depthwiseConv[T]:
 		return "depthwise", e.use
+	case *loweredConv[T]:
+		return "lowered", e.use
 	}
 	return "", e.use
+}
+
+// SetLoweredBudget bounds the workspace of the lowered way's chunks to
+// bytes until the returned function restores the bound.
+func SetLoweredBudget(bytes int) (restore func()) {
+	old := loweredBudget
+	loweredBudget = bytes
+	return func() { loweredBudget = old }
 }
 
 // SetPointwiseBudget bounds the partial weight gradients of 1x1 layers to

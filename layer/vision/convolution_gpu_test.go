@@ -19,8 +19,9 @@ import (
 // cuDNN alone, and with each pass timed both ways. The 1x1 way: groups, two bottoms (the weight gradient
 // accumulating), three spatial axes, no bias, strides (even and odd sizes,
 // unequal strides), and the partial weight gradients of 2 images at a time
-// over a batch of 3. Other kernels, and 1x1 kernels with padding or a
-// stride in 3-D, have no GEMM way.
+// over a batch of 3. The lowered way of few channels (cases below).
+// Grouped kernels of more than 1x1 and strided 1x1 kernels in 3-D have no
+// GEMM way.
 func TestCuDNNConvGEMMWays(t *testing.T) {
 	ctx := layertest.NeedDNN(t)
 	cases := []struct {
@@ -51,8 +52,22 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 3, 48, 50}}, Tol: 1e-3}},
 		{"", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 3 stride: 2 pad: 1 group: 2 dilation: 2 engine: CUDNN
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 4, 11, 9}}, Tol: 1e-3}},
-		{"", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 1 pad: 1 engine: CUDNN
+		// Lowered: few channels, any kernel but a 1x1 the pointwise
+		// way takes (a 1x1 with padding here); CaffeNet's conv1 in small
+		// (11x11, stride 4); ResNet-50's (7x7, stride 2, padding 3) over
+		// two bottoms; unequal strides, padding and dilation without
+		// bias; and ten images, chunks of 8 and 2 (float32) or of 1
+		// (float64, SetLoweredBudget below).
+		{"lowered", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 1 pad: 1 engine: CUDNN
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 2, 4, 5}}, Tol: 1e-3}},
+		{"lowered", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 11 stride: 4 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.1 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 3, 35, 31}}, Tol: 1e-3}},
+		{"lowered", layertest.Parity{Layer: `type: "Convolution" bottom: "a" bottom: "b" top: "c" top: "d" convolution_param { num_output: 5 kernel_size: 7 stride: 2 pad: 3 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.1 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 3, 19, 17}, {2, 3, 19, 17}}, Tol: 1e-3}},
+		{"lowered", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_h: 3 kernel_w: 5 stride_h: 2 stride_w: 3 pad_h: 2 pad_w: 1 dilation: 2 bias_term: false engine: CUDNN
+			weight_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 2, 13, 16}}, Tol: 1e-3}},
+		{"lowered", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 4 kernel_size: 5 stride: 2 pad: 1 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.2 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{10, 3, 13, 12}}, Tol: 1e-3}},
 		{"", layertest.Parity{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 1 stride: 2 engine: CUDNN
 			weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 2, 4, 5, 6}}, Tol: 1e-3}},
 	}
@@ -80,7 +95,9 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 			restore := vision.SetPointwiseBudget(2 * 6 * 4)
 			t.Run(fmt.Sprintf("%s/%d/float32", mode, i), func(t *testing.T) { layertest.CheckGPUParity[float32](t, c.Parity) })
 			c.Tol = 0
+			restoreLowered := vision.SetLoweredBudget(1) // an image a chunk
 			t.Run(fmt.Sprintf("%s/%d/float64", mode, i), func(t *testing.T) { layertest.CheckGPUParity[float64](t, c.Parity) })
+			restoreLowered()
 			restore()
 		}
 	}
@@ -99,7 +116,7 @@ func TestCuDNNConvGEMMWays(t *testing.T) {
 	}
 }
 
-// The 1x1 and depthwise ways in FLOAT16 and BFLOAT16 (x, y and the
+// The 1x1, depthwise and lowered ways in FLOAT16 and BFLOAT16 (x, y and the
 // weights' copy in 16 bits, FP32 sums and an FP32 weight gradient) match
 // the FP32 CPU, with
 // its bottoms and tops stored in 16 bits and converted at the edges; the
@@ -122,6 +139,12 @@ func TestCuDNNConvGEMMWaysReduced(t *testing.T) {
 			weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 5, 9, 8}}},
 		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 3 kernel_size: 3 pad: 1 group: 3 engine: CUDNN
 			weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{2, 3, 48, 50}}},
+		// The lowered way in 16 bits: CaffeNet's conv1 in small, and
+		// nine images of a 7x7 with padding (chunks of 8 and 1).
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 6 kernel_size: 11 stride: 4 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.1 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{3, 3, 35, 31}}},
+		{Layer: `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 8 kernel_size: 7 stride: 2 pad: 3 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.1 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{9, 3, 15, 14}}},
 	}
 	defer ctx.SetSettings(settings.Settings{})
 	for _, mode := range []string{"gemm", "auto"} {

@@ -34,7 +34,7 @@ import (
 // cuDNN's 16-bit NCHW algorithms are slower still on these shapes (the
 // weight and bottom gradients of GoogLeNet's 1x1 layers at 1-7 TFLOP/s).
 type pointwiseConv[T layer.Float] struct {
-	half         cuda.BlasType // the 16-bit type of x, y and w; 0: T
+	wayElems[T]
 	strided      bool          // a stride other than 1: gather and scatter
 	h, w, sh, sw int           // the bottom's spatial size and the stride (strided)
 	ho, wo       int           // the top's spatial size (strided)
@@ -73,46 +73,10 @@ func (p *pointwiseConv[T]) bytes(l *convBase[T], fwd, data, filter bool) int {
 	return n
 }
 
-// setType makes x, y and w of the passes 16-bit values of type half (0:
-// of T).
-func (p *pointwiseConv[T]) setType(half cuda.BlasType) { p.half = half }
-
-// elemBytes is the size of an element of x, y and w.
-func (p *pointwiseConv[T]) elemBytes() int {
-	if p.half != 0 {
-		return 2
-	}
-	var zero T
-	return int(unsafe.Sizeof(zero))
-}
-
 // gatheredBytes is the workspace of the gathered bottom, rounded up so
 // that the partial weight gradients after it are aligned for cuBLAS.
 func (p *pointwiseConv[T]) gatheredBytes() int {
 	return (p.gathered*p.elemBytes() + 255) &^ 255
-}
-
-// blasType is the cuBLAS type of x, y and w.
-func (p *pointwiseConv[T]) blasType() cuda.BlasType {
-	if p.half != 0 {
-		return p.half
-	}
-	return cuda.BlasFloat
-}
-
-// gemm is GemmStrided in T or, in a 16-bit type, with x, y and w in it,
-// c (the result) in ct and the sums in FP32.
-func (p *pointwiseConv[T]) gemm(g *device.GPUView[T], ta, tb blas.Transpose, m, n, k int, a cuda.DevicePtr, lda, sa int, b cuda.DevicePtr, ldb, sb int, c cuda.DevicePtr, ct cuda.BlasType, ldc, sc, batch int) {
-	if p.half == 0 {
-		g.GemmStrided(ta, tb, m, n, k, 1, a, lda, sa, b, ldb, sb, 0, c, ldc, sc, batch)
-		return
-	}
-	g.GemmStridedMixed(ta, tb, m, n, k, 1, a, p.half, lda, sa, b, p.half, ldb, sb, 0, c, ct, ldc, sc, batch)
-}
-
-// at is p(ptr) advanced by n elements of x, y or w.
-func (p *pointwiseConv[T]) at(ptr cuda.DevicePtr, n int) cuda.DevicePtr {
-	return ptr + cuda.DevicePtr(n*p.elemBytes())
 }
 
 // stridedKernel names conv_batch.cu's gather or scatter for the type.
@@ -167,7 +131,7 @@ func (p *pointwiseConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y
 		p.gemm(g, blas.NoTrans, blas.NoTrans, kg, hw, cg,
 			p.at(w, grp*l.weightOffset), cg, 0,
 			p.at(x, grp*cg*hw), hw, xStride,
-			p.at(y, grp*kg*hw), p.blasType(), hw, l.topDim, l.num)
+			0, p.at(y, grp*kg*hw), p.blasType(), hw, l.topDim, l.num)
 	}
 	return g.Err()
 }
@@ -184,7 +148,7 @@ func (p *pointwiseConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w,
 		p.gemm(g, blas.Trans, blas.NoTrans, cg, hw, kg,
 			p.at(w, grp*l.weightOffset), cg, 0,
 			p.at(dy, grp*kg*hw), hw, l.topDim,
-			p.at(out, grp*cg*hw), p.blasType(), hw, outStride, l.num)
+			0, p.at(out, grp*cg*hw), p.blasType(), hw, outStride, l.num)
 	}
 	if !p.strided {
 		return g.Err()
@@ -220,7 +184,7 @@ func (p *pointwiseConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], 
 			p.gemm(g, blas.NoTrans, blas.Trans, kg, cg, hw,
 				p.at(dy, n0*l.topDim+grp*kg*hw), hw, l.topDim,
 				p.at(x, n0*xStride+grp*cg*hw), hw, xStride,
-				partial, cuda.BlasFloat, cg, l.weightOffset, nb)
+				0, partial, cuda.BlasFloat, cg, l.weightOffset, nb)
 			g.Gemv(blas.Trans, nb, l.weightOffset, 1, partial, ones, 1, g.Offset(dw, grp*l.weightOffset))
 		}
 	}

@@ -2,6 +2,9 @@ package vision
 
 import (
 	"fmt"
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/layer"
 
@@ -13,8 +16,9 @@ import (
 )
 
 // convWay is a way through a cuDNN Convolution's passes other than cuDNN's
-// own algorithms: cuBLAS GEMMs on 1x1 kernels (pointwiseConv) or
-// gocaffe's depthwise kernels (depthwiseConv), in T or in
+// own algorithms: cuBLAS GEMMs on 1x1 kernels (pointwiseConv) and on the
+// lowered images of few channels (loweredConv), or gocaffe's depthwise
+// kernels (depthwiseConv), in T or in
 // the engine's 16-bit type. ws is the context's workspace, of at least
 // bytes for the passes taken this way; the weight gradient is added to
 // the FP32 (T) diff in either case.
@@ -32,6 +36,60 @@ type convWay[T layer.Float] interface {
 	forward(l *convBase[T], g *device.GPUView[T], x, w, y, ws cuda.DevicePtr) error
 	backwardData(l *convBase[T], g *device.GPUView[T], w, dy, dx, ws cuda.DevicePtr) error
 	backwardFilter(l *convBase[T], g *device.GPUView[T], x, dy, dw, ws cuda.DevicePtr) error
+}
+
+// wayElems is what the ways share about x, y and w: their type, T or a
+// 16-bit one (setType), and the GEMMs and kernels in it.
+type wayElems[T layer.Float] struct {
+	half cuda.BlasType // the 16-bit type of x, y and w; 0: T
+}
+
+// setType makes x, y and w of the passes 16-bit values of type half (0:
+// of T).
+func (p *wayElems[T]) setType(half cuda.BlasType) { p.half = half }
+
+// elemBytes is the size of an element of x, y and w.
+func (p *wayElems[T]) elemBytes() int {
+	if p.half != 0 {
+		return 2
+	}
+	var zero T
+	return int(unsafe.Sizeof(zero))
+}
+
+// blasType is the cuBLAS type of x, y and w.
+func (p *wayElems[T]) blasType() cuda.BlasType {
+	if p.half != 0 {
+		return p.half
+	}
+	return cuda.BlasFloat
+}
+
+// at is ptr advanced by n elements of x, y or w.
+func (p *wayElems[T]) at(ptr cuda.DevicePtr, n int) cuda.DevicePtr {
+	return ptr + cuda.DevicePtr(n*p.elemBytes())
+}
+
+// storageKernel names a kernel of ALL_STORAGES for the type of x, y and
+// w (the launch adds T's suffix).
+func (p *wayElems[T]) storageKernel(name string) string {
+	switch p.half {
+	case cuda.BlasBFloat16:
+		return name + "_bf16"
+	case cuda.BlasHalf:
+		return name + "_f16"
+	}
+	return name
+}
+
+// gemm is GemmStrided in T or, in a 16-bit type, with x, y and w in it,
+// c (the result) in ct and the sums in FP32; beta scales what c held.
+func (p *wayElems[T]) gemm(g *device.GPUView[T], ta, tb blas.Transpose, m, n, k int, a cuda.DevicePtr, lda, sa int, b cuda.DevicePtr, ldb, sb int, beta float32, c cuda.DevicePtr, ct cuda.BlasType, ldc, sc, batch int) {
+	if p.half == 0 {
+		g.GemmStrided(ta, tb, m, n, k, 1, a, lda, sa, b, ldb, sb, T(beta), c, ldc, sc, batch)
+		return
+	}
+	g.GemmStridedMixed(ta, tb, m, n, k, 1, a, p.half, lda, sa, b, p.half, ldb, sb, beta, c, ct, ldc, sc, batch)
 }
 
 // The passes of a convolution, indexing convolutionDNN.use.
@@ -59,8 +117,8 @@ func convWayMode(ctx *device.Context) (string, error) {
 }
 
 // wayFor returns the way of our own that applies to l's geometry, or nil:
-// the depthwise kernels, or the pointwise GEMMs (which would take a GEMM
-// per channel of a depthwise 1x1). It is kept across shapes, with its
+// the depthwise kernels, the pointwise GEMMs (which would take a GEMM
+// per channel of a depthwise 1x1), or the lowered GEMMs of few channels. It is kept across shapes, with its
 // buffers.
 func wayFor[T layer.Float](l *convBase[T]) convWay[T] {
 	switch {
@@ -68,6 +126,8 @@ func wayFor[T layer.Float](l *convBase[T]) convWay[T] {
 		return &depthwiseConv[T]{}
 	case pointwiseApplies(l):
 		return &pointwiseConv[T]{}
+	case loweredApplies(l):
+		return &loweredConv[T]{}
 	}
 	return nil
 }

@@ -94,7 +94,7 @@ func (e *poolingGPU[T]) Forward(bottom, top []*blob.Blob[T]) error {
 }
 
 // Backward computes the bottom's gradient on the device, one thread per
-// bottom element.
+// bottom element (MAX from its argmax offsets: offsetBackward).
 func (e *poolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if e.half != nil {
 		return e.half.Backward(top, propagateDown, bottom)
@@ -109,8 +109,10 @@ func (e *poolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bott
 	a.Int(n).Ptr(g.Diff(top[0]))
 	switch {
 	case l.method == caffepb.PoolingParameter_MAX && e.offsets != 0 && e.useOffsets(top):
-		a.Ptr(e.offsets).Int32s(l.geomArgs[:]).Ptr(g.MutableDiff(bottom[0]))
-		return launch[T](l.Context(), "pooling.cu", "offset_pool_backward", n, &a)
+		name, threads := l.offsetBackward(bottom[0], top[0])
+		var b cuda.Args
+		b.Int(threads).Ptr(g.Diff(top[0])).Ptr(e.offsets).Int32s(l.geomArgs[:]).Ptr(g.MutableDiff(bottom[0]))
+		return launch[T](l.Context(), "pooling.cu", name, threads, &b)
 	case l.method == caffepb.PoolingParameter_MAX:
 		a.Ptr(g.Data(l.indexBlob(top)))
 	case l.method == caffepb.PoolingParameter_AVE:
@@ -124,4 +126,23 @@ func (e *poolingGPU[T]) Backward(top []*blob.Blob[T], propagateDown []bool, bott
 	}
 	a.Int32s(l.geomArgs[:]).Ptr(g.MutableDiff(bottom[0]))
 	return launch[T](l.Context(), "pooling.cu", "index_pool_backward", n, &a)
+}
+
+// maxTileElems bounds the bottom elements one thread of offset_pool_tiles
+// writes: a global pooling's single tile is its whole plane, which the
+// kernel of a thread per element spreads better.
+const maxTileElems = 64
+
+// offsetBackward names the kernel of MAX's gradient from the argmax
+// offsets and the threads it runs: offset_pool_tiles, a thread per output
+// writing its stride-by-stride tile of the bottom, where the tiles are
+// small, else offset_pool_backward, a thread per bottom element. Both
+// compute the same bits.
+func (l *poolingLayer[T]) offsetBackward(bottom, top *blob.Blob[T]) (string, int) {
+	lastH := l.height - max((l.pooledH-1)*l.strideH-l.padH, 0)
+	lastW := l.width - max((l.pooledW-1)*l.strideW-l.padW, 0)
+	if max(l.strideH, lastH)*max(l.strideW, lastW) <= maxTileElems {
+		return "offset_pool_tiles", top.Count()
+	}
+	return "offset_pool_backward", bottom.Count()
 }

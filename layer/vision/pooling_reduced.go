@@ -193,10 +193,10 @@ func (p *poolingReduced[T]) maxBackward(top, bottom []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	n := bottom[0].Count()
+	name, n := l.offsetBackward(bottom[0], top[0])
 	var a cuda.Args
 	a.Int(n).Ptr(dy).Ptr(p.argmax.offsets).Int32s(l.geomArgs[:]).Ptr(dx)
-	if err := launch[float32](l.Context(), "pooling.cu", "offset_pool_backward"+p.red.Suffix(), n, &a); err != nil {
+	if err := launch[float32](l.Context(), "pooling.cu", name+p.red.Suffix(), n, &a); err != nil {
 		return err
 	}
 	if err := p.red.Done(g, bottom[0], true); err != nil {

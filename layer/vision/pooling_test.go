@@ -70,6 +70,13 @@ func init() {
 		layertest.Parity{Layer: fmt.Sprintf(pool, "phase: TEST", "pool: STOCHASTIC kernel_size: 3 stride: 2"), Bottom: big, Lo: 0, Hi: 1},
 		layertest.Parity{Layer: fmt.Sprintf(pool, "", "pool: MAX kernel_size: 3 stride: 2 round_mode: FLOOR"), Bottom: [][]int{{4, 8, 12, 11}}},
 		layertest.Parity{Layer: fmt.Sprintf(pool, "", "pool: AVE kernel_size: 2 stride: 2 pad: 1 round_mode: FLOOR"), Bottom: [][]int{{4, 8, 12, 11}}},
+		// MAX's gradient by tiles (offset_pool_tiles): a kernel of more
+		// than twice the stride, unequal strides and pads, windows with
+		// gaps between them, and rows past the last window (FLOOR).
+		layertest.Parity{Layer: fmt.Sprintf(pool, "", "pool: MAX kernel_size: 5 stride: 2 pad: 2"), Bottom: big},
+		layertest.Parity{Layer: fmt.Sprintf(pool, "", "pool: MAX kernel_h: 4 kernel_w: 2 stride_h: 3 stride_w: 1 pad_h: 2 pad_w: 1"), Bottom: big},
+		layertest.Parity{Layer: fmt.Sprintf(pool, "", "pool: MAX kernel_size: 2 stride: 3"), Bottom: big},
+		layertest.Parity{Layer: fmt.Sprintf(pool, "", "pool: MAX kernel_size: 2 stride: 3 round_mode: FLOOR"), Bottom: [][]int{{4, 8, 12, 10}}},
 		// Stride larger than the kernel without padding: the last window
 		// lies beyond the image.
 		layertest.Parity{Layer: fmt.Sprintf(pool, "", "pool: MAX kernel_size: 1 stride: 2"), Bottom: [][]int{{4, 8, 12, 10}}},

@@ -3,26 +3,47 @@
 // [m][nb][hw], the "wide" layout, in which one matrix row spans the chunk.
 
 // to_wide: wide[m][b][p] = x[b][m][p]. One thread per element.
+template <typename T>
+__device__ void to_wide(int n, const T *x, int nb, int m, int hw, int x_stride, T *wide) {
+  KERNEL_LOOP(i, n) {
+    int q = (int)i / hw, p = (int)i - q * hw, b = q % nb, c = q / nb;
+    wide[i] = x[(long long)b * x_stride + (long long)c * hw + p];
+  }
+}
+
+// from_wide: y[b][m][p] = wide[m][b][p] (+ bias[m] when BIAS and bias is
+// not null).
+template <typename T, bool BIAS>
+__device__ void from_wide(int n, const T *wide, int nb, int m, int hw, const T *bias, T *y, int y_stride) {
+  KERNEL_LOOP(i, n) {
+    int q = (int)i / hw, p = (int)i - q * hw, c = q % m, b = q / m;
+    T v = wide[((long long)c * nb + b) * hw + p];
+    if (BIAS && bias) v += bias[c];
+    y[(long long)b * y_stride + (long long)c * hw + p] = v;
+  }
+}
+
 #define CONV_BATCH(T, S)                                                                  \
   extern "C" __global__ void conv_to_wide_##S(int n, const T *x, int nb, int m, int hw,   \
                                               int x_stride, T *wide) {                    \
-    KERNEL_LOOP(i, n) {                                                                   \
-      int q = (int)i / hw, p = (int)i - q * hw, b = q % nb, c = q / nb;                   \
-      wide[i] = x[(long long)b * x_stride + (long long)c * hw + p];                       \
-    }                                                                                     \
+    to_wide<T>(n, x, nb, m, hw, x_stride, wide);                                          \
   }                                                                                       \
-  /* from_wide: y[b][m][p] = wide[m][b][p] (+ bias[m] when bias is not null). */          \
   extern "C" __global__ void conv_from_wide_##S(int n, const T *wide, int nb, int m,      \
                                                 int hw, const T *bias, T *y,              \
                                                 int y_stride) {                           \
-    KERNEL_LOOP(i, n) {                                                                   \
-      int q = (int)i / hw, p = (int)i - q * hw, c = q % m, b = q / m;                     \
-      T v = wide[((long long)c * nb + b) * hw + p];                                       \
-      if (bias) v += bias[c];                                                             \
-      y[(long long)b * y_stride + (long long)c * hw + p] = v;                             \
-    }                                                                                     \
+    from_wide<T, true>(n, wide, nb, m, hw, bias, y, y_stride);                            \
   }
 BOTH_TYPES(CONV_BATCH)
+// The 16-bit lowered way's (convolution_lowered.go): FLOAT16 or BFLOAT16
+// values moved as their bits, with no bias.
+extern "C" __global__ void conv_to_wide_h16_f32(int n, const half16 *x, int nb, int m, int hw, int x_stride,
+                                                half16 *wide) {
+  to_wide<half16>(n, x, nb, m, hw, x_stride, wide);
+}
+extern "C" __global__ void conv_from_wide_h16_f32(int n, const half16 *wide, int nb, int m, int hw,
+                                                  const half16 *bias, half16 *y, int y_stride) {
+  from_wide<half16, false>(n, wide, nb, m, hw, bias, y, y_stride);
+}
 
 // Strided 1x1 convolutions through GEMMs (convolution_pointwise.go), 2-D.
 // subsample: xs[bc][i][j] = x[bc][i*sh][j*sw], the pixels a 1x1 kernel of

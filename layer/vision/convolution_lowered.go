@@ -1,0 +1,170 @@
+package vision
+
+import (
+	"github.com/gocaffe/gocaffe/layer"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/cuda"
+	"github.com/gocaffe/gocaffe/device"
+)
+
+// loweredConv is the cuDNN convolution engine's way through a 2-D
+// convolution of few input channels, a net's first layer (CaffeNet's
+// conv1: 3 channels, 11x11, stride 4; ResNet-50's and GoogLeNet's 7x7,
+// stride 2): a chunk of images is lowered by im2col into one column
+// matrix whose rows span the chunk (kernels/conv_lowered.cu), a single
+// GEMM multiplies the weights with it, and the product is rearranged into
+// the top. The weight gradient is one GEMM whose inner dimension runs
+// over the chunk's pixels, added straight to the T (FP32) diff; the bottom
+// gradient a GEMM and col2im. cuDNN's legacy NCHW algorithms run such
+// layers far below the tensor cores' rate: CaffeNet's conv1 at batch 256
+// took 2.9 ms forward and 2.4 ms backward in BFLOAT16 on the H100, 18-23
+// TFLOP/s. Unlike Caffe's im2col and GEMM per image (convolutionGPU),
+// the GEMMs here are as large as the chunk. Each pass is timed against
+// cuDNN's when the shape changes and the faster kept (convolution_ways.go).
+type loweredConv[T layer.Float] struct {
+	wayElems[T]
+	geom  [13]int32 // kernels/conv_lowered.cu's LowGeom
+	rows  int       // the column matrix's rows: channels * kh * kw
+	ohw   int       // output pixels of an image
+	chunk int       // images per chunk
+}
+
+// loweredMaxChannels is the most input channels the lowered way takes:
+// past a first layer's few, cuDNN's algorithms serve well, and the column
+// matrix grows with the channels.
+const loweredMaxChannels = 16
+
+// loweredBudget bounds the workspace of a chunk: its column matrix and
+// wide product.
+var loweredBudget = 128 << 20
+
+// loweredApplies reports whether the lowered way takes l: 2-D, one
+// group, few channels, and not a 1x1 kernel that the pointwise way takes.
+func loweredApplies[T layer.Float](l *convBase[T]) bool {
+	return l.numSpatial == 2 && l.group == 1 && l.channels <= loweredMaxChannels && !pointwiseApplies(l)
+}
+
+// reshape takes the geometry and sizes the chunk within limit bytes, a
+// multiple of 8 images where it can be: the rows of its matrices, images
+// times pixels long, then keep the 16-byte alignment cuBLAS's tensor-core
+// kernels want.
+func (p *loweredConv[T]) reshape(l *convBase[T], x *blob.Blob[T], limit int) error {
+	s := x.Shape()
+	h, w := s[l.channelAxis+1], s[l.channelAxis+2]
+	oh, ow := l.outShape[0], l.outShape[1]
+	p.geom = [13]int32{int32(l.channels), int32(h), int32(w), int32(l.kernel[0]), int32(l.kernel[1]),
+		int32(l.pad[0]), int32(l.pad[1]), int32(l.stride[0]), int32(l.stride[1]),
+		int32(l.dilation[0]), int32(l.dilation[1]), int32(oh), int32(ow)}
+	p.rows = l.channels * l.kernel[0] * l.kernel[1]
+	p.ohw = oh * ow
+	perImage := (p.rows + l.numOutput) * p.ohw * p.elemBytes()
+	p.chunk = max(1, min(l.num, min(limit, loweredBudget)/max(perImage, 1)))
+	if p.chunk >= 8 {
+		p.chunk -= p.chunk % 8
+	}
+	return nil
+}
+
+// colBytes is the column matrix of a chunk, rounded up so that the wide
+// product after it is aligned for cuBLAS.
+func (p *loweredConv[T]) colBytes() int {
+	return (p.rows*p.chunk*p.ohw*p.elemBytes() + 255) &^ 255
+}
+
+// bytes is the workspace of any pass: the column matrix and the wide
+// product (or top gradient) of a chunk.
+func (p *loweredConv[T]) bytes(l *convBase[T], fwd, data, filter bool) int {
+	if !fwd && !data && !filter {
+		return 0
+	}
+	return p.colBytes() + l.numOutput*p.chunk*p.ohw*p.elemBytes()
+}
+
+// kernel names a kernel that moves x's elements as they are stored.
+func (p *loweredConv[T]) copyKernel(name string) string {
+	if p.half != 0 {
+		return name + "_h16"
+	}
+	return name
+}
+
+// im2col lowers images n0 to n0+nb of x into col.
+func (p *loweredConv[T]) im2col(l *convBase[T], x cuda.DevicePtr, n0, nb int, col cuda.DevicePtr) error {
+	n := l.channels * nb * p.ohw
+	var a cuda.Args
+	a.Int(n).Ptr(p.at(x, n0*l.bottomDim)).Int(l.bottomDim).Int(nb).Int32s(p.geom[:]).Ptr(col)
+	return launch[T](l.Context(), "conv_lowered.cu", p.copyKernel("low_im2col"), n, &a)
+}
+
+// toWide copies the top gradients of images n0 to n0+nb into wide.
+func (p *loweredConv[T]) toWide(l *convBase[T], dy cuda.DevicePtr, n0, nb int, wide cuda.DevicePtr) error {
+	n := l.numOutput * nb * p.ohw
+	var a cuda.Args
+	a.Int(n).Ptr(p.at(dy, n0*l.topDim)).Int(nb).Int(l.numOutput).Int(p.ohw).Int(l.topDim).Ptr(wide)
+	return launch[T](l.Context(), "conv_batch.cu", p.copyKernel("conv_to_wide"), n, &a)
+}
+
+func (p *loweredConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y, ws cuda.DevicePtr) error {
+	col, wide := ws, ws+cuda.DevicePtr(p.colBytes())
+	for n0 := 0; n0 < l.num; n0 += p.chunk {
+		nb := min(p.chunk, l.num-n0)
+		cols := nb * p.ohw
+		if err := p.im2col(l, x, n0, nb, col); err != nil {
+			return err
+		}
+		p.gemm(g, blas.NoTrans, blas.NoTrans, l.numOutput, cols, p.rows, w, p.rows, 0, col, cols, 0, 0, wide, p.blasType(), cols, 0, 1)
+		if err := g.Err(); err != nil {
+			return err
+		}
+		n := l.numOutput * cols
+		var a cuda.Args
+		a.Int(n).Ptr(wide).Int(nb).Int(l.numOutput).Int(p.ohw).Ptr(0).Ptr(p.at(y, n0*l.topDim)).Int(l.topDim)
+		if err := launch[T](l.Context(), "conv_batch.cu", p.copyKernel("conv_from_wide"), n, &a); err != nil {
+			return err
+		}
+	}
+	return g.Err()
+}
+
+func (p *loweredConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w, dy, dx, ws cuda.DevicePtr) error {
+	col, wide := ws, ws+cuda.DevicePtr(p.colBytes())
+	for n0 := 0; n0 < l.num; n0 += p.chunk {
+		nb := min(p.chunk, l.num-n0)
+		cols := nb * p.ohw
+		if err := p.toWide(l, dy, n0, nb, wide); err != nil {
+			return err
+		}
+		p.gemm(g, blas.Trans, blas.NoTrans, p.rows, cols, l.numOutput, w, p.rows, 0, wide, cols, 0, 0, col, p.blasType(), cols, 0, 1)
+		if err := g.Err(); err != nil {
+			return err
+		}
+		n := nb * l.bottomDim
+		var a cuda.Args
+		a.Int(n).Ptr(col).Int(nb).Int32s(p.geom[:]).Ptr(p.at(dx, n0*l.bottomDim)).Int(l.bottomDim)
+		if err := launch[T](l.Context(), "conv_lowered.cu", p.storageKernel("low_col2im"), n, &a); err != nil {
+			return err
+		}
+	}
+	return g.Err()
+}
+
+// backwardFilter adds dy col^T, chunk by chunk, to dw (of T whatever the
+// type of x and dy).
+func (p *loweredConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], x, dy, dw, ws cuda.DevicePtr) error {
+	col, wide := ws, ws+cuda.DevicePtr(p.colBytes())
+	for n0 := 0; n0 < l.num; n0 += p.chunk {
+		nb := min(p.chunk, l.num-n0)
+		cols := nb * p.ohw
+		if err := p.im2col(l, x, n0, nb, col); err != nil {
+			return err
+		}
+		if err := p.toWide(l, dy, n0, nb, wide); err != nil {
+			return err
+		}
+		p.gemm(g, blas.NoTrans, blas.Trans, l.numOutput, p.rows, cols, wide, cols, 0, col, cols, 0, 1, dw, cuda.BlasFloat, p.rows, 0, 1)
+	}
+	return g.Err()
+}

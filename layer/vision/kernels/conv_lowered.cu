@@ -1,0 +1,84 @@
+// The lowered way through convolutions of few channels
+// (convolution_lowered.go): a chunk of nb images through im2col into a
+// column matrix of channels*kh*kw rows whose rows span the chunk, entry
+// (r, b*oh*ow + p), the wide layout of conv_batch.cu, so that one GEMM
+// covers the chunk; and col2im back for the bottom gradient.
+
+// The geometry, packed by the Go side in this field order.
+struct LowGeom {
+  int channels, h, w, kh, kw, ph, pw, sh, sw, dh, dw, oh, ow;
+};
+
+// low_im2col: one thread per (channel, image, output pixel), writing the
+// pixel's entry in each of the channel's kh*kw rows; consecutive threads
+// write consecutive entries of a row. E is the stored element, copied as
+// is (0 is +0 in every type).
+template <typename E>
+__device__ void low_im2col(int n, const E *x, int x_stride, int nb, LowGeom g, E *col) {
+  int ohw = g.oh * g.ow;
+  long long row = (long long)ohw * nb;
+  KERNEL_LOOP(i, n) {
+    int j = (int)i, q = j / ohw, p = j - q * ohw;  // 32-bit division: n is an int
+    int b = q % nb, c = q / nb;
+    int oy = p / g.ow, ox = p - oy * g.ow;
+    int y0 = oy * g.sh - g.ph, x0 = ox * g.sw - g.pw;
+    const E *plane = x + (long long)b * x_stride + (long long)c * g.h * g.w;
+    E *out = col + (long long)c * g.kh * g.kw * row + (long long)b * ohw + p;
+    for (int ki = 0; ki < g.kh; ki++) {
+      int iy = y0 + ki * g.dh;
+      bool rowIn = iy >= 0 && iy < g.h;
+      for (int kj = 0; kj < g.kw; kj++) {
+        int ix = x0 + kj * g.dw;
+        *out = (rowIn && ix >= 0 && ix < g.w) ? plane[iy * g.w + ix] : E(0);
+        out += row;
+      }
+    }
+  }
+}
+
+// low_col2im: one thread per bottom element of the chunk, summing in P::T
+// the column entries taken from it, over the output pixels whose windows
+// cover it.
+template <typename P>
+__device__ void low_col2im(int n, const typename P::E *col, int nb, LowGeom g, typename P::E *x,
+                           int x_stride) {
+  typedef typename P::T T;
+  int ohw = g.oh * g.ow, chw = g.channels * g.h * g.w;
+  long long row = (long long)ohw * nb;
+  int extent_h = (g.kh - 1) * g.dh + 1, extent_w = (g.kw - 1) * g.dw + 1;
+  KERNEL_LOOP(i, n) {
+    int j = (int)i, b = j / chw, rem = j - b * chw;
+    int q = rem / g.w, xw = rem - q * g.w + g.pw;
+    int yh = q % g.h + g.ph, c = q / g.h;
+    int y_start = yh < extent_h ? 0 : (yh - extent_h) / g.sh + 1;
+    int x_start = xw < extent_w ? 0 : (xw - extent_w) / g.sw + 1;
+    int y_end = min(yh / g.sh + 1, g.oh), x_end = min(xw / g.sw + 1, g.ow);
+    const typename P::E *cb = col + (long long)b * ohw;
+    T sum = 0;
+    for (int oy = y_start; oy < y_end; oy++) {
+      for (int ox = x_start; ox < x_end; ox++) {
+        int ki = yh - oy * g.sh, kj = xw - ox * g.sw;
+        if (ki % g.dh == 0 && kj % g.dw == 0) {
+          long long r = (long long)(c * g.kh + ki / g.dh) * g.kw + kj / g.dw;
+          sum += P::ld(cb[r * row + oy * g.ow + ox]);
+        }
+      }
+    }
+    x[(long long)b * x_stride + rem] = P::st(sum);
+  }
+}
+
+#define LOW_IM2COL(E, S)                                                                            \
+  extern "C" __global__ void low_im2col_##S(int n, const E *x, int x_stride, int nb, LowGeom g, E *col) { \
+    low_im2col<E>(n, x, x_stride, nb, g, col);                                                      \
+  }
+LOW_IM2COL(float, f32)
+LOW_IM2COL(double, f64)
+LOW_IM2COL(half16, h16_f32)
+
+#define LOW_COL2IM(P, S)                                                                            \
+  extern "C" __global__ void low_col2im_##S(int n, const P::E *col, int nb, LowGeom g, P::E *x,     \
+                                            int x_stride) {                                         \
+    low_col2im<P>(n, col, nb, g, x, x_stride);                                                      \
+  }
+ALL_STORAGES(LOW_COL2IM)
