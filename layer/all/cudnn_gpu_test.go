@@ -197,11 +197,14 @@ func TestScaleGPUInPlace(t *testing.T) {
 	gpuInPlaceMatches(t, ctx, `type: "Scale" bottom: "a" top: "b" scale_param { axis: 1 num_axes: 2 filler { type: "gaussian" } }`, []int{4, 3, 5, 6}, nil)
 }
 
-// In place, cuDNN's BatchNorm computes into its scratch blob and swaps
-// memory with the top rather than copying x and dy aside; where another
-// blob shares the top's memory (a Split's tops, a Flatten), the memory
-// must keep its identity and the copies are made: the sharing blob sees y
-// after the forward pass and dx after the backward, as it would in Caffe.
+// In place, cuDNN's BatchNorm computes into its scratch blob and
+// exchanges data memories with the top rather than copying x aside (the
+// net restores them before the top's maker runs again), and swaps diffs
+// where no other blob shares them; where another blob shares the top's
+// diff (a Split's tops, a Flatten), the diff keeps its identity and the
+// copy is made: the sharing blob sees y after the forward pass (sharing
+// again, as its layer does) and dx after the backward, as it would in
+// Caffe.
 func TestCuDNNBatchNormInPlaceSharedMemory(t *testing.T) {
 	ctx := layertest.NeedDNN(t)
 	text := `type: "BatchNorm" bottom: "a" top: "b"`
@@ -232,6 +235,13 @@ func TestCuDNNBatchNormInPlaceSharedMemory(t *testing.T) {
 	layertest.SetUp(t, ref, []*blob.Blob[float32]{in}, []*blob.Blob[float32]{want})
 	layertest.Forward(t, ref, []*blob.Blob[float32]{in}, []*blob.Blob[float32]{want})
 	layertest.Forward(t, l, xs, xs)
+	// The forward pass exchanges the top's data memory with the scratch
+	// blob's (layer.TopDataExchanger): a blob that shares it takes the
+	// top's new memory where its layer shares again, as Split's and
+	// Flatten's Reshape do before each of their passes.
+	if err := alias.ShareData(x); err != nil {
+		t.Fatal(err)
+	}
 	layertest.CheckClose(t, "in place with shared memory, the sharing blob's data", alias.CPUData(), want.CPUData(), 1e-5)
 	for i := range x.Count() {
 		x.MutableCPUDiff()[i] = float32(i%7) - 3

@@ -1,6 +1,8 @@
 package vision
 
 import (
+	"unsafe"
+
 	"github.com/gocaffe/gocaffe/layer"
 
 	"gonum.org/v1/gonum/blas"
@@ -28,6 +30,7 @@ type loweredConv[T layer.Float] struct {
 	wayElems[T]
 	geom  [13]int32 // kernels/conv_lowered.cu's LowGeom
 	rows  int       // the column matrix's rows: channels * kh * kw
+	kp    int       // rows rounded up to 8: the padded weights' row length
 	ohw   int       // output pixels of an image
 	chunk int       // images per chunk
 }
@@ -59,28 +62,60 @@ func (p *loweredConv[T]) reshape(l *convBase[T], x *blob.Blob[T], limit int) err
 		int32(l.pad[0]), int32(l.pad[1]), int32(l.stride[0]), int32(l.stride[1]),
 		int32(l.dilation[0]), int32(l.dilation[1]), int32(oh), int32(ow)}
 	p.rows = l.channels * l.kernel[0] * l.kernel[1]
+	p.kp = (p.rows + 7) &^ 7
 	p.ohw = oh * ow
 	perImage := (p.rows + l.numOutput) * p.ohw * p.elemBytes()
-	p.chunk = max(1, min(l.num, min(limit, loweredBudget)/max(perImage, 1)))
+	p.chunk = max(1, min(l.num, min(limit, loweredBudget)/perImage))
 	if p.chunk >= 8 {
 		p.chunk -= p.chunk % 8
 	}
 	return nil
 }
 
-// colBytes is the column matrix of a chunk, rounded up so that the wide
-// product after it is aligned for cuBLAS.
-func (p *loweredConv[T]) colBytes() int {
-	return (p.rows*p.chunk*p.ohw*p.elemBytes() + 255) &^ 255
+// The workspace holds, each part aligned for cuBLAS: the column matrix
+// of a chunk, its wide product (or top gradient), the weights with rows
+// padded to kp, and the weight gradient in T with rows of kp.
+func (p *loweredConv[T]) colBytes() int { return align256(p.rows * p.chunk * p.ohw * p.elemBytes()) }
+func (p *loweredConv[T]) wideBytes(l *convBase[T]) int {
+	return align256(l.numOutput * p.chunk * p.ohw * p.elemBytes())
+}
+func (p *loweredConv[T]) padBytes(l *convBase[T]) int {
+	return align256(l.numOutput * p.kp * p.elemBytes())
+}
+func (p *loweredConv[T]) partBytes(l *convBase[T]) int {
+	var zero T
+	return l.numOutput * p.kp * int(unsafe.Sizeof(zero))
 }
 
-// bytes is the workspace of any pass: the column matrix and the wide
-// product (or top gradient) of a chunk.
+// align256 rounds n up to a multiple of 256.
+func align256(n int) int { return (n + 255) &^ 255 }
+
+// lowered are the parts of the workspace ws.
+type lowered struct{ col, wide, wp, part cuda.DevicePtr }
+
+func (p *loweredConv[T]) parts(l *convBase[T], ws cuda.DevicePtr) lowered {
+	col := ws
+	wide := col + cuda.DevicePtr(p.colBytes())
+	wp := wide + cuda.DevicePtr(p.wideBytes(l))
+	return lowered{col, wide, wp, wp + cuda.DevicePtr(p.padBytes(l))}
+}
+
+// bytes is the workspace of any pass.
 func (p *loweredConv[T]) bytes(l *convBase[T], fwd, data, filter bool) int {
 	if !fwd && !data && !filter {
 		return 0
 	}
-	return p.colBytes() + l.numOutput*p.chunk*p.ohw*p.elemBytes()
+	return p.colBytes() + p.wideBytes(l) + p.padBytes(l) + p.partBytes(l)
+}
+
+// padWeights copies w into wp with rows of kp: a leading dimension of
+// rows (363 for CaffeNet's conv1) would keep cuBLAS off its tensor-core
+// kernels, which want 16-byte aligned rows.
+func (p *loweredConv[T]) padWeights(l *convBase[T], w, wp cuda.DevicePtr) error {
+	n := l.numOutput * p.kp
+	var a cuda.Args
+	a.Int(n).Ptr(w).Int(p.rows).Int(p.kp).Ptr(wp)
+	return launch[T](l.Context(), "conv_lowered.cu", p.copyKernel("low_pad_rows"), n, &a)
 }
 
 // kernel names a kernel that moves x's elements as they are stored.
@@ -108,14 +143,18 @@ func (p *loweredConv[T]) toWide(l *convBase[T], dy cuda.DevicePtr, n0, nb int, w
 }
 
 func (p *loweredConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y, ws cuda.DevicePtr) error {
-	col, wide := ws, ws+cuda.DevicePtr(p.colBytes())
+	b := p.parts(l, ws)
+	col, wide := b.col, b.wide
+	if err := p.padWeights(l, w, b.wp); err != nil {
+		return err
+	}
 	for n0 := 0; n0 < l.num; n0 += p.chunk {
 		nb := min(p.chunk, l.num-n0)
 		cols := nb * p.ohw
 		if err := p.im2col(l, x, n0, nb, col); err != nil {
 			return err
 		}
-		p.gemm(g, blas.NoTrans, blas.NoTrans, l.numOutput, cols, p.rows, w, p.rows, 0, col, cols, 0, 0, wide, p.blasType(), cols, 0, 1)
+		p.gemm(g, blas.NoTrans, blas.NoTrans, l.numOutput, cols, p.rows, b.wp, p.kp, 0, col, cols, 0, 0, wide, p.blasType(), cols, 0, 1)
 		if err := g.Err(); err != nil {
 			return err
 		}
@@ -130,14 +169,18 @@ func (p *loweredConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y, 
 }
 
 func (p *loweredConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w, dy, dx, ws cuda.DevicePtr) error {
-	col, wide := ws, ws+cuda.DevicePtr(p.colBytes())
+	b := p.parts(l, ws)
+	col, wide := b.col, b.wide
+	if err := p.padWeights(l, w, b.wp); err != nil {
+		return err
+	}
 	for n0 := 0; n0 < l.num; n0 += p.chunk {
 		nb := min(p.chunk, l.num-n0)
 		cols := nb * p.ohw
 		if err := p.toWide(l, dy, n0, nb, wide); err != nil {
 			return err
 		}
-		p.gemm(g, blas.Trans, blas.NoTrans, p.rows, cols, l.numOutput, w, p.rows, 0, wide, cols, 0, 0, col, p.blasType(), cols, 0, 1)
+		p.gemm(g, blas.Trans, blas.NoTrans, p.rows, cols, l.numOutput, b.wp, p.kp, 0, wide, cols, 0, 0, col, p.blasType(), cols, 0, 1)
 		if err := g.Err(); err != nil {
 			return err
 		}
@@ -151,20 +194,31 @@ func (p *loweredConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w, d
 	return g.Err()
 }
 
-// backwardFilter adds dy col^T, chunk by chunk, to dw (of T whatever the
-// type of x and dy).
+// backwardFilter adds dy col^T summed over the chunks to dw (of T
+// whatever the type of x and dy): the GEMMs sum into the workspace's
+// gradient with rows of kp, added to dw at the end.
 func (p *loweredConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], x, dy, dw, ws cuda.DevicePtr) error {
-	col, wide := ws, ws+cuda.DevicePtr(p.colBytes())
+	b := p.parts(l, ws)
 	for n0 := 0; n0 < l.num; n0 += p.chunk {
 		nb := min(p.chunk, l.num-n0)
 		cols := nb * p.ohw
-		if err := p.im2col(l, x, n0, nb, col); err != nil {
+		if err := p.im2col(l, x, n0, nb, b.col); err != nil {
 			return err
 		}
-		if err := p.toWide(l, dy, n0, nb, wide); err != nil {
+		if err := p.toWide(l, dy, n0, nb, b.wide); err != nil {
 			return err
 		}
-		p.gemm(g, blas.NoTrans, blas.Trans, l.numOutput, p.rows, cols, wide, cols, 0, col, cols, 0, 1, dw, cuda.BlasFloat, p.rows, 0, 1)
+		beta := float32(1)
+		if n0 == 0 {
+			beta = 0
+		}
+		p.gemm(g, blas.NoTrans, blas.Trans, l.numOutput, p.rows, cols, b.wide, cols, 0, b.col, cols, 0, beta, b.part, cuda.BlasFloat, p.kp, 0, 1)
 	}
-	return g.Err()
+	if err := g.Err(); err != nil {
+		return err
+	}
+	n := l.numOutput * p.rows
+	var a cuda.Args
+	a.Int(n).Ptr(b.part).Int(p.rows).Int(p.kp).Ptr(dw)
+	return launch[T](l.Context(), "conv_lowered.cu", "low_add_rows", n, &a)
 }

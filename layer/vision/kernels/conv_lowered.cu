@@ -68,13 +68,42 @@ __device__ void low_col2im(int n, const typename P::E *col, int nb, LowGeom g, t
   }
 }
 
+// low_pad_rows: wp[i][j] = w[i][j] for j < rows, 0 up to kp: the weights
+// with rows padded to kp elements (a multiple of 8), as the leading
+// dimension of cuBLAS's tensor-core GEMMs wants it. E is copied as is.
+template <typename E>
+__device__ void low_pad_rows(int n, const E *w, int rows, int kp, E *wp) {
+  KERNEL_LOOP(i, n) {
+    int r = (int)i / kp, j = (int)i - r * kp;
+    wp[i] = j < rows ? w[(long long)r * rows + j] : E(0);
+  }
+}
+
+// low_add_rows: dw[i][j] += part[i][j], part's rows kp long.
+template <typename T>
+__device__ void low_add_rows(int n, const T *part, int rows, int kp, T *dw) {
+  KERNEL_LOOP(i, n) {
+    int r = (int)i / rows, j = (int)i - r * rows;
+    dw[i] += part[(long long)r * kp + j];
+  }
+}
+
 #define LOW_IM2COL(E, S)                                                                            \
   extern "C" __global__ void low_im2col_##S(int n, const E *x, int x_stride, int nb, LowGeom g, E *col) { \
     low_im2col<E>(n, x, x_stride, nb, g, col);                                                      \
+  }                                                                                                 \
+  extern "C" __global__ void low_pad_rows_##S(int n, const E *w, int rows, int kp, E *wp) {          \
+    low_pad_rows<E>(n, w, rows, kp, wp);                                                            \
   }
 LOW_IM2COL(float, f32)
 LOW_IM2COL(double, f64)
 LOW_IM2COL(half16, h16_f32)
+
+#define LOW_ADD(T, S)                                                                               \
+  extern "C" __global__ void low_add_rows_##S(int n, const T *part, int rows, int kp, T *dw) {       \
+    low_add_rows<T>(n, part, rows, kp, dw);                                                         \
+  }
+BOTH_TYPES(LOW_ADD)
 
 #define LOW_COL2IM(P, S)                                                                            \
   extern "C" __global__ void low_col2im_##S(int n, const P::E *col, int nb, LowGeom g, P::E *x,     \
