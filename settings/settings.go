@@ -147,8 +147,8 @@ var batchNormWords = []string{"own", "rows", "cudnn"}
 func (b BatchNorm) String() string { return word(batchNormWords, b) }
 
 // ConvGEMM chooses, for each pass of a cuDNN convolution that has a way
-// of gocaffe's own (cuBLAS GEMMs for 1x1 kernels, kernels for depthwise
-// ones), which way it takes.
+// of gocaffe's own (cuBLAS GEMMs for 1x1 kernels and for the lowered
+// images of few channels, kernels for depthwise ones), which way it takes.
 type ConvGEMM uint8
 
 const (
