@@ -142,15 +142,30 @@ func (p *loweredConv[T]) toWide(l *convBase[T], dy cuda.DevicePtr, n0, nb int, w
 	return launch[T](l.Context(), "conv_batch.cu", p.copyKernel("conv_to_wide"), n, &a)
 }
 
-func (p *loweredConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y, ws cuda.DevicePtr) error {
+// chunks is the number of chunks of the batch, and chunk the first
+// image, images and columns of chunk c.
+func (p *loweredConv[T]) chunks(l *convBase[T]) int { return (l.num + p.chunk - 1) / p.chunk }
+func (p *loweredConv[T]) chunkAt(l *convBase[T], c int) (n0, nb, cols int) {
+	n0 = c * p.chunk
+	nb = min(p.chunk, l.num-n0)
+	return n0, nb, nb * p.ohw
+}
+
+// withPadded returns the workspace's parts with w copied into them with
+// padded rows.
+func (p *loweredConv[T]) withPadded(l *convBase[T], w, ws cuda.DevicePtr) (lowered, error) {
 	b := p.parts(l, ws)
-	col, wide := b.col, b.wide
-	if err := p.padWeights(l, w, b.wp); err != nil {
+	return b, p.padWeights(l, w, b.wp)
+}
+
+func (p *loweredConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y, ws cuda.DevicePtr) error {
+	b, err := p.withPadded(l, w, ws)
+	if err != nil {
 		return err
 	}
-	for n0 := 0; n0 < l.num; n0 += p.chunk {
-		nb := min(p.chunk, l.num-n0)
-		cols := nb * p.ohw
+	col, wide := b.col, b.wide
+	for c := range p.chunks(l) {
+		n0, nb, cols := p.chunkAt(l, c)
 		if err := p.im2col(l, x, n0, nb, col); err != nil {
 			return err
 		}
@@ -169,24 +184,22 @@ func (p *loweredConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y, 
 }
 
 func (p *loweredConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w, dy, dx, ws cuda.DevicePtr) error {
-	b := p.parts(l, ws)
-	col, wide := b.col, b.wide
-	if err := p.padWeights(l, w, b.wp); err != nil {
+	b, err := p.withPadded(l, w, ws)
+	if err != nil {
 		return err
 	}
-	for n0 := 0; n0 < l.num; n0 += p.chunk {
-		nb := min(p.chunk, l.num-n0)
-		cols := nb * p.ohw
-		if err := p.toWide(l, dy, n0, nb, wide); err != nil {
+	for c := range p.chunks(l) {
+		n0, nb, cols := p.chunkAt(l, c)
+		if err := p.toWide(l, dy, n0, nb, b.wide); err != nil {
 			return err
 		}
-		p.gemm(g, blas.Trans, blas.NoTrans, p.rows, cols, l.numOutput, b.wp, p.kp, 0, wide, cols, 0, 0, col, p.blasType(), cols, 0, 1)
+		p.gemm(g, blas.Trans, blas.NoTrans, p.rows, cols, l.numOutput, b.wp, p.kp, 0, b.wide, cols, 0, 0, b.col, p.blasType(), cols, 0, 1)
 		if err := g.Err(); err != nil {
 			return err
 		}
 		n := nb * l.bottomDim
 		var a cuda.Args
-		a.Int(n).Ptr(col).Int(nb).Int32s(p.geom[:]).Ptr(p.at(dx, n0*l.bottomDim)).Int(l.bottomDim)
+		a.Int(n).Ptr(b.col).Int(nb).Int32s(p.geom[:]).Ptr(p.at(dx, n0*l.bottomDim)).Int(l.bottomDim)
 		if err := launch[T](l.Context(), "conv_lowered.cu", p.storageKernel("low_col2im"), n, &a); err != nil {
 			return err
 		}
@@ -199,9 +212,8 @@ func (p *loweredConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w, d
 // gradient with rows of kp, added to dw at the end.
 func (p *loweredConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], x, dy, dw, ws cuda.DevicePtr) error {
 	b := p.parts(l, ws)
-	for n0 := 0; n0 < l.num; n0 += p.chunk {
-		nb := min(p.chunk, l.num-n0)
-		cols := nb * p.ohw
+	for c := range p.chunks(l) {
+		n0, nb, cols := p.chunkAt(l, c)
 		if err := p.im2col(l, x, n0, nb, b.col); err != nil {
 			return err
 		}
