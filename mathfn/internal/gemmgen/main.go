@@ -183,6 +183,12 @@ func main() {
 	// the cost of a whole tile.
 	kernels = append(kernels, kernel{name: "sgemmKernelAVX2Half", elem: 4, vec: 32, reg: "Y", suffix: "PS", bcast: "VBROADCASTSS",
 		zero: "VXORPS", mr: 6, bstep: 16, nvec: 1, unroll: 4, comments: ", AVX2 and FMA, the first 8 columns of a 16-column B~ panel"})
+	// The AVX-512 float32 kernel of the first 16 columns of a 32-column B~
+	// panel: a product's last columns, 16 or fewer; Winograd's products
+	// at batch 1 on 13x13 planes (CaffeNet's conv3 to conv5) have 16 in
+	// all, which the whole tile computed at twice the cost.
+	kernels = append(kernels, kernel{name: "sgemmKernelAVX512Half", elem: 4, vec: 64, reg: "Z", suffix: "PS", bcast: "VBROADCASTSS",
+		zero: "VPXORD", mr: 12, bstep: 32, nvec: 1, unroll: 4, comments: ", AVX-512F, the first 16 columns of a 32-column B~ panel"})
 	// The float32 AVX2 kernels of strips of tiles (kernel.tiles).
 	for _, k := range kernels {
 		if k.reg != "Y" || k.suffix != "PS" || k.bstep > 0 {
