@@ -60,9 +60,12 @@ var winoAlways = false
 //	           384->384 13x13     5.04 -> 2.11 / 32.3 -> 19.1
 //	           384->256 13x13     3.01 -> 1.63 / 24.3 -> 13.7
 //
-// In two groups, CaffeNet's conv4 and conv5 (2026-11-27 20:47 UTC, load
-// average 0.9, two runs each): 384->384 13x13 2.36-3.14 -> 1.82 / 19.0-20.8
-// -> 11.7, 384->256 13x13 1.83-2.34 -> 1.30 / 15.2 -> 8.3.
+// In two groups, CaffeNet's conv4 and conv5 (2026-11-27 20:47 UTC, on a
+// 2-vCPU AMD EPYC of the Zen 4 generation, with AVX-512, load average
+// 0.9, two runs each): 384->384 13x13 2.36-3.14 -> 1.82 / 19.0-20.8 ->
+// 11.7, 384->256 13x13 1.83-2.34 -> 1.30 / 15.2 -> 8.3. With the
+// AVX-512 half-width kernel after (mathfn, for the products' 16 columns
+// at batch 1), least of four runs, 21:10 UTC: 1.04 and 0.97 ms.
 //
 // Near the crossover, batch 1: 32->64 28x28 0.38 -> 0.41 (an earlier run:
 // 0.62 -> 0.56), 48->48 28x28 0.47 -> 0.45, 32->32 56x56 0.76 -> 0.66,
