@@ -179,11 +179,14 @@ func BenchmarkSgemmKernel(b *testing.B) {
 
 // convShapes are the products of folded convolutions at batch 1 (weights
 // m x k packed once, columns k x n, bias and ReLU in the epilogue):
-// GoogLeNet's, ResNet-50's, MobileNet v1's and MobileNet-SSD's.
+// CaffeNet's (conv2 a group's), GoogLeNet's, ResNet-50's, MobileNet v1's
+// and MobileNet-SSD's.
 var convShapes = []struct {
 	name    string
 	m, n, k int
 }{
+	{"caffenet_conv1", 96, 3025, 363},
+	{"caffenet_conv2_group", 128, 729, 1200},
 	{"googlenet_conv1", 64, 12544, 147},
 	{"googlenet_conv2_3x3", 192, 3136, 576},
 	{"googlenet_3a_1x1", 64, 784, 192},

@@ -325,10 +325,13 @@ func (j *gemmJob[T]) parallel(workers int) {
 		j.k*((j.n+nr-1)/nr*nr) <= gemmKC*(gemmNC+nr)
 	// Several chunks per goroutine where a chunk packs nothing another
 	// packs too: by columns with A packed once (each chunk packs its own
-	// columns of B), by rows with B packed whole. Otherwise (A packed per
-	// chunk, or B) one per goroutine, claimed all the same.
+	// columns of B) or on the dot kernels (which pack nothing: a batch-1
+	// inner product, whose helper, late on a busy core, would leave half
+	// the weights unread until it starts), by rows with B packed whole.
+	// Otherwise (A packed per chunk, or B) one per goroutine, claimed all
+	// the same.
 	chunks := workers
-	if j.byCols && j.packed != nil || j.wholeB {
+	if j.byCols && (j.packed != nil || j.useDot()) || j.wholeB {
 		chunks = workers * gemmChunksPerWorker
 	}
 	chunks = min(chunks, j.units)

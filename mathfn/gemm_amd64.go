@@ -32,6 +32,11 @@ func sgemmTransPackAVX512(dst, src unsafe.Pointer, ld, blocks, rows, width int, 
 //go:noescape
 func sdotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
 
+// sdot1x4AVX512 is sdotKernelAVX512 of one row of A (dot_amd64.s).
+//
+//go:noescape
+func sdot1x4AVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
+
 //go:noescape
 func ddotKernelAVX512(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, out unsafe.Pointer)
 
@@ -104,6 +109,12 @@ func sgemmKernelAVX2Set(k int, a, b, c unsafe.Pointer, ldc int)
 //go:noescape
 func dgemmKernelAVX2Set(k int, a, b, c unsafe.Pointer, ldc int)
 
+// sgemmKernelAVX512Half is sgemmKernelAVX512 for the first 16 columns of
+// the B~ panel alone (microKernel.half).
+//
+//go:noescape
+func sgemmKernelAVX512Half(k int, a, b, c unsafe.Pointer, ldc int)
+
 // sgemmKernelAVX2Half is sgemmKernelAVX2 for the first 8 columns of
 // the B~ panel alone (microKernel.half).
 //
@@ -175,8 +186,10 @@ func asmRows[T Float](fs []func(k int, a, b, c unsafe.Pointer, ldc int)) []func(
 func archSgemmKernels() []microKernel[float32] {
 	var ks []microKernel[float32]
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, asmDot[float32](sdotKernelAVX512, 16, 4),
-			asmRows[float32](sgemmRowsAVX512), nil, nil, nil, nil, nil})
+		dot := asmDot[float32](sdotKernelAVX512, 16, 4)
+		dot.one = asmDot[float32](sdot1x4AVX512, 16, 1).fn
+		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, dot,
+			asmRows[float32](sgemmRowsAVX512), nil, nil, nil, asmKernel[float32](sgemmKernelAVX512Half), nil})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		dot := asmDot[float32](sdot3x4AVX2, 8, 3)

@@ -73,22 +73,42 @@ func TestDotAVX2(t *testing.T) {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		t.Skip("no AVX2 and FMA on this CPU")
 	}
-	dk := &microKernel[float32]{}
+	checkDot(t, "AVX2", []int{0, 8, 16, 24, 40, 128, 136, 1000})
+}
+
+// TestDotAVX512 is TestDotAVX2 of the AVX-512 kernels (16-value steps;
+// the one-row kernel takes 32 a round).
+func TestDotAVX512(t *testing.T) {
+	if !cpu.X86.HasAVX512F {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	checkDot(t, "AVX-512", []int{0, 16, 32, 48, 80, 128, 144, 1008, 9216})
+}
+
+// checkDot holds the named kernel set's dot kernels, of its rows of A and
+// of one row, to a plain loop over each k (multiples of the lanes).
+func checkDot(t *testing.T, name string, ks []int) {
+	t.Helper()
+	var dk *dotKernel[float32]
 	for _, k := range archSgemmKernels() {
-		if k.name == "AVX2" {
-			*dk = k
+		if k.name == name {
+			dk = k.dot
 		}
 	}
-	for _, rows := range []int{1, 3} {
-		fn := dk.dot.fn
+	if dk == nil || dk.one == nil {
+		t.Fatalf("%s: no dot kernels of several rows and one", name)
+	}
+	lanes := dk.lanes
+	for _, rows := range []int{1, dk.aRows} {
+		fn := dk.fn
 		if rows == 1 {
-			fn = dk.dot.one
+			fn = dk.one
 		}
-		for _, k := range []int{0, 8, 16, 24, 40, 128, 136, 1000} {
+		for _, k := range ks {
 			lda, ldb := k+5, k+3
 			a := randSlice[float32](rows*lda, -1, 1, uint64(k+rows))
 			b := randSlice[float32](4*ldb, -1, 1, uint64(k+7))
-			out := make([]float32, rows*4*8)
+			out := make([]float32, rows*4*lanes)
 			for i := range out {
 				out[i] = float32(math.NaN()) // every lane must be written
 			}
@@ -96,14 +116,14 @@ func TestDotAVX2(t *testing.T) {
 			for r := range rows {
 				for q := range 4 {
 					var got, want float64
-					for _, v := range out[(r*4+q)*8:][:8] {
+					for _, v := range out[(r*4+q)*lanes:][:lanes] {
 						got += float64(v)
 					}
 					for p := range k {
 						want += float64(a[r*lda+p]) * float64(b[q*ldb+p])
 					}
 					if math.Abs(got-want) > 1e-6*(1+math.Abs(want))*math.Sqrt(float64(k+1)) {
-						t.Fatalf("rows %d k %d: A row %d . B row %d = %v, want %v", rows, k, r, q, got, want)
+						t.Fatalf("%s rows %d k %d: A row %d . B row %d = %v, want %v", name, rows, k, r, q, got, want)
 					}
 				}
 			}

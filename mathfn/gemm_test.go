@@ -76,8 +76,9 @@ func testGemmShapes[T Float](t *testing.T, tol float64) {
 			{1, 4, 136}, {1, 5, 152}, {4, 7, 144}, {5, 9, 200}, {11, 13, 136}, {17, 6, 130},
 			// one row by a long k split over the workers
 			{1, 300, 4000}, {2, 301, 3500},
-			// last panels of 8 columns and of fewer (the half-width kernels)
-			{7, 24, 50}, {13, 40, 200}, {20, 49, 300},
+			// last panels of 8 columns and of fewer (the half-width kernels;
+			// AVX-512's: of 16 and fewer)
+			{7, 24, 50}, {13, 40, 200}, {20, 49, 300}, {24, 16, 100}, {13, 48, 70}, {30, 10, 65},
 			// split by rows, far more rows than k (a part's offset in A^T)
 			{500, 64, 50}}
 		// a last panel of every number of rows short of a tile (kernels

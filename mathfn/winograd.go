@@ -10,7 +10,7 @@ import (
 )
 
 // Winograd's minimal filtering F(4x4, 3x3) for 2-D convolutions with 3x3
-// filters, stride 1, no dilation and one group (Lavin and Gray, "Fast
+// filters, stride 1 and no dilation (Lavin and Gray, "Fast
 // Algorithms for Convolutional Neural Networks", 2015): each 4x4 block of
 // an output plane comes from a 6x6 tile of the padded input, the tiles
 // overlapping by 2. With the tile and the filter transformed (V = B^T d B,
@@ -19,6 +19,9 @@ import (
 // channels matrix by a channels x tiles one; the output block is then
 // A^T M A. That is 36 multiplications per output block and channel pair
 // where im2col's GEMM does 144, for the price of the three transforms.
+// In groups each point's product is one per group: the transforms work
+// channel by channel, and a group's channels are consecutive rows of V
+// and M.
 //
 // The interpolation points are 0, +-1, +-2 and infinity, whose transforms
 // hold only small integers and powers of two (G's 1/4, 1/6, 1/12 and 1/24
@@ -43,8 +46,10 @@ const (
 // from buffers all layers share (winoBuffers), so that after the first
 // pass at a shape Forward allocates nothing.
 type Winograd[T Float] struct {
-	cout, cin int
-	u         [winoPoints]*PackedA[T] // U[xi], cout x cin
+	cout, cin int // in all the groups
+	groups    int
+	// u[g][xi] is group g's U[xi], cout/groups x cin/groups.
+	u [][winoPoints]*PackedA[T]
 
 	// Set by Reshape.
 	num, h, w, padH, padW int
@@ -137,23 +142,48 @@ func winoChunkPool[T Float]() *sync.Pool {
 // a scaled copy of w would hold it: an inference fold's weights
 // transformed straight from the layer's own.
 func NewWinogradScaled[T Float](cout, cin int, w []T, scale []float64) (*Winograd[T], error) {
-	if cout <= 0 || cin <= 0 {
-		return nil, fmt.Errorf("winograd: %d outputs and %d channels, want both positive", cout, cin)
+	return NewWinogradGroups(cout, cin, 1, w, scale)
+}
+
+// NewWinogradGroups is NewWinogradScaled of a convolution in groups: cout
+// outputs and cin channels in all, w cout x cin/groups x 3 x 3 (a grouped
+// convolution's weights), output o's filters over the channels of its
+// group.
+func NewWinogradGroups[T Float](cout, cin, groups int, w []T, scale []float64) (*Winograd[T], error) {
+	if cout <= 0 || cin <= 0 || groups <= 0 {
+		return nil, fmt.Errorf("winograd: %d outputs, %d channels and %d groups, want all positive", cout, cin, groups)
 	}
-	if len(w) < cout*cin*9 {
-		return nil, fmt.Errorf("winograd: %d weights for %d x %d 3x3 filters", len(w), cout, cin)
+	if cout%groups != 0 || cin%groups != 0 {
+		return nil, fmt.Errorf("winograd: %d outputs and %d channels do not split into %d groups", cout, cin, groups)
+	}
+	og, cg := cout/groups, cin/groups
+	if len(w) < cout*cg*9 {
+		return nil, fmt.Errorf("winograd: %d weights for %d x %d 3x3 filters", len(w), cout, cg)
 	}
 	if scale != nil && len(scale) < cout {
 		return nil, fmt.Errorf("winograd: %d scales for %d outputs", len(scale), cout)
 	}
-	wg := &Winograd[T]{cout: cout, cin: cin}
+	wg := &Winograd[T]{cout: cout, cin: cin, groups: groups, u: make([][winoPoints]*PackedA[T], groups)}
 	wg.inPart, wg.gemmPart, wg.outPart = wg.inputPart, wg.productPart, wg.outputPart
+	for g := range groups {
+		var sg []float64
+		if scale != nil {
+			sg = scale[g*og : (g+1)*og]
+		}
+		transformFilters(&wg.u[g], og, cg, w[g*og*cg*9:(g+1)*og*cg*9], sg)
+	}
+	return wg, nil
+}
+
+// transformFilters sets u to the transformed filters of cout outputs over
+// cin channels (w, scaled by scale: nil for 1), packed for the products.
+func transformFilters[T Float](u *[winoPoints]*PackedA[T], cout, cin int, w []T, scale []float64) {
 	for xi := range winoPoints {
-		wg.u[xi] = newPackedA[T](false, cout, cin)
+		u[xi] = newPackedA[T](false, cout, cin)
 		// Only the panels are kept: the linked BLAS (the openblas
 		// build), which reads U[xi] unpacked, has it unpacked from them
 		// once (PackedA.source); it is four times the weights.
-		wg.u[xi].derive = true
+		u[xi].derive = true
 	}
 	// U is computed in float64 and rounded once, winoChunk outputs at a
 	// time: U[xi] of those outputs, rows of cin, then packed.
@@ -165,7 +195,7 @@ func NewWinogradScaled[T Float](cout, cin int, w []T, scale []float64) (*Winogra
 	}
 	*up = grow(*up, winoPoints*chunk*cin)
 	defer pool.Put(up)
-	u := *up
+	buf := *up
 	for o0 := 0; o0 < cout; o0 += chunk {
 		n := min(chunk, cout-o0)
 		for o := o0; o < o0+n; o++ {
@@ -183,15 +213,14 @@ func NewWinogradScaled[T Float](cout, cin int, w []T, scale []float64) (*Winogra
 				}
 				t := winoFilter(&g)
 				for xi, v := range t {
-					u[(xi*chunk+o-o0)*cin+c] = T(v)
+					buf[(xi*chunk+o-o0)*cin+c] = T(v)
 				}
 			}
 		}
 		for xi := range winoPoints {
-			wg.u[xi].packRows(o0, n, u[xi*chunk*cin:], cin, nil)
+			u[xi].packRows(o0, n, buf[xi*chunk*cin:], cin, nil)
 		}
 	}
-	return wg, nil
 }
 
 // winoFilter returns G g G^T for a 3x3 filter g (row-major), 6x6.
@@ -300,9 +329,9 @@ func growInts(s []int, n int) []int {
 // is num x cin x h x w, y num x cout x outH x outW; ep's RowBias (one per
 // output channel) and activation apply, its ColBias must be nil. The
 // transforms and products of each round of tiles are spread over the
-// cores: the input transform by channels, the 36 products by point (each
-// on one core: at batch 1 a late layer has few tiles, too few columns to
-// split a product), the output transform by output channels.
+// cores: the input transform by channels, the 36 products (per group) by
+// point (each on one core: at batch 1 a late layer has few tiles, too few
+// columns to split a product), the output transform by output channels.
 func (wg *Winograd[T]) Forward(x, y []T, ep *Epilogue[T]) {
 	if len(x) < wg.num*wg.cin*wg.h*wg.w || len(y) < wg.num*wg.cout*wg.outH*wg.outW {
 		panic(fmt.Sprintf("winograd: %d inputs and %d outputs for %d images", len(x), len(y), wg.num))
@@ -332,17 +361,23 @@ func (wg *Winograd[T]) Forward(x, y []T, ep *Epilogue[T]) {
 		// In chunks (each channel or point on its own): a helper that
 		// starts late leaves its share to the others (parallel.go).
 		ParallelChunks(wg.cin, wg.inPart)
-		ParallelChunks(winoPoints, wg.gemmPart)
+		ParallelChunks(winoPoints*wg.groups, wg.gemmPart)
 		ParallelChunks(wg.cout, wg.outPart)
 	}
 	wg.x, wg.y, wg.ep = nil, nil, nil
 }
 
-// productPart computes the products of points [lo, hi) of the round.
+// productPart computes the products [lo, hi) of the round, point by
+// point and in each point group by group: product i is point i/groups's
+// of group i%groups, whose channels' and outputs' rows of V and M follow
+// those of the groups before.
 func (wg *Winograd[T]) productPart(_, lo, hi int) {
 	vs, ms := winoStride(wg.cin*wg.cnt), winoStride(wg.cout*wg.cnt)
-	for xi := lo; xi < hi; xi++ {
-		GemmPackedEpilogue(wg.u[xi], blas.NoTrans, wg.cnt, wg.v[xi*vs:(xi+1)*vs], wg.m[xi*ms:(xi+1)*ms], nil, true)
+	vg, mg := wg.cin/wg.groups*wg.cnt, wg.cout/wg.groups*wg.cnt
+	for i := lo; i < hi; i++ {
+		xi, g := i/wg.groups, i%wg.groups
+		v, m := wg.v[xi*vs+g*vg:xi*vs+(g+1)*vg], wg.m[xi*ms+g*mg:xi*ms+(g+1)*mg]
+		GemmPackedEpilogue(wg.u[g][xi], blas.NoTrans, wg.cnt, v, m, nil, true)
 	}
 }
 

@@ -7,24 +7,26 @@ import (
 	"testing"
 )
 
-// directConv3x3 is the reference: a float64 3x3 convolution, stride 1,
-// with bias and ReLU.
-func directConv3x3(x, w, bias []float32, num, cin, cout, h, wd, pad int, relu bool, slope float64) []float64 {
+// directConv3x3 is the reference: a float64 3x3 convolution in groups,
+// stride 1, with bias and ReLU (w cout x cin/groups x 3 x 3).
+func directConv3x3(x, w, bias []float32, num, cin, cout, groups, h, wd, pad int, relu bool, slope float64) []float64 {
 	oh, ow := h+2*pad-2, wd+2*pad-2
 	y := make([]float64, num*cout*oh*ow)
+	cg := cin / groups
 	for n := range num {
 		for o := range cout {
+			c0 := o / (cout / groups) * cg // the group's first channel
 			for i := range oh {
 				for j := range ow {
 					s := float64(bias[o])
-					for c := range cin {
+					for c := c0; c < c0+cg; c++ {
 						for ky := range 3 {
 							for kx := range 3 {
 								yy, xx := i+ky-pad, j+kx-pad
 								if yy < 0 || yy >= h || xx < 0 || xx >= wd {
 									continue
 								}
-								s += float64(x[((n*cin+c)*h+yy)*wd+xx]) * float64(w[((o*cin+c)*3+ky)*3+kx])
+								s += float64(x[((n*cin+c)*h+yy)*wd+xx]) * float64(w[((o*cg+c-c0)*3+ky)*3+kx])
 							}
 						}
 					}
@@ -42,27 +44,33 @@ func directConv3x3(x, w, bias []float32, num, cin, cout, h, wd, pad int, relu bo
 // winoError returns max |winograd - direct| / max |direct| for a random
 // layer.
 func winoError(t *testing.T, num, cin, cout, h, w, pad int, relu bool) float64 {
-	return winoErrorBlock(t, num, cin, cout, h, w, pad, relu, 0, 0)
+	return winoErrorGroups(t, num, cin, cout, 1, h, w, pad, relu, 0, 0)
 }
 
 // winoErrorBlock is winoError with rounds of block tiles (0: Reshape's).
 func winoErrorBlock(t *testing.T, num, cin, cout, h, w, pad int, relu bool, block int, slope float32) float64 {
 	t.Helper()
+	return winoErrorGroups(t, num, cin, cout, 1, h, w, pad, relu, block, slope)
+}
+
+// winoErrorGroups is winoErrorBlock of a convolution in groups.
+func winoErrorGroups(t *testing.T, num, cin, cout, groups, h, w, pad int, relu bool, block int, slope float32) float64 {
+	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(num*1000+cin), uint64(h*100+w+pad)))
 	x := make([]float32, num*cin*h*w)
-	wt := make([]float32, cout*cin*9)
+	wt := make([]float32, cout*cin/groups*9)
 	bias := make([]float32, cout)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	scale := math.Sqrt(2 / float64(cin*9)) // MSRA, as the nets are trained
+	scale := math.Sqrt(2 / float64(cin/groups*9)) // MSRA, as the nets are trained
 	for i := range wt {
 		wt[i] = float32(r.NormFloat64() * scale)
 	}
 	for i := range bias {
 		bias[i] = float32(r.NormFloat64() * 0.1)
 	}
-	wg, err := NewWinograd(cout, cin, wt)
+	wg, err := NewWinogradGroups(cout, cin, groups, wt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +87,7 @@ func winoErrorBlock(t *testing.T, num, cin, cout, h, w, pad int, relu bool, bloc
 	if y[len(y)-1] != 42 {
 		t.Fatal("Forward wrote past the output")
 	}
-	want := directConv3x3(x, wt, bias, num, cin, cout, h, w, pad, relu, float64(slope))
+	want := directConv3x3(x, wt, bias, num, cin, cout, groups, h, w, pad, relu, float64(slope))
 	var maxDiff, maxRef float64
 	for i, v := range want {
 		maxDiff = max(maxDiff, math.Abs(float64(y[i])-v))
@@ -113,6 +121,28 @@ func TestWinogradMatchesDirect(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestWinogradGroups covers convolutions in groups against the direct
+// one: 2 to 4 groups, few and many channels a group, several images and
+// rounds, pads 0 to 2; the tolerance is the one group's (each output
+// sums only its group's channels, fewer terms than one group of all).
+func TestWinogradGroups(t *testing.T) {
+	for _, c := range []struct{ num, cin, cout, groups, h, w, pad, block int }{
+		{1, 2, 2, 2, 5, 5, 1, 0},
+		{1, 8, 12, 2, 13, 13, 1, 0},
+		{2, 12, 6, 3, 9, 7, 0, 0},
+		{3, 16, 16, 4, 6, 10, 2, 0},
+		{1, 64, 48, 2, 13, 13, 1, 0},
+		{2, 24, 20, 2, 17, 19, 1, 16},
+	} {
+		name := fmt.Sprintf("n%d_c%d_o%d_g%d_%dx%d_p%d_b%d", c.num, c.cin, c.cout, c.groups, c.h, c.w, c.pad, c.block)
+		t.Run(name, func(t *testing.T) {
+			if e := winoErrorGroups(t, c.num, c.cin, c.cout, c.groups, c.h, c.w, c.pad, true, c.block, 0); e > winoTolerance {
+				t.Errorf("relative error %.3g, want <= %g", e, winoTolerance)
+			}
+		})
 	}
 }
 
@@ -153,6 +183,12 @@ func TestWinogradErrors(t *testing.T) {
 	}
 	if _, err := NewWinograd(2, 3, make([]float32, 10)); err == nil {
 		t.Error("too few weights: no error")
+	}
+	if _, err := NewWinogradGroups(4, 6, 4, make([]float32, 4*6*9), nil); err == nil {
+		t.Error("6 channels in 4 groups: no error")
+	}
+	if _, err := NewWinogradGroups(4, 6, 2, make([]float32, 4*3*9-1), nil); err == nil {
+		t.Error("too few grouped weights: no error")
 	}
 	wg, err := NewWinograd(2, 3, make([]float32, 54))
 	if err != nil {

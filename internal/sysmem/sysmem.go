@@ -1,7 +1,9 @@
 // Package sysmem estimates how much memory the process can still allocate,
 // so that a request that cannot fit (a data layer's prefetched batches, for
 // instance) is refused with a clear error instead of being found by the
-// kernel's out-of-memory killer or by the Go runtime's fatal error.
+// kernel's out-of-memory killer or by the Go runtime's fatal error; and
+// asks for huge pages under large memory read whole again and again
+// (HugePages).
 package sysmem
 
 import (

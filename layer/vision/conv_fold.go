@@ -35,6 +35,9 @@ type convFold[T layer.Float] struct {
 	// group's part of b), made once per SetFold so that passes allocate
 	// nothing.
 	eps []mathfn.Epilogue[T]
+	// wep is the Winograd way's epilogue: ep with every output's bias
+	// (that way's output transform covers all the groups at once).
+	wep mathfn.Epilogue[T]
 	// packed are each group's folded weights packed for the GEMM
 	// kernels (mathfn.PackAScaled), made by the first im2col pass after
 	// SetFold: a layer that always takes the Winograd way packs none.
@@ -115,6 +118,8 @@ func (l *convBase[T]) SetFold(f *layer.Fold) error {
 		}
 	}
 	fo.ep = mathfn.Epilogue[T]{ReLU: f.Act.Kind == layer.ActReLU, Slope: T(f.Act.Slope)}
+	fo.wep = fo.ep
+	fo.wep.RowBias = fo.b
 	kg := outs / l.group
 	fo.eps = make([]mathfn.Epilogue[T], l.group)
 	for g := range fo.eps {

@@ -9,18 +9,19 @@ import (
 )
 
 // A folded convolution's Winograd way (mathfn.Winograd, F(4x4, 3x3)):
-// for 3x3 filters at stride 1, undilated, in one group, at the shapes
-// where it beats im2col and the GEMM. Only the folded pass takes it (an
+// for 3x3 filters at stride 1, undilated, at the shapes where it beats
+// im2col and the GEMM; in groups, each group's products on its own
+// (mathfn.NewWinogradGroups). Only the folded pass takes it (an
 // inference plan, layer.Fold): it rounds otherwise than Caffe's
 // arithmetic, within the fold's tolerance, and training keeps Caffe's.
 
 // winoFits reports whether the layer's window is one Winograd computes:
-// a 2-D convolution over axis 1, 3x3, stride 1, no dilation, one group;
+// a 2-D convolution over axis 1, 3x3, stride 1, no dilation;
 // in float32 (the shape rule was measured there, and float64 has no vector
 // transforms: its Go ones took 70% of a layer's time in float32).
 func (l *convBase[T]) winoFits() bool {
 	var zero T
-	return unsafe.Sizeof(zero) == 4 && !l.reverse && l.channelAxis == 1 && l.numSpatial == 2 && l.group == 1 &&
+	return unsafe.Sizeof(zero) == 4 && !l.reverse && l.channelAxis == 1 && l.numSpatial == 2 &&
 		l.kernel[0] == 3 && l.kernel[1] == 3 && l.stride[0] == 1 && l.stride[1] == 1 &&
 		l.dilation[0] == 1 && l.dilation[1] == 1 && !l.Param().GetConvolutionParam().GetForceNdIm2Col()
 }
@@ -34,9 +35,10 @@ var winoAlways = false
 // Winograd way is faster than im2col and the GEMM: at least 16 output
 // blocks in the pass (fewer give the 36 products too few columns, and
 // the transformed filters, four times the weights, are read for little),
-// at least 32 channels in and out (with fewer the transforms cost more
-// than the products save), and with fewer than 64 an output of at least
-// 14x14 (on 7x7 a quarter of the blocks' outputs are cut off).
+// at least 32 channels in and out of each group (with fewer the
+// transforms cost more than the products save), and with fewer than 64
+// an output of at least 14x14 (on 7x7 a quarter of the blocks' outputs
+// are cut off).
 //
 // Measured with BenchmarkConvFolded and BenchmarkConvFoldedCrossover
 // (conv_winograd_test.go), GOMAXPROCS=2 on a 2-vCPU AMD EPYC with AVX2
@@ -58,6 +60,13 @@ var winoAlways = false
 //	           384->384 13x13     5.04 -> 2.11 / 32.3 -> 19.1
 //	           384->256 13x13     3.01 -> 1.63 / 24.3 -> 13.7
 //
+// In two groups, CaffeNet's conv4 and conv5 (2026-11-27 20:47 UTC, on a
+// 2-vCPU AMD EPYC of the Zen 4 generation, with AVX-512, load average
+// 0.9, two runs each): 384->384 13x13 2.36-3.14 -> 1.82 / 19.0-20.8 ->
+// 11.7, 384->256 13x13 1.83-2.34 -> 1.30 / 15.2 -> 8.3. With the
+// AVX-512 half-width kernel after (mathfn, for the products' 16 columns
+// at batch 1), least of four runs, 21:10 UTC: 1.04 and 0.97 ms.
+//
 // Near the crossover, batch 1: 32->64 28x28 0.38 -> 0.41 (an earlier run:
 // 0.62 -> 0.56), 48->48 28x28 0.47 -> 0.45, 32->32 56x56 0.76 -> 0.66,
 // 48->64 14x14 0.22 -> 0.18; 9 blocks (10x10): 128->128 0.35 -> 0.41,
@@ -70,7 +79,7 @@ func (l *convBase[T]) winoWins(outputs int) bool {
 		return true
 	}
 	out := l.geo.Out
-	least := min(l.channels, outputs)
+	least := min(l.channels, outputs) / l.group
 	return mathfn.WinogradVector[T]() && least >= 32 && l.winoTiles() >= 16 && (least >= 64 || out[0] >= 14 && out[1] >= 14)
 }
 
@@ -95,7 +104,7 @@ func (l *convBase[T]) setWinograd(f *layer.Fold) {
 // and the fold's scale on first use after SetFold.
 func (l *convBase[T]) winograd() (*mathfn.Winograd[T], error) {
 	if l.fold.wino == nil {
-		w, err := mathfn.NewWinogradScaled(l.numOutput, l.channels, l.Blobs()[0].CPUData(), l.fold.scale)
+		w, err := mathfn.NewWinogradGroups(l.numOutput, l.channels, l.group, l.Blobs()[0].CPUData(), l.fold.scale)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +123,7 @@ func (l *convBase[T]) forwardWinograd(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	for i, b := range bottom {
-		w.Forward(b.CPUData(), top[i].MutableCPUData(), &l.fold.eps[0])
+		w.Forward(b.CPUData(), top[i].MutableCPUData(), &l.fold.wep)
 	}
 	return nil
 }

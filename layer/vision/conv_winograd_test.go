@@ -24,7 +24,8 @@ func foldedConv(t testing.TB, shape []int, cout, pad int, wino bool) (layer.Laye
 	return foldedConvPad(t, shape, cout, fmt.Sprintf("pad: %d", pad), wino)
 }
 
-// foldedConvPad is foldedConv with the padding fields given.
+// foldedConvPad is foldedConv with the padding fields given (and any
+// other fields of convolution_param: group).
 func foldedConvPad(t testing.TB, shape []int, cout int, pad string, wino bool) (layer.Layer[float32], []*blob.Blob[float32], []*blob.Blob[float32]) {
 	t.Helper()
 	l := layertest.New[float32](t, fmt.Sprintf(`type: "Convolution" convolution_param { num_output: %d kernel_size: 3 %s
@@ -50,8 +51,11 @@ func convFold(cout int, wino bool) *layer.Fold {
 
 // TestWinogradMatchesIm2col runs folded convolutions both ways on the
 // same data: odd sizes, sizes not a multiple of 4, pad 0 and 1, one
-// channel, batches of 1 and 3. The tolerance is the relative error of
-// float32 F(4x4, 3x3) (mathfn's winoTolerance) plus that of the GEMM.
+// channel, batches of 1 and 3, 2 to 4 groups (each group's products on
+// their own, the transforms over all channels: a group's channels and
+// outputs offset in the batch's planes). The tolerance is the relative
+// error of float32 F(4x4, 3x3) (mathfn's winoTolerance) plus that of the
+// GEMM; a group's outputs sum fewer channels, so it holds for them too.
 func TestWinogradMatchesIm2col(t *testing.T) {
 	defer vision.SetWinogradAlways(true)()
 	const tol = 3e-5
@@ -70,6 +74,11 @@ func TestWinogradMatchesIm2col(t *testing.T) {
 		{1, 16, 8, 10, 11, "pad_h: 1 pad_w: 0"},
 		{3, 12, 20, 5, 22, "pad_h: 0 pad_w: 2"},
 		{1, 20, 20, 3, 3, "pad: 1"},
+		{1, 8, 12, 13, 13, "pad: 1 group: 2"},
+		{3, 12, 6, 9, 7, "pad: 0 group: 3"},
+		{2, 16, 24, 10, 11, "pad: 2 group: 4"},
+		{1, 64, 48, 13, 13, "pad: 1 group: 2"},
+		{2, 32, 32, 17, 19, "pad_h: 1 pad_w: 0 group: 2"},
 	} {
 		t.Run(fmt.Sprintf("n%d_c%d_o%d_%dx%d_%s", c.num, c.cin, c.cout, c.h, c.w, c.pad), func(t *testing.T) {
 			l, bottom, top := foldedConvPad(t, []int{c.num, c.cin, c.h, c.w}, c.cout, c.pad, false)
@@ -129,8 +138,13 @@ func BenchmarkConvFolded(b *testing.B) {
 		{"caffenet_384_256_13", 384, 256, 13},
 	} {
 		for _, num := range []int{1, 10} {
-			benchConvFolded(b, s.name, s.cin, s.cout, s.size, num)
+			benchConvFolded(b, s.name, s.cin, s.cout, s.size, num, 1)
 		}
+	}
+	// CaffeNet's conv4 and conv5 as they are, in two groups.
+	for _, num := range []int{1, 10} {
+		benchConvFolded(b, "caffenet_conv4_g2", 384, 384, 13, num, 2)
+		benchConvFolded(b, "caffenet_conv5_g2", 384, 256, 13, num, 2)
 	}
 }
 
@@ -156,19 +170,19 @@ func BenchmarkConvFoldedCrossover(b *testing.B) {
 		{"256_10", 256, 256, 10, 1},
 		{"512_10", 512, 512, 10, 1},
 	} {
-		benchConvFolded(b, s.name, s.cin, s.cout, s.size, s.num)
+		benchConvFolded(b, s.name, s.cin, s.cout, s.size, s.num, 1)
 	}
 }
 
-// benchConvFolded times one shape both ways.
-func benchConvFolded(b *testing.B, name string, cin, cout, size, num int) {
+// benchConvFolded times one shape (pad 1, in group groups) both ways.
+func benchConvFolded(b *testing.B, name string, cin, cout, size, num, groups int) {
 	for _, wino := range []bool{false, true} {
 		way := "im2col"
 		if wino {
 			way = "winograd"
 		}
 		b.Run(fmt.Sprintf("%s/b%d/%s", name, num, way), func(b *testing.B) {
-			l, bottom, top := foldedConv(b, []int{num, cin, size, size}, cout, 1, wino)
+			l, bottom, top := foldedConvPad(b, []int{num, cin, size, size}, cout, fmt.Sprintf("pad: 1 group: %d", groups), wino)
 			// A first pass, untimed: it transforms the filters (on first
 			// use) and sizes the buffers.
 			if err := l.ForwardCPU(bottom, top); err != nil {
@@ -206,6 +220,22 @@ func TestWinogradShapeRule(t *testing.T) {
 		want := c.want && mathfn.WinogradVector[float32]() // Go transforms: never
 		if got := vision.UsesWinograd(l); got != want {
 			t.Errorf("%v to %d channels, Winograd allowed %v: takes it %v, want %v", c.shape, c.cout, c.wino, got, want)
+		}
+	}
+	// In groups the rule reads a group's channels.
+	for _, c := range []struct {
+		shape     []int
+		cout, grp int
+		want      bool
+	}{
+		{[]int{1, 384, 13, 13}, 256, 2, true}, // CaffeNet's conv5
+		{[]int{1, 64, 28, 28}, 64, 4, false},  // 16 channels a group
+		{[]int{1, 128, 7, 7}, 128, 2, false},  // 64 a group on 7x7
+	} {
+		l, _, _ := foldedConvPad(t, c.shape, c.cout, fmt.Sprintf("pad: 1 group: %d", c.grp), true)
+		want := c.want && mathfn.WinogradVector[float32]()
+		if got := vision.UsesWinograd(l); got != want {
+			t.Errorf("%v to %d channels in %d groups: takes Winograd %v, want %v", c.shape, c.cout, c.grp, got, want)
 		}
 	}
 	// A strided 3x3 does not fit.

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package sysmem
+
+// collapse is a no-op: only Linux collapses memory into huge pages.
+func collapse(addr, n uintptr) bool { return false }
