@@ -52,6 +52,7 @@ func TestBackwardBatchedMatchesImageByImage(t *testing.T) {
 		for _, procs := range []int{1, 2} {
 			t.Run(fmt.Sprint(c.param, c.shape, procs), func(t *testing.T) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				defer vision.SetConvPanels(false)() // the im2col products (conv_panels_test.go has the others)
 				p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" }`
 				batched := layertest.New[float32](t, p+` }`)
 				ref := layertest.New[float32](t, p+` force_nd_im2col: true }`)
@@ -207,6 +208,7 @@ func TestPackedBackwardMatchesOneCore(t *testing.T) {
 			p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`
 			x := layertest.Blob[float32](t, c.shape...)
 			layertest.FillGaussian(x, 0, 1, 31)
+			defer vision.SetConvPanels(false)() // W^T's products (conv_panels_test.go has the others)
 			dxs := onOneAndTwoCores(t, p, x, func(i int) func() { return vision.SetConvPackBackward(i == 1) },
 				func(l layer.Layer[float32], y *blob.Blob[float32]) []float32 {
 					layertest.FillGaussian(y, 0, 1, 32)
