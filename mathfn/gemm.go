@@ -214,8 +214,10 @@ type gemmJob[T Float] struct {
 	// overwrite: C is not cleared before the product (beta 0): the first
 	// block of k stores its tiles (kern.set) instead of adding them.
 	overwrite bool
-	// panels, if not nil, packs B~ instead of b (gemm_conv.go).
-	panels *ConvPanels[T]
+	// panels, if not nil, packs B~ instead of b (gemm_conv.go): the
+	// columns, or with panelTaps their transpose.
+	panels    *ConvPanels[T]
+	panelTaps bool
 
 	// The split over goroutines (parallel): units units of unit columns
 	// (byCols) or rows, in the region's chunks; wholeB: split by rows,
@@ -764,6 +766,10 @@ func scaleCopy[T Float](dst, src []T, alpha T) {
 // its columns at p (zero past the last column).
 func (j *gemmJob[T]) packB(dst []T, pc, kc, jc, nc int) {
 	nr := j.kern.nr
+	if j.panels != nil && j.panelTaps {
+		j.panels.packTaps(dst, pc, kc, jc, nc, nr, j.kern.gather)
+		return
+	}
 	if j.panels != nil {
 		j.panels.pack(dst, pc, kc, jc, nc, nr)
 		return

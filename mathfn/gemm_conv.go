@@ -34,6 +34,9 @@ type ConvPanels[T Float] struct {
 	// relative to tap 0 (stride 1: tapTable), the greatest in last.
 	taps []int32
 	last int
+	// rows holds a panel's taps along the positions of a block
+	// (packTaps).
+	rows []T
 }
 
 // ConvPanelsOK reports whether GemmConv takes the geometry's products in
@@ -185,6 +188,72 @@ func GemmConv[T Float](pa *PackedA[T], p *ConvPanels[T], c []T, ep *Epilogue[T])
 		c: c[:m*n], ldc: n, kern: pa.kern, own: true, ep: ep, packed: pa, panels: p}
 	j.region.wake = wake
 	j.setOverwrite(0)
+	j.run(0, m, 0, n)
+	j.free()
+}
+
+// packTaps packs steps [pc, pc+kc) (positions) and columns [jc, jc+nc)
+// (taps) of the columns transposed into panels of nr columns, as packB
+// packs the transposed column buffer of a weight gradient's product: for
+// each panel its taps' rows along the block's positions into p.rows
+// (a copy per run of positions along an output row), then gather's
+// transposing pack of them (a loop where the kernel has none). Stride 1
+// along the rows only (ConvPanels.TapsOK).
+func (p *ConvPanels[T]) packTaps(dst []T, pc, kc, jc, nc, nr int, gather func(dst, src []T, ld, k, rows, width int, alpha T)) {
+	p.rows = grow(p.rows, nr*kc)
+	ow := p.g.Out[1]
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : jr*kc+nr*kc]
+		cols := min(nr, nc-jr)
+		p.tapTable(jc+jr, cols)
+		for q := pc; q < pc+kc; {
+			img, pos := q/p.positions, q%p.positions
+			n := min(ow-pos%ow, pc+kc-q)
+			base := img*p.image + pos/ow*p.g.Stride[0]*p.wp + pos%ow
+			if base+p.last+n > len(p.padded) || (cols-1)*kc+q-pc+n > len(p.rows) {
+				panic("mathfn: ConvPanels run out of range")
+			}
+			rows.CopyOffsets(p.rows[q-pc:], p.padded[base:], n, kc, p.taps)
+			q += n
+		}
+		if gather != nil {
+			gather(panel, p.rows, kc, kc, cols, nr, 1)
+			continue
+		}
+		for r := range nr {
+			for s := range kc {
+				v := T(0)
+				if r < cols {
+					v = p.rows[r*kc+s]
+				}
+				panel[s*nr+r] = v
+			}
+		}
+	}
+}
+
+// TapsOK reports whether GemmConvTaps takes the geometry: ConvPanelsOK,
+// and a stride of 1 along the rows (whose positions are then contiguous
+// in the padded image).
+func TapsOK[T Float](g *ConvGeometry) bool { return ConvPanelsOK[T](g) && g.Stride[1] == 1 }
+
+// GemmConvTaps adds A * B^T to C on the calling goroutine, B the columns
+// of p (taps x positions), A m x p.Columns() (rows lda apart), C m x the
+// taps: a convolution's weight gradient, Gemm(NoTrans, Trans, ...) of the
+// im2col columns with beta 1, without the columns. Only where TapsOK.
+func GemmConvTaps[T Float](m int, a []T, lda int, p *ConvPanels[T], c []T) {
+	if !TapsOK[T](p.g) {
+		panic("mathfn: GemmConvTaps of an unsupported geometry or GEMM")
+	}
+	n, k := p.g.KernelDim(), p.Columns()
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	j := listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs).get()
+	wake := j.region.wake // kept: a job from the list makes no channel again
+	*j = gemmJob[T]{m: m, n: n, k: k, alpha: 1, a: a, lda: lda, ldb: k,
+		c: c[:m*n], ldc: n, kern: kernelOf[T](), own: true, panels: p, panelTaps: true}
+	j.region.wake = wake
 	j.run(0, m, 0, n)
 	j.free()
 }

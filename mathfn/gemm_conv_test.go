@@ -28,6 +28,8 @@ func testGemmConv[T Float](t *testing.T) {
 		{5, 3, 12, 12, 3, 2, 1, 2, 1},
 		{250, 20, 7, 7, 3, 1, 1, 1, 2}, // a second block of rows and of k
 		{6, 2, 15, 13, 7, 3, 3, 1, 1},
+		{3, 4, 9, 9, 3, 1, 1, 1, 30}, // 2430 positions: several blocks of k
+		{20, 3, 40, 70, 3, 1, 1, 1, 1},
 	} {
 		t.Run(fmt.Sprint(s), func(t *testing.T) {
 			g := &ConvGeometry{Channels: s.c, In: []int{s.h, s.w}, Kernel: []int{s.k, s.k}, Pad: []int{s.pad, s.pad},
@@ -57,11 +59,35 @@ func testGemmConv[T Float](t *testing.T) {
 				t.Skip("not our own GEMM")
 			}
 			GemmConv(pa, &p, got, nil)
-			for i := range want {
-				if got[i] != want[i] {
-					t.Fatalf("C[%d] = %v, want %v", i, got[i], want[i])
-				}
+			sameBits(t, "C", got, want)
+			if !TapsOK[T](g) {
+				return
 			}
+			// The weight gradient's product: dW += dy * col^T.
+			dy := randSlice[T](s.m*n, -1, 1, 3)
+			wantW, gotW := randSlice[T](s.m*kd, -1, 1, 4), randSlice[T](s.m*kd, -1, 1, 4)
+			GemmSerial(blas.NoTrans, blas.Trans, s.m, kd, n, 1, dy, col, 1, wantW)
+			GemmConvTaps(s.m, dy, n, &p, gotW)
+			if kernelOf[T]().dot != nil && s.m <= dotRows && n >= dotMinK {
+				// The reference ran on dot kernels: other sums.
+				for i := range wantW {
+					if d := math.Abs(float64(gotW[i] - wantW[i])); d > 1e-4*math.Max(1, math.Abs(float64(wantW[i]))) {
+						t.Fatalf("dW[%d] = %v, want %v", i, gotW[i], wantW[i])
+					}
+				}
+				return
+			}
+			sameBits(t, "dW", gotW, wantW)
 		})
+	}
+}
+
+// sameBits fails the test unless got and want are equal value by value.
+func sameBits[T Float](t *testing.T, what string, got, want []T) {
+	t.Helper()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+		}
 	}
 }

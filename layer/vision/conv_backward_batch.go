@@ -96,7 +96,9 @@ func (l *convBase[T]) backwardHostBatched(part, lo, hi int, wdiff, bdiff []T) {
 					copy(dyB[m*ld+j*hw:m*ld+(j+1)*hw], src[m*hw:(m+1)*hw])
 				}
 			}
-			if needW {
+			if needW && c.useTaps {
+				l.weightPanels(part, x, dyB, ld, wdiff, n0, images)
+			} else if needW {
 				for j := range images {
 					mathfn.Im2colLD(x[(n0+j)*l.bottomDim:], &l.geo, col[j*hw:], ld)
 				}

@@ -46,7 +46,9 @@ func (l *convBase[T]) packTransposed() {
 
 // backwardPacked is backwardImages for images [lo, hi) of a part with the
 // transposed weights packed (c.packed), col its column buffer; or with the
-// flipped ones (useFlipped), its bottom gradient by GemmConv.
+// flipped ones (useFlipped), its bottom gradient by GemmConv; its weight
+// gradient by GemmConvTaps where useTaps (with or without the packed
+// weights).
 func (l *convBase[T]) backwardPacked(part, lo, hi int, col, wdiff, bdiff []T) {
 	c := &l.cpu
 	d := serialHost[T]{device.Host[T](l.Context())}
@@ -58,10 +60,16 @@ func (l *convBase[T]) backwardPacked(part, lo, hi int, col, wdiff, bdiff []T) {
 		}
 		for n := lo; n < hi; n++ {
 			dyn := dy[n*l.topDim:]
-			if needW {
+			if needW && c.useTaps {
+				l.weightPanels(part, x, dyn, l.convOutSpatial, wdiff, n, 1)
+			} else if needW {
 				weightGemm(l, d, x[n*l.bottomDim:], dyn, wdiff, col)
 			}
 			if !c.propagateDown[i] {
+				continue
+			}
+			if !c.usePackedT {
+				backwardGemm(l, d, dyn, d.Data(l.Blobs()[0]), dx[n*l.bottomDim:], col)
 				continue
 			}
 			if c.useFlipped {

@@ -43,11 +43,11 @@ type convCPU[T layer.Float] struct {
 	// forward pass and the bottom gradient take them, each part's panels
 	// and padded images, the bottom gradient's geometry and its flipped
 	// weights (in c.packed when useFlipped).
-	usePanels, useFlipped bool
-	panels                []*mathfn.ConvPanels[T]
-	paddeds               [][]T
-	geoT                  mathfn.ConvGeometry
-	flipped               []T
+	usePanels, useFlipped, useTaps bool
+	panels                         []*mathfn.ConvPanels[T]
+	paddeds                        [][]T
+	geoT                           mathfn.ConvGeometry
+	flipped                        []T
 	// The backward pass's parameter gradients (conv_grad_sum.go): the
 	// blobs' diffs (nil where not wanted), which part 0 adds to, and the
 	// reduction's body.
@@ -240,6 +240,7 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 	}
 	l.hostParams()
 	l.packTransposed()
+	c.useTaps = l.panelsWeights()
 	if parts == 1 {
 		// One core: the batched pass alone, into the blobs' gradients
 		// (they accumulate, as the products do).
@@ -282,7 +283,7 @@ func (l *convBase[T]) backwardPart(part, lo, hi int) {
 		l.backwardChunked(lo, hi, wdiff, bdiff, c.cols[part])
 		return
 	}
-	if c.usePackedT {
+	if c.usePackedT || c.useTaps {
 		l.backwardPacked(part, lo, hi, c.cols[part], wdiff, bdiff)
 		return
 	}

@@ -23,6 +23,12 @@ import (
 // and stores) and col2im's sums of them. Its sums run in another order
 // (within rounding).
 
+// The weight gradient's product, dy * im2col(x)^T, packs its B~ panels
+// from the padded images too (mathfn.GemmConvTaps): each panel's taps
+// along a block's positions, copied into a small buffer in the cache, then
+// transposed into the panel as packB would have transposed the columns.
+// The same products, bit for bit.
+
 // convPanels turns the passes without a column buffer off for tests
 // (SetConvPanels).
 var convPanels = true
@@ -143,4 +149,23 @@ func (l *convBase[T]) backwardPanels(part int, dy, dx, buf []T, n0, images int) 
 			copy(out[ch*hw:(ch+1)*hw], buf[ch*ld+j*hw:ch*ld+(j+1)*hw])
 		}
 	}
+}
+
+// panelsWeights reports whether the backward pass in progress takes the
+// weight gradient's products from the padded images (GemmConvTaps): as
+// panelsForward, with a stride of 1 along the rows, whole images and the
+// gradient wanted.
+func (l *convBase[T]) panelsWeights() bool {
+	return convPanels && !l.reverse && l.group == 1 && !l.is1x1 && l.cpu.chunk == 0 && l.ParamPropagateDown(0) &&
+		device.Host[T](l.Context()).GEMM() == settings.GEMMAuto && mathfn.TapsOK[T](&l.geo)
+}
+
+// weightPanels adds the weight gradient of images [n0, n0+images) of x to
+// wdiff, dyB their top gradients (numOutput rows ld apart).
+func (l *convBase[T]) weightPanels(part int, x, dyB []T, ld int, wdiff []T, n0, images int) {
+	p := l.panelsOf(part, &l.geo, images)
+	for j := range images {
+		p.SetImage(j, x[(n0+j)*l.bottomDim:])
+	}
+	mathfn.GemmConvTaps(l.numOutput, dyB, ld, p, wdiff)
 }

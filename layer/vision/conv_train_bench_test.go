@@ -28,7 +28,12 @@ func BenchmarkConvTrain(b *testing.B) {
 		{"resnet_res3_1x1_128_512", "num_output: 512 kernel_size: 1 bias_term: false", []int{8, 128, 28, 28}, true},
 		{"resnet_res4_1x1_1024_256", "num_output: 256 kernel_size: 1 bias_term: false", []int{8, 1024, 14, 14}, true},
 		{"resnet_res5_1x1_512_2048", "num_output: 2048 kernel_size: 1 bias_term: false", []int{8, 512, 7, 7}, true},
+		{"resnet_res2_3x3_64", "num_output: 64 kernel_size: 3 pad: 1 bias_term: false", []int{8, 64, 56, 56}, true},
 		{"resnet_res3_3x3_128", "num_output: 128 kernel_size: 3 pad: 1 bias_term: false", []int{8, 128, 28, 28}, true},
+		{"resnet_res4_3x3_256", "num_output: 256 kernel_size: 3 pad: 1 bias_term: false", []int{8, 256, 14, 14}, true},
+		{"resnet_res5_3x3_512", "num_output: 512 kernel_size: 3 pad: 1 bias_term: false", []int{8, 512, 7, 7}, true},
+		{"googlenet_3a_5x5", "num_output: 32 kernel_size: 5 pad: 2", []int{8, 16, 28, 28}, true},
+		{"googlenet_4a_3x3", "num_output: 208 kernel_size: 3 pad: 1", []int{8, 96, 14, 14}, true},
 	} {
 		p := `type: "Convolution" convolution_param { ` + s.param + ` weight_filler { type: "gaussian" std: 0.1 } }`
 		l := layertest.New[float32](b, p)
