@@ -124,6 +124,10 @@ func testCopyStrided[T Float](t *testing.T) {
 func TestCopyOffsetsAgainstGo(t *testing.T) {
 	testCopyOffsets[float32](t)
 	testCopyOffsets[float64](t)
+	if hasAVX2() { // and the AVX2 kernel where AVX-512 would take them
+		defer func(avx512 bool) { setAVX512(avx512) }(setAVX512(false))
+		testCopyOffsets[float32](t)
+	}
 }
 
 func testCopyOffsets[T Float](t *testing.T) {
