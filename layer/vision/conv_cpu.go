@@ -88,6 +88,7 @@ func (s serialHost[T]) Gemm(transA, transB blas.Transpose, m, n, k int, alpha T,
 // sized; 1 means image by image with parallel GEMMs.
 func (l *convBase[T]) cpuParts() int {
 	parts := mathfn.Parts(l.num)
+	l.panelSlots(max(parts, 1))
 	if parts < 2 {
 		return 1
 	}

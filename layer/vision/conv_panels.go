@@ -104,14 +104,7 @@ func (l *convBase[T]) packFlipped() {
 // panelsOf returns part's ConvPanels over images images of geometry g,
 // their padded buffer in the net's scratch.
 func (l *convBase[T]) panelsOf(part int, g *mathfn.ConvGeometry, images int) *mathfn.ConvPanels[T] {
-	c := &l.cpu
-	for len(c.panels) <= part {
-		c.panels = append(c.panels, nil)
-		c.paddeds = append(c.paddeds, nil)
-	}
-	if c.panels[part] == nil {
-		c.panels[part] = new(mathfn.ConvPanels[T])
-	}
+	c := &l.cpu // the parts' slots made by cpuParts, before the parts start
 	buf := layer.ScratchOf(&l.Base, "conv.padded", part, &c.paddeds[part], mathfn.ConvPanelsSize(g, images))
 	c.panels[part].Reset(g, images, buf)
 	return c.panels[part]
@@ -168,4 +161,14 @@ func (l *convBase[T]) weightPanels(part int, x, dyB []T, ld int, wdiff []T, n0, 
 		p.SetImage(j, x[(n0+j)*l.bottomDim:])
 	}
 	mathfn.GemmConvTaps(l.numOutput, dyB, ld, p, wdiff)
+}
+
+// panelSlots makes the ConvPanels of parts parts, on the pass's goroutine
+// (the parts run at once).
+func (l *convBase[T]) panelSlots(parts int) {
+	c := &l.cpu
+	for len(c.panels) < parts {
+		c.panels = append(c.panels, new(mathfn.ConvPanels[T]))
+		c.paddeds = append(c.paddeds, nil)
+	}
 }
