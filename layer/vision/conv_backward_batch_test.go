@@ -231,10 +231,15 @@ func TestPackedBackwardMatchesOneCore(t *testing.T) {
 // first each time (i: 0 for one core, 1 for two), and the function it
 // returns at the end.
 func onOneAndTwoCores(t *testing.T, p string, x *blob.Blob[float32], before func(i int) func(), run func(l layer.Layer[float32], y *blob.Blob[float32]) []float32) [2][]float32 {
+	return twoRuns(t, p, x, [2]int{1, 2}, before, run)
+}
+
+// twoRuns is onOneAndTwoCores on procs[0] cores, then on procs[1].
+func twoRuns(t *testing.T, p string, x *blob.Blob[float32], procs [2]int, before func(i int) func(), run func(l layer.Layer[float32], y *blob.Blob[float32]) []float32) [2][]float32 {
 	t.Helper()
 	var out [2][]float32
 	var weights []*blob.Blob[float32]
-	for i, procs := range []int{1, 2} {
+	for i, procs := range procs {
 		func() {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			if before != nil {

@@ -3,10 +3,10 @@ package vision_test
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/blob"
+	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/layer/vision"
 )
@@ -16,7 +16,6 @@ import (
 // bit, the bottom gradients (another order of the sums where the flipped
 // weights compute them) and the parameter gradients within rounding.
 func TestPanelsMatchIm2col(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	for _, c := range []struct {
 		param  string
 		shape  []int
@@ -38,36 +37,26 @@ func TestPanelsMatchIm2col(t *testing.T) {
 			p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`
 			x := layertest.Blob[float32](t, c.shape...)
 			layertest.FillGaussian(x, 0, 1, 41)
-			var ys, dxs, dws, dbs [2][]float32
-			var weights []*blob.Blob[float32]
-			for i, on := range []bool{false, true} {
-				restore := vision.SetConvPanels(on)
-				l := layertest.New[float32](t, p)
-				y := layertest.Blob[float32](t)
-				layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
-				if i == 0 {
-					weights = l.LayerBase().Blobs()
-				} else {
-					for j, b := range l.LayerBase().Blobs() {
-						if err := b.CopyFrom(weights[j], false, false); err != nil {
-							t.Fatal(err)
-						}
+			var dxs, dws, dbs [2][]float32
+			ys := twoRuns(t, p, x, [2]int{2, 2}, func(i int) func() { return vision.SetConvPanels(i == 1) },
+				func(l layer.Layer[float32], y *blob.Blob[float32]) []float32 {
+					top := append([]float32(nil), y.CPUData()...)
+					layertest.FillGaussian(y, 0, 1, 42)
+					copy(y.MutableCPUDiff(), y.CPUData())
+					for _, b := range l.LayerBase().Blobs() {
+						clear(b.MutableCPUDiff())
 					}
-				}
-				layertest.Forward(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
-				ys[i] = append([]float32(nil), y.CPUData()...)
-				layertest.FillGaussian(y, 0, 1, 42)
-				copy(y.MutableCPUDiff(), y.CPUData())
-				for _, b := range l.LayerBase().Blobs() {
-					clear(b.MutableCPUDiff())
-				}
-				copy(x.MutableCPUDiff(), ys[i]) // stale values: the pass overwrites them
-				layertest.Backward(t, l, []*blob.Blob[float32]{y}, []bool{!c.noDown}, []*blob.Blob[float32]{x})
-				dxs[i] = append([]float32(nil), x.CPUDiff()...)
-				dws[i] = append([]float32(nil), l.LayerBase().Blobs()[0].CPUDiff()...)
-				dbs[i] = append([]float32(nil), l.LayerBase().Blobs()[1].CPUDiff()...)
-				restore()
-			}
+					copy(x.MutableCPUDiff(), top) // stale values: the pass overwrites them
+					layertest.Backward(t, l, []*blob.Blob[float32]{y}, []bool{!c.noDown}, []*blob.Blob[float32]{x})
+					i := 0
+					if dxs[0] != nil {
+						i = 1
+					}
+					dxs[i] = append([]float32(nil), x.CPUDiff()...)
+					dws[i] = append([]float32(nil), l.LayerBase().Blobs()[0].CPUDiff()...)
+					dbs[i] = append([]float32(nil), l.LayerBase().Blobs()[1].CPUDiff()...)
+					return top
+				})
 			for j, v := range ys[1] {
 				if w := ys[0][j]; math.Float32bits(v) != math.Float32bits(w) {
 					t.Fatalf("top %d: %v without columns, %v with", j, v, w)
