@@ -32,8 +32,9 @@ type ConvPanels[T Float] struct {
 	padded         []T
 	// taps holds the places of the taps of the block being packed,
 	// relative to tap 0 (stride 1: tapTable), the greatest in last.
-	taps []int32
-	last int
+	taps    []int32
+	last    int
+	tapsFor [2]int // the block of taps (first, count) in taps
 	// rows holds a panel's taps along the positions of a block
 	// (packTaps).
 	rows []T
@@ -58,6 +59,8 @@ func (p *ConvPanels[T]) Reset(g *ConvGeometry, images int, buf []T) {
 		panic(fmt.Sprintf("mathfn: ConvPanels of %d images in %d elements (2-D: %v)", images, len(buf), g.use2D()))
 	}
 	p.g, p.images = g, images
+	wp, plane := p.wp, p.plane
+	kernel, offset := p.kernel, p.offset
 	p.hp, p.wp = g.In[0]+2*g.Pad[0], g.In[1]+2*g.Pad[1]
 	p.plane = p.hp * p.wp
 	p.image = g.Channels * p.plane
@@ -65,6 +68,9 @@ func (p *ConvPanels[T]) Reset(g *ConvGeometry, images int, buf []T) {
 	p.kernel = [2]int{g.Kernel[0], g.Kernel[1]}
 	p.offset = [2]int{g.Dilation[0], g.Dilation[1]}
 	p.padded = buf[:images*p.image]
+	if wp != p.wp || plane != p.plane || kernel != p.kernel || offset != p.offset {
+		p.taps = p.taps[:0] // another geometry's places
+	}
 	if len(p.padded) >= 1<<31 {
 		panic("mathfn: ConvPanels of more than 2^31 elements")
 	}
@@ -119,15 +125,28 @@ func (p *ConvPanels[T]) pack(dst []T, pc, kc, jc, nc, nr int) {
 }
 
 // tapTable sets p.taps to the places of taps [pc, pc+kc) in a padded
-// image, relative to tap 0's.
+// image, relative to tap 0's. The table of the last call is kept: the
+// products of a layer's images ask for the same blocks again and again.
 func (p *ConvPanels[T]) tapTable(pc, kc int) {
-	kk := p.kernel[0] * p.kernel[1]
+	if p.tapsFor == [2]int{pc, kc} && len(p.taps) == kc {
+		return
+	}
+	p.tapsFor = [2]int{pc, kc}
+	k1 := p.kernel[1]
+	kk := p.kernel[0] * k1
 	p.taps, p.last = p.taps[:0], 0
-	for t := pc; t < pc+kc; t++ {
-		o := t % kk
-		off := t/kk*p.plane + (o/p.kernel[1])*p.offset[0]*p.wp + (o%p.kernel[1])*p.offset[1]
+	c, o := pc/kk, pc%kk
+	kh, kw := o/k1, o%k1
+	for range kc {
+		off := c*p.plane + kh*p.offset[0]*p.wp + kw*p.offset[1]
 		p.taps = append(p.taps, int32(off))
 		p.last = max(p.last, off)
+		if kw++; kw == k1 { // the next tap: along the kernel row, then down, then the next channel
+			kw, kh = 0, kh+1
+			if kh == p.kernel[0] {
+				kh, c = 0, c+1
+			}
+		}
 	}
 }
 

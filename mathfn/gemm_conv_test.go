@@ -17,6 +17,7 @@ func TestGemmConvMatchesIm2col(t *testing.T) {
 }
 
 func testGemmConv[T Float](t *testing.T) {
+	var p ConvPanels[T] // one for all the shapes: what it keeps must follow
 	for _, s := range []struct {
 		m, c, h, w, k, pad, stride, dil, images int
 	}{
@@ -46,7 +47,6 @@ func testGemmConv[T Float](t *testing.T) {
 			pa := PackA(blas.NoTrans, s.m, kd, w)
 			want := make([]T, s.m*n)
 			GemmPackedEpilogue(pa, blas.NoTrans, n, col, want, nil, true)
-			var p ConvPanels[T]
 			p.Reset(g, s.images, make([]T, ConvPanelsSize(g, s.images)))
 			for j := range s.images {
 				p.SetImage(j, im[j*g.ImSize():])
