@@ -234,7 +234,8 @@ func onOneAndTwoCores(t *testing.T, p string, x *blob.Blob[float32], before func
 	return twoRuns(t, p, x, [2]int{1, 2}, before, run)
 }
 
-// twoRuns is onOneAndTwoCores on procs[0] cores, then on procs[1].
+// twoRuns is onOneAndTwoCores on procs[0] cores, then on procs[1], the
+// layer with a net's host scratch.
 func twoRuns(t *testing.T, p string, x *blob.Blob[float32], procs [2]int, before func(i int) func(), run func(l layer.Layer[float32], y *blob.Blob[float32]) []float32) [2][]float32 {
 	t.Helper()
 	var out [2][]float32
@@ -246,6 +247,9 @@ func twoRuns(t *testing.T, p string, x *blob.Blob[float32], procs [2]int, before
 				defer before(i)()
 			}
 			l := layertest.New[float32](t, p)
+			// A net's shared scratch, as in a net (which the parts must
+			// not ask for buffers at once).
+			l.LayerBase().SetHostScratch(layer.NewHostScratch())
 			y := layertest.Blob[float32](t)
 			layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
 			if i == 0 {

@@ -156,6 +156,9 @@ func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
 		c.packed = mathfn.PackAIn(c.packed, blas.NoTrans, l.numOutput, l.kernelDim, l.Blobs()[0].CPUData(), blocks)
 	}
 	c.usePanels = l.panelsForward()
+	if c.usePanels {
+		l.panelBuffers(parts)
+	}
 	if parts == 1 && c.batch > 1 {
 		l.forwardHostBatched(0, 0, l.num)
 	} else if parts == 1 {
@@ -242,6 +245,9 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 	l.hostParams()
 	l.packTransposed()
 	c.useTaps = l.panelsWeights()
+	if c.useTaps || c.useFlipped {
+		l.panelBuffers(parts)
+	}
 	if parts == 1 {
 		// One core: the batched pass alone, into the blobs' gradients
 		// (they accumulate, as the products do).

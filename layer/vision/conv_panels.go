@@ -101,13 +101,28 @@ func (l *convBase[T]) packFlipped() {
 	c.packed = mathfn.PackAIn(c.packed, blas.NoTrans, cin, cout*kk, c.flipped, blocks)
 }
 
-// panelsOf returns part's ConvPanels over images images of geometry g,
-// their padded buffer in the net's scratch.
+// panelsOf returns part's ConvPanels over images images of geometry g
+// (at most the pass's batch), in the padded buffer panelBuffers got it.
 func (l *convBase[T]) panelsOf(part int, g *mathfn.ConvGeometry, images int) *mathfn.ConvPanels[T] {
-	c := &l.cpu // the parts' slots made by cpuParts, before the parts start
-	buf := layer.ScratchOf(&l.Base, "conv.padded", part, &c.paddeds[part], mathfn.ConvPanelsSize(g, images))
-	c.panels[part].Reset(g, images, buf)
+	c := &l.cpu
+	c.panels[part].Reset(g, images, c.paddeds[part])
 	return c.panels[part]
+}
+
+// panelBuffers gets the padded buffers of parts parts from the net's
+// scratch for the pass in progress, on the pass's goroutine (the scratch
+// is not safe for the parts to ask at once): c.batch images of the
+// forward geometry, or where the bottom gradient takes the flipped
+// weights (useFlipped) of its geometry too.
+func (l *convBase[T]) panelBuffers(parts int) {
+	c := &l.cpu
+	n := mathfn.ConvPanelsSize(&l.geo, c.batch)
+	if c.useFlipped {
+		n = max(n, mathfn.ConvPanelsSize(&c.geoT, c.batch))
+	}
+	for p := range parts {
+		c.paddeds[p] = layer.ScratchOf(&l.Base, "conv.padded", p, &c.paddeds[p], n)
+	}
 }
 
 // forwardPanels is the image-by-image forward product of image x into out
