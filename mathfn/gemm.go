@@ -214,6 +214,10 @@ type gemmJob[T Float] struct {
 	// overwrite: C is not cleared before the product (beta 0): the first
 	// block of k stores its tiles (kern.set) instead of adding them.
 	overwrite bool
+	// panels, if not nil, packs B~ instead of b (gemm_conv.go): the
+	// columns, or with panelTaps their transpose.
+	panels    *ConvPanels[T]
+	panelTaps bool
 
 	// The split over goroutines (parallel): units units of unit columns
 	// (byCols) or rows, in the region's chunks; wholeB: split by rows,
@@ -226,7 +230,7 @@ type gemmJob[T Float] struct {
 
 // free returns the job to T's list, holding no caller's memory.
 func (j *gemmJob[T]) free() {
-	j.a, j.b, j.c, j.ep, j.packed = nil, nil, nil, nil, nil
+	j.a, j.b, j.c, j.ep, j.packed, j.panels = nil, nil, nil, nil, nil, nil
 	listOf[T, gemmJob[float32], gemmJob[float64], gemmJob[T]](&sgemmJobs, &dgemmJobs).put(j)
 }
 
@@ -765,6 +769,14 @@ func scaleCopy[T Float](dst, src []T, alpha T) {
 // its columns at p (zero past the last column).
 func (j *gemmJob[T]) packB(dst []T, pc, kc, jc, nc int) {
 	nr := j.kern.nr
+	if j.panels != nil && j.panelTaps {
+		j.panels.packTaps(dst, pc, kc, jc, nc, nr, j.kern.gather)
+		return
+	}
+	if j.panels != nil {
+		j.panels.pack(dst, pc, kc, jc, nc, nr)
+		return
+	}
 	start := 0
 	if full := nc / nr; !j.transB && full > 1 {
 		// The full panels step by step: each row of the block read in

@@ -81,6 +81,56 @@ var sgemmRowsAVX512 = []func(k int, a, b, c unsafe.Pointer, ldc int){nil, sgemmK
 	sgemmKernelAVX512Rows3, sgemmKernelAVX512Rows4, sgemmKernelAVX512Rows5, sgemmKernelAVX512Rows6, sgemmKernelAVX512Rows7,
 	sgemmKernelAVX512Rows8, sgemmKernelAVX512Rows9, sgemmKernelAVX512Rows10, sgemmKernelAVX512Rows11}
 
+// The AVX-512 float32 kernels that store the tile to C instead of adding
+// it (microKernel.set and setRows), whole and of 1 to 11 rows.
+//
+//go:noescape
+func sgemmKernelAVX512Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows1Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows2Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows3Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows4Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows5Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows6Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows7Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows8Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows9Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows10Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+//go:noescape
+func sgemmKernelAVX512Rows11Set(k int, a, b, c unsafe.Pointer, ldc int)
+
+// sgemmRowsSetAVX512 are the storing ones of fewer rows, by number.
+var sgemmRowsSetAVX512 = []func(k int, a, b, c unsafe.Pointer, ldc int){nil, sgemmKernelAVX512Rows1Set, sgemmKernelAVX512Rows2Set,
+	sgemmKernelAVX512Rows3Set, sgemmKernelAVX512Rows4Set, sgemmKernelAVX512Rows5Set, sgemmKernelAVX512Rows6Set, sgemmKernelAVX512Rows7Set,
+	sgemmKernelAVX512Rows8Set, sgemmKernelAVX512Rows9Set, sgemmKernelAVX512Rows10Set, sgemmKernelAVX512Rows11Set}
+
+// sgemmKernelAVX512Half is sgemmKernelAVX512 for the first 16 columns of
+// the B~ panel alone (microKernel.half).
+//
+//go:noescape
+func sgemmKernelAVX512Half(k int, a, b, c unsafe.Pointer, ldc int)
+
 // The AVX2 dot kernels (dot_amd64.s): 3 rows of A, and 1, by 4 of B.
 //
 //go:noescape
@@ -108,12 +158,6 @@ func sgemmKernelAVX2Set(k int, a, b, c unsafe.Pointer, ldc int)
 
 //go:noescape
 func dgemmKernelAVX2Set(k int, a, b, c unsafe.Pointer, ldc int)
-
-// sgemmKernelAVX512Half is sgemmKernelAVX512 for the first 16 columns of
-// the B~ panel alone (microKernel.half).
-//
-//go:noescape
-func sgemmKernelAVX512Half(k int, a, b, c unsafe.Pointer, ldc int)
 
 // sgemmKernelAVX2Half is sgemmKernelAVX2 for the first 8 columns of
 // the B~ panel alone (microKernel.half).
@@ -189,7 +233,8 @@ func archSgemmKernels() []microKernel[float32] {
 		dot := asmDot[float32](sdotKernelAVX512, 16, 4)
 		dot.one = asmDot[float32](sdot1x4AVX512, 16, 1).fn
 		ks = append(ks, microKernel[float32]{"AVX-512", 12, 32, asmKernel[float32](sgemmKernelAVX512), sgemmPack, dot,
-			asmRows[float32](sgemmRowsAVX512), nil, nil, nil, asmKernel[float32](sgemmKernelAVX512Half), nil})
+			asmRows[float32](sgemmRowsAVX512), asmKernel[float32](sgemmKernelAVX512Set), nil, nil, asmKernel[float32](sgemmKernelAVX512Half),
+			asmRows[float32](sgemmRowsSetAVX512)})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		dot := asmDot[float32](sdot3x4AVX2, 8, 3)

@@ -96,7 +96,9 @@ func (l *convBase[T]) backwardHostBatched(part, lo, hi int, wdiff, bdiff []T) {
 					copy(dyB[m*ld+j*hw:m*ld+(j+1)*hw], src[m*hw:(m+1)*hw])
 				}
 			}
-			if needW {
+			if needW && c.useTaps {
+				l.weightPanels(part, x, dyB, ld, wdiff, n0, images)
+			} else if needW {
 				for j := range images {
 					mathfn.Im2colLD(x[(n0+j)*l.bottomDim:], &l.geo, col[j*hw:], ld)
 				}
@@ -105,7 +107,9 @@ func (l *convBase[T]) backwardHostBatched(part, lo, hi int, wdiff, bdiff []T) {
 						1, dyB[g*mg*ld:], col[g*kd*ld:], 1, wdiff[g*l.weightOffset:])
 				}
 			}
-			if c.propagateDown[i] {
+			if c.propagateDown[i] && c.useFlipped {
+				l.backwardPanels(part, dy, dx, col, n0, images)
+			} else if c.propagateDown[i] {
 				// The column buffer is free again: the weight gradient
 				// has read it.
 				if c.usePackedT {
@@ -135,8 +139,7 @@ func (l *convBase[T]) backwardHostBatched(part, lo, hi int, wdiff, bdiff []T) {
 func (l *convBase[T]) forwardHostBatched(part, lo, hi int) {
 	c := &l.cpu
 	d := serialHost[T]{device.Host[T](l.Context())}
-	weights := d.Data(l.Blobs()[0])
-	hw, mg, kd := l.convOutSpatial, l.convOutChannels/l.group, l.kernelDim
+	hw, kd := l.convOutSpatial, l.kernelDim
 	products := (hi - lo + c.batch - 1) / c.batch
 	for i := range c.bottom {
 		x, y := d.Data(c.bottom[i]), d.MutableData(c.top[i])
@@ -144,17 +147,7 @@ func (l *convBase[T]) forwardHostBatched(part, lo, hi int) {
 			images := (hi - n0 + left - 1) / left
 			ld := images * hw
 			yB, col := c.batchDys[part][:l.numOutput*ld], c.batchCols[part][:kd*l.group*ld]
-			for j := range images {
-				mathfn.Im2colLD(x[(n0+j)*l.bottomDim:], &l.geo, col[j*hw:], ld)
-			}
-			if c.usePacked {
-				mathfn.GemmPackedEpilogue(c.packed, blas.NoTrans, ld, col, yB, nil, true)
-			} else {
-				for g := range l.group {
-					d.Gemm(blas.NoTrans, blas.NoTrans, mg, ld, kd,
-						1, weights[g*l.weightOffset:], col[g*kd*ld:], 0, yB[g*mg*ld:])
-				}
-			}
+			l.forwardProduct(part, x, yB, col, n0, images)
 			for j := range images {
 				out := y[(n0+j)*l.topDim:]
 				for m := range l.numOutput {
@@ -166,5 +159,35 @@ func (l *convBase[T]) forwardHostBatched(part, lo, hi int) {
 			}
 			n0 += images
 		}
+	}
+}
+
+// forwardProduct computes yB (numOutput rows of images*positions) for
+// images [n0, n0+images) of x, col their column buffer where the product
+// reads one.
+func (l *convBase[T]) forwardProduct(part int, x, yB, col []T, n0, images int) {
+	c := &l.cpu
+	hw, mg, kd := l.convOutSpatial, l.convOutChannels/l.group, l.kernelDim
+	ld := images * hw
+	if c.usePanels {
+		p := l.panelsOf(part, &l.geo, images)
+		for j := range images {
+			p.SetImage(j, x[(n0+j)*l.bottomDim:])
+		}
+		mathfn.GemmConv(c.packed, p, yB, nil)
+		return
+	}
+	for j := range images {
+		mathfn.Im2colLD(x[(n0+j)*l.bottomDim:], &l.geo, col[j*hw:], ld)
+	}
+	if c.usePacked {
+		mathfn.GemmPackedEpilogue(c.packed, blas.NoTrans, ld, col, yB, nil, true)
+		return
+	}
+	d := serialHost[T]{device.Host[T](l.Context())}
+	weights := d.Data(l.Blobs()[0])
+	for g := range l.group {
+		d.Gemm(blas.NoTrans, blas.NoTrans, mg, ld, kd,
+			1, weights[g*l.weightOffset:], col[g*kd*ld:], 0, yB[g*mg*ld:])
 	}
 }

@@ -52,6 +52,7 @@ func TestBackwardBatchedMatchesImageByImage(t *testing.T) {
 		for _, procs := range []int{1, 2} {
 			t.Run(fmt.Sprint(c.param, c.shape, procs), func(t *testing.T) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				defer vision.SetConvPanels(false)() // the im2col products (conv_panels_test.go has the others)
 				p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" }`
 				batched := layertest.New[float32](t, p+` }`)
 				ref := layertest.New[float32](t, p+` force_nd_im2col: true }`)
@@ -207,6 +208,7 @@ func TestPackedBackwardMatchesOneCore(t *testing.T) {
 			p := `type: "Convolution" convolution_param { ` + c.param + ` weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } }`
 			x := layertest.Blob[float32](t, c.shape...)
 			layertest.FillGaussian(x, 0, 1, 31)
+			defer vision.SetConvPanels(false)() // W^T's products (conv_panels_test.go has the others)
 			dxs := onOneAndTwoCores(t, p, x, func(i int) func() { return vision.SetConvPackBackward(i == 1) },
 				func(l layer.Layer[float32], y *blob.Blob[float32]) []float32 {
 					layertest.FillGaussian(y, 0, 1, 32)
@@ -229,16 +231,25 @@ func TestPackedBackwardMatchesOneCore(t *testing.T) {
 // first each time (i: 0 for one core, 1 for two), and the function it
 // returns at the end.
 func onOneAndTwoCores(t *testing.T, p string, x *blob.Blob[float32], before func(i int) func(), run func(l layer.Layer[float32], y *blob.Blob[float32]) []float32) [2][]float32 {
+	return twoRuns(t, p, x, [2]int{1, 2}, before, run)
+}
+
+// twoRuns is onOneAndTwoCores on procs[0] cores, then on procs[1], the
+// layer with a net's host scratch.
+func twoRuns(t *testing.T, p string, x *blob.Blob[float32], procs [2]int, before func(i int) func(), run func(l layer.Layer[float32], y *blob.Blob[float32]) []float32) [2][]float32 {
 	t.Helper()
 	var out [2][]float32
 	var weights []*blob.Blob[float32]
-	for i, procs := range []int{1, 2} {
+	for i, procs := range procs {
 		func() {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			if before != nil {
 				defer before(i)()
 			}
 			l := layertest.New[float32](t, p)
+			// A net's shared scratch, as in a net (which the parts must
+			// not ask for buffers at once).
+			l.LayerBase().SetHostScratch(layer.NewHostScratch())
 			y := layertest.Blob[float32](t)
 			layertest.SetUp(t, l, []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y})
 			if i == 0 {

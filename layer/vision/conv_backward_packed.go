@@ -32,6 +32,11 @@ func (l *convBase[T]) packTransposed() {
 	c := &l.cpu
 	c.usePackedT = convPackBackward && !l.reverse && l.group == 1 && c.chunk == 0 && device.Host[T](l.Context()).GEMM() == settings.GEMMAuto &&
 		slices.Contains(c.propagateDown, true)
+	c.useFlipped = c.usePackedT && l.panelsBackward()
+	if c.useFlipped {
+		l.packFlipped()
+		return
+	}
 	if !c.usePackedT {
 		return
 	}
@@ -40,8 +45,11 @@ func (l *convBase[T]) packTransposed() {
 }
 
 // backwardPacked is backwardImages for images [lo, hi) of a part with the
-// transposed weights packed (c.packed), col its column buffer.
-func (l *convBase[T]) backwardPacked(lo, hi int, col, wdiff, bdiff []T) {
+// transposed weights packed (c.packed), col its column buffer; or with the
+// flipped ones (useFlipped), its bottom gradient by GemmConv; its weight
+// gradient by GemmConvTaps where useTaps (with or without the packed
+// weights).
+func (l *convBase[T]) backwardPacked(part, lo, hi int, col, wdiff, bdiff []T) {
 	c := &l.cpu
 	d := serialHost[T]{device.Host[T](l.Context())}
 	needW := l.ParamPropagateDown(0)
@@ -52,10 +60,20 @@ func (l *convBase[T]) backwardPacked(lo, hi int, col, wdiff, bdiff []T) {
 		}
 		for n := lo; n < hi; n++ {
 			dyn := dy[n*l.topDim:]
-			if needW {
+			if needW && c.useTaps {
+				l.weightPanels(part, x, dyn, l.convOutSpatial, wdiff, n, 1)
+			} else if needW {
 				weightGemm(l, d, x[n*l.bottomDim:], dyn, wdiff, col)
 			}
 			if !c.propagateDown[i] {
+				continue
+			}
+			if !c.usePackedT {
+				backwardGemm(l, d, dyn, d.Data(l.Blobs()[0]), dx[n*l.bottomDim:], col)
+				continue
+			}
+			if c.useFlipped {
+				l.backwardPanels(part, dy, dx, nil, n, 1)
 				continue
 			}
 			dxn := dx[n*l.bottomDim:]

@@ -39,6 +39,15 @@ type convCPU[T layer.Float] struct {
 	packed                *mathfn.PackedA[T]
 	packedBlocks          []T
 	usePacked, usePackedT bool
+	// The passes without a column buffer (conv_panels.go): whether the
+	// forward pass and the bottom gradient take them, each part's panels
+	// and padded images, the bottom gradient's geometry and its flipped
+	// weights (in c.packed when useFlipped).
+	usePanels, useFlipped, useTaps bool
+	panels                         []*mathfn.ConvPanels[T]
+	paddeds                        [][]T
+	geoT                           mathfn.ConvGeometry
+	flipped                        []T
 	// The backward pass's parameter gradients (conv_grad_sum.go): the
 	// blobs' diffs (nil where not wanted), which part 0 adds to, and the
 	// reduction's body.
@@ -79,6 +88,7 @@ func (s serialHost[T]) Gemm(transA, transB blas.Transpose, m, n, k int, alpha T,
 // sized; 1 means image by image with parallel GEMMs.
 func (l *convBase[T]) cpuParts() int {
 	parts := mathfn.Parts(l.num)
+	l.panelSlots(max(parts, 1))
 	if parts < 2 {
 		return 1
 	}
@@ -145,6 +155,10 @@ func (l *convBase[T]) forwardCPU(bottom, top []*blob.Blob[T]) error {
 		blocks := layer.ScratchOf(&l.Base, "conv.packed", 0, &c.packedBlocks, mathfn.PackedASize[T](l.numOutput, l.kernelDim))
 		c.packed = mathfn.PackAIn(c.packed, blas.NoTrans, l.numOutput, l.kernelDim, l.Blobs()[0].CPUData(), blocks)
 	}
+	c.usePanels = l.panelsForward()
+	if c.usePanels {
+		l.panelBuffers(parts)
+	}
 	if parts == 1 && c.batch > 1 {
 		l.forwardHostBatched(0, 0, l.num)
 	} else if parts == 1 {
@@ -176,26 +190,32 @@ func (l *convBase[T]) forwardPart(part, lo, hi int) {
 		return
 	}
 	if l.cpu.usePacked {
-		l.forwardPacked(lo, hi, l.cpu.cols[part])
+		l.forwardPacked(part, lo, hi, l.cpu.cols[part])
 		return
 	}
 	forwardImages(l, serialHost[T]{device.Host[T](l.Context())}, l.cpu.bottom, l.cpu.top, lo, hi, l.cpu.cols[part])
 }
 
-// forwardPacked is forwardImages for images [lo, hi) with the weights
-// packed (c.packed): the same products, without packing them again.
-func (l *convBase[T]) forwardPacked(lo, hi int, col []T) {
+// forwardPacked is forwardImages for images [lo, hi) of a part with the
+// weights packed (c.packed): the same products, without packing them
+// again.
+func (l *convBase[T]) forwardPacked(part, lo, hi int, col []T) {
 	c := &l.cpu
 	d := serialHost[T]{device.Host[T](l.Context())}
 	for i := range c.bottom {
 		x, y := d.Data(c.bottom[i]), d.MutableData(c.top[i])
 		for n := lo; n < hi; n++ {
 			b, out := x[n*l.bottomDim:(n+1)*l.bottomDim], y[n*l.topDim:(n+1)*l.topDim]
-			if !l.is1x1 {
+			if c.usePanels {
+				l.forwardPanels(part, b, out)
+				b = nil
+			} else if !l.is1x1 {
 				d.Im2col(b, &l.geo, col)
 				b = col
 			}
-			mathfn.GemmPackedEpilogue(c.packed, blas.NoTrans, l.convOutSpatial, b, out, nil, true)
+			if b != nil {
+				mathfn.GemmPackedEpilogue(c.packed, blas.NoTrans, l.convOutSpatial, b, out, nil, true)
+			}
 			if l.biasTerm {
 				forwardBias(l, d, out, d.Data(l.Blobs()[1]))
 			}
@@ -224,6 +244,10 @@ func (l *convBase[T]) backwardCPU(top []*blob.Blob[T], propagateDown []bool, bot
 	}
 	l.hostParams()
 	l.packTransposed()
+	c.useTaps = l.panelsWeights()
+	if c.useTaps || c.useFlipped {
+		l.panelBuffers(parts)
+	}
 	if parts == 1 {
 		// One core: the batched pass alone, into the blobs' gradients
 		// (they accumulate, as the products do).
@@ -266,8 +290,8 @@ func (l *convBase[T]) backwardPart(part, lo, hi int) {
 		l.backwardChunked(lo, hi, wdiff, bdiff, c.cols[part])
 		return
 	}
-	if c.usePackedT {
-		l.backwardPacked(lo, hi, c.cols[part], wdiff, bdiff)
+	if c.usePackedT || c.useTaps {
+		l.backwardPacked(part, lo, hi, c.cols[part], wdiff, bdiff)
 		return
 	}
 	backwardImages(l, serialHost[T]{device.Host[T](l.Context())}, c.top, c.propagateDown, c.bottom, lo, hi, c.cols[part], wdiff, bdiff)

@@ -96,3 +96,11 @@ func SiblingsPending[T layer.Float](l layer.Layer[T]) []bool {
 	}
 	return append([]bool(nil), c.sib.ready...)
 }
+
+// SetConvPanels turns the host passes without a column buffer
+// (conv_panels.go) on or off until the returned function restores them.
+func SetConvPanels(on bool) (restore func()) {
+	old := convPanels
+	convPanels = on
+	return func() { convPanels = old }
+}

@@ -179,9 +179,11 @@ func main() {
 		kernels = append(kernels, kernel{name: fmt.Sprintf("sgemmKernelAVX512Rows%d", rows), elem: 4, vec: 64, reg: "Z", suffix: "PS",
 			bcast: "VBROADCASTSS", zero: "VPXORD", mr: rows, astep: 12, nvec: 2, unroll: 4, comments: ", the first rows of a 12-row A~ panel"})
 	}
-	// The AVX2 kernels that store their tile (kernel.set).
+	// The kernels that store their tile (kernel.set): the AVX2 ones, and
+	// the AVX-512 float32 ones (whose products with beta 0 cleared C
+	// first, a twentieth of CIFAR-10 quick's training pass).
 	for _, k := range kernels {
-		if k.reg != "Y" {
+		if k.reg != "Y" && !strings.HasPrefix(k.name, "sgemmKernelAVX512") {
 			continue
 		}
 		k.name += "Set"
@@ -196,9 +198,10 @@ func main() {
 	kernels = append(kernels, kernel{name: "sgemmKernelAVX2Half", elem: 4, vec: 32, reg: "Y", suffix: "PS", bcast: "VBROADCASTSS",
 		zero: "VXORPS", mr: 6, bstep: 16, nvec: 1, unroll: 4, comments: ", AVX2 and FMA, the first 8 columns of a 16-column B~ panel"})
 	// The AVX-512 float32 kernel of the first 16 columns of a 32-column B~
-	// panel: a product's last columns, 16 or fewer; Winograd's products
-	// at batch 1 on 13x13 planes (CaffeNet's conv3 to conv5) have 16 in
-	// all, which the whole tile computed at twice the cost.
+	// panel: a product's last columns, 16 or fewer, at half the cost of a
+	// whole tile: Winograd's products at batch 1 on 13x13 planes
+	// (CaffeNet's conv3 to conv5) have 16 in all, the batched products of
+	// 7x7 planes and CIFAR-10 quick's 8x8 ones end in such a panel.
 	kernels = append(kernels, kernel{name: "sgemmKernelAVX512Half", elem: 4, vec: 64, reg: "Z", suffix: "PS", bcast: "VBROADCASTSS",
 		zero: "VPXORD", mr: 12, bstep: 32, nvec: 1, unroll: 4, embed: true, comments: ", AVX-512F, the first 16 columns of a 32-column B~ panel"})
 	// The float32 AVX2 kernels of strips of tiles (kernel.tiles).

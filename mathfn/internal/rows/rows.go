@@ -80,3 +80,17 @@ func copyStridedGo[T Float](dst, src []T, n, rows, dstStride, srcStride, step in
 		}
 	}
 }
+
+// CopyOffsets copies len(offs) rows of n elements, row r from src at
+// offs[r]: dst[r*dstStride + i] = src[offs[r] + i] (a convolution's
+// panels, whose source rows are the taps' places in a padded image). The
+// caller has checked the bounds: every offs[r]+n is at most len(src), and
+// (len(offs)-1)*dstStride+n at most len(dst).
+func CopyOffsets[T Float](dst, src []T, n, dstStride int, offs []int32) {
+	if n <= 0 || len(offs) == 0 || copyOffsetsVector(dst, src, n, dstStride, offs) {
+		return
+	}
+	for r, off := range offs {
+		copy(dst[r*dstStride:r*dstStride+n], src[off:int(off)+n])
+	}
+}

@@ -18,6 +18,12 @@ func addRowsAVX512F32(dst, src unsafe.Pointer, full, rows, dstStride, srcStride 
 func addRowsAVX512F64(dst, src unsafe.Pointer, full, rows, dstStride, srcStride int, mask uint16)
 
 //go:noescape
+func copyOffsetsAVX512(dst, src unsafe.Pointer, full, dstStride int, offs unsafe.Pointer, rows int, mask uint16)
+
+//go:noescape
+func copyOffsetsAVX2(dst, src unsafe.Pointer, n, dstStride int, offs unsafe.Pointer, rows int)
+
+//go:noescape
 func copyRowsAVX2(dst, src unsafe.Pointer, n, rows, dstStride, srcStride int)
 
 //go:noescape
@@ -109,5 +115,24 @@ func copyStridedVector[T Float](dst, src []T, n, rows, dstStride, srcStride, ste
 		return false
 	}
 	copyStridedAVX2F32(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), n, rows, dstStride*4, srcStride*4, step)
+	return true
+}
+
+// copyOffsetsVector is CopyOffsets on the AVX-512 or AVX2 kernel,
+// reporting whether it ran (float32, on AVX2 rows of at least 4), for n
+// and offs' length above 0.
+func copyOffsetsVector[T Float](dst, src []T, n, dstStride int, offs []int32) bool {
+	if unsafe.Sizeof(dst[0]) != 4 {
+		return false
+	}
+	if !rowsAVX512 {
+		if !rowsAVX2 || n < 4 {
+			return false
+		}
+		copyOffsetsAVX2(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), n, dstStride*4, unsafe.Pointer(&offs[0]), len(offs))
+		return true
+	}
+	copyOffsetsAVX512(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), n/16, dstStride*4, unsafe.Pointer(&offs[0]), len(offs),
+		uint16(1)<<(n%16)-1)
 	return true
 }

@@ -128,3 +128,44 @@ add64_tail:
 add64_done:
 	VZEROUPPER
 	RET
+
+// func copyOffsetsAVX512(dst, src unsafe.Pointer, full, dstStride int, offs unsafe.Pointer, rows int, mask uint16)
+// float32 row r: full 16-lane vectors and a masked tail from src +
+// offs[r]*4 bytes (offs int32, in elements) to dst + r*dstStride bytes.
+TEXT ·copyOffsetsAVX512(SB), NOSPLIT, $0-50
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ dstStride+24(FP), R8
+	MOVQ offs+32(FP), R10
+	MOVQ rows+40(FP), DX
+	KMOVW mask+48(FP), K1
+
+offs_row:
+	TESTQ DX, DX
+	JEQ offs_done
+	MOVLQSX (R10), R11
+	LEAQ (SI)(R11*4), R13
+	MOVQ DI, R12
+	MOVQ full+16(FP), R14
+
+offs_col:
+	TESTQ R14, R14
+	JEQ offs_tail
+	VMOVUPS (R13), Z0
+	VMOVUPS Z0, (R12)
+	ADDQ $64, R12
+	ADDQ $64, R13
+	DECQ R14
+	JMP offs_col
+
+offs_tail:
+	VMOVUPS.Z (R13), K1, Z0
+	VMOVUPS Z0, K1, (R12)
+	ADDQ R8, DI
+	ADDQ $4, R10
+	DECQ DX
+	JMP offs_row
+
+offs_done:
+	VZEROUPPER
+	RET

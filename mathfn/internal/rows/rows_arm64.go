@@ -54,3 +54,6 @@ func copy2Vector[T Float](dst, src []T, n, rows, dstStride, srcStride int) bool 
 func copyStridedVector[T Float](dst, src []T, n, rows, dstStride, srcStride, step int) bool {
 	return false
 }
+
+// copyOffsetsVector reports false: this build has no such kernel.
+func copyOffsetsVector[T Float](dst, src []T, n, dstStride int, offs []int32) bool { return false }

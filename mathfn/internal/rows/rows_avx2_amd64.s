@@ -317,3 +317,64 @@ DATA iota8<>+20(SB)/4, $5
 DATA iota8<>+24(SB)/4, $6
 DATA iota8<>+28(SB)/4, $7
 GLOBL iota8<>(SB), RODATA|NOPTR, $32
+
+// func copyOffsetsAVX2(dst, src unsafe.Pointer, n, dstStride int, offs unsafe.Pointer, rows int)
+// float32 row r, n >= 4 lanes: src + offs[r]*4 bytes (offs int32, in
+// elements) to dst + r*dstStride bytes, by vectors of 8 (4 for n < 8),
+// the last one overlapping the one before.
+TEXT ·copyOffsetsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ dstStride+24(FP), R8
+	MOVQ offs+32(FP), R9
+	MOVQ rows+40(FP), DX
+	TESTQ DX, DX
+	JEQ offs_done
+	// R10: the byte offset of the row's last vector.
+	MOVQ CX, R10
+	SHLQ $2, R10
+	CMPQ CX, $8
+	JLT offs_short
+	SUBQ $32, R10
+
+offs_wide_row:
+	MOVLQSX (R9), R12
+	LEAQ (SI)(R12*4), R13
+	XORQ R11, R11
+
+offs_wide_col:
+	CMPQ R11, R10
+	JGE offs_wide_last
+	VMOVUPS (R13)(R11*1), Y0
+	VMOVUPS Y0, (DI)(R11*1)
+	ADDQ $32, R11
+	JMP offs_wide_col
+
+offs_wide_last:
+	VMOVUPS (R13)(R10*1), Y0
+	VMOVUPS Y0, (DI)(R10*1)
+	ADDQ R8, DI
+	ADDQ $4, R9
+	DECQ DX
+	JNE offs_wide_row
+	VZEROUPPER
+
+offs_done:
+	RET
+
+offs_short:
+	SUBQ $16, R10
+
+offs_4_row:
+	MOVLQSX (R9), R12
+	LEAQ (SI)(R12*4), R13
+	VMOVUPS (R13), X0
+	VMOVUPS (R13)(R10*1), X1
+	VMOVUPS X0, (DI)
+	VMOVUPS X1, (DI)(R10*1)
+	ADDQ R8, DI
+	ADDQ $4, R9
+	DECQ DX
+	JNE offs_4_row
+	RET

@@ -120,3 +120,41 @@ func testCopyStrided[T Float](t *testing.T) {
 		}
 	}
 }
+
+func TestCopyOffsetsAgainstGo(t *testing.T) {
+	testCopyOffsets[float32](t)
+	testCopyOffsets[float64](t)
+	if hasAVX2() { // and the AVX2 kernel where AVX-512 would take them
+		defer func(avx512 bool) { setAVX512(avx512) }(setAVX512(false))
+		testCopyOffsets[float32](t)
+	}
+}
+
+func testCopyOffsets[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := 1; n < 40; n++ {
+		for _, rowCount := range []int{1, 2, 7} {
+			src := make([]T, 200)
+			for i := range src {
+				src[i] = T(rng.NormFloat64())
+			}
+			offs := make([]int32, rowCount)
+			for r := range offs {
+				offs[r] = int32(rng.IntN(len(src) - n + 1))
+			}
+			dstStride := n + rng.IntN(5)
+			dst := make([]T, (rowCount-1)*dstStride+n+3)
+			for i := range dst {
+				dst[i] = T(rng.NormFloat64())
+			}
+			want, got := slices.Clone(dst), slices.Clone(dst)
+			for r, off := range offs {
+				copy(want[r*dstStride:r*dstStride+n], src[off:int(off)+n])
+			}
+			CopyOffsets(got, src, n, dstStride, offs)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%T n=%d rows=%d stride %d: %v, want %v", dst[0], n, rowCount, dstStride, got, want)
+			}
+		}
+	}
+}
