@@ -25,10 +25,11 @@ func HugePages[E any](s []E) bool {
 		return false
 	}
 	const page = 2 << 20
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	base := unsafe.Pointer(unsafe.SliceData(s))
+	start := uintptr(base)
 	lo, hi := (start+page-1)&^(page-1), (start+n)&^(page-1)
 	if hi <= lo {
 		return false
 	}
-	return collapse(lo, hi-lo)
+	return collapse(unsafe.Slice((*byte)(unsafe.Add(base, lo-start)), hi-lo))
 }

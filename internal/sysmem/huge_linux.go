@@ -1,12 +1,7 @@
 package sysmem
 
-import "syscall"
+import "golang.org/x/sys/unix"
 
-// madvCollapse is MADV_COLLAPSE (Linux 6.1), which syscall does not name.
-const madvCollapse = 25
-
-// collapse asks for the n bytes at addr (2 MiB aligned) on huge pages.
-func collapse(addr, n uintptr) bool {
-	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, addr, n, madvCollapse)
-	return errno == 0
-}
+// collapse asks for the memory of b (whole 2 MiB pages) on huge pages
+// (MADV_COLLAPSE, Linux 6.1).
+func collapse(b []byte) bool { return unix.Madvise(b, unix.MADV_COLLAPSE) == nil }

@@ -3,4 +3,4 @@
 package sysmem
 
 // collapse is a no-op: only Linux collapses memory into huge pages.
-func collapse(addr, n uintptr) bool { return false }
+func collapse(b []byte) bool { return false }

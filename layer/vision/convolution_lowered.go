@@ -118,7 +118,7 @@ func (p *loweredConv[T]) padWeights(l *convBase[T], w, wp cuda.DevicePtr) error 
 	return launch[T](l.Context(), "conv_lowered.cu", p.copyKernel("low_pad_rows"), n, &a)
 }
 
-// kernel names a kernel that moves x's elements as they are stored.
+// copyKernel names a kernel that moves x's elements as they are stored.
 func (p *loweredConv[T]) copyKernel(name string) string {
 	if p.half != 0 {
 		return name + "_h16"
