@@ -206,15 +206,14 @@ func (l *convBase[T]) forwardPacked(part, lo, hi int, col []T) {
 		x, y := d.Data(c.bottom[i]), d.MutableData(c.top[i])
 		for n := lo; n < hi; n++ {
 			b, out := x[n*l.bottomDim:(n+1)*l.bottomDim], y[n*l.topDim:(n+1)*l.topDim]
-			if c.usePanels {
+			switch {
+			case c.usePanels:
 				l.forwardPanels(part, b, out)
-				b = nil
-			} else if !l.is1x1 {
-				d.Im2col(b, &l.geo, col)
-				b = col
-			}
-			if b != nil {
+			case l.is1x1:
 				mathfn.GemmPackedEpilogue(c.packed, blas.NoTrans, l.convOutSpatial, b, out, nil, true)
+			default:
+				d.Im2col(b, &l.geo, col)
+				mathfn.GemmPackedEpilogue(c.packed, blas.NoTrans, l.convOutSpatial, col, out, nil, true)
 			}
 			if l.biasTerm {
 				forwardBias(l, d, out, d.Data(l.Blobs()[1]))
