@@ -13,14 +13,15 @@ import (
 )
 
 // The types and fields of the files built with `cuda`: blas_cuda.go,
-// device_cuda.go, dnn_cuda.go, graph_cuda.go, jpeg_cuda.go, module_cuda.go
-// and stream_cuda.go.
+// device_cuda.go, dnn_cuda.go, dnn_graph_cuda.go, graph_cuda.go,
+// jpeg_cuda.go, module_cuda.go and stream_cuda.go.
 var (
 	_ *Blas
 	_ *Device
 	_ *DNN
 	_ *TensorDesc
 	_ = func(x *TensorDesc) *DNNType { return &x.Type }
+	_ = func(x *TensorDesc) *Layout { return &x.Layout }
 	_ *FilterDesc
 	_ *ConvDesc
 	_ *PoolDesc
@@ -85,9 +86,11 @@ var (
 	_ func(*Device) (*DNN, error)                                                                                                                                  = (*Device).DNN
 	_ func(*TensorDesc) error                                                                                                                                      = (*TensorDesc).Destroy
 	_ func(DNNType, []int) (*TensorDesc, error)                                                                                                                    = NewTensorDesc
+	_ func(DNNType, []int) (*TensorDesc, error)                                                                                                                    = NewTensorDescNHWC
 	_ func(*TensorDesc, []int) error                                                                                                                               = (*TensorDesc).Set
 	_ func(*FilterDesc) error                                                                                                                                      = (*FilterDesc).Destroy
 	_ func(DNNType, []int) (*FilterDesc, error)                                                                                                                    = NewFilterDesc
+	_ func(DNNType, Layout, []int) (*FilterDesc, error)                                                                                                            = NewFilterDescIn
 	_ func(*ConvDesc) error                                                                                                                                        = (*ConvDesc).Destroy
 	_ func(DNNType, []int, []int, []int, int, bool) (*ConvDesc, error)                                                                                             = NewConvDesc
 	_ func(*PoolDesc) error                                                                                                                                        = (*PoolDesc).Destroy
@@ -118,6 +121,7 @@ var (
 	_ func(*DNN) (float64, bool)                                                                                                                                   = (*DNN).BatchNormMinEpsilon
 	_ func(*DNN, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *BatchNormBuffers, float64) error                                                                 = (*DNN).BatchNormForwardTraining
 	_ func(*DNN, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *TensorDesc, DevicePtr, *BatchNormBuffers, float64) error                                         = (*DNN).BatchNormBackward
+	_ func(*DNN, int, float64, *TensorDesc, DevicePtr, *FilterDesc, DevicePtr, *ConvDesc, *TensorDesc, DevicePtr, DevicePtr, int, bool) (ConvAlgo, error)          = (*DNN).ConvFindGraph
 	_ func(*Stream) error                                                                                                                                          = (*Stream).BeginCapture
 	_ func(*Stream) (bool, error)                                                                                                                                  = (*Stream).Capturing
 	_ func(*Stream) (*Graph, error)                                                                                                                                = (*Stream).EndCapture

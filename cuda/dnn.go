@@ -1,6 +1,9 @@
 package cuda
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrNoCuDNN is the error of cuDNN calls where cuDNN cannot be used: a
 // build without the `cuda` tag, or a machine without libcudnn. The error
@@ -28,6 +31,41 @@ func DNNTypeOf(size int) DNNType {
 	return DNNFloat
 }
 
+// Layout is the order in which a tensor of logical dims N, C, spatial...
+// is stored.
+type Layout int
+
+// The layouts: Caffe's row-major NCHW, and channels-last (NHWC), where a
+// pixel's channels are contiguous, which tensor cores want.
+const (
+	LayoutNCHW Layout = iota
+	LayoutNHWC
+)
+
+func (l Layout) String() string {
+	if l == LayoutNHWC {
+		return "NHWC"
+	}
+	return "NCHW"
+}
+
+// Strides returns the element strides of dims (N, C, spatial..., at least
+// 3 for NHWC) stored in layout l.
+func (l Layout) Strides(dims []int) []int {
+	if l != LayoutNHWC || len(dims) < 3 {
+		return contiguousStrides(dims)
+	}
+	s := make([]int, len(dims))
+	s[1] = 1
+	acc := dims[1]
+	for i := len(dims) - 1; i >= 2; i-- {
+		s[i] = acc
+		acc *= dims[i]
+	}
+	s[0] = acc
+	return s
+}
+
 // PoolMode is a cuDNN pooling mode.
 type PoolMode int
 
@@ -52,10 +90,49 @@ const (
 )
 
 // ConvAlgo is a convolution algorithm chosen for one shape, with the
-// workspace bytes it needs.
+// workspace bytes it needs. Plan, when not nil, is an execution plan of
+// cuDNN's graph API (DNN.ConvFindGraph) that runs the pass instead of the
+// legacy algorithm Algo where the call is the one it was built for (its
+// alpha and beta, pointers aligned as it assumes); Algo serves the other
+// calls, and Workspace covers both.
 type ConvAlgo struct {
 	Algo      int
 	Workspace int
+	Plan      *ConvPlan
+}
+
+// String names the algorithm for logs: "engine 12" (a graph plan's, by
+// cuDNN's global engine index, with the legacy algorithm kept beside it)
+// or "algorithm 1".
+func (a ConvAlgo) String() string {
+	if a.Plan != nil {
+		return fmt.Sprintf("engine %d (else algorithm %d)", a.Plan.Engine, a.Algo)
+	}
+	return fmt.Sprintf("algorithm %d", a.Algo)
+}
+
+// ConvPlan is one pass's execution plan of cuDNN's graph API, computing
+// y = Alpha * the pass + Beta * y.
+type ConvPlan struct {
+	Engine      int // cuDNN's global index of the plan's engine
+	Workspace   int // bytes
+	Alpha, Beta float64
+	align       uintptr // the alignment the plan assumes of every pointer
+	graph       any     // the cuda build's graph and plan (C memory)
+}
+
+// takes says whether the plan computes a call with alpha, beta and these
+// pointers.
+func (p *ConvPlan) takes(alpha, beta float64, ptrs ...DevicePtr) bool {
+	if alpha != p.Alpha || beta != p.Beta {
+		return false
+	}
+	for _, q := range ptrs {
+		if uintptr(q)%p.align != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // contiguousStrides returns the strides of a packed row-major tensor of

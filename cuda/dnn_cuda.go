@@ -124,10 +124,14 @@ func cints(v []int, min int) []C.int {
 	return out
 }
 
-// TensorDesc describes a packed row-major (NCHW...) tensor.
+// TensorDesc describes a packed tensor of logical dims N, C, spatial...:
+// row-major (NCHW...), or channels-last (NHWC...: C varies fastest) when
+// Layout is LayoutNHWC.
 type TensorDesc struct {
 	desc
-	Type DNNType
+	Type   DNNType
+	Layout Layout
+	dims   []int // as set, at least 4 (the graph API's plans read them)
 }
 
 // NewTensorDesc returns a tensor descriptor of type t and dims (fewer than
@@ -145,29 +149,66 @@ func NewTensorDesc(t DNNType, dims []int) (*TensorDesc, error) {
 	return td, nil
 }
 
-// Set gives the tensor new dims.
+// NewTensorDescNHWC returns a descriptor of the logical dims N, C,
+// spatial... (at least 3) stored channels-last.
+func NewTensorDescNHWC(t DNNType, dims []int) (*TensorDesc, error) {
+	d, err := newDesc(descTensor)
+	if err != nil {
+		return nil, err
+	}
+	td := &TensorDesc{desc: d, Type: t, Layout: LayoutNHWC}
+	if err := td.Set(dims); err != nil {
+		td.Destroy()
+		return nil, err
+	}
+	return td, nil
+}
+
+// Set gives the tensor new dims, in its layout.
 func (t *TensorDesc) Set(dims []int) error {
 	cd := cints(dims, 4)
 	di := make([]int, len(cd))
 	for i, v := range cd {
 		di[i] = int(v)
 	}
-	cs := cints(contiguousStrides(di), 0)
+	t.dims = di
+	cs := cints(t.Layout.Strides(di), 0)
 	return dnnError(fmt.Sprintf("cudnnSetTensorNdDescriptor(%v)", dims), C.gc_dnn_set_tensor(t.p, C.int(t.Type), C.int(len(cd)), &cd[0], &cs[0]))
 }
 
 // FilterDesc describes convolution weights (output, input/group, kernel...).
-type FilterDesc struct{ desc }
+type FilterDesc struct {
+	desc
+	typ    DNNType
+	layout Layout
+	dims   []int
+}
 
-// NewFilterDesc returns a filter descriptor of type t and dims.
+// NewFilterDesc returns a filter descriptor of type t and dims (output,
+// input/group, kernel...), stored in that order.
 func NewFilterDesc(t DNNType, dims []int) (*FilterDesc, error) {
+	return NewFilterDescIn(t, LayoutNCHW, dims)
+}
+
+// NewFilterDescIn returns a filter descriptor of type t and logical dims
+// (output, input/group, kernel...) stored in layout l: with LayoutNHWC the
+// input channels vary fastest (output, kernel..., input), as cuDNN's
+// channels-last convolutions want their weights.
+func NewFilterDescIn(t DNNType, l Layout, dims []int) (*FilterDesc, error) {
 	d, err := newDesc(descFilter)
 	if err != nil {
 		return nil, err
 	}
-	fd := &FilterDesc{d}
+	fd := &FilterDesc{desc: d, typ: t, layout: l}
 	cd := cints(dims, 4)
-	if err := dnnError(fmt.Sprintf("cudnnSetFilterNdDescriptor(%v)", dims), C.gc_dnn_set_filter(fd.p, C.int(t), C.int(len(cd)), &cd[0])); err != nil {
+	for _, v := range cd {
+		fd.dims = append(fd.dims, int(v))
+	}
+	format := C.int(C.GC_DNN_NCHW)
+	if l == LayoutNHWC {
+		format = C.GC_DNN_NHWC
+	}
+	if err := dnnError(fmt.Sprintf("cudnnSetFilterNdDescriptor(%v, %v)", dims, l), C.gc_dnn_set_filter(fd.p, C.int(t), format, C.int(len(cd)), &cd[0])); err != nil {
 		fd.Destroy()
 		return nil, err
 	}
@@ -175,7 +216,12 @@ func NewFilterDesc(t DNNType, dims []int) (*FilterDesc, error) {
 }
 
 // ConvDesc describes a convolution (Caffe's: cross-correlation).
-type ConvDesc struct{ desc }
+type ConvDesc struct {
+	desc
+	typ                     DNNType // what the products sum in
+	pads, strides, dilation []int   // per spatial axis, at least 2
+	groups                  int
+}
 
 // NewConvDesc returns a convolution descriptor of pads, strides and
 // dilations per spatial axis (at least 2: a 1-D convolution is given as
@@ -186,11 +232,16 @@ func NewConvDesc(t DNNType, pads, strides, dilations []int, groups int, tf32 boo
 	if err != nil {
 		return nil, err
 	}
-	cd := &ConvDesc{d}
+	cd := &ConvDesc{desc: d, typ: t, groups: groups}
 	n := max(len(pads), 2)
 	p, s, dl := cints(pads, n), cints(strides, n), cints(dilations, n)
 	for i := range n - len(pads) { // padded axes: no padding, stride 1
 		p[i], s[i], dl[i] = 0, 1, 1
+	}
+	for i := range n {
+		cd.pads = append(cd.pads, int(p[i]))
+		cd.strides = append(cd.strides, int(s[i]))
+		cd.dilation = append(cd.dilation, int(dl[i]))
 	}
 	math := C.int(C.GC_DNN_FMA_MATH)
 	if tf32 || t == DNNDouble {
@@ -331,17 +382,26 @@ func dbl(t DNNType) C.int {
 // ConvForward computes y = alpha * conv(x, w) + beta * y with algorithm a
 // and workspace ws (at least a.Workspace bytes).
 func (n *DNN) ConvForward(alpha float64, x *TensorDesc, xp DevicePtr, w *FilterDesc, wp DevicePtr, c *ConvDesc, a ConvAlgo, ws DevicePtr, beta float64, y *TensorDesc, yp DevicePtr) error {
+	if a.Plan != nil && a.Plan.takes(alpha, beta, xp, wp, yp, ws) {
+		return n.runPlan(a.Plan, xp, wp, yp, ws)
+	}
 	return dnnError(fmt.Sprintf("cudnnConvolutionForward(algo %d, workspace %d)", a.Algo, a.Workspace), C.gc_dnn_conv_forward(n.dev.ctx, n.h, dbl(x.Type), C.double(alpha), x.p, dp(xp), w.p, dp(wp), c.p, C.int(a.Algo), dp(ws), C.size_t(a.Workspace), C.double(beta), y.p, dp(yp)))
 }
 
 // ConvBackwardData computes dx = alpha * conv^T(dy, w) + beta * dx.
 func (n *DNN) ConvBackwardData(alpha float64, w *FilterDesc, wp DevicePtr, dy *TensorDesc, dyp DevicePtr, c *ConvDesc, a ConvAlgo, ws DevicePtr, beta float64, dx *TensorDesc, dxp DevicePtr) error {
+	if a.Plan != nil && a.Plan.takes(alpha, beta, dxp, wp, dyp, ws) {
+		return n.runPlan(a.Plan, dxp, wp, dyp, ws)
+	}
 	return dnnError(fmt.Sprintf("cudnnConvolutionBackwardData(algo %d, workspace %d)", a.Algo, a.Workspace), C.gc_dnn_conv_backward_data(n.dev.ctx, n.h, dbl(dy.Type), C.double(alpha), w.p, dp(wp), dy.p, dp(dyp), c.p, C.int(a.Algo), dp(ws), C.size_t(a.Workspace), C.double(beta), dx.p, dp(dxp)))
 }
 
 // ConvBackwardFilter computes dw = alpha * (the weight gradient of x and
 // dy) + beta * dw.
 func (n *DNN) ConvBackwardFilter(alpha float64, x *TensorDesc, xp DevicePtr, dy *TensorDesc, dyp DevicePtr, c *ConvDesc, a ConvAlgo, ws DevicePtr, beta float64, dw *FilterDesc, dwp DevicePtr) error {
+	if a.Plan != nil && a.Plan.takes(alpha, beta, xp, dwp, dyp, ws) {
+		return n.runPlan(a.Plan, xp, dwp, dyp, ws)
+	}
 	return dnnError(fmt.Sprintf("cudnnConvolutionBackwardFilter(algo %d, workspace %d)", a.Algo, a.Workspace), C.gc_dnn_conv_backward_filter(n.dev.ctx, n.h, dbl(x.Type), C.double(alpha), x.p, dp(xp), dy.p, dp(dyp), c.p, C.int(a.Algo), dp(ws), C.size_t(a.Workspace), C.double(beta), dw.p, dp(dwp)))
 }
 

@@ -14,6 +14,7 @@
 _Static_assert(CUDNN_DATA_FLOAT == GC_DNN_FLOAT, "CUDNN_DATA_FLOAT");
 _Static_assert(CUDNN_DATA_DOUBLE == GC_DNN_DOUBLE, "CUDNN_DATA_DOUBLE");
 _Static_assert(CUDNN_TENSOR_NCHW == GC_DNN_NCHW, "CUDNN_TENSOR_NCHW");
+_Static_assert(CUDNN_TENSOR_NHWC == GC_DNN_NHWC, "CUDNN_TENSOR_NHWC");
 _Static_assert(CUDNN_CROSS_CORRELATION == GC_DNN_CROSS_CORRELATION, "CUDNN_CROSS_CORRELATION");
 _Static_assert(CUDNN_DEFAULT_MATH == GC_DNN_DEFAULT_MATH, "CUDNN_DEFAULT_MATH");
 _Static_assert(CUDNN_TENSOR_OP_MATH == GC_DNN_TENSOR_OP_MATH, "CUDNN_TENSOR_OP_MATH");
@@ -200,8 +201,8 @@ int gc_dnn_set_tensor(gc_dnn_desc_t d, int dtype, int nbdims, const int *dims, c
   return p_cudnnSetTensorNdDescriptor(d, dtype, nbdims, dims, strides);
 }
 
-int gc_dnn_set_filter(gc_dnn_desc_t d, int dtype, int nbdims, const int *dims) {
-  return p_cudnnSetFilterNdDescriptor(d, dtype, GC_DNN_NCHW, nbdims, dims);
+int gc_dnn_set_filter(gc_dnn_desc_t d, int dtype, int format, int nbdims, const int *dims) {
+  return p_cudnnSetFilterNdDescriptor(d, dtype, format, nbdims, dims);
 }
 
 int gc_dnn_set_conv(gc_dnn_desc_t d, int nbdims, const int *pads, const int *strides, const int *dilations,

@@ -7,12 +7,14 @@
 #define GOCAFFE_CUDNN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <cuda.h>
 
 // The values of cuDNN's enums that gocaffe uses.
 #define GC_DNN_FLOAT 0                  // CUDNN_DATA_FLOAT
 #define GC_DNN_DOUBLE 1                 // CUDNN_DATA_DOUBLE
 #define GC_DNN_NCHW 0                   // CUDNN_TENSOR_NCHW
+#define GC_DNN_NHWC 1                   // CUDNN_TENSOR_NHWC
 #define GC_DNN_CROSS_CORRELATION 1      // CUDNN_CROSS_CORRELATION
 #define GC_DNN_DEFAULT_MATH 0           // CUDNN_DEFAULT_MATH
 #define GC_DNN_TENSOR_OP_MATH 1         // CUDNN_TENSOR_OP_MATH
@@ -53,7 +55,7 @@ int gc_dnn_destroy(CUcontext c, gc_dnn_t h);
 int gc_dnn_desc_create(int kind, gc_dnn_desc_t *d);
 int gc_dnn_desc_destroy(int kind, gc_dnn_desc_t d);
 int gc_dnn_set_tensor(gc_dnn_desc_t d, int dtype, int nbdims, const int *dims, const int *strides);
-int gc_dnn_set_filter(gc_dnn_desc_t d, int dtype, int nbdims, const int *dims);
+int gc_dnn_set_filter(gc_dnn_desc_t d, int dtype, int format, int nbdims, const int *dims);
 int gc_dnn_set_conv(gc_dnn_desc_t d, int nbdims, const int *pads, const int *strides, const int *dilations,
                     int dtype, int groups, int math);
 int gc_dnn_set_pooling(gc_dnn_desc_t d, int mode, int nbdims, const int *window, const int *pads, const int *strides);
@@ -136,5 +138,31 @@ int gc_dnn_bn_backward(CUcontext c, gc_dnn_t h, int dbl, gc_dnn_desc_t xd, CUdev
                        CUdeviceptr dy, gc_dnn_desc_t dxd, CUdeviceptr dx, gc_dnn_desc_t bnd, CUdeviceptr ones,
                        CUdeviceptr dscale, CUdeviceptr dbias, double eps, CUdeviceptr save_mean,
                        CUdeviceptr save_invstd);
+
+// cuDNN's graph API (gocaffe_cudnn_graph.c): pass which (0 forward, 1 data
+// gradient, 2 weight gradient) of one convolution, x, w and y given as
+// dims and strides of nd axes (N, C, spatial...; K, C/group, kernel...),
+// their pointers aligned to align bytes, alpha and beta fixed in the
+// graph; up to GC_DNN_GRAPH_MAX_PLANS plans of the engines cuDNN's
+// heuristics rank first whose notes allow them (tensor cores only with
+// allow_tc, nondeterministic ones only with allow_nondet; never inputs
+// converted down or sums in reduced precision) and whose workspace fits
+// max_ws. gc_dnn_graph_execute runs plan i on the pointers (x, w, y in the
+// pass's roles: y is dy and x dx as for gc_dnn_conv_find); gc_dnn_graph_keep
+// drops every plan but i, which becomes plan 0.
+#define GC_DNN_GRAPH_MAX_PLANS 8
+struct gc_dnn_graph;
+int gc_dnn_graph_conv(CUcontext c, gc_dnn_t h, int which, int dtype, int ctype, int nd, const int64_t *xdims,
+                      const int64_t *xstrides, const int64_t *wdims, const int64_t *wstrides, const int64_t *ydims,
+                      const int64_t *ystrides, const int64_t *pads, const int64_t *cstrides, const int64_t *dilations,
+                      int64_t align, double alpha, double beta, int allow_tc, int allow_nondet, int64_t max_ws,
+                      struct gc_dnn_graph **out);
+int gc_dnn_graph_plans(struct gc_dnn_graph *g);
+int64_t gc_dnn_graph_workspace(struct gc_dnn_graph *g, int i);
+int64_t gc_dnn_graph_engine(struct gc_dnn_graph *g, int i);
+void gc_dnn_graph_keep(struct gc_dnn_graph *g, int i);
+int gc_dnn_graph_execute(CUcontext c, gc_dnn_t h, struct gc_dnn_graph *g, int i, CUdeviceptr x, CUdeviceptr w,
+                         CUdeviceptr y, CUdeviceptr ws);
+void gc_dnn_graph_destroy(struct gc_dnn_graph *g);
 
 #endif

@@ -5,15 +5,15 @@
 package cuda
 
 // The API of the files built with `cuda` (blas_cuda.go, device_cuda.go,
-// dnn_cuda.go, graph_cuda.go, jpeg_cuda.go, module_cuda.go and
-// stream_cuda.go), for every other build: every exported type, function and
-// method, so that the GPU code of every other package compiles (and is
-// vetted) in every build. Each stub keeps its declaration's doc comment and
-// signature and returns ErrNoCUDA for an error, zero values for the rest,
-// unless its declaration's doc comment ends with an //apigen:stub directive
-// giving its return statement. api_test.go holds the builds to the same
-// signatures. Change the declarations, never this file, and run go
-// generate.
+// dnn_cuda.go, dnn_graph_cuda.go, graph_cuda.go, jpeg_cuda.go,
+// module_cuda.go and stream_cuda.go), for every other build: every exported
+// type, function and method, so that the GPU code of every other package
+// compiles (and is vetted) in every build. Each stub keeps its
+// declaration's doc comment and signature and returns ErrNoCUDA for an
+// error, zero values for the rest, unless its declaration's doc comment
+// ends with an //apigen:stub directive giving its return statement.
+// api_test.go holds the builds to the same signatures. Change the
+// declarations, never this file, and run go generate.
 
 import (
 	"github.com/gocaffe/gocaffe/settings"
@@ -328,12 +328,15 @@ type DNN struct{}
 // In a build without the `cuda` tag it returns nil, ErrNoCUDA.
 func (d *Device) DNN() (*DNN, error) { return nil, ErrNoCUDA }
 
-// TensorDesc describes a packed row-major (NCHW...) tensor.
+// TensorDesc describes a packed tensor of logical dims N, C, spatial...:
+// row-major (NCHW...), or channels-last (NHWC...: C varies fastest) when
+// Layout is LayoutNHWC.
 //
 // In a build without the `cuda` tag it is a placeholder: no function
 // returns one.
 type TensorDesc struct {
-	Type DNNType
+	Type   DNNType
+	Layout Layout
 }
 
 // Destroy frees the descriptor; a zero one is left alone.
@@ -347,7 +350,13 @@ func (t *TensorDesc) Destroy() error { return nil }
 // In a build without the `cuda` tag it returns nil, ErrNoCUDA.
 func NewTensorDesc(t DNNType, dims []int) (*TensorDesc, error) { return nil, ErrNoCUDA }
 
-// Set gives the tensor new dims.
+// NewTensorDescNHWC returns a descriptor of the logical dims N, C,
+// spatial... (at least 3) stored channels-last.
+//
+// In a build without the `cuda` tag it returns nil, ErrNoCUDA.
+func NewTensorDescNHWC(t DNNType, dims []int) (*TensorDesc, error) { return nil, ErrNoCUDA }
+
+// Set gives the tensor new dims, in its layout.
 //
 // In a build without the `cuda` tag it returns ErrNoCUDA.
 func (t *TensorDesc) Set(dims []int) error { return ErrNoCUDA }
@@ -363,10 +372,19 @@ type FilterDesc struct{}
 // In a build without the `cuda` tag it returns nil.
 func (f *FilterDesc) Destroy() error { return nil }
 
-// NewFilterDesc returns a filter descriptor of type t and dims.
+// NewFilterDesc returns a filter descriptor of type t and dims (output,
+// input/group, kernel...), stored in that order.
 //
 // In a build without the `cuda` tag it returns nil, ErrNoCUDA.
 func NewFilterDesc(t DNNType, dims []int) (*FilterDesc, error) { return nil, ErrNoCUDA }
+
+// NewFilterDescIn returns a filter descriptor of type t and logical dims
+// (output, input/group, kernel...) stored in layout l: with LayoutNHWC the
+// input channels vary fastest (output, kernel..., input), as cuDNN's
+// channels-last convolutions want their weights.
+//
+// In a build without the `cuda` tag it returns nil, ErrNoCUDA.
+func NewFilterDescIn(t DNNType, l Layout, dims []int) (*FilterDesc, error) { return nil, ErrNoCUDA }
 
 // ConvDesc describes a convolution (Caffe's: cross-correlation).
 //
@@ -612,6 +630,19 @@ func (n *DNN) BatchNormForwardTraining(x *TensorDesc, xp DevicePtr, y *TensorDes
 // In a build without the `cuda` tag it returns ErrNoCUDA.
 func (n *DNN) BatchNormBackward(x *TensorDesc, xp DevicePtr, dy *TensorDesc, dyp DevicePtr, dx *TensorDesc, dxp DevicePtr, b *BatchNormBuffers, eps float64) error {
 	return ErrNoCUDA
+}
+
+// ConvFindGraph is ConvFind that also times the plans of cuDNN's graph
+// API for the pass, built for alpha 1 and beta (the graph fixes them), and
+// returns the fastest of both: the legacy algorithm alone, or a Plan
+// beside it (which the passes run wherever the call is the one it was
+// built for). On the H100, cuDNN 9, the graph API's engines ran ResNet-50's
+// 16-bit 3x3 convolutions at about twice the speed of the legacy
+// algorithms. With neither, it returns the legacy search's error.
+//
+// In a build without the `cuda` tag it returns ConvAlgo{}, ErrNoCUDA.
+func (n *DNN) ConvFindGraph(which int, beta float64, x *TensorDesc, xp DevicePtr, w *FilterDesc, wp DevicePtr, c *ConvDesc, y *TensorDesc, yp DevicePtr, ws DevicePtr, wsBytes int, tf32 bool) (ConvAlgo, error) {
+	return ConvAlgo{}, ErrNoCUDA
 }
 
 // Graph is work recorded from a stream (BeginCapture, EndCapture) and

@@ -60,6 +60,10 @@ type Settings struct {
 	// CuDNN lets the layers use cuDNN where it is installed
 	// (GOCAFFE_CUDNN).
 	CuDNN Switch
+	// CuDNNGraph lets cuDNN's convolutions time the engines of its graph
+	// API beside the legacy algorithms where they compute with tensor
+	// cores (TF32, 16-bit storage) (GOCAFFE_CUDNN_GRAPH).
+	CuDNNGraph Switch
 	// NVJPEGBackend chooses nvJPEG's decoder when JPEG is JPEGNVJPEG
 	// (GOCAFFE_NVJPEG_BACKEND).
 	NVJPEGBackend NVJPEGBackend
@@ -312,6 +316,9 @@ var variables = []Variable{
 	wordsVar("GOCAFFE_CUDNN", "CuDNN",
 		"on uses cuDNN where libcudnn is installed; off runs the layers on gocaffe's own GPU kernels, as on a machine without it (an explicit engine: CUDNN is then an error).",
 		switchWords, func(s *Settings) *Switch { return &s.CuDNN }),
+	wordsVar("GOCAFFE_CUDNN_GRAPH", "CuDNNGraph",
+		"on lets a cuDNN convolution computing on tensor cores (TF32, 16-bit storage) time the engines of cuDNN's graph API beside its legacy algorithms and take the fastest per pass; off keeps the legacy algorithms alone.",
+		switchWords, func(s *Settings) *Switch { return &s.CuDNNGraph }),
 	wordsVar("GOCAFFE_NVJPEG_BACKEND", "NVJPEGBackend",
 		"nvJPEG's decoder, with GOCAFFE_JPEG=nvjpeg: hardware the GPU's hardware JPEG decoder where it has one (A100, H100), default nvJPEG's CUDA-core backend.",
 		nvjpegWords, func(s *Settings) *NVJPEGBackend { return &s.NVJPEGBackend }),

@@ -16,6 +16,7 @@ import (
 	"github.com/gocaffe/gocaffe/internal/logf"
 	"github.com/gocaffe/gocaffe/layer/internal/kit"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
+	"github.com/gocaffe/gocaffe/settings"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -205,17 +206,42 @@ func (e *convolutionDNN[T]) find(x, y *blob.Blob[T], limit int) error {
 		l.Context().Synchronize()
 		t.free()
 	}()
-	if e.fwd, err = e.dnn.ConvFind(0, e.x.Desc, t.x, e.w, t.w, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
+	search := e.searcher(tensorOps)
+	if e.fwd, err = search(0, 0, e.x.Desc, t.x, e.w, t.w, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
 		return err
 	}
-	if e.bwdData, err = e.dnn.ConvFind(1, e.x.Desc, t.d, e.w, t.w, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
+	if e.bwdData, err = search(1, 0, e.x.Desc, t.d, e.w, t.w, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
 		return err
 	}
-	if e.bwdFilter, err = e.dnn.ConvFind(2, e.x.Desc, t.x, e.w, t.d, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
+	// The FP32 weight gradient adds to the diff (beta 1); the 16-bit one
+	// is written to the 16-bit buffer and added to the FP32 diff after.
+	filterBeta := 1.0
+	if e.red.On() {
+		filterBeta = 0
+	}
+	if e.bwdFilter, err = search(2, filterBeta, e.x.Desc, t.x, e.w, t.d, e.conv, e.y.Desc, t.y, t.ws, need, tensorOps); err != nil {
 		return err
 	}
-	logf.Debugf(l.Logger(), "Layer %s: cuDNN's algorithms %d, %d, %d (forward, data gradient, weight gradient)", l.Name(), e.fwd.Algo, e.bwdData.Algo, e.bwdFilter.Algo)
+	logf.Debugf(l.Logger(), "Layer %s: cuDNN's %v; %v; %v (forward, data gradient, weight gradient)", l.Name(), e.fwd, e.bwdData, e.bwdFilter)
 	return nil
+}
+
+// convSearch times one pass's algorithms (DNN.ConvFind's arguments, and
+// the beta the pass is called with).
+type convSearch func(which int, beta float64, x *cuda.TensorDesc, xp cuda.DevicePtr, w *cuda.FilterDesc, wp cuda.DevicePtr, c *cuda.ConvDesc, y *cuda.TensorDesc, yp cuda.DevicePtr, ws cuda.DevicePtr, wsBytes int, tf32 bool) (cuda.ConvAlgo, error)
+
+// searcher is cuDNN's graph API beside its legacy algorithms
+// (DNN.ConvFindGraph) where the passes compute on tensor cores in float32
+// blobs and the CuDNNGraph setting allows it, the legacy search alone
+// elsewhere: strict FP32 keeps the algorithms Caffe's cuDNN layer had.
+func (e *convolutionDNN[T]) searcher(tensorOps bool) convSearch {
+	var zero T
+	if tensorOps && unsafe.Sizeof(zero) == 4 && e.l.Context().Settings().CuDNNGraph == settings.On {
+		return e.dnn.ConvFindGraph
+	}
+	return func(which int, _ float64, x *cuda.TensorDesc, xp cuda.DevicePtr, w *cuda.FilterDesc, wp cuda.DevicePtr, c *cuda.ConvDesc, y *cuda.TensorDesc, yp cuda.DevicePtr, ws cuda.DevicePtr, wsBytes int, tf32 bool) (cuda.ConvAlgo, error) {
+		return e.dnn.ConvFind(which, x, xp, w, wp, c, y, yp, ws, wsBytes, tf32)
+	}
 }
 
 // Forward convolves each bottom and adds the bias.

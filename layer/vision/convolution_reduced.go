@@ -206,6 +206,6 @@ func (e *convolutionDNN[T]) withFallback(pass string, a *cuda.ConvAlgo, run func
 		*a = chosen
 		return errors.Join(err, err2)
 	}
-	logf.Infof(e.l.Logger(), "Layer %s: cuDNN refused its %s algorithm %d in %v (%v); algorithm 0 computes it", e.l.Name(), pass, chosen.Algo, e.red.Storage(), err)
+	logf.Infof(e.l.Logger(), "Layer %s: cuDNN refused its %s %v in %v (%v); algorithm 0 computes it", e.l.Name(), pass, chosen, e.red.Storage(), err)
 	return nil
 }

@@ -3,7 +3,11 @@
 batch 64 (strict FP32, cudnn.benchmark), to set beside gocaffe's
 `go test -tags cuda -bench ConvResNet50 ./cuda/` of the same shapes.
 
-usage: tools/gpu/conv_shapes.py [tf32]
+usage: tools/gpu/conv_shapes.py [fp32|tf32|bf16] [cf|cl]
+
+bf16 runs the tensors in bfloat16 (TF32 allowed), cl stores them
+channels_last (`go test -tags cuda -bench ConvLayouts ./cuda/` times
+gocaffe's cuDNN calls in both layouts).
 """
 import sys
 import torch
@@ -18,7 +22,11 @@ SHAPES = [  # name, n, c, hw, k, r, stride, pad: as cuda/bench_conv_cuda_test.go
     ("1x1_1024-256_14", 64, 1024, 14, 256, 1, 1, 0),
     ("3x3_512_7", 64, 512, 7, 512, 3, 1, 1),
 ]
-tf32 = len(sys.argv) > 1 and sys.argv[1] == "tf32"
+math = sys.argv[1] if len(sys.argv) > 1 else "fp32"
+layout = sys.argv[2] if len(sys.argv) > 2 else "cf"
+tf32 = math in ("tf32", "bf16")
+dtype = torch.bfloat16 if math == "bf16" else torch.float32
+fmt = torch.channels_last if layout == "cl" else torch.contiguous_format
 torch.backends.cudnn.benchmark = True
 torch.backends.cudnn.allow_tf32 = tf32
 torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -38,13 +46,13 @@ def timed(f, iters=50):
 
 
 for name, n, c, hw, k, r, st, pad in SHAPES:
-    x = torch.rand(n, c, hw, hw, device="cuda") - 0.5
-    w = torch.rand(k, c, r, r, device="cuda") - 0.5
+    x = (torch.rand(n, c, hw, hw, device="cuda") - 0.5).to(dtype).contiguous(memory_format=fmt)
+    w = (torch.rand(k, c, r, r, device="cuda") - 0.5).to(dtype).contiguous(memory_format=fmt)
     y = torch.nn.functional.conv2d(x, w, stride=st, padding=pad)
-    dy = torch.rand_like(y) - 0.5
+    dy = (torch.rand_like(y) - 0.5).contiguous(memory_format=fmt)
     cb = torch.ops.aten.convolution_backward
     args = (dy, x, w, None, [st, st], [pad, pad], [1, 1], False, [0, 0], 1)
     fwd = timed(lambda: torch.nn.functional.conv2d(x, w, stride=st, padding=pad))
     bd = timed(lambda: cb(*args, [True, False, False]))
     bf = timed(lambda: cb(*args, [False, True, False]))
-    print(f"{name:24s} fwd {fwd:7.3f} bwd_data {bd:7.3f} bwd_filter {bf:7.3f} ms  sum {fwd+bd+bf:7.3f}")
+    print(f"{math} {layout} {name:24s} fwd {fwd:7.3f} bwd_data {bd:7.3f} bwd_filter {bf:7.3f} ms  sum {fwd+bd+bf:7.3f}")
