@@ -45,6 +45,9 @@ type Blob[T Float] struct {
 	// storage is the device storage of the memories Reshape creates
 	// (SetStorage); ShareData makes it the shared memory's.
 	storage syncedmem.Storage
+	// channelsLast says that the device copies hold the blob
+	// channels-last (SetChannelsLast).
+	channelsLast bool
 }
 
 // New returns a blob of the given shape. New[T]() with no dimensions gives
@@ -406,16 +409,28 @@ func asBytes[T Float](v []T) []byte {
 // CPUData returns the data on the host for reading (Count elements). Do not
 // write to it: use MutableCPUData, which tells the memory that the host copy
 // changed.
-func (b *Blob[T]) CPUData() []T { return asT[T](b.data.CPUData(), b.count) }
+func (b *Blob[T]) CPUData() []T {
+	b.orderOf(b.data)
+	return asT[T](b.data.CPUData(), b.count)
+}
 
 // MutableCPUData returns the data on the host for writing.
-func (b *Blob[T]) MutableCPUData() []T { return asT[T](b.data.MutableCPUData(), b.count) }
+func (b *Blob[T]) MutableCPUData() []T {
+	b.orderOf(b.data)
+	return asT[T](b.data.MutableCPUData(), b.count)
+}
 
 // CPUDiff returns the diff on the host for reading.
-func (b *Blob[T]) CPUDiff() []T { return asT[T](b.diff.CPUData(), b.count) }
+func (b *Blob[T]) CPUDiff() []T {
+	b.orderOf(b.diff)
+	return asT[T](b.diff.CPUData(), b.count)
+}
 
 // MutableCPUDiff returns the diff on the host for writing.
-func (b *Blob[T]) MutableCPUDiff() []T { return asT[T](b.diff.MutableCPUData(), b.count) }
+func (b *Blob[T]) MutableCPUDiff() []T {
+	b.orderOf(b.diff)
+	return asT[T](b.diff.MutableCPUData(), b.count)
+}
 
 // SetCPUData makes v (at least Count elements) the blob's host data without
 // copying. Like Caffe, if the data memory is larger or smaller than the
@@ -448,16 +463,28 @@ func (b *Blob[T]) fitMemory() {
 }
 
 // GPUData returns the data on the device for reading.
-func (b *Blob[T]) GPUData() (cuda.DevicePtr, error) { return b.data.GPUData() }
+func (b *Blob[T]) GPUData() (cuda.DevicePtr, error) {
+	b.orderOf(b.data)
+	return b.data.GPUData()
+}
 
 // MutableGPUData returns the data on the device for writing.
-func (b *Blob[T]) MutableGPUData() (cuda.DevicePtr, error) { return b.data.MutableGPUData() }
+func (b *Blob[T]) MutableGPUData() (cuda.DevicePtr, error) {
+	b.orderOf(b.data)
+	return b.data.MutableGPUData()
+}
 
 // GPUDiff returns the diff on the device for reading.
-func (b *Blob[T]) GPUDiff() (cuda.DevicePtr, error) { return b.diff.GPUData() }
+func (b *Blob[T]) GPUDiff() (cuda.DevicePtr, error) {
+	b.orderOf(b.diff)
+	return b.diff.GPUData()
+}
 
 // MutableGPUDiff returns the diff on the device for writing.
-func (b *Blob[T]) MutableGPUDiff() (cuda.DevicePtr, error) { return b.diff.MutableGPUData() }
+func (b *Blob[T]) MutableGPUDiff() (cuda.DevicePtr, error) {
+	b.orderOf(b.diff)
+	return b.diff.MutableGPUData()
+}
 
 // ShareData makes b use other's data memory (Caffe's ShareData): writes
 // through either blob are seen by both. The counts must be equal.

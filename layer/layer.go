@@ -202,6 +202,7 @@ type Base[T Float] struct {
 	reshaper           EngineReshaper[T]  // engine, if it has buffers of its own
 	engineOnGPU        bool               // engine computes through view
 	reduced            syncedmem.Storage  // the 16-bit type the engine computes in (SetReduced)
+	channelsLast       bool               // the engine computes on channels-last blobs (SetChannelsLast)
 	// fusedBy, if not nil, says whether the layer before this one computes
 	// this one's passes too (Fuse); the engine is then skipped.
 	fusedBy func() bool

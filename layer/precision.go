@@ -39,3 +39,48 @@ func SetReduced[T Float](l Layer[T], s syncedmem.Storage) error {
 // Reduced returns the 16-bit type the layer computes in (SetReduced), or
 // StorageNative.
 func (b *Base[T]) Reduced() syncedmem.Storage { return b.reduced }
+
+// ChannelsLastEngine is implemented by GPU engines computing in a 16-bit
+// type that can also compute on channels-last (NHWC) blobs, where tensor
+// cores and cuDNN's graph API are fastest: cuDNN's convolution (one group,
+// no bias), BatchNorm's own kernels, and the element-wise layers (ReLU,
+// Eltwise, Split), whose arithmetic does not depend on the order. Such an
+// engine converts at its edges (kit.Reduced) a blob the plan keeps
+// row-major.
+type ChannelsLastEngine interface {
+	// AcceptsChannelsLast says whether the engine, as set up and in its
+	// 16-bit type, can compute channels-last.
+	AcceptsChannelsLast() bool
+	// SetChannelsLast makes it compute channels-last, or row-major again.
+	SetChannelsLast(on bool) error
+}
+
+// AcceptsChannelsLast reports whether l's engine computes in a 16-bit type
+// on the GPU and can do so channels-last.
+func AcceptsChannelsLast[T Float](l Layer[T]) bool {
+	b := l.LayerBase()
+	e, ok := b.engine.(ChannelsLastEngine)
+	return ok && b.EngineOnGPU() && b.reduced.Reduced() && e.AcceptsChannelsLast()
+}
+
+// SetChannelsLast asks l's engine to compute channels-last (or row-major);
+// an error names the layer.
+func SetChannelsLast[T Float](l Layer[T], on bool) error {
+	b := l.LayerBase()
+	e, ok := b.engine.(ChannelsLastEngine)
+	if !ok {
+		if !on {
+			return nil
+		}
+		return fmt.Errorf("layer %q (%s): no channels-last path", b.Name(), l.Type())
+	}
+	if err := e.SetChannelsLast(on); err != nil {
+		return fmt.Errorf("layer %q (%s): channels-last: %w", b.Name(), l.Type(), err)
+	}
+	b.channelsLast = on
+	return nil
+}
+
+// ChannelsLast reports whether the layer computes channels-last
+// (SetChannelsLast).
+func (b *Base[T]) ChannelsLast() bool { return b.channelsLast }

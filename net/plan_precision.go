@@ -119,9 +119,10 @@ func (n *Net[T]) planPrecision() string {
 			}
 		}
 	}
-	stored, dropped := "", 0
+	stored, dropped, ordered := "", 0, ""
 	if reducedLayers > 0 {
 		stored, dropped = n.storeReduced()
+		ordered = n.planChannelsLast()
 		n.reshapeReduced()
 	}
 	// What each layer computes in, once storeReduced has returned to the
@@ -144,6 +145,9 @@ func (n *Net[T]) planPrecision() string {
 	}
 	if dropped > 0 {
 		summary += fmt.Sprintf("; %d layers with no 16-bit blob compute in %s rather than convert", dropped, n.precisionRan(true))
+	}
+	if ordered != "" {
+		summary += "; " + ordered
 	}
 	if len(asked) > 0 {
 		summary += fmt.Sprintf("; NVCaffe's fields ask %s", countsOf(asked))
@@ -204,12 +208,7 @@ func (n *Net[T]) setReduced(i int, s syncedmem.Storage) error {
 // round.) It says how many blobs it stored and how many layers it
 // returned to the net's type.
 func (n *Net[T]) storeReduced() (string, int) {
-	touched := make([][]int, len(n.blobs)) // the layers writing or reading each blob
-	for i, r := range n.layers {
-		for _, id := range slices.Concat(r.bottomIDs, r.topIDs) {
-			touched[id] = append(touched[id], i)
-		}
-	}
+	touched := n.touchingLayers()
 	dropped := 0
 	for {
 		stored, bytes := n.storeBlobs(touched)

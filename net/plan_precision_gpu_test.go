@@ -12,6 +12,7 @@ import (
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
+	"github.com/gocaffe/gocaffe/settings"
 	"github.com/gocaffe/gocaffe/syncedmem"
 )
 
@@ -61,8 +62,14 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "l
 // FLOAT16 was 0.1% off where no mask differed and 7% where one did;
 // BFLOAT16 8-10%. Without the ReLUs nothing is discontinuous, and the
 // bounds are FLOAT16's 1e-2 and BFLOAT16's 5e-2.
+//
+// Each case runs with the block's 16-bit activations channels-last (the
+// default: conv1's and conv2's groups, whose layers all compute so; the
+// pooling's and the sum's stay row-major, read by layers that do not) and
+// row-major (GOCAFFE_CHANNELS_LAST=off), within the same bounds: the host
+// copies compared here are reordered back.
 func TestReducedResidualNetGPU(t *testing.T) {
-	ctx := device.New(cudatest.Device(t))
+	dev := cudatest.Device(t)
 	layertest.NeedDNN(t)
 	noReLU := reducedResidualNet
 	for _, relu := range []string{
@@ -84,11 +91,16 @@ func TestReducedResidualNetGPU(t *testing.T) {
 		{"no_relu", noReLU, syncedmem.StorageFloat16, 1e-2},
 		{"no_relu", noReLU, syncedmem.StorageBFloat16, 5e-2},
 	} {
-		t.Run(c.name+"/"+c.s.String(), func(t *testing.T) { checkReducedNet(t, ctx, c.net, c.s, c.tol) })
+		for _, order := range []settings.Switch{settings.On, settings.Off} {
+			ctx := device.New(dev)
+			ctx.SetSettings(settings.Settings{ChannelsLast: order})
+			name := fmt.Sprintf("%s/%v/channels_last_%v", c.name, c.s, order)
+			t.Run(name, func(t *testing.T) { checkReducedNet(t, ctx, c.net, c.s, c.tol, order == settings.On) })
+		}
 	}
 }
 
-func checkReducedNet(t *testing.T, ctx *device.Context, text string, s syncedmem.Storage, tol float64) {
+func checkReducedNet(t *testing.T, ctx *device.Context, text string, s syncedmem.Storage, tol float64, channelsLast bool) {
 	p := &caffepb.NetParameter{}
 	if err := protoio.ParseText([]byte(text), p); err != nil {
 		t.Fatal(err)
@@ -111,8 +123,13 @@ func checkReducedNet(t *testing.T, ctx *device.Context, text string, s syncedmem
 		}
 	}
 	for _, name := range []string{"pool1", "conv1", "conv2", "sum"} {
-		if st := gpu.BlobByName(name).Storage(); st != s {
+		b := gpu.BlobByName(name)
+		if st := b.Storage(); st != s {
 			t.Errorf("blob %s stored in %v, want %v", name, st, s)
+		}
+		want := channelsLast && (name == "conv1" || name == "conv2")
+		if b.ChannelsLast() != want {
+			t.Errorf("blob %s channels-last %v, want %v:\n%s", name, b.ChannelsLast(), want, gpu.Plan())
 		}
 	}
 	if err := gpu.CopyTrainedLayersFrom(cpu.ToProto(false)); err != nil {

@@ -64,6 +64,10 @@ type Settings struct {
 	// API beside the legacy algorithms where they compute with tensor
 	// cores (TF32, 16-bit storage) (GOCAFFE_CUDNN_GRAPH).
 	CuDNNGraph Switch
+	// ChannelsLast lets a net's plan store 16-bit activations channels-last
+	// (NHWC) where every layer touching them computes so
+	// (GOCAFFE_CHANNELS_LAST).
+	ChannelsLast Switch
 	// NVJPEGBackend chooses nvJPEG's decoder when JPEG is JPEGNVJPEG
 	// (GOCAFFE_NVJPEG_BACKEND).
 	NVJPEGBackend NVJPEGBackend
@@ -319,6 +323,9 @@ var variables = []Variable{
 	wordsVar("GOCAFFE_CUDNN_GRAPH", "CuDNNGraph",
 		"on lets a cuDNN convolution computing on tensor cores (TF32, 16-bit storage) time the engines of cuDNN's graph API beside its legacy algorithms and take the fastest per pass; off keeps the legacy algorithms alone.",
 		switchWords, func(s *Settings) *Switch { return &s.CuDNNGraph }),
+	wordsVar("GOCAFFE_CHANNELS_LAST", "ChannelsLast",
+		"on lets a net's plan store 16-bit activations channels-last (NHWC) where every layer reading or writing them can compute so (cuDNN's convolutions without bias, BatchNorm's own kernels, the element-wise layers); off keeps Caffe's row-major order (NCHW) everywhere.",
+		switchWords, func(s *Settings) *Switch { return &s.ChannelsLast }),
 	wordsVar("GOCAFFE_NVJPEG_BACKEND", "NVJPEGBackend",
 		"nvJPEG's decoder, with GOCAFFE_JPEG=nvjpeg: hardware the GPU's hardware JPEG decoder where it has one (A100, H100), default nvJPEG's CUDA-core backend.",
 		nvjpegWords, func(s *Settings) *NVJPEGBackend { return &s.NVJPEGBackend }),

@@ -108,6 +108,8 @@ type SyncedMemory struct {
 
 	// storage is how the device copy stores the elements (SetStorage).
 	storage Storage
+	// cl is the order of a reduced device copy (SetChannelsLast).
+	cl channelsLast
 
 	// writes counts the accessors that may have written the memory (see
 	// Writes).
@@ -190,14 +192,22 @@ func (m *SyncedMemory) SetStorage(s Storage) error {
 			m.head = HeadAtCPU
 		}
 		err := m.releaseGPU()
-		m.storage = s
+		m.setStorage(s)
 		if err != nil {
 			return fmt.Errorf("syncedmem: SetStorage %v: release the device copy: %w", s, err)
 		}
 		return nil
 	}
-	m.storage = s
+	m.setStorage(s)
 	return nil
+}
+
+// setStorage sets the storage, and row-major order with a native one.
+func (m *SyncedMemory) setStorage(s Storage) {
+	m.storage = s
+	if !s.Reduced() {
+		m.cl = channelsLast{}
+	}
 }
 
 // Head returns which copy is current.
@@ -408,6 +418,7 @@ func (m *SyncedMemory) copyToHost() error {
 	if err := m.gpuDev.CopyDtoH(uint16Bytes(half), m.gpu); err != nil {
 		return &DeviceError{Op: fmt.Sprintf("copy %d %v bytes device to host", 2*len(half), m.storage), Err: err}
 	}
+	m.cl.toRowMajor(half)
 	Widen(float32s(m.cpu, len(half)), half, m.storage)
 	return nil
 }
@@ -424,6 +435,7 @@ func (m *SyncedMemory) copyToDevice() error {
 	}
 	half := make([]uint16, n/2)
 	Narrow(half, float32s(m.cpu, len(half)), m.storage)
+	m.cl.toChannelsLast(half)
 	if err := m.gpuDev.CopyHtoD(m.gpu, uint16Bytes(half)); err != nil {
 		return fmt.Errorf("syncedmem: copy %d %v bytes host to device: %w", 2*len(half), m.storage, err)
 	}

@@ -185,3 +185,19 @@ func (e *dropoutGPU[T]) passThrough(g *device.GPUView[T], n int, x, y cuda.Devic
 	}
 	return e.red.Done(g, b, diff)
 }
+
+// AcceptsChannelsLast: the ReLU reads and writes each value where it is,
+// in either order (layer.ChannelsLastEngine).
+func (e *reluGPU[T]) AcceptsChannelsLast() bool { return e.red.On() }
+
+// SetChannelsLast makes the engine take channels-last blobs as they are
+// and convert row-major ones at its edges.
+func (e *reluGPU[T]) SetChannelsLast(on bool) error { return e.red.SetChannelsLast(on) }
+
+// AcceptsChannelsLast: cuDNN's activation runs over the blob as one row
+// of values, in either order (layer.ChannelsLastEngine).
+func (e *activationDNN[T]) AcceptsChannelsLast() bool { return e.red.On() }
+
+// SetChannelsLast makes the engine take channels-last blobs as they are
+// and convert row-major ones at its edges.
+func (e *activationDNN[T]) SetChannelsLast(on bool) error { return e.red.SetChannelsLast(on) }

@@ -131,7 +131,7 @@ func (e *batchNormDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 		if err := e.saved.ReshapeLike(bottom[0]); err != nil {
 			return err
 		}
-		return e.own.reshape(l.num, l.channels)
+		return e.own.reshape(l.num, l.channels, l.spatial, e.red.ChannelsLast())
 	}
 	minEps, ok := e.dnn.BatchNormMinEpsilon()
 	e.active = ok && !l.useGlobal && float64(l.eps) >= minEps && l.num*l.spatial > 1 && l.channels > 0

@@ -59,6 +59,10 @@ const bnWarpThreads = 256
 type bnScratch[T layer.Float] struct {
 	perRow, perChannel *blob.Blob[T]
 	blocks             bool // the block-per-channel kernels may be used
+	// chunks and chunkLen: how the channels-last kernels split the
+	// positions (bnChannelsLastChunks); perRow holds two values per chunk
+	// and channel then.
+	chunks, chunkLen int
 }
 
 func (s *bnScratch[T]) init(l *batchNormLayer[T]) error {
@@ -70,11 +74,55 @@ func (s *bnScratch[T]) init(l *batchNormLayer[T]) error {
 	return err
 }
 
-func (s *bnScratch[T]) reshape(num, channels int) error {
-	if err := s.perRow.Reshape([]int{2, num * channels}); err != nil {
+// reshape sizes the scratch for num images of channels channels and
+// spatial positions, read channels-last if channelsLast.
+func (s *bnScratch[T]) reshape(num, channels, spatial int, channelsLast bool) error {
+	rows := num
+	if channelsLast {
+		s.chunks, s.chunkLen = bnChannelsLastChunks(num*spatial, channels)
+		rows = s.chunks
+	}
+	if err := s.perRow.Reshape([]int{2, rows * channels}); err != nil {
 		return err
 	}
 	return s.perChannel.Reshape([]int{5, channels})
+}
+
+// bnClThreads and bnClVector are BN_CL_THREADS and BN_CL_V: a
+// channels-last block's threads, and the channels each thread reads at a
+// time.
+const (
+	bnClThreads = 256
+	bnClVector  = 8
+)
+
+// bnChannelsLastChunks splits the positions of a channels-last pass into
+// equal chunks, one block's each (per 2048 channels): about 1024 blocks in
+// all, so that an H100's 132 multiprocessors stay busy, and at least 16
+// positions a chunk, so that the per-chunk sums (two floats per channel)
+// stay a fraction of the data (two bytes per value). The chunk length is
+// the least divisor of positions from there: bn_channel_stats and
+// bn_channel_grad merge chunks of equal length.
+func bnChannelsLastChunks(positions, channels int) (chunks, length int) {
+	columns := max(1, (channels/bnClVector+bnClThreads-1)/bnClThreads)
+	target := max(16, (positions*columns+1023)/1024)
+	for l := target; l < positions; l++ {
+		if positions%l == 0 {
+			return positions / l, l
+		}
+	}
+	return 1, max(positions, 1)
+}
+
+// launchChunks runs a channels-last kernel of batch_norm.cu: a block per
+// chunk and up to 2048 channels.
+func launchChunks[T layer.Float](l *batchNormLayer[T], name string, chunks int, a *cuda.Args) error {
+	f, err := kernel[T](l.Context(), "batch_norm.cu", name)
+	if err != nil {
+		return err
+	}
+	columns := (l.channels/bnClVector + bnClThreads - 1) / bnClThreads
+	return f.Launch(cuda.Dim3{X: chunks, Y: columns}, cuda.Dim3{X: bnClThreads}, 0, nil, a)
 }
 
 // launchWarps runs a kernel of batch_norm.cu that gives each of n rows
@@ -121,7 +169,7 @@ func (e *batchNormDNN[T]) fusedArgs(g *device.GPUView[T], a *cuda.Args) {
 // statistics, few channels, or channels of too many values.
 func (e *batchNormDNN[T]) blockK(backward bool) int {
 	l := e.l
-	if !e.own.blocks || l.useGlobal || l.channels < bnBlockMinChannels {
+	if !e.own.blocks || l.useGlobal || l.channels < bnBlockMinChannels || e.red.ChannelsLast() {
 		return 0
 	}
 	m := l.num * l.spatial
@@ -203,13 +251,23 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 			return err
 		}
 	} else {
-		a.Int(rows).Int(l.spatial).Ptr(x).Ptr(pr).Ptr(g.Offset(pr, rows))
-		if err := launchRows(l, "bn_row_stats"+e.suffix(), &a); err != nil {
-			return err
+		num, s := l.num, l.spatial // the rows bn_channel_stats merges, and their length
+		if e.red.ChannelsLast() {
+			num, s = e.own.chunks, e.own.chunkLen
+			rows = num * c
+			a.Int(s).Int(c).Ptr(x).Ptr(pr).Ptr(g.Offset(pr, rows))
+			if err := launchChunks(l, "bn_cl_stats"+e.suffix(), num, &a); err != nil {
+				return err
+			}
+		} else {
+			a.Int(rows).Int(l.spatial).Ptr(x).Ptr(pr).Ptr(g.Offset(pr, rows))
+			if err := launchRows(l, "bn_row_stats"+e.suffix(), &a); err != nil {
+				return err
+			}
 		}
 		factor, runMean, runVar := e.runningSums(g)
 		a = cuda.Args{}
-		a.Int(l.num).Int(c).Int(l.spatial).Ptr(pr).Ptr(g.Offset(pr, rows))
+		a.Int(num).Int(c).Int(s).Ptr(pr).Ptr(g.Offset(pr, rows))
 		kit.ScalarArg(kit.ScalarArg(kit.ScalarArg(&a, l.eps), l.maf), corr)
 		a.Ptr(mean).Ptr(invStd).Ptr(factor).Ptr(runMean).Ptr(runVar)
 		if err := g.Err(); err != nil {
@@ -220,7 +278,16 @@ func (e *batchNormDNN[T]) forwardOwn(g *device.GPUView[T], x, y cuda.DevicePtr) 
 		}
 	}
 	a = cuda.Args{}
-	a.Int(rows).Int(c).Int(l.spatial).Ptr(x).Ptr(mean).Ptr(invStd)
+	if e.red.ChannelsLast() {
+		a.Int(e.own.chunkLen).Int(c).Ptr(x).Ptr(mean).Ptr(invStd)
+		e.fusedArgs(g, &a)
+		a.Ptr(y)
+		if err := g.Err(); err != nil {
+			return err
+		}
+		return launchChunks(l, "bn_cl_apply"+e.suffix(), e.own.chunks, &a)
+	}
+	a.Int(l.num * c).Int(c).Int(l.spatial).Ptr(x).Ptr(mean).Ptr(invStd)
 	e.fusedArgs(g, &a)
 	a.Ptr(y)
 	if err := g.Err(); err != nil {
@@ -253,19 +320,36 @@ func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta
 	// With global statistics dx needs no sums over the batch; only a
 	// fused Scale's gradients do.
 	sums := !l.useGlobal || dGamma != 0 || dBeta != 0
+	num, s := l.num, l.spatial // the rows bn_channel_grad adds, and their length
+	cl := e.red.ChannelsLast()
+	if cl {
+		num, s = e.own.chunks, e.own.chunkLen
+		rows = num * c
+	}
 	if sums {
 		var a cuda.Args
-		a.Int(rows).Int(c).Int(l.spatial).Ptr(dy).Ptr(x).Ptr(mean).Ptr(invStd)
+		if cl {
+			a.Int(s).Int(c)
+		} else {
+			a.Int(rows).Int(c).Int(l.spatial)
+		}
+		a.Ptr(dy).Ptr(x).Ptr(mean).Ptr(invStd)
 		e.fusedArgs(g, &a)
 		a.Ptr(pr).Ptr(g.Offset(pr, rows))
 		if err := g.Err(); err != nil {
 			return err
 		}
-		if err := launchRows(l, "bn_row_grad_sums"+e.suffix(), &a); err != nil {
+		var err error
+		if cl {
+			err = launchChunks(l, "bn_cl_grad_sums"+e.suffix(), num, &a)
+		} else {
+			err = launchRows(l, "bn_row_grad_sums"+e.suffix(), &a)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	num, global := l.num, 0
+	global := 0
 	if !sums {
 		num = 0 // no rows to add
 	}
@@ -273,7 +357,7 @@ func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta
 		global = 1
 	}
 	var a cuda.Args
-	a.Int(num).Int(c).Int(l.spatial).Int(global).Ptr(pr).Ptr(g.Offset(pr, rows)).Ptr(invStd)
+	a.Int(num).Int(c).Int(s).Int(global).Ptr(pr).Ptr(g.Offset(pr, rows)).Ptr(invStd)
 	var gamma cuda.DevicePtr
 	if s := e.fusedScale(); s != nil {
 		gamma = g.Data(s.Blobs()[0])
@@ -289,7 +373,16 @@ func (e *batchNormDNN[T]) gradOwn(g *device.GPUView[T], dy, x, dx, dGamma, dBeta
 		return nil
 	}
 	a = cuda.Args{}
-	a.Int(rows).Int(c).Int(l.spatial).Ptr(dy).Ptr(x).Ptr(mean).Ptr(invStd)
+	if cl {
+		a.Int(e.own.chunkLen).Int(c).Ptr(dy).Ptr(x).Ptr(mean).Ptr(invStd)
+		e.fusedArgs(g, &a)
+		a.Ptr(coef).Ptr(dx)
+		if err := g.Err(); err != nil {
+			return err
+		}
+		return launchChunks(l, "bn_cl_grad_apply"+e.suffix(), e.own.chunks, &a)
+	}
+	a.Int(l.num * c).Int(c).Int(l.spatial).Ptr(dy).Ptr(x).Ptr(mean).Ptr(invStd)
 	e.fusedArgs(g, &a)
 	a.Ptr(coef).Ptr(dx)
 	if err := g.Err(); err != nil {

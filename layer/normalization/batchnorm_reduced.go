@@ -123,3 +123,18 @@ func (e *batchNormDNN[T]) backwardReduced(s *scaleLayer[T], top *blob.Blob[T], p
 	}
 	return g.Err()
 }
+
+// AcceptsChannelsLast: the own kernels read channels-last blobs 8
+// channels at a time (layer.ChannelsLastEngine).
+func (e *batchNormDNN[T]) AcceptsChannelsLast() bool {
+	return e.own != nil && e.red.On() && e.l.channels%bnClVector == 0
+}
+
+// SetChannelsLast makes the own kernels read and write channels-last
+// blobs; the next Reshape sizes their scratch for it.
+func (e *batchNormDNN[T]) SetChannelsLast(on bool) error {
+	if on && !e.AcceptsChannelsLast() {
+		return fmt.Errorf("channels-last needs the own kernels in 16 bits and channels in eights, not %d", e.l.channels)
+	}
+	return e.red.SetChannelsLast(on)
+}

@@ -111,3 +111,13 @@ func (e *scaleGPU[T]) backwardReduced(top []*blob.Blob[T], propagateDown []bool,
 	}
 	return g.Err()
 }
+
+// AcceptsChannelsLast: the engine reads and writes its blobs only through
+// kit.Reduced, which reorders channels-last blobs into its scratch and
+// back (layer.ChannelsLastEngine). After a BatchNorm in place, whose own
+// kernels compute it, it never runs; elsewhere the reordering is its cost.
+func (e *scaleGPU[T]) AcceptsChannelsLast() bool { return e.red.On() }
+
+// SetChannelsLast leaves the engine computing row-major: its kernels
+// index channels so.
+func (e *scaleGPU[T]) SetChannelsLast(bool) error { return nil }

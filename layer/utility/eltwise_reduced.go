@@ -132,3 +132,11 @@ func (e *eltwiseGPU[T]) backwardReduced(top []*blob.Blob[T], propagateDown []boo
 	}
 	return g.Err()
 }
+
+// AcceptsChannelsLast: a 16-bit SUM adds its bottoms value by value, in
+// either order (layer.ChannelsLastEngine).
+func (e *eltwiseGPU[T]) AcceptsChannelsLast() bool { return e.red.On() }
+
+// SetChannelsLast makes the engine take channels-last blobs as they are
+// and convert row-major ones at its edges.
+func (e *eltwiseGPU[T]) SetChannelsLast(on bool) error { return e.red.SetChannelsLast(on) }

@@ -60,3 +60,11 @@ func (e *splitGPU[T]) backwardReduced(top []*blob.Blob[T], propagateDown []bool,
 	}
 	return g.Err()
 }
+
+// AcceptsChannelsLast: a Split's tops share its bottom's data and their
+// diffs add value by value, in whatever order the plan gave the group
+// (layer.ChannelsLastEngine; the plan orders a Split's blobs alike).
+func (e *splitGPU[T]) AcceptsChannelsLast() bool { return e.red.On() }
+
+// SetChannelsLast records the order; the sums need nothing else.
+func (e *splitGPU[T]) SetChannelsLast(on bool) error { return e.red.SetChannelsLast(on) }

@@ -97,10 +97,10 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	if e.x.Desc != nil && slices.Equal(e.x.Dims, xs) && slices.Equal(e.y.Dims, ys) {
 		return nil
 	}
-	if err := e.x.SetAs(e.tensorType(), xs...); err != nil {
+	if err := e.x.SetIn(e.tensorType(), e.layout(), xs...); err != nil {
 		return err
 	}
-	if err := e.y.SetAs(e.tensorType(), ys...); err != nil {
+	if err := e.y.SetIn(e.tensorType(), e.layout(), ys...); err != nil {
 		return err
 	}
 	if l.biasTerm {
@@ -111,6 +111,10 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	limit := dnnWorkspaceLimit[T](l.Context())
 	if err := e.chooseAlgos(bottom[0], top[0], limit); err != nil {
 		return err
+	}
+	if e.red.ChannelsLast() {
+		e.use = [3]bool{} // the GEMM ways read row-major blobs
+		return nil
 	}
 	return e.chooseWay(bottom[0], top[0], limit)
 }

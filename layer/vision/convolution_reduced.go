@@ -34,7 +34,7 @@ func (e *convolutionDNN[T]) SetReduced(s syncedmem.Storage) error {
 		typ, tensorOps = red.DNNType(), true
 	}
 	fd := append([]int{l.numOutput, l.channels / l.group}, spatial2(l.kernel, 1)...)
-	w, err := cuda.NewFilterDesc(typ, fd)
+	w, err := cuda.NewFilterDescIn(typ, e.layout(), fd)
 	if err != nil {
 		return err
 	}
@@ -44,12 +44,49 @@ func (e *convolutionDNN[T]) SetReduced(s syncedmem.Storage) error {
 		w.Destroy()
 		return err
 	}
+	if err := red.SetChannelsLast(e.red.ChannelsLast() && red.On()); err != nil {
+		w.Destroy()
+		conv.Destroy()
+		return err
+	}
 	e.w.Destroy()
 	e.conv.Destroy()
 	e.w, e.conv, e.red = w, conv, red
 	e.use = [3]bool{}
 	e.x.Dims = e.x.Dims[:0] // the next Reshaped describes and chooses again
 	return nil
+}
+
+// layout is the order of the engine's x, y and weights: channels-last
+// where it computes so (SetChannelsLast).
+func (e *convolutionDNN[T]) layout() cuda.Layout {
+	if e.red.ChannelsLast() {
+		return cuda.LayoutNHWC
+	}
+	return cuda.LayoutNCHW
+}
+
+// AcceptsChannelsLast: cuDNN convolves channels-last tensors in 16 bits
+// (layer.ChannelsLastEngine), here for one group and no bias (the bias
+// kernels and the GEMM ways read row-major blobs): ResNet's and
+// MobileNet's pointwise and full convolutions, each followed by a
+// BatchNorm.
+func (e *convolutionDNN[T]) AcceptsChannelsLast() bool {
+	l := e.l
+	return e.red.On() && l.group == 1 && !l.biasTerm && l.numSpatial == 2
+}
+
+// SetChannelsLast makes the engine convolve channels-last tensors with
+// channels-last weights (output, kernel rows, columns, input), through
+// cuDNN alone; the next Reshape describes and chooses anew.
+func (e *convolutionDNN[T]) SetChannelsLast(on bool) error {
+	if on && !e.AcceptsChannelsLast() {
+		return errors.New("channels-last needs 16 bits, one group, no bias and two spatial axes")
+	}
+	if err := e.red.SetChannelsLast(on); err != nil {
+		return err
+	}
+	return e.SetReduced(e.red.Storage()) // the filter descriptor in the new order
 }
 
 // tensorType is the cuDNN type of the engine's x and y.

@@ -25,10 +25,39 @@ import (
 // made in two more of the context's buffers, within the pass that reads
 // them. All of it stays at fixed addresses while the shapes do not grow, so that a
 // CUDA graph can record the passes.
+//
+// An engine computing channels-last (SetChannelsLast) reads and writes its
+// blobs, and the 16-bit copies of its weights and their gradients, in that
+// order: a blob the plan keeps row-major (or in FP32) is reordered into
+// the scratch buffer and back as it is converted.
 type Reduced[T Float] struct {
-	ctx     *device.Context
-	storage syncedmem.Storage
-	slots   map[reducedKey]int // this pass's scratch buffer of each converted blob
+	ctx          *device.Context
+	storage      syncedmem.Storage
+	channelsLast bool
+	slots        map[reducedKey]int // this pass's scratch buffer of each converted blob
+}
+
+// SetChannelsLast makes the engine compute on channels-last blobs (in its
+// 16-bit type), or row-major ones again.
+func (r *Reduced[T]) SetChannelsLast(on bool) error {
+	if on && !r.On() {
+		return fmt.Errorf("channels-last computation needs a 16-bit type, not %v", r.storage)
+	}
+	r.channelsLast = on
+	return nil
+}
+
+// ChannelsLast reports whether the engine computes channels-last.
+func (r *Reduced[T]) ChannelsLast() bool { return r.channelsLast }
+
+// orderMatches reports whether b is in the engine's order: the same, or
+// one position per image and channel, where both orders are one.
+func (r *Reduced[T]) orderMatches(b *blob.Blob[T]) bool {
+	if b.ChannelsLast() == r.channelsLast {
+		return true
+	}
+	_, _, s := b.ChannelsLastDims()
+	return s == 1
 }
 
 // reducedKey names a scratch buffer: a blob (*blob.Blob[T]) and what of
@@ -102,7 +131,7 @@ func (r *Reduced[T]) stored(b *blob.Blob[T], diff bool) bool {
 	if m != nil && m.Storage().Reduced() && m.Storage() != r.storage {
 		panic(fmt.Sprintf("kit: a %v engine given a blob stored in %v", r.storage, m.Storage()))
 	}
-	return m != nil && m.Storage() == r.storage
+	return m != nil && m.Storage() == r.storage && r.orderMatches(b)
 }
 
 // Begin starts a pass: the scratch buffers are free again.
@@ -150,8 +179,66 @@ func (r *Reduced[T]) In(g *device.GPUView[T], b *blob.Blob[T], diff bool) (cuda.
 	if diff {
 		src = g.Diff(b)
 	}
-	return p, r.convert("narrow", b.Count(), src, p)
+	return p, r.toEngine(b, src, p)
 }
+
+// toEngine converts b's values at src (its storage and order) into the
+// engine's type and order at dst.
+func (r *Reduced[T]) toEngine(b *blob.Blob[T], src, dst cuda.DevicePtr) error {
+	n, c, s := b.ChannelsLastDims()
+	switch {
+	case b.Storage().Reduced() && b.ChannelsLast():
+		return r.reorder("from_cl16", false, n, c, s, src, dst)
+	case b.Storage().Reduced():
+		return r.reorder("to_cl16", true, n, c, s, src, dst)
+	case r.channelsLast:
+		return r.reorder("narrow_cl"+r.Suffix(), true, n, c, s, src, dst)
+	}
+	return r.convert("narrow", b.Count(), src, dst)
+}
+
+// fromEngine is toEngine's inverse.
+func (r *Reduced[T]) fromEngine(b *blob.Blob[T], src, dst cuda.DevicePtr) error {
+	n, c, s := b.ChannelsLastDims()
+	switch {
+	case b.Storage().Reduced() && b.ChannelsLast():
+		return r.reorder("to_cl16", true, n, c, s, src, dst)
+	case b.Storage().Reduced():
+		return r.reorder("from_cl16", false, n, c, s, src, dst)
+	case r.channelsLast:
+		return r.reorder("widen_cl"+r.Suffix(), false, n, c, s, src, dst)
+	}
+	return r.convert("widen", b.Count(), src, dst)
+}
+
+// reorder runs a channels-last conversion kernel of precision.cu over n
+// images of c channels and s positions, toward channels-last order or
+// back from it: 32 x 32 tiles of each image's channels and positions, 256
+// threads a tile.
+func (r *Reduced[T]) reorder(kernel string, toChannelsLast bool, n, c, s int, x, y cuda.DevicePtr) error {
+	if n*c*s == 0 {
+		return nil
+	}
+	f, err := Kernel[float32](r.ctx, kitKernels, "precision.cu", kernel)
+	if err != nil {
+		return err
+	}
+	var a cuda.Args
+	a.Int(n).Int(c).Int(s).Ptr(x).Ptr(y)
+	// The grid's x runs over the tiles of the columns of the matrix the
+	// kernel reads (positions going channels-last, channels coming back),
+	// its y over the rows.
+	rows, cols := c, s
+	if !toChannelsLast {
+		rows, cols = s, c
+	}
+	tiles := func(v int) int { return (v + clTile - 1) / clTile }
+	grid := cuda.Dim3{X: tiles(cols), Y: tiles(rows), Z: min(n, 65535)}
+	return f.Launch(grid, cuda.Dim3{X: clTile, Y: 8}, 0, nil, &a)
+}
+
+// clTile is CL_TILE of precision.cu.
+const clTile = 32
 
 // Out returns memory to write b's data (or diff) in the engine's type;
 // Done finishes the write.
@@ -179,7 +266,7 @@ func (r *Reduced[T]) Done(g *device.GPUView[T], b *blob.Blob[T], diff bool) erro
 	if diff {
 		dst = g.MutableDiff(b)
 	}
-	return r.convert("widen", b.Count(), p, dst)
+	return r.fromEngine(b, p, dst)
 }
 
 // Weights returns a 16-bit copy of w's FP32 data, made now in the
@@ -191,6 +278,10 @@ func (r *Reduced[T]) Weights(g *device.GPUView[T], w *blob.Blob[T]) (cuda.Device
 	p, err := r.ctx.Scratch(device.ScratchWeights, max(2*w.Count(), 2))
 	if err != nil {
 		return 0, err
+	}
+	if r.channelsLast { // a filter's input channels last: (output, kernel..., input)
+		n, c, s := w.ChannelsLastDims()
+		return p, r.reorder("narrow_cl"+r.Suffix(), true, n, c, s, g.Data(w), p)
 	}
 	return p, r.convert("narrow", w.Count(), g.Data(w), p)
 }
@@ -208,6 +299,10 @@ func (r *Reduced[T]) AddWeightDiff(g *device.GPUView[T], w *blob.Blob[T]) error 
 	p, err := r.WeightDiff(w)
 	if err != nil {
 		return err
+	}
+	if r.channelsLast {
+		n, c, s := w.ChannelsLastDims()
+		return r.reorder("accumulate_cl"+r.Suffix(), false, n, c, s, p, g.MutableDiff(w))
 	}
 	return r.convert("accumulate", w.Count(), p, g.MutableDiff(w))
 }

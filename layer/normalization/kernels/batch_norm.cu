@@ -586,3 +586,242 @@ __device__ void bnBlockBackward(int num, int c, int s, const typename P::E *dy, 
 #define BN_BLOCK_ALL(P, S) \
   BN_BLOCK(P, S, 1) BN_BLOCK(P, S, 2) BN_BLOCK(P, S, 4) BN_BLOCK(P, S, 8) BN_BLOCK(P, S, 16) BN_BLOCK(P, S, 32)
 ALL_STORAGES(BN_BLOCK_ALL)
+
+// Channels-last (NHWC) data in a 16-bit storage: each of the m = num *
+// spatial positions holds its c channels together (c a multiple of 8, the
+// arrays aligned to 16 bytes). Every pass runs over chunks of len
+// positions (chunks * len = m): a block takes one chunk and up to 256
+// vectors of 8 channels, its threads in BN_CL_THREADS / cv rows of cv
+// vectors, each row walking every rows-th position of the chunk, so that
+// a warp reads whole runs of a position's channels and each thread keeps
+// its 8 channels' statistics and coefficients in registers. The sums'
+// rows are merged in shared memory and each chunk's per-channel results
+// written where the row kernels write each row's ([chunk * c + ch]), so
+// that bn_channel_stats and bn_channel_grad merge them unchanged (their
+// num is chunks, their s len).
+#define BN_CL_THREADS 256
+#define BN_CL_V 8
+// BN_CL_AHEAD: the 16-byte vectors of each array a thread loads before it
+// uses them.
+#define BN_CL_AHEAD 4
+
+// bnClShape: this thread's place in a chunk's block (see above).
+struct BnClShape {
+  int cv, rows, row, ch;
+  __device__ BnClShape(int c) {
+    int vectors = c / BN_CL_V;
+    cv = min(vectors, BN_CL_THREADS);
+    rows = BN_CL_THREADS / cv;
+    row = threadIdx.x / cv;
+    ch = (blockIdx.y * cv + threadIdx.x % cv) * BN_CL_V;
+  }
+  __device__ bool active(int c) const { return row < rows && ch < c; }
+};
+
+// bnClWalk calls f(v, ...) with each of the thread's positions' 8 values
+// of the arrays a and b (b may be a), BN_CL_AHEAD positions loaded at a
+// time.
+template <typename P, typename F>
+__device__ void bnClWalk(const BnClShape &t, int len, int c, const typename P::E *a, const typename P::E *b, F f) {
+  long long base = (long long)blockIdx.x * len * c + t.ch;
+  for (int p0 = t.row; p0 < len; p0 += t.rows * BN_CL_AHEAD) {
+    uint4 va[BN_CL_AHEAD], vb[BN_CL_AHEAD];
+#pragma unroll
+    for (int u = 0; u < BN_CL_AHEAD; u++) {
+      int p = p0 + u * t.rows;
+      if (p < len) {
+        va[u] = *(const uint4 *)(a + base + (long long)p * c);
+        vb[u] = *(const uint4 *)(b + base + (long long)p * c);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < BN_CL_AHEAD; u++) {
+      int p = p0 + u * t.rows;
+      if (p < len) {
+        float x[BN_CL_V], y[BN_CL_V];
+        BnPack<P>::get(va[u], x);
+        BnPack<P>::get(vb[u], y);
+        f(base + (long long)p * c, x, y);
+      }
+    }
+  }
+}
+
+template <typename P>
+__device__ void bnClStats(int len, int c, const typename P::E *x, float *partMean, float *partM2) {
+  __shared__ float sMean[BN_CL_THREADS * BN_CL_V], sM2[BN_CL_THREADS * BN_CL_V];
+  __shared__ int sCount[BN_CL_THREADS];
+  BnClShape t(c);
+  float mean[BN_CL_V], m2[BN_CL_V];
+#pragma unroll
+  for (int k = 0; k < BN_CL_V; k++) mean[k] = m2[k] = 0;
+  int count = 0;
+  if (t.active(c)) {
+    bnClWalk<P>(t, len, c, x, x, [&](long long, const float *v, const float *) {
+      count++;
+      float inv = 1.0f / count;
+#pragma unroll
+      for (int k = 0; k < BN_CL_V; k++) {
+        float d = v[k] - mean[k];
+        mean[k] += d * inv;
+        m2[k] += d * (v[k] - mean[k]);
+      }
+    });
+  }
+#pragma unroll
+  for (int k = 0; k < BN_CL_V; k++) {
+    sMean[threadIdx.x * BN_CL_V + k] = mean[k];
+    sM2[threadIdx.x * BN_CL_V + k] = m2[k];
+  }
+  sCount[threadIdx.x] = count;
+  __syncthreads();
+  // Row 0 merges the other rows' (count, mean, m2), Chan's formula.
+  if (t.row == 0 && t.active(c)) {
+    for (int r = 1; r < t.rows; r++) {
+      int o = r * t.cv + threadIdx.x, kb = sCount[o];
+      if (kb == 0) continue;
+      int kn = count + kb;
+      float f = (float)kb / kn;
+#pragma unroll
+      for (int k = 0; k < BN_CL_V; k++) {
+        float d = sMean[o * BN_CL_V + k] - mean[k];
+        mean[k] += d * f;
+        m2[k] += sM2[o * BN_CL_V + k] + d * d * count * f;
+      }
+      count = kn;
+    }
+    long long at = (long long)blockIdx.x * c + t.ch;
+#pragma unroll
+    for (int k = 0; k < BN_CL_V; k++) {
+      partMean[at + k] = mean[k];
+      partM2[at + k] = m2[k];
+    }
+  }
+}
+
+// BnClAffine holds the thread's 8 channels' BnAffine (the same arithmetic
+// as the row kernels').
+struct BnClAffine {
+  float m[BN_CL_V], a[BN_CL_V], b[BN_CL_V];
+  __device__ BnClAffine(int ch, const float *mean, const float *invStd, const float *gamma, const float *beta) {
+#pragma unroll
+    for (int k = 0; k < BN_CL_V; k++) {
+      BnAffine<float> f(ch + k, mean, invStd, gamma, beta);
+      m[k] = f.m;
+      a[k] = f.a;
+      b[k] = f.b;
+    }
+  }
+  __device__ float z(int k, float v) const { return fmaf(v - m[k], a[k], b[k]); }
+};
+
+template <typename P>
+__device__ void bnClGradSums(int len, int c, const typename P::E *dy, const typename P::E *x, const float *mean,
+                             const float *invStd, const float *gamma, const float *beta, int relu, float slope,
+                             float *partDB, float *partDS) {
+  __shared__ float sB[BN_CL_THREADS * BN_CL_V], sD[BN_CL_THREADS * BN_CL_V];
+  BnClShape t(c);
+  float sb[BN_CL_V], sd[BN_CL_V];
+#pragma unroll
+  for (int k = 0; k < BN_CL_V; k++) sb[k] = sd[k] = 0;
+  if (t.active(c)) {
+    BnClAffine f(t.ch, mean, invStd, gamma, beta);
+    bnClWalk<P>(t, len, c, dy, x, [&](long long, const float *g, const float *v) {
+#pragma unroll
+      for (int k = 0; k < BN_CL_V; k++) {
+        float gk = relu ? g[k] * bnReLUGrad(f.z(k, v[k]), slope) : g[k];
+        sb[k] += gk;
+        sd[k] += gk * (v[k] - f.m[k]);
+      }
+    });
+  }
+#pragma unroll
+  for (int k = 0; k < BN_CL_V; k++) {
+    sB[threadIdx.x * BN_CL_V + k] = sb[k];
+    sD[threadIdx.x * BN_CL_V + k] = sd[k];
+  }
+  __syncthreads();
+  if (t.row == 0 && t.active(c)) {
+    for (int r = 1; r < t.rows; r++) {
+      int o = (r * t.cv + threadIdx.x) * BN_CL_V;
+#pragma unroll
+      for (int k = 0; k < BN_CL_V; k++) {
+        sb[k] += sB[o + k];
+        sd[k] += sD[o + k];
+      }
+    }
+    long long at = (long long)blockIdx.x * c + t.ch;
+#pragma unroll
+    for (int k = 0; k < BN_CL_V; k++) {
+      partDB[at + k] = sb[k];
+      partDS[at + k] = sd[k];
+    }
+  }
+}
+
+// bnClApply: y = z or ReLU(z), z = (x - mean) * a + b.
+template <typename P>
+__device__ void bnClApply(int len, int c, const typename P::E *x, const float *mean, const float *invStd,
+                          const float *gamma, const float *beta, int relu, float slope, typename P::E *y) {
+  BnClShape t(c);
+  if (!t.active(c)) return;
+  BnClAffine f(t.ch, mean, invStd, gamma, beta);
+  bnClWalk<P>(t, len, c, x, x, [&](long long at, const float *v, const float *) {
+    float o[BN_CL_V];
+#pragma unroll
+    for (int k = 0; k < BN_CL_V; k++) {
+      float z = f.z(k, v[k]);
+      o[k] = relu ? (z > 0 ? z : z * slope) : z;
+    }
+    *(uint4 *)(y + at) = BnPack<P>::make(o);
+  });
+}
+
+// bnClGradApply: dx = A*dy + B*(x - mean) + C, dy masked by the fused
+// ReLU's gradient; dx may be dy.
+template <typename P>
+__device__ void bnClGradApply(int len, int c, const typename P::E *dy, const typename P::E *x, const float *mean,
+                              const float *invStd, const float *gamma, const float *beta, int relu, float slope,
+                              const float *coef, typename P::E *dx) {
+  BnClShape t(c);
+  if (!t.active(c)) return;
+  BnClAffine f(t.ch, mean, invStd, gamma, beta);
+  float ca[BN_CL_V], cb[BN_CL_V], cc[BN_CL_V];
+#pragma unroll
+  for (int k = 0; k < BN_CL_V; k++) {
+    ca[k] = coef[t.ch + k];
+    cb[k] = coef[c + t.ch + k];
+    cc[k] = coef[2 * c + t.ch + k];
+  }
+  bnClWalk<P>(t, len, c, dy, x, [&](long long at, const float *g, const float *v) {
+    float o[BN_CL_V];
+#pragma unroll
+    for (int k = 0; k < BN_CL_V; k++) {
+      float gk = relu ? g[k] * bnReLUGrad(f.z(k, v[k]), slope) : g[k];
+      o[k] = ca[k] * gk + cb[k] * (v[k] - f.m[k]) + cc[k];
+    }
+    *(uint4 *)(dx + at) = BnPack<P>::make(o);
+  });
+}
+
+#define BN_CL(P, S)                                                                                    \
+  extern "C" __global__ void __launch_bounds__(BN_CL_THREADS)                                          \
+      bn_cl_stats_##S(int len, int c, const P::E *x, float *partMean, float *partM2) {                 \
+    bnClStats<P>(len, c, x, partMean, partM2);                                                         \
+  }                                                                                                    \
+  extern "C" __global__ void __launch_bounds__(BN_CL_THREADS) bn_cl_grad_sums_##S(                     \
+      int len, int c, const P::E *dy, const P::E *x, const float *mean, const float *invStd,           \
+      const float *gamma, const float *beta, int relu, float slope, float *partDB, float *partDS) {    \
+    bnClGradSums<P>(len, c, dy, x, mean, invStd, gamma, beta, relu, slope, partDB, partDS);            \
+  }                                                                                                    \
+  extern "C" __global__ void __launch_bounds__(BN_CL_THREADS)                                          \
+      bn_cl_apply_##S(int len, int c, const P::E *x, const float *mean, const float *invStd,           \
+                      const float *gamma, const float *beta, int relu, float slope, P::E *y) {         \
+    bnClApply<P>(len, c, x, mean, invStd, gamma, beta, relu, slope, y);                                \
+  }                                                                                                    \
+  extern "C" __global__ void __launch_bounds__(BN_CL_THREADS) bn_cl_grad_apply_##S(                    \
+      int len, int c, const P::E *dy, const P::E *x, const float *mean, const float *invStd,           \
+      const float *gamma, const float *beta, int relu, float slope, const float *coef, P::E *dx) {     \
+    bnClGradApply<P>(len, c, dy, x, mean, invStd, gamma, beta, relu, slope, coef, dx);                 \
+  }
+HALF_STORAGES(BN_CL)

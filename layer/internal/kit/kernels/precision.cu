@@ -41,6 +41,65 @@
 PRECISION(f16)
 PRECISION(bf16)
 
+// Channels-last conversions of n images of c channels and s positions:
+// per image, row-major is a c x s matrix, channels-last its s x c
+// transpose. A block moves a 32 x 32 tile through shared memory, so that
+// both the reads and the writes are whole rows of the tile (coalesced); it
+// walks the images from blockIdx.z. clTranspose reads x as n matrices of
+// rows x cols, calls put(y, at, value) for y's cols x rows ones.
+#define CL_TILE 32
+template <typename V, typename I, typename O, typename Ld, typename Put>
+__device__ void clTranspose(int n, int rows, int cols, const I *x, O *y, Ld ld, Put put) {
+  __shared__ V tile[CL_TILE][CL_TILE + 1];
+  int c0 = blockIdx.x * CL_TILE, r0 = blockIdx.y * CL_TILE;
+  long long per = (long long)rows * cols;
+  for (int img = blockIdx.z; img < n; img += gridDim.z) {
+    const I *xi = x + img * per;
+    O *yi = y + img * per;
+    for (int j = threadIdx.y; j < CL_TILE; j += blockDim.y) {
+      int r = r0 + j, c = c0 + threadIdx.x;
+      if (r < rows && c < cols) tile[j][threadIdx.x] = ld(xi[(long long)r * cols + c]);
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < CL_TILE; j += blockDim.y) {
+      int c = c0 + j, r = r0 + threadIdx.x;
+      if (c < cols && r < rows) put(yi, (long long)c * rows + r, tile[threadIdx.x][j]);
+    }
+    __syncthreads();
+  }
+}
+#define PRECISION_CL(S)                                                                        \
+  /* y (channels-last, 16 bits) = x (row-major, FP32): per image c x s -> s x c. */            \
+  extern "C" __global__ void narrow_cl_##S##_f32(int n, int c, int s, const float *x,          \
+                                                 half16 *y) {                                  \
+    clTranspose<float>(n, c, s, x, y, [](float v) { return v; },                               \
+                       [](half16 *o, long long at, float v) { o[at] = to_##S(v); });           \
+  }                                                                                            \
+  /* y (row-major, FP32) = x (channels-last, 16 bits): per image s x c -> c x s. */            \
+  extern "C" __global__ void widen_cl_##S##_f32(int n, int c, int s, const half16 *x,          \
+                                                float *y) {                                    \
+    clTranspose<float>(n, s, c, x, y, [](half16 v) { return from_##S(v); },                    \
+                       [](float *o, long long at, float v) { o[at] = v; });                    \
+  }                                                                                            \
+  /* y (row-major, FP32) += x (channels-last, 16 bits): a weight gradient of */                 \
+  /* a channels-last convolution added to its diff. */                                          \
+  extern "C" __global__ void accumulate_cl_##S##_f32(int n, int c, int s, const half16 *x,     \
+                                                     float *y) {                               \
+    clTranspose<float>(n, s, c, x, y, [](half16 v) { return from_##S(v); },                    \
+                       [](float *o, long long at, float v) { o[at] += v; });                   \
+  }
+PRECISION_CL(f16)
+PRECISION_CL(bf16)
+
+// The same reorderings of 16-bit values, either way (the bits move as
+// they are, in either 16-bit type).
+extern "C" __global__ void to_cl16_f32(int n, int c, int s, const half16 *x, half16 *y) {
+  clTranspose<half16>(n, c, s, x, y, [](half16 v) { return v; }, [](half16 *o, long long at, half16 v) { o[at] = v; });
+}
+extern "C" __global__ void from_cl16_f32(int n, int c, int s, const half16 *x, half16 *y) {
+  clTranspose<half16>(n, s, c, x, y, [](half16 v) { return v; }, [](half16 *o, long long at, half16 v) { o[at] = v; });
+}
+
 // A copy of n 16-bit values (a layer that passes its input through).
 extern "C" __global__ void copy16_f32(int n, const half16 *x, half16 *y) {
   KERNEL_LOOP(i, n) { y[i] = x[i]; }
