@@ -56,3 +56,30 @@ func BNNormalizePrefix[T Float](x, y, xn []T, m, s T) int {
 func BNDxPrefix[T Float](y, dy, dx []T, s1, s2, scale, std T) int {
 	return vec.BNDxPrefix(y, dy, dx, s1, s2, scale, std)
 }
+
+// BNSumPrefix returns the sum of as many whole vectors as x holds, and how
+// many values that is (0 where there is no kernel): the fused BatchNorm
+// chain's row sums (layer/normalization).
+func BNSumPrefix[T Float](x []T) (T, int) { return vec.BNSumPrefix(x) }
+
+// BNSqDevSumPrefix returns the sum of (x - m)^2 (the difference rounded,
+// then its square) over as many whole vectors as x holds, and how many
+// values that is: the fused chain's variance sums.
+func BNSqDevSumPrefix[T Float](x []T, m T) (T, int) { return vec.BNSqDevSumPrefix(x, m) }
+
+// BNNormScalePrefix sets xn = (x - m) / s and y = xn*gamma + beta (each
+// operation rounded; with relu Caffe's zero-slope ReLU of that) over as
+// many whole vectors as x holds (y may be x), and returns how many values
+// it did: the fused chain's forward pass of a row.
+func BNNormScalePrefix[T Float](x, y, xn []T, m, s, gamma, beta T, relu bool) int {
+	return vec.BNNormScalePrefix(x, y, xn, m, s, gamma, beta, relu)
+}
+
+// BNBackRowPrefix sets dz = dy times the zero-slope ReLU's factor of y
+// (with relu; dy without) and dy = dz*gamma over as many whole vectors as
+// dy holds, and returns the sums of dz, dz*xn, xn*dy and dy (the new one)
+// over them and how many values it did: the fused chain's backward pass of
+// a row.
+func BNBackRowPrefix[T Float](y, dy, xn []T, gamma T, relu bool) ([4]T, int) {
+	return vec.BNBackRowPrefix(y, dy, xn, gamma, relu)
+}

@@ -109,7 +109,7 @@ func (l *eltwiseLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 		l.maxForwardCPU(bottom, top[0])
 		return nil
 	case caffepb.EltwiseParameter_SUM:
-		l.hostSum.forward(l.coeffs, bottom, top)
+		l.hostSum.forward(l.coeffs, bottom, top, l.fusesReLU())
 		return nil
 	}
 	return eltwiseForward[T](l, device.HostView[T]{}, bottom, top)
@@ -119,6 +119,10 @@ func (l *eltwiseLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
 func (l *eltwiseLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
 	if l.op == caffepb.EltwiseParameter_MAX {
 		l.maxBackwardCPU(top[0], propagateDown, bottom)
+		return nil
+	}
+	if l.fusesReLU() {
+		l.hostSum.backwardReLU(l.coeffs, top, propagateDown, bottom)
 		return nil
 	}
 	return eltwiseBackward[T](l, device.HostView[T]{}, top, propagateDown, bottom)

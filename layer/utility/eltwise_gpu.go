@@ -156,10 +156,19 @@ func (e *eltwiseGPU[T]) sumReLUBackward(top []*blob.Blob[T], propagateDown []boo
 // FuseNext lets the GPU engine of a SUM of two bottoms apply a ReLU in
 // place on the top (ResNet's residual additions): one pass forward instead
 // of two, one backward instead of two. The ReLU's gradient is taken from
-// y, the ReLU's bottom in place as in Caffe, so any slope is fused.
+// y, the ReLU's bottom in place as in Caffe, so any slope is fused. The
+// host's passes fuse a ReLU of slope 0 (eltwiseSumHost), in nets that run
+// backward (a forward-only one has the inference paths' own fusions).
 func (l *eltwiseLayer[T]) FuseNext(next, via layer.Layer[T], needBackward bool) bool {
-	if _, ok := l.Engine().(*eltwiseGPU[T]); !ok || !needBackward || via != layer.Layer[T](l) || l.op != caffepb.EltwiseParameter_SUM || len(l.coeffs) != 2 {
+	if !needBackward || via != layer.Layer[T](l) || l.op != caffepb.EltwiseParameter_SUM || len(l.coeffs) != 2 {
 		return false
+	}
+	if _, ok := l.Engine().(*eltwiseGPU[T]); !ok {
+		host := !l.EngineOnGPU() && !next.LayerBase().EngineOnGPU() && next.Type() == "ReLU" &&
+			next.LayerBase().Param().GetReluParam().GetNegativeSlope() == 0
+		if !host {
+			return false
+		}
 	}
 	l.relu, l.reluSlope = next, T(next.LayerBase().Param().GetReluParam().GetNegativeSlope())
 	next.LayerBase().FusedInto(l, l.fusesReLU, false)

@@ -24,7 +24,10 @@ func init() {
 // Split hands its bottom to several consumers: every top shares the
 // bottom's data, and the backward pass sums the tops' diffs into the
 // bottom's. Nets insert it wherever one blob feeds several layers.
-type splitLayer[T layer.Float] struct{ layer.Base[T] }
+type splitLayer[T layer.Float] struct {
+	layer.Base[T]
+	host splitSumHost[T]
+}
 
 func newSplit[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
 	l := &splitLayer[T]{}
@@ -69,9 +72,14 @@ func (*splitLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 // ForwardCPU has nothing to do: the tops share the bottom's data.
 func (*splitLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error { return nil }
 
-// BackwardCPU sums the tops' diffs into the bottom's.
+// BackwardCPU sums the tops' diffs into the bottom's, block by block on
+// the cores (splitSumHost).
 func (l *splitLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {
-	return splitBackward[T](device.HostView[T]{}, top, propagateDown, bottom)
+	if !propagateDown[0] {
+		return nil
+	}
+	l.host.backward(top, bottom[0])
+	return nil
 }
 
 func splitBackward[T layer.Float, A any](d device.View[T, A], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) error {

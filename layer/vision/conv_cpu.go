@@ -48,6 +48,7 @@ type convCPU[T layer.Float] struct {
 	paddeds                        [][]T
 	geoT                           mathfn.ConvGeometry
 	flipped                        []T
+	flipPart                       func(part, lo, hi int) // flipOutputs as a method value, made once
 	// The backward pass's parameter gradients (conv_grad_sum.go): the
 	// blobs' diffs (nil where not wanted), which part 0 adds to, and the
 	// reduction's body.

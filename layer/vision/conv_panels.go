@@ -87,18 +87,33 @@ func (l *convBase[T]) packFlipped() {
 	kk := kh * kw
 	cin, cout := l.channels, l.numOutput
 	c.flipped = layer.ScratchOf(&l.Base, "conv.flipped", 0, &c.flipped, cin*cout*kk)
-	w := l.Blobs()[0].CPUData()
-	for co := range cout {
+	if c.flipPart == nil {
+		c.flipPart = l.flipOutputs
+	}
+	// On the cores where there are many weights: the pass waits for them.
+	if cin*cout*kk >= 1<<16 {
+		mathfn.Parallel(cout, c.flipPart)
+	} else {
+		l.flipOutputs(0, 0, cout)
+	}
+	blocks := layer.ScratchOf(&l.Base, "conv.packed", 0, &c.packedBlocks, mathfn.PackedASize[T](cin, cout*kk))
+	c.packed = mathfn.PackAIn(c.packed, blas.NoTrans, cin, cout*kk, c.flipped, blocks)
+}
+
+// flipOutputs writes the flipped weights of outputs [lo, hi) (packFlipped).
+func (l *convBase[T]) flipOutputs(_, lo, hi int) {
+	kk := l.kernel[0] * l.kernel[1]
+	cin, cout := l.channels, l.numOutput
+	w, flipped := l.Blobs()[0].CPUData(), l.cpu.flipped
+	for co := lo; co < hi; co++ {
 		for ci := range cin {
 			src := w[(co*cin+ci)*kk : (co*cin+ci+1)*kk]
-			dst := c.flipped[(ci*cout+co)*kk : (ci*cout+co+1)*kk]
+			dst := flipped[(ci*cout+co)*kk : (ci*cout+co+1)*kk]
 			for i, v := range src {
 				dst[kk-1-i] = v // (kh', kw') reversed is the place reversed
 			}
 		}
 	}
-	blocks := layer.ScratchOf(&l.Base, "conv.packed", 0, &c.packedBlocks, mathfn.PackedASize[T](cin, cout*kk))
-	c.packed = mathfn.PackAIn(c.packed, blas.NoTrans, cin, cout*kk, c.flipped, blocks)
 }
 
 // panelsOf returns part's ConvPanels over images images of geometry g

@@ -46,6 +46,11 @@ type kernel struct {
 	// at 3/4 of the whole tile's rate (44 against 59 GMAC/s on a core of
 	// an AMD EPYC, Zen 4, in L1); embedded, at the whole tile's.
 	embed bool
+	// prefetchC: the kernel asks for its tile's rows of C at the start,
+	// so that they are in the L1 cache when the product, some thousands
+	// of cycles later, adds to them or stores them (the rows are ldc
+	// apart: the hardware prefetchers do not follow them).
+	prefetchC bool
 }
 
 func (k kernel) lanes() int { return k.vec / k.elem }
@@ -112,6 +117,20 @@ func (k kernel) write(w io.Writer) {
 		fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $8-40\n", k.name)
 		flushDenormals(w)
 		fmt.Fprintf(w, "\tMOVQ k+0(FP), CX\n\tMOVQ a+8(FP), AX\n\tMOVQ b+16(FP), BX\n\tMOVQ c+24(FP), DX\n\tMOVQ ldc+32(FP), R8\n")
+		if k.prefetchC {
+			fmt.Fprintf(w, "\tMOVQ R8, R9\n\tSHLQ $%d, R9\n\tMOVQ DX, R11\n", shift)
+			for i := range k.mr {
+				// A row's first and last bytes and every line between:
+				// C's rows need not be aligned to lines.
+				for off := 0; off < k.nr()*k.elem; off += 64 {
+					fmt.Fprintf(w, "\tPREFETCHT0 %d(R11)\n", off)
+				}
+				fmt.Fprintf(w, "\tPREFETCHT0 %d(R11)\n", k.nr()*k.elem-4)
+				if i < k.mr-1 {
+					fmt.Fprintf(w, "\tADDQ R9, R11\n")
+				}
+			}
+		}
 	}
 	for i := range k.mr {
 		for j := range k.nvec {
@@ -167,7 +186,7 @@ func restoreMXCSR(w io.Writer) {
 
 func main() {
 	kernels := []kernel{
-		{name: "sgemmKernelAVX512", elem: 4, vec: 64, reg: "Z", suffix: "PS", bcast: "VBROADCASTSS", zero: "VPXORD", mr: 12, nvec: 2, unroll: 4, comments: ", AVX-512F: 24 accumulators, 2 for B~, 2 broadcasts"},
+		{name: "sgemmKernelAVX512", elem: 4, vec: 64, reg: "Z", suffix: "PS", bcast: "VBROADCASTSS", zero: "VPXORD", mr: 12, nvec: 2, unroll: 4, prefetchC: true, comments: ", AVX-512F: 24 accumulators, 2 for B~, 2 broadcasts"},
 		{name: "dgemmKernelAVX512", elem: 8, vec: 64, reg: "Z", suffix: "PD", bcast: "VBROADCASTSD", zero: "VPXORQ", mr: 12, nvec: 2, unroll: 4, comments: ", AVX-512F"},
 		{name: "sgemmKernelAVX2", elem: 4, vec: 32, reg: "Y", suffix: "PS", bcast: "VBROADCASTSS", zero: "VXORPS", mr: 6, nvec: 2, unroll: 4, comments: ", AVX2 and FMA: 12 accumulators, 2 for B~, 2 broadcasts"},
 		{name: "dgemmKernelAVX2", elem: 8, vec: 32, reg: "Y", suffix: "PD", bcast: "VBROADCASTSD", zero: "VXORPD", mr: 6, nvec: 2, unroll: 4, comments: ", AVX2 and FMA"},

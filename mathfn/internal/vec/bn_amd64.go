@@ -67,3 +67,78 @@ func BNDxPrefix[T float32 | float64](y, dy, dx []T, s1, s2, scale, std T) int {
 	}
 	return n
 }
+
+//go:noescape
+func bnSumF32AVX2(x unsafe.Pointer, n int) float32
+
+//go:noescape
+func bnSqDevSumF32AVX2(x unsafe.Pointer, n int, m float32) float32
+
+//go:noescape
+func bnNormScaleF32AVX2(x, y, xn unsafe.Pointer, n int, m, s, gamma, beta float32, relu int)
+
+//go:noescape
+func bnBackRowF32AVX2(y, dy, xn unsafe.Pointer, n int, gamma float32, relu int, sums unsafe.Pointer)
+
+// BNSumPrefix returns the sum of as many whole vectors as x holds, and how
+// many values that is; the caller adds the rest.
+func BNSumPrefix[T float32 | float64](x []T) (T, int) {
+	n := f32Prefix[T](len(x))
+	if n == 0 {
+		return 0, 0
+	}
+	return T(bnSumF32AVX2(unsafe.Pointer(&x[0]), n)), n
+}
+
+// BNSqDevSumPrefix returns the sum of (x - m)^2 (the difference rounded,
+// then its square) over as many whole vectors as x holds, and how many
+// values that is.
+func BNSqDevSumPrefix[T float32 | float64](x []T, m T) (T, int) {
+	n := f32Prefix[T](len(x))
+	if n == 0 {
+		return 0, 0
+	}
+	return T(bnSqDevSumF32AVX2(unsafe.Pointer(&x[0]), n, float32(m))), n
+}
+
+// BNNormScalePrefix sets xn = (x - m) / s (a true division) and y =
+// xn*gamma + beta (each operation rounded), with relu Caffe's zero-slope
+// ReLU of that, over as many whole vectors as x holds (y may be x), and
+// returns how many values it did.
+func BNNormScalePrefix[T float32 | float64](x, y, xn []T, m, s, gamma, beta T, relu bool) int {
+	n := f32Prefix[T](len(x))
+	if n > 0 {
+		_, _ = y[n-1], xn[n-1]
+		bnNormScaleF32AVX2(unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0]), unsafe.Pointer(&xn[0]), n,
+			float32(m), float32(s), float32(gamma), float32(beta), btoi(relu))
+	}
+	return n
+}
+
+// BNBackRowPrefix sets, over as many whole vectors as dy holds, dz = dy
+// times the zero-slope ReLU's factor of y (1 where y > 0, else 0; y is not
+// read without relu, dz = dy) and dy = dz*gamma, and returns the sums of
+// dz, dz*xn, xn*dy and dy (the new dy) over them, and how many values it
+// did.
+func BNBackRowPrefix[T float32 | float64](y, dy, xn []T, gamma T, relu bool) ([4]T, int) {
+	var sums [4]float32
+	n := f32Prefix[T](len(dy))
+	if n == 0 {
+		return [4]T{}, 0
+	}
+	_ = xn[n-1]
+	yp := unsafe.Pointer(nil)
+	if relu {
+		_ = y[n-1]
+		yp = unsafe.Pointer(&y[0])
+	}
+	bnBackRowF32AVX2(yp, unsafe.Pointer(&dy[0]), unsafe.Pointer(&xn[0]), n, float32(gamma), btoi(relu), unsafe.Pointer(&sums))
+	return [4]T{T(sums[0]), T(sums[1]), T(sums[2]), T(sums[3])}, n
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
