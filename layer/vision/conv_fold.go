@@ -284,7 +284,7 @@ func (l *convBase[T]) foldedImages(bottom []*blob.Blob[T], part, lo, hi int, col
 // rather than im2col's columns: a 2-D kernel larger than 1x1 on this
 // package's GEMM, more than one output position (one is a matrix-vector
 // product, which reads the weights unpacked). At batch 1 on two cores
-// (BenchmarkConvPanels): GoogLeNet's conv1 (7x7, stride 2) 3.5 -> 2.1 ms,
+// (mathfn.BenchmarkConvPanels): GoogLeNet's conv1 (7x7, stride 2) 3.5 -> 2.1 ms,
 // CaffeNet's conv1 (11x11, stride 4) 2.8 -> 1.7, a group of its conv2
 // 2.0 -> 1.3.
 func (l *convBase[T]) foldedPanelsApply() bool {
