@@ -263,3 +263,55 @@ func BenchmarkInnerProduct(b *testing.B) {
 		})
 	}
 }
+
+// panelShapes are folded convolutions at batch 1 whose products read
+// their columns from a padded image (GemmConv): CaffeNet's conv1 (stride
+// 4) and a group of its conv2, GoogLeNet's conv1 (stride 2) and 5x5
+// layers.
+var panelShapes = []struct {
+	name                         string
+	cin, h, cout, k, pad, stride int
+}{
+	{"googlenet_conv1", 3, 224, 64, 7, 3, 2},
+	{"caffenet_conv1", 3, 227, 96, 11, 0, 4},
+	{"caffenet_conv2_group", 48, 27, 128, 5, 2, 1},
+	{"googlenet_3a_5x5", 16, 28, 32, 5, 2, 1},
+	{"googlenet_3b_5x5", 32, 28, 96, 5, 2, 1},
+	{"googlenet_4e_5x5", 32, 14, 128, 5, 2, 1},
+	{"googlenet_5b_5x5", 48, 7, 128, 5, 2, 1},
+}
+
+// BenchmarkConvPanels reports GFLOP/s of a batch-1 convolution's product
+// (bias and ReLU in the epilogue) both ways, on GOMAXPROCS goroutines:
+// im2col, then GemmPackedEpilogue of its columns, against GemmConvParallel
+// from the padded image.
+func BenchmarkConvPanels(b *testing.B) {
+	for _, s := range panelShapes {
+		out := ConvOutputSize(s.h, s.k, s.pad, s.stride, 1)
+		g := ConvGeometry{Channels: s.cin, In: []int{s.h, s.h}, Out: []int{out, out},
+			Kernel: []int{s.k, s.k}, Pad: []int{s.pad, s.pad}, Stride: []int{s.stride, s.stride}, Dilation: []int{1, 1}}
+		x := randSlice[float32](g.ImSize(), -1, 1, 1)
+		pa := PackA(blas.NoTrans, s.cout, g.KernelDim(), randSlice[float32](s.cout*g.KernelDim(), -1, 1, 2))
+		c := make([]float32, s.cout*out*out)
+		ep := &Epilogue[float32]{RowBias: randSlice[float32](s.cout, -1, 1, 3), ReLU: true}
+		flops := 2 * float64(s.cout) * float64(out*out) * float64(g.KernelDim())
+		b.Run(s.name+"/im2col", func(b *testing.B) {
+			col := make([]float32, g.ColSize())
+			for b.Loop() {
+				Im2col(x, &g, col)
+				GemmPackedEpilogue(pa, blas.NoTrans, out*out, col, c, ep, false)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(s.name+"/panels", func(b *testing.B) {
+			var p ConvPanels[float32]
+			buf := make([]float32, ConvPanelsSize(&g, 1))
+			for b.Loop() {
+				p.Reset(&g, 1, buf)
+				p.SetImage(0, x)
+				GemmConvParallel(pa, &p, c, ep)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

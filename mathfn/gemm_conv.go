@@ -2,6 +2,7 @@ package mathfn
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/gocaffe/gocaffe/mathfn/internal/rows"
 	"github.com/gocaffe/gocaffe/settings"
@@ -22,22 +23,42 @@ import (
 // ConvPanels is the right operand of a convolution's product, op(B) = the
 // im2col columns of images side by side (image j's positions at columns
 // j*positions on), read from zero-padded copies of the images.
+//
+// With a stride s > 1 along the rows, each padded row is kept as its s
+// phases one after another (the columns of index s*i+r at phase r's place
+// i): an output row's positions, s columns apart in the image, are then
+// contiguous for every tap, and a panel is packed by the same copy of
+// whole runs as at stride 1. Copied a kernel offset at a time with a
+// strided read, GoogLeNet's conv1 (7x7, stride 2, 3 channels) spent a
+// quarter of its product packing.
 type ConvPanels[T Float] struct {
-	g              *ConvGeometry
-	hp, wp, plane  int // the padded plane: hp x wp
-	image          int // elements of a padded image
-	positions      int // output positions per image
-	images         int
-	kernel, offset [2]int // kernel size and dilation, per axis
-	padded         []T
-	// taps holds the places of the taps of the block being packed,
-	// relative to tap 0 (stride 1: tapTable), the greatest in last.
+	g          *ConvGeometry
+	hp, plane  int // the padded plane: hp rows of row elements
+	row, phase int // a padded row's elements and its phases' (both the padded width at stride 1)
+	image      int // elements of a padded image
+	positions  int // output positions per image
+	images     int
+	padded     []T
+	// places holds the place of every tap of the geometry's columns in a
+	// padded image, relative to tap 0 (placeOf), for pack: made by
+	// Reset, read only by the products, so that goroutines may pack
+	// panels of one ConvPanels at once. key is what they depend on.
+	places []int32
+	key    panelKey
+	// taps holds the places of the taps of the block packTaps packs
+	// (stride 1: tapTable), the greatest in last.
 	taps    []int32
 	last    int
 	tapsFor [2]int // the block of taps (first, count) in taps
 	// rows holds a panel's taps along the positions of a block
 	// (packTaps).
 	rows []T
+}
+
+// panelKey is what the places of the taps in a padded image depend on.
+type panelKey struct {
+	plane, row, phase, stride int
+	kernel, offset            [2]int
 }
 
 // ConvPanelsOK reports whether GemmConv takes the geometry's products in
@@ -47,9 +68,18 @@ func ConvPanelsOK[T Float](g *ConvGeometry) bool {
 	return g.use2D() && ownGemmFor[T](settings.GEMMAuto)
 }
 
+// panelRow returns the elements of a padded row of g and of each of its
+// phases (the row's stride-th columns).
+func panelRow(g *ConvGeometry) (row, phase int) {
+	wp, s := g.In[1]+2*g.Pad[1], g.Stride[1]
+	phase = (wp + s - 1) / s
+	return s * phase, phase
+}
+
 // ConvPanelsSize is the elements of the padded buffer of images images.
 func ConvPanelsSize(g *ConvGeometry, images int) int {
-	return images * g.Channels * (g.In[0] + 2*g.Pad[0]) * (g.In[1] + 2*g.Pad[1])
+	row, _ := panelRow(g)
+	return images * g.Channels * (g.In[0] + 2*g.Pad[0]) * row
 }
 
 // Reset makes p the columns of images images of geometry g (2-D), padded
@@ -59,21 +89,52 @@ func (p *ConvPanels[T]) Reset(g *ConvGeometry, images int, buf []T) {
 		panic(fmt.Sprintf("mathfn: ConvPanels of %d images in %d elements (2-D: %v)", images, len(buf), g.use2D()))
 	}
 	p.g, p.images = g, images
-	wp, plane := p.wp, p.plane
-	kernel, offset := p.kernel, p.offset
-	p.hp, p.wp = g.In[0]+2*g.Pad[0], g.In[1]+2*g.Pad[1]
-	p.plane = p.hp * p.wp
+	p.hp = g.In[0] + 2*g.Pad[0]
+	p.row, p.phase = panelRow(g)
+	p.plane = p.hp * p.row
 	p.image = g.Channels * p.plane
 	p.positions = g.Out[0] * g.Out[1]
-	p.kernel = [2]int{g.Kernel[0], g.Kernel[1]}
-	p.offset = [2]int{g.Dilation[0], g.Dilation[1]}
 	p.padded = buf[:images*p.image]
-	if wp != p.wp || plane != p.plane || kernel != p.kernel || offset != p.offset {
-		p.taps = p.taps[:0] // another geometry's places
-	}
 	if len(p.padded) >= 1<<31 {
 		panic("mathfn: ConvPanels of more than 2^31 elements")
 	}
+	key := panelKey{plane: p.plane, row: p.row, phase: p.phase, stride: g.Stride[1],
+		kernel: [2]int{g.Kernel[0], g.Kernel[1]}, offset: [2]int{g.Dilation[0], g.Dilation[1]}}
+	if key != p.key {
+		p.key = key
+		p.taps, p.places = p.taps[:0], p.places[:0] // another geometry's places
+	}
+	// The places of a geometry of more channels begin with those of
+	// fewer (a layer's groups share them).
+	if k := g.KernelDim(); len(p.places) < k {
+		p.places = p.placesOf(p.places[:0], 0, k)
+	}
+}
+
+// placesOf appends to dst the places of taps [first, first+count) in a
+// padded image, relative to tap 0's: along the kernel row, then down,
+// then the next channel.
+func (p *ConvPanels[T]) placesOf(dst []int32, first, count int) []int32 {
+	k0, k1 := p.key.kernel[0], p.key.kernel[1]
+	kk := k0 * k1
+	c, o := first/kk, first%kk
+	kh, kw := o/k1, o%k1
+	for range count {
+		dst = append(dst, int32(c*p.plane+kh*p.key.offset[0]*p.row+p.phaseOf(kw*p.key.offset[1])))
+		if kw++; kw == k1 {
+			kw, kh = 0, kh+1
+			if kh == k0 {
+				kh, c = 0, c+1
+			}
+		}
+	}
+	return dst
+}
+
+// phaseOf is where column x of a padded row lies in the buffer's row.
+func (p *ConvPanels[T]) phaseOf(x int) int {
+	s := p.key.stride
+	return x%s*p.phase + x/s
 }
 
 // Columns is the product's n: the images' output positions.
@@ -84,105 +145,86 @@ func (p *ConvPanels[T]) SetImage(j int, im []T) {
 	g := p.g
 	h, w := g.In[0], g.In[1]
 	dst := p.padded[j*p.image : (j+1)*p.image]
-	if g.Pad[0] == 0 && g.Pad[1] == 0 {
+	s := g.Stride[1]
+	if g.Pad[0] == 0 && g.Pad[1] == 0 && s == 1 {
 		copy(dst, im[:g.Channels*h*w])
 		return
 	}
 	clear(dst)
-	// A channel's rows with one call (w apart in the image, wp in the
-	// buffer).
 	for c := range g.Channels {
 		src := im[c*h*w : (c+1)*h*w]
-		rows.Copy(dst[c*p.plane+g.Pad[0]*p.wp+g.Pad[1]:], src, w, h, p.wp, w)
+		top := dst[c*p.plane+g.Pad[0]*p.row:]
+		if s == 1 {
+			// A channel's rows with one call (w apart in the image,
+			// row in the buffer).
+			rows.Copy(top[g.Pad[1]:], src, w, h, p.row, w)
+			continue
+		}
+		// Phase by phase: the image's columns x0, x0+s, ... land at
+		// consecutive places of the phase.
+		for r := range s {
+			x0 := ((r-g.Pad[1])%s + s) % s
+			if x0 >= w {
+				continue
+			}
+			n := (w - x0 + s - 1) / s
+			d := top[p.phaseOf(x0+g.Pad[1]):]
+			if !rows.Fit(len(src)-x0, s*(n-1)+1, h, w) || !rows.Fit(len(d), n, h, p.row) {
+				panic("mathfn: ConvPanels image out of range")
+			}
+			rows.CopyStrided(d, src[x0:], n, h, p.row, w, s)
+		}
 	}
 }
 
 // pack packs steps [pc, pc+kc) (kernel taps) and columns [jc, jc+nc)
 // (positions) of the columns into panels of nr columns, as packB packs a
 // column buffer: panel q holds, for each step, the nr values of its
-// columns (zero past the last column).
+// columns (zero past the last column). It writes nothing of p's: several
+// goroutines may pack at once.
 func (p *ConvPanels[T]) pack(dst []T, pc, kc, jc, nc, nr int) {
-	if p.g.Stride[1] == 1 {
-		p.tapTable(pc, kc)
+	taps := p.places[pc : pc+kc]
+	last := int32(0)
+	for _, t := range taps {
+		last = max(last, t)
 	}
+	ow := p.g.Out[1]
+	rowStep := p.g.Stride[0] * p.row
 	for jr := 0; jr < nc; jr += nr {
 		panel := dst[jr*kc : jr*kc+nr*kc]
 		cols := min(nr, nc-jr)
 		if cols < nr {
 			clear(panel)
 		}
-		// The panel's positions by runs along an output row.
+		// The panel's positions by runs along an output row, whose
+		// places are contiguous for each tap.
 		first := jc + jr
 		for q := first; q < first+cols; {
 			img, pos := q/p.positions, q%p.positions
-			oh, ow := pos/p.g.Out[1], pos%p.g.Out[1]
-			n := min(p.g.Out[1]-ow, first+cols-q)
-			base := img*p.image + oh*p.g.Stride[0]*p.wp + ow*p.g.Stride[1]
-			p.packRun(panel[q-first:], base, n, pc, kc, nr)
+			n := min(ow-pos%ow, first+cols-q)
+			base := img*p.image + pos/ow*rowStep + pos%ow
+			if base+int(last)+n > len(p.padded) || (kc-1)*nr+n > len(panel)-(q-first) {
+				panic("mathfn: ConvPanels run out of range")
+			}
+			rows.CopyOffsets(panel[q-first:], p.padded[base:], n, nr, taps)
 			q += n
 		}
 	}
 }
 
 // tapTable sets p.taps to the places of taps [pc, pc+kc) in a padded
-// image, relative to tap 0's. The table of the last call is kept: the
-// products of a layer's images ask for the same blocks again and again.
+// image, relative to tap 0's (packTaps). The table of the last call is
+// kept: the products of a layer's images ask for the same blocks again
+// and again.
 func (p *ConvPanels[T]) tapTable(pc, kc int) {
 	if p.tapsFor == [2]int{pc, kc} && len(p.taps) == kc {
 		return
 	}
 	p.tapsFor = [2]int{pc, kc}
-	k1 := p.kernel[1]
-	kk := p.kernel[0] * k1
-	p.taps, p.last = p.taps[:0], 0
-	c, o := pc/kk, pc%kk
-	kh, kw := o/k1, o%k1
-	for range kc {
-		off := c*p.plane + kh*p.offset[0]*p.wp + kw*p.offset[1]
-		p.taps = append(p.taps, int32(off))
-		p.last = max(p.last, off)
-		if kw++; kw == k1 { // the next tap: along the kernel row, then down, then the next channel
-			kw, kh = 0, kh+1
-			if kh == p.kernel[0] {
-				kh, c = 0, c+1
-			}
-		}
-	}
-}
-
-// packRun packs n positions of one output row, whose tap (0, 0, 0) is at
-// base in the padded images, for steps [pc, pc+kc) into panel (from the
-// run's first column on). With a stride of 1 the positions of a tap are
-// contiguous: one copy of the block's taps (p.taps). Otherwise one strided
-// copy per kernel offset, over the channels whose tap of that offset lies
-// in the block.
-func (p *ConvPanels[T]) packRun(panel []T, base, n, pc, kc, nr int) {
-	sw := p.g.Stride[1]
-	if sw == 1 {
-		if base+p.last+n > len(p.padded) || (kc-1)*nr+n > len(panel) {
-			panic("mathfn: ConvPanels run out of range")
-		}
-		rows.CopyOffsets(panel, p.padded[base:], n, nr, p.taps)
-		return
-	}
-	kk := p.kernel[0] * p.kernel[1]
-	extent := sw*(n-1) + 1 // elements a source row spans
-	for o := range kk {
-		t0 := pc + ((o-pc%kk)%kk+kk)%kk // the block's first tap of offset o
-		if t0 >= pc+kc {
-			continue
-		}
-		count := (pc+kc-1-t0)/kk + 1
-		src := p.padded[base+t0/kk*p.plane+(o/p.kernel[1])*p.offset[0]*p.wp+(o%p.kernel[1])*p.offset[1]:]
-		dst := panel[(t0-pc)*nr:]
-		if !rows.Fit(len(src), extent, count, p.plane) || !rows.Fit(len(dst), n, count, kk*nr) {
-			panic("mathfn: ConvPanels run out of range")
-		}
-		if sw == 1 {
-			rows.Copy(dst, src, n, count, kk*nr, p.plane)
-		} else {
-			rows.CopyStrided(dst, src, n, count, kk*nr, p.plane, sw)
-		}
+	p.taps = p.placesOf(p.taps[:0], pc, kc)
+	p.last = 0
+	for _, t := range p.taps {
+		p.last = max(p.last, int(t))
 	}
 }
 
@@ -191,6 +233,17 @@ func (p *ConvPanels[T]) packRun(panel []T, base, n, pc, kc, nr int) {
 // m x p.Columns(), ep nil for none: GemmPackedEpilogue of the im2col
 // columns, the same products. Only where ConvPanelsOK.
 func GemmConv[T Float](pa *PackedA[T], p *ConvPanels[T], c []T, ep *Epilogue[T]) {
+	gemmConvOn(1, pa, p, c, ep)
+}
+
+// GemmConvParallel is GemmConv on up to GOMAXPROCS goroutines, split as
+// GemmPackedEpilogue splits its products (a batch of one's convolution,
+// by its output positions): the same products, bit for bit.
+func GemmConvParallel[T Float](pa *PackedA[T], p *ConvPanels[T], c []T, ep *Epilogue[T]) {
+	gemmConvOn(runtime.GOMAXPROCS(0), pa, p, c, ep)
+}
+
+func gemmConvOn[T Float](workers int, pa *PackedA[T], p *ConvPanels[T], c []T, ep *Epilogue[T]) {
 	if !ConvPanelsOK[T](p.g) {
 		panic("mathfn: GemmConv without this package's GEMM")
 	}
@@ -207,8 +260,12 @@ func GemmConv[T Float](pa *PackedA[T], p *ConvPanels[T], c []T, ep *Epilogue[T])
 		c: c[:m*n], ldc: n, kern: pa.kern, own: true, ep: ep, packed: pa, panels: p}
 	j.region.wake = wake
 	j.setOverwrite(0)
-	j.run(0, m, 0, n)
-	j.free()
+	if workers <= 1 || 2*float64(m)*float64(n)*float64(k) < gemmParallelFlops {
+		j.run(0, m, 0, n)
+		j.free()
+		return
+	}
+	j.parallel(workers) // frees j
 }
 
 // packTaps packs steps [pc, pc+kc) (positions) and columns [jc, jc+nc)
@@ -228,7 +285,7 @@ func (p *ConvPanels[T]) packTaps(dst []T, pc, kc, jc, nc, nr int, gather func(ds
 		for q := pc; q < pc+kc; {
 			img, pos := q/p.positions, q%p.positions
 			n := min(ow-pos%ow, pc+kc-q)
-			base := img*p.image + pos/ow*p.g.Stride[0]*p.wp + pos%ow
+			base := img*p.image + pos/ow*p.g.Stride[0]*p.row + pos%ow
 			if base+p.last+n > len(p.padded) || (cols-1)*kc+q-pc+n > len(p.rows) {
 				panic("mathfn: ConvPanels run out of range")
 			}

@@ -31,6 +31,10 @@ func testGemmConv[T Float](t *testing.T) {
 		{6, 2, 15, 13, 7, 3, 3, 1, 1},
 		{3, 4, 9, 9, 3, 1, 1, 1, 30}, // 2430 positions: several blocks of k
 		{20, 3, 40, 70, 3, 1, 1, 1, 1},
+		{64, 3, 45, 45, 7, 3, 2, 1, 1},  // GoogLeNet's conv1, smaller: stride 2 in phases
+		{96, 3, 47, 47, 11, 0, 4, 1, 2}, // CaffeNet's conv1, smaller: stride 4, no pad
+		{9, 5, 17, 19, 3, 2, 3, 2, 2},   // stride and dilation, phases of unequal lengths
+		{11, 2, 13, 9, 5, 1, 5, 1, 1},   // a stride as large as the kernel
 	} {
 		t.Run(fmt.Sprint(s), func(t *testing.T) {
 			g := &ConvGeometry{Channels: s.c, In: []int{s.h, s.w}, Kernel: []int{s.k, s.k}, Pad: []int{s.pad, s.pad},
@@ -60,6 +64,12 @@ func testGemmConv[T Float](t *testing.T) {
 			}
 			GemmConv(pa, &p, got, nil)
 			sameBits(t, "C", got, want)
+			// On several goroutines, with an epilogue: the same tiles.
+			ep := &Epilogue[T]{RowBias: randSlice[T](s.m, -1, 1, 5), ReLU: true}
+			wantEp, gotEp := make([]T, s.m*n), make([]T, s.m*n)
+			GemmPackedEpilogue(pa, blas.NoTrans, n, col, wantEp, ep, false)
+			GemmConvParallel(pa, &p, gotEp, ep)
+			sameBits(t, "C (parallel)", gotEp, wantEp)
 			if !TapsOK[T](g) {
 				return
 			}

@@ -25,8 +25,22 @@ func (g *PoolWindows) MaxPoolScratch() int {
 	if g.samePlane() {
 		return max(2*g.rowLen(), g.H*g.W+g.PadW+g.KernelW)
 	}
-	return 2 * g.rowLen()
+	return g.rowRoom() + g.rowLen()
 }
+
+// rowRoom is the length of the row of column maxima in the scratch: the
+// row, or with a stride of 2 what the vector kernel reads of it.
+func (g *PoolWindows) rowRoom() int {
+	if g.StrideW == 2 {
+		return max(g.rowLen(), slideMaxS2Room(g.OutW, g.KernelW))
+	}
+	return g.rowLen()
+}
+
+// slideMaxS2Room is how many values of its source slideMaxS2Vector reads
+// for n outputs of windows of k: whole blocks of 16 outputs, 32 values
+// each, plus the last window's k-1.
+func slideMaxS2Room(n, k int) int { return (n+15)/16*32 + k - 1 }
 
 // samePlane reports whether the pooling keeps the plane's size with
 // centred windows (stride 1, odd kernels, pad half the kernel: GoogLeNet's
@@ -51,11 +65,11 @@ func MaxPoolValues[T Float](g *PoolWindows, x, y, scratch []T) {
 		maxPoolSame(g, x, y, scratch)
 		return
 	}
-	n := g.rowLen()
-	row, slid := scratch[:n], scratch[n:2*n]
+	n, room := g.rowLen(), g.rowRoom()
+	row, slid := scratch[:n], scratch[room:room+n]
 	floor := T(-math.MaxFloat32)
-	for i := range row {
-		row[i] = floor // the padding: never above a value that counts
+	for i := range scratch[:room] {
+		scratch[i] = floor // the padding: never above a value that counts
 	}
 	span := (g.OutW-1)*g.StrideW + 1 // the window starts, one per column
 	for oh := range g.OutH {
@@ -72,6 +86,12 @@ func MaxPoolValues[T Float](g *PoolWindows, x, y, scratch []T) {
 		colMax(row[g.PadW:g.PadW+g.W], x[h0*g.W:], h1-h0, g.W)
 		if g.StrideW == 1 {
 			slideMax(out, row, g.KernelW)
+			continue
+		}
+		// Stride 2 (GoogLeNet's and CaffeNet's 3x3 pools): the windows'
+		// maxima straight from the row, rather than every sliding
+		// window's and then every other one in Go.
+		if g.StrideW == 2 && slideMaxS2Vector(out, scratch[:room], g.KernelW) {
 			continue
 		}
 		slideMax(slid[:span], row, g.KernelW)
@@ -147,6 +167,16 @@ func maxPoolSame[T Float](g *PoolWindows, x, y, scratch []T) {
 	}
 	slideMax(y[:h*w], buf, g.KernelW)
 	if pw == 0 {
+		return
+	}
+	if g.KernelW == 3 && pw == 1 && w >= 2 {
+		// GoogLeNet's inception pools: each row's two edge windows
+		// hold two columns. rowMax's clipped loop, called twice a row,
+		// took a quarter of a 14x14 plane's time.
+		for oh := range h {
+			row, out := v[oh*w:(oh+1)*w], y[oh*w:(oh+1)*w]
+			out[0], out[w-1] = max(row[0], row[1]), max(row[w-2], row[w-1])
+		}
 		return
 	}
 	right := max(w-pw, pw) // the first column whose window crosses the right edge

@@ -34,7 +34,7 @@ func TestMaxPoolValues(t *testing.T) {
 func testMaxPoolValues[T Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	special := []T{T(math.NaN()), T(math.Inf(1)), T(math.Inf(-1)), T(-math.MaxFloat32), 0, T(math.Copysign(0, -1))}
-	for _, hw := range [][2]int{{1, 1}, {5, 7}, {9, 17}, {13, 13}, {28, 28}, {4, 40}} {
+	for _, hw := range [][2]int{{1, 1}, {5, 7}, {9, 17}, {13, 13}, {28, 28}, {4, 40}, {3, 112}, {2, 67}} {
 		for _, k := range [][2]int{{1, 1}, {2, 2}, {3, 3}, {3, 2}, {5, 5}} {
 			for _, s := range []int{1, 2, 3} {
 				for _, pad := range []int{0, 1, 2} {

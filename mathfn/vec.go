@@ -1,6 +1,10 @@
 package mathfn
 
-import "github.com/gocaffe/gocaffe/mathfn/internal/vec"
+import (
+	"math"
+
+	"github.com/gocaffe/gocaffe/mathfn/internal/vec"
+)
 
 // The layers' vector kernels (mathfn/internal/vec: AVX-512 assembly where
 // the CPU has it, NEON on arm64 but for max pooling), for the layer packages, which cannot import an internal
@@ -83,3 +87,36 @@ func BNNormScalePrefix[T Float](x, y, xn []T, m, s, gamma, beta T, relu bool) in
 func BNBackRowPrefix[T Float](y, dy, xn []T, gamma T, relu bool) ([4]T, int) {
 	return vec.BNBackRowPrefix(y, dy, xn, gamma, relu)
 }
+
+// LRNScale sets y[i] = x[i] / (k + alpha*sum[i])^beta in float32 for beta
+// 0.75, 0.5 or 1 (LRN's output from its window's sum of squares, in an
+// inference pass) and reports true; for another beta it does nothing and
+// reports false. The product alpha*sum is rounded, then the sum; the
+// power is taken apart into correctly rounded square roots and products
+// (beta 0.75: r*sqrt(r), r = sqrt(s)), and x divided by it, in float32:
+// vector kernels where the CPU has them, the same values bit for bit.
+func LRNScale(x, sum, y []float32, alpha, k float32, beta float64) bool {
+	if beta != 0.75 && beta != 0.5 && beta != 1 {
+		return false
+	}
+	x, sum = x[:len(y)], sum[:len(y)]
+	for i := vec.LRNScalePrefix(x, sum, y, alpha, k, beta); i < len(y); i++ {
+		s := float32(alpha*sum[i]) + k // rounded before the sum, as the kernels
+		var d float32
+		switch beta {
+		case 0.75:
+			r := sqrt32(s)
+			d = r * sqrt32(r)
+		case 0.5:
+			d = sqrt32(s)
+		default:
+			d = s
+		}
+		y[i] = x[i] / d
+	}
+	return true
+}
+
+// sqrt32 is the float32 square root, correctly rounded (the float64 root
+// of a float32, rounded to float32, is).
+func sqrt32(v float32) float32 { return float32(math.Sqrt(float64(v))) }

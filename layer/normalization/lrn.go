@@ -3,6 +3,7 @@ package normalization
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/gocaffe/gocaffe/layer"
 
@@ -54,6 +55,22 @@ type lrnLayer[T layer.Float] struct {
 	x, y, dy, dx, scaleData, pwData []T
 	sums                            [][]T
 	forwardPart, backwardPart       func(part, lo, hi int)
+	// infer says the forward pass keeps no scale for a backward pass and
+	// computes in float32 (SetInferenceOnly); inferPart is its body.
+	infer     bool
+	inferPart func(part, lo, hi int)
+}
+
+// SetInferenceOnly lets a float32 ACROSS_CHANNELS pass of the usual betas
+// (0.75, 0.5, 1) keep no scale and powers for a backward pass, square
+// each plane once rather than once per window it is in, and take the
+// power in float32 (mathfn.LRNScale, within a few ulp of the float64
+// one) (layer.InferenceOnly): the float64 powers alone took half of
+// GoogLeNet's conv2/norm2 at batch 1. Training keeps Caffe's pass.
+func (l *lrnLayer[T]) SetInferenceOnly(on bool) {
+	var zero T
+	_, f32 := any(zero).(float32)
+	l.infer = on && f32 && !l.within && (l.beta == 0.75 || l.beta == 0.5 || l.beta == 1)
 }
 
 func newLRN[T layer.Float](p *caffepb.LayerParameter) (layer.Layer[T], error) {
@@ -162,6 +179,16 @@ func (l *lrnLayer[T]) coeffs() (sumFactor, constant, backFactor T) {
 
 // ForwardCPU computes each element's scale and output.
 func (l *lrnLayer[T]) ForwardCPU(bottom, top []*blob.Blob[T]) error {
+	if l.infer {
+		l.x, l.y = bottom[0].CPUData(), top[0].MutableCPUData()
+		l.parts(l.num*l.channels, (l.size+1)*l.height*l.width) // the window's squares and their sum
+		if l.inferPart == nil {
+			l.inferPart = l.acrossInfer
+		}
+		mathfn.ParallelChunks(l.num*l.channels, l.inferPart)
+		l.x, l.y = nil, nil
+		return nil
+	}
 	if !l.within {
 		l.x, l.y = bottom[0].CPUData(), top[0].MutableCPUData()
 		l.scaleData, l.pwData = l.scale.MutableCPUData(), l.pw.MutableCPUData()
@@ -254,6 +281,43 @@ func (l *lrnLayer[T]) acrossForward(part, lo, hi int) {
 		negPows(pw, scale, float64(l.beta))
 		mathfn.Mul(plane, x[c*plane:], pw, y)
 	}
+}
+
+// acrossInfer is acrossForward of an inference pass (SetInferenceOnly):
+// each plane's squares computed once into a ring of local_size planes,
+// each window's sum of them added in ascending order as acrossForward
+// adds them (the same sums), then the output from the sum in float32.
+func (l *lrnLayer[T]) acrossInfer(part, lo, hi int) {
+	plane, image := l.height*l.width, l.channels*l.height*l.width
+	sumFactor, constant, _ := l.coeffs()
+	ring, sum := l.sums[part][:l.size*plane], l.sums[part][l.size*plane:(l.size+1)*plane]
+	sq := func(c int) []T { return ring[c%l.size*plane : (c%l.size+1)*plane] }
+	next := 0 // the next channel whose squares the ring lacks
+	for p := lo; p < hi; p++ {
+		n, c := p/l.channels, p%l.channels
+		x := l.x[n*image : (n+1)*image]
+		first, last := max(c-l.half(), 0), min(c+l.half(), l.channels-1)
+		if p == lo || c == 0 {
+			next = first // a new image, or the part's first plane
+		}
+		for ; next <= last; next++ {
+			xc := x[next*plane : (next+1)*plane]
+			mathfn.Mul(plane, xc, xc, sq(next))
+		}
+		acc := sq(first)
+		for cc := first + 1; cc <= last; cc++ {
+			mathfn.Add(plane, acc, sq(cc), sum)
+			acc = sum
+		}
+		y := l.y[p*plane : (p+1)*plane]
+		mathfn.LRNScale(asF32(x[c*plane:(c+1)*plane]), asF32(acc), asF32(y), float32(sumFactor), float32(constant), float64(l.beta))
+	}
+}
+
+// asF32 is s as float32s: the inference pass runs on float32 layers
+// alone (SetInferenceOnly).
+func asF32[T layer.Float](s []T) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
 // acrossBackward is ACROSS_CHANNELS's backward pass over images [lo, hi):

@@ -63,6 +63,10 @@ type convCPU[T layer.Float] struct {
 	forwardPart, backwardPart func(part, lo, hi int)
 	foldedPart                func(part, lo, hi int) // conv_fold.go
 	target                    foldTarget[T]          // the folded pass's, read by foldedPart
+	// foldPanels: the folded pass takes its products from padded images
+	// (conv_fold.go), of one group's channels, geoG.
+	foldPanels bool
+	geoG       mathfn.ConvGeometry
 
 	// One image's im2col split over the cores by channels (conv_fold.go):
 	// the image, its columns, each part's geometry, the part body.

@@ -220,16 +220,21 @@ func (l *convBase[T]) foldedIm2col(bottom []*blob.Blob[T]) {
 	for _, b := range bottom {
 		b.CPUData()
 	}
+	c.foldPanels = l.foldedPanelsApply()
+	if c.foldPanels {
+		l.foldedPanelBuffers(max(parts, 1))
+	}
 	if parts == 1 {
 		// The columns from the net's shared scratch (layer.HostScratch),
 		// not the layer's own col blob: a deploy ResNet-50's convolutions
 		// held 40 MB of those, one each, for values that live within one
-		// layer's pass. A 1x1 convolution reads its bottom as they.
+		// layer's pass. A 1x1 convolution reads its bottom as they, and
+		// the products from padded images need none.
 		var col []T
-		if !l.is1x1 {
+		if !l.is1x1 && !c.foldPanels {
 			col = layer.ScratchOf(&l.Base, "conv.cols", 0, &c.col, l.kernelDim*l.group*l.convOutSpatial)
 		}
-		l.foldedImages(bottom, 0, l.num, col, false)
+		l.foldedImages(bottom, 0, 0, l.num, col, false)
 		return
 	}
 	c.bottom = bottom
@@ -241,18 +246,22 @@ func (l *convBase[T]) foldedIm2col(bottom []*blob.Blob[T]) {
 }
 
 func (l *convBase[T]) foldedPart(part, lo, hi int) {
-	l.foldedImages(l.cpu.bottom, lo, hi, l.cpu.cols[part], true)
+	l.foldedImages(l.cpu.bottom, part, lo, hi, l.cpu.cols[part], true)
 }
 
-// foldedImages computes images [lo, hi) of every bottom into l.cpu.target;
-// serial runs each GEMM on the calling goroutine.
-func (l *convBase[T]) foldedImages(bottom []*blob.Blob[T], lo, hi int, col []T, serial bool) {
+// foldedImages computes images [lo, hi) of every bottom into l.cpu.target,
+// in part's buffers; serial runs each GEMM on the calling goroutine.
+func (l *convBase[T]) foldedImages(bottom []*blob.Blob[T], part, lo, hi int, col []T, serial bool) {
 	t := &l.cpu.target
 	for i := range bottom {
 		in, out := bottom[i].CPUData(), t.ys[i]
 		for n := lo; n < hi; n++ {
 			x := in[n*l.bottomDim:]
 			y := out[n*t.dim:]
+			if l.cpu.foldPanels {
+				l.foldedPanels(part, x, y, serial)
+				continue
+			}
 			cols := x
 			switch {
 			case l.is1x1:
@@ -266,6 +275,51 @@ func (l *convBase[T]) foldedImages(bottom []*blob.Blob[T], lo, hi int, col []T, 
 			for g := range l.group {
 				mathfn.GemmPackedEpilogue(t.packed[g], blas.NoTrans, l.convOutSpatial, cols[l.colOffset*g:], y[l.outputOffset*g:], &t.eps[g], serial)
 			}
+		}
+	}
+}
+
+// foldedPanelsApply reports whether a folded pass takes its products
+// from padded copies of the images (mathfn.GemmConv, conv_panels.go)
+// rather than im2col's columns: a 2-D kernel larger than 1x1 on this
+// package's GEMM, more than one output position (one is a matrix-vector
+// product, which reads the weights unpacked). At batch 1 on two cores
+// (mathfn.BenchmarkConvPanels): GoogLeNet's conv1 (7x7, stride 2) 3.5 -> 2.1 ms,
+// CaffeNet's conv1 (11x11, stride 4) 2.8 -> 1.7, a group of its conv2
+// 2.0 -> 1.3.
+func (l *convBase[T]) foldedPanelsApply() bool {
+	return convPanels && !l.is1x1 && l.convOutSpatial > 1 && mathfn.ConvPanelsOK[T](&l.geo)
+}
+
+// foldedPanelBuffers sets c.geoG, a group's geometry, and gets the padded
+// buffers of parts parts (one image's group each) from the net's
+// scratch, on the pass's goroutine.
+func (l *convBase[T]) foldedPanelBuffers(parts int) {
+	c := &l.cpu
+	c.geoG = l.geo
+	c.geoG.Channels = l.geo.Channels / l.group
+	n := mathfn.ConvPanelsSize(&c.geoG, 1)
+	for p := range parts {
+		c.paddeds[p] = layer.ScratchOf(&l.Base, "conv.padded", p, &c.paddeds[p], n)
+	}
+}
+
+// foldedPanels computes image x's products into y, group by group, from
+// a padded copy of the group's channels in part's buffer: split over the
+// cores unless serial.
+func (l *convBase[T]) foldedPanels(part int, x, y []T, serial bool) {
+	c := &l.cpu
+	t := &c.target
+	p := c.panels[part]
+	plane := l.bottomDim / l.geo.Channels
+	for g := range l.group {
+		p.Reset(&c.geoG, 1, c.paddeds[part])
+		p.SetImage(0, x[g*c.geoG.Channels*plane:])
+		out := y[l.outputOffset*g:] // a lead's stacked rows with its siblings' (one group)
+		if serial {
+			mathfn.GemmConv(t.packed[g], p, out, &t.eps[g])
+		} else {
+			mathfn.GemmConvParallel(t.packed[g], p, out, &t.eps[g])
 		}
 	}
 }

@@ -82,3 +82,49 @@ func TestFoldHoldsWeightsOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldedPanelsMatchIm2col runs folded convolutions from padded images
+// (mathfn.GemmConv) and from im2col's columns on the same data: the same
+// panels and tiles, so the same outputs bit for bit, at batch 1 (the
+// product split over the cores) and 3 (images over the cores, serial
+// products), strided (in phases), in groups, and dilated.
+func TestFoldedPanelsMatchIm2col(t *testing.T) {
+	for _, c := range []struct {
+		num, cin, cout, h, w int
+		param                string
+	}{
+		{1, 3, 64, 45, 45, "kernel_size: 7 stride: 2 pad: 3"}, // GoogLeNet's conv1, smaller
+		{3, 3, 64, 45, 45, "kernel_size: 7 stride: 2 pad: 3"},
+		{1, 3, 96, 51, 51, "kernel_size: 11 stride: 4"}, // CaffeNet's conv1, smaller
+		{1, 16, 64, 15, 15, "kernel_size: 5 pad: 2 group: 2"},
+		{3, 16, 64, 15, 15, "kernel_size: 5 pad: 2 group: 2"},
+		{1, 8, 24, 17, 13, "kernel_size: 3 pad: 2 dilation: 2 stride: 3"},
+	} {
+		t.Run(fmt.Sprintf("%d_%d_%d_%dx%d_%s", c.num, c.cin, c.cout, c.h, c.w, c.param), func(t *testing.T) {
+			defer vision.SetWinogradAlways(false)()
+			l := layertest.New[float32](t, fmt.Sprintf(`type: "Convolution" convolution_param { num_output: %d %s
+			  weight_filler { type: "msra" } bias_filler { type: "gaussian" std: 0.1 } }`, c.cout, c.param))
+			bottom := []*blob.Blob[float32]{layertest.Blob[float32](t, c.num, c.cin, c.h, c.w)}
+			top := layertest.Blobs[float32](t, 1)
+			layertest.SetUp(t, l, bottom, top)
+			layertest.FillGaussian(bottom[0], 0, 1, 7)
+			if err := l.(layer.Folder[float32]).SetFold(convFold(c.cout, false)); err != nil {
+				t.Fatal(err)
+			}
+			var outs [2][]float32
+			for i, panels := range []bool{false, true} {
+				restore := vision.SetConvPanels(panels)
+				if err := l.ForwardCPU(bottom, top); err != nil {
+					t.Fatal(err)
+				}
+				restore()
+				outs[i] = slices.Clone(top[0].CPUData())
+			}
+			for i, want := range outs[0] {
+				if got := outs[1][i]; got != want {
+					t.Fatalf("output %d: %v from padded images, %v from im2col", i, got, want)
+				}
+			}
+		})
+	}
+}

@@ -143,3 +143,34 @@ func testMaxPoolGeom(t *testing.T, g *poolGeom, seed uint64) {
 		values("float32 without argmax", y)
 	}
 }
+
+// holdsFloor finds -MaxFloat32 at every place of slices of every length
+// up to 9 and both alignments, and nothing in slices of its neighbours
+// (the float32 values whose bits differ from its by one, and -0).
+func TestHoldsFloor(t *testing.T) {
+	floor := float32(-math.MaxFloat32)
+	near := []float32{math.Float32frombits(0xff7ffffe), math.Float32frombits(0x7f7fffff), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), float32(math.NaN())}
+	buf := make([]float32, 12)
+	for off := range 2 {
+		for n := range 10 {
+			y := buf[off : off+n]
+			for i := range y {
+				y[i] = near[i%len(near)]
+			}
+			if holdsFloor(y) {
+				t.Fatalf("offset %d, %d values without the floor: found", off, n)
+			}
+			for at := range y {
+				v := y[at]
+				y[at] = floor
+				if !holdsFloor(y) {
+					t.Fatalf("offset %d, %d values, the floor at %d: not found", off, n, at)
+				}
+				y[at] = v
+			}
+		}
+	}
+	if !holdsFloor([]float64{1, 2}) {
+		t.Error("float64 values: false, want true (not looked for)")
+	}
+}
