@@ -307,13 +307,13 @@ func rowSum[T layer.Float](row []T) T {
 // the ReLU's pass, bit for bit.
 func (f *bnFuseHost[T]) normScaleReLU(xs, ys, xn []T, m, s T, c int) {
 	g, b := f.gamma[c], f.beta[c]
-	for i := mathfn.BNNormScalePrefix(xs, ys, xn, m, s, g, b, f.withReLU); i < len(xs); i++ {
+	done := mathfn.BNNormScalePrefix(xs, ys, xn, m, s, g, b, f.withReLU)
+	for i := done; i < len(xs); i++ {
 		q := (xs[i] - m) / s
-		v := T(q*g) + b
-		if f.withReLU {
-			v = reluZero(v)
-		}
-		ys[i], xn[i] = v, q
+		ys[i], xn[i] = T(q*g)+b, q
+	}
+	if f.withReLU {
+		mathfn.ReLUZero(ys[done:len(xs)], ys[done:len(xs)])
 	}
 }
 
@@ -328,24 +328,8 @@ func (f *bnFuseHost[T]) scaleReLU(ys []T, c int) {
 		mathfn.MulAddScalar(len(ys), f.gamma[c], f.beta[c], ys, ys)
 	}
 	if f.withReLU {
-		for i := mathfn.ReLUPrefix(ys, ys); i < len(ys); i++ {
-			ys[i] = reluZero(ys[i])
-		}
+		mathfn.ReLUZero(ys, ys)
 	}
-}
-
-// reluZero is Caffe's zero-slope ReLU of one value, std::max(v, 0) + 0 *
-// std::min(v, 0), as the ReLU layer computes it: +0 for a finite negative
-// v, NaN for -Inf, v otherwise (-0 and a NaN included).
-func reluZero[T layer.Float](v T) T {
-	hi, lo := v, T(0)
-	if v < 0 {
-		hi = 0
-	}
-	if !(0 < v) {
-		lo = v
-	}
-	return hi + 0*lo
 }
 
 // backward computes the layer's backward pass with the fused layers':

@@ -72,25 +72,9 @@ func (h *eltwiseSumHost[T]) blocks(_, lo, hi int) {
 			}
 		}
 		if h.relu {
-			for i := mathfn.ReLUPrefix(y, y); i < len(y); i++ {
-				y[i] = reluZero(y[i])
-			}
+			mathfn.ReLUZero(y, y)
 		}
 	}
-}
-
-// reluZero is the ReLU layer's zero-slope value, Caffe's std::max(v, 0) +
-// 0 * std::min(v, 0): +0 for a finite negative v, NaN for -Inf, v
-// otherwise (-0 and a NaN included).
-func reluZero[T layer.Float](v T) T {
-	hi, lo := v, T(0)
-	if v < 0 {
-		hi = 0
-	}
-	if !(0 < v) {
-		lo = v
-	}
-	return hi + 0*lo
 }
 
 // backwardReLU is the backward pass of the sum with its fused zero-slope
