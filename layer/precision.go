@@ -42,8 +42,8 @@ func (b *Base[T]) Reduced() syncedmem.Storage { return b.reduced }
 
 // ChannelsLastEngine is implemented by GPU engines computing in a 16-bit
 // type that can also compute on channels-last (NHWC) blobs, where tensor
-// cores and cuDNN's graph API are fastest: cuDNN's convolution (one group,
-// no bias), BatchNorm's own kernels, and the element-wise layers (ReLU,
+// cores and cuDNN's graph API are fastest: cuDNN's convolution, BatchNorm's
+// own kernels, MAX and AVE pooling, and the element-wise layers (ReLU,
 // Eltwise, Split), whose arithmetic does not depend on the order. Such an
 // engine converts at its edges (kit.Reduced) a blob the plan keeps
 // row-major.

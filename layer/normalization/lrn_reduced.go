@@ -21,6 +21,22 @@ func (e *lrnDNN[T]) SetReduced(s syncedmem.Storage) error {
 	return nil
 }
 
+// AcceptsChannelsLast: in 16 bits the engine normalizes channels-last
+// blobs too, on kernels of their own (layer.ChannelsLastEngine).
+func (e *lrnDNN[T]) AcceptsChannelsLast() bool { return e.red.On() }
+
+// SetChannelsLast makes the engine normalize channels-last blobs.
+func (e *lrnDNN[T]) SetChannelsLast(on bool) error { return e.red.SetChannelsLast(on) }
+
+// clArgs starts the arguments the channels-last kernels share
+// (lrn.cu's lrn_cl_*: a thread per element).
+func (e *lrnDNN[T]) clArgs(a *cuda.Args) *cuda.Args {
+	l := e.l
+	sumFactor, constant, _ := l.coeffs()
+	return a.Int(l.num * l.channels * l.height * l.width).Int(l.channels).Int(l.window().half).
+		Float32(float32(sumFactor)).Float32(float32(constant))
+}
+
 // walkArgs starts the arguments the walk kernels share.
 func (e *lrnDNN[T]) walkArgs(a *cuda.Args) *cuda.Args {
 	l := e.l
@@ -42,8 +58,15 @@ func (e *lrnDNN[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 		return err
 	}
 	var a cuda.Args
-	e.walkArgs(&a).Float32(float32(l.beta)).Ptr(x).Ptr(y)
-	if err := launch[T](l.Context(), "lrn.cu", "lrn_walk_forward"+r.Suffix(), l.num*l.height*l.width, &a); err != nil {
+	name, n := "lrn_walk_forward", l.num*l.height*l.width
+	if r.ChannelsLast() {
+		name, n = "lrn_cl_forward", n*l.channels
+		e.clArgs(&a)
+	} else {
+		e.walkArgs(&a)
+	}
+	a.Float32(float32(l.beta)).Ptr(x).Ptr(y)
+	if err := launch[T](l.Context(), "lrn.cu", name+r.Suffix(), n, &a); err != nil {
 		return err
 	}
 	if err := r.Done(g, top[0], false); err != nil {
@@ -69,8 +92,15 @@ func (e *lrnDNN[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 	}
 	_, _, backFactor := l.coeffs()
 	var a cuda.Args
-	e.walkArgs(&a).Float32(float32(backFactor)).Float32(float32(l.beta)).Ptr(x).Ptr(dy).Ptr(dx)
-	if err := launch[T](l.Context(), "lrn.cu", "lrn_walk_backward"+r.Suffix(), l.num*l.height*l.width, &a); err != nil {
+	name, n := "lrn_walk_backward", l.num*l.height*l.width
+	if r.ChannelsLast() {
+		name, n = "lrn_cl_backward", n*l.channels
+		e.clArgs(&a)
+	} else {
+		e.walkArgs(&a)
+	}
+	a.Float32(float32(backFactor)).Float32(float32(l.beta)).Ptr(x).Ptr(dy).Ptr(dx)
+	if err := launch[T](l.Context(), "lrn.cu", name+r.Suffix(), n, &a); err != nil {
 		return err
 	}
 	if err := r.Done(g, bottom[0], true); err != nil {

@@ -23,12 +23,10 @@ type eltwiseSumHost[T layer.Float] struct {
 	// relu: the zero-slope ReLU in place on the top is fused into the
 	// passes (eltwiseLayer.FuseNext).
 	relu bool
-	// The fused backward pass's operands: the top's data and diff, the
-	// bottoms' diffs (nil where not wanted), and a block of scratch per
-	// part of the cores.
-	dy      []T
-	dxs     [][]T
-	scratch [][]T
+	// The fused backward pass's operands: the top's data and diff, and
+	// the bottoms' diffs (nil where not wanted).
+	dy  []T
+	dxs [][]T
 	// part and backPart are blocks and backBlocks as method values,
 	// made once: a pass allocates nothing.
 	part, backPart func(part, lo, hi int)
@@ -79,17 +77,17 @@ func (h *eltwiseSumHost[T]) blocks(_, lo, hi int) {
 
 // backwardReLU is the backward pass of the sum with its fused zero-slope
 // ReLU: dz = dy times the ReLU's factor of y (the ReLU's backward pass,
-// in place on the top), then each wanted bottom's diff = its coefficient
-// times dz (eltwiseBackward's copy or scale), block by block in the cache
-// and the blocks spread over the cores: the top's diff is read once and
-// the bottoms' written once, where the two layers apart swept the top's
-// diff three times, the copies on one core. dz stays in scratch: the
-// top's diff is left as dy (no layer reads it after this pass).
+// in place on the top's diff, which then holds dz as after Caffe's
+// in-place ReLU), then each wanted bottom's diff = its coefficient times
+// dz (eltwiseBackward's copy or scale), block by block in the cache and
+// the blocks spread over the cores: the top's diff is swept once and the
+// bottoms' written once, where the two layers apart swept the top's diff
+// three times, the copies on one core.
 func (h *eltwiseSumHost[T]) backwardReLU(coeffs []T, top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) {
 	if h.backPart == nil {
 		h.backPart = h.backBlocks
 	}
-	h.coeffs, h.y, h.dy = coeffs, top[0].CPUData()[:top[0].Count()], top[0].CPUDiff()
+	h.coeffs, h.y, h.dy = coeffs, top[0].CPUData()[:top[0].Count()], top[0].MutableCPUDiff()
 	h.dxs = h.dxs[:0]
 	for i, b := range bottom {
 		var dx []T
@@ -99,9 +97,6 @@ func (h *eltwiseSumHost[T]) backwardReLU(coeffs []T, top []*blob.Blob[T], propag
 		h.dxs = append(h.dxs, dx)
 	}
 	blocks := (len(h.y) + eltwiseSumBlock - 1) / eltwiseSumBlock
-	for len(h.scratch) < mathfn.Parts(blocks) {
-		h.scratch = append(h.scratch, make([]T, eltwiseSumBlock))
-	}
 	kit.UnitsParallel(blocks, eltwiseSumBlock, h.backPart)
 	clear(h.dxs)
 	h.y, h.dy = nil, nil
@@ -112,7 +107,8 @@ func (h *eltwiseSumHost[T]) backBlocks(part, lo, hi int) {
 	for blk := lo; blk < hi; blk++ {
 		start := blk * eltwiseSumBlock
 		end := min(start+eltwiseSumBlock, len(h.y))
-		y, dy, dz := h.y[start:end], h.dy[start:end], h.scratch[part][:end-start]
+		y, dy := h.y[start:end], h.dy[start:end]
+		dz := dy // in place, as Caffe's ReLU
 		for i := mathfn.ReLUBackPrefix(y, dy, dz, 1, 0, 0); i < len(y); i++ {
 			dz[i] = dy[i] * (T(kit.Btoi(y[i] > 0)) + 0*T(kit.Btoi(y[i] <= 0)))
 		}

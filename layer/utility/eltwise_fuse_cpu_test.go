@@ -12,8 +12,9 @@ import (
 )
 
 // The host's Eltwise SUM with the zero-slope ReLU in place on its top
-// fused into it leaves the top's data and the bottoms' gradients as the
-// two layers' own passes do, bit for bit: coefficients 1 and others, a
+// fused into it leaves the top's data and diff and the bottoms' gradients
+// as the two layers' own passes do, bit for bit (the top's diff is the
+// ReLU's gradient, as after Caffe's in-place ReLU): coefficients 1 and others, a
 // bottom without a gradient, values at and around zero and the odd ones
 // (NaN, infinities), on shapes spread over the cores with a short last
 // block and not.
@@ -38,7 +39,7 @@ func TestEltwiseReLUFusedHostMatchesUnfused(t *testing.T) {
 
 // runEltwiseReLU runs a forward and a backward pass of a sum of two
 // bottoms and a ReLU in place on its top, fused or not, and returns the
-// top's data and the bottoms' diffs.
+// top's data and diff and the bottoms' diffs.
 func runEltwiseReLU(t *testing.T, shape []int, coeffs [2]float32, down []bool, fuse bool) [][]float32 {
 	t.Helper()
 	sum := layertest.New[float32](t, fmt.Sprintf(`type: "Eltwise" eltwise_param { operation: SUM coeff: %v coeff: %v }`, coeffs[0], coeffs[1]))
@@ -84,7 +85,7 @@ func runEltwiseReLU(t *testing.T, shape []int, coeffs [2]float32, down []bool, f
 			t.Fatal(err)
 		}
 	}
-	out := [][]float32{y.CPUData()}
+	out := [][]float32{y.CPUData(), y.CPUDiff()}
 	for k, b := range bottoms {
 		if down[k] {
 			out = append(out, b.CPUDiff())

@@ -46,7 +46,8 @@ type convolutionDNN[T layer.Float] struct {
 
 	fwd, bwdData, bwdFilter cuda.ConvAlgo
 
-	ones *blob.Blob[T] // ones for the bias gradient's sums
+	ones   *blob.Blob[T] // ones for the bias gradient's sums
+	ones16 *blob.Blob[T] // 16-bit ones for channels-last ones (convolution_reduced.go)
 
 	way convWay[T] // GEMMs of our own (convolution_ways.go), or nil
 	// relu, if not nil, is the ReLU in place on the top whose forward
@@ -105,6 +106,9 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	}
 	if l.biasTerm {
 		if err := kit.Ones(l, &e.ones, max(l.num, l.convOutSpatial)); err != nil {
+			return err
+		}
+		if err := e.halfOnes(l.convOutSpatial); err != nil {
 			return err
 		}
 	}
@@ -330,7 +334,7 @@ func (e *convolutionDNN[T]) forwardWorkspace() int { return max(e.fwd.Workspace,
 func (e *convolutionDNN[T]) backwardWorkspace() int {
 	l := e.l
 	biasSums := 0
-	if l.biasTerm && !e.red.On() { // the 16-bit sums are kernels of their own
+	if l.biasTerm && (!e.red.On() || e.red.ChannelsLast()) { // row-major 16-bit sums are kernels of their own
 		var zero T
 		biasSums = l.num * l.numOutput * int(unsafe.Sizeof(zero))
 	}

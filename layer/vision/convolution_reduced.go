@@ -3,6 +3,9 @@ package vision
 import (
 	"errors"
 	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
@@ -67,21 +70,24 @@ func (e *convolutionDNN[T]) layout() cuda.Layout {
 }
 
 // AcceptsChannelsLast: cuDNN convolves channels-last tensors in 16 bits
-// (layer.ChannelsLastEngine), here for one group and no bias (the bias
-// kernels and the GEMM ways read row-major blobs): ResNet's and
-// MobileNet's pointwise and full convolutions, each followed by a
-// BatchNorm.
+// (layer.ChannelsLastEngine), grouped ones included, the bias added over
+// the channels of each position and its gradient summed by cuBLAS
+// (biasGradientChannelsLast). Depthwise convolutions stay row-major on
+// gocaffe's depthwise kernels (convolution_depthwise_gpu.go), which read
+// planes; the other GEMM ways read row-major blobs too, so a
+// channels-last convolution is cuDNN's alone.
 func (e *convolutionDNN[T]) AcceptsChannelsLast() bool {
 	l := e.l
-	return e.red.On() && l.group == 1 && !l.biasTerm && l.numSpatial == 2
+	return e.red.On() && l.numSpatial == 2 && !depthwiseApplies(&l.convBase)
 }
 
 // SetChannelsLast makes the engine convolve channels-last tensors with
-// channels-last weights (output, kernel rows, columns, input), through
-// cuDNN alone; the next Reshape describes and chooses anew.
+// channels-last weights (output, kernel rows, columns, input of the
+// group), through cuDNN alone; the next Reshape describes and chooses
+// anew.
 func (e *convolutionDNN[T]) SetChannelsLast(on bool) error {
 	if on && !e.AcceptsChannelsLast() {
-		return errors.New("channels-last needs 16 bits, one group, no bias and two spatial axes")
+		return errors.New("channels-last needs 16 bits, two spatial axes, and not a depthwise convolution")
 	}
 	if err := e.red.SetChannelsLast(on); err != nil {
 		return err
@@ -159,7 +165,9 @@ func (e *convolutionDNN[T]) backwardReduced(top []*blob.Blob[T], propagateDown [
 			return err
 		}
 		if l.biasTerm && l.ParamPropagateDown(1) {
-			if err := r.AddBiasGradient(l.num, l.numOutput, l.convOutSpatial, dy, g.MutableDiff(l.Blobs()[1])); err != nil {
+			if r.ChannelsLast() {
+				e.biasGradientChannelsLast(g, dy, ws)
+			} else if err := r.AddBiasGradient(l.num, l.numOutput, l.convOutSpatial, dy, g.MutableDiff(l.Blobs()[1])); err != nil {
 				return err
 			}
 		}
@@ -244,5 +252,46 @@ func (e *convolutionDNN[T]) withFallback(pass string, a *cuda.ConvAlgo, run func
 		return errors.Join(err, err2)
 	}
 	logf.Infof(e.l.Logger(), "Layer %s: cuDNN refused its %s %v in %v (%v); algorithm 0 computes it", e.l.Name(), pass, chosen, e.red.Storage(), err)
+	return nil
+}
+
+// biasGradientChannelsLast adds the channels-last dy summed over images
+// and positions to the FP32 bias diff, as biasGradient does row-major:
+// one batched GEMM takes each image's channel sums, a row of 16-bit ones
+// times its positions x channels matrix, in FP32 into ws, and a GEMV adds
+// their sum over the images. A kernel per channel, as row-major, would
+// read with a stride of the channels.
+func (e *convolutionDNN[T]) biasGradientChannelsLast(g *device.GPUView[T], dy, ws cuda.DevicePtr) {
+	l := e.l
+	half := e.red.BlasType()
+	c, s := l.numOutput, l.convOutSpatial
+	g.GemmStridedMixed(blas.NoTrans, blas.NoTrans, 1, c, s, 1, g.Data(e.ones16), half, s, 0, dy, half, c, s*c, 0, ws, cuda.BlasFloat, c, c, l.num)
+	g.Gemv(blas.Trans, l.num, c, 1, ws, g.Data(e.ones), 1, g.MutableDiff(l.Blobs()[1]))
+}
+
+// halfOnes makes ones16 hold n ones of the engine's 16-bit type, two to
+// each float32 of the blob, for biasGradientChannelsLast (nothing where
+// the engine computes in T).
+func (e *convolutionDNN[T]) halfOnes(n int) error {
+	if !e.red.On() {
+		return nil
+	}
+	pair := uint32(0x3C003C00) // FLOAT16's 1 twice
+	if e.red.Storage() == syncedmem.StorageBFloat16 {
+		pair = 0x3F803F80
+	}
+	if err := kit.EnsureBlob(e.l, &e.ones16); err != nil {
+		return err
+	}
+	if err := e.ones16.Reshape([]int{(n + 1) / 2}); err != nil {
+		return err
+	}
+	data, ok := any(e.ones16.MutableCPUData()).([]float32)
+	if !ok {
+		return errors.New("16-bit ones need float32 blobs")
+	}
+	for i := range data {
+		data[i] = math.Float32frombits(pair)
+	}
 	return nil
 }

@@ -82,10 +82,44 @@ func (p *poolingReduced[T]) describe() error {
 	if err := l.cuDNNRounds(); err != nil {
 		return fmt.Errorf("pooling in %v: %w", p.red.Storage(), err)
 	}
-	if err := p.x.SetAs(p.red.DNNType(), l.num, l.channels, l.height, l.width); err != nil {
+	layout := cuda.LayoutNCHW
+	if p.red.ChannelsLast() {
+		layout = cuda.LayoutNHWC
+	}
+	if err := p.x.SetIn(p.red.DNNType(), layout, l.num, l.channels, l.height, l.width); err != nil {
 		return err
 	}
-	return p.y.SetAs(p.red.DNNType(), l.num, l.channels, l.pooledH, l.pooledW)
+	return p.y.SetIn(p.red.DNNType(), layout, l.num, l.channels, l.pooledH, l.pooledW)
+}
+
+// order names the kernels of the engine's order: "_cl" for the
+// channels-last twins of the offsets' kernels, "" for row-major ones.
+func (p *poolingReduced[T]) order() string {
+	if p.red.ChannelsLast() {
+		return "_cl"
+	}
+	return ""
+}
+
+// eightChannels reports whether MAX takes the channels-last kernels of 8
+// channels a thread (pooling.cu's _cl8): 16-byte loads of a position's
+// channels, which need their count a multiple of 8.
+func (p *poolingReduced[T]) eightChannels() bool {
+	return p.red.ChannelsLast() && p.l.channels%8 == 0
+}
+
+// setChannelsLast makes the 16-bit pooling read and write channels-last
+// blobs: MAX on the offsets' _cl kernels, a thread per output channel so
+// that a warp reads consecutive channels of one position; AVE on cuDNN,
+// described NHWC (describe).
+func (p *poolingReduced[T]) setChannelsLast(on bool) error {
+	if p == nil {
+		if on {
+			return errors.New("channels-last pooling needs a 16-bit type")
+		}
+		return nil
+	}
+	return p.red.SetChannelsLast(on)
 }
 
 // Forward pools.
@@ -169,10 +203,13 @@ func (p *poolingReduced[T]) maxForward(bottom, top []*blob.Blob[T]) error {
 	if err != nil {
 		return err
 	}
-	n := top[0].Count()
+	name, n := "max_pool_forward_offsets"+p.order(), top[0].Count()
+	if p.eightChannels() {
+		name, n = "max_pool_forward_offsets_cl8", n/8
+	}
 	var a cuda.Args
 	a.Int(n).Ptr(x).Int32s(l.geomArgs[:]).Ptr(y).Ptr(p.argmax.offsets)
-	if err := launch[float32](l.Context(), "pooling.cu", "max_pool_forward_offsets"+p.red.Suffix(), n, &a); err != nil {
+	if err := launch[float32](l.Context(), "pooling.cu", name+p.red.Suffix(), n, &a); err != nil {
 		return err
 	}
 	if err := p.red.Done(g, top[0], false); err != nil {
@@ -194,6 +231,11 @@ func (p *poolingReduced[T]) maxBackward(top, bottom []*blob.Blob[T]) error {
 		return err
 	}
 	name, n := l.offsetBackward(bottom[0], top[0])
+	if name == "offset_pool_tiles" && p.eightChannels() {
+		name, n = name+"_cl8", n/8
+	} else {
+		name += p.order()
+	}
 	var a cuda.Args
 	a.Int(n).Ptr(dy).Ptr(p.argmax.offsets).Int32s(l.geomArgs[:]).Ptr(dx)
 	if err := launch[float32](l.Context(), "pooling.cu", name+p.red.Suffix(), n, &a); err != nil {
@@ -216,6 +258,7 @@ func (p *poolingReduced[T]) Close() error {
 // setReduced makes *half pool l in s, or in T again for StorageNative
 // (argmax: as newPoolingReduced).
 func setPoolingReduced[T kit.Float](l *poolingLayer[T], half **poolingReduced[T], s syncedmem.Storage, argmax *poolingGPU[T]) error {
+	channelsLast := *half != nil && (*half).red.ChannelsLast() // kept across types, as the layer's order
 	if *half != nil {
 		if err := (*half).Close(); err != nil {
 			return err
@@ -230,7 +273,7 @@ func setPoolingReduced[T kit.Float](l *poolingLayer[T], half **poolingReduced[T]
 		return err
 	}
 	*half = p
-	return nil
+	return p.setChannelsLast(channelsLast)
 }
 
 // SetReduced makes Caffe's GPU engine pool in s: MAX on its own kernels,
@@ -243,6 +286,19 @@ func (e *poolingGPU[T]) SetReduced(s syncedmem.Storage) error {
 func (e *poolingDNN[T]) SetReduced(s syncedmem.Storage) error {
 	return setPoolingReduced(e.l, &e.half, s, nil)
 }
+
+// AcceptsChannelsLast: the 16-bit pooling computes in either order
+// (layer.ChannelsLastEngine).
+func (e *poolingGPU[T]) AcceptsChannelsLast() bool { return e.half != nil }
+
+// SetChannelsLast makes the 16-bit pooling compute channels-last.
+func (e *poolingGPU[T]) SetChannelsLast(on bool) error { return e.half.setChannelsLast(on) }
+
+// AcceptsChannelsLast: as poolingGPU's.
+func (e *poolingDNN[T]) AcceptsChannelsLast() bool { return e.half != nil }
+
+// SetChannelsLast makes the 16-bit pooling compute channels-last.
+func (e *poolingDNN[T]) SetChannelsLast(on bool) error { return e.half.setChannelsLast(on) }
 
 // Close frees the 16-bit pooling's memory and the argmax offsets.
 func (e *poolingGPU[T]) Close() error {

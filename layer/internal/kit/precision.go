@@ -308,8 +308,12 @@ func (r *Reduced[T]) AddWeightDiff(g *device.GPUView[T], w *blob.Blob[T]) error 
 }
 
 // AddBias adds bias (FP32, one value per channel of dim) to y, n values of
-// the engine's type laid out as (outer, dim, inner).
+// the engine's type laid out as (outer, dim, inner), or channels-last as
+// (outer, inner, dim).
 func (r *Reduced[T]) AddBias(n, dim, inner int, y, bias cuda.DevicePtr) error {
+	if r.channelsLast {
+		inner = 1 // the channel of value i is i % dim
+	}
 	var a cuda.Args
 	a.Int(n).Int(dim).Int(inner).Ptr(y).Ptr(bias)
 	return Launch[float32](r.ctx, kitKernels, "precision.cu", "add_bias"+r.Suffix(), n, &a)

@@ -167,3 +167,61 @@ __device__ void lrn_walk_backward(int pixels, int channels, int plane, int half,
                          x, dy, dx);                                                            \
   }
 HALF_STORAGES(LRN_WALK)
+
+// The same LRN on channels-last 16-bit activations (kit.Reduced's order:
+// a pixel's channels are consecutive), one thread per element: a warp
+// reads consecutive channels of a pixel, and each thread sums its windows
+// directly from cache. The walks above, one thread per pixel, read there
+// with a stride of the channels between the threads of a warp: CaffeNet's
+// norm1 took 0.50 ms forward and 2.05 backward so, against 0.12 and 0.29
+// row-major. Sums here are taken window by window, not running, so they
+// round a little differently from the walks'.
+template <class P>
+__device__ __forceinline__ float lrn_cl_scale(const typename P::E *col, int c, int channels, int half,
+                                              float sum_factor, float constant) {
+  float sum = 0.f;
+  for (int k = max(c - half, 0); k <= min(c + half, channels - 1); k++) {
+    float v = P::ld(col[k]);
+    sum += v * v;
+  }
+  return constant + sum_factor * sum;
+}
+
+template <class P>
+__device__ void lrn_cl_forward(int n, int channels, int half, float sum_factor, float constant, float beta,
+                               const typename P::E *x, typename P::E *y) {
+  KERNEL_LOOP(i, n) {
+    int j = (int)i, p = j / channels, c = j - p * channels;
+    float s = lrn_cl_scale<P>(x + (long long)p * channels, c, channels, half, sum_factor, constant);
+    y[i] = P::st(P::ld(x[i]) * powf(s, -beta));
+  }
+}
+
+template <class P>
+__device__ void lrn_cl_backward(int n, int channels, int half, float sum_factor, float constant,
+                                float back_factor, float beta, const typename P::E *x,
+                                const typename P::E *dy, typename P::E *dx) {
+  KERNEL_LOOP(i, n) {
+    int j = (int)i, p = j / channels, c = j - p * channels;
+    const typename P::E *col = x + (long long)p * channels, *g = dy + (long long)p * channels;
+    float here = 0.f, rsum = 0.f;  // s(c), and the sum of r over W(c)
+    for (int k = max(c - half, 0); k <= min(c + half, channels - 1); k++) {
+      float s = lrn_cl_scale<P>(col, k, channels, half, sum_factor, constant);
+      if (k == c) here = s;
+      rsum += P::ld(g[k]) * P::ld(col[k]) * powf(s, -beta - 1.f);
+    }
+    dx[i] = P::st(P::ld(dy[i]) * powf(here, -beta) - back_factor * P::ld(x[i]) * rsum);
+  }
+}
+
+#define LRN_CL(P, S)                                                                                   \
+  extern "C" __global__ void lrn_cl_forward_##S(int n, int channels, int half, float sum_factor,      \
+                                                float constant, float beta, const P::E *x, P::E *y) { \
+    lrn_cl_forward<P>(n, channels, half, sum_factor, constant, beta, x, y);                            \
+  }                                                                                                    \
+  extern "C" __global__ void lrn_cl_backward_##S(int n, int channels, int half, float sum_factor,     \
+                                                 float constant, float back_factor, float beta,        \
+                                                 const P::E *x, const P::E *dy, P::E *dx) {            \
+    lrn_cl_backward<P>(n, channels, half, sum_factor, constant, back_factor, beta, x, dy, dx);         \
+  }
+HALF_STORAGES(LRN_CL)
