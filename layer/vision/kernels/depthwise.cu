@@ -18,23 +18,47 @@ struct DWGeom {
 // Threads per block of the weight gradient's kernel.
 #define DW_THREADS 256
 
+// The forward and bottom gradient kernels' index arithmetic is 32-bit (n
+// is an int): KERNEL_LOOP's 64-bit index made each thread divide three
+// times in 64 bits, and the bottom gradient divided by the stride at
+// every tap. On MobileNet v1 at batch 64 in BFLOAT16 (H100, 2026-11-28)
+// the forward passes took 10-25% less time so. The weight gradient's
+// kernel keeps its divisions: working each tap's place out once, in 50
+// more registers, made the largest layers' backward passes 10% slower.
+
+// dw_div sets *q to t / s (t >= 0) and reports whether s divides t:
+// strides 1 and 2 without a division.
+__device__ __forceinline__ bool dw_div(int t, int s, int *q) {
+  if (s == 1) {
+    *q = t;
+    return true;
+  }
+  if (s == 2) {
+    *q = t >> 1;
+    return (t & 1) == 0;
+  }
+  *q = t / s;
+  return t - *q * s == 0;
+}
+
 // Forward: one thread per output element.
 template <class P>
 __device__ void dw_forward(int n, const typename P::E *x, const typename P::E *w, DWGeom g,
                            typename P::E *y) {
   typedef typename P::T T;
   KERNEL_LOOP(i, n) {
-    int ow = (int)(i % g.out_w), oh = (int)(i / g.out_w % g.out_h);
-    long long plane = i / ((long long)g.out_w * g.out_h);  // image * channels + channel
-    int c = (int)(plane % g.channels);
-    const typename P::E *xp = x + plane * g.height * g.width;
-    const typename P::E *wp = w + (long long)c * g.kernel_h * g.kernel_w;
+    int j = (int)i, q = j / g.out_w, ow = j - q * g.out_w;
+    int plane = q / g.out_h, oh = q - plane * g.out_h;  // plane: image * channels + channel
+    int c = plane % g.channels;
+    const typename P::E *xp = x + (long long)plane * g.height * g.width;
+    const typename P::E *wp = w + c * g.kernel_h * g.kernel_w;
+    int h0 = oh * g.stride_h - g.pad_h, v0 = ow * g.stride_w - g.pad_w;
     T sum = 0;
     for (int a = 0; a < g.kernel_h; a++) {
-      int h = oh * g.stride_h - g.pad_h + a * g.dil_h;
+      int h = h0 + a * g.dil_h;
       if (h < 0 || h >= g.height) continue;
       for (int b = 0; b < g.kernel_w; b++) {
-        int v = ow * g.stride_w - g.pad_w + b * g.dil_w;
+        int v = v0 + b * g.dil_w;
         if (v < 0 || v >= g.width) continue;
         sum += P::ld(wp[a * g.kernel_w + b]) * P::ld(xp[h * g.width + v]);
       }
@@ -50,22 +74,18 @@ __device__ void dw_backward_data(int n, const typename P::E *dy, const typename 
                                  typename P::E *dx) {
   typedef typename P::T T;
   KERNEL_LOOP(i, n) {
-    int v = (int)(i % g.width), h = (int)(i / g.width % g.height);
-    long long plane = i / ((long long)g.width * g.height);
-    int c = (int)(plane % g.channels);
-    const typename P::E *dyp = dy + plane * g.out_h * g.out_w;
-    const typename P::E *wp = w + (long long)c * g.kernel_h * g.kernel_w;
+    int j = (int)i, q = j / g.width, v = j - q * g.width;
+    int plane = q / g.height, h = q - plane * g.height;
+    int c = plane % g.channels;
+    const typename P::E *dyp = dy + (long long)plane * g.out_h * g.out_w;
+    const typename P::E *wp = w + c * g.kernel_h * g.kernel_w;
     T sum = 0;
     for (int a = 0; a < g.kernel_h; a++) {
-      int t = h + g.pad_h - a * g.dil_h;  // oh * stride_h
-      if (t < 0 || t % g.stride_h != 0) continue;
-      int oh = t / g.stride_h;
-      if (oh >= g.out_h) continue;
+      int t = h + g.pad_h - a * g.dil_h, oh;  // oh * stride_h
+      if (t < 0 || !dw_div(t, g.stride_h, &oh) || oh >= g.out_h) continue;
       for (int b = 0; b < g.kernel_w; b++) {
-        int u = v + g.pad_w - b * g.dil_w;
-        if (u < 0 || u % g.stride_w != 0) continue;
-        int ow = u / g.stride_w;
-        if (ow >= g.out_w) continue;
+        int u = v + g.pad_w - b * g.dil_w, ow;
+        if (u < 0 || !dw_div(u, g.stride_w, &ow) || ow >= g.out_w) continue;
         sum += P::ld(wp[a * g.kernel_w + b]) * P::ld(dyp[oh * g.out_w + ow]);
       }
     }
