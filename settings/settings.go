@@ -324,7 +324,7 @@ var variables = []Variable{
 		"on lets a cuDNN convolution computing on tensor cores (TF32, 16-bit storage) time the engines of cuDNN's graph API beside its legacy algorithms and take the fastest per pass; off keeps the legacy algorithms alone.",
 		switchWords, func(s *Settings) *Switch { return &s.CuDNNGraph }),
 	wordsVar("GOCAFFE_CHANNELS_LAST", "ChannelsLast",
-		"on lets a net's plan store 16-bit activations channels-last (NHWC) where every layer reading or writing them can compute so (cuDNN's convolutions without bias, BatchNorm's own kernels, the element-wise layers); off keeps Caffe's row-major order (NCHW) everywhere.",
+		"on lets a net's plan store 16-bit activations channels-last (NHWC) where every layer reading or writing them can compute so (cuDNN's convolutions but depthwise ones, BatchNorm's own kernels, pooling, LRN, Concat, the element-wise layers); off keeps Caffe's row-major order (NCHW) everywhere.",
 		switchWords, func(s *Settings) *Switch { return &s.ChannelsLast }),
 	wordsVar("GOCAFFE_NVJPEG_BACKEND", "NVJPEGBackend",
 		"nvJPEG's decoder, with GOCAFFE_JPEG=nvjpeg: hardware the GPU's hardware JPEG decoder where it has one (A100, H100), default nvJPEG's CUDA-core backend.",
