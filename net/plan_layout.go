@@ -16,9 +16,9 @@ import (
 // reading any of them can compute channels-last
 // (layer.AcceptsChannelsLast); the layers touching a channels-last blob
 // then compute so, and reorder at their edges a blob left row-major (a
-// data layer's FP32 top, a depthwise convolution's input). On the H100 cuDNN's 16-bit
-// convolutions ran ResNet-50's 3x3 and 14x14 shapes about twice as fast
-// channels-last as row-major (BenchmarkConvLayouts). A net whose blobs
+// data layer's FP32 top, a depthwise convolution's input). On the H100
+// cuDNN's 16-bit convolutions ran ResNet-50's 3x3 and 14x14 shapes about
+// twice as fast channels-last as row-major (BenchmarkConvLayouts). A net whose blobs
 // stay row-major is left as it was. It says how many blobs it ordered so.
 func (n *Net[T]) planChannelsLast() string {
 	if !n.ctx.OnGPU() || n.ctx.Settings().ChannelsLast != settings.On {
