@@ -145,12 +145,22 @@ func (l *convBase[T]) panelBuffers(parts int) {
 	}
 }
 
+// convProduct is mathfn.GemmConv without an epilogue, by
+// mathfn.GemmConvDirect where it applies (output rows of whole vectors):
+// the same products without packing the columns. CIFAR-10 quick's conv2
+// product on one Zen 4 core: 92 -> 113 GFLOP/s.
+func convProduct[T layer.Float](pa *mathfn.PackedA[T], p *mathfn.ConvPanels[T], c []T) {
+	if !mathfn.GemmConvDirect(pa, p, c) {
+		mathfn.GemmConv(pa, p, c, nil)
+	}
+}
+
 // forwardPanels is the image-by-image forward product of image x into out
 // (GemmConv).
 func (l *convBase[T]) forwardPanels(part int, x, out []T) {
 	p := l.panelsOf(part, &l.geo, 1)
 	p.SetImage(0, x)
-	mathfn.GemmConv(l.cpu.packed, p, out, nil)
+	convProduct(l.cpu.packed, p, out)
 }
 
 // backwardPanels writes the bottom gradient of images [n0, n0+images) of
@@ -164,13 +174,13 @@ func (l *convBase[T]) backwardPanels(part int, dy, dx, buf []T, n0, images int) 
 		p.SetImage(j, dy[(n0+j)*l.topDim:])
 	}
 	if images == 1 {
-		mathfn.GemmConv(c.packed, p, dx[n0*l.bottomDim:(n0+1)*l.bottomDim], nil)
+		convProduct(c.packed, p, dx[n0*l.bottomDim:(n0+1)*l.bottomDim])
 		return
 	}
 	hw := l.bottomDim / l.channels
 	ld := images * hw
 	buf = buf[:l.channels*ld]
-	mathfn.GemmConv(c.packed, p, buf, nil)
+	convProduct(c.packed, p, buf)
 	for j := range images {
 		out := dx[(n0+j)*l.bottomDim:]
 		for ch := range l.channels {
