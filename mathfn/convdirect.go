@@ -22,12 +22,13 @@ const convDirectMR = 12
 // GemmConvDirect is GemmConv without an epilogue (C = op(A) * B, B the
 // columns of p, on the calling goroutine), reporting whether it ran:
 // float32 where the CPU has the kernels, output rows of whole vectors of
-// 16 positions.
+// 16 positions, or of 8 positions in pairs (an even number of rows:
+// CIFAR-10 quick's conv3), each vector then two loads of half a vector.
 func GemmConvDirect[T Float](pa *PackedA[T], p *ConvPanels[T], c []T) bool {
 	g := p.g
 	var zero T
 	if !hasConvDirect || unsafe.Sizeof(zero) != 4 || pa.kern.mr != convDirectMR || !ConvPanelsOK[T](g) ||
-		pa.k != g.KernelDim() || g.Out[1]%16 != 0 {
+		pa.k != g.KernelDim() || g.Out[1]%16 != 0 && (g.Out[1] != 8 || g.Out[0]%2 != 0) {
 		return false
 	}
 	m, n, k := pa.m, p.Columns(), pa.k
@@ -61,6 +62,10 @@ func (p *ConvPanels[T]) directBlock(block []float32, taps []int32, ic, mc int, x
 	ow, rowStep := p.g.Out[1], p.g.Stride[0]*p.row
 	base := func(img, q int) int { return img*p.image + q/ow*rowStep + q%ow }
 	kc := len(taps)
+	pairs := 0 // the second row of a vector, rowStep on, in rows of 8
+	if ow == 8 {
+		pairs = rowStep
+	}
 	for img := range p.images {
 		for q0 := 0; q0 < p.positions; q0 += 32 {
 			b0, b1, half := base(img, q0), 0, q0+16 >= p.positions
@@ -72,10 +77,10 @@ func (p *ConvPanels[T]) directBlock(block []float32, taps []int32, ic, mc int, x
 				rows := min(convDirectMR, mc-ir)
 				panel, dst := block[ir*kc:], c[(ic+ir)*n+col:]
 				if rows == convDirectMR || rows == 8 {
-					convDirectKernel(rows, kc, panel, taps, x[b0:], x[b1:], dst, n, acc, half)
+					convDirectKernel(rows, kc, panel, taps, x[b0:], x[b1:], dst, n, acc, half, pairs)
 					continue
 				}
-				directEdge(rows, kc, panel, taps, x[b0:], x[b1:], dst, n, acc, half)
+				directEdge(rows, kc, panel, taps, x[b0:], x[b1:], dst, n, acc, half, pairs)
 			}
 		}
 	}
@@ -84,9 +89,9 @@ func (p *ConvPanels[T]) directBlock(block []float32, taps []int32, ic, mc int, x
 // directEdge is a tile of rows other than 12 or 8: the kernel of the
 // next height up into a tile aside (the panel's rows past the matrix are
 // zero), then its rows set into C or added.
-func directEdge(rows, kc int, panel []float32, taps []int32, x0, x1, dst []float32, ldc int, acc, half bool) {
+func directEdge(rows, kc int, panel []float32, taps []int32, x0, x1, dst []float32, ldc int, acc, half bool, pairs int) {
 	var tile [convDirectMR * 32]float32
-	convDirectKernel(rows, kc, panel, taps, x0, x1, tile[:], 32, false, false)
+	convDirectKernel(rows, kc, panel, taps, x0, x1, tile[:], 32, false, false, pairs)
 	cols := 32
 	if half {
 		cols = 16

@@ -28,12 +28,15 @@ func TestGemmConvDirect(t *testing.T) {
 		{250, 20, 7, 16, 3, 1, 1, 1, 1}, // a second block of rows (240 + 10) and of k
 		{20, 3, 12, 32, 3, 2, 1, 2, 2},  // dilated: 32 positions a row
 		{13, 4, 11, 63, 3, 1, 2, 1, 2},  // stride 2: a row's positions in phases
+		{64, 32, 8, 8, 5, 2, 1, 1, 3},   // conv3: rows of 8 in pairs, 12-row panels and a 4-row one
+		{32, 64, 8, 8, 5, 2, 1, 1, 2},   // conv3's bottom gradient
+		{9, 3, 6, 8, 3, 1, 1, 1, 2},     // 6 rows of 8: a half tile at each image's end
 	} {
 		t.Run(fmt.Sprint(s), func(t *testing.T) {
 			g := &ConvGeometry{Channels: s.c, In: []int{s.h, s.w}, Kernel: []int{s.k, s.k}, Pad: []int{s.pad, s.pad},
 				Stride: []int{s.stride, s.stride}, Dilation: []int{s.dil, s.dil}}
 			g.Out = []int{ConvOutputSize(s.h, s.k, s.pad, s.stride, s.dil), ConvOutputSize(s.w, s.k, s.pad, s.stride, s.dil)}
-			if g.Out[1]%16 != 0 {
+			if g.Out[1]%16 != 0 && g.Out[1] != 8 {
 				t.Fatalf("output rows of %d positions", g.Out[1])
 			}
 			kd := g.KernelDim()
@@ -55,20 +58,20 @@ func TestGemmConvDirect(t *testing.T) {
 			sameBits(t, "C", got, want)
 		})
 	}
-	// Not taken: output rows of 8 positions.
-	g := &ConvGeometry{Channels: 2, In: []int{8, 8}, Out: []int{8, 8}, Kernel: []int{3, 3}, Pad: []int{1, 1}, Stride: []int{1, 1}, Dilation: []int{1, 1}}
+	// Not taken: an odd number of output rows of 8 positions.
+	g := &ConvGeometry{Channels: 2, In: []int{7, 8}, Out: []int{7, 8}, Kernel: []int{3, 3}, Pad: []int{1, 1}, Stride: []int{1, 1}, Dilation: []int{1, 1}}
 	p.Reset(g, 1, make([]float32, ConvPanelsSize(g, 1)))
-	if GemmConvDirect(PackA(blas.NoTrans, 4, 18, make([]float32, 4*18)), &p, make([]float32, 4*64)) {
-		t.Error("output rows of 8 positions taken")
+	if GemmConvDirect(PackA(blas.NoTrans, 4, 18, make([]float32, 4*18)), &p, make([]float32, 4*56)) {
+		t.Error("7 output rows of 8 positions taken")
 	}
 }
 
 // BenchmarkConvDirect reports GFLOP/s of a convolution's product both
 // ways, GemmConv (packed panels) and GemmConvDirect, on the calling
-// goroutine: CIFAR-10 quick's conv1 and conv2 (one image) and conv2's
-// bottom gradient (two images).
+// goroutine: CIFAR-10 quick's conv1 and conv2 (one image), conv2's
+// bottom gradient (two images) and conv3 (eight).
 func BenchmarkConvDirect(b *testing.B) {
-	for _, s := range []struct{ m, c, h, images int }{{32, 3, 32, 1}, {32, 32, 16, 1}, {32, 32, 16, 2}} {
+	for _, s := range []struct{ m, c, h, images int }{{32, 3, 32, 1}, {32, 32, 16, 1}, {32, 32, 16, 2}, {64, 32, 8, 8}} {
 		g := &ConvGeometry{Channels: s.c, In: []int{s.h, s.h}, Out: []int{s.h, s.h}, Kernel: []int{5, 5}, Pad: []int{2, 2}, Stride: []int{1, 1}, Dilation: []int{1, 1}}
 		var p ConvPanels[float32]
 		p.Reset(g, s.images, make([]float32, ConvPanelsSize(g, s.images)))
