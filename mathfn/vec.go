@@ -51,6 +51,13 @@ func MaxPool3x3S2(g Pool3x3S2, n int, x, y, idx []float32) bool {
 // reports whether it ran.
 func AvePool3x3S2(g Pool3x3S2, n int, x, y []float32) bool { return vec.AvePool3x3S2(g, n, x, y) }
 
+// MaxPool3x3S2Back sets dx to MAX's gradient of n float32 planes from
+// MaxPool3x3S2's argmaxes idx, bit for bit as Caffe accumulates it, and
+// reports whether it ran.
+func MaxPool3x3S2Back(g Pool3x3S2, n int, dy, idx, dx []float32) bool {
+	return vec.MaxPool3x3S2Back(g, n, dy, idx, dx)
+}
+
 // AvePool3x3S2Back sets dx to AVE's gradient of n float32 planes, bit for
 // bit as Caffe accumulates it, and reports whether it ran.
 func AvePool3x3S2Back(g Pool3x3S2, n int, dy, dx []float32) bool {

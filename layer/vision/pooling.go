@@ -905,9 +905,14 @@ func (l *poolingLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool,
 func (l *poolingLayer[T]) backwardPlanes(part, lo, hi int) {
 	g := &l.poolGeom
 	_, in, out := g.planes()
-	if g3, ok := l.pool3s2(); ok && l.method == caffepb.PoolingParameter_AVE &&
-		mathfn.AvePool3x3S2Back(g3, hi-lo, asFloat32(l.dy[lo*out:hi*out]), asFloat32(l.dx[lo*in:hi*in])) {
-		return
+	if g3, ok := l.pool3s2(); ok {
+		dy, dx := asFloat32(l.dy[lo*out:hi*out]), asFloat32(l.dx[lo*in:hi*in])
+		switch {
+		case l.method == caffepb.PoolingParameter_AVE && mathfn.AvePool3x3S2Back(g3, hi-lo, dy, dx):
+			return
+		case l.method == caffepb.PoolingParameter_MAX && mathfn.MaxPool3x3S2Back(g3, hi-lo, dy, asFloat32(l.idx[lo*out:hi*out]), dx):
+			return
+		}
 	}
 	for p := lo; p < hi; p++ {
 		dx, dy := l.dx[p*in:(p+1)*in], l.dy[p*out:(p+1)*out]

@@ -12,8 +12,9 @@ import (
 // (mathfn.AvePool3x3S2 and its gradient where the CPU has them) gives
 // Caffe's loops' sums, divisions and accumulated gradients bit for bit,
 // over several planes at once, with the last windows clipped (CEIL) or
-// not.
-func TestAvePool3x3S2Planes(t *testing.T) {
+// not; the MAX pass's gradient is Caffe's sums over its argmaxes (its
+// values and argmaxes: TestMaxPoolSpecialValues).
+func TestPool3x3S2Planes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, hw := range [][2]int{{16, 16}, {8, 8}, {9, 11}, {5, 40}} {
 		for _, ceil := range []bool{true, false} {
@@ -26,14 +27,29 @@ func TestAvePool3x3S2Planes(t *testing.T) {
 				t.Fatal(err)
 			}
 			n, in, out := g.planes()
-			l := &poolingLayer[float32]{method: caffepb.PoolingParameter_AVE, poolGeom: g}
-			l.x, l.y = make([]float32, n*in), make([]float32, n*out)
+			l := &poolingLayer[float32]{method: caffepb.PoolingParameter_MAX, poolGeom: g}
+			l.x, l.y, l.idx = make([]float32, n*in), make([]float32, n*out), make([]float32, n*out)
 			l.dy, l.dx = make([]float32, n*out), make([]float32, n*in)
 			for i := range l.x {
-				l.x[i] = float32(rng.NormFloat64())
+				l.x[i] = float32(rng.IntN(5)) // ties: windows sharing their argmax
 			}
 			for i := range l.dy {
 				l.dy[i] = float32(rng.NormFloat64())
+			}
+			l.forwardPlanes(0, 0, n)
+			l.backwardPlanes(0, 0, n)
+			wantMax := make([]float32, n*in)
+			for o, i := range l.idx {
+				wantMax[o/out*in+int(i)] += l.dy[o]
+			}
+			for i := range wantMax {
+				if math.Float32bits(l.dx[i]) != math.Float32bits(wantMax[i]) {
+					t.Fatalf("MAX %dx%d ceil %v: dx[%d] = %v, want %v", g.height, g.width, ceil, i, l.dx[i], wantMax[i])
+				}
+			}
+			l.method = caffepb.PoolingParameter_AVE
+			for i := range l.x {
+				l.x[i] = float32(rng.NormFloat64())
 			}
 			l.forwardPlanes(0, 0, n)
 			l.backwardPlanes(0, 0, n)

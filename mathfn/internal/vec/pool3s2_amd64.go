@@ -15,6 +15,9 @@ func maxPool3s2AVX512(x, y, idx *float32, n, w, h, oh, ow int, masks *uint16, ch
 func avePool3s2AVX512(x, y, unused *float32, n, w, h, oh, ow int, masks *uint16, chunks int)
 
 //go:noescape
+func maxPool3s2BackAVX512(dy, dx, idx *float32, n, w, h, oh, ow int, masks *uint16, chunks int)
+
+//go:noescape
 func avePool3s2BackAVX512(dy, dx, unused *float32, n, w, h, oh, ow int, masks *uint16, chunks int)
 
 // MaxPool3x3S2 pools n planes of g with Caffe's MAX: each window's first
@@ -44,7 +47,8 @@ func AvePool3x3S2(g Pool3x3S2, n int, x, y []float32) bool {
 
 // AvePool3x3S2Back sets dx, n planes of g, to AVE's gradient: each
 // window's dy divided by its size added to its elements, window after
-// window in row-major order, from zero. It reports false, doing nothing,
+// window in row-major order, from zero (every element written once, dx
+// read never). It reports false, doing nothing,
 // where it has no kernel.
 func AvePool3x3S2Back(g Pool3x3S2, n int, dy, dx []float32) bool {
 	if !HasPool3x3S2 || !g.fits(n, len(dx), len(dy), len(dy)) {
@@ -56,8 +60,26 @@ func AvePool3x3S2Back(g Pool3x3S2, n int, dy, dx []float32) bool {
 		return false
 	}
 	m.set(g, chunks)
-	clear(dx[:n*g.H*g.W])
 	avePool3s2BackAVX512(&dy[0], &dx[0], nil, n, g.W, g.H, g.OutH, g.OutW, &m[0], chunks)
+	return true
+}
+
+// MaxPool3x3S2Back sets dx, n planes of g, to MAX's gradient: each
+// window's dy added to the element its argmax idx (MaxPool3x3S2's) names,
+// window after window in row-major order, from zero (every element
+// written once, dx read never). It reports false, doing nothing, where it
+// has no kernel.
+func MaxPool3x3S2Back(g Pool3x3S2, n int, dy, idx, dx []float32) bool {
+	if !HasPool3x3S2 || !g.fits(n, len(dx), len(dy), len(idx)) {
+		return false
+	}
+	var m pool3s2Masks
+	chunks := (g.W + 31) / 32
+	if chunks > len(m)/4 {
+		return false
+	}
+	m.set(g, chunks)
+	maxPool3s2BackAVX512(&dy[0], &dx[0], &idx[0], n, g.W, g.H, g.OutH, g.OutW, &m[0], chunks)
 	return true
 }
 

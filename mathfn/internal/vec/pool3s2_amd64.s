@@ -266,32 +266,29 @@ avestore:
 	VZEROUPPER
 	RET
 
-// One row of a window's gradient: adds, to columns 2j and 2j+1 of the
-// row at AX (masks K1, K2), Z12 then Z13 (the gradients of windows j-1
-// and j) to the even one, Z13 to the odd one, in Caffe's order.
-#define AVEBACKROW \
-	VMOVUPS.Z (AX), K1, Z0; \
-	VMOVUPS.Z 64(AX), K2, Z1; \
-	VMOVAPS   Z30, Z3; \
+// Interleaves Z0 (a row's even columns) and Z1 (its odd ones) into the
+// row's 32 columns and stores those inside the plane (K1, K2) at AX.
+#define STOREROW \
+	VMOVAPS   Z25, Z2; \
+	VPERMI2PS Z1, Z0, Z2; \
+	VMOVAPS   Z24, Z3; \
 	VPERMI2PS Z1, Z0, Z3; \
-	VMOVAPS   Z29, Z4; \
-	VPERMI2PS Z1, Z0, Z4; \
-	VADDPS    Z12, Z3, Z3; \
-	VADDPS    Z13, Z3, Z3; \
-	VADDPS    Z13, Z4, Z4; \
-	VMOVAPS   Z25, Z0; \
-	VPERMI2PS Z4, Z3, Z0; \
-	VMOVAPS   Z24, Z1; \
-	VPERMI2PS Z4, Z3, Z1; \
-	VMOVUPS   Z0, K1, (AX); \
-	VMOVUPS   Z1, K2, 64(AX)
+	VMOVUPS   Z2, K1, (AX); \
+	VMOVUPS   Z3, K2, 64(AX)
+
+// Per pair of rows 2t, 2t+1 of dx and chunk: the window rows t-1 (A) and t
+// (B) of the chunk, their previous chunk's last window (the carries), and
+// each element written once, its windows' shares added in Caffe's order
+// from +0 (no window: +0, which leaves such a sum unchanged). Row 2t lies
+// in windows t-1 and t (their third and first rows), row 2t+1 in window t;
+// an even column 2j in windows j-1 and j, an odd one in window j.
 
 // func avePool3s2BackAVX512(dy, dx, unused *float32, n, w, h, oh, ow int, masks *uint16, chunks int)
 //
-// Adds each window's gradient divided by its size to the window's
-// elements, window after window in Caffe's order (dx starts cleared).
-// chunks here cover the input's columns, 32 a chunk: the last window's
-// third column may lie in a chunk with no window of its own.
+// Writes dx as Caffe's accumulation of each window's dy divided by its
+// size: rows 2t and 2t+1 for t = 0..oh, every row of the plane (windows
+// start inside it, so 2*oh+1 >= h-1). chunks here cover the input's
+// columns, 32 a chunk.
 TEXT ·avePool3s2BackAVX512(SB), NOSPLIT, $16-80
 	MOVQ dy+0(FP), DI
 	MOVQ dx+8(FP), SI
@@ -307,53 +304,88 @@ TEXT ·avePool3s2BackAVX512(SB), NOSPLIT, $16-80
 	MOVL $8, AX
 	VPBROADCASTD AX, Z24
 	VPADDD Z24, Z25, Z24              // the second sixteen columns' table
+	VPXORD Z31, Z31, Z31
 
 avebplane:
-	MOVQ h+40(FP), R10
+	MOVQ h+40(FP), R10                // rows from 2t on
 	MOVQ oh+48(FP), R12
+	INCQ R12                          // t = 0..oh
+	KXORW K6, K6, K6                  // window row t-1: none yet
 
 avebrow:
+	MOVL $0xffff, AX                  // window row t: none at t = oh
+	CMPQ R12, $1
+	JNE avebhasb
+	XORL AX, AX
+
+avebhasb:
+	KMOVW AX, K7
+	MOVQ R10, AX                      // window t's rows: min(3, h - 2t)
+	CMPQ AX, $3
+	JLE avebrowsb
+	MOVQ $3, AX
+
+avebrowsb:
+	VPBROADCASTD AX, Z10
+	LEAQ 2(R10), AX                   // window t-1's
+	CMPQ AX, $3
+	JLE avebrowsa
+	MOVQ $3, AX
+
+avebrowsa:
+	VPBROADCASTD AX, Z9
 	MOVQ masks+64(FP), BX
 	MOVQ chunks+72(FP), CX
 	XORQ R14, R14
-	MOVQ R10, AX
-	CMPQ AX, $3
-	JLE avebrows
-	MOVQ $3, AX
-
-avebrows:
-	VPBROADCASTD AX, Z10
-	VPXORD Z14, Z14, Z14              // the previous chunk's gradients
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ DI, R13
+	SUBQ R11, R13                     // dy's row t-1
 
 avebchunk:
 	KMOVW 0(BX), K1
 	KMOVW 2(BX), K2
 	KMOVW 6(BX), K4
-	MOVQ R14, R8
+	KANDW K4, K6, K5
+	KANDW K4, K7, K3
+	MOVQ R14, R8                      // the windows' columns: min(3, w - their first)
 	SHRQ $2, R8
 	NEGQ R8
 	ADDQ w+32(FP), R8
 	VPBROADCASTD R8, Z11
 	VPSUBD Z30, Z11, Z11
 	VPMINSD Z26, Z11, Z11
+	VPMULLD Z9, Z11, Z12
+	VCVTDQ2PS Z12, Z12
 	VPMULLD Z10, Z11, Z11
 	VCVTDQ2PS Z11, Z11
 	MOVQ R14, R8
 	SHRQ $1, R8
-	VMOVUPS.Z (DI)(R8*1), K4, Z13
-	VDIVPS.Z Z11, Z13, K4, Z13        // each window's share; 0 past the row's windows
-	VALIGND $15, Z14, Z13, Z12        // window j-1's share, in lane j
-	VMOVAPS Z13, Z14
+	VMOVUPS.Z (R13)(R8*1), K5, Z16
+	VDIVPS.Z Z12, Z16, K5, Z16        // window row t-1's shares
+	VMOVUPS.Z (DI)(R8*1), K3, Z17
+	VDIVPS.Z Z11, Z17, K3, Z17        // window row t's
+	VALIGND $15, Z14, Z16, Z18        // window j-1's, in lane j
+	VALIGND $15, Z15, Z17, Z19
+	VMOVAPS Z16, Z14
+	VMOVAPS Z17, Z15
+	CMPQ R10, $1
+	JLT avebnext
 	LEAQ (SI)(R14*1), AX
-	AVEBACKROW
+	VADDPS Z18, Z31, Z0
+	VADDPS Z16, Z0, Z0
+	VADDPS Z19, Z0, Z0
+	VADDPS Z17, Z0, Z0
+	VADDPS Z16, Z31, Z1
+	VADDPS Z17, Z1, Z1
+	STOREROW
 	CMPQ R10, $2
 	JLT avebnext
 	ADDQ R9, AX
-	AVEBACKROW
-	CMPQ R10, $3
-	JLT avebnext
-	ADDQ R9, AX
-	AVEBACKROW
+	VADDPS Z19, Z31, Z0
+	VADDPS Z17, Z0, Z0
+	VADDPS Z17, Z31, Z1
+	STOREROW
 
 avebnext:
 	ADDQ $8, BX
@@ -363,8 +395,11 @@ avebnext:
 	LEAQ (SI)(R9*2), SI
 	ADDQ R11, DI
 	SUBQ $2, R10
+	MOVL $0xffff, AX
+	KMOVW AX, K6
 	DECQ R12
 	JNZ avebrow
+	SUBQ R11, DI                      // t ran to oh: back to the next plane's row 0
 	MOVQ h+40(FP), AX
 	IMULQ R9, AX
 	MOVQ plane-8(SP), SI
@@ -372,5 +407,145 @@ avebnext:
 	MOVQ SI, plane-8(SP)
 	DECQ left-16(SP)
 	JNZ avebplane
+	VZEROUPPER
+	RET
+
+// MAXADD adds src to the lanes of acc whose window's argmax i (ints) is
+// the element's position p.
+#define MAXADD(i, p, src, acc) \
+	VPCMPEQD i, p, K4; \
+	VADDPS   src, acc, K4, acc
+
+// func maxPool3s2BackAVX512(dy, dx, idx *float32, n, w, h, oh, ow int, masks *uint16, chunks int)
+//
+// Writes dx as Caffe's MAX gradient: each window's dy added to the
+// element its argmax (idx, as floats; -1 for none) names, window after
+// window, from zero: every element written once, its windows (as in
+// avePool3s2BackAVX512) looked at in Caffe's order.
+TEXT ·maxPool3s2BackAVX512(SB), NOSPLIT, $24-80
+	MOVQ dy+0(FP), DI
+	MOVQ dx+8(FP), SI
+	MOVQ idx+16(FP), DX
+	MOVQ n+24(FP), AX
+	MOVQ AX, left-16(SP)
+	MOVQ SI, plane-8(SP)
+	CONSTANTS
+	MOVQ ow+56(FP), R11
+	SHLQ $2, R11
+	VMOVDQU32 pool3s2lo<>(SB), Z25
+	MOVL $8, AX
+	VPBROADCASTD AX, Z24
+	VPADDD Z24, Z25, Z24
+	VPXORD Z31, Z31, Z31
+	VPTERNLOGD $0xff, Z26, Z26, Z26   // -1: no argmax
+	MOVL $0xbf800000, AX
+	VPBROADCASTD AX, Z8               // -1.0: idx past the row's windows
+
+maxbplane:
+	MOVQ h+40(FP), R10
+	MOVQ oh+48(FP), R12
+	INCQ R12
+	KXORW K6, K6, K6
+	MOVQ $0, pos-24(SP)               // position of row 2t
+
+maxbrow:
+	MOVL $0xffff, AX
+	CMPQ R12, $1
+	JNE maxbhasb
+	XORL AX, AX
+
+maxbhasb:
+	KMOVW AX, K7
+	MOVQ masks+64(FP), BX
+	MOVQ chunks+72(FP), CX
+	XORQ R14, R14
+	VPXORD Z14, Z14, Z14              // the previous chunk's dy and idx
+	VPXORD Z15, Z15, Z15
+	VMOVDQA32 Z26, Z12
+	VMOVDQA32 Z26, Z13
+	MOVQ DI, R13
+	SUBQ R11, R13
+
+maxbchunk:
+	KMOVW 0(BX), K1
+	KMOVW 6(BX), K4
+	KANDW K4, K6, K5
+	KANDW K4, K7, K3
+	MOVQ R14, R8
+	SHRQ $1, R8
+	VMOVUPS.Z (R13)(R8*1), K5, Z16    // window row t-1's dy
+	VMOVUPS.Z (DI)(R8*1), K3, Z17     // window row t's
+	MOVQ DX, AX
+	SUBQ R11, AX
+	VMOVAPS Z8, Z20
+	VMOVUPS (AX)(R8*1), K5, Z20
+	VCVTTPS2DQ Z20, Z20
+	VMOVAPS Z8, Z21
+	VMOVUPS (DX)(R8*1), K3, Z21
+	VCVTTPS2DQ Z21, Z21
+	VALIGND $15, Z14, Z16, Z18        // window j-1's, in lane j
+	VALIGND $15, Z15, Z17, Z19
+	VALIGND $15, Z12, Z20, Z22
+	VALIGND $15, Z13, Z21, Z23
+	VMOVAPS Z16, Z14
+	VMOVAPS Z17, Z15
+	VMOVDQA32 Z20, Z12
+	VMOVDQA32 Z21, Z13
+	CMPQ R10, $1
+	JLT maxbnext
+	KMOVW 2(BX), K2                   // STOREROW's second mask (K4: MAXADD's)
+	MOVQ R14, R8
+	SHRQ $2, R8
+	ADDQ pos-24(SP), R8
+	VPBROADCASTD R8, Z9
+	VPADDD Z30, Z9, Z9                // row 2t's even columns
+	VPADDD Z27, Z9, Z10               // its odd ones
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MAXADD(Z22, Z9, Z18, Z0)
+	MAXADD(Z20, Z9, Z16, Z0)
+	MAXADD(Z23, Z9, Z19, Z0)
+	MAXADD(Z21, Z9, Z17, Z0)
+	MAXADD(Z20, Z10, Z16, Z1)
+	MAXADD(Z21, Z10, Z17, Z1)
+	LEAQ (SI)(R14*1), AX
+	STOREROW
+	CMPQ R10, $2
+	JLT maxbnext
+	ADDQ R9, AX
+	VPADDD Z28, Z9, Z9                // row 2t+1's
+	VPADDD Z28, Z10, Z10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MAXADD(Z23, Z9, Z19, Z0)
+	MAXADD(Z21, Z9, Z17, Z0)
+	MAXADD(Z21, Z10, Z17, Z1)
+	STOREROW
+
+maxbnext:
+	ADDQ $8, BX
+	ADDQ $128, R14
+	DECQ CX
+	JNZ maxbchunk
+	LEAQ (SI)(R9*2), SI
+	ADDQ R11, DI
+	ADDQ R11, DX
+	MOVQ w+32(FP), AX
+	SHLQ $1, AX
+	ADDQ AX, pos-24(SP)
+	SUBQ $2, R10
+	MOVL $0xffff, AX
+	KMOVW AX, K6
+	DECQ R12
+	JNZ maxbrow
+	SUBQ R11, DI
+	SUBQ R11, DX
+	MOVQ h+40(FP), AX
+	IMULQ R9, AX
+	MOVQ plane-8(SP), SI
+	ADDQ AX, SI
+	MOVQ SI, plane-8(SP)
+	DECQ left-16(SP)
+	JNZ maxbplane
 	VZEROUPPER
 	RET

@@ -13,3 +13,6 @@ func AvePool3x3S2(g Pool3x3S2, n int, x, y []float32) bool { return false }
 
 // AvePool3x3S2Back has no kernel in this build.
 func AvePool3x3S2Back(g Pool3x3S2, n int, dy, dx []float32) bool { return false }
+
+// MaxPool3x3S2Back has no kernel in this build.
+func MaxPool3x3S2Back(g Pool3x3S2, n int, dy, idx, dx []float32) bool { return false }

@@ -165,3 +165,46 @@ func TestAvePool3x3S2Back(t *testing.T) {
 		}
 	}
 }
+
+// MaxPool3x3S2Back gives Caffe's gradient bit for bit: each window's dy
+// added to its argmax's element, window after window, with argmaxes of
+// -1 (none) and several windows sharing an element.
+func TestMaxPool3x3S2Back(t *testing.T) {
+	if !HasPool3x3S2 {
+		t.Skip("no kernel")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, g := range pool3s2Cases() {
+		const n = 3
+		x := pool3s2Input(rng, n*g.H*g.W, true)
+		y, idx := make([]float32, n*g.OutH*g.OutW), make([]float32, n*g.OutH*g.OutW)
+		if !MaxPool3x3S2(g, n, x, y, idx) {
+			t.Fatalf("%+v: no forward kernel run", g)
+		}
+		dy := make([]float32, len(y))
+		for i := range dy {
+			dy[i] = float32(rng.NormFloat64())
+		}
+		dx := pool3s2Input(rng, n*g.H*g.W+1, false) // garbage, overwritten
+		dx[len(dx)-1] = 42
+		if !MaxPool3x3S2Back(g, n, dy, idx, dx) {
+			t.Fatalf("%+v: no kernel run", g)
+		}
+		want := make([]float32, n*g.H*g.W)
+		for p := range n {
+			for o := range g.OutH * g.OutW {
+				if i := int(idx[p*g.OutH*g.OutW+o]); i >= 0 {
+					want[p*g.H*g.W+i] += dy[p*g.OutH*g.OutW+o]
+				}
+			}
+		}
+		for i, v := range want {
+			if math.Float32bits(dx[i]) != math.Float32bits(v) {
+				t.Fatalf("%+v: dx[%d] = %v, want %v", g, i, dx[i], v)
+			}
+		}
+		if dx[len(dx)-1] != 42 {
+			t.Fatalf("%+v: wrote past the plane", g)
+		}
+	}
+}
