@@ -41,30 +41,22 @@ func GemmConvTapsDot[T Float](m int, a []T, lda int, p *ConvPanels[T], c []T) bo
 	}
 	af, x, cf := asF32(a), asF32(p.padded), asF32(c)
 	rowStep := g.Stride[0] * p.row
-	rowSkip, imageSkip := rowStep-ow, p.image-oh*rowStep
+	imageSkip := p.image - oh*rowStep
 	_ = af[(m-1)*lda+p.Columns()-1] // every row the kernel reads
 	_ = cf[m*n-1]
+	vecs, half := ow/16, 0
+	if pairs {
+		half = oh / 2
+	}
 	var taps [convTapsDotTaps]int32
-	var out [convTapsDotRows * convTapsDotTaps]float32
 	for j0 := 0; j0 < n; j0 += convTapsDotTaps {
 		// A last block of fewer taps repeats the last one (its sums
 		// dropped): every place the kernel reads is a tap's.
 		for j := range taps {
 			taps[j] = p.places[min(j0+j, n-1)]
 		}
-		for i0 := 0; i0 < m; i0 += convTapsDotRows {
-			if pairs {
-				convTapsDot8Kernel(af[i0*lda:], lda, x, &taps, p.images, oh/2, rowStep, imageSkip, &out)
-			} else {
-				convTapsDotKernel(af[i0*lda:], lda, x, &taps, p.images, oh, ow/16, rowSkip, imageSkip, &out)
-			}
-			for i := range convTapsDotRows {
-				row := cf[(i0+i)*n+j0 : (i0+i)*n+min(j0+convTapsDotTaps, n)]
-				for j := range row {
-					row[j] += out[i*convTapsDotTaps+j]
-				}
-			}
-		}
+		cols := min(convTapsDotTaps, n-j0)
+		convTapsDotKernel(af, lda, x, &taps, p.images, oh, vecs, rowStep, half, imageSkip, cf[j0:], n, m/convTapsDotRows, cols)
 	}
 	return true
 }

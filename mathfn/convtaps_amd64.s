@@ -71,22 +71,32 @@
 	VFMADD231PS b, Z26, d2; \
 	VFMADD231PS b, Z27, d3
 
-// func convTapsDotAVX512(a unsafe.Pointer, lda int, x unsafe.Pointer, taps *int32, images, rows, vecs, rowSkip, imageSkip int, out unsafe.Pointer)
+// func convTapsDotAVX512(a unsafe.Pointer, lda int, x unsafe.Pointer, taps *int32, images, rows, vecs, rowSkip, imageSkip int, c unsafe.Pointer, ldc, blocks, cols int)
 //
-// The 4 x 6 dot products of a convolution's weight gradient (see
-// convTapsDot): rows a, a+lda, a+2*lda, a+3*lda (bytes) of the top
-// gradient against the 6 taps whose places in the padded images are
-// taps[0..5] (elements, from x), over images images of rows output rows
-// of vecs vectors of 16 positions each. The top gradient's positions run
-// on without a gap, 64 bytes a vector; x moves on 64 bytes a vector,
-// rowSkip more at the end of a row and imageSkip more at the end of an
-// image. Accumulator Z(4j+i) holds row i against tap j; out[6i+j]
-// receives its sum.
-TEXT ·convTapsDotAVX512(SB), NOSPLIT, $0-80
+// The dot products of a convolution's weight gradient (see
+// GemmConvTapsDot) for blocks blocks of 4 rows of the top gradient (lda
+// bytes apart, the blocks 4*lda) against 6 taps whose places in the
+// padded images are taps[0..5] (elements, from x), over images images of
+// rows output rows of vecs vectors of 16 positions each; the first cols
+// of each row's 6 sums are added to C (rows ldc bytes apart). The top
+// gradient's positions run on without a gap, 64 bytes a vector; x moves
+// on 64 bytes a vector, rowSkip more at the end of a row and imageSkip
+// more at the end of an image. Accumulator Z(4j+i) holds row i against
+// tap j.
+TEXT ·convTapsDotAVX512(SB), NOSPLIT, $120-104
+	MOVQ cols+96(FP), CX
+	MOVL $1, R13
+	SHLL CX, R13
+	DECL R13
+	KMOVW R13, K1                     // the block's taps inside the matrix
 	MOVQ a+0(FP), AX
+	MOVQ AX, abase-120(SP)
+	MOVQ c+72(FP), AX
+	MOVQ AX, cptr-112(SP)
+	MOVQ blocks+88(FP), AX
+	MOVQ AX, left-104(SP)
 	MOVQ lda+8(FP), BX
 	LEAQ (BX)(BX*2), CX
-	MOVQ x+16(FP), DX
 	MOVQ taps+24(FP), R8
 	MOVLQSX 0(R8), SI
 	MOVLQSX 4(R8), DI
@@ -94,6 +104,10 @@ TEXT ·convTapsDotAVX512(SB), NOSPLIT, $0-80
 	MOVLQSX 12(R8), R10
 	MOVLQSX 16(R8), R11
 	MOVLQSX 20(R8), R12
+
+convTapsDotAVX512_block:
+	MOVQ abase-120(SP), AX
+	MOVQ x+16(FP), DX
 	TAPSZERO
 	MOVQ images+32(FP), R13
 
@@ -110,34 +124,16 @@ tapsvec:
 	VMOVUPS (AX)(CX*1), Z27
 	VMOVUPS (DX)(SI*4), Z28
 	VMOVUPS (DX)(DI*4), Z29
-	VFMADD231PS Z28, Z24, Z0
-	VFMADD231PS Z28, Z25, Z1
-	VFMADD231PS Z28, Z26, Z2
-	VFMADD231PS Z28, Z27, Z3
+	TAPSFMA4(Z28, Z0, Z1, Z2, Z3)
 	VMOVUPS (DX)(R9*4), Z28
-	VFMADD231PS Z29, Z24, Z4
-	VFMADD231PS Z29, Z25, Z5
-	VFMADD231PS Z29, Z26, Z6
-	VFMADD231PS Z29, Z27, Z7
+	TAPSFMA4(Z29, Z4, Z5, Z6, Z7)
 	VMOVUPS (DX)(R10*4), Z29
-	VFMADD231PS Z28, Z24, Z8
-	VFMADD231PS Z28, Z25, Z9
-	VFMADD231PS Z28, Z26, Z10
-	VFMADD231PS Z28, Z27, Z11
+	TAPSFMA4(Z28, Z8, Z9, Z10, Z11)
 	VMOVUPS (DX)(R11*4), Z28
-	VFMADD231PS Z29, Z24, Z12
-	VFMADD231PS Z29, Z25, Z13
-	VFMADD231PS Z29, Z26, Z14
-	VFMADD231PS Z29, Z27, Z15
+	TAPSFMA4(Z29, Z12, Z13, Z14, Z15)
 	VMOVUPS (DX)(R12*4), Z29
-	VFMADD231PS Z28, Z24, Z16
-	VFMADD231PS Z28, Z25, Z17
-	VFMADD231PS Z28, Z26, Z18
-	VFMADD231PS Z28, Z27, Z19
-	VFMADD231PS Z29, Z24, Z20
-	VFMADD231PS Z29, Z25, Z21
-	VFMADD231PS Z29, Z26, Z22
-	VFMADD231PS Z29, Z27, Z23
+	TAPSFMA4(Z28, Z16, Z17, Z18, Z19)
+	TAPSFMA4(Z29, Z20, Z21, Z22, Z23)
 	ADDQ $64, AX
 	ADDQ $64, DX
 	DECQ R8
@@ -148,25 +144,60 @@ tapsvec:
 	ADDQ imageSkip+64(FP), DX
 	DECQ R13
 	JNZ tapsimage
-
-	// The sums, four accumulators at a time: pairs of them folded into
-	// one vector (halves added), twice, then the four sums' lanes.
-	MOVQ out+72(FP), R8
+	LEAQ out-96(SP), R8
 	TAPSSUMS
+	LEAQ out-96(SP), R14              // the sums added to C's 4 rows
+	MOVQ cptr-112(SP), R8
+	MOVQ ldc+80(FP), R13
+	VMOVUPS.Z 0(R14), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VADDPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R8)
+	ADDQ R13, R8
+	VMOVUPS.Z 24(R14), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VADDPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R8)
+	ADDQ R13, R8
+	VMOVUPS.Z 48(R14), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VADDPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R8)
+	ADDQ R13, R8
+	VMOVUPS.Z 72(R14), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VADDPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R8)
+	ADDQ R13, R8
+	MOVQ R8, cptr-112(SP)
+	MOVQ abase-120(SP), AX
+	LEAQ (AX)(BX*4), AX
+	MOVQ AX, abase-120(SP)
+	DECQ left-104(SP)
+	JNZ convTapsDotAVX512_block
 	VZEROUPPER
 	RET
 
-// func convTapsDot8AVX512(a unsafe.Pointer, lda int, x unsafe.Pointer, taps *int32, images, pairs, rowStep, imageSkip int, out unsafe.Pointer)
+// func convTapsDot8AVX512(a unsafe.Pointer, lda int, x unsafe.Pointer, taps *int32, images, pairs, rowStep, imageSkip int, c unsafe.Pointer, ldc, blocks, cols int)
 //
 // convTapsDotAVX512 for output rows of 8 positions: a vector holds two
 // rows, its halves loaded rowStep bytes apart in the padded image (pairs
 // of rows an image; x moves on 2*rowStep bytes a vector, imageSkip more
 // at the end of an image).
-TEXT ·convTapsDot8AVX512(SB), NOSPLIT, $0-72
+TEXT ·convTapsDot8AVX512(SB), NOSPLIT, $120-96
+	MOVQ cols+88(FP), CX
+	MOVL $1, R13
+	SHLL CX, R13
+	DECL R13
+	KMOVW R13, K1                     // the block's taps inside the matrix
 	MOVQ a+0(FP), AX
+	MOVQ AX, abase-120(SP)
+	MOVQ c+64(FP), AX
+	MOVQ AX, cptr-112(SP)
+	MOVQ blocks+80(FP), AX
+	MOVQ AX, left-104(SP)
 	MOVQ lda+8(FP), BX
 	LEAQ (BX)(BX*2), CX
-	MOVQ x+16(FP), DX
 	MOVQ taps+24(FP), R8
 	MOVLQSX 0(R8), SI
 	MOVLQSX 4(R8), DI
@@ -174,6 +205,10 @@ TEXT ·convTapsDot8AVX512(SB), NOSPLIT, $0-72
 	MOVLQSX 12(R8), R10
 	MOVLQSX 16(R8), R11
 	MOVLQSX 20(R8), R12
+
+convTapsDot8AVX512_block:
+	MOVQ abase-120(SP), AX
+	MOVQ x+16(FP), DX
 	TAPSZERO
 	MOVQ images+32(FP), R13
 
@@ -213,8 +248,36 @@ taps8pair:
 	ADDQ imageSkip+56(FP), DX
 	DECQ R13
 	JNZ taps8image
-
-	MOVQ out+64(FP), R8
+	LEAQ out-96(SP), R8
 	TAPSSUMS
+	LEAQ out-96(SP), R14              // the sums added to C's 4 rows
+	MOVQ cptr-112(SP), R8
+	MOVQ ldc+72(FP), R13
+	VMOVUPS.Z 0(R14), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VADDPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R8)
+	ADDQ R13, R8
+	VMOVUPS.Z 24(R14), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VADDPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R8)
+	ADDQ R13, R8
+	VMOVUPS.Z 48(R14), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VADDPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R8)
+	ADDQ R13, R8
+	VMOVUPS.Z 72(R14), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VADDPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R8)
+	ADDQ R13, R8
+	MOVQ R8, cptr-112(SP)
+	MOVQ abase-120(SP), AX
+	LEAQ (AX)(BX*4), AX
+	MOVQ AX, abase-120(SP)
+	DECQ left-104(SP)
+	JNZ convTapsDot8AVX512_block
 	VZEROUPPER
 	RET
