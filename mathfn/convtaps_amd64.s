@@ -82,8 +82,14 @@
 // gradient's positions run on without a gap, 64 bytes a vector; x moves
 // on 64 bytes a vector, rowSkip more at the end of a row and imageSkip
 // more at the end of an image. Accumulator Z(4j+i) holds row i against
-// tap j.
-TEXT ·convTapsDotAVX512(SB), NOSPLIT, $120-104
+// tap j. Denormals count as zero, as in the GEMM kernels (gemmgen's
+// flushDenormals: training makes them, and each costs an assist).
+TEXT ·convTapsDotAVX512(SB), NOSPLIT, $128-104
+	STMXCSR mxcsr-124(SP)             // flush-to-zero, denormals-are-zero, as the GEMM kernels
+	MOVL mxcsr-124(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-128(SP)
+	LDMXCSR flush-128(SP)
 	MOVQ cols+96(FP), CX
 	MOVL $1, R13
 	SHLL CX, R13
@@ -175,6 +181,7 @@ tapsvec:
 	MOVQ AX, abase-120(SP)
 	DECQ left-104(SP)
 	JNZ convTapsDotAVX512_block
+	LDMXCSR mxcsr-124(SP)
 	VZEROUPPER
 	RET
 
@@ -184,7 +191,12 @@ tapsvec:
 // rows, its halves loaded rowStep bytes apart in the padded image (pairs
 // of rows an image; x moves on 2*rowStep bytes a vector, imageSkip more
 // at the end of an image).
-TEXT ·convTapsDot8AVX512(SB), NOSPLIT, $120-96
+TEXT ·convTapsDot8AVX512(SB), NOSPLIT, $128-96
+	STMXCSR mxcsr-124(SP)             // flush-to-zero, denormals-are-zero, as the GEMM kernels
+	MOVL mxcsr-124(SP), AX
+	ORL $0x8040, AX
+	MOVL AX, flush-128(SP)
+	LDMXCSR flush-128(SP)
 	MOVQ cols+88(FP), CX
 	MOVL $1, R13
 	SHLL CX, R13
@@ -279,5 +291,6 @@ taps8pair:
 	MOVQ AX, abase-120(SP)
 	DECQ left-104(SP)
 	JNZ convTapsDot8AVX512_block
+	LDMXCSR mxcsr-124(SP)
 	VZEROUPPER
 	RET
