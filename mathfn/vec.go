@@ -120,3 +120,33 @@ func LRNScale(x, sum, y []float32, alpha, k float32, beta float64) bool {
 // sqrt32 is the float32 square root, correctly rounded (the float64 root
 // of a float32, rounded to float32, is).
 func sqrt32(v float32) float32 { return float32(math.Sqrt(float64(v))) }
+
+// Pool3x3S2 is the geometry of a 3x3 pooling of stride 2 without
+// padding, which MaxPool3x3S2, AvePool3x3S2 and AvePool3x3S2Back pool
+// sixteen windows of a row at a time (AVX-512).
+type Pool3x3S2 = vec.Pool3x3S2
+
+// MaxPool3x3S2 pools n float32 planes with Caffe's MAX, values into y and
+// positions into idx, bit for bit as Caffe's loop (NaNs, ties, -FLT_MAX
+// and -1 for windows with no value above it), and reports whether it ran
+// (false: no kernel here, nothing done).
+func MaxPool3x3S2(g Pool3x3S2, n int, x, y, idx []float32) bool {
+	return vec.MaxPool3x3S2(g, n, x, y, idx)
+}
+
+// AvePool3x3S2 pools n float32 planes with Caffe's AVE, bit for bit, and
+// reports whether it ran.
+func AvePool3x3S2(g Pool3x3S2, n int, x, y []float32) bool { return vec.AvePool3x3S2(g, n, x, y) }
+
+// MaxPool3x3S2Back sets dx to MAX's gradient of n float32 planes from
+// MaxPool3x3S2's argmaxes idx, bit for bit as Caffe accumulates it, and
+// reports whether it ran.
+func MaxPool3x3S2Back(g Pool3x3S2, n int, dy, idx, dx []float32) bool {
+	return vec.MaxPool3x3S2Back(g, n, dy, idx, dx)
+}
+
+// AvePool3x3S2Back sets dx to AVE's gradient of n float32 planes, bit for
+// bit as Caffe accumulates it, and reports whether it ran.
+func AvePool3x3S2Back(g Pool3x3S2, n int, dy, dx []float32) bool {
+	return vec.AvePool3x3S2Back(g, n, dy, dx)
+}

@@ -174,7 +174,7 @@ func (l *convBase[T]) forwardProduct(part int, x, yB, col []T, n0, images int) {
 		for j := range images {
 			p.SetImage(j, x[(n0+j)*l.bottomDim:])
 		}
-		mathfn.GemmConv(c.packed, p, yB, nil)
+		convProduct(c.packed, p, yB)
 		return
 	}
 	for j := range images {

@@ -428,6 +428,16 @@ func windowSum[T layer.Float](x []T, width int, w poolWindow) T {
 func (l *poolingLayer[T]) forwardPlanes(part, lo, hi int) {
 	g := &l.poolGeom
 	_, in, out := g.planes()
+	if g3, ok := l.pool3s2(); ok {
+		x, y := asFloat32(l.x[lo*in:hi*in]), asFloat32(l.y[lo*out:hi*out])
+		switch {
+		case l.method == caffepb.PoolingParameter_AVE && mathfn.AvePool3x3S2(g3, hi-lo, x, y):
+			return
+		case l.method == caffepb.PoolingParameter_MAX && l.idx != nil &&
+			maxPool3s2(g, g3, hi-lo, x, y, asFloat32(l.idx[lo*out:hi*out])):
+			return
+		}
+	}
 	for p := lo; p < hi; p++ {
 		x, y := l.x[p*in:(p+1)*in], l.y[p*out:(p+1)*out]
 		if l.method == caffepb.PoolingParameter_MAX && l.idx == nil {
@@ -442,6 +452,39 @@ func (l *poolingLayer[T]) forwardPlanes(part, lo, hi int) {
 			avePoolPlane(g, x, y)
 		}
 	}
+}
+
+// pool3s2 says whether the pass is a float32 3x3 pooling of stride 2
+// without padding, which mathfn's vector kernels take a row of sixteen
+// windows at a time (CIFAR-10 quick's three pools; its pool1 at batch 100
+// on the 2-vCPU Zen 4 EPYC: 4.8 ms a pass one window at a time or
+// sixteen gathered ones, 0.9 ms), and its geometry.
+func (l *poolingLayer[T]) pool3s2() (mathfn.Pool3x3S2, bool) {
+	g := &l.poolGeom
+	var zero T
+	ok := unsafe.Sizeof(zero) == 4 && g.kernelH == 3 && g.kernelW == 3 && g.strideH == 2 && g.strideW == 2 &&
+		g.padH == 0 && g.padW == 0
+	return mathfn.Pool3x3S2{H: g.height, W: g.width, OutH: g.pooledH, OutW: g.pooledW}, ok
+}
+
+// maxPool3s2 pools n planes with mathfn.MaxPool3x3S2, reporting whether
+// it ran, and redoes by maxPoolResult the windows it finds no value above
+// -FLT_MAX in (index -1), as maxPoolPlane does.
+func maxPool3s2(g *poolGeom, g3 mathfn.Pool3x3S2, n int, x, y, idx []float32) bool {
+	if !mathfn.MaxPool3x3S2(g3, n, x, y, idx) {
+		return false
+	}
+	if !holdsFloor(y) {
+		return true
+	}
+	_, in, out := g.planes()
+	for o, i := range idx[:n*out] {
+		if i < 0 {
+			p, q := o/out, o%out
+			y[o], idx[o] = maxPoolResult(g, x[p*in:(p+1)*in], -1, q/g.pooledW, q%g.pooledW)
+		}
+	}
+	return true
 }
 
 // maxPoolValues writes each window's maximum for one plane, with no
@@ -862,6 +905,15 @@ func (l *poolingLayer[T]) BackwardCPU(top []*blob.Blob[T], propagateDown []bool,
 func (l *poolingLayer[T]) backwardPlanes(part, lo, hi int) {
 	g := &l.poolGeom
 	_, in, out := g.planes()
+	if g3, ok := l.pool3s2(); ok {
+		dy, dx := asFloat32(l.dy[lo*out:hi*out]), asFloat32(l.dx[lo*in:hi*in])
+		switch {
+		case l.method == caffepb.PoolingParameter_AVE && mathfn.AvePool3x3S2Back(g3, hi-lo, dy, dx):
+			return
+		case l.method == caffepb.PoolingParameter_MAX && mathfn.MaxPool3x3S2Back(g3, hi-lo, dy, asFloat32(l.idx[lo*out:hi*out]), dx):
+			return
+		}
+	}
 	for p := lo; p < hi; p++ {
 		dx, dy := l.dx[p*in:(p+1)*in], l.dy[p*out:(p+1)*out]
 		clear(dx)

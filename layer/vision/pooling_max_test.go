@@ -44,6 +44,8 @@ func TestMaxPoolSpecialValues(t *testing.T) {
 		{height: 24, width: 24, kernelH: 2, kernelW: 2, strideH: 2, strideW: 2},
 		{height: 8, width: 8, kernelH: 2, kernelW: 2, strideH: 2, strideW: 2},
 		{height: 32, width: 35, kernelH: 3, kernelW: 3, strideH: 2, strideW: 2},
+		{height: 9, width: 8, kernelH: 3, kernelW: 3, strideH: 2, strideW: 2},
+		{height: 3, width: 36, kernelH: 3, kernelW: 3, strideH: 2, strideW: 2},
 		{height: 13, width: 40, kernelH: 3, kernelW: 3, strideH: 1, strideW: 1, padH: 1, padW: 1},
 		{height: 9, width: 37, kernelH: 2, kernelW: 3, strideH: 3, strideW: 4, padH: 1, padW: 2},
 		{height: 5, width: 5, kernelH: 5, kernelW: 5, strideH: 1, strideW: 1},
@@ -124,6 +126,11 @@ func testMaxPoolGeom(t *testing.T, g *poolGeom, seed uint64) {
 		maxPoolArgByValue(g, w32, x32, y32, idx32, make([]float32, w32.MaxPoolScratch()))
 		widen()
 		check("float32 maxima by vector, then their index", y, idx)
+		l := poolingLayer[float32]{poolGeom: *g}
+		if g3, ok := l.pool3s2(); ok && maxPool3s2(g, g3, 1, x32, y32, idx32) {
+			widen()
+			check("float32 3x3 stride 2, a row of windows at a time", y, idx)
+		}
 		// Without the argmax (an inference-only pass): the same values,
 		// where a zero may have either sign.
 		w := &mathfn.PoolWindows{H: g.height, W: g.width, OutH: g.pooledH, OutW: g.pooledW, KernelH: g.kernelH, KernelW: g.kernelW,
