@@ -79,13 +79,15 @@ func BNNormScalePrefix[T Float](x, y, xn []T, m, s, gamma, beta T, relu bool) in
 	return vec.BNNormScalePrefix(x, y, xn, m, s, gamma, beta, relu)
 }
 
-// BNBackRowPrefix sets dz = dy times the zero-slope ReLU's factor of y
-// (with relu; dy without) and dy = dz*gamma over as many whole vectors as
-// dy holds, and returns the sums of dz, dz*xn, xn*dy and dy (the new one)
-// over them and how many values it did: the fused chain's backward pass of
-// a row.
-func BNBackRowPrefix[T Float](y, dy, xn []T, gamma T, relu bool) ([4]T, int) {
-	return vec.BNBackRowPrefix(y, dy, xn, gamma, relu)
+// BNBackRowPrefix sets dz = dy times the zero-slope ReLU's factor of y =
+// xn*gamma + beta (with relu; dy without) and dy = dz*gamma over as many
+// whole vectors as dy holds, and returns the sums of dz, dz*xn, xn*dy and
+// dy (the new one) over them and how many values it did: the fused
+// chain's backward pass of a row. y is computed again from xn, rounded as
+// BNNormScalePrefix rounds it, rather than read: the ReLU's mask then
+// costs no sweep over the top's memory.
+func BNBackRowPrefix[T Float](dy, xn []T, gamma, beta T, relu bool) ([4]T, int) {
+	return vec.BNBackRowPrefix(dy, xn, gamma, beta, relu)
 }
 
 // LRNScale sets y[i] = x[i] / (k + alpha*sum[i])^beta in float32 for beta
