@@ -34,6 +34,13 @@ func MaxPoolRun(plane, offsets []int32, starts *[16]int32, mask uint16, y, idx [
 	return vec.MaxPoolRun(plane, offsets, starts, mask, y, idx)
 }
 
+// MaxPoolRow is MaxPoolRun of windows one position apart (a stride of 1
+// along a row), the first at start: starts[j] = start + j. Their elements
+// are read with vector loads, not gathered: the same results, bit for bit.
+func MaxPoolRow(plane, offsets []int32, start int32, mask uint16, y, idx []float32) uint16 {
+	return vec.MaxPoolRow(plane, offsets, start, mask, y, idx)
+}
+
 // ReLUBackPrefix computes ReLU's dx = dy * f over as many whole vectors
 // as x holds (f: pos where x > 0, neg where x <= 0, nan where x is a
 // NaN) and returns how many values it did; the caller does the rest.

@@ -18,3 +18,13 @@ func maxPoolRunAVX512(plane *int32, offsets *int32, n int, starts *[16]int32, ma
 func MaxPoolRun(plane []int32, offsets []int32, starts *[16]int32, mask uint16, y, idx []float32) uint16 {
 	return maxPoolRunAVX512(&plane[0], &offsets[0], len(offsets), starts, mask, &y[0], &idx[0])
 }
+
+//go:noescape
+func maxPoolRowAVX512(plane *int32, offsets *int32, n int, start int, mask uint16, y, idx *float32) (rare uint16)
+
+// MaxPoolRow is MaxPoolRun of windows one position apart, the first at
+// start (starts[j] = start + j): their elements read with vector loads
+// rather than gathered.
+func MaxPoolRow(plane []int32, offsets []int32, start int32, mask uint16, y, idx []float32) uint16 {
+	return maxPoolRowAVX512(&plane[0], &offsets[0], len(offsets), int(start), mask, &y[0], &idx[0])
+}
