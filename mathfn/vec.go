@@ -41,6 +41,13 @@ func MaxPoolRow(plane, offsets []int32, start int32, mask uint16, y, idx []float
 	return vec.MaxPoolRow(plane, offsets, start, mask, y, idx)
 }
 
+// MaxPoolRow2 is MaxPoolRun of windows two positions apart (a stride of 2
+// along a row), the first at start: starts[j] = start + 2j. Their elements
+// are read with vector loads, not gathered: the same results, bit for bit.
+func MaxPoolRow2(plane, offsets []int32, start int32, mask uint16, y, idx []float32) uint16 {
+	return vec.MaxPoolRow2(plane, offsets, start, mask, y, idx)
+}
+
 // ReLUBackPrefix computes ReLU's dx = dy * f over as many whole vectors
 // as x holds (f: pos where x > 0, neg where x <= 0, nan where x is a
 // NaN) and returns how many values it did; the caller does the rest.
