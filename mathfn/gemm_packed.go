@@ -39,6 +39,11 @@ type PackedA[T Float] struct {
 	// packs them and packBlocks as a method value, made once.
 	packJob  gemmJob[T]
 	packPart func(part, lo, hi int)
+	// PackConvFlippedIn's: the weights while it packs, their inputs and
+	// taps, and packFlippedBlocks as a method value, made once.
+	flipW             []T
+	flipCin, flipTaps int
+	flipPart          func(part, lo, hi int)
 }
 
 // packAInParallelMin is the least size (m*k) whose PackAIn spreads its
@@ -101,14 +106,28 @@ func PackedASize[T Float](m, k int) int {
 // for each training pass (they change between passes), with no
 // allocation once p has seen the largest shape.
 func PackAIn[T Float](p *PackedA[T], transA blas.Transpose, m, k int, a, blocks []T) *PackedA[T] {
+	p = p.layout(transA != blas.NoTrans, m, k, a, blocks)
+	p.packJob = gemmJob[T]{transA: p.transA, m: m, k: k, alpha: 1, a: a, lda: p.lda, kern: p.kern}
+	if p.packPart == nil {
+		p.packPart = p.packBlocks
+	}
+	p.fill(p.packPart)
+	p.packJob.a = nil
+	return p
+}
+
+// layout readies p (a new PackedA where p is nil) for the panels of op(A),
+// m x k, in blocks, not yet filled; a is what the products that read A
+// unpacked read.
+func (p *PackedA[T]) layout(transA bool, m, k int, a, blocks []T) *PackedA[T] {
 	if p == nil {
 		p = &PackedA[T]{}
 	}
 	lda := k
-	if transA != blas.NoTrans {
+	if transA {
 		lda = m
 	}
-	p.transA, p.m, p.k, p.a, p.lda, p.kern = transA != blas.NoTrans, m, k, a, lda, kernelOf[T]()
+	p.transA, p.m, p.k, p.a, p.lda, p.kern = transA, m, k, a, lda, kernelOf[T]()
 	p.derive, p.unpacked = false, nil
 	p.nic = (m + gemmMC - 1) / gemmMC
 	mr := p.kern.mr
@@ -122,17 +141,69 @@ func PackAIn[T Float](p *PackedA[T], transA blas.Transpose, m, k int, a, blocks 
 		}
 	}
 	p.blocks = blocks[:size]
-	p.packJob = gemmJob[T]{transA: p.transA, m: m, k: k, alpha: 1, a: a, lda: lda, kern: p.kern}
-	if p.packPart == nil {
-		p.packPart = p.packBlocks
-	}
-	if m*k >= packAInParallelMin {
-		Parallel(len(p.off), p.packPart)
-	} else {
-		p.packBlocks(0, 0, len(p.off))
-	}
-	p.packJob.a = nil
 	return p
+}
+
+// fill packs p's blocks with part (blocks [lo, hi) in the order of p.off),
+// on the cores where A is large.
+func (p *PackedA[T]) fill(part func(part, lo, hi int)) {
+	if p.m*p.k >= packAInParallelMin {
+		Parallel(len(p.off), part)
+	} else {
+		part(0, 0, len(p.off))
+	}
+}
+
+// PackConvFlippedIn is PackAIn (not transposed) of the weights of a
+// convolution's bottom gradient taken as a convolution of the top
+// gradient: the cin x cout*taps matrix whose row ci holds at cout place
+// co*taps+t the weight of output co and input ci at tap taps-1-t (the
+// kernel flipped in space), packed straight from the layer's weights w
+// (cout x cin x taps) rather than from a flipped copy. The copy, written
+// a tap run at a time cin*taps*cout apart and then gathered again by the
+// packing, cost ResNet-50's training pass about 1% on two Zen 4 cores.
+// p keeps no unpacked matrix: only the products that read the panels
+// alone (GemmConv) may take it.
+func PackConvFlippedIn[T Float](p *PackedA[T], cin, cout, taps int, w, blocks []T) *PackedA[T] {
+	p = p.layout(false, cin, cout*taps, nil, blocks)
+	p.flipW, p.flipCin, p.flipTaps = w, cin, taps
+	if p.flipPart == nil {
+		p.flipPart = p.packFlippedBlocks
+	}
+	p.fill(p.flipPart)
+	p.flipW = nil
+	return p
+}
+
+// packFlippedBlocks packs blocks [lo, hi) of PackConvFlippedIn's panels
+// from p.flipW. A panel's mr rows (inputs) at one output are mr runs of
+// taps weights side by side in w, so each step reads a few cache lines
+// that the next steps read too.
+func (p *PackedA[T]) packFlippedBlocks(_, lo, hi int) {
+	mr, cin, taps, w := p.kern.mr, p.flipCin, p.flipTaps, p.flipW
+	for b := lo; b < hi; b++ {
+		pc, ic := b/p.nic*gemmKC, b%p.nic*gemmMC
+		mc, kc := min(gemmMC, p.m-ic), min(gemmKC, p.k-pc)
+		dst := p.blocks[p.off[b]:]
+		for ir := 0; ir < mc; ir += mr {
+			panel := dst[ir*kc : ir*kc+mr*kc]
+			rows := min(mr, mc-ir)
+			if rows < mr {
+				clear(panel)
+			}
+			co, t := pc/taps, pc%taps
+			for q := range kc {
+				src := w[(co*cin+ic+ir)*taps+taps-1-t:]
+				out := panel[q*mr : q*mr+rows]
+				for r := range out {
+					out[r] = src[r*taps]
+				}
+				if t++; t == taps {
+					co, t = co+1, 0
+				}
+			}
+		}
+	}
 }
 
 // PackA packs op(A), m x k (A stored k x m when transA), for

@@ -115,3 +115,42 @@ func TestPackAInIsPackA(t *testing.T) {
 		t.Errorf("PackAIn allocates %v times", n)
 	}
 }
+
+// PackConvFlippedIn packs, bit for bit, the panels PackAIn packs from the
+// flipped weights written out: input counts below, at and past a panel's
+// rows and a block's (gemmMC), steps across blocks of k, one tap and
+// nine, and again into the same PackedA (its reuse between passes).
+func TestPackConvFlippedInIsPackAInOfFlipped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var p *PackedA[float32]
+	for _, sh := range [][3]int{{5, 7, 9}, {12, 64, 9}, {64, 64, 9}, {250, 30, 9}, {13, 300, 1}, {512, 40, 9}, {3, 3, 25}} {
+		cin, cout, taps := sh[0], sh[1], sh[2]
+		w := make([]float32, cout*cin*taps)
+		for i := range w {
+			w[i] = float32(rng.NormFloat64())
+		}
+		flipped := make([]float32, len(w))
+		for co := range cout {
+			for ci := range cin {
+				for tp := range taps {
+					flipped[(ci*cout+co)*taps+taps-1-tp] = w[(co*cin+ci)*taps+tp]
+				}
+			}
+		}
+		size := PackedASize[float32](cin, cout*taps)
+		want := PackAIn(nil, blas.NoTrans, cin, cout*taps, flipped, make([]float32, size))
+		blocks := make([]float32, size)
+		for i := range blocks {
+			blocks[i] = float32(math.NaN()) // every place written
+		}
+		p = PackConvFlippedIn(p, cin, cout, taps, w, blocks)
+		for i, v := range p.blocks {
+			if math.Float32bits(v) != math.Float32bits(want.blocks[i]) {
+				t.Fatalf("%d inputs %d outputs %d taps: panels [%d] = %v, want %v", cin, cout, taps, i, v, want.blocks[i])
+			}
+		}
+		if len(p.blocks) != len(want.blocks) {
+			t.Fatalf("%d inputs %d outputs %d taps: %d panel values, want %d", cin, cout, taps, len(p.blocks), len(want.blocks))
+		}
+	}
+}

@@ -34,6 +34,20 @@ func MaxPoolRun(plane, offsets []int32, starts *[16]int32, mask uint16, y, idx [
 	return vec.MaxPoolRun(plane, offsets, starts, mask, y, idx)
 }
 
+// MaxPoolRow is MaxPoolRun of windows one position apart (a stride of 1
+// along a row), the first at start: starts[j] = start + j. Their elements
+// are read with vector loads, not gathered: the same results, bit for bit.
+func MaxPoolRow(plane, offsets []int32, start int32, mask uint16, y, idx []float32) uint16 {
+	return vec.MaxPoolRow(plane, offsets, start, mask, y, idx)
+}
+
+// MaxPoolRow2 is MaxPoolRun of windows two positions apart (a stride of 2
+// along a row), the first at start: starts[j] = start + 2j. Their elements
+// are read with vector loads, not gathered: the same results, bit for bit.
+func MaxPoolRow2(plane, offsets []int32, start int32, mask uint16, y, idx []float32) uint16 {
+	return vec.MaxPoolRow2(plane, offsets, start, mask, y, idx)
+}
+
 // ReLUBackPrefix computes ReLU's dx = dy * f over as many whole vectors
 // as x holds (f: pos where x > 0, neg where x <= 0, nan where x is a
 // NaN) and returns how many values it did; the caller does the rest.
@@ -79,13 +93,15 @@ func BNNormScalePrefix[T Float](x, y, xn []T, m, s, gamma, beta T, relu bool) in
 	return vec.BNNormScalePrefix(x, y, xn, m, s, gamma, beta, relu)
 }
 
-// BNBackRowPrefix sets dz = dy times the zero-slope ReLU's factor of y
-// (with relu; dy without) and dy = dz*gamma over as many whole vectors as
-// dy holds, and returns the sums of dz, dz*xn, xn*dy and dy (the new one)
-// over them and how many values it did: the fused chain's backward pass of
-// a row.
-func BNBackRowPrefix[T Float](y, dy, xn []T, gamma T, relu bool) ([4]T, int) {
-	return vec.BNBackRowPrefix(y, dy, xn, gamma, relu)
+// BNBackRowPrefix sets dz = dy times the zero-slope ReLU's factor of y =
+// xn*gamma + beta (with relu; dy without) and dy = dz*gamma over as many
+// whole vectors as dy holds, and returns the sums of dz, dz*xn, xn*dy and
+// dy (the new one) over them and how many values it did: the fused
+// chain's backward pass of a row. y is computed again from xn, rounded as
+// BNNormScalePrefix rounds it, rather than read: the ReLU's mask then
+// costs no sweep over the top's memory.
+func BNBackRowPrefix[T Float](dy, xn []T, gamma, beta T, relu bool) ([4]T, int) {
+	return vec.BNBackRowPrefix(dy, xn, gamma, beta, relu)
 }
 
 // LRNScale sets y[i] = x[i] / (k + alpha*sum[i])^beta in float32 for beta

@@ -27,9 +27,9 @@ import (
 // range of channels): a channel's rows, one per image, are a few hundred
 // KB at most, which stay in a core's L2 cache between the channel's
 // sweeps, so that the blob crosses memory about once a sweep of the
-// whole: forward, x is read and y and xNorm written; backward, dy, y (the
-// ReLU's mask, read from the blob as the ReLU's own pass reads it) and
-// xNorm are read and dx written.
+// whole: forward, x is read and y and xNorm written; backward, dy and
+// xNorm are read (the ReLU's mask computed again from xNorm: backwardRow)
+// and dx written.
 //
 // Every value goes through the operations of the three layers' own host
 // passes, in their order and rounded as there (the row sums through the
@@ -337,7 +337,7 @@ func (f *bnFuseHost[T]) scaleReLU(ys []T, c int) {
 // the ReLU's mask, times the Scale's vector) and, when wanted, dx.
 func (f *bnFuseHost[T]) backward(l *batchNormLayer[T], top []*blob.Blob[T], propagateDown []bool, bottom []*blob.Blob[T]) {
 	f.setShape(l)
-	f.y, f.xn, f.std = top[0].CPUData(), l.xNorm.CPUData(), l.variance.CPUData()
+	f.xn, f.std = l.xNorm.CPUData(), l.variance.CPUData()
 	f.dy = top[0].MutableCPUDiff()
 	f.global, f.withReLU, f.wantDx = l.useGlobal, f.reluComputed(), propagateDown[0]
 	if f.wantDx {
@@ -389,23 +389,29 @@ func (f *bnFuseHost[T]) backwardChannels(part, lo, hi int) {
 // times the ReLU's mask (reluBack), the Scale's row sums of dz and dz*xNorm
 // and dz*gamma into dy's memory (scaleBackHost.rows; gamma 1 without a
 // Scale, which leaves dz as it is), then BatchNorm's row sums of
-// dy*xNorm and dy (bnBackHost.sumRows). The element-wise values are the
-// unfused passes' bit for bit, the sums in another order (vector lanes).
+// dy*xNorm and dy (bnBackHost.sumRows). The mask is y > 0 with y the
+// forward pass's xNorm*gamma + beta before its ReLU, computed again from
+// xNorm as that pass rounded it (gamma 1 and beta 0 where the Scale or its
+// bias is missing: the same values), rather than read from the top: the
+// row of y is a sweep over memory the size of the blob (ResNet-50's
+// chains read some 110 MB of it a pass at batch 8), xNorm's is read anyway.
+// The element-wise values are the unfused passes' bit for bit, the sums in
+// another order (vector lanes).
 func (f *bnFuseHost[T]) backwardRow(p *bnFusePart[T], n, c int) {
 	dy, xn := f.row(f.dy, n, c), f.row(f.xn, n, c)
-	var y []T
-	if f.withReLU {
-		y = f.row(f.y, n, c)
-	}
-	g := T(1)
+	g, b := T(1), T(0)
 	if f.gamma != nil {
 		g = f.gamma[c]
 	}
-	sums, done := mathfn.BNBackRowPrefix(y, dy, xn, g, f.withReLU)
+	if f.beta != nil {
+		b = f.beta[c]
+	}
+	sums, done := mathfn.BNBackRowPrefix(dy, xn, g, b, f.withReLU)
 	for i := done; i < len(dy); i++ {
 		dz := dy[i]
 		if f.withReLU {
-			dz *= T(kit.Btoi(y[i] > 0)) + 0*T(kit.Btoi(y[i] <= 0))
+			y := T(xn[i]*g) + b
+			dz *= T(kit.Btoi(y > 0)) + 0*T(kit.Btoi(y <= 0))
 		}
 		sums[0] += dz
 		sums[1] += T(dz * xn[i])

@@ -148,3 +148,58 @@ func BenchmarkLRN(b *testing.B) {
 		}
 	}
 }
+
+// TestLRNAcrossBackwardVectorBitForBit: the whole-plane vector steps of
+// the ACROSS_CHANNELS backward pass give the element-by-element formula
+// bit for bit (dy*y rounded, then /scale; each window's sum of the ratios
+// in ascending channel order; dy*pw - (backFactor*x)*sum, each product
+// rounded before the difference), at planes whose sizes are not multiples
+// of the vector width, windows clipped at both ends, batches of one and
+// three (images split over the cores).
+func TestLRNAcrossBackwardVectorBitForBit(t *testing.T) {
+	for _, c := range []struct {
+		param string
+		shape []int
+	}{
+		{"local_size: 5 alpha: 0.0001 beta: 0.75", []int{1, 9, 11, 13}},
+		{"local_size: 3 alpha: 0.5 beta: 0.6 k: 2", []int{3, 4, 5, 3}},
+		{"local_size: 7 alpha: 2 beta: 1", []int{1, 3, 8, 8}},
+	} {
+		l := layertest.New[float32](t, `type: "LRN" lrn_param { `+c.param+` }`)
+		x, y := layertest.Blob[float32](t, c.shape...), layertest.Blob[float32](t)
+		rng := rand.New(rand.NewPCG(7, 8))
+		for i := range x.MutableCPUData() {
+			x.MutableCPUData()[i] = float32(rng.NormFloat64() * 3)
+		}
+		bottom, top := []*blob.Blob[float32]{x}, []*blob.Blob[float32]{y}
+		layertest.SetUp(t, l, bottom, top)
+		layertest.Forward(t, l, bottom, top)
+		for i := range y.MutableCPUDiff() {
+			y.MutableCPUDiff()[i] = float32(rng.NormFloat64())
+		}
+		if err := l.BackwardCPU(top, []bool{true}, bottom); err != nil {
+			t.Fatal(err)
+		}
+		lrn := l.(*lrnLayer[float32])
+		_, _, backFactor := lrn.coeffs()
+		num, ch, plane := c.shape[0], c.shape[1], c.shape[2]*c.shape[3]
+		xs, ys, dys := x.CPUData(), y.CPUData(), y.CPUDiff()
+		scale, pw := lrn.scale.CPUData(), lrn.pw.CPUData()
+		ratio := func(j int) float32 { return float32(dys[j]*ys[j]) / scale[j] }
+		for n := range num {
+			for k := range ch {
+				for i := range plane {
+					var s float32
+					for cc := max(k-lrn.half(), 0); cc <= min(k+lrn.half(), ch-1); cc++ {
+						s += ratio((n*ch+cc)*plane + i)
+					}
+					at := (n*ch+k)*plane + i
+					want := float32(dys[at]*pw[at]) - float32(float32(backFactor*xs[at])*s)
+					if got := x.CPUDiff()[at]; math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("%s %v: dx[%d] = %v, want %v", c.param, c.shape, at, got, want)
+					}
+				}
+			}
+		}
+	}
+}

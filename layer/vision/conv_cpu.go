@@ -41,14 +41,12 @@ type convCPU[T layer.Float] struct {
 	usePacked, usePackedT bool
 	// The passes without a column buffer (conv_panels.go): whether the
 	// forward pass and the bottom gradient take them, each part's panels
-	// and padded images, the bottom gradient's geometry and its flipped
-	// weights (in c.packed when useFlipped).
+	// and padded images and the bottom gradient's geometry (its flipped
+	// weights are in c.packed when useFlipped).
 	usePanels, useFlipped, useTaps bool
 	panels                         []*mathfn.ConvPanels[T]
 	paddeds                        [][]T
 	geoT                           mathfn.ConvGeometry
-	flipped                        []T
-	flipPart                       func(part, lo, hi int) // flipOutputs as a method value, made once
 	// The backward pass's parameter gradients (conv_grad_sum.go): the
 	// blobs' diffs (nil where not wanted), which part 0 adds to, and the
 	// reduction's body.

@@ -1,8 +1,6 @@
 package vision
 
 import (
-	"gonum.org/v1/gonum/blas"
-
 	"github.com/gocaffe/gocaffe/device"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/mathfn"
@@ -85,40 +83,15 @@ func (l *convBase[T]) panelsGeometry() {
 // packFlipped packs the bottom gradient's weights into c.packed: the
 // channels x numOutput*kernel matrix whose row ci holds, at output channel
 // co's kernel place (kh, kw), the weight of co and ci at (kh', kw') =
-// (Kernel-1-kh, Kernel-1-kw).
+// (Kernel-1-kh, Kernel-1-kw), packed straight from the weights
+// (mathfn.PackConvFlippedIn: the kernel places reversed are the places
+// (kh', kw') in row-major order).
 func (l *convBase[T]) packFlipped() {
 	c := &l.cpu
-	kh, kw := l.kernel[0], l.kernel[1]
-	kk := kh * kw
-	cin, cout := l.channels, l.numOutput
-	c.flipped = layer.ScratchOf(&l.Base, "conv.flipped", 0, &c.flipped, cin*cout*kk)
-	if c.flipPart == nil {
-		c.flipPart = l.flipOutputs
-	}
-	// On the cores where there are many weights: the pass waits for them.
-	if cin*cout*kk >= 1<<16 {
-		mathfn.Parallel(cout, c.flipPart)
-	} else {
-		l.flipOutputs(0, 0, cout)
-	}
-	blocks := layer.ScratchOf(&l.Base, "conv.packed", 0, &c.packedBlocks, mathfn.PackedASize[T](cin, cout*kk))
-	c.packed = mathfn.PackAIn(c.packed, blas.NoTrans, cin, cout*kk, c.flipped, blocks)
-}
-
-// flipOutputs writes the flipped weights of outputs [lo, hi) (packFlipped).
-func (l *convBase[T]) flipOutputs(_, lo, hi int) {
 	kk := l.kernel[0] * l.kernel[1]
 	cin, cout := l.channels, l.numOutput
-	w, flipped := l.Blobs()[0].CPUData(), l.cpu.flipped
-	for co := lo; co < hi; co++ {
-		for ci := range cin {
-			src := w[(co*cin+ci)*kk : (co*cin+ci+1)*kk]
-			dst := flipped[(ci*cout+co)*kk : (ci*cout+co+1)*kk]
-			for i, v := range src {
-				dst[kk-1-i] = v // (kh', kw') reversed is the place reversed
-			}
-		}
-	}
+	blocks := layer.ScratchOf(&l.Base, "conv.packed", 0, &c.packedBlocks, mathfn.PackedASize[T](cin, cout*kk))
+	c.packed = mathfn.PackConvFlippedIn(c.packed, cin, cout, kk, l.Blobs()[0].CPUData(), blocks)
 }
 
 // panelsOf returns part's ConvPanels over images images of geometry g

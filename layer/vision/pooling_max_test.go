@@ -49,6 +49,9 @@ func TestMaxPoolSpecialValues(t *testing.T) {
 		{height: 13, width: 40, kernelH: 3, kernelW: 3, strideH: 1, strideW: 1, padH: 1, padW: 1},
 		{height: 9, width: 37, kernelH: 2, kernelW: 3, strideH: 3, strideW: 4, padH: 1, padW: 2},
 		{height: 5, width: 5, kernelH: 5, kernelW: 5, strideH: 1, strideW: 1},
+		{height: 6, width: 21, kernelH: 3, kernelW: 3, strideH: 1, strideW: 1},                   // runs of stride 1 that span rows
+		{height: 9, width: 24, kernelH: 3, kernelW: 3, strideH: 2, strideW: 2, padH: 1, padW: 1}, // runs of stride 2 short of sixteen
+		{height: 7, width: 40, kernelH: 3, kernelW: 3, strideH: 2, strideW: 2},                   // and over sixteen, the last clipped
 	}
 	for gi := range geoms {
 		g := &geoms[gi]

@@ -78,7 +78,7 @@ func bnSqDevSumF32AVX2(x unsafe.Pointer, n int, m float32) float32
 func bnNormScaleF32AVX2(x, y, xn unsafe.Pointer, n int, m, s, gamma, beta float32, relu int)
 
 //go:noescape
-func bnBackRowF32AVX2(y, dy, xn unsafe.Pointer, n int, gamma float32, relu int, sums unsafe.Pointer)
+func bnBackRowF32AVX2(dy, xn unsafe.Pointer, n int, gamma, beta float32, relu int, sums unsafe.Pointer)
 
 // BNSumPrefix returns the sum of as many whole vectors as x holds, and how
 // many values that is; the caller adds the rest.
@@ -116,23 +116,18 @@ func BNNormScalePrefix[T float32 | float64](x, y, xn []T, m, s, gamma, beta T, r
 }
 
 // BNBackRowPrefix sets, over as many whole vectors as dy holds, dz = dy
-// times the zero-slope ReLU's factor of y (1 where y > 0, else 0; y is not
-// read without relu, dz = dy) and dy = dz*gamma, and returns the sums of
-// dz, dz*xn, xn*dy and dy (the new dy) over them, and how many values it
-// did.
-func BNBackRowPrefix[T float32 | float64](y, dy, xn []T, gamma T, relu bool) ([4]T, int) {
+// times the zero-slope ReLU's factor of y = xn*gamma + beta (1 where y >
+// 0, else 0; each operation rounded, as BNNormScalePrefix computes y; with
+// relu only, else dz = dy) and dy = dz*gamma, and returns the sums of dz,
+// dz*xn, xn*dy and dy (the new dy) over them, and how many values it did.
+func BNBackRowPrefix[T float32 | float64](dy, xn []T, gamma, beta T, relu bool) ([4]T, int) {
 	var sums [4]float32
 	n := f32Prefix[T](len(dy))
 	if n == 0 {
 		return [4]T{}, 0
 	}
 	_ = xn[n-1]
-	yp := unsafe.Pointer(nil)
-	if relu {
-		_ = y[n-1]
-		yp = unsafe.Pointer(&y[0])
-	}
-	bnBackRowF32AVX2(yp, unsafe.Pointer(&dy[0]), unsafe.Pointer(&xn[0]), n, float32(gamma), btoi(relu), unsafe.Pointer(&sums))
+	bnBackRowF32AVX2(unsafe.Pointer(&dy[0]), unsafe.Pointer(&xn[0]), n, float32(gamma), float32(beta), btoi(relu), unsafe.Pointer(&sums))
 	return [4]T{T(sums[0]), T(sums[1]), T(sums[2]), T(sums[3])}, n
 }
 

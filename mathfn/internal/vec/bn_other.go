@@ -24,6 +24,6 @@ func BNNormScalePrefix[T float32 | float64](x, y, xn []T, m, s, gamma, beta T, r
 }
 
 // BNBackRowPrefix does nothing either.
-func BNBackRowPrefix[T float32 | float64](y, dy, xn []T, gamma T, relu bool) ([4]T, int) {
+func BNBackRowPrefix[T float32 | float64](dy, xn []T, gamma, beta T, relu bool) ([4]T, int) {
 	return [4]T{}, 0
 }

@@ -153,17 +153,18 @@ norm_loop:
 	VZEROUPPER
 	RET
 
-// func bnBackRowF32AVX2(y, dy, xn unsafe.Pointer, n int, gamma float32, relu int, sums unsafe.Pointer)
-// dz = dy * f (with relu f = 1 where y > 0, else 0, a NaN's 0 included,
-// as the ReLU's backward pass; else dz = dy); dy = dz*gamma; and the sums
-// of dz, dz*xn, xn*dy and dy (the new dy) into sums[0:4].
-TEXT ·bnBackRowF32AVX2(SB), NOSPLIT, $0-56
-	MOVQ         y+0(FP), SI
-	MOVQ         dy+8(FP), DI
-	MOVQ         xn+16(FP), DX
-	MOVQ         n+24(FP), CX
-	VBROADCASTSS gamma+32(FP), Y4
-	MOVQ         relu+40(FP), AX
+// func bnBackRowF32AVX2(dy, xn unsafe.Pointer, n int, gamma, beta float32, relu int, sums unsafe.Pointer)
+// dz = dy * f (with relu f = 1 where xn*gamma + beta > 0, each operation
+// rounded as the forward pass computed y from xn, else 0, a NaN's 0
+// included, as the ReLU's backward pass; else dz = dy); dy = dz*gamma;
+// and the sums of dz, dz*xn, xn*dy and dy (the new dy) into sums[0:4].
+TEXT ·bnBackRowF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ         dy+0(FP), DI
+	MOVQ         xn+8(FP), DX
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS gamma+24(FP), Y4
+	VBROADCASTSS beta+28(FP), Y11
+	MOVQ         relu+32(FP), AX
 	MOVL         $0x3f800000, BX
 	MOVL         BX, X5
 	VBROADCASTSS X5, Y5 // 1.0
@@ -175,16 +176,17 @@ TEXT ·bnBackRowF32AVX2(SB), NOSPLIT, $0-56
 
 back_loop:
 	VMOVUPS (DI), Y7
+	VMOVUPS (DX), Y9
 	TESTQ   AX, AX
 	JEQ     back_nomask
-	VCMPPS  $0x11, (SI), Y6, Y8 // 0 < y, false for a NaN
+	VMULPS  Y4, Y9, Y8
+	VADDPS  Y11, Y8, Y8         // y before the ReLU
+	VCMPPS  $0x11, Y8, Y6, Y8   // 0 < it, false for a NaN
 	VANDPS  Y5, Y8, Y8
 	VMULPS  Y7, Y8, Y7
-	ADDQ    $32, SI
 
 back_nomask:
 	VADDPS  Y7, Y0, Y0
-	VMOVUPS (DX), Y9
 	VMULPS  Y9, Y7, Y10
 	VADDPS  Y10, Y1, Y1
 	VMULPS  Y4, Y7, Y7
@@ -197,7 +199,7 @@ back_nomask:
 	SUBQ    $8, CX
 	JNZ     back_loop
 
-	MOVQ         sums+48(FP), DI
+	MOVQ         sums+40(FP), DI
 	VEXTRACTF128 $1, Y0, X8
 	VADDPS       X8, X0, X0
 	VHADDPS      X0, X0, X0
