@@ -271,3 +271,63 @@ func TestReducedInceptionNetGPU(t *testing.T) {
 		}
 	}
 }
+
+// reducedMobileNet is a MobileNet stem and two depthwise blocks: a
+// convolution of the input's 3 channels (the lowered way's: a 5x3 kernel
+// of stride 2) with BatchNorm and Scale, a 3x3 depthwise convolution of
+// 16 channels without bias, an LRN of 5 channels (its channels-last
+// gradient's 8-channel kernel at its widest use), a 1x1 convolution to 24
+// channels, a depthwise one of stride 2 and dilation 2 with a bias, and an
+// average pooling.
+// The first depthwise layer's weight gradient cuts its 4,608 positions
+// into two parts adding with atomics; the second's 24 channels leave a
+// lane of its tile idle. No ReLU: nothing is discontinuous.
+const reducedMobileNet = `name: "mobile16" force_backward: true state { phase: TRAIN }
+layer { name: "data" type: "Input" top: "data" top: "target" input_param { shape { dim: 8 dim: 3 dim: 48 dim: 48 } shape { dim: 8 dim: 5 } } }
+layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+  convolution_param { num_output: 16 kernel_h: 5 kernel_w: 3 stride: 2 pad_h: 2 pad_w: 1 weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" std: 0.2 } } }
+layer { name: "bn1" type: "BatchNorm" bottom: "conv1" top: "conv1" }
+layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1"
+  scale_param { bias_term: true filler { type: "gaussian" mean: 1 std: 0.2 } bias_filler { type: "gaussian" std: 0.2 } } }
+layer { name: "dw1" type: "Convolution" bottom: "conv1" top: "dw1"
+  convolution_param { num_output: 16 group: 16 kernel_size: 3 pad: 1 bias_term: false weight_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "norm" type: "LRN" bottom: "dw1" top: "norm" lrn_param { local_size: 5 alpha: 0.5 beta: 0.75 } }
+layer { name: "pw1" type: "Convolution" bottom: "norm" top: "pw1"
+  convolution_param { num_output: 24 kernel_size: 1 weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" std: 0.2 } } }
+layer { name: "dw2" type: "Convolution" bottom: "pw1" top: "dw2"
+  convolution_param { num_output: 24 group: 24 kernel_size: 3 stride: 2 pad: 2 dilation: 2 weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" std: 0.2 } } }
+layer { name: "ave" type: "Pooling" bottom: "dw2" top: "ave" pooling_param { pool: AVE kernel_size: 12 } }
+layer { name: "ip" type: "InnerProduct" bottom: "ave" top: "ip" inner_product_param { num_output: 5 weight_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "target" top: "loss" }
+`
+
+// TestReducedMobileNetGPU trains reducedMobileNet in FLOAT16 and
+// BFLOAT16 against FP32 on the host, as TestReducedResidualNetGPU does,
+// channels-last and row-major, with gocaffe's ways taking every pass of
+// the convolutions that have one (ConvGEMM gemm: the lowered way of few
+// channels and the depthwise kernels, channels-last their _cl twins) and
+// with cuDNN's algorithms alone (cudnn: its grouped NHWC convolutions for
+// the depthwise layers). Channels-last, every blob of the block is so but
+// the average pooling's, which the InnerProduct reads.
+func TestReducedMobileNetGPU(t *testing.T) {
+	dev := cudatest.Device(t)
+	layertest.NeedDNN(t)
+	blocks := reducedBlocks{
+		layers:       []string{"conv1", "bn1", "scale1", "dw1", "norm", "pw1", "dw2", "ave"},
+		blobs:        []string{"conv1", "dw1", "norm", "pw1", "dw2", "ave"},
+		channelsLast: []string{"conv1", "dw1", "norm", "pw1", "dw2"},
+	}
+	tol := map[syncedmem.Storage]float64{syncedmem.StorageFloat16: 1e-2, syncedmem.StorageBFloat16: 5e-2}
+	for _, s := range []syncedmem.Storage{syncedmem.StorageFloat16, syncedmem.StorageBFloat16} {
+		for _, way := range []settings.ConvGEMM{settings.ConvGEMMAlways, settings.ConvGEMMNever} {
+			for _, order := range []settings.Switch{settings.On, settings.Off} {
+				ctx := device.New(dev)
+				ctx.SetSettings(settings.Settings{ChannelsLast: order, ConvGEMM: way})
+				name := fmt.Sprintf("%v/gemm_%v/channels_last_%v", s, way == settings.ConvGEMMAlways, order)
+				t.Run(name, func(t *testing.T) {
+					checkReducedNet(t, ctx, reducedMobileNet, blocks, s, tol[s], order == settings.On)
+				})
+			}
+		}
+	}
+}

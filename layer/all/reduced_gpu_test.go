@@ -31,6 +31,7 @@ var reducedCases = []layertest.Parity{
 		weight_filler { type: "gaussian" std: 0.2 } bias_filler { type: "gaussian" } }`, Bottom: [][]int{{4, 9}}},
 	{Layer: `type: "ReLU" bottom: "a" top: "r" relu_param { engine: CAFFE }`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "ReLU" bottom: "a" top: "r" relu_param { negative_slope: 0.1 }`, Bottom: [][]int{{4, 3, 5, 6}}},
+	{Layer: `type: "ReLU" bottom: "a" top: "r" relu_param { negative_slope: 0.1 }`, Bottom: [][]int{{3, 5, 7, 9}}}, // 8-value vectors and a tail
 	{Layer: `type: "ReLU" bottom: "a" top: "r" relu_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "Sigmoid" bottom: "a" top: "s" sigmoid_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},
 	{Layer: `type: "TanH" bottom: "a" top: "s" tanh_param { engine: CUDNN }`, Bottom: [][]int{{4, 3, 5, 6}}},

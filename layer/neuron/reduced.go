@@ -39,7 +39,8 @@ func (e *reluGPU[T]) forwardReduced(bottom, top []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(x).Ptr(y).Float32(float32(l.slope))
-	if err := launch[float32](l.Context(), "relu.cu", "relu_forward"+e.red.Suffix(), n, &a); err != nil {
+	name, threads := kit.HalfVectorKernel("relu_forward", n, x, y)
+	if err := launch[float32](l.Context(), "relu.cu", name+e.red.Suffix(), threads, &a); err != nil {
 		return err
 	}
 	return e.red.Done(g, top[0], false)
@@ -63,7 +64,8 @@ func (e *reluGPU[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 	n := bottom[0].Count()
 	var a cuda.Args
 	a.Int(n).Ptr(dy).Ptr(x).Ptr(dx).Float32(float32(l.slope))
-	if err := launch[float32](l.Context(), "relu.cu", "relu_backward"+e.red.Suffix(), n, &a); err != nil {
+	name, threads := kit.HalfVectorKernel("relu_backward", n, dy, x, dx)
+	if err := launch[float32](l.Context(), "relu.cu", name+e.red.Suffix(), threads, &a); err != nil {
 		return err
 	}
 	return e.red.Done(g, bottom[0], true)

@@ -1,6 +1,8 @@
 package normalization
 
 import (
+	"fmt"
+
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/syncedmem"
@@ -25,7 +27,9 @@ func (e *lrnDNN[T]) SetReduced(s syncedmem.Storage) error {
 // blobs too, on kernels of their own (layer.ChannelsLastEngine).
 func (e *lrnDNN[T]) AcceptsChannelsLast() bool { return e.red.On() }
 
-// SetChannelsLast makes the engine normalize channels-last blobs.
+// SetChannelsLast makes the engine normalize channels-last blobs: a
+// thread per element, and for the bottom gradient of channels in eights
+// and windows of 3 to 9 a thread per 8 channels (lrn.cu's _cl8).
 func (e *lrnDNN[T]) SetChannelsLast(on bool) error { return e.red.SetChannelsLast(on) }
 
 // clArgs starts the arguments the channels-last kernels share
@@ -93,7 +97,11 @@ func (e *lrnDNN[T]) backwardReduced(top, bottom []*blob.Blob[T]) error {
 	_, _, backFactor := l.coeffs()
 	var a cuda.Args
 	name, n := "lrn_walk_backward", l.num*l.height*l.width
-	if r.ChannelsLast() {
+	if half := l.window().half; r.ChannelsLast() && l.channels%8 == 0 && half >= 1 && half <= 4 {
+		sumFactor, constant, _ := l.coeffs()
+		name, n = fmt.Sprintf("lrn_cl8_backward_h%d", half), n*l.channels/8
+		a.Int(n).Int(l.channels).Float32(float32(sumFactor)).Float32(float32(constant))
+	} else if r.ChannelsLast() {
 		name, n = "lrn_cl_backward", n*l.channels
 		e.clArgs(&a)
 	} else {

@@ -116,10 +116,6 @@ func (e *convolutionDNN[T]) Reshaped(bottom, top []*blob.Blob[T]) error {
 	if err := e.chooseAlgos(bottom[0], top[0], limit); err != nil {
 		return err
 	}
-	if e.red.ChannelsLast() {
-		e.use = [3]bool{} // the GEMM ways read row-major blobs
-		return nil
-	}
 	return e.chooseWay(bottom[0], top[0], limit)
 }
 

@@ -33,8 +33,15 @@ import (
 // summed by the FP32 GEMV into the FP32 diff: no 16-bit weight gradient.
 // cuDNN's 16-bit NCHW algorithms are slower still on these shapes (the
 // weight and bottom gradients of GoogLeNet's 1x1 layers at 1-7 TFLOP/s).
+//
+// Channels-last (channelsLast: one group, no stride) the batch's pixels
+// are the rows of one matrix, x (pixels x channels) and y (pixels x
+// outputs), so that the forward and bottom gradient passes are one GEMM
+// each over the whole batch; the weight gradient sums per-image products
+// as row-major.
 type pointwiseConv[T layer.Float] struct {
 	wayElems[T]
+	channelsLast bool          // x, y and their gradients channels-last
 	strided      bool          // a stride other than 1: gather and scatter
 	h, w, sh, sw int           // the bottom's spatial size and the stride (strided)
 	ho, wo       int           // the top's spatial size (strided)
@@ -45,6 +52,17 @@ type pointwiseConv[T layer.Float] struct {
 
 // pointwiseBudget bounds the bytes of partial weight gradients.
 var pointwiseBudget = 64 << 20
+
+// pointwiseChannelsLast reports whether the channels-last GEMMs take l
+// (pointwiseApplies being true): one group and no stride.
+func pointwiseChannelsLast[T layer.Float](l *convBase[T]) bool {
+	for _, s := range l.stride {
+		if s != 1 {
+			return false
+		}
+	}
+	return l.group == 1
+}
 
 // pointwiseApplies reports whether l's convolution is a GEMM per image:
 // a 1x1 kernel with no padding, and a stride only on 2-D images.
@@ -122,6 +140,10 @@ func (p *pointwiseConv[T]) gather(l *convBase[T], x, ws cuda.DevicePtr) (cuda.De
 
 // forward computes y = W x image by image, group by group.
 func (p *pointwiseConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y, ws cuda.DevicePtr) error {
+	if p.channelsLast { // y (pixels x outputs) = x (pixels x channels) W^T
+		p.gemm(g, blas.NoTrans, blas.Trans, l.num*l.convOutSpatial, l.numOutput, l.channels, x, l.channels, 0, w, l.channels, 0, 0, y, p.blasType(), l.numOutput, 0, 1)
+		return g.Err()
+	}
 	x, xStride, err := p.gather(l, x, ws)
 	if err != nil {
 		return err
@@ -139,6 +161,10 @@ func (p *pointwiseConv[T]) forward(l *convBase[T], g *device.GPUView[T], x, w, y
 // backwardData computes dx = W^T dy image by image, group by group (into
 // ws and then scattered to dx, if strided).
 func (p *pointwiseConv[T]) backwardData(l *convBase[T], g *device.GPUView[T], w, dy, dx, ws cuda.DevicePtr) error {
+	if p.channelsLast { // dx (pixels x channels) = dy (pixels x outputs) W
+		p.gemm(g, blas.NoTrans, blas.NoTrans, l.num*l.convOutSpatial, l.channels, l.numOutput, dy, l.numOutput, 0, w, l.channels, 0, 0, dx, p.blasType(), l.channels, 0, 1)
+		return g.Err()
+	}
 	out, outStride := dx, l.bottomDim
 	if p.strided {
 		out, outStride = ws, l.channels*p.ho*p.wo
@@ -178,6 +204,9 @@ func (p *pointwiseConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], 
 	}
 	cg, kg, hw := l.channels/l.group, l.numOutput/l.group, l.convOutSpatial
 	ones := g.Data(p.ones)
+	if p.channelsLast {
+		return p.backwardFilterCL(l, g, x, dy, dw, partial, ones)
+	}
 	for grp := range l.group {
 		for n0 := 0; n0 < l.num; n0 += p.chunk {
 			nb := min(p.chunk, l.num-n0)
@@ -187,6 +216,21 @@ func (p *pointwiseConv[T]) backwardFilter(l *convBase[T], g *device.GPUView[T], 
 				0, partial, cuda.BlasFloat, cg, l.weightOffset, nb)
 			g.Gemv(blas.Trans, nb, l.weightOffset, 1, partial, ones, 1, g.Offset(dw, grp*l.weightOffset))
 		}
+	}
+	return g.Err()
+}
+
+// backwardFilterCL adds dy^T x summed over the images to dw, channels-last:
+// each image's product (its pixels the inner dimension) lands in partial,
+// a chunk of images side by side, and a GEMV with ones adds them to dw.
+func (p *pointwiseConv[T]) backwardFilterCL(l *convBase[T], g *device.GPUView[T], x, dy, dw, partial, ones cuda.DevicePtr) error {
+	for n0 := 0; n0 < l.num; n0 += p.chunk {
+		nb := min(p.chunk, l.num-n0)
+		p.gemm(g, blas.Trans, blas.NoTrans, l.numOutput, l.channels, l.convOutSpatial,
+			p.at(dy, n0*l.topDim), l.numOutput, l.topDim,
+			p.at(x, n0*l.bottomDim), l.channels, l.bottomDim,
+			0, partial, cuda.BlasFloat, l.channels, l.weightOffset, nb)
+		g.Gemv(blas.Trans, nb, l.weightOffset, 1, partial, ones, 1, dw)
 	}
 	return g.Err()
 }

@@ -56,6 +56,7 @@ func (e *convolutionDNN[T]) SetReduced(s syncedmem.Storage) error {
 	e.conv.Destroy()
 	e.w, e.conv, e.red = w, conv, red
 	e.use = [3]bool{}
+	e.way = nil             // a way of the new type and order
 	e.x.Dims = e.x.Dims[:0] // the next Reshaped describes and chooses again
 	return nil
 }
@@ -72,13 +73,14 @@ func (e *convolutionDNN[T]) layout() cuda.Layout {
 // AcceptsChannelsLast: cuDNN convolves channels-last tensors in 16 bits
 // (layer.ChannelsLastEngine), grouped ones included, the bias added over
 // the channels of each position and its gradient summed by cuBLAS
-// (biasGradientChannelsLast). Depthwise convolutions stay row-major on
-// gocaffe's depthwise kernels (convolution_depthwise_gpu.go), which read
-// planes; the other GEMM ways read row-major blobs too, so a
-// channels-last convolution is cuDNN's alone.
+// (biasGradientChannelsLast); the lowered way of few channels and the
+// depthwise kernels have channels-last twins, timed against cuDNN's as
+// row-major. A depthwise convolution the _cl8 kernels do not take
+// (channels not in eights, more than 9 taps) stays row-major on the
+// row-major ones: cuDNN's grouped algorithms are slow on it either way.
 func (e *convolutionDNN[T]) AcceptsChannelsLast() bool {
-	l := e.l
-	return e.red.On() && l.numSpatial == 2 && !depthwiseApplies(&l.convBase)
+	l := &e.l.convBase
+	return e.red.On() && l.numSpatial == 2 && (!depthwiseApplies(l) || depthwiseChannelsLast(l))
 }
 
 // SetChannelsLast makes the engine convolve channels-last tensors with
@@ -87,7 +89,7 @@ func (e *convolutionDNN[T]) AcceptsChannelsLast() bool {
 // anew.
 func (e *convolutionDNN[T]) SetChannelsLast(on bool) error {
 	if on && !e.AcceptsChannelsLast() {
-		return errors.New("channels-last needs 16 bits, two spatial axes, and not a depthwise convolution")
+		return errors.New("channels-last needs 16 bits, two spatial axes, and a depthwise convolution's channels in eights and at most 9 taps")
 	}
 	if err := e.red.SetChannelsLast(on); err != nil {
 		return err

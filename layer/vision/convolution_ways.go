@@ -18,8 +18,8 @@ import (
 // convWay is a way through a cuDNN Convolution's passes other than cuDNN's
 // own algorithms: cuBLAS GEMMs on 1x1 kernels (pointwiseConv) and on the
 // lowered images of few channels (loweredConv), or gocaffe's depthwise
-// kernels (depthwiseConv), in T or in
-// the engine's 16-bit type. ws is the context's workspace, of at least
+// kernels (depthwiseConv), in T or in the engine's 16-bit type, and on
+// channels-last blobs too (the pointwise way without groups or strides). ws is the context's workspace, of at least
 // bytes for the passes taken this way; the weight gradient is added to
 // the FP32 (T) diff in either case.
 //
@@ -116,18 +116,30 @@ func convWayMode(ctx *device.Context) (string, error) {
 	}
 }
 
-// wayFor returns the way of our own that applies to l's geometry, or nil:
-// the depthwise kernels, the pointwise GEMMs (which would take a GEMM
-// per channel of a depthwise 1x1), or the lowered GEMMs of few channels. It is kept across shapes, with its
-// buffers.
-func wayFor[T layer.Float](l *convBase[T]) convWay[T] {
+// wayFor returns the way of our own that applies to l's geometry in its
+// order (channelsLast), or nil: the depthwise kernels, the pointwise GEMMs
+// (which would take a GEMM per channel of a depthwise 1x1), or the
+// lowered GEMMs of few channels. Channels-last, the depthwise kernels
+// take channels in eights, and the pointwise way one group without a
+// stride. It is kept across shapes, with its
+// buffers, until the engine's type or order changes (SetReduced).
+func wayFor[T layer.Float](l *convBase[T], channelsLast bool) convWay[T] {
 	switch {
 	case depthwiseApplies(l):
-		return &depthwiseConv[T]{}
+		if channelsLast && !depthwiseChannelsLast(l) {
+			return nil
+		}
+		return &depthwiseConv[T]{channelsLast: channelsLast}
 	case pointwiseApplies(l):
-		return &pointwiseConv[T]{}
+		if channelsLast && !pointwiseChannelsLast(l) {
+			return nil
+		}
+		return &pointwiseConv[T]{channelsLast: channelsLast}
 	case loweredApplies(l):
-		return &loweredConv[T]{}
+		if channelsLast && !loweredChannelsLast(l) {
+			return nil
+		}
+		return &loweredConv[T]{channelsLast: channelsLast}
 	}
 	return nil
 }
@@ -140,7 +152,7 @@ func (e *convolutionDNN[T]) chooseWay(x, y *blob.Blob[T], limit int) error {
 	l := e.l
 	e.use = [3]bool{}
 	if e.way == nil {
-		if e.way = wayFor(&l.convBase); e.way == nil {
+		if e.way = wayFor(&l.convBase, e.red.ChannelsLast()); e.way == nil {
 			return nil // kernel, pad, stride and groups are fixed: no way at any shape
 		}
 	}

@@ -78,3 +78,53 @@ RELU_VEC(double, double2, 2, f64)
   }
 RELU_HALF(f16)
 RELU_HALF(bf16)
+
+// The same 8 values a thread (_vec), for arrays aligned to 16 bytes
+// (kit.HalfVectorKernel): one 16-byte load or store per array, then the
+// n - nv*8 values left one by one. One 2-byte value a thread ran CaffeNet's
+// relu1 at about 1.5 TB/s on the H100 (0.20 ms forward, 0.23 backward for
+// 74 million values); the values are the one-by-one kernels' bit for bit.
+template <class P>
+__device__ void relu_forward_vec_half(int n, const half16 *x, half16 *y, float slope) {
+  int nv = n / 8;
+  KERNEL_LOOP(i, nv) {
+    float v[8];
+    unpack8<P>(((const uint4 *)x)[i], v);
+#pragma unroll
+    for (int k = 0; k < 8; k++) v[k] = v[k] > 0 ? v[k] : v[k] * slope;
+    ((uint4 *)y)[i] = pack8<P>(v);
+  }
+  KERNEL_LOOP(j, n - nv * 8) {
+    long long k = nv * 8 + j;
+    float v = P::ld(x[k]);
+    y[k] = v > 0 ? x[k] : P::st(v * slope);
+  }
+}
+
+template <class P>
+__device__ void relu_backward_vec_half(int n, const half16 *dy, const half16 *x, half16 *dx, float slope) {
+  int nv = n / 8;
+  KERNEL_LOOP(i, nv) {
+    float v[8], d[8];
+    unpack8<P>(((const uint4 *)x)[i], v);
+    unpack8<P>(((const uint4 *)dy)[i], d);
+#pragma unroll
+    for (int k = 0; k < 8; k++) d[k] = d[k] * (float(v[k] > 0) + float(v[k] <= 0) * slope);
+    ((uint4 *)dx)[i] = pack8<P>(d);
+  }
+  KERNEL_LOOP(j, n - nv * 8) {
+    long long k = nv * 8 + j;
+    float v = P::ld(x[k]);
+    dx[k] = P::st(P::ld(dy[k]) * (float(v > 0) + float(v <= 0) * slope));
+  }
+}
+
+#define RELU_HALF_VEC(P, S)                                                                      \
+  extern "C" __global__ void relu_forward_vec_##S(int n, const half16 *x, half16 *y, float slope) { \
+    relu_forward_vec_half<P>(n, x, y, slope);                                                    \
+  }                                                                                              \
+  extern "C" __global__ void relu_backward_vec_##S(int n, const half16 *dy, const half16 *x,       \
+                                                   half16 *dx, float slope) {                    \
+    relu_backward_vec_half<P>(n, dy, x, dx, slope);                                              \
+  }
+HALF_STORAGES(RELU_HALF_VEC)

@@ -225,3 +225,64 @@ __device__ void lrn_cl_backward(int n, int channels, int half, float sum_factor,
     lrn_cl_backward<P>(n, channels, half, sum_factor, constant, back_factor, beta, x, dy, dx);         \
   }
 HALF_STORAGES(LRN_CL)
+
+// The channels-last bottom gradient on 8 channels a thread (_cl8), for
+// channels in eights and windows of at most 9 (H = half of the window, 1
+// to 4): the scales of the 8 + 2H channels whose windows reach the
+// thread's 8, and their powers, are taken once each and shared, where
+// lrn_cl_backward takes 2H + 1 of them for every value: CaffeNet's norm1
+// took 0.61 ms backward so on the H100, twice the row-major walk's 0.29.
+// The sums and products are lrn_cl_backward's, in its order.
+template <class P, int H>
+__device__ void lrn_cl8_backward(int n8, int channels, float sum_factor, float constant, float back_factor,
+                                 float beta, const typename P::E *x, const typename P::E *dy,
+                                 typename P::E *dx) {
+  const int NX = 8 + 4 * H, NS = 8 + 2 * H;  // x from c0 - 2H, scales from c0 - H
+  int c8 = channels >> 3;
+  KERNEL_LOOP(i, n8) {
+    int j = (int)i, p = j / c8, c0 = (j - p * c8) * 8;
+    const typename P::E *col = x + (long long)p * channels, *g = dy + (long long)p * channels;
+    float xv[NX], sq[NX];
+#pragma unroll
+    for (int m = 0; m < NX; m++) {
+      int c = c0 - 2 * H + m;
+      xv[m] = c >= 0 && c < channels ? P::ld(col[c]) : 0.f;
+      sq[m] = xv[m] * xv[m];
+    }
+    float r[NS], here[8];
+#pragma unroll
+    for (int q = 0; q < NS; q++) {
+      int k = c0 - H + q;
+      float sum = 0.f;
+#pragma unroll
+      for (int m = q; m <= q + 2 * H; m++) {
+        int c = c0 - 2 * H + m;
+        if (c >= 0 && c < channels) sum += sq[m];
+      }
+      float s = constant + sum_factor * sum;
+      r[q] = k >= 0 && k < channels ? P::ld(g[k]) * xv[q + H] * powf(s, -beta - 1.f) : 0.f;
+      if (q >= H && q < H + 8) here[q - H] = s;
+    }
+    float out[8];
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+      float rsum = 0.f;
+#pragma unroll
+      for (int q = e; q <= e + 2 * H; q++) {
+        int k = c0 - H + q;
+        if (k >= 0 && k < channels) rsum += r[q];
+      }
+      out[e] = P::ld(g[c0 + e]) * powf(here[e], -beta) - back_factor * xv[e + 2 * H] * rsum;
+    }
+    *(uint4 *)(dx + (long long)p * channels + c0) = pack8<P>(out);
+  }
+}
+
+#define LRN_CL8_H(P, S, H)                                                                             \
+  extern "C" __global__ void lrn_cl8_backward_h##H##_##S(int n8, int channels, float sum_factor,        \
+                                                         float constant, float back_factor, float beta, \
+                                                         const P::E *x, const P::E *dy, P::E *dx) {     \
+    lrn_cl8_backward<P, H>(n8, channels, sum_factor, constant, back_factor, beta, x, dy, dx);           \
+  }
+#define LRN_CL8(P, S) LRN_CL8_H(P, S, 1) LRN_CL8_H(P, S, 2) LRN_CL8_H(P, S, 3) LRN_CL8_H(P, S, 4)
+HALF_STORAGES(LRN_CL8)

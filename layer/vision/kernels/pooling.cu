@@ -409,22 +409,8 @@ BOTH_TYPES(POOLING)
 // bytes, the offsets 8. One channel a thread, a warp moves 64 bytes a load
 // and each thread pays the index arithmetic for 2 bytes: ResNet-50's
 // channels-last pool1 took 0.24 ms forward where row-major took 0.15. They
-// compute the bits of the one-channel kernels, in the same order.
-template <typename P>
-__device__ __forceinline__ void unpack8(const uint4 &v, float *o) {
-  const half16 *h = (const half16 *)&v;
-#pragma unroll
-  for (int k = 0; k < 8; k++) o[k] = P::ld(h[k]);
-}
-
-template <typename P>
-__device__ __forceinline__ uint4 pack8(const float *o) {
-  uint4 v;
-  half16 *h = (half16 *)&v;
-#pragma unroll
-  for (int k = 0; k < 8; k++) h[k] = P::st(o[k]);
-  return v;
-}
+// compute the bits of the one-channel kernels, in the same order
+// (common.cuh's unpack8 and pack8 move the 16 bytes).
 
 // pool_out_place8 is pool_out_place of the first of thread j's 8
 // channels.

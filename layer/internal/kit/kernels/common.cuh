@@ -69,3 +69,22 @@ struct StoreBF16 {
 #define ALL_STORAGES(MACRO) \
   MACRO(StoreF32, f32) MACRO(StoreF64, f64) MACRO(StoreF16, f16_f32) MACRO(StoreBF16, bf16_f32)
 #define HALF_STORAGES(MACRO) MACRO(StoreF16, f16_f32) MACRO(StoreBF16, bf16_f32)
+
+// unpack8 reads 8 consecutive 16-bit values of P (16 bytes, aligned) as
+// floats, and pack8 rounds 8 floats into them: the channels-last kernels
+// move a position's 8 channels a load.
+template <typename P>
+__device__ __forceinline__ void unpack8(const uint4 &v, float *o) {
+  const half16 *h = (const half16 *)&v;
+#pragma unroll
+  for (int k = 0; k < 8; k++) o[k] = P::ld(h[k]);
+}
+
+template <typename P>
+__device__ __forceinline__ uint4 pack8(const float *o) {
+  uint4 v;
+  half16 *h = (half16 *)&v;
+#pragma unroll
+  for (int k = 0; k < 8; k++) h[k] = P::st(o[k]);
+  return v;
+}
