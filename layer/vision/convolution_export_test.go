@@ -1,6 +1,11 @@
 package vision
 
 import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/gocaffe/gocaffe/cuda"
 	"github.com/gocaffe/gocaffe/layer"
 )
 
@@ -103,4 +108,79 @@ func SetConvPanels(on bool) (restore func()) {
 	old := convPanels
 	convPanels = on
 	return func() { convPanels = old }
+}
+
+// LoweredParts times, on trial memory, the parts of the lowered way of a
+// cuDNN Convolution as its engine stands after Reshape (its type and
+// order): the first chunk's im2col and GEMMs (forward with the inner
+// dimension padded to kp and not, and the weight gradient's), and the
+// whole forward and weight gradient passes, in milliseconds a run; and
+// the chunks and images a chunk.
+func LoweredParts(l layer.Layer[float32]) (map[string]float64, error) {
+	e, ok := l.LayerBase().Engine().(*convolutionDNN[float32])
+	if !ok {
+		return nil, fmt.Errorf("engine %T, not cuDNN's", l.LayerBase().Engine())
+	}
+	p, ok := e.way.(*loweredConv[float32])
+	if !ok {
+		return nil, fmt.Errorf("way %T, not the lowered one", e.way)
+	}
+	cb := &e.l.convBase
+	ctx := cb.Context()
+	t, err := newTrialMemory(ctx.Device(), p.elemBytes(), cb.num*cb.bottomDim, cb.Blobs()[0].Count(), cb.num*cb.topDim, p.bytes(cb, true, true, true))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		ctx.Synchronize()
+		t.free()
+	}()
+	g := cb.GPU()
+	b := p.parts(cb, t.ws)
+	n0, nb, cols := p.chunkAt(cb, 0)
+	k, bt := cb.numOutput, p.blasType()
+	parts := []struct {
+		name string
+		f    func() error
+	}{
+		{"im2col", func() error {
+			if p.channelsLast {
+				return p.im2colCL(cb, t.x, n0, nb, b.col)
+			}
+			return p.im2col(cb, t.x, n0, nb, b.col)
+		}},
+		{"gemm_forward", func() error {
+			if p.channelsLast {
+				p.gemm(g, blas.NoTrans, blas.Trans, cols, k, p.kp, b.col, p.kp, 0, b.wp, p.kp, 0, 0, t.y, bt, k, 0, 1)
+			} else {
+				p.gemm(g, blas.NoTrans, blas.NoTrans, k, cols, p.rows, b.wp, p.kp, 0, b.col, cols, 0, 0, b.wide, bt, cols, 0, 1)
+			}
+			return g.Err()
+		}},
+		{"gemm_forward_unpadded", func() error {
+			if p.channelsLast {
+				p.gemm(g, blas.NoTrans, blas.Trans, cols, k, p.rows, b.col, p.kp, 0, b.wp, p.kp, 0, 0, t.y, bt, k, 0, 1)
+			}
+			return g.Err()
+		}},
+		{"gemm_filter", func() error {
+			if p.channelsLast {
+				p.gemm(g, blas.Trans, blas.NoTrans, k, p.kp, cols, t.y, k, 0, b.col, p.kp, 0, 0, b.part, cuda.BlasFloat, p.kp, 0, 1)
+			} else {
+				p.gemm(g, blas.NoTrans, blas.Trans, k, p.rows, cols, b.wide, cols, 0, b.col, cols, 0, 0, b.part, cuda.BlasFloat, p.kp, 0, 1)
+			}
+			return g.Err()
+		}},
+		{"forward", func() error { return p.forward(cb, g, t.x, t.w, t.y, t.ws) }},
+		{"filter", func() error { return p.backwardFilter(cb, g, t.x, t.y, t.d, t.ws) }},
+	}
+	out := map[string]float64{"chunks": float64(p.chunks(cb)), "chunk": float64(p.chunk)}
+	for _, part := range parts {
+		ms, err := timeOnDevice(ctx, part.f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", part.name, err)
+		}
+		out[part.name] = float64(ms) / 3
+	}
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocaffe/gocaffe/blob"
 	"github.com/gocaffe/gocaffe/device"
+	"github.com/gocaffe/gocaffe/internal/cudatest"
 	"github.com/gocaffe/gocaffe/layer"
 	"github.com/gocaffe/gocaffe/layer/layertest"
 	"github.com/gocaffe/gocaffe/layer/vision"
@@ -207,4 +208,63 @@ func reducedWay(t *testing.T, ctx *device.Context, c layertest.Parity, st synced
 	}
 	_, use := vision.ConvGEMMWay(l)
 	return use
+}
+
+// BenchmarkLoweredWay times the lowered way's parts (vision.LoweredParts)
+// on the first layers it is for, CaffeNet's conv1 at batch 256 and
+// ResNet-50's at 64, in BFLOAT16, row-major and channels-last, in
+// milliseconds a run (run with -benchtime 1x: each run times its parts
+// itself, on CUDA events).
+func BenchmarkLoweredWay(b *testing.B) {
+	ctx := device.New(cudatest.Device(b))
+	if _, err := ctx.DNN(); err != nil {
+		b.Skip(err)
+	}
+	s, err := settings.FromLookup(func(name string) (string, bool) { return "gemm", name == "GOCAFFE_CONV_GEMM" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx.SetSettings(s)
+	shapes := []struct {
+		name  string
+		layer string
+		shape []int
+	}{
+		{"caffenet_conv1", `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 96 kernel_size: 11 stride: 4 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.01 } bias_filler { type: "constant" } }`, []int{256, 3, 227, 227}},
+		{"resnet50_conv1", `type: "Convolution" bottom: "a" top: "c" convolution_param { num_output: 64 kernel_size: 7 stride: 2 pad: 3 engine: CUDNN
+			weight_filler { type: "gaussian" std: 0.01 } bias_filler { type: "constant" } }`, []int{64, 3, 224, 224}},
+	}
+	for _, sh := range shapes {
+		for _, cl := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/channels_last=%v", sh.name, cl), func(b *testing.B) {
+				l := layertest.New[float32](b, sh.layer)
+				l.LayerBase().SetContext(ctx)
+				bottoms, tops := []*blob.Blob[float32]{layertest.Blob[float32](b, sh.shape...)}, layertest.Blobs[float32](b, 1)
+				bottoms[0].SetDevice(ctx.Device())
+				tops[0].SetDevice(ctx.Device())
+				if err := layer.SetUp(l, bottoms, tops); err != nil {
+					b.Fatal(err)
+				}
+				if err := layer.SetReduced(l, syncedmem.StorageBFloat16); err != nil {
+					b.Fatal(err)
+				}
+				if err := layer.SetChannelsLast(l, cl); err != nil {
+					b.Fatal(err)
+				}
+				if err := layer.Reshape(l, bottoms, tops); err != nil {
+					b.Fatal(err)
+				}
+				for range b.N {
+					parts, err := vision.LoweredParts(l)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for name, v := range parts {
+						b.ReportMetric(v, name)
+					}
+				}
+			})
+		}
+	}
 }
