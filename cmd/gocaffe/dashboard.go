@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -341,7 +342,24 @@ func serveDashboard(addr string, flags *uiAccessFlags, d *dashboard) (stop func(
 		}
 	}()
 	a.announce(net.JoinHostPort(host, strconv.Itoa(served))) // the host as asked: 0.0.0.0 rather than [::]
-	return func() { srv.Close() }, nil
+	return func() { shutdownDashboard(srv) }, nil
+}
+
+// dashboardDrain bounds how long the end of a run waits for the
+// dashboard's requests in flight.
+const dashboardDrain = 5 * time.Second
+
+// shutdownDashboard lets the requests in flight finish before the server
+// closes. The Stop button's request is one of them: the solver can see it,
+// snapshot and return before its handler has written "stop requested",
+// and a plain Close would then cut that answer off (the page saw a failed
+// request for a stop that happened).
+func shutdownDashboard(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), dashboardDrain)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		srv.Close()
+	}
 }
 
 // runUI serves the dashboard over the newest log in a directory.

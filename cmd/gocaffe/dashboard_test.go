@@ -19,8 +19,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gocaffe/gocaffe/internal/glog"
+	"github.com/gocaffe/gocaffe/solver"
 )
 
 // dashboardRun is a gocaffe process serving a dashboard.
@@ -140,11 +144,25 @@ func (r *dashboardRun) request(t *testing.T, method, path string, header ...stri
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: %v%s", method, path, err, r.diagnosis())
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// diagnosis is what a failed request's message adds for a gocaffe
+// process: whether it is still running, and the end of its log (a request
+// cut off by the process ending, or by a server error, shows why there).
+func (r *dashboardRun) diagnosis() string {
+	if r.cmd == nil || r.cmd.Process == nil {
+		return ""
+	}
+	alive := "running"
+	if err := r.cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		alive = "ended: " + err.Error()
+	}
+	return fmt.Sprintf("\ngocaffe %s; its log ends:\n%s", alive, lastLines(r.logText(), 15))
 }
 
 func (r *dashboardRun) state(t *testing.T) dashboardState {
@@ -439,6 +457,42 @@ func TestUIHostileLogInChromium(t *testing.T) {
 	for _, want := range []string{`<h1 id="title">` + domText(title) + `</h1>`, ">test " + domText(hostileName) + "</text>"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("not shown as text: want %s in:\n%.3000s", want, dom)
+		}
+	}
+}
+
+// TestDashboardStopIsAnswered: the solver takes the Stop button's request
+// and ends the run (closing the dashboard) at once, as a small net does;
+// the request is still answered "stop requested", not cut off.
+func TestDashboardStopIsAnswered(t *testing.T) {
+	var logged bytes.Buffer
+	prev := glog.SetOutput(&logged)
+	defer glog.SetOutput(prev)
+	addr := regexp.MustCompile(`Dashboard on (http://\S+)`)
+	for range 50 {
+		d := newTestFeedDashboard(dashboardRowLimit)
+		d.live, d.actions = true, make(chan solver.Action, 1)
+		logged.Reset()
+		stop, err := serveDashboard("127.0.0.1:0", &uiAccessFlags{}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := addr.FindStringSubmatch(logged.String())
+		if m == nil {
+			stop()
+			t.Fatalf("no address logged: %q", logged.String())
+		}
+		stopped := make(chan struct{})
+		go func() { // the solver: take the request, end the run
+			<-d.actions
+			stop()
+			close(stopped)
+		}()
+		r := &dashboardRun{url: m[1]}
+		code, body := r.post(t, "stop")
+		<-stopped
+		if code != http.StatusOK || body != "stop requested" {
+			t.Fatalf("Stop: %d %q", code, body)
 		}
 	}
 }
