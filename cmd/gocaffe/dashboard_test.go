@@ -142,7 +142,7 @@ func (r *dashboardRun) request(t *testing.T, method, path string, header ...stri
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := freshConnections.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v%s", method, path, err, r.diagnosis())
 	}
@@ -150,6 +150,12 @@ func (r *dashboardRun) request(t *testing.T, method, path string, header ...stri
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// freshConnections opens a connection per request: a POST on a kept-alive
+// connection that the other end has let go fails with EOF rather than being
+// sent again (it is not idempotent), which would fail a test over a
+// connection pool's timing rather than the dashboard's answer.
+var freshConnections = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 // diagnosis is what a failed request's message adds for a gocaffe
 // process: whether it is still running, and the end of its log (a request
