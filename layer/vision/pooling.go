@@ -235,10 +235,11 @@ func (l *poolingLayer[T]) Reshape(bottom, top []*blob.Blob[T]) error {
 		}
 	}
 	var err error
-	if l.pooledH, err = pooledSize("height", l.height, l.kernelH, l.padH, l.strideH, l.ceil); err != nil {
+	padded := l.padH > 0 || l.padW > 0
+	if l.pooledH, err = pooledSize("height", l.height, l.kernelH, l.padH, l.strideH, l.ceil, padded); err != nil {
 		return err
 	}
-	if l.pooledW, err = pooledSize("width", l.width, l.kernelW, l.padW, l.strideW, l.ceil); err != nil {
+	if l.pooledW, err = pooledSize("width", l.width, l.kernelW, l.padW, l.strideW, l.ceil, padded); err != nil {
 		return err
 	}
 	if err := l.checkIndexable(); err != nil {
@@ -270,8 +271,12 @@ func (l *poolingLayer[T]) checkIndexable() error {
 	return fmt.Errorf("a %d x %d plane has more elements than float32 indices can address (2^24)", l.height, l.width)
 }
 
-// pooledSize is the number of windows along one axis.
-func pooledSize(axis string, in, kernel, pad, stride int, ceil bool) (int, error) {
+// pooledSize is the number of windows along one axis. padded says whether
+// either axis is padded: Caffe then drops a last window that would start
+// past the image and its left padding, on both axes (an axis of pad 0
+// too); with no padding at all it keeps such a window, which covers no
+// pixel (MAX gives -FLT_MAX there, AVE 0).
+func pooledSize(axis string, in, kernel, pad, stride int, ceil, padded bool) (int, error) {
 	span := in + 2*pad - kernel
 	q := span / stride // rounds towards zero
 	if q*stride != span {
@@ -283,9 +288,7 @@ func pooledSize(axis string, in, kernel, pad, stride int, ceil bool) (int, error
 		}
 	}
 	out := q + 1
-	// With padding, the last window must start inside the image or its
-	// left padding.
-	if pad > 0 && (out-1)*stride >= in+pad {
+	if padded && (out-1)*stride >= in+pad {
 		out--
 	}
 	if out < 1 {
@@ -693,9 +696,13 @@ func maxPoolVector(g *poolGeom, bits []int32, x, y, idx []float32) {
 		if rBot <= rTop {
 			first, last = g.pooledW, g.pooledW // empty windows: Caffe's loop
 		}
-		if offs := g.offsets[rTop*kw : max(rBot, rTop)*kw]; len(offs) != len(run.offs) {
+		// A row of windows clipped otherwise than the last takes other
+		// offsets: the kernel rows inside, not only their number, must
+		// match (a pad that clips the first row's top and the last row's
+		// bottom by as many rows leaves runs of the same length).
+		if rows := [2]int{rTop, max(rBot, rTop)}; rows != run.rows || run.offs == nil {
 			run.flush(g, bits, x, y, idx)
-			run.offs = offs
+			run.rows, run.offs = rows, g.offsets[rows[0]*kw:rows[1]*kw]
 		}
 		for pw := range g.pooledW {
 			if pw < first || pw >= last {
@@ -730,6 +737,7 @@ func asFloat32[T layer.Float](s []T) []float32 {
 type poolRun struct {
 	starts [16]int32
 	out, n int
+	rows   [2]int // the kernel rows [rows[0], rows[1]) that offs holds
 	offs   []int32
 }
 

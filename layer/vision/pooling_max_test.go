@@ -52,6 +52,11 @@ func TestMaxPoolSpecialValues(t *testing.T) {
 		{height: 6, width: 21, kernelH: 3, kernelW: 3, strideH: 1, strideW: 1},                   // runs of stride 1 that span rows
 		{height: 9, width: 24, kernelH: 3, kernelW: 3, strideH: 2, strideW: 2, padH: 1, padW: 1}, // runs of stride 2 short of sixteen
 		{height: 7, width: 40, kernelH: 3, kernelW: 3, strideH: 2, strideW: 2},                   // and over sixteen, the last clipped
+		// Rows clipped at the top and at the bottom by as many kernel
+		// rows (other rows inside, the same count): each takes its own.
+		{height: 4, width: 7, kernelH: 4, kernelW: 4, strideH: 2, strideW: 2, padH: 3, padW: 2},
+		{height: 2, width: 20, kernelH: 3, kernelW: 3, strideH: 1, strideW: 1, padH: 1, padW: 1},
+		{height: 3, width: 33, kernelH: 3, kernelW: 3, strideH: 2, strideW: 2, padH: 1, padW: 1},
 	}
 	for gi := range geoms {
 		g := &geoms[gi]

@@ -182,6 +182,10 @@ func TestPoolingOutputShape(t *testing.T) {
 		{"kernel_h: 2 kernel_w: 3 stride_h: 3 stride_w: 2 pad_h: 1 pad_w: 2", []int{1, 1, 8, 7}, "1 1 3 5 (15)"},
 		// The last window would start in the right padding: dropped.
 		{"kernel_size: 2 stride: 2 pad: 1", []int{1, 1, 4, 4}, "1 1 3 3 (9)"},
+		// A pad on either axis drops a last window that would start past
+		// the image on both: Caffe tests pad_h || pad_w (rows: 1 + ceil(4/3)
+		// = 3, the third starting at 6 of 5).
+		{"kernel_h: 1 kernel_w: 4 stride_h: 3 stride_w: 2 pad_h: 0 pad_w: 1", []int{1, 1, 5, 9}, "1 1 2 5 (10)"},
 		// A kernel larger than the input still gives an output with CEIL.
 		{"kernel_size: 3 stride: 2", []int{1, 1, 2, 2}, "1 1 1 1 (1)"},
 	}
