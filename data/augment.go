@@ -520,8 +520,10 @@ func (a *Augmenter[T]) cutWindow(out, pix []byte, c, h, w int, p *AugmentPlan) {
 			lo := min(max(p.offX-p.winX, 0), p.winW)
 			hi := min(max(p.offX+w-p.winX, lo), p.winW)
 			fillBytes(row[:lo], fill)
-			sx := p.winX + lo - p.offX
-			copy(row[lo:hi], plane[sy*w+sx:])
+			if hi > lo { // else the window lies beside the image, wholly
+				sx := p.winX + lo - p.offX
+				copy(row[lo:hi], plane[sy*w+sx:])
+			}
 			fillBytes(row[hi:], fill)
 		}
 	}

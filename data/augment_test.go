@@ -362,3 +362,33 @@ func TestFitLargePads(t *testing.T) {
 		}
 	}
 }
+
+// TestCutWindowBesideTheImage: on an expanded canvas a sampled window can
+// lie wholly left or right of the image (the fuzzer found a sample left of
+// it, whose source column came out at -1); such a window is the mean
+// value, whatever rows it spans.
+func TestCutWindowBesideTheImage(t *testing.T) {
+	a := augmenterFor(t, `mean_value: 7`, nil, caffepb.Phase_TRAIN, 1)
+	const c, h, w = 2, 3, 4
+	pix := make([]byte, c*h*w)
+	for i := range pix {
+		pix[i] = byte(100 + i)
+	}
+	for _, winX := range []int{0, 1, 16, 17} { // the image spans canvas columns 6..9
+		p := &AugmentPlan{canvasH: 8, canvasW: 20, offY: 2, offX: 6, winY: 1, winX: winX, winH: 6, winW: 3}
+		out := make([]byte, c*p.winH*p.winW)
+		a.cutWindow(out, pix, c, h, w, p)
+		for i, v := range out {
+			if v != 7 {
+				t.Fatalf("window at column %d: value %d at %d, want the mean 7 everywhere", winX, v, i)
+			}
+		}
+	}
+	// A window over the image's left edge takes its columns.
+	p := &AugmentPlan{canvasH: 8, canvasW: 20, offY: 2, offX: 6, winY: 2, winX: 5, winH: 1, winW: 3}
+	out := make([]byte, c*p.winW)
+	a.cutWindow(out, pix, c, h, w, p)
+	if want := []byte{7, 100, 101, 7, 112, 113}; string(out) != string(want) {
+		t.Errorf("window over the left edge: %v, want %v", out, want)
+	}
+}
