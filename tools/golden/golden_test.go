@@ -125,6 +125,7 @@ func (s summary) log(t *testing.T) {
 type checker struct {
 	t         *testing.T
 	fixture   string
+	model     string  // the net's prototxt; "": testdata/nets/FIXTURE.prototxt
 	summary   summary // nil: not summarised
 	tolerance float64
 	worst     worst
@@ -141,7 +142,10 @@ func (c *checker) run(path string) {
 		t.Fatal(err)
 	}
 	c.fx = fx
-	model := filepath.Join("testdata", "nets", c.fixture+".prototxt")
+	model := c.model
+	if model == "" {
+		model = filepath.Join("testdata", "nets", c.fixture+".prototxt")
+	}
 	// The comparison reads every blob: they keep their own memory.
 	n, err := net.NewFromFile[float32](model, net.Options{
 		State:         &caffepb.NetState{Phase: fx.phase.Enum()},
@@ -352,7 +356,11 @@ func (c *checker) compareBlobs() {
 }
 
 func (c *checker) compareBlob(name string, b *blob.Blob[float32], idx []int, p *caffepb.BlobProto) {
-	c.record("blob "+name+" data", c.producer[name], ofData, relErr(gather(b.CPUData(), idx), p.GetData()))
+	data := relErr(gather(b.CPUData(), idx), p.GetData())
+	if terms, ok := c.probeTerms(name); ok {
+		data = relErrFloor(b.CPUData(), p.GetData(), terms)
+	}
+	c.record("blob "+name+" data", c.producer[name], ofData, data)
 	typ := c.consumer[name]
 	if typ == "" { // a net output: its diff is the loss weight the net wrote
 		typ = c.producer[name]
@@ -408,13 +416,46 @@ type elemErr struct {
 // the loss, a sum that can cancel, is measured against it.
 func (c *checker) lossScale() float64 {
 	s := 0.0
+	names := c.n.OutputBlobNames()
 	for j, b := range c.n.OutputBlobs() {
 		w := math.Abs(float64(c.n.OutputLossWeight(j)))
+		if terms, ok := c.probeTerms(names[j]); ok {
+			s += w * terms
+			continue
+		}
 		for _, v := range b.CPUData() {
 			s += w * math.Abs(float64(v))
 		}
 	}
 	return s
+}
+
+// probeTerms is the sum of the magnitudes of the terms of a probe's
+// output (README.md): sum |w_i x_i| + |b|, what its rounding error is
+// measured on (the output itself can cancel to near zero). ok is false for
+// a blob no probe writes.
+func (c *checker) probeTerms(top string) (float64, bool) {
+	for _, l := range c.n.Layers() {
+		lp := l.LayerBase().Param()
+		if l.Type() != "InnerProduct" || !strings.HasPrefix(lp.GetName(), "probe_") || len(lp.GetTop()) != 1 || lp.GetTop()[0] != top {
+			continue
+		}
+		params := l.LayerBase().Blobs()
+		x := c.n.BlobByName(lp.GetBottom()[0]).CPUData()
+		w := params[0].CPUData()
+		if len(w) != len(x) {
+			return 0, false
+		}
+		s := 0.0
+		for i := range x {
+			s += math.Abs(float64(w[i]) * float64(x[i]))
+		}
+		if len(params) > 1 {
+			s += math.Abs(float64(params[1].CPUData()[0]))
+		}
+		return s, true
+	}
+	return 0, false
 }
 
 // relErr compares got with want element by element, as |got - want| /

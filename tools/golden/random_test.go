@@ -1,0 +1,799 @@
+package golden
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRandomNetsAgainstCaffe draws nets of one layer under test with
+// random parameters and input shapes (the combinations the checked-in
+// fixtures do not name: odd pads against strides, dilations, negative
+// axes, N-D kernels, ...), runs each in BVLC Caffe through golden_dump and
+// compares gocaffe with it as TestGolden does. It needs the tool:
+// GOCAFFE_GOLDEN_DUMP names it (tools/golden/build.sh prints its path);
+// GOCAFFE_GOLDEN_RANDOM is the number of nets (default 100) and
+// GOCAFFE_GOLDEN_RANDOM_SEED the first seed (default 1);
+// GOCAFFE_GOLDEN_RANDOM_ONLY keeps the nets of one generator (pooling,
+// convolution, ...). A net Caffe
+// refuses (a CHECK failure) is skipped: gocaffe need not refuse it too.
+func TestRandomNetsAgainstCaffe(t *testing.T) {
+	dump := os.Getenv("GOCAFFE_GOLDEN_DUMP")
+	if dump == "" {
+		t.Skip("GOCAFFE_GOLDEN_DUMP is not set: the path of golden_dump (tools/golden/build.sh)")
+	}
+	count, first := envInt(t, "GOCAFFE_GOLDEN_RANDOM", 100), envInt(t, "GOCAFFE_GOLDEN_RANDOM_SEED", 1)
+	refused, only := 0, os.Getenv("GOCAFFE_GOLDEN_RANDOM_ONLY")
+	for seed := first; seed < first+count; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
+		g := randomLayers[r.IntN(len(randomLayers))]
+		text := g.net(r)
+		if only != "" && g.name != only {
+			continue
+		}
+		t.Run(fmt.Sprintf("%d_%s", seed, g.name), func(t *testing.T) {
+			dir := t.TempDir()
+			model := filepath.Join(dir, "net.prototxt")
+			if err := os.WriteFile(model, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fixture := filepath.Join(dir, "net.golden.gz")
+			cmd := exec.Command(dump, model, filepath.Join(dir, "net.golden"))
+			cmd.Env = append(os.Environ(), "GLOG_minloglevel=2")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				refused++
+				t.Skipf("Caffe refuses the net (%v): %s\n%s", err, fatalLine(string(out)), text)
+			}
+			if err := gzipFile(filepath.Join(dir, "net.golden"), fixture); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("the net:\n%s", text)
+				}
+			})
+			c := &checker{t: t, fixture: g.name, model: model, tolerance: layerTolerance}
+			c.run(fixture)
+		})
+	}
+	t.Logf("%d of %d nets refused by Caffe", refused, count)
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s=%q: want an integer", name, s)
+	}
+	return v
+}
+
+// fatalLine is the line of glog's output that says why Caffe stopped.
+func fatalLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "F") || strings.Contains(l, "Check failed") {
+			return l
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+// gzipFile writes src gzipped to dst, the fixture format.
+func gzipFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	w := gzip.NewWriter(&out)
+	w.Write(b)
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, out.Bytes(), 0o644)
+}
+
+// randomLayer draws a net around one layer type.
+type randomLayer struct {
+	name string
+	draw func(r *rand.Rand, n *randomNet)
+}
+
+func (g randomLayer) net(r *rand.Rand) string {
+	n := &randomNet{}
+	g.draw(r, n)
+	return n.text()
+}
+
+// randomNet is a net of Input blobs, the layer under test and a probe on
+// each of its outputs (README.md).
+type randomNet struct {
+	noForceBackward bool // Embed: Caffe cannot take force_backward
+	flags           []string
+	inputs          []string // names
+	shapes          [][]int
+	layers          []string
+	probes          []string
+}
+
+func (n *randomNet) input(name string, shape []int) {
+	n.inputs, n.shapes = append(n.inputs, name), append(n.shapes, shape)
+}
+
+// layer adds a layer of type typ from bottoms to tops with the parameter
+// text param; tops are probed, but for "loss" (the loss itself) and
+// "out_..." (compared as outputs only).
+func (n *randomNet) layer(typ string, bottoms, tops []string, param string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "layer {\n  name: %q\n  type: %q\n", "under_test", typ)
+	for _, x := range bottoms {
+		fmt.Fprintf(&b, "  bottom: %q\n", x)
+	}
+	for _, x := range tops {
+		fmt.Fprintf(&b, "  top: %q\n", x)
+		switch {
+		case x == "loss":
+			b.WriteString("  loss_weight: 1\n")
+		case strings.HasPrefix(x, "out_"): // an output compared as it is
+		default:
+			n.probes = append(n.probes, x)
+		}
+	}
+	if param != "" {
+		fmt.Fprintf(&b, "  %s\n", param)
+	}
+	b.WriteString("}\n")
+	n.layers = append(n.layers, b.String())
+}
+
+func (n *randomNet) text() string {
+	var b strings.Builder
+	if len(n.flags) > 0 {
+		fmt.Fprintf(&b, "# golden: %s\n", strings.Join(n.flags, " "))
+	}
+	b.WriteString("name: \"random\"\n")
+	if !n.noForceBackward {
+		b.WriteString("force_backward: true\n")
+	}
+	b.WriteString("layer {\n  name: \"input\"\n  type: \"Input\"\n")
+	for _, x := range n.inputs {
+		fmt.Fprintf(&b, "  top: %q\n", x)
+	}
+	b.WriteString("  input_param {")
+	for _, s := range n.shapes {
+		b.WriteString(" shape {")
+		for _, d := range s {
+			fmt.Fprintf(&b, " dim: %d", d)
+		}
+		b.WriteString(" }")
+	}
+	b.WriteString(" }\n}\n")
+	for _, l := range n.layers {
+		b.WriteString(l)
+	}
+	for _, p := range n.probes {
+		fmt.Fprintf(&b, `layer {
+  name: "probe_%s"
+  type: "InnerProduct"
+  bottom: %q
+  top: "probe_%s"
+  loss_weight: 1
+  inner_product_param { num_output: 1 axis: 0 weight_filler { type: "gaussian" std: 1 } bias_filler { type: "constant" value: 0.5 } }
+}
+`, p, p, p)
+	}
+	return b.String()
+}
+
+// between draws an integer in [lo, hi].
+func between(r *rand.Rand, lo, hi int) int { return lo + r.IntN(hi-lo+1) }
+
+// pick draws one of vs.
+func pick[T any](r *rand.Rand, vs ...T) T { return vs[r.IntN(len(vs))] }
+
+// spatialParams writes a convolution's or pooling's per-axis field
+// (field_h/field_w and repeated, whose name is field, or kernel_size): the
+// one value for all axes, a value per axis, the _h/_w form on 2-D images
+// where hw says Caffe takes it, or nothing when every value is def.
+// Pooling's fields are not repeated: pool says so, and values that differ
+// take the _h/_w form.
+func spatialParams(r *rand.Rand, field string, vs []int, def int, hw bool) string {
+	return axisFields(r, field, vs, def, hw, false)
+}
+
+func poolParams(r *rand.Rand, field string, vs []int, def int) string {
+	return axisFields(r, field, vs, def, true, true)
+}
+
+func axisFields(r *rand.Rand, field string, vs []int, def int, hw, pool bool) string {
+	repeated := field
+	if field == "kernel" {
+		repeated = "kernel_size"
+	}
+	same := true
+	for _, v := range vs {
+		same = same && v == vs[0]
+	}
+	switch {
+	case same && vs[0] == def && r.IntN(2) == 0:
+		return ""
+	case hw && len(vs) == 2 && (r.IntN(2) == 0 || pool && !same):
+		return fmt.Sprintf(" %s_h: %d %s_w: %d", field, vs[0], field, vs[1])
+	case same && (pool || r.IntN(3) > 0):
+		return fmt.Sprintf(" %s: %d", repeated, vs[0])
+	}
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, " %s: %d", repeated, v)
+	}
+	return b.String()
+}
+
+func ceilDiv(a, b int) int {
+	if a <= 0 {
+		return -(-a / b)
+	}
+	return (a + b - 1) / b
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var fillers = []string{
+	`weight_filler { type: "gaussian" std: 0.5 } bias_filler { type: "uniform" min: -1 max: 1 }`,
+	`weight_filler { type: "xavier" } bias_filler { type: "gaussian" std: 0.3 }`,
+}
+
+// convolution draws a convolution or deconvolution: groups, pads,
+// strides, dilations on 1 to 3 spatial axes.
+func convolution(typ string) func(r *rand.Rand, n *randomNet) {
+	return func(r *rand.Rand, n *randomNet) {
+		spatial := pick(r, 1, 2, 2, 2, 3)
+		group := pick(r, 1, 1, 2, 3)
+		channels, outputs := group*between(r, 1, 3), group*between(r, 1, 3)
+		if r.IntN(5) == 0 { // depthwise
+			channels, outputs, group = 4, 4, 4
+		}
+		shape := []int{between(r, 1, 2), channels}
+		kernel, stride, pad, dil := make([]int, spatial), make([]int, spatial), make([]int, spatial), make([]int, spatial)
+		for i := range spatial {
+			kernel[i], stride[i], pad[i], dil[i] = between(r, 1, 4), pick(r, 1, 1, 2, 3), between(r, 0, 2), pick(r, 1, 1, 2)
+			if spatial == 3 {
+				kernel[i] = between(r, 1, 2)
+			}
+			extent := dil[i]*(kernel[i]-1) + 1
+			lo := max(1, extent-2*pad[i])
+			if typ == "Deconvolution" { // stride*(in-1) + extent - 2*pad >= 1
+				lo = max(1, ceilDiv(1-extent+2*pad[i], stride[i])+1)
+			}
+			hi := lo + 5
+			if spatial == 3 {
+				hi = lo + 1
+			}
+			shape = append(shape, between(r, lo, hi))
+		}
+		n.input("x", shape)
+		hw := spatial == 2
+		p := fmt.Sprintf("convolution_param { num_output: %d%s%s%s%s", outputs,
+			spatialParams(r, "kernel", kernel, -1, hw), spatialParams(r, "stride", stride, 1, hw),
+			spatialParams(r, "pad", pad, 0, hw), spatialParams(r, "dilation", dil, 1, false))
+		if group > 1 || r.IntN(4) == 0 {
+			p += fmt.Sprintf(" group: %d", group)
+		}
+		if r.IntN(4) == 0 {
+			p += " bias_term: false"
+		}
+		p += " " + pick(r, fillers...) + " }"
+		n.layer(typ, []string{"x"}, []string{"y"}, p)
+	}
+}
+
+func pooling(r *rand.Rand, n *randomNet) {
+	shape := []int{between(r, 1, 2), between(r, 1, 3), between(r, 1, 9), between(r, 1, 9)}
+	method := pick(r, "MAX", "AVE")
+	p := "pooling_param { pool: " + method
+	if r.IntN(6) == 0 {
+		p += " global_pooling: true"
+	} else {
+		kernel := []int{between(r, 1, min(4, shape[2]+2)), between(r, 1, min(4, shape[3]+2))}
+		stride := []int{pick(r, 1, 2, 2, 3), pick(r, 1, 2, 2, 3)}
+		pad := []int{between(r, 0, kernel[0]-1), between(r, 0, kernel[1]-1)}
+		ceil := true
+		if r.IntN(3) == 0 {
+			ceil = r.IntN(2) == 0
+			p += " round_mode: " + map[bool]string{true: "CEIL", false: "FLOOR"}[ceil]
+		}
+		for i := range 2 {
+			shape[2+i] = max(shape[2+i], kernel[i]-2*pad[i])
+			// Without padding, rounding up can leave a last window that
+			// starts past the image: Caffe divides by zero there (AVE)
+			// or writes its gradient before the plane (MAX, on the CPU).
+			for pad[0]+pad[1] == 0 && ceil && ceilDiv(shape[2+i]-kernel[i], stride[i])*stride[i] >= shape[2+i] {
+				shape[2+i]++
+			}
+		}
+		p = "pooling_param { pool: " + method + poolParams(r, "kernel", kernel, -1) + poolParams(r, "stride", stride, 1) +
+			poolParams(r, "pad", pad, 0) + strings.TrimPrefix(p, "pooling_param { pool: "+method)
+	}
+	n.input("x", shape)
+	tops := []string{"y"}
+	if method == "MAX" && r.IntN(3) == 0 {
+		tops = append(tops, "mask")
+	}
+	n.layer("Pooling", []string{"x"}, tops, p+" }")
+}
+
+func lrn(r *rand.Rand, n *randomNet) {
+	n.input("x", []int{between(r, 1, 2), between(r, 1, 7), between(r, 1, 6), between(r, 1, 6)})
+	n.flags = append(n.flags, "--fill x=uniform:-2:2")
+	p := fmt.Sprintf("lrn_param { local_size: %d alpha: %g beta: %g k: %g norm_region: %s }",
+		pick(r, 1, 3, 5, 7), pick(r, 1e-4, 0.1, 1.5), pick(r, 0.75, 0.5, 1.2), pick(r, 1.0, 2.0, 0.5),
+		pick(r, "ACROSS_CHANNELS", "WITHIN_CHANNEL"))
+	n.layer("LRN", []string{"x"}, []string{"y"}, p)
+}
+
+// randomShape draws a shape of 1 to 4 axes of 1 to 4.
+func randomShape(r *rand.Rand) []int {
+	s := make([]int, between(r, 1, 4))
+	for i := range s {
+		s[i] = between(r, 1, 4)
+	}
+	return s
+}
+
+// axisText writes axis a of a num-axes shape, as given or counted from
+// the end.
+func axisText(r *rand.Rand, a, num int) int {
+	if r.IntN(3) == 0 {
+		return a - num
+	}
+	return a
+}
+
+func concat(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	axis := r.IntN(len(s))
+	bottoms := []string{}
+	for i := range between(r, 1, 3) {
+		b := append([]int(nil), s...)
+		b[axis] = between(r, 1, 3)
+		name := fmt.Sprintf("x%d", i)
+		n.input(name, b)
+		bottoms = append(bottoms, name)
+	}
+	n.layer("Concat", bottoms, []string{"y"}, fmt.Sprintf("concat_param { axis: %d }", axisText(r, axis, len(s))))
+}
+
+func slice(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	axis := r.IntN(len(s))
+	s[axis] = between(r, 2, 6)
+	n.input("x", s)
+	tops := []string{"y0"}
+	p := fmt.Sprintf("slice_param { axis: %d", axisText(r, axis, len(s)))
+	if r.IntN(2) == 0 {
+		for at := 1; at < s[axis] && r.IntN(2) == 0; at += between(r, 1, 2) {
+			p += fmt.Sprintf(" slice_point: %d", at)
+			tops = append(tops, fmt.Sprintf("y%d", len(tops)))
+		}
+	} else {
+		for _, d := range []int{2, 3} {
+			if s[axis]%d == 0 && r.IntN(2) == 0 {
+				tops = []string{"y0"}
+				for range d - 1 {
+					tops = append(tops, fmt.Sprintf("y%d", len(tops)))
+				}
+				break
+			}
+		}
+	}
+	n.layer("Slice", []string{"x"}, tops, p+" }")
+}
+
+func crop(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	for len(s) < 2 {
+		s = append(s, between(r, 1, 4))
+	}
+	axis := r.IntN(len(s))
+	ref := append([]int(nil), s...)
+	p := fmt.Sprintf("crop_param { axis: %d", axisText(r, axis, len(s)))
+	offsets := r.IntN(3) // none, one for all, one per axis
+	for i := axis; i < len(s); i++ {
+		s[i] += between(r, 0, 3)
+	}
+	for i := axis; i < len(s); i++ {
+		if offsets == 2 || offsets == 1 && i == axis {
+			limit := s[i] - ref[i]
+			if offsets == 1 {
+				for j := axis; j < len(s); j++ {
+					limit = min(limit, s[j]-ref[j])
+				}
+			}
+			p += fmt.Sprintf(" offset: %d", between(r, 0, limit))
+		}
+	}
+	n.input("x", s)
+	n.input("ref", ref)
+	n.layer("Crop", []string{"x", "ref"}, []string{"y"}, p+" }")
+}
+
+func reshape(r *rand.Rand, n *randomNet) {
+	s := []int{between(r, 1, 3), between(r, 1, 4), between(r, 1, 4)}
+	n.input("x", s)
+	// Reshape the whole blob to [-1, d] or keep the first axis (0).
+	total := s[0] * s[1] * s[2]
+	var p string
+	switch r.IntN(3) {
+	case 0:
+		p = fmt.Sprintf("reshape_param { shape { dim: 0 dim: -1 } }")
+	case 1:
+		p = fmt.Sprintf("reshape_param { shape { dim: -1 dim: %d } }", pick(r, 1, total))
+	default:
+		p = fmt.Sprintf("reshape_param { shape { dim: %d dim: 1 } axis: 1 num_axes: 1 }", s[1])
+	}
+	n.layer("Reshape", []string{"x"}, []string{"y"}, p)
+}
+
+func reduction(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	n.input("x", s)
+	axis := r.IntN(len(s))
+	top := "y"
+	if axis == 0 { // a 0-D top, which a probe cannot take: the loss itself
+		top = "loss"
+	}
+	n.layer("Reduction", []string{"x"}, []string{top}, fmt.Sprintf("reduction_param { operation: %s axis: %d coeff: %g }",
+		pick(r, "SUM", "ASUM", "SUMSQ", "MEAN"), axisText(r, axis, len(s)), pick(r, 1.0, -0.5, 2.0)))
+}
+
+func eltwise(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	bottoms := []string{}
+	for i := range between(r, 2, 3) {
+		name := fmt.Sprintf("x%d", i)
+		n.input(name, s)
+		bottoms = append(bottoms, name)
+	}
+	op := pick(r, "PROD", "SUM", "MAX")
+	p := "eltwise_param { operation: " + op
+	if op == "SUM" && r.IntN(2) == 0 {
+		for range bottoms {
+			p += fmt.Sprintf(" coeff: %g", pick(r, 1.0, -1.0, 0.5, 2.0))
+		}
+	}
+	if op == "PROD" && r.IntN(2) == 0 {
+		p += " stable_prod_grad: false"
+	}
+	n.layer("Eltwise", bottoms, []string{"y"}, p+" }")
+}
+
+// scaleOrBias draws Scale or Bias, its factor a second bottom or its own
+// parameter, over axes [axis, axis+num_axes).
+func scaleOrBias(typ string) func(r *rand.Rand, n *randomNet) {
+	return func(r *rand.Rand, n *randomNet) {
+		s := randomShape(r)
+		axis := r.IntN(len(s))
+		numAxes := between(r, 0, len(s)-axis)
+		n.input("x", s)
+		field := map[string]string{"Scale": "scale_param", "Bias": "bias_param"}[typ]
+		if r.IntN(2) == 0 { // the factor a bottom of one axis or more
+			numAxes = max(numAxes, 1)
+			n.input("f", append([]int(nil), s[axis:axis+numAxes]...))
+			n.layer(typ, []string{"x", "f"}, []string{"y"}, fmt.Sprintf("%s { axis: %d }", field, axisText(r, axis, len(s))))
+			return
+		}
+		p := fmt.Sprintf("%s { axis: %d num_axes: %d filler { type: \"uniform\" min: -2 max: 2 }", field, axis, numAxes)
+		if typ == "Scale" && r.IntN(2) == 0 {
+			p += " bias_term: true bias_filler { type: \"gaussian\" std: 1 }"
+		}
+		n.layer(typ, []string{"x"}, []string{"y"}, p+" }")
+	}
+}
+
+func innerProduct(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	n.input("x", s)
+	p := fmt.Sprintf("inner_product_param { num_output: %d axis: %d", between(r, 1, 4), axisText(r, r.IntN(len(s)), len(s)))
+	if r.IntN(2) == 0 {
+		p += " transpose: true"
+	}
+	if r.IntN(4) == 0 {
+		p += " bias_term: false"
+	}
+	n.layer("InnerProduct", []string{"x"}, []string{"y"}, p+" "+pick(r, fillers...)+" }")
+}
+
+func softmax(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	n.input("x", s)
+	n.flags = append(n.flags, "--fill x=uniform:-4:4")
+	n.layer("Softmax", []string{"x"}, []string{"y"}, fmt.Sprintf("softmax_param { axis: %d }", axisText(r, r.IntN(len(s)), len(s))))
+}
+
+// softmaxLoss draws SoftmaxWithLoss over any axis, with an ignored label
+// and each normalisation.
+func softmaxLoss(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	for len(s) < 2 {
+		s = append(s, 2)
+	}
+	axis := between(r, 1, len(s)-1) // Caffe's loss layers hold the first axis to the label's
+	s[axis] = between(r, 2, 5)
+	label := append(append([]int(nil), s[:axis]...), s[axis+1:]...)
+	n.input("x", s)
+	n.input("label", label)
+	n.flags = append(n.flags, "--fill x=uniform:-3:3", fmt.Sprintf("--fill label=int:0:%d", s[axis]-1))
+	p := fmt.Sprintf("softmax_param { axis: %d }", axisText(r, axis, len(s)))
+	var lp []string
+	if r.IntN(2) == 0 {
+		lp = append(lp, fmt.Sprintf("ignore_label: %d", r.IntN(s[axis])))
+	}
+	if r.IntN(2) == 0 {
+		lp = append(lp, "normalization: "+pick(r, "FULL", "VALID", "BATCH_SIZE", "NONE"))
+	}
+	if len(lp) > 0 {
+		p += " loss_param { " + strings.Join(lp, " ") + " }"
+	}
+	n.layer("SoftmaxWithLoss", []string{"x", "label"}, []string{"loss"}, p)
+}
+
+func tile(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	n.input("x", s)
+	n.layer("Tile", []string{"x"}, []string{"y"}, fmt.Sprintf("tile_param { axis: %d tiles: %d }", axisText(r, r.IntN(len(s)), len(s)), between(r, 1, 3)))
+}
+
+func flatten(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	n.input("x", s)
+	a := r.IntN(len(s))
+	e := between(r, a, len(s)-1)
+	n.layer("Flatten", []string{"x"}, []string{"y"}, fmt.Sprintf("flatten_param { axis: %d end_axis: %d }", axisText(r, a, len(s)), axisText(r, e, len(s))))
+}
+
+// neuron draws one of the element-wise layers with its parameters.
+func neuron(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	n.input("x", s)
+	switch r.IntN(8) {
+	case 0:
+		n.flags = append(n.flags, "--fill x=uniform:0.2:3")
+		n.layer("Power", []string{"x"}, []string{"y"}, fmt.Sprintf("power_param { power: %g scale: %g shift: %g }",
+			pick(r, 2.0, 0.5, -1.0, 3.0, 1.0, 0.0), pick(r, 1.0, 0.5, -0.7), pick(r, 0.0, 0.3)))
+	case 1:
+		n.layer("ELU", []string{"x"}, []string{"y"}, fmt.Sprintf("elu_param { alpha: %g }", pick(r, 1.0, 0.3, 2.0)))
+	case 2:
+		n.layer("ReLU", []string{"x"}, []string{"y"}, fmt.Sprintf("relu_param { negative_slope: %g }", pick(r, 0.0, 0.1, -0.5)))
+	case 3:
+		n.flags = append(n.flags, "--fill x=uniform:0.2:3")
+		n.layer("Log", []string{"x"}, []string{"y"}, fmt.Sprintf("log_param { base: %g scale: %g shift: %g }",
+			pick(r, -1.0, 2.0, 10.0), pick(r, 1.0, 0.5), pick(r, 0.0, 0.4)))
+	case 4:
+		n.layer("Exp", []string{"x"}, []string{"y"}, fmt.Sprintf("exp_param { base: %g scale: %g shift: %g }",
+			pick(r, -1.0, 2.0, 0.5), pick(r, 1.0, -0.5), pick(r, 0.0, 0.4)))
+	case 5:
+		channelAxis := len(s) >= 2
+		p := ""
+		if !channelAxis || r.IntN(3) == 0 {
+			p = "prelu_param { channel_shared: true filler { type: \"uniform\" min: -0.5 max: 0.5 } }"
+		} else {
+			p = "prelu_param { filler { type: \"uniform\" min: -0.5 max: 0.5 } }"
+		}
+		n.layer("PReLU", []string{"x"}, []string{"y"}, p)
+	case 6:
+		n.layer("Clip", []string{"x"}, []string{"y"}, fmt.Sprintf("clip_param { min: %g max: %g }", pick(r, -0.5, 0.0), pick(r, 0.3, 0.8)))
+	default:
+		n.layer("Swish", []string{"x"}, []string{"y"}, fmt.Sprintf("swish_param { beta: %g }", pick(r, 1.0, 0.5, 2.0)))
+	}
+}
+
+func mvn(r *rand.Rand, n *randomNet) {
+	n.input("x", []int{between(r, 1, 3), between(r, 1, 3), between(r, 1, 4), between(r, 2, 4)})
+	n.layer("MVN", []string{"x"}, []string{"y"}, fmt.Sprintf("mvn_param { normalize_variance: %v across_channels: %v eps: %g }",
+		r.IntN(2) == 0, r.IntN(2) == 0, pick(r, 1e-9, 0.01)))
+}
+
+func batchNorm(r *rand.Rand, n *randomNet) {
+	s := []int{between(r, 2, 4), between(r, 1, 3)}
+	for range r.IntN(3) {
+		s = append(s, between(r, 1, 3))
+	}
+	n.input("x", s)
+	n.flags = append(n.flags, "--fill_param under_test[0]=uniform:-0.5:0.5", "--fill_param under_test[1]=uniform:0.5:2",
+		"--fill_param under_test[2]=constant:"+pick(r, "1", "1.5", "0"))
+	p := fmt.Sprintf("batch_norm_param { moving_average_fraction: %g eps: %g", pick(r, 0.999, 0.9), pick(r, 1e-5, 0.01))
+	if r.IntN(3) == 0 {
+		p += fmt.Sprintf(" use_global_stats: %v", r.IntN(2) == 0)
+	}
+	if r.IntN(3) == 0 {
+		n.flags = append(n.flags, "--phase TEST")
+	}
+	n.layer("BatchNorm", []string{"x"}, []string{"y"}, p+" }")
+}
+
+func spp(r *rand.Rand, n *randomNet) {
+	n.input("x", []int{between(r, 1, 2), between(r, 1, 3), between(r, 2, 9), between(r, 2, 9)})
+	n.layer("SPP", []string{"x"}, []string{"y"}, fmt.Sprintf("spp_param { pyramid_height: %d pool: %s }", between(r, 1, 3), pick(r, "MAX", "AVE")))
+}
+
+func im2col(r *rand.Rand, n *randomNet) {
+	k := []int{between(r, 1, 3), between(r, 1, 3)}
+	pad := []int{between(r, 0, 1), between(r, 0, 1)}
+	stride := []int{between(r, 1, 2), between(r, 1, 2)}
+	n.input("x", []int{between(r, 1, 2), between(r, 1, 3), between(r, k[0], 6), between(r, k[1], 6)})
+	n.layer("Im2col", []string{"x"}, []string{"y"}, "convolution_param {"+spatialParams(r, "kernel", k, -1, true)+
+		spatialParams(r, "pad", pad, 0, true)+spatialParams(r, "stride", stride, 1, true)+" }")
+}
+
+func embed(r *rand.Rand, n *randomNet) {
+	inputs := between(r, 2, 6)
+	n.noForceBackward = true
+	n.input("idx", randomShape(r))
+	n.flags = append(n.flags, fmt.Sprintf("--fill idx=int:0:%d", inputs-1))
+	p := fmt.Sprintf("embed_param { num_output: %d input_dim: %d %s", between(r, 1, 4), inputs, pick(r, fillers...))
+	if r.IntN(3) == 0 {
+		p += " bias_term: false"
+	}
+	n.layer("Embed", []string{"idx"}, []string{"y"}, p+" }")
+}
+
+// classes draws class scores of shape [n, classes, spatial...] with the
+// class axis at 1 and integer labels of [n, spatial...] over the classes.
+func classes(r *rand.Rand, n *randomNet, spatial bool) (classes int) {
+	classes = between(r, 2, 5)
+	s := []int{between(r, 1, 4), classes}
+	label := []int{s[0]}
+	for range r.IntN(2) * boolInt(spatial) {
+		d := between(r, 1, 3)
+		s, label = append(s, d), append(label, d)
+	}
+	n.input("x", s)
+	n.input("label", label)
+	n.flags = append(n.flags, "--fill x=uniform:-3:3", fmt.Sprintf("--fill label=int:0:%d", classes-1))
+	return classes
+}
+
+// accuracy draws Accuracy with top_k, an ignored label and its
+// per-class top (no gradient: no force_backward).
+func accuracy(r *rand.Rand, n *randomNet) {
+	k := classes(r, n, true)
+	n.noForceBackward = true
+	p := fmt.Sprintf("accuracy_param { top_k: %d", between(r, 1, k))
+	if r.IntN(2) == 0 {
+		p += fmt.Sprintf(" ignore_label: %d", r.IntN(k))
+	}
+	tops := []string{"out_acc"} // 0-D: no probe takes it
+	if r.IntN(2) == 0 {
+		tops = append(tops, "per_class")
+	}
+	n.layer("Accuracy", []string{"x", "label"}, tops, p+" }")
+}
+
+// argMax draws ArgMax over an axis or the flattened items, with top_k and
+// out_max_val (no gradient: no force_backward).
+func argMax(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	n.input("x", s)
+	n.noForceBackward = true
+	p := "argmax_param {"
+	limit := 1
+	for _, d := range s[1:] {
+		limit *= d
+	}
+	if r.IntN(2) == 0 {
+		axis := r.IntN(len(s))
+		limit = s[axis]
+		p += fmt.Sprintf(" axis: %d", axisText(r, axis, len(s)))
+	}
+	if limit < 1 || len(s) < 2 && !strings.Contains(p, "axis") {
+		limit = 1
+	}
+	p += fmt.Sprintf(" top_k: %d out_max_val: %v }", between(r, 1, limit), r.IntN(2) == 0)
+	n.layer("ArgMax", []string{"x"}, []string{"y"}, p)
+}
+
+// loss draws one of the other loss layers with its parameters.
+func loss(r *rand.Rand, n *randomNet) {
+	normalization := func() string {
+		if r.IntN(2) == 0 {
+			return ""
+		}
+		return " loss_param { normalization: " + pick(r, "FULL", "VALID", "BATCH_SIZE", "NONE") + " }"
+	}
+	switch r.IntN(6) {
+	case 0:
+		s := randomShape(r)
+		n.input("x", s)
+		n.input("y", s)
+		n.layer("EuclideanLoss", []string{"x", "y"}, []string{"loss"}, "")
+	case 1:
+		s := randomShape(r)
+		n.input("x", s)
+		n.input("t", s)
+		n.flags = append(n.flags, "--fill x=uniform:-4:4", "--fill t=int:0:1")
+		n.layer("SigmoidCrossEntropyLoss", []string{"x", "t"}, []string{"loss"}, normalization())
+	case 2:
+		// One label per item: Caffe reads a label of more axes as if flat
+		// (item i's label is element i), which gocaffe refuses.
+		classes(r, n, false)
+		n.layer("HingeLoss", []string{"x", "label"}, []string{"loss"}, "hinge_loss_param { norm: "+pick(r, "L1", "L2")+" }")
+	case 3:
+		k := between(r, 2, 4)
+		num := between(r, 1, 4)
+		n.input("x", []int{num, k})
+		n.input("label", []int{num})
+		n.input("h", []int{k, k})
+		n.flags = append(n.flags, "--fill x=uniform:0.05:1", fmt.Sprintf("--fill label=int:0:%d", k-1), "--fill h=uniform:0:2")
+		// Caffe cannot force a gradient into H: the loss's gradient flows
+		// back to a learnable bias of 0 per class instead (Bias, not Scale, whose
+		// Caffe gradient leaves scratch values in x's diff).
+		n.noForceBackward = true
+		n.layers = append(n.layers, `layer { name: "shift" type: "Bias" bottom: "x" top: "xs"
+  bias_param { axis: 1 num_axes: 1 filler { type: "constant" value: 0 } } }
+`)
+		n.layer("InfogainLoss", []string{"xs", "label", "h"}, []string{"loss"}, "")
+	case 4:
+		num, dim := between(r, 1, 4), between(r, 1, 3)
+		n.input("a", []int{num, dim})
+		n.input("b", []int{num, dim})
+		n.input("sim", []int{num})
+		n.flags = append(n.flags, "--fill sim=int:0:1")
+		n.layer("ContrastiveLoss", []string{"a", "b", "sim"}, []string{"loss"},
+			fmt.Sprintf("contrastive_loss_param { margin: %g legacy_version: %v }", pick(r, 1.0, 0.5, 3.0), r.IntN(2) == 0))
+	default:
+		k := between(r, 2, 4)
+		num := between(r, 1, 4)
+		n.input("x", []int{num, k})
+		n.input("label", []int{num})
+		n.flags = append(n.flags, "--fill x=uniform:0.05:1", fmt.Sprintf("--fill label=int:0:%d", k-1))
+		n.layer("MultinomialLogisticLoss", []string{"x", "label"}, []string{"loss"}, "")
+	}
+}
+
+var randomLayers = []randomLayer{
+	{"convolution", convolution("Convolution")},
+	{"convolution", convolution("Convolution")},
+	{"deconvolution", convolution("Deconvolution")},
+	{"deconvolution", convolution("Deconvolution")},
+	{"pooling", pooling},
+	{"pooling", pooling},
+	{"lrn", lrn},
+	{"concat", concat},
+	{"slice", slice},
+	{"crop", crop},
+	{"reshape", reshape},
+	{"reduction", reduction},
+	{"eltwise", eltwise},
+	{"scale", scaleOrBias("Scale")},
+	{"bias", scaleOrBias("Bias")},
+	{"innerproduct", innerProduct},
+	{"softmax", softmax},
+	{"softmaxwithloss", softmaxLoss},
+	{"tile", tile},
+	{"flatten", flatten},
+	{"neuron", neuron},
+	{"mvn", mvn},
+	{"batchnorm", batchNorm},
+	{"spp", spp},
+	{"im2col", im2col},
+	{"embed", embed},
+	{"accuracy", accuracy},
+	{"argmax", argMax},
+	{"loss", loss},
+	{"loss", loss},
+}
