@@ -346,6 +346,15 @@ func lrn(r *rand.Rand, n *randomNet) {
 	n.layer("LRN", []string{"x"}, []string{"y"}, p)
 }
 
+// dims draws k axes of 1 to 4.
+func dims(r *rand.Rand, k int) []int {
+	d := make([]int, k)
+	for i := range d {
+		d[i] = between(r, 1, 4)
+	}
+	return d
+}
+
 // randomShape draws a shape of 1 to 4 axes of 1 to 4.
 func randomShape(r *rand.Rand) []int {
 	s := make([]int, between(r, 1, 4))
@@ -574,7 +583,7 @@ func neuron(r *rand.Rand, n *randomNet) {
 	case 0:
 		n.flags = append(n.flags, "--fill x=uniform:0.2:3")
 		n.layer("Power", []string{"x"}, []string{"y"}, fmt.Sprintf("power_param { power: %g scale: %g shift: %g }",
-			pick(r, 2.0, 0.5, -1.0, 3.0, 1.0, 0.0), pick(r, 1.0, 0.5, -0.7), pick(r, 0.0, 0.3)))
+			pick(r, 2.0, 0.5, -1.0, 3.0, 1.0, 0.0), pick(r, 1.0, 0.5, 2.0), pick(r, 0.0, 0.3))) // a positive base: no NaN
 	case 1:
 		n.layer("ELU", []string{"x"}, []string{"y"}, fmt.Sprintf("elu_param { alpha: %g }", pick(r, 1.0, 0.3, 2.0)))
 	case 2:
@@ -765,6 +774,52 @@ func loss(r *rand.Rand, n *randomNet) {
 	}
 }
 
+// recurrent draws RNN or LSTM: sequence lengths, a static input, exposed
+// hidden states, and debug-free unrolled nets.
+func recurrent(r *rand.Rand, n *randomNet) {
+	typ := pick(r, "RNN", "LSTM")
+	steps, num, out := between(r, 1, 4), between(r, 1, 3), between(r, 1, 4)
+	x := append([]int{steps, num}, dims(r, between(r, 1, 2))...) // Caffe's x: T x N x features
+	n.input("x", x)
+	n.input("cont", []int{steps, num})
+	n.flags = append(n.flags, "--fill cont=int:0:1")
+	bottoms, tops := []string{"x", "cont"}, []string{"y"}
+	if r.IntN(3) == 0 {
+		n.input("xs", append([]int{num}, dims(r, between(r, 1, 2))...))
+		bottoms = append(bottoms, "xs")
+	}
+	p := fmt.Sprintf("recurrent_param { num_output: %d %s", out, pick(r, fillers...))
+	if r.IntN(2) == 0 {
+		p += " expose_hidden: true"
+		states := []string{"h0"}
+		if typ == "LSTM" {
+			states = append(states, "c0")
+		}
+		for _, st := range states {
+			n.input(st, []int{1, num, out})
+			bottoms = append(bottoms, st)
+			tops = append(tops, st[:1]+"T")
+		}
+	}
+	n.layer(typ, bottoms, tops, p+" }")
+}
+
+// elementwise draws one of the parameterless (or nearly) neuron layers.
+func elementwise(r *rand.Rand, n *randomNet) {
+	s := randomShape(r)
+	n.input("x", s)
+	switch typ := pick(r, "AbsVal", "BNLL", "Sigmoid", "TanH", "Threshold", "Dropout"); typ {
+	case "Threshold": // no gradient in Caffe
+		n.noForceBackward = true
+		n.layer(typ, []string{"x"}, []string{"y"}, fmt.Sprintf("threshold_param { threshold: %g }", pick(r, 0.0, 0.3, -0.4)))
+	case "Dropout": // TEST: the identity, whatever the ratio
+		n.flags = append(n.flags, "--phase TEST")
+		n.layer(typ, []string{"x"}, []string{"y"}, fmt.Sprintf("dropout_param { dropout_ratio: %g }", pick(r, 0.5, 0.1, 0.9)))
+	default:
+		n.layer(typ, []string{"x"}, []string{"y"}, "")
+	}
+}
+
 var randomLayers = []randomLayer{
 	{"convolution", convolution("Convolution")},
 	{"convolution", convolution("Convolution")},
@@ -796,4 +851,7 @@ var randomLayers = []randomLayer{
 	{"argmax", argMax},
 	{"loss", loss},
 	{"loss", loss},
+	{"recurrent", recurrent},
+	{"recurrent", recurrent},
+	{"elementwise", elementwise},
 }
