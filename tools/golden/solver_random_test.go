@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,6 +153,7 @@ func randomSolver(r *rand.Rand) (string, int) {
 		add("iter_size: %d", between(r, 2, 3))
 	}
 	add("max_iter: %d display: 0 random_seed: 1 solver_mode: CPU snapshot_after_train: true", iters)
+	add("snapshot: %d snapshot_format: %s", between(r, 1, iters-1), pick(r, "BINARYPROTO", "BINARYPROTO", "HDF5"))
 	return strings.Join(f, "\n") + "\n", iters
 }
 
@@ -161,7 +163,10 @@ func solverType(text string) string {
 }
 
 // compareSolverRun trains in both and compares the final weights and
-// histories.
+// histories; then each resumes from the other's snapshot at the solver's
+// snapshot interval, and both runs must end where Caffe's own resume ends
+// (a resume restarts the HDF5 data from its first row, so it is compared
+// with a resume, not with the run straight through).
 func compareSolverRun(t *testing.T, caffe, netText, solverText string, iters int) {
 	dir := t.TempDir()
 	netFile := filepath.Join(dir, "net.prototxt")
@@ -170,42 +175,109 @@ func compareSolverRun(t *testing.T, caffe, netText, solverText string, iters int
 	}
 	init := filepath.Join(dir, "init.caffemodel")
 	writeInitialWeights(t, netFile, init)
-	write := func(name, prefix string) string {
-		path := filepath.Join(dir, name)
+	write := func(prefix string) string {
+		path := filepath.Join(dir, prefix+"_solver.prototxt")
 		text := fmt.Sprintf("net: %q\nsnapshot_prefix: %q\n%s", netFile, filepath.Join(dir, prefix), solverText)
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return path
 	}
-	cmd := exec.Command(caffe, "train", "--solver="+write("caffe_solver.prototxt", "caffe"), "--weights="+init)
-	cmd.Env = append(os.Environ(), "GLOG_minloglevel=1")
-	out, caffeErr := cmd.CombinedOutput()
-	goErr := trainInGocaffe(write("go_solver.prototxt", "go"), init)
+	out, caffeErr := runCaffe(caffe, write("caffe"), "--weights="+init)
+	goErr := trainInGocaffe(write("go"), init, "")
 	switch {
 	case caffeErr != nil && goErr == nil:
-		t.Fatalf("Caffe refuses the solver (%v: %s), gocaffe trains with it", caffeErr, fatalLine(string(out)))
+		t.Fatalf("Caffe refuses the solver (%v: %s), gocaffe trains with it", caffeErr, fatalLine(out))
 	case caffeErr != nil:
-		t.Skipf("Caffe refuses the solver (%v): %s; gocaffe too: %v", caffeErr, fatalLine(string(out)), goErr)
+		t.Skipf("Caffe refuses the solver (%v): %s; gocaffe too: %v", caffeErr, fatalLine(out), goErr)
 	case goErr != nil:
 		t.Fatalf("gocaffe: %v (Caffe trains)", goErr)
 	}
-	suffix := fmt.Sprintf("_iter_%d", iters)
-	compareModels(t, filepath.Join(dir, "caffe"+suffix+".caffemodel"), filepath.Join(dir, "go"+suffix+".caffemodel"))
-	compareHistories(t, filepath.Join(dir, "caffe"+suffix+".solverstate"), filepath.Join(dir, "go"+suffix+".solverstate"))
+	h5 := strings.Contains(solverText, "HDF5")
+	snap := func(prefix string, iter int) snapshotFiles { return snapshotFilesOf(dir, prefix, iter, h5) }
+	compareSnapshots(t, "straight through", snap("caffe", iters), snap("go", iters), netFile)
+
+	var every int
+	fmt.Sscanf(solverText[strings.Index(solverText, "snapshot: "):], "snapshot: %d", &every)
+	if out, err := runCaffe(caffe, write("caffe_r"), "--snapshot="+snap("caffe", every).state); err != nil {
+		t.Fatalf("Caffe resuming from its snapshot: %v: %s", err, fatalLine(out))
+	}
+	if err := trainInGocaffe(write("go_r"), "", snap("caffe", every).state); err != nil {
+		t.Fatalf("gocaffe resuming from Caffe's snapshot: %v", err)
+	}
+	if out, err := runCaffe(caffe, write("caffe_g"), "--snapshot="+snap("go", every).state); err != nil {
+		t.Fatalf("Caffe resuming from gocaffe's snapshot: %v: %s", err, fatalLine(out))
+	}
+	compareSnapshots(t, "gocaffe resuming from Caffe's snapshot", snap("caffe_r", iters), snap("go_r", iters), netFile)
+	compareSnapshots(t, "Caffe resuming from gocaffe's snapshot", snap("caffe_r", iters), snap("caffe_g", iters), netFile)
 }
 
-// trainInGocaffe runs the solver file from the weights in init.
-func trainInGocaffe(solverFile, init string) error {
+// runCaffe runs `caffe train` with the solver file and flag.
+func runCaffe(caffe, solverFile, flag string) (string, error) {
+	cmd := exec.Command(caffe, "train", "--solver="+solverFile, flag)
+	cmd.Env = append(os.Environ(), "GLOG_minloglevel=1")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// snapshotFiles are a snapshot's weights and solver state.
+type snapshotFiles struct{ model, state string }
+
+func snapshotFilesOf(dir, prefix string, iter int, h5 bool) snapshotFiles {
+	base := filepath.Join(dir, fmt.Sprintf("%s_iter_%d", prefix, iter))
+	if h5 {
+		return snapshotFiles{base + ".caffemodel.h5", base + ".solverstate.h5"}
+	}
+	return snapshotFiles{base + ".caffemodel", base + ".solverstate"}
+}
+
+// compareSnapshots compares two snapshots' weights (read into the net) and,
+// in the binary format, their solver states.
+func compareSnapshots(t *testing.T, what string, want, got snapshotFiles, netFile string) {
+	t.Helper()
+	wantParams, gotParams := loadedParams(t, netFile, want.model), loadedParams(t, netFile, got.model)
+	for i, w := range wantParams {
+		checkClose(t, fmt.Sprintf("%s: parameter %d", what, i), gotParams[i], w)
+	}
+	if strings.HasSuffix(want.state, ".h5") {
+		return
+	}
+	compareHistories(t, what, want.state, got.state)
+}
+
+// loadedParams are the net's learnable parameters with the weights of
+// model (a caffemodel of either format) copied in.
+func loadedParams(t *testing.T, netFile, model string) [][]float32 {
+	t.Helper()
+	n, err := net.NewFromFile[float32](netFile, net.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.CopyTrainedLayersFromFile(model); err != nil {
+		t.Fatal(err)
+	}
+	var params [][]float32
+	for _, p := range n.LearnableParams() {
+		params = append(params, slices.Clone(p.CPUData()))
+	}
+	return params
+}
+
+// trainInGocaffe runs the solver file from the weights in init, or
+// resumes it from the solver state resume.
+func trainInGocaffe(solverFile, init, resume string) error {
 	s, err := solver.NewFromFile[float32](solverFile, solver.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if err := s.Net().CopyTrainedLayersFromFile(init); err != nil {
-		return err
+	if init != "" {
+		if err := s.Net().CopyTrainedLayersFromFile(init); err != nil {
+			return err
+		}
 	}
-	return s.Solve("")
+	return s.Solve(resume)
 }
 
 // writeInitialWeights writes the fillers' weights of the net, which both
@@ -236,43 +308,19 @@ const solverTolerance = 1e-3
 // initial weights are of the order of 0.1 to 1.
 const solverFloor = 1e-4
 
-func compareModels(t *testing.T, caffePath, goPath string) {
-	var want, got caffepb.NetParameter
-	readProto(t, caffePath, &want)
-	readProto(t, goPath, &got)
-	params := func(p *caffepb.NetParameter) map[string][]*caffepb.BlobProto {
-		m := map[string][]*caffepb.BlobProto{}
-		for _, l := range p.GetLayer() {
-			if len(l.GetBlobs()) > 0 {
-				m[l.GetName()] = l.GetBlobs()
-			}
-		}
-		return m
-	}
-	g := params(&got)
-	for name, blobs := range params(&want) {
-		if len(g[name]) != len(blobs) {
-			t.Errorf("layer %s: %d parameter blobs, Caffe %d", name, len(g[name]), len(blobs))
-			continue
-		}
-		for j, b := range blobs {
-			checkClose(t, fmt.Sprintf("%s[%d]", name, j), blobValues(g[name][j]), blobValues(b))
-		}
-	}
-}
-
-func compareHistories(t *testing.T, caffePath, goPath string) {
+func compareHistories(t *testing.T, what, wantPath, gotPath string) {
+	t.Helper()
 	var want, got caffepb.SolverState
-	readProto(t, caffePath, &want)
-	readProto(t, goPath, &got)
+	readProto(t, wantPath, &want)
+	readProto(t, gotPath, &got)
 	if got.GetIter() != want.GetIter() || got.GetCurrentStep() != want.GetCurrentStep() {
-		t.Errorf("state: iteration %d step %d, Caffe %d and %d", got.GetIter(), got.GetCurrentStep(), want.GetIter(), want.GetCurrentStep())
+		t.Errorf("%s: state at iteration %d, step %d; Caffe's at %d, %d", what, got.GetIter(), got.GetCurrentStep(), want.GetIter(), want.GetCurrentStep())
 	}
 	if len(got.GetHistory()) != len(want.GetHistory()) {
-		t.Fatalf("%d history blobs, Caffe %d", len(got.GetHistory()), len(want.GetHistory()))
+		t.Fatalf("%s: %d history blobs, Caffe's %d", what, len(got.GetHistory()), len(want.GetHistory()))
 	}
 	for i, h := range want.GetHistory() {
-		checkClose(t, fmt.Sprintf("history %d", i), blobValues(got.GetHistory()[i]), blobValues(h))
+		checkClose(t, fmt.Sprintf("%s: history %d", what, i), blobValues(got.GetHistory()[i]), blobValues(h))
 	}
 }
 
@@ -350,7 +398,7 @@ func TestInvalidSolversAgainstCaffe(t *testing.T) {
 			cmd := exec.Command(caffe, "train", "--solver="+solverFile, "--weights="+init)
 			cmd.Env = append(os.Environ(), "GLOG_minloglevel=1")
 			out, caffeErr := cmd.CombinedOutput()
-			goErr := trainInGocaffe(solverFile, init)
+			goErr := trainInGocaffe(solverFile, init, "")
 			switch {
 			case caffeErr == nil:
 				t.Errorf("Caffe trains with it: the case is not one Caffe refuses (gocaffe: %v)", goErr)
