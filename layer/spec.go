@@ -62,6 +62,16 @@ type Spec struct {
 	// always safe; saying less than the pass reads makes gradients wrong.
 	BackwardReads func(p *caffepb.LayerParameter) BackwardUse
 
+	// BackwardReadsLaterData says that the type's backward pass, run in
+	// place, reads its blob's data as the layers after it left it, as
+	// Caffe's ReLU reads its bottom (Scale, BatchNorm and Dropout keep
+	// copies or masks of their own). A fused engine computes such a layer
+	// from values of its own, which give Caffe's gradient only while no
+	// later layer writes the blob in place: a net's plan does not fuse it
+	// then (BatchNorm, ReLU, then an in-place Sigmoid: Caffe's ReLU
+	// gradient passes wherever the sigmoid left a positive value).
+	BackwardReadsLaterData bool
+
 	// ONNX says how an exported ONNX model holds the type.
 	ONNX ONNXForm
 	// ONNXWhy says why, for the forms that leave the layer out or fail.

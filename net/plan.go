@@ -160,6 +160,9 @@ func (n *Net[T]) planFusion() string {
 			// into the layer before them instead (plan_fold.go).
 			needBackward = n.runsBackward(i)
 		}
+		if needBackward && n.readsOverwrittenData(i+1) {
+			continue
+		}
 		if !layer.Fuse(a.layer, b.layer, a.tops, b.bottoms, b.tops, needBackward) {
 			continue
 		}
@@ -180,6 +183,24 @@ func (n *Net[T]) planFusion() string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, pairs[k]))
 	}
 	return fmt.Sprintf("%d layers computed by the layer before them (%s)", len(n.fused), strings.Join(parts, ", "))
+}
+
+// readsOverwrittenData says whether layer i runs in place on a blob that a
+// later layer writes in place too, with a backward pass that reads the
+// blob's data as that layer left it (Spec.BackwardReadsLaterData): fused,
+// it would compute from values of its own instead.
+func (n *Net[T]) readsOverwrittenData(i int) bool {
+	r := &n.layers[i]
+	spec, ok := layer.SpecOf(r.layer.Type())
+	if !ok || !spec.BackwardReadsLaterData || len(r.tops) != 1 || len(r.bottoms) != 1 || r.tops[0] != r.bottoms[0] {
+		return false
+	}
+	for _, later := range n.layers[i+1:] {
+		if slices.Contains(later.tops, r.tops[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // planGraph records which layers a CUDA graph may record (RecordableFrom).

@@ -12,9 +12,10 @@ import (
 
 func init() {
 	layer.MustRegisterType(layer.Spec{
-		Type:          "ReLU",
-		BackwardReads: layer.Reads(layer.BackwardReadsBottom),
-		New32:         newReLU[float32], New64: newReLU[float64],
+		Type:                   "ReLU",
+		BackwardReads:          layer.Reads(layer.BackwardReadsBottom),
+		BackwardReadsLaterData: true,
+		New32:                  newReLU[float32], New64: newReLU[float64],
 		EngineField: func(p *caffepb.LayerParameter) layer.EngineName {
 			return layer.EngineName(p.GetReluParam().GetEngine())
 		},

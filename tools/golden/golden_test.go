@@ -128,6 +128,7 @@ type checker struct {
 	model     string  // the net's prototxt; "": testdata/nets/FIXTURE.prototxt
 	summary   summary // nil: not summarised
 	tolerance float64
+	absFloor  float64 // the least scale an error is measured on (0: none)
 	worst     worst
 	fx        *fixture
 	n         *net.Net[float32]
@@ -356,7 +357,7 @@ func (c *checker) compareBlobs() {
 }
 
 func (c *checker) compareBlob(name string, b *blob.Blob[float32], idx []int, p *caffepb.BlobProto) {
-	data := relErr(gather(b.CPUData(), idx), p.GetData())
+	data := c.relErr(gather(b.CPUData(), idx), p.GetData())
 	if terms, ok := c.probeTerms(name); ok {
 		data = relErrFloor(b.CPUData(), p.GetData(), terms)
 	}
@@ -365,7 +366,7 @@ func (c *checker) compareBlob(name string, b *blob.Blob[float32], idx []int, p *
 	if typ == "" { // a net output: its diff is the loss weight the net wrote
 		typ = c.producer[name]
 	}
-	c.record("blob "+name+" diff", typ, ofDiff, relErr(gather(b.CPUDiff(), idx), p.GetDiff()))
+	c.record("blob "+name+" diff", typ, ofDiff, c.relErr(gather(b.CPUDiff(), idx), p.GetDiff()))
 }
 
 // compareParams compares every parameter's diff, and its data where Caffe
@@ -379,15 +380,15 @@ func (c *checker) compareParams() {
 			b, name := blobs[j], paramName(lp.GetName(), j)
 			if s, ok := c.fx.paramSamples[name]; ok {
 				idx := sampleIndices(seed, name, b.Count(), len(s.GetData()))
-				c.record("param "+name+" diff", lp.GetType(), ofParamDiff, relErr(gather(b.CPUDiff(), idx), s.GetDiff()))
+				c.record("param "+name+" diff", lp.GetType(), ofParamDiff, c.relErr(gather(b.CPUDiff(), idx), s.GetDiff()))
 				if _, ok := c.fx.updated[name]; !ok {
-					c.record("param "+name+" data", lp.GetType(), ofData, relErr(gather(b.CPUData(), idx), s.GetData()))
+					c.record("param "+name+" data", lp.GetType(), ofData, c.relErr(gather(b.CPUData(), idx), s.GetData()))
 				}
 			} else {
-				c.record("param "+name+" diff", lp.GetType(), ofParamDiff, relErr(b.CPUDiff(), p.GetDiff()))
+				c.record("param "+name+" diff", lp.GetType(), ofParamDiff, c.relErr(b.CPUDiff(), p.GetDiff()))
 			}
 			if u, ok := c.fx.updated[name]; ok {
-				c.record("param "+name+" data after Forward", lp.GetType(), ofData, relErr(b.CPUData(), u.GetData()))
+				c.record("param "+name+" data after Forward", lp.GetType(), ofData, c.relErr(b.CPUData(), u.GetData()))
 			}
 		}
 	}
@@ -466,6 +467,15 @@ func relErr(got, want []float32) elemErr {
 		scale = max(scale, math.Abs(float64(w)))
 	}
 	return relErrFloor(got, want, floorFraction*scale)
+}
+
+// relErr is relErr with the checker's absFloor.
+func (c *checker) relErr(got, want []float32) elemErr {
+	scale := 0.0
+	for _, w := range want {
+		scale = max(scale, math.Abs(float64(w)))
+	}
+	return relErrFloor(got, want, max(floorFraction*scale, c.absFloor))
 }
 
 // relErrFloor is |got - want| / max(|want|, floor), element by element.
