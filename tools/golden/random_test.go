@@ -11,6 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gocaffe/gocaffe/data"
+	"github.com/gocaffe/gocaffe/proto/caffepb"
 )
 
 // TestRandomNetsAgainstCaffe draws nets of one layer under test with
@@ -31,10 +36,11 @@ func TestRandomNetsAgainstCaffe(t *testing.T) {
 	}
 	count, first := envInt(t, "GOCAFFE_GOLDEN_RANDOM", 100), envInt(t, "GOCAFFE_GOLDEN_RANDOM_SEED", 1)
 	refused, only := 0, os.Getenv("GOCAFFE_GOLDEN_RANDOM_ONLY")
+	dbs := writeRandomDBs(t, t.TempDir())
 	for seed := first; seed < first+count; seed++ {
 		r := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
 		g := randomLayers[r.IntN(len(randomLayers))]
-		text := g.net(r)
+		text := g.net(r, dbs)
 		if only != "" && g.name != only {
 			continue
 		}
@@ -123,8 +129,8 @@ type randomLayer struct {
 	draw func(r *rand.Rand, n *randomNet)
 }
 
-func (g randomLayer) net(r *rand.Rand) string {
-	n := &randomNet{}
+func (g randomLayer) net(r *rand.Rand, dbs *randomDBs) string {
+	n := &randomNet{dbs: dbs}
 	g.draw(r, n)
 	return n.text()
 }
@@ -132,7 +138,8 @@ func (g randomLayer) net(r *rand.Rand) string {
 // randomNet is a net of Input blobs, the layer under test and a probe on
 // each of its outputs (README.md).
 type randomNet struct {
-	noForceBackward bool // Embed: Caffe cannot take force_backward
+	dbs             *randomDBs // the databases the data generator reads
+	noForceBackward bool       // Embed: Caffe cannot take force_backward
 	flags           []string
 	inputs          []string // names
 	shapes          [][]int
@@ -185,19 +192,21 @@ func (n *randomNet) text() string {
 	if !n.noForceBackward {
 		b.WriteString("force_backward: true\n")
 	}
-	b.WriteString("layer {\n  name: \"input\"\n  type: \"Input\"\n")
-	for _, x := range n.inputs {
-		fmt.Fprintf(&b, "  top: %q\n", x)
-	}
-	b.WriteString("  input_param {")
-	for _, s := range n.shapes {
-		b.WriteString(" shape {")
-		for _, d := range s {
-			fmt.Fprintf(&b, " dim: %d", d)
+	if len(n.inputs) > 0 {
+		b.WriteString("layer {\n  name: \"input\"\n  type: \"Input\"\n")
+		for _, x := range n.inputs {
+			fmt.Fprintf(&b, "  top: %q\n", x)
 		}
-		b.WriteString(" }")
+		b.WriteString("  input_param {")
+		for _, s := range n.shapes {
+			b.WriteString(" shape {")
+			for _, d := range s {
+				fmt.Fprintf(&b, " dim: %d", d)
+			}
+			b.WriteString(" }")
+		}
+		b.WriteString(" }\n}\n")
 	}
-	b.WriteString(" }\n}\n")
 	for _, l := range n.layers {
 		b.WriteString(l)
 	}
@@ -914,6 +923,109 @@ func chain(r *rand.Rand, n *randomNet) {
 	n.probes = append(n.probes, cur)
 }
 
+// randomDBs are the databases and mean file the data generator reads:
+// byte datums of 3 x 7 x 6 in LMDB and LevelDB, float datums of 2 x 5 x 5
+// in LMDB, and a mean of the byte datums' shape.
+type randomDBs struct{ bytesLMDB, bytesLevelDB, floatsLMDB, mean string }
+
+func writeRandomDBs(t *testing.T, dir string) *randomDBs {
+	r := rand.New(rand.NewPCG(3, 3))
+	d := &randomDBs{filepath.Join(dir, "bytes_lmdb"), filepath.Join(dir, "bytes_leveldb"), filepath.Join(dir, "floats_lmdb"), filepath.Join(dir, "mean.binaryproto")}
+	write := func(backend caffepb.DataParameter_DB, path string, datum func(i int) *caffepb.Datum) {
+		db, err := data.Open(backend, path, data.Write)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := db.NewTransaction()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 9 {
+			b, err := proto.Marshal(datum(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Put(fmt.Appendf(nil, "%08d", i), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+	}
+	pixels := make([][]byte, 9)
+	for i := range pixels {
+		pixels[i] = make([]byte, 3*7*6)
+		for j := range pixels[i] {
+			pixels[i][j] = byte(r.IntN(256))
+		}
+	}
+	bytesDatum := func(i int) *caffepb.Datum {
+		return &caffepb.Datum{Channels: proto.Int32(3), Height: proto.Int32(7), Width: proto.Int32(6), Data: pixels[i], Label: proto.Int32(int32(i % 4))}
+	}
+	write(caffepb.DataParameter_LMDB, d.bytesLMDB, bytesDatum)
+	write(caffepb.DataParameter_LEVELDB, d.bytesLevelDB, bytesDatum)
+	write(caffepb.DataParameter_LMDB, d.floatsLMDB, func(i int) *caffepb.Datum {
+		v := make([]float32, 2*5*5)
+		for j := range v {
+			v[j] = float32(r.Float64()*4 - 2)
+		}
+		return &caffepb.Datum{Channels: proto.Int32(2), Height: proto.Int32(5), Width: proto.Int32(5), FloatData: v, Label: proto.Int32(int32(i))}
+	})
+	mean := make([]float32, 3*7*6)
+	for j := range mean {
+		mean[j] = float32(r.Float64() * 255)
+	}
+	b, err := proto.Marshal(&caffepb.BlobProto{Num: proto.Int32(1), Channels: proto.Int32(3), Height: proto.Int32(7), Width: proto.Int32(6), Data: mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.mean, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// dataLayer draws a Data layer in TEST (no random mirror or crop) over
+// one of the databases, with a scale, mean values or the mean file, a
+// centred crop, and batch sizes that wrap around the records.
+func dataLayer(r *rand.Rand, n *randomNet) {
+	n.noForceBackward = true
+	n.flags = append(n.flags, "--phase TEST")
+	source, backend, c, h, w := n.dbs.bytesLMDB, "LMDB", 3, 7, 6
+	switch r.IntN(3) {
+	case 1:
+		source, backend = n.dbs.bytesLevelDB, "LEVELDB"
+	case 2:
+		source, c, h, w = n.dbs.floatsLMDB, 2, 5, 5
+	}
+	var tp []string
+	if r.IntN(2) == 0 {
+		tp = append(tp, fmt.Sprintf("scale: %g", pick(r, 0.00390625, 0.5, 2.0)))
+	}
+	switch r.IntN(4) {
+	case 1:
+		tp = append(tp, fmt.Sprintf("mean_value: %g", pick(r, 104.0, 0.5, 128.0)))
+	case 2:
+		for range c {
+			tp = append(tp, fmt.Sprintf("mean_value: %g", pick(r, 104.0, 117.0, -0.5, 123.0)))
+		}
+	case 3:
+		if c == 3 {
+			tp = append(tp, fmt.Sprintf("mean_file: %q", n.dbs.mean))
+		}
+	}
+	if r.IntN(2) == 0 {
+		tp = append(tp, fmt.Sprintf("crop_size: %d", between(r, 1, min(h, w))))
+	}
+	p := fmt.Sprintf("data_param { source: %q backend: %s batch_size: %d }", source, backend, between(r, 1, 12))
+	if len(tp) > 0 {
+		p += " transform_param { " + strings.Join(tp, " ") + " }"
+	}
+	n.named("under_test", "Data", nil, []string{"data", "out_label"}, p, true)
+}
+
 var randomLayers = []randomLayer{
 	{"convolution", convolution("Convolution")},
 	{"convolution", convolution("Convolution")},
@@ -951,4 +1063,5 @@ var randomLayers = []randomLayer{
 	{"chain", chain},
 	{"chain", chain},
 	{"chain", chain},
+	{"data", dataLayer},
 }
