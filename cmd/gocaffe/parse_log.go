@@ -334,14 +334,25 @@ func (f *logFeed) tables() (train, test *logTable) {
 	return cp(&f.train), cp(&f.test)
 }
 
-// glogTime reads the time of a glog line ("I0210 13:39:22.381027 ...").
+// glogTime reads the time of a glog line: "I0210 13:39:22.381027 ..." in
+// the year given, or "I20260210 13:39:22.381027 ..." as glog 0.6 and later
+// write it (Caffe built against Debian's or Homebrew's glog today), in its
+// own year.
 func glogTime(line string, year int) (time.Time, error) {
 	f := strings.Fields(line)
-	if len(f) < 2 || len(f[0]) != 5 {
+	if len(f) < 2 || len(f[0]) != 5 && len(f[0]) != 9 {
 		return time.Time{}, fmt.Errorf("not a glog line")
 	}
-	month, err1 := strconv.Atoi(f[0][1:3])
-	day, err2 := strconv.Atoi(f[0][3:])
+	date := f[0][1:]
+	if len(date) == 8 {
+		y, err := strconv.Atoi(date[:4])
+		if err != nil {
+			return time.Time{}, fmt.Errorf("not a glog line")
+		}
+		year, date = y, date[4:]
+	}
+	month, err1 := strconv.Atoi(date[:2])
+	day, err2 := strconv.Atoi(date[2:])
 	clock, frac, ok := strings.Cut(f[1], ".")
 	hms := strings.Split(clock, ":")
 	if err1 != nil || err2 != nil || !ok || len(hms) != 3 {

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -45,10 +46,21 @@ I1124 10:00:05.100020  1234 sgd_solver.cpp:106] Iteration 200, lr = 0.00985258
 // out by hand from the script: rows pushed when full or when the next
 // iteration starts, the learning rate seen so far (the first row's copied
 // from the second), seconds since "Solving", Python's float repr, CRLF.
+//
+// Caffe built against glog 0.6 or later writes the year in every line
+// ("I20261124 10:00:00.000000"): the same log so written gives the same
+// CSVs.
 func TestParseLog(t *testing.T) {
+	withYears := regexp.MustCompile(`(?m)^([IWEF])(\d{4} )`).ReplaceAllString(caffeLog, "${1}2026$2")
+	for _, log := range []string{caffeLog, withYears} {
+		checkParseLog(t, log)
+	}
+}
+
+func checkParseLog(t *testing.T, text string) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "caffe.INFO")
-	if err := os.WriteFile(log, []byte(caffeLog), 0o644); err != nil {
+	if err := os.WriteFile(log, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := runCmd("parse_log", log, dir); code != 0 {
