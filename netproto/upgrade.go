@@ -132,11 +132,24 @@ func needsDataUpgrade(p *caffepb.NetParameter) bool {
 	return false
 }
 
+// upgradeDataTransformation moves every V1 data layer's transformation
+// fields. As Caffe's UpgradeNetDataTransformation, it gives each such
+// layer its parameter and a transform_param, empty where it moved nothing
+// (the upgraded text then says "transform_param {}" where Caffe's does).
 func upgradeDataTransformation(p *caffepb.NetParameter) {
 	for _, l := range p.Layers {
-		if m := dataLayerParam(l); m != nil {
-			moveTransform(l, m, true)
+		switch l.GetType() {
+		case caffepb.V1LayerParameter_DATA:
+			ensure(&l.DataParam)
+		case caffepb.V1LayerParameter_IMAGE_DATA:
+			ensure(&l.ImageDataParam)
+		case caffepb.V1LayerParameter_WINDOW_DATA:
+			ensure(&l.WindowDataParam)
+		default:
+			continue
 		}
+		ensure(&l.TransformParam)
+		moveTransform(l, dataLayerParam(l), true)
 	}
 }
 

@@ -101,3 +101,28 @@ func TestUpgradeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeDataTransformationEveryDataLayer: where one V1 data layer has
+// transformation fields to move, Caffe gives every V1 data layer its
+// parameter and a transform_param (empty where nothing moved); the
+// upgraded net is the same message as Caffe's (TestRandomUpgradesAgainstCaffe
+// found the empty ones missing).
+func TestUpgradeDataTransformationEveryDataLayer(t *testing.T) {
+	p := parseNet(t, `layers { name: "a" type: DATA top: "x" data_param { source: "s" crop_size: 5 } }
+layers { name: "b" type: IMAGE_DATA top: "y" image_data_param { source: "l" } }
+layers { name: "c" type: WINDOW_DATA top: "z" }
+layers { name: "d" type: RELU bottom: "x" top: "x" }`)
+	if err := netproto.Upgrade(p, "net", nil); err != nil {
+		t.Fatal(err)
+	}
+	l := p.GetLayer()
+	if l[0].GetTransformParam().GetCropSize() != 5 || l[0].GetDataParam().CropSize != nil {
+		t.Errorf("crop_size not moved: %v", l[0])
+	}
+	if l[1].TransformParam == nil || l[2].TransformParam == nil || l[2].WindowDataParam == nil {
+		t.Errorf("the other data layers have no (empty) transform_param or parameter: %v; %v", l[1], l[2])
+	}
+	if l[3].TransformParam != nil {
+		t.Errorf("a ReLU was given a transform_param: %v", l[3])
+	}
+}
