@@ -22,9 +22,9 @@ import (
 // at random: V1 (layers {...} with enum types, blobs_lr and weight_decay,
 // param names and share modes, a data layer's transformation fields in its
 // own parameter, input and input_dim) and V0 (layers { layer {...} } with
-// string types and flat fields, padding layers before convolutions), upgrades each with Caffe's
-// upgrade_net_proto_text and with netproto.Upgrade, and compares the two
-// NetParameters. upgrade_net_proto_text is looked for beside
+// string types and flat fields, padding layers before convolutions),
+// upgrades each with Caffe's upgrade_net_proto_text and with
+// netproto.Upgrade, and compares the two NetParameters. upgrade_net_proto_text is looked for beside
 // GOCAFFE_CAFFE_BIN's caffe (the test is skipped without it);
 // GOCAFFE_GOLDEN_RANDOM and GOCAFFE_GOLDEN_RANDOM_SEED as for the nets.
 func TestRandomUpgradesAgainstCaffe(t *testing.T) {
