@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/hdf5"
+	"github.com/gocaffe/gocaffe/internal/randnet"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
@@ -85,7 +86,7 @@ func writeSolverData(t *testing.T, dir string) string {
 // decay multipliers on its parameters.
 func solverNet(r *rand.Rand, data string) string {
 	spec := func() string {
-		return fmt.Sprintf("param { lr_mult: %g decay_mult: %g }", pick(r, 1.0, 1.0, 2.0, 0.5, 0.0), pick(r, 1.0, 1.0, 0.0, 2.0))
+		return fmt.Sprintf("param { lr_mult: %g decay_mult: %g }", randnet.Pick(r, 1.0, 1.0, 2.0, 0.5, 0.0), randnet.Pick(r, 1.0, 1.0, 0.0, 2.0))
 	}
 	return fmt.Sprintf(`name: "regress"
 layer { name: "data" type: "HDF5Data" top: "data" top: "label" hdf5_data_param { source: %q batch_size: 4 } }
@@ -101,59 +102,59 @@ layer { name: "loss" type: "EuclideanLoss" bottom: "guess" bottom: "label" top: 
 // randomSolver draws a solver (without net and snapshot_prefix) and its
 // number of iterations.
 func randomSolver(r *rand.Rand) (string, int) {
-	iters := between(r, 3, 15)
-	typ := pick(r, "SGD", "SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam")
+	iters := randnet.Between(r, 3, 15)
+	typ := randnet.Pick(r, "SGD", "SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam")
 	var f []string
 	add := func(format string, args ...any) { f = append(f, fmt.Sprintf(format, args...)) }
 	add("type: %q", typ)
 	switch typ {
 	case "SGD", "Nesterov":
-		add("base_lr: %g", pick(r, 0.05, 0.1, 0.01))
+		add("base_lr: %g", randnet.Pick(r, 0.05, 0.1, 0.01))
 		if typ == "Nesterov" || r.IntN(3) > 0 {
-			add("momentum: %g", pick(r, 0.9, 0.5, 0.99))
+			add("momentum: %g", randnet.Pick(r, 0.9, 0.5, 0.99))
 		}
 	case "AdaGrad":
-		add("base_lr: %g", pick(r, 0.05, 0.2))
+		add("base_lr: %g", randnet.Pick(r, 0.05, 0.2))
 	case "RMSProp":
-		add("base_lr: %g rms_decay: %g", pick(r, 0.01, 0.05), pick(r, 0.98, 0.9))
+		add("base_lr: %g rms_decay: %g", randnet.Pick(r, 0.01, 0.05), randnet.Pick(r, 0.98, 0.9))
 	case "AdaDelta":
-		add("base_lr: %g momentum: %g", pick(r, 1.0, 0.5), pick(r, 0.95, 0.9))
+		add("base_lr: %g momentum: %g", randnet.Pick(r, 1.0, 0.5), randnet.Pick(r, 0.95, 0.9))
 	case "Adam":
-		add("base_lr: %g momentum: 0.9 momentum2: %g", pick(r, 0.01, 0.003), pick(r, 0.999, 0.99))
+		add("base_lr: %g momentum: 0.9 momentum2: %g", randnet.Pick(r, 0.01, 0.003), randnet.Pick(r, 0.999, 0.99))
 	}
 	if typ != "SGD" && typ != "Nesterov" && r.IntN(2) == 0 {
-		add("delta: %g", pick(r, 1e-6, 1e-4))
+		add("delta: %g", randnet.Pick(r, 1e-6, 1e-4))
 	}
-	switch policy := pick(r, "fixed", "step", "exp", "inv", "multistep", "poly", "sigmoid"); policy {
+	switch policy := randnet.Pick(r, "fixed", "step", "exp", "inv", "multistep", "poly", "sigmoid"); policy {
 	case "fixed":
 		add(`lr_policy: "fixed"`)
 	case "step":
-		add(`lr_policy: "step" gamma: %g stepsize: %d`, pick(r, 0.5, 0.1), between(r, 1, 5))
+		add(`lr_policy: "step" gamma: %g stepsize: %d`, randnet.Pick(r, 0.5, 0.1), randnet.Between(r, 1, 5))
 	case "exp":
-		add(`lr_policy: "exp" gamma: %g`, pick(r, 0.9, 0.99))
+		add(`lr_policy: "exp" gamma: %g`, randnet.Pick(r, 0.9, 0.99))
 	case "inv":
-		add(`lr_policy: "inv" gamma: %g power: %g`, pick(r, 0.1, 0.01), pick(r, 0.75, 1.5))
+		add(`lr_policy: "inv" gamma: %g power: %g`, randnet.Pick(r, 0.1, 0.01), randnet.Pick(r, 0.75, 1.5))
 	case "multistep":
-		add(`lr_policy: "multistep" gamma: %g stepvalue: %d stepvalue: %d`, pick(r, 0.5, 0.2), between(r, 1, 3), between(r, 4, 8))
+		add(`lr_policy: "multistep" gamma: %g stepvalue: %d stepvalue: %d`, randnet.Pick(r, 0.5, 0.2), randnet.Between(r, 1, 3), randnet.Between(r, 4, 8))
 	case "poly":
-		add(`lr_policy: "poly" power: %g`, pick(r, 0.5, 2.0))
+		add(`lr_policy: "poly" power: %g`, randnet.Pick(r, 0.5, 2.0))
 	case "sigmoid":
-		add(`lr_policy: "sigmoid" gamma: %g stepsize: %d`, pick(r, 0.5, 2.0), between(r, 2, 8))
+		add(`lr_policy: "sigmoid" gamma: %g stepsize: %d`, randnet.Pick(r, 0.5, 2.0), randnet.Between(r, 2, 8))
 	}
 	if r.IntN(2) == 0 {
-		add("weight_decay: %g", pick(r, 0.01, 0.1))
+		add("weight_decay: %g", randnet.Pick(r, 0.01, 0.1))
 		if r.IntN(2) == 0 {
-			add(`regularization_type: %q`, pick(r, "L1", "L2"))
+			add(`regularization_type: %q`, randnet.Pick(r, "L1", "L2"))
 		}
 	}
 	if r.IntN(3) == 0 {
-		add("clip_gradients: %g", pick(r, 0.1, 0.5))
+		add("clip_gradients: %g", randnet.Pick(r, 0.1, 0.5))
 	}
 	if r.IntN(3) == 0 {
-		add("iter_size: %d", between(r, 2, 3))
+		add("iter_size: %d", randnet.Between(r, 2, 3))
 	}
 	add("max_iter: %d display: 0 random_seed: 1 solver_mode: CPU snapshot_after_train: true", iters)
-	add("snapshot: %d snapshot_format: %s", between(r, 1, iters-1), pick(r, "BINARYPROTO", "BINARYPROTO", "HDF5"))
+	add("snapshot: %d snapshot_format: %s", randnet.Between(r, 1, iters-1), randnet.Pick(r, "BINARYPROTO", "BINARYPROTO", "HDF5"))
 	return strings.Join(f, "\n") + "\n", iters
 }
 

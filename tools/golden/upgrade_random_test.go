@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gocaffe/gocaffe/internal/randnet"
 	"github.com/gocaffe/gocaffe/netproto"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
 	"github.com/gocaffe/gocaffe/protoio"
@@ -80,11 +81,11 @@ func randomV1Net(r *rand.Rand) string {
 	b.WriteString("name: \"v1\"\n")
 	if r.IntN(3) == 0 {
 		b.WriteString("input: \"data\"\n")
-		for _, d := range []int{between(r, 1, 4), 3, between(r, 4, 9), between(r, 4, 9)} {
+		for _, d := range []int{randnet.Between(r, 1, 4), 3, randnet.Between(r, 4, 9), randnet.Between(r, 4, 9)} {
 			fmt.Fprintf(&b, "input_dim: %d\n", d)
 		}
 	}
-	for i := range between(r, 1, 6) {
+	for i := range randnet.Between(r, 1, 6) {
 		fmt.Fprintf(&b, "layers {\n  name: \"l%d\"\n", i)
 		typ, param := randomV1Layer(r)
 		fmt.Fprintf(&b, "  type: %s\n  bottom: \"data\"\n  top: \"t%d\"\n", typ, i)
@@ -92,25 +93,25 @@ func randomV1Net(r *rand.Rand) string {
 			fmt.Fprintf(&b, "  top: \"u%d\"\n", i)
 		}
 		for range r.IntN(3) {
-			fmt.Fprintf(&b, "  blobs_lr: %g\n", pick(r, 1.0, 2.0, 0.0))
+			fmt.Fprintf(&b, "  blobs_lr: %g\n", randnet.Pick(r, 1.0, 2.0, 0.0))
 		}
 		for range r.IntN(3) {
-			fmt.Fprintf(&b, "  weight_decay: %g\n", pick(r, 1.0, 0.0))
+			fmt.Fprintf(&b, "  weight_decay: %g\n", randnet.Pick(r, 1.0, 0.0))
 		}
 		for j := range r.IntN(3) {
 			fmt.Fprintf(&b, "  param: \"shared%d\"\n", j)
 		}
 		for range r.IntN(2) {
-			fmt.Fprintf(&b, "  blob_share_mode: %s\n", pick(r, "STRICT", "PERMISSIVE"))
+			fmt.Fprintf(&b, "  blob_share_mode: %s\n", randnet.Pick(r, "STRICT", "PERMISSIVE"))
 		}
 		if r.IntN(4) == 0 {
-			fmt.Fprintf(&b, "  loss_weight: %g\n", pick(r, 1.0, 0.5))
+			fmt.Fprintf(&b, "  loss_weight: %g\n", randnet.Pick(r, 1.0, 0.5))
 		}
 		switch r.IntN(5) {
 		case 0:
-			fmt.Fprintf(&b, "  include { phase: %s }\n", pick(r, "TRAIN", "TEST"))
+			fmt.Fprintf(&b, "  include { phase: %s }\n", randnet.Pick(r, "TRAIN", "TEST"))
 		case 1:
-			fmt.Fprintf(&b, "  exclude { stage: %q }\n", pick(r, "deploy", "val"))
+			fmt.Fprintf(&b, "  exclude { stage: %q }\n", randnet.Pick(r, "deploy", "val"))
 		}
 		if param != "" {
 			fmt.Fprintf(&b, "  %s\n", param)
@@ -126,58 +127,58 @@ func randomV1Layer(r *rand.Rand) (typ, param string) {
 	transform := func() string {
 		var f []string
 		if r.IntN(2) == 0 {
-			f = append(f, fmt.Sprintf("scale: %g", pick(r, 0.00390625, 0.5)))
+			f = append(f, fmt.Sprintf("scale: %g", randnet.Pick(r, 0.00390625, 0.5)))
 		}
 		if r.IntN(2) == 0 {
 			f = append(f, `mean_file: "mean.binaryproto"`)
 		}
 		if r.IntN(2) == 0 {
-			f = append(f, fmt.Sprintf("crop_size: %d", between(r, 1, 227)))
+			f = append(f, fmt.Sprintf("crop_size: %d", randnet.Between(r, 1, 227)))
 		}
 		if r.IntN(2) == 0 {
 			f = append(f, fmt.Sprintf("mirror: %v", r.IntN(2) == 0))
 		}
 		return strings.Join(f, " ")
 	}
-	switch pick(r, "CONVOLUTION", "POOLING", "INNER_PRODUCT", "RELU", "DATA", "IMAGE_DATA", "WINDOW_DATA", "LRN",
+	switch randnet.Pick(r, "CONVOLUTION", "POOLING", "INNER_PRODUCT", "RELU", "DATA", "IMAGE_DATA", "WINDOW_DATA", "LRN",
 		"SOFTMAX_LOSS", "DROPOUT", "CONCAT", "SLICE", "ELTWISE", "ACCURACY", "HDF5_DATA", "POWER", "SIGMOID", "THRESHOLD", "MVN", "SPLIT") {
 	case "CONVOLUTION":
 		return "CONVOLUTION", fmt.Sprintf(`convolution_param { num_output: %d kernel_size: %d stride: %d pad: %d weight_filler { type: "gaussian" std: 0.01 } }`,
-			between(r, 1, 96), between(r, 1, 11), between(r, 1, 4), between(r, 0, 2))
+			randnet.Between(r, 1, 96), randnet.Between(r, 1, 11), randnet.Between(r, 1, 4), randnet.Between(r, 0, 2))
 	case "POOLING":
-		return "POOLING", fmt.Sprintf("pooling_param { pool: %s kernel_size: %d stride: %d }", pick(r, "MAX", "AVE"), between(r, 2, 3), between(r, 1, 2))
+		return "POOLING", fmt.Sprintf("pooling_param { pool: %s kernel_size: %d stride: %d }", randnet.Pick(r, "MAX", "AVE"), randnet.Between(r, 2, 3), randnet.Between(r, 1, 2))
 	case "INNER_PRODUCT":
-		return "INNER_PRODUCT", fmt.Sprintf(`inner_product_param { num_output: %d bias_filler { type: "constant" value: 0.1 } }`, between(r, 1, 4096))
+		return "INNER_PRODUCT", fmt.Sprintf(`inner_product_param { num_output: %d bias_filler { type: "constant" value: 0.1 } }`, randnet.Between(r, 1, 4096))
 	case "DATA":
-		return "DATA", fmt.Sprintf(`data_param { source: "train_lmdb" backend: %s batch_size: %d %s }`, pick(r, "LMDB", "LEVELDB"), between(r, 1, 256), transform())
+		return "DATA", fmt.Sprintf(`data_param { source: "train_lmdb" backend: %s batch_size: %d %s }`, randnet.Pick(r, "LMDB", "LEVELDB"), randnet.Between(r, 1, 256), transform())
 	case "IMAGE_DATA":
-		return "IMAGE_DATA", fmt.Sprintf(`image_data_param { source: "list.txt" batch_size: %d shuffle: %v new_height: %d %s }`, between(r, 1, 64), r.IntN(2) == 0, between(r, 0, 256), transform())
+		return "IMAGE_DATA", fmt.Sprintf(`image_data_param { source: "list.txt" batch_size: %d shuffle: %v new_height: %d %s }`, randnet.Between(r, 1, 64), r.IntN(2) == 0, randnet.Between(r, 0, 256), transform())
 	case "WINDOW_DATA":
-		return "WINDOW_DATA", fmt.Sprintf(`window_data_param { source: "windows.txt" batch_size: %d fg_threshold: 0.5 %s }`, between(r, 1, 128), transform())
+		return "WINDOW_DATA", fmt.Sprintf(`window_data_param { source: "windows.txt" batch_size: %d fg_threshold: 0.5 %s }`, randnet.Between(r, 1, 128), transform())
 	case "HDF5_DATA":
-		return "HDF5_DATA", fmt.Sprintf(`hdf5_data_param { source: "h5.txt" batch_size: %d }`, between(r, 1, 64))
+		return "HDF5_DATA", fmt.Sprintf(`hdf5_data_param { source: "h5.txt" batch_size: %d }`, randnet.Between(r, 1, 64))
 	case "LRN":
-		return "LRN", fmt.Sprintf("lrn_param { local_size: %d alpha: 0.0001 beta: 0.75 }", pick(r, 3, 5))
+		return "LRN", fmt.Sprintf("lrn_param { local_size: %d alpha: 0.0001 beta: 0.75 }", randnet.Pick(r, 3, 5))
 	case "DROPOUT":
-		return "DROPOUT", fmt.Sprintf("dropout_param { dropout_ratio: %g }", pick(r, 0.5, 0.3))
+		return "DROPOUT", fmt.Sprintf("dropout_param { dropout_ratio: %g }", randnet.Pick(r, 0.5, 0.3))
 	case "SLICE":
-		return "SLICE", fmt.Sprintf("slice_param { slice_dim: %d }", between(r, 0, 1))
+		return "SLICE", fmt.Sprintf("slice_param { slice_dim: %d }", randnet.Between(r, 0, 1))
 	case "CONCAT":
-		return "CONCAT", fmt.Sprintf("concat_param { concat_dim: %d }", between(r, 0, 1))
+		return "CONCAT", fmt.Sprintf("concat_param { concat_dim: %d }", randnet.Between(r, 0, 1))
 	case "ELTWISE":
-		return "ELTWISE", fmt.Sprintf("eltwise_param { operation: %s }", pick(r, "SUM", "PROD", "MAX"))
+		return "ELTWISE", fmt.Sprintf("eltwise_param { operation: %s }", randnet.Pick(r, "SUM", "PROD", "MAX"))
 	case "ACCURACY":
-		return "ACCURACY", fmt.Sprintf("accuracy_param { top_k: %d }", between(r, 1, 5))
+		return "ACCURACY", fmt.Sprintf("accuracy_param { top_k: %d }", randnet.Between(r, 1, 5))
 	case "POWER":
-		return "POWER", fmt.Sprintf("power_param { power: %g scale: %g }", pick(r, 2.0, 0.5), pick(r, 1.0, 0.1))
+		return "POWER", fmt.Sprintf("power_param { power: %g scale: %g }", randnet.Pick(r, 2.0, 0.5), randnet.Pick(r, 1.0, 0.1))
 	case "THRESHOLD":
-		return "THRESHOLD", fmt.Sprintf("threshold_param { threshold: %g }", pick(r, 0.5, 0.0))
+		return "THRESHOLD", fmt.Sprintf("threshold_param { threshold: %g }", randnet.Pick(r, 0.5, 0.0))
 	case "MVN":
 		return "MVN", fmt.Sprintf("mvn_param { across_channels: %v }", r.IntN(2) == 0)
 	case "RELU":
-		return "RELU", pick(r, "", "relu_param { negative_slope: 0.1 }")
+		return "RELU", randnet.Pick(r, "", "relu_param { negative_slope: 0.1 }")
 	}
-	return pick(r, "SOFTMAX_LOSS", "SIGMOID", "SPLIT"), ""
+	return randnet.Pick(r, "SOFTMAX_LOSS", "SIGMOID", "SPLIT"), ""
 }
 
 // randomV0Net draws a net in Caffe's first format (layers { layer { ... } }
@@ -194,59 +195,59 @@ func randomV0Net(r *rand.Rand) string {
 		}
 		fmt.Fprintf(&b, "  top: %q\n}\n", top)
 	}
-	data := pick(r, "data", "images", "window_data", "hdf5_data")
-	fields := fmt.Sprintf(`type: %q source: "src" batchsize: %d`, data, between(r, 1, 256))
+	data := randnet.Pick(r, "data", "images", "window_data", "hdf5_data")
+	fields := fmt.Sprintf(`type: %q source: "src" batchsize: %d`, data, randnet.Between(r, 1, 256))
 	if data != "hdf5_data" {
 		if r.IntN(2) == 0 {
-			fields += fmt.Sprintf(" scale: %g", pick(r, 0.00390625, 2.0))
+			fields += fmt.Sprintf(" scale: %g", randnet.Pick(r, 0.00390625, 2.0))
 		}
 		if r.IntN(2) == 0 {
 			fields += ` meanfile: "mean.binaryproto"`
 		}
 		if r.IntN(2) == 0 {
-			fields += fmt.Sprintf(" cropsize: %d mirror: %v", between(r, 1, 227), r.IntN(2) == 0)
+			fields += fmt.Sprintf(" cropsize: %d mirror: %v", randnet.Between(r, 1, 227), r.IntN(2) == 0)
 		}
 	}
 	if data == "images" && r.IntN(2) == 0 {
-		fields += fmt.Sprintf(" new_height: %d new_width: %d shuffle_images: %v", between(r, 1, 256), between(r, 1, 256), r.IntN(2) == 0)
+		fields += fmt.Sprintf(" new_height: %d new_width: %d shuffle_images: %v", randnet.Between(r, 1, 256), randnet.Between(r, 1, 256), r.IntN(2) == 0)
 	}
 	if data == "window_data" && r.IntN(2) == 0 {
-		fields += fmt.Sprintf(" det_fg_threshold: %g det_context_pad: %d det_crop_mode: %q", pick(r, 0.5, 0.7), between(r, 0, 16), pick(r, "warp", "square"))
+		fields += fmt.Sprintf(" det_fg_threshold: %g det_context_pad: %d det_crop_mode: %q", randnet.Pick(r, 0.5, 0.7), randnet.Between(r, 0, 16), randnet.Pick(r, "warp", "square"))
 	}
 	if data == "data" && r.IntN(2) == 0 {
-		fields += fmt.Sprintf(" rand_skip: %d", between(r, 1, 100))
+		fields += fmt.Sprintf(" rand_skip: %d", randnet.Between(r, 1, 100))
 	}
 	v0("data", fields, "", "x0")
 	cur := "x0"
-	for i := range between(r, 1, 6) {
+	for i := range randnet.Between(r, 1, 6) {
 		top := fmt.Sprintf("x%d", i+1)
 		name := fmt.Sprintf("l%d", i)
 		lr := ""
 		for range r.IntN(3) {
-			lr += fmt.Sprintf(" blobs_lr: %g", pick(r, 1.0, 2.0))
+			lr += fmt.Sprintf(" blobs_lr: %g", randnet.Pick(r, 1.0, 2.0))
 		}
 		for range r.IntN(3) {
-			lr += fmt.Sprintf(" weight_decay: %g", pick(r, 1.0, 0.0))
+			lr += fmt.Sprintf(" weight_decay: %g", randnet.Pick(r, 1.0, 0.0))
 		}
-		switch pick(r, "conv", "padconv", "pool", "relu", "innerproduct", "lrn", "dropout", "tanh", "softmax") {
+		switch randnet.Pick(r, "conv", "padconv", "pool", "relu", "innerproduct", "lrn", "dropout", "tanh", "softmax") {
 		case "padconv":
-			v0(name+"_pad", fmt.Sprintf(`type: "padding" pad: %d`, between(r, 1, 3)), cur, name+"_padded")
+			v0(name+"_pad", fmt.Sprintf(`type: "padding" pad: %d`, randnet.Between(r, 1, 3)), cur, name+"_padded")
 			cur = name + "_padded"
 			fallthrough
 		case "conv":
 			v0(name, fmt.Sprintf(`type: "conv" num_output: %d kernelsize: %d stride: %d group: %d biasterm: %v weight_filler { type: "gaussian" std: 0.01 }%s`,
-				between(r, 1, 96), between(r, 1, 11), between(r, 1, 4), pick(r, 1, 1, 2), r.IntN(4) > 0, lr), cur, top)
+				randnet.Between(r, 1, 96), randnet.Between(r, 1, 11), randnet.Between(r, 1, 4), randnet.Pick(r, 1, 1, 2), r.IntN(4) > 0, lr), cur, top)
 		case "pool":
-			v0(name, fmt.Sprintf(`type: "pool" pool: %s kernelsize: %d stride: %d`, pick(r, "MAX", "AVE"), between(r, 2, 3), between(r, 1, 2)), cur, top)
+			v0(name, fmt.Sprintf(`type: "pool" pool: %s kernelsize: %d stride: %d`, randnet.Pick(r, "MAX", "AVE"), randnet.Between(r, 2, 3), randnet.Between(r, 1, 2)), cur, top)
 		case "relu", "tanh":
-			v0(name, fmt.Sprintf("type: %q", pick(r, "relu", "tanh")), cur, cur)
+			v0(name, fmt.Sprintf("type: %q", randnet.Pick(r, "relu", "tanh")), cur, cur)
 			continue
 		case "innerproduct":
-			v0(name, fmt.Sprintf(`type: "innerproduct" num_output: %d bias_filler { type: "constant" value: 0.1 }%s`, between(r, 1, 4096), lr), cur, top)
+			v0(name, fmt.Sprintf(`type: "innerproduct" num_output: %d bias_filler { type: "constant" value: 0.1 }%s`, randnet.Between(r, 1, 4096), lr), cur, top)
 		case "lrn":
-			v0(name, fmt.Sprintf("type: \"lrn\" local_size: %d alpha: %g beta: %g k: %g", pick(r, 3, 5), pick(r, 0.0001, 1.0), pick(r, 0.75, 0.5), pick(r, 1.0, 2.0)), cur, top)
+			v0(name, fmt.Sprintf("type: \"lrn\" local_size: %d alpha: %g beta: %g k: %g", randnet.Pick(r, 3, 5), randnet.Pick(r, 0.0001, 1.0), randnet.Pick(r, 0.75, 0.5), randnet.Pick(r, 1.0, 2.0)), cur, top)
 		case "dropout":
-			v0(name, fmt.Sprintf("type: \"dropout\" dropout_ratio: %g", pick(r, 0.5, 0.3)), cur, cur)
+			v0(name, fmt.Sprintf("type: \"dropout\" dropout_ratio: %g", randnet.Pick(r, 0.5, 0.3)), cur, cur)
 			continue
 		default:
 			v0(name, `type: "softmax"`, cur, top)
