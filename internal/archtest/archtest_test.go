@@ -48,6 +48,7 @@ var levels = map[string]int{
 	"internal/kvtest":         2, // helpers of the tests of key-value stores (lmdb, data)
 	"internal/badinput":       2, // hostile inputs for the hardening tests
 	"internal/fuzzguard":      2, // bounds on fuzzed messages, for the fuzz targets
+	"internal/randnet":        5, // random nets for the tests against Caffe and ONNX Runtime
 	"syncedmem":               2,
 	"mathfn":                  2,
 	"hdf5":                    2,
