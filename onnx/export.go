@@ -293,13 +293,15 @@ type walk[T net.Float] struct {
 	opset   int
 	batch   int // the first input's batch size
 
-	blobName map[*blob.Blob[T]]string
-	last     map[*blob.Blob[T]]int    // the last exported or data layer writing each blob
-	cur      map[*blob.Blob[T]]string // each blob's current ONNX value
-	gone     map[*blob.Blob[T]]string // blobs last written by a dropped layer: which
-	fromData map[string][]int         // data layers' values: their shapes
-	made     map[string][]int         // values exported layers made: their shapes
-	used     map[string]bool          // values some exported layer reads
+	blobName  map[*blob.Blob[T]]string
+	last      map[*blob.Blob[T]]int    // the last exported or data layer writing each blob
+	cur       map[*blob.Blob[T]]string // each blob's current ONNX value
+	gone      map[*blob.Blob[T]]string // blobs last written by a dropped layer: which
+	fromData  map[string][]int         // data layers' values: their shapes
+	dataOrder []string                 // data layers' values in the order made
+	inputBlob map[*blob.Blob[T]]bool   // blobs whose first value is a graph input
+	made      map[string][]int         // values exported layers made: their shapes
+	used      map[string]bool          // values some exported layer reads
 
 	inputs, outputs []string
 	dropped         []Dropped
@@ -311,6 +313,7 @@ func newWalk[T net.Float](n *net.Net[T], dynamic bool, opset int) *walk[T] {
 		blobName: map[*blob.Blob[T]]string{}, last: map[*blob.Blob[T]]int{},
 		cur: map[*blob.Blob[T]]string{}, gone: map[*blob.Blob[T]]string{},
 		fromData: map[string][]int{}, made: map[string][]int{}, used: map[string]bool{},
+		inputBlob: map[*blob.Blob[T]]bool{},
 	}
 	names := n.BlobNames()
 	for i, b := range n.Blobs() {
@@ -354,8 +357,9 @@ func (w *walk[T]) run() error {
 		}
 		if isDataLayer(typ, len(bottoms)) {
 			for _, t := range tops {
-				v := w.topValue(t, i, name)
+				v := w.inputValue(t)
 				w.fromData[v] = t.Shape()
+				w.dataOrder = append(w.dataOrder, v)
 				if w.batch == 0 && len(t.Shape()) > 0 {
 					w.batch = t.Shape()[0]
 				}
@@ -396,11 +400,24 @@ func (w *walk[T]) alias(bottom *blob.Blob[T], tops []*blob.Blob[T]) {
 	}
 }
 
+// inputValue names the value a data layer writes into blob t, a graph
+// input: always the blob's own name, which the model's user feeds. A layer
+// that later writes the blob in place makes a value of a new name (see
+// topValue).
+func (w *walk[T]) inputValue(t *blob.Blob[T]) string {
+	v := w.blobName[t]
+	w.inputBlob[t] = true
+	w.cur[t] = v
+	delete(w.gone, t)
+	return v
+}
+
 // topValue names the value a layer writes into blob t: the blob's own
-// name if no later layer writes it (in place), a new name otherwise.
+// name if no later layer writes it (in place) and it is no graph input's,
+// a new name otherwise.
 func (w *walk[T]) topValue(t *blob.Blob[T], layerIndex int, layerName string) string {
 	v := w.blobName[t]
-	if w.last[t] != layerIndex {
+	if w.last[t] != layerIndex || w.inputBlob[t] {
 		v = w.b.unique(v + "/" + layerName)
 	}
 	w.cur[t] = v
@@ -450,14 +467,11 @@ func (w *walk[T]) context(i int, name string, lay layer.Layer[T], bottoms, tops 
 // finish declares the inputs (data values some layer reads) and the
 // outputs (final values of exported layers that no exported layer reads).
 func (w *walk[T]) finish(order []string) {
-	declared := map[string]bool{}
-	for _, b := range w.n.Blobs() {
-		v, ok := w.cur[b]
-		if !ok || declared[v] { // a Split's tops name their bottom's value
-			continue
-		}
-		declared[v] = true
-		if shape, isData := w.fromData[v]; isData && w.used[v] {
+	// The data values, not the blobs' final ones: a layer in place on an
+	// input blob leaves it another value at the end.
+	for _, v := range w.dataOrder {
+		if w.used[v] {
+			shape := w.fromData[v]
 			w.b.graph.Input = append(w.b.graph.Input, valueInfo(v, shape, w.symbolic(shape)))
 			w.inputs = append(w.inputs, v)
 		}

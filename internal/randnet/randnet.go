@@ -96,24 +96,7 @@ func (n *Net) Text() string {
 	if !n.NoForceBackward {
 		b.WriteString("force_backward: true\n")
 	}
-	if len(n.inputs) > 0 {
-		b.WriteString("layer {\n  name: \"input\"\n  type: \"Input\"\n")
-		for _, x := range n.inputs {
-			fmt.Fprintf(&b, "  top: %q\n", x)
-		}
-		b.WriteString("  input_param {")
-		for _, s := range n.shapes {
-			b.WriteString(" shape {")
-			for _, d := range s {
-				fmt.Fprintf(&b, " dim: %d", d)
-			}
-			b.WriteString(" }")
-		}
-		b.WriteString(" }\n}\n")
-	}
-	for _, l := range n.layers {
-		b.WriteString(l)
-	}
+	n.writeLayers(&b)
 	for _, p := range n.probes {
 		fmt.Fprintf(&b, `layer {
   name: "probe_%s"
@@ -125,6 +108,37 @@ func (n *Net) Text() string {
 }
 `, p, p, p)
 	}
+	return b.String()
+}
+
+// writeLayers writes the Input layer and the layers under test.
+func (n *Net) writeLayers(b *strings.Builder) {
+	if len(n.inputs) > 0 {
+		b.WriteString("layer {\n  name: \"input\"\n  type: \"Input\"\n")
+		for _, x := range n.inputs {
+			fmt.Fprintf(b, "  top: %q\n", x)
+		}
+		b.WriteString("  input_param {")
+		for _, s := range n.shapes {
+			b.WriteString(" shape {")
+			for _, d := range s {
+				fmt.Fprintf(b, " dim: %d", d)
+			}
+			b.WriteString(" }")
+		}
+		b.WriteString(" }\n}\n")
+	}
+	for _, l := range n.layers {
+		b.WriteString(l)
+	}
+}
+
+// DeployText is the net without its probes, losses' weights aside, as a
+// deploy net: no golden_dump flags, no force_backward.
+func (n *Net) DeployText() string {
+	var b strings.Builder
+	b.WriteString("name: \"random\"\n")
+	n.writeLayers(&b)
 	return b.String()
 }
 
