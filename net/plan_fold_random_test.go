@@ -2,11 +2,8 @@ package net_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/internal/randnet"
@@ -27,14 +24,9 @@ var foldGenerators = []string{"chain", "convolution", "deconvolution", "innerpro
 func TestFoldRandomNets(t *testing.T) {
 	dir := t.TempDir()
 	for seed := 1; seed <= 1500; seed++ {
-		r := rand.New(rand.NewPCG(uint64(seed), 0xf01d))
-		g := randnet.Generators[r.IntN(len(randnet.Generators))]
-		if !slices.Contains(foldGenerators, g.Name) {
+		g, n, ok := randnet.DrawDeploy(uint64(seed), 0xf01d, foldGenerators)
+		if !ok {
 			continue
-		}
-		n := g.Net(r, nil)
-		if slices.ContainsFunc(n.Flags, func(f string) bool { return strings.HasPrefix(f, "--fill x=uniform:0") }) {
-			continue // Log and Power of positive inputs: deployNet's are in [-1, 1)
 		}
 		text := n.DeployText()
 		t.Run(fmt.Sprintf("%d_%s", seed, g.Name), func(t *testing.T) {

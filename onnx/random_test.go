@@ -3,11 +3,9 @@ package onnx
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/gocaffe/gocaffe/internal/randnet"
@@ -39,14 +37,9 @@ func TestRandomNets(t *testing.T) {
 	}
 	unsupported := 0
 	for seed := 1; seed <= count; seed++ {
-		r := rand.New(rand.NewPCG(uint64(seed), 0x0e1))
-		g := randnet.Generators[r.IntN(len(randnet.Generators))]
-		if !slices.Contains(onnxGenerators, g.Name) {
+		g, n, ok := randnet.DrawDeploy(uint64(seed), 0x0e1, onnxGenerators)
+		if !ok {
 			continue
-		}
-		n := g.Net(r, nil)
-		if slices.ContainsFunc(n.Flags, func(f string) bool { return strings.HasPrefix(f, "--fill x=uniform:0") }) {
-			continue // Log and Power of positive inputs: the test feeds normal values
 		}
 		text := n.DeployText()
 		t.Run(fmt.Sprintf("%d_%s", seed, g.Name), func(t *testing.T) {

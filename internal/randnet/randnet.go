@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -131,6 +132,22 @@ func (n *Net) writeLayers(b *strings.Builder) {
 	for _, l := range n.layers {
 		b.WriteString(l)
 	}
+}
+
+// DrawDeploy draws the net of a seed for a deploy test: a generator
+// among all, by the seed and stream, and its net, if the generator is one
+// of names and its inputs may take any real values (not the positive ones
+// Log and Power are drawn with); ok is false otherwise. The net's
+// DeployText is then a TEST net whose inputs a test fills as it likes.
+func DrawDeploy(seed, stream uint64, names []string) (g Generator, n *Net, ok bool) {
+	r := rand.New(rand.NewPCG(seed, stream))
+	g = Generators[r.IntN(len(Generators))]
+	if !slices.Contains(names, g.Name) {
+		return g, nil, false
+	}
+	n = g.Net(r, nil)
+	positive := slices.ContainsFunc(n.Flags, func(f string) bool { return strings.HasPrefix(f, "--fill x=uniform:0") })
+	return g, n, !positive
 }
 
 // DeployText is the net without its probes, losses' weights aside, as a
