@@ -170,12 +170,7 @@ func solverType(text string) string {
 // with a resume, not with the run straight through).
 func compareSolverRun(t *testing.T, caffe, netText, solverText string, iters int) {
 	dir := t.TempDir()
-	netFile := filepath.Join(dir, "net.prototxt")
-	if err := os.WriteFile(netFile, []byte(netText), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	init := filepath.Join(dir, "init.caffemodel")
-	writeInitialWeights(t, netFile, init)
+	netFile, init := writeNetAndWeights(t, dir, netText)
 	write := func(prefix string) string {
 		path := filepath.Join(dir, prefix+"_solver.prototxt")
 		text := fmt.Sprintf("net: %q\nsnapshot_prefix: %q\n%s", netFile, filepath.Join(dir, prefix), solverText)
@@ -279,6 +274,18 @@ func trainInGocaffe(solverFile, init, resume string) error {
 		}
 	}
 	return s.Solve(resume)
+}
+
+// writeNetAndWeights writes the net into dir and the fillers' weights both
+// programs start from, and returns the two files.
+func writeNetAndWeights(t *testing.T, dir, netText string) (netFile, init string) {
+	t.Helper()
+	netFile, init = filepath.Join(dir, "net.prototxt"), filepath.Join(dir, "init.caffemodel")
+	if err := os.WriteFile(netFile, []byte(netText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeInitialWeights(t, netFile, init)
+	return netFile, init
 }
 
 // writeInitialWeights writes the fillers' weights of the net, which both
@@ -385,12 +392,7 @@ func TestInvalidSolversAgainstCaffe(t *testing.T) {
 	} {
 		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
 			sub := t.TempDir()
-			netFile := filepath.Join(sub, "net.prototxt")
-			if err := os.WriteFile(netFile, []byte(netText), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			init := filepath.Join(sub, "init.caffemodel")
-			writeInitialWeights(t, netFile, init)
+			netFile, init := writeNetAndWeights(t, sub, netText)
 			solverFile := filepath.Join(sub, "solver.prototxt")
 			text := fmt.Sprintf("net: %q\nsnapshot_prefix: %q\n%s%s", netFile, filepath.Join(sub, "s"), solverText, tail)
 			if err := os.WriteFile(solverFile, []byte(text), 0o644); err != nil {
