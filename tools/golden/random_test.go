@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gocaffe/gocaffe/internal/randnet"
+	"github.com/gocaffe/gocaffe/net"
 )
 
 // TestRandomNetsAgainstCaffe draws nets of one layer under test with
@@ -55,7 +57,7 @@ func TestRandomNetsAgainstCaffe(t *testing.T) {
 			cmd.Env = append(os.Environ(), "GLOG_minloglevel=2")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				refused++
-				t.Skipf("Caffe refuses the net (%v): %s\n%s", err, fatalLine(string(out)), text)
+				t.Skipf("Caffe refuses the net (%v): %s; gocaffe: %s\n%s", err, fatalLine(string(out)), gocaffeVerdict(model), text)
 			}
 			if err := gzipFile(filepath.Join(dir, "net.golden"), fixture); err != nil {
 				t.Fatal(err)
@@ -86,6 +88,21 @@ func TestRandomNetsAgainstCaffe(t *testing.T) {
 		})
 	}
 	t.Logf("%d of %d nets refused by Caffe", refused, count)
+}
+
+// gocaffeVerdict says what gocaffe makes of a net Caffe refuses: whether
+// it builds it and runs a pass (a difference to look at, not a failure:
+// some of Caffe's refusals are limits gocaffe need not share).
+func gocaffeVerdict(model string) string {
+	n, err := net.NewFromFile[float32](model, net.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return "refuses it too: " + err.Error()
+	}
+	defer n.Close()
+	if _, err := n.Forward(); err != nil {
+		return "builds it, and its forward pass fails: " + err.Error()
+	}
+	return "builds and runs it"
 }
 
 func envInt(t *testing.T, name string, def int) int {
