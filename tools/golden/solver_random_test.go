@@ -8,13 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gocaffe/gocaffe/hdf5"
+	"github.com/gocaffe/gocaffe/internal/logtest"
 	"github.com/gocaffe/gocaffe/internal/randnet"
 	"github.com/gocaffe/gocaffe/net"
 	"github.com/gocaffe/gocaffe/proto/caffepb"
@@ -154,6 +157,7 @@ func randomSolver(r *rand.Rand) (string, int) {
 		add("iter_size: %d", randnet.Between(r, 2, 3))
 	}
 	add("max_iter: %d display: 0 random_seed: 1 solver_mode: CPU snapshot_after_train: true", iters)
+	add("test_iter: %d test_interval: %d test_initialization: %v", randnet.Between(r, 1, 4), randnet.Between(r, 1, iters), r.IntN(2) == 0)
 	add("snapshot: %d snapshot_format: %s", randnet.Between(r, 1, iters-1), randnet.Pick(r, "BINARYPROTO", "BINARYPROTO", "HDF5"))
 	return strings.Join(f, "\n") + "\n", iters
 }
@@ -180,7 +184,8 @@ func compareSolverRun(t *testing.T, caffe, netText, solverText string, iters int
 		return path
 	}
 	out, caffeErr := runCaffe(caffe, write("caffe"), "--weights="+init)
-	goErr := trainInGocaffe(write("go"), init, "")
+	var goLog logtest.Recorder
+	goErr := trainInGocaffeLogged(write("go"), init, "", goLog.Logger())
 	switch {
 	case caffeErr != nil && goErr == nil:
 		t.Fatalf("Caffe refuses the solver (%v: %s), gocaffe trains with it", caffeErr, fatalLine(out))
@@ -192,6 +197,13 @@ func compareSolverRun(t *testing.T, caffe, netText, solverText string, iters int
 	h5 := strings.Contains(solverText, "HDF5")
 	snap := func(prefix string, iter int) snapshotFiles { return snapshotFilesOf(dir, prefix, iter, h5) }
 	compareSnapshots(t, "straight through", snap("caffe", iters), snap("go", iters), netFile)
+	var goLines []string
+	for _, l := range goLog.Lines() {
+		goLines = append(goLines, l.Message)
+	}
+	wantNames, want := testOutputs(strings.Split(out, "\n"))
+	gotNames, got := testOutputs(goLines)
+	compareTestOutputs(t, wantNames, want, gotNames, got)
 
 	var every int
 	fmt.Sscanf(solverText[strings.Index(solverText, "snapshot: "):], "snapshot: %d", &every)
@@ -209,9 +221,10 @@ func compareSolverRun(t *testing.T, caffe, netText, solverText string, iters int
 }
 
 // runCaffe runs `caffe train` with the solver file and flag.
+// Its log (on standard error) holds the test nets' outputs.
 func runCaffe(caffe, solverFile, flag string) (string, error) {
 	cmd := exec.Command(caffe, "train", "--solver="+solverFile, flag)
-	cmd.Env = append(os.Environ(), "GLOG_minloglevel=1")
+	cmd.Env = append(os.Environ(), "GLOG_minloglevel=0", "GLOG_logtostderr=1")
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -263,7 +276,46 @@ func loadedParams(t *testing.T, netFile, model string) [][]float32 {
 // trainInGocaffe runs the solver file from the weights in init, or
 // resumes it from the solver state resume.
 func trainInGocaffe(solverFile, init, resume string) error {
-	s, err := solver.NewFromFile[float32](solverFile, solver.Options{Logger: slog.New(slog.DiscardHandler)})
+	return trainInGocaffeLogged(solverFile, init, resume, slog.New(slog.DiscardHandler))
+}
+
+// testOutput matches a test net's output line, Caffe's and gocaffe's:
+// "Test net output #0: loss = 0.123 (* 1 = 0.123 loss)".
+var testOutput = regexp.MustCompile(`Test net output #(\d+): (\S+) = (\S+)`)
+
+// testOutputs are the test outputs a log reports, in order, as
+// "#k name" and the value.
+func testOutputs(lines []string) (names []string, values []float32) {
+	for _, l := range lines {
+		if m := testOutput.FindStringSubmatch(l); m != nil {
+			v, err := strconv.ParseFloat(m[3], 32)
+			if err != nil {
+				v = math.NaN()
+			}
+			names, values = append(names, "#"+m[1]+" "+m[2]), append(values, float32(v))
+		}
+	}
+	return names, values
+}
+
+// compareTestOutputs holds gocaffe's test outputs to Caffe's: the same
+// tests of the same outputs, the values within solverTolerance.
+func compareTestOutputs(t *testing.T, wantNames []string, want []float32, gotNames []string, got []float32) {
+	t.Helper()
+	if len(wantNames) == 0 { // test_interval <= max_iter: a test runs at least once
+		t.Fatal("no test output in Caffe's log")
+	}
+	if !slices.Equal(gotNames, wantNames) {
+		t.Fatalf("test outputs %v, Caffe's %v", gotNames, wantNames)
+	}
+	for i := range want {
+		checkClose(t, fmt.Sprintf("test output %d (%s)", i, wantNames[i]), got[i:i+1], want[i:i+1])
+	}
+}
+
+// trainInGocaffeLogged is trainInGocaffe logging to log.
+func trainInGocaffeLogged(solverFile, init, resume string, log *slog.Logger) error {
+	s, err := solver.NewFromFile[float32](solverFile, solver.Options{Logger: log})
 	if err != nil {
 		return err
 	}
