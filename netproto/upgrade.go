@@ -111,13 +111,24 @@ func moveTransform(l *caffepb.V1LayerParameter, m proto.Message, apply bool) boo
 	return moved
 }
 
-func dataLayerParam(l *caffepb.V1LayerParameter) proto.Message {
+// dataLayerParam returns a V1 data layer's own parameter (nil for other
+// types), made where it is missing if create is set.
+func dataLayerParam(l *caffepb.V1LayerParameter, create bool) proto.Message {
 	switch l.GetType() {
 	case caffepb.V1LayerParameter_DATA:
+		if create {
+			ensure(&l.DataParam)
+		}
 		return l.DataParam
 	case caffepb.V1LayerParameter_IMAGE_DATA:
+		if create {
+			ensure(&l.ImageDataParam)
+		}
 		return l.ImageDataParam
 	case caffepb.V1LayerParameter_WINDOW_DATA:
+		if create {
+			ensure(&l.WindowDataParam)
+		}
 		return l.WindowDataParam
 	}
 	return nil
@@ -125,7 +136,7 @@ func dataLayerParam(l *caffepb.V1LayerParameter) proto.Message {
 
 func needsDataUpgrade(p *caffepb.NetParameter) bool {
 	for _, l := range p.Layers {
-		if m := dataLayerParam(l); m != nil && moveTransform(l, m, false) {
+		if m := dataLayerParam(l, false); m != nil && moveTransform(l, m, false) {
 			return true
 		}
 	}
@@ -138,18 +149,10 @@ func needsDataUpgrade(p *caffepb.NetParameter) bool {
 // (the upgraded text then says "transform_param {}" where Caffe's does).
 func upgradeDataTransformation(p *caffepb.NetParameter) {
 	for _, l := range p.Layers {
-		switch l.GetType() {
-		case caffepb.V1LayerParameter_DATA:
-			ensure(&l.DataParam)
-		case caffepb.V1LayerParameter_IMAGE_DATA:
-			ensure(&l.ImageDataParam)
-		case caffepb.V1LayerParameter_WINDOW_DATA:
-			ensure(&l.WindowDataParam)
-		default:
-			continue
+		if m := dataLayerParam(l, true); m != nil {
+			ensure(&l.TransformParam)
+			moveTransform(l, m, true)
 		}
-		ensure(&l.TransformParam)
-		moveTransform(l, dataLayerParam(l), true)
 	}
 }
 

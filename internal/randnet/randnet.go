@@ -44,11 +44,12 @@ type Net struct {
 	NoForceBackward bool
 	// Flags are golden_dump's flags: how to fill the inputs and
 	// parameters, the phase.
-	Flags  []string
-	inputs []string // names
-	shapes [][]int
-	layers []string
-	probes []string
+	Flags    []string
+	positive bool     // x takes positive values only (Log, Power)
+	inputs   []string // names
+	shapes   [][]int
+	layers   []string
+	probes   []string
 }
 
 func (n *Net) input(name string, shape []int) {
@@ -134,6 +135,13 @@ func (n *Net) writeLayers(b *strings.Builder) {
 	}
 }
 
+// positiveInput has golden_dump fill x with positive values, which Log
+// and Power of fractional powers need, and marks the net so.
+func (n *Net) positiveInput() {
+	n.Flags = append(n.Flags, "--fill x=uniform:0.2:3")
+	n.positive = true
+}
+
 // DrawDeploy draws the net of a seed for a deploy test: a generator
 // among all, by the seed and stream, and its net, if the generator is one
 // of names and its inputs may take any real values (not the positive ones
@@ -146,8 +154,7 @@ func DrawDeploy(seed, stream uint64, names []string) (g Generator, n *Net, ok bo
 		return g, nil, false
 	}
 	n = g.Net(r, nil)
-	positive := slices.ContainsFunc(n.Flags, func(f string) bool { return strings.HasPrefix(f, "--fill x=uniform:0") })
-	return g, n, !positive
+	return g, n, !n.positive
 }
 
 // DeployText is the net without its probes, losses' weights aside, as a
@@ -545,7 +552,7 @@ func neuron(r *rand.Rand, n *Net) {
 	n.input("x", s)
 	switch r.IntN(8) {
 	case 0:
-		n.Flags = append(n.Flags, "--fill x=uniform:0.2:3")
+		n.positiveInput()
 		n.layer("Power", []string{"x"}, []string{"y"}, fmt.Sprintf("power_param { power: %g scale: %g shift: %g }",
 			Pick(r, 2.0, 0.5, -1.0, 3.0, 1.0, 0.0), Pick(r, 1.0, 0.5, 2.0), Pick(r, 0.0, 0.3))) // a positive base: no NaN
 	case 1:
@@ -553,7 +560,7 @@ func neuron(r *rand.Rand, n *Net) {
 	case 2:
 		n.layer("ReLU", []string{"x"}, []string{"y"}, fmt.Sprintf("relu_param { negative_slope: %g }", Pick(r, 0.0, 0.1, -0.5)))
 	case 3:
-		n.Flags = append(n.Flags, "--fill x=uniform:0.2:3")
+		n.positiveInput()
 		n.layer("Log", []string{"x"}, []string{"y"}, fmt.Sprintf("log_param { base: %g scale: %g shift: %g }",
 			Pick(r, -1.0, 2.0, 10.0), Pick(r, 1.0, 0.5), Pick(r, 0.0, 0.4)))
 	case 4:

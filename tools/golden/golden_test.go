@@ -461,21 +461,19 @@ func (c *checker) probeTerms(top string) (float64, bool) {
 
 // relErr compares got with want element by element, as |got - want| /
 // max(|want|, floorFraction * max|want|).
-func relErr(got, want []float32) elemErr {
-	scale := 0.0
-	for _, w := range want {
-		scale = max(scale, math.Abs(float64(w)))
-	}
-	return relErrFloor(got, want, floorFraction*scale)
-}
+func relErr(got, want []float32) elemErr { return relErrAtLeast(got, want, 0) }
 
 // relErr is relErr with the checker's absFloor.
-func (c *checker) relErr(got, want []float32) elemErr {
+func (c *checker) relErr(got, want []float32) elemErr { return relErrAtLeast(got, want, c.absFloor) }
+
+// relErrAtLeast is relErr measured on a scale of at least least: the
+// floor is max(floorFraction * max|want|, least).
+func relErrAtLeast(got, want []float32, least float64) elemErr {
 	scale := 0.0
 	for _, w := range want {
 		scale = max(scale, math.Abs(float64(w)))
 	}
-	return relErrFloor(got, want, max(floorFraction*scale, c.absFloor))
+	return relErrFloor(got, want, max(floorFraction*scale, least))
 }
 
 // relErrFloor is |got - want| / max(|want|, floor), element by element.

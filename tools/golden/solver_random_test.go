@@ -410,11 +410,7 @@ func readProto(t *testing.T, path string, m proto.Message) {
 // is all that is left of them.
 func checkClose(t *testing.T, what string, got, want []float32) {
 	t.Helper()
-	scale := 0.0
-	for _, w := range want {
-		scale = max(scale, math.Abs(float64(w)))
-	}
-	if e := relErrFloor(got, want, max(floorFraction*scale, solverFloor)); e.err > solverTolerance || math.IsNaN(e.err) {
+	if e := relErrAtLeast(got, want, solverFloor); e.err > solverTolerance || math.IsNaN(e.err) {
 		t.Errorf("%s: relative error %.3g at %d (gocaffe %v, Caffe %v)%s", what, e.err, e.at, e.got, e.want, e.note)
 	}
 }
